@@ -1,0 +1,1 @@
+"""The perfpredict command line: thin Typer commands over the library."""

@@ -1,0 +1,27 @@
+"""``perfpredict db``: the store's schema revision and its upgrade."""
+
+from __future__ import annotations
+
+import typer
+
+db_app = typer.Typer(help="Inspect and upgrade the store's schema.", no_args_is_help=True)
+
+
+@db_app.command("upgrade")
+def upgrade(ctx: typer.Context) -> None:
+    """Migrate the store to the schema this perfpredict needs (back it up first)."""
+    store = ctx.obj.open_store(upgrade=True)
+    typer.echo(f"Store {store.safe_url} is at the current schema.")
+
+
+@db_app.command("status")
+def status(ctx: typer.Context) -> None:
+    """Print the store's URL (password hidden) and schema revision."""
+    from perfpredict.store.database import describe_store
+
+    for key, value in describe_store(ctx.obj.db_url()).items():
+        typer.echo(f"{key}: {value}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(db_app, name="db")

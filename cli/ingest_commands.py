@@ -1,0 +1,84 @@
+"""``perfpredict ingest FORMAT PATH...``"""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from perfpredict.ingest.registry import FORMATS
+
+IngestFormat = Enum("IngestFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
+
+
+class OnError(str, Enum):
+    fail = "fail"
+    skip = "skip"
+
+
+def ingest(
+    ctx: typer.Context,
+    fmt: Annotated[IngestFormat, typer.Argument(metavar="FORMAT", help="Input format.")],
+    paths: Annotated[list[Path], typer.Argument(help="Files to ingest (gzip is read as is).")],
+    system: Annotated[str | None, typer.Option(help="System name for records without one.")] = None,
+    on_error: Annotated[OnError, typer.Option(
+        help="fail: refuse a file with a bad record, storing nothing from it. skip: store the "
+        "good records, keep bad ones in the rejects table.")] = OnError.fail,
+    timezone: Annotated[str, typer.Option(
+        help="Time zone of local timestamps (sacct, PBS); sacct with TZ=UTC is best.")] = "UTC",
+    columns: Annotated[str | None, typer.Option(
+        help="sacct without a header line: the --format field list it was made with, "
+        "comma separated.")] = None,
+    app_from: Annotated[str, typer.Option(
+        help="sacct: where the application name comes from: jobname, comment or "
+        "regex:PATTERN (first group, applied to the job name).")] = "jobname",
+    swf_allow_extra_fields: Annotated[bool, typer.Option(
+        help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
+        "first 18.")] = False,
+    output: Annotated[str, typer.Option("--format", help="Summary as text or json.")] = "text",
+) -> None:
+    """Ingest benchmark results, scheduler accounting or Darshan logs into the store.
+
+    Re-ingesting a file stores nothing twice. A bad record refuses the whole file (exit 2,
+    file and line named) unless --on-error skip.
+    """
+    from perfpredict.cli.progress import record_counter
+
+    from perfpredict.ingest import IngestOptions, ingest_paths
+
+    options = IngestOptions(
+        system=system, on_error=on_error.value, timezone=timezone,
+        columns=[c.strip() for c in columns.split(",")] if columns else None,
+        app_from=app_from, swf_allow_extra_fields=swf_allow_extra_fields,
+    )
+    store = ctx.obj.open_store()
+    with record_counter(enabled=sys.stderr.isatty() and output == "text") as progress:
+        reports = ingest_paths(store, fmt.value, paths, options, progress)
+    if output == "json":
+        from perfpredict.cli.render import print_json
+
+        print_json([r.as_dict() for r in reports])
+        return
+    for r in reports:
+        if r.already_ingested:
+            typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records); nothing stored.")
+            continue
+        typer.echo(
+            f"{r.path}: {r.n_records} records, {r.n_stored} stored, "
+            f"{r.n_duplicates} already in the store, {r.n_attached} attached to stored jobs, "
+            f"{r.n_rejected} rejected."
+        )
+        for rej in r.first_rejects:
+            typer.echo(f"  rejected line {rej['line_no']}: {rej['reason']}")
+        if r.new_systems:
+            typer.echo(
+                f"  new systems (not in the catalog yet): {', '.join(r.new_systems)}; "
+                "complete them with 'perfpredict systems add FILE.toml'"
+            )
+
+
+def register(app: typer.Typer) -> None:
+    app.command("ingest", no_args_is_help=True)(ingest)

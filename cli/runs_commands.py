@@ -1,0 +1,70 @@
+"""``perfpredict runs list|stats|export``"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+from perfpredict.cli.render import TableFormat, print_json, print_rows
+
+runs_app = typer.Typer(help="List, summarise and export stored runs.", no_args_is_help=True)
+
+LIST_COLUMNS = ["id", "app", "system", "problem_size", "nodes", "ranks_per_node",
+                "threads_per_rank", "runtime_s", "state", "job_id"]
+
+AppOption = Annotated[list[str] | None, typer.Option("--app", help="Only these applications.")]
+
+
+@runs_app.command("list")
+def list_runs(
+    ctx: typer.Context,
+    app: AppOption = None,
+    limit: Annotated[int, typer.Option(help="At most this many runs.")] = 50,
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+) -> None:
+    """Show stored runs, oldest first."""
+    from perfpredict.store.queries import iter_runs
+
+    rows = list(iter_runs(ctx.obj.open_store(), app=app, limit=limit))
+    print_rows(rows, fmt.value, LIST_COLUMNS)
+
+
+@runs_app.command("stats")
+def stats(
+    ctx: typer.Context,
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+) -> None:
+    """Counts of runs, applications, systems, ingest batches and rejects, per series."""
+    from perfpredict.store.queries import run_stats
+
+    summary = run_stats(ctx.obj.open_store())
+    if fmt.value == "json":
+        print_json(summary)
+        return
+    series = summary.pop("series")
+    if fmt.value == "table":
+        typer.echo(", ".join(f"{k[2:]}: {v}" for k, v in summary.items()))
+    print_rows(series, fmt.value)
+
+
+@runs_app.command("export")
+def export(
+    ctx: typer.Context,
+    app: AppOption = None,
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.csv,
+) -> None:
+    """Write every stored job as CSV (ingestable with 'ingest csv') or JSON to stdout."""
+    from perfpredict.store.queries import export_csv, export_row, iter_runs
+
+    store = ctx.obj.open_store()
+    if fmt.value == "csv":
+        export_csv(store, sys.stdout, app=app)
+    elif fmt.value == "json":
+        print_json([export_row(r) for r in iter_runs(store, app=app)])
+    else:
+        print_rows([export_row(r) for r in iter_runs(store, app=app)], "table")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(runs_app, name="runs")

@@ -1,0 +1,1 @@
+"""Trained predictor artifacts shipped with perfpredict (JSON + model card)."""

@@ -1,0 +1,73 @@
+"""Settings, resolved in one place: flag, then ``PERFPREDICT_*`` environment variable,
+then the config file, then the default.
+
+The user directory is ``$PERFPREDICT_HOME`` when set (tests set it so they never touch
+``$HOME``), else the platform's user data directory. The config file is
+``<home>/config.toml``; it may set ``db = "sqlite:///..."`` or
+``db = "postgresql+psycopg://..."``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from perfpredict.errors import BadInputError
+
+HOME_ENV = "PERFPREDICT_HOME"
+DB_ENV = "PERFPREDICT_DB"
+DEFAULT_DB_FILENAME = "perfpredict.db"
+
+
+def home_dir() -> Path:
+    """The directory holding the default store, the config file and caches."""
+    override = os.environ.get(HOME_ENV)
+    if override:
+        return Path(override).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("perfpredict", appauthor=False))
+
+
+def config_path() -> Path:
+    return home_dir() / "config.toml"
+
+
+def read_config() -> dict[str, Any]:
+    """The config file's contents, or an empty dict when there is none."""
+    path = config_path()
+    if not path.exists():
+        return {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise BadInputError(f"the config file is not valid TOML ({exc}); fix or delete it",
+                            path=path) from exc
+
+
+def resolve_db_url(flag: str | None = None) -> str:
+    """The store URL: ``--db`` flag, then ``PERFPREDICT_DB``, then config ``db``, then a
+    SQLite file in the user directory. A bare file path is accepted as a SQLite store."""
+    url = flag or os.environ.get(DB_ENV) or read_config().get("db")
+    if not url:
+        url = f"sqlite:///{home_dir() / DEFAULT_DB_FILENAME}"
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).expanduser()}"
+    return url
+
+
+def redact_url(url: str) -> str:
+    """``url`` with any password replaced by ``***``, safe to print in messages."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{host}" if ":" in credentials else url

@@ -1,0 +1,61 @@
+"""The one exception tree of perfpredict.
+
+Every failure a user can cause or meet is a :class:`PerfPredictError`. The CLI translates
+it, once, into a single ``Error: ...`` line on stderr and an exit code: 2 for bad input or
+usage (:class:`BadInputError`), 1 for everything else (a domain failure such as nothing to
+train on). Messages are sentences that say what is wrong and what to do next.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class PerfPredictError(Exception):
+    """Root of all perfpredict errors. Exit code 1 unless a subclass says otherwise."""
+
+    exit_code = 1
+
+
+class BadInputError(PerfPredictError):
+    """Input a user gave us is malformed: a file, a record in it, or an option value.
+
+    ``path`` and ``line_no`` (1-based) locate the offending record when there is one, so
+    the message can say exactly where to look.
+    """
+
+    exit_code = 2
+
+    def __init__(
+        self, reason: str, *, path: str | Path | None = None, line_no: int | None = None
+    ) -> None:
+        self.reason = reason
+        self.path = str(path) if path is not None else None
+        self.line_no = line_no
+        super().__init__(self._compose())
+
+    def _compose(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = f"{self.path}:{self.line_no}: " if self.line_no else f"{self.path}: "
+        return f"{where}{self.reason}"
+
+
+class NotFoundError(PerfPredictError):
+    """Something named does not exist: an application, a system, a stored artifact."""
+
+
+class NotTrainedError(PerfPredictError):
+    """A prediction was asked for but no predictor covers it; train first."""
+
+
+class SchemaOutOfDateError(PerfPredictError):
+    """The store was written by an older perfpredict and must be upgraded before use."""
+
+
+class MissingDependencyError(PerfPredictError):
+    """An optional extra is needed for this feature and is not installed."""
+
+
+class ArtifactError(PerfPredictError):
+    """A model artifact is damaged, tampered with, or from a newer format version."""

@@ -1,0 +1,27 @@
+"""Ingest: one parser module per input format behind one dispatcher, and the pipeline
+that stores their records idempotently.
+
+The names below are loaded on first use, so that importing the format registry (which
+``perfpredict --help`` does) does not pull in SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_LAZY = {
+    "BatchReport": "perfpredict.ingest.pipeline",
+    "ingest_file": "perfpredict.ingest.pipeline",
+    "ingest_paths": "perfpredict.ingest.pipeline",
+    "BadRecord": "perfpredict.ingest.records",
+    "IngestOptions": "perfpredict.ingest.records",
+    "RunRecord": "perfpredict.ingest.records",
+}
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(name)

@@ -1,0 +1,53 @@
+"""Reading input files line by line with bounded memory, gzip handled transparently."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+from perfpredict.errors import BadInputError
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def open_binary(path: Path):  # type: ignore[no-untyped-def]
+    """The file as a binary stream, decompressed when it is gzip (by content, not name)."""
+    try:
+        with path.open("rb") as probe:
+            magic = probe.read(2)
+    except FileNotFoundError as exc:
+        raise BadInputError("no such file; check the path", path=path) from exc
+    except IsADirectoryError as exc:
+        raise BadInputError("is a directory, not a file; name the files inside", path=path) from exc
+    except PermissionError as exc:
+        raise BadInputError("permission denied; check the file's permissions", path=path) from exc
+    return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
+
+
+def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line_no, text)`` pairs, 1-based, without the line ending.
+
+    Invalid UTF-8 is replaced (U+FFFD) rather than rejected: a stray byte in a job name
+    should not cost the job. A corrupt gzip stream is bad input at the line it breaks.
+    """
+    line_no = 0
+    with open_binary(path) as fh:
+        try:
+            for line_no, raw in enumerate(fh, start=1):  # noqa: B007 - used after the loop
+                yield line_no, raw.decode("utf-8", errors="replace").rstrip("\r\n")
+        except (OSError, EOFError) as exc:
+            raise BadInputError(
+                f"the compressed stream is damaged ({exc}); re-copy the file",
+                path=path, line_no=line_no + 1,
+            ) from exc
+
+
+def file_sha256(path: Path) -> str:
+    """Checksum of the file as stored on disk, the identity of an ingest batch."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

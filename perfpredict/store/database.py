@@ -1,0 +1,125 @@
+"""Opening a store: engine settings per backend and the schema gate.
+
+SQLite gets WAL journaling and a busy timeout so that ingest, train and estimate can run
+at the same time without "database is locked" reaching the user. A new, empty store is
+created at the newest revision; a store at any other revision is refused with the exact
+command that upgrades it (optuna's habit), so no command ever writes to a schema it does
+not understand.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, inspect, text
+from sqlalchemy.engine import Engine
+
+from perfpredict.config import redact_url
+from perfpredict.errors import BadInputError, MissingDependencyError, SchemaOutOfDateError
+from perfpredict.store.schema import SCHEMA_REVISION
+
+SQLITE_BUSY_TIMEOUT_MS = 60_000
+
+
+@dataclass
+class Store:
+    """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print)."""
+
+    engine: Engine
+    url: str
+
+    @property
+    def safe_url(self) -> str:
+        return redact_url(self.url)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.engine.dialect.name == "sqlite"
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for ``url`` with the settings perfpredict relies on."""
+    if url.startswith("sqlite"):
+        path = url.split(":///", 1)[-1]
+        if path and path != ":memory:":
+            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+        )
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    try:
+        return create_engine(url, pool_pre_ping=True)
+    except ModuleNotFoundError as exc:
+        raise MissingDependencyError(
+            f"the database driver for {redact_url(url)} is not installed ({exc.name}); "
+            "for PostgreSQL install it with: pip install 'perfpredict[postgres]'"
+        ) from exc
+    except Exception as exc:  # sqlalchemy.exc.ArgumentError and friends
+        raise BadInputError(
+            f"cannot use database URL {redact_url(url)!r}: {type(exc).__name__}; "
+            "give a URL like sqlite:///path/to/store.db or postgresql+psycopg://user@host/db"
+        ) from exc
+
+
+def stored_revision(engine: Engine) -> str | None:
+    """The Alembic revision the store is at, or None for a store with no tables yet."""
+    names = set(inspect(engine).get_table_names())
+    if "alembic_version" not in names:
+        return None if not names else "unversioned"
+    with engine.connect() as conn:
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def open_store(url: str, *, upgrade: bool = False) -> Store:
+    """Open (creating if empty) the store at ``url``, refusing one at another revision.
+
+    With ``upgrade=True`` an older store is migrated to the newest revision first; that is
+    what ``perfpredict db upgrade`` calls.
+    """
+    from perfpredict.store import migrations
+
+    engine = make_engine(url)
+    try:
+        revision = stored_revision(engine)
+    except Exception as exc:  # connection refused, bad credentials, unreadable file
+        engine.dispose()
+        raise BadInputError(
+            f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
+            f"{redact_url(str(exc).splitlines()[0]) if str(exc) else ''}; "
+            "check the --db URL or PERFPREDICT_DB and that the server is running"
+        ) from exc
+    if revision is None or (upgrade and revision != SCHEMA_REVISION):
+        migrations.upgrade(engine)
+    elif revision != SCHEMA_REVISION:
+        engine.dispose()
+        raise SchemaOutOfDateError(
+            f"the store at {redact_url(url)} is at schema revision {revision!r}, this "
+            f"perfpredict needs {SCHEMA_REVISION!r}; back it up, then run: "
+            f"perfpredict --db '{redact_url(url)}' db upgrade"
+        )
+    return Store(engine=engine, url=url)
+
+
+def describe_store(url: str) -> dict[str, str]:
+    """URL (password hidden), backend and schema revision, without changing anything."""
+    engine = make_engine(url)
+    try:
+        revision = stored_revision(engine) or "empty (created on first use)"
+    finally:
+        engine.dispose()
+    return {"url": redact_url(url), "backend": engine.dialect.name,
+            "revision": revision, "required_revision": SCHEMA_REVISION}

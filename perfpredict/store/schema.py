@@ -1,0 +1,133 @@
+"""The store's schema, in one module. Every change here ships an Alembic migration in
+``migrations/versions`` and bumps :data:`SCHEMA_REVISION`.
+
+Units are in the column names: seconds (``_s``), bytes (``_bytes``), epoch seconds UTC
+(``_epoch_s``). Timestamps are kept as epoch seconds because scheduler logs give them in
+many zones and formats; normalising at the parser boundary keeps every query simple.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+#: The Alembic revision this code reads and writes. A store at another revision is refused.
+SCHEMA_REVISION = "0002_artifacts"
+
+metadata = MetaData()
+
+systems = Table(
+    "systems",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("nodes", Integer),
+    Column("cores_per_node", Integer),
+    Column("gpus_per_node", Integer),
+    Column("peak_flops_per_node", Float),
+    Column("mem_bw_bytes_per_s_per_node", Float),
+    Column("node_memory_bytes", Float),
+    Column("net_injection_bw_bytes_per_s", Float),
+    Column("net_latency_s", Float),
+    Column("fs_bw_bytes_per_s", Float),
+    Column("charge_factor", Float),
+    Column("allocation_unit", String(100)),
+    Column("time_granularity_s", Integer),
+    # Queue limits, sources per number and anything else a catalog entry carries.
+    Column("details", JSON),
+    Column("origin", String(20), nullable=False, default="catalog"),
+)
+
+ingest_batches = Table(
+    "ingest_batches",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("path", Text, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("format", String(40), nullable=False),
+    Column("system", String(200)),
+    Column("started_epoch_s", Float, nullable=False),
+    Column("n_records", Integer, nullable=False, default=0),
+    Column("n_stored", Integer, nullable=False, default=0),
+    Column("n_duplicates", Integer, nullable=False, default=0),
+    Column("n_rejected", Integer, nullable=False, default=0),
+    Index("ix_ingest_batches_sha_format", "sha256", "format", unique=True),
+)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    # system + job id (+ step) for scheduler jobs; a content hash for benchmark rows.
+    Column("natural_key", String(400), nullable=False, unique=True),
+    Column("batch_id", Integer, ForeignKey("ingest_batches.id"), nullable=False),
+    Column("source_line", Integer),
+    Column("app", String(300), nullable=False),
+    Column("system", String(200), nullable=False),
+    Column("problem_size", String(300)),
+    Column("problem_size_num", Float),
+    Column("nodes", Integer),
+    Column("ranks_per_node", Float),
+    Column("threads_per_rank", Integer),
+    Column("total_ranks", Integer),
+    Column("gpus", Integer),
+    Column("io_bytes", Float),
+    Column("runtime_s", Float),
+    Column("requested_walltime_s", Float),
+    Column("state", String(40)),
+    Column("exit_code", Integer),
+    Column("user", String(200)),
+    Column("account", String(200)),
+    Column("partition", String(200)),
+    Column("job_id", String(200)),
+    Column("submit_epoch_s", Float),
+    Column("start_epoch_s", Float),
+    Column("end_epoch_s", Float),
+    Column("max_rss_bytes", Float),
+    # TIMEOUT: runtime_s is a lower bound, not a measurement of the work.
+    Column("censored", Boolean, nullable=False, default=False),
+    Column("extra", JSON),
+    Index("ix_runs_series", "app", "system", "problem_size"),
+    Index("ix_runs_submit", "submit_epoch_s"),
+    Index("ix_runs_system_job", "system", "job_id"),
+)
+
+rejects = Table(
+    "rejects",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("batch_id", Integer, ForeignKey("ingest_batches.id"), nullable=False),
+    Column("line_no", Integer),
+    Column("raw", Text),
+    Column("reason", Text, nullable=False),
+)
+
+artifacts = Table(
+    "artifacts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("kind", String(40), nullable=False),
+    Column("created_epoch_s", Float, nullable=False),
+    Column("format_version", Integer, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    # The whole artifact document (card + booster JSON), checksummed by sha256.
+    Column("document", Text, nullable=False),
+    Index("ix_artifacts_kind_created", "kind", "created_epoch_s"),
+)
+
+#: Run columns in the order the CSV contract (``ingest csv`` / ``runs export``) uses them.
+RUN_FIELDS = [
+    c.name
+    for c in runs.columns
+    if c.name not in {"id", "natural_key", "batch_id", "source_line"}
+]

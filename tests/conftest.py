@@ -1,0 +1,97 @@
+"""Shared fixtures: an isolated user directory per test, real stores on SQLite and (when
+CI provides one) PostgreSQL, and the real logs and data sets from ../shared."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("PERFPREDICT_SHARED", REPO.parent / "shared"))
+PG_URL_ENV = "PERFPREDICT_TEST_PG_URL"
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own PERFPREDICT_HOME, so nothing touches $HOME."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("PERFPREDICT_HOME", str(home))
+    monkeypatch.delenv("PERFPREDICT_DB", raising=False)
+    return home
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared, skipping the test when it is absent (a user's fresh clone)."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"{path} is not here: the shared logs and data sets sit beside the "
+                    "repository only in the development workspace and CI")
+    return path
+
+
+@pytest.fixture
+def shared() -> type:
+    class _Shared:
+        path = staticmethod(shared_path)
+
+    return _Shared
+
+
+def _postgres_url() -> Iterator[str]:
+    base = os.environ.get(PG_URL_ENV)
+    if not base:
+        pytest.skip(f"{PG_URL_ENV} is not set; .ci/run starts a PostgreSQL server and sets it")
+    from sqlalchemy import create_engine, text
+
+    name = f"pp_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    url = base.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL to a fresh, empty store on each backend."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+    else:
+        yield from _postgres_url()
+
+
+@pytest.fixture
+def store(db_url: str):  # type: ignore[no-untyped-def]
+    from perfpredict.store import open_store
+
+    opened = open_store(db_url)
+    yield opened
+    opened.dispose()
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@pytest.fixture
+def cli(db_url: str):  # type: ignore[no-untyped-def]
+    """Run the CLI against the test's store: ``cli("runs", "stats")`` -> Result."""
+    from perfpredict.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
+        return runner.invoke(app, ["--db", db_url, *args], input=input)
+
+    return invoke

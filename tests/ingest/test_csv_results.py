@@ -1,0 +1,117 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfpredict.errors import BadInputError
+from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.ingest.csv_results import parse
+from perfpredict.ingest.records import BadRecord, RunRecord
+from perfpredict.store.queries import export_csv, iter_runs, run_stats
+
+HEADER = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s,custom\n"
+
+
+def write(tmp_path: Path, text: str, name: str = "runs.csv") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_parses_contract_columns_and_keeps_extras(tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + "lulesh,opal,TGV1024,4,36,1,55.1,x\n")
+    (record,) = list(parse(path, IngestOptions()))
+    assert isinstance(record, RunRecord)
+    assert (record.app, record.system, record.nodes, record.ranks_per_node) == ("lulesh", "opal", 4, 36.0)
+    assert record.total_ranks == 144
+    assert record.problem_size_num == 1024.0
+    assert record.runtime_s == 55.1
+    assert record.extra == {"custom": "x"}
+    assert record.line_no == 2
+
+
+@pytest.mark.parametrize(
+    ("row", "reason"),
+    [
+        ("lulesh,opal,s,4,36,1,-3,x", "runtime_s must be positive"),
+        ("lulesh,opal,s,0,36,1,3,x", "nodes must be positive"),
+        ("lulesh,opal,s,four,36,1,3,x", "column 'nodes' must be a number"),
+        ("lulesh,opal,s,4,36,1,inf,x", "must be finite"),
+        ("lulesh,opal,s,4,36,1,,x", "runtime_s is empty"),
+        ("lulesh,opal,s,4,36,1", "expected 8 fields"),
+        (",opal,s,4,36,1,3,x", "column 'app' is empty"),
+    ],
+)
+def test_bad_rows_name_their_line_and_reason(tmp_path: Path, row: str, reason: str) -> None:
+    path = write(tmp_path, HEADER + "lulesh,opal,s,2,36,1,9.5,x\n" + row + "\n")
+    items = list(parse(path, IngestOptions()))
+    bad = items[-1]
+    assert isinstance(bad, BadRecord)
+    assert bad.line_no == 3
+    assert reason in bad.reason
+
+
+def test_bad_file_is_refused_whole_and_store_untouched(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    good = write(tmp_path, HEADER + "a,s,p,1,1,1,10,\n", "good.csv")
+    ingest_file(store, "csv", good)
+    bad = write(tmp_path, HEADER + "a,s,p,2,1,1,6,\na,s,p,4,1,1,-1,\n", "bad.csv")
+    with pytest.raises(BadInputError) as err:
+        ingest_file(store, "csv", bad)
+    assert "bad.csv:3:" in str(err.value)
+    assert run_stats(store)["n_runs"] == 1
+    assert run_stats(store)["n_batches"] == 1
+
+
+def test_skip_mode_keeps_rejects_and_reingest_is_idempotent(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write(tmp_path, HEADER + "a,s,p,2,1,1,6,\na,s,p,4,1,1,-1,\na,s,p,2,1,1,6,\n")
+    report = ingest_file(store, "csv", path, IngestOptions(on_error="skip"))
+    # Identical rows are genuine repetitions and both kept.
+    assert (report.n_records, report.n_stored, report.n_rejected) == (2, 2, 1)
+    again = ingest_file(store, "csv", path, IngestOptions(on_error="skip"))
+    assert again.already_ingested
+    stats = run_stats(store)
+    assert (stats["n_runs"], stats["n_rejects"]) == (2, 1)
+
+
+def test_export_ingests_back_unchanged(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = write(tmp_path, HEADER + "a,s,1400k-atoms,2,4,2,6.5,q\na,s,1400k-atoms,4,4,2,3.5,r\n")
+    ingest_file(store, "csv", path)
+    exported = tmp_path / "export.csv"
+    with exported.open("w") as fh:
+        assert export_csv(store, fh) == 2
+    from perfpredict.store import open_store
+
+    other = open_store(f"sqlite:///{tmp_path / 'other.db'}")
+    report = ingest_file(other, "csv", exported)
+    assert report.n_stored == 2
+
+    def comparable(s):  # type: ignore[no-untyped-def]
+        return sorted((r["app"], r["nodes"], r["runtime_s"], r["total_ranks"],
+                       r["problem_size_num"], r["extra"]["custom"]) for r in iter_runs(s))
+
+    assert comparable(other) == comparable(store)
+    # The export of the copy is byte-identical to the export of the original.
+    second = tmp_path / "export2.csv"
+    with second.open("w") as fh:
+        export_csv(other, fh)
+    assert second.read_text() == exported.read_text()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=30),
+                min_size=1, max_size=9))
+def test_arbitrary_rows_never_crash_the_parser(tmp_path_factory, cells: list[str]) -> None:  # type: ignore[no-untyped-def]
+    import csv
+    import io
+
+    buf = io.StringIO()
+    csv.writer(buf).writerow(cells)
+    path = tmp_path_factory.mktemp("h") / "fuzz.csv"
+    path.write_text(HEADER + buf.getvalue(), encoding="utf-8")
+    for item in parse(path, IngestOptions()):
+        assert isinstance(item, (RunRecord, BadRecord))
+        if isinstance(item, BadRecord):
+            assert item.reason
