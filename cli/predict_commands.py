@@ -1,9 +1,152 @@
-"""Commands of this group are added as their library functions land."""
+"""``perfpredict train``, ``estimate``, ``evaluate`` and ``datasets``."""
 
 from __future__ import annotations
 
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from perfpredict.cli.render import print_json, print_rows
+
+
+class Split(str, Enum):
+    extrapolate = "extrapolate"
+    fewshot = "fewshot"
+
+
+class ReportFormat(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+    markdown = "markdown"
+
+
+def train(
+    ctx: typer.Context,
+    app: Annotated[list[str] | None, typer.Option("--app", help="Train only on these.")] = None,
+    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+) -> None:
+    """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
+    from perfpredict.train import train as train_store
+
+    report = train_store(ctx.obj.open_store(), app)
+    if fmt == "json":
+        print_json(report.as_dict())
+        return
+    typer.echo(f"Trained on {report.n_runs} runs: {report.n_series} series can be estimated, "
+               f"{report.n_series_learned_from} with 3+ scales taught the overhead regressor.")
+    for kind, law in report.base_law.items():
+        state = "on" if report.apply_correction[kind] else "off (did not beat the law)"
+        typer.echo(f"  {kind} scaling: base law {law}, learned correction {state}")
+    typer.echo("  nested-extrapolation mean |log error|: law "
+               f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
+               f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
+
+
+def estimate(
+    ctx: typer.Context,
+    app: Annotated[str | None, typer.Option(help="Application name.")] = None,
+    nodes: Annotated[float | None, typer.Option(help="Node count to predict.")] = None,
+    system: Annotated[str | None, typer.Option(help="System name.")] = None,
+    problem_size: Annotated[str | None, typer.Option(help="Problem size label.")] = None,
+    ranks_per_node: Annotated[float | None, typer.Option(help="MPI ranks per node.")] = None,
+    threads_per_rank: Annotated[float | None, typer.Option(help="Threads per rank.")] = None,
+    io_bytes: Annotated[float | None, typer.Option(help="Bytes read + written.")] = None,
+    input_csv: Annotated[Path | None, typer.Option(
+        "--input", help="CSV of queries (app, nodes, ...): one output row per input row.")] = None,
+    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
+    fmt: Annotated[str, typer.Option("--format", help="table, json or csv")] = "table",
+) -> None:
+    """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
+    from perfpredict.errors import BadInputError
+    from perfpredict.estimate import Query, estimate_csv
+    from perfpredict.estimate import estimate as estimate_one
+
+    if input_csv is not None:
+        estimate_csv(ctx.obj.db_url(), input_csv, sys.stdout, confidence)
+        return
+    if app is None or nodes is None:
+        raise BadInputError("pass --app and --nodes (or --input queries.csv)")
+    result = estimate_one(ctx.obj.db_url(), Query(
+        app=app, nodes=nodes, system=system, problem_size=problem_size,
+        ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
+        confidence)
+    values = result.as_dict()
+    if fmt == "json":
+        print_json(values)
+    elif fmt == "csv":
+        flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
+        print_rows([flat], "csv")
+    else:
+        pct = round(100 * confidence)
+        typer.echo(f"{result.series}")
+        typer.echo(f"  {nodes:g} nodes: {result.predicted_runtime_s:,.1f} s "
+                   f"({pct}% interval {result.lower_runtime_s:,.1f} - "
+                   f"{result.upper_runtime_s:,.1f} s)")
+        typer.echo(f"  speedup {result.speedup:.2f}x, parallel efficiency "
+                   f"{100 * result.efficiency:.0f}% against {result.measured_scales[0]:g} "
+                   f"{result.scale_unit}")
+        typer.echo(f"  law: {result.formula}; overhead coefficient "
+                   f"{result.overhead_coefficient:.3f}")
+        if result.breakdown_s:
+            typer.echo("  breakdown: " + ", ".join(
+                f"{k[:-2]} {v:,.1f} s" for k, v in result.breakdown_s.items()))
+        typer.echo(f"  rests on {result.n_runs} runs at "
+                   f"{', '.join(f'{s:g}' for s in result.measured_scales)} {result.scale_unit}")
+        for note in result.notes:
+            typer.echo(f"  note: {note}")
+
+
+def evaluate(
+    ctx: typer.Context,
+    split: Annotated[Split, typer.Option(help="extrapolate: lower half of each series' "
+                                         "scales -> upper half; fewshot: 3 smallest -> rest.")
+                     ] = Split.extrapolate,
+    group_by: Annotated[str, typer.Option(help="source (ingested file), app or system")] = "source",
+    app: Annotated[list[str] | None, typer.Option("--app")] = None,
+    confidence: Annotated[float, typer.Option()] = 0.9,
+    fmt: Annotated[ReportFormat, typer.Option("--format")] = ReportFormat.table,
+) -> None:
+    """Backtest the hybrid against each law, Extra-P and black-box XGBoost on the store."""
+    from perfpredict.evaluate import evaluate as run_evaluation
+    from perfpredict.report.tables import markdown_table
+
+    rows = run_evaluation(ctx.obj.open_store(), split.value, group_by, confidence, app)
+    if fmt == ReportFormat.markdown:
+        typer.echo(markdown_table(rows))
+    else:
+        print_rows(rows, fmt.value)
+
+
+datasets_app = typer.Typer(help="The real data sets shipped with perfpredict.",
+                           no_args_is_help=True)
+
+
+@datasets_app.command("list")
+def datasets_list() -> None:
+    """Name, description and file of each bundled data set."""
+    from perfpredict import datasets
+
+    print_rows(datasets.describe(), "table")
+
+
+@datasets_app.command("load")
+def datasets_load(
+    ctx: typer.Context,
+    names: Annotated[list[str] | None, typer.Argument(help="Data sets (default: all).")] = None,
+) -> None:
+    """Ingest bundled data sets into the store (idempotent)."""
+    from perfpredict import datasets
+
+    for r in datasets.ingest(ctx.obj.open_store(), names or list(datasets.NAMES)):
+        state = "already loaded" if r.already_ingested else f"{r.n_stored} runs stored"
+        typer.echo(f"{Path(r.path).parent.name}: {state}")
 
 
 def register(app: typer.Typer) -> None:
-    pass
+    app.command("train")(train)
+    app.command("estimate")(estimate)
+    app.command("evaluate")(evaluate)
+    app.add_typer(datasets_app, name="datasets")

@@ -125,19 +125,34 @@ class _FileIngest:
                 continue
             self.ensure_system(system, item)
             key = _natural_key(system, item, self.seen)
-            if item.mode == "attach" and self.attach(key, item):
+            if item.mode == "attach" and self.attach(system, key, item):
                 continue
             inserts.append(_row(item, system, key, self.batch_id))
         if inserts:
             self.conn.execute(insert_ignoring_duplicates(self.conn, runs, "natural_key"), inserts)
 
-    def attach(self, key: str, record: RunRecord) -> bool:
+    def attach(self, system: str, key: str, record: RunRecord) -> bool:
+        """Merge ``record.attach_fields`` into the stored run it describes; False if none.
+
+        The run is found by system + job id (indexed), not by natural key: a scheduler
+        dump with a Cluster column keys its jobs "cluster:id" while a Darshan log knows
+        only the id. When a job id was reused, the run that started nearest the record
+        wins. ``extra`` is merged, not replaced, so the scheduler's extra fields survive.
+        """
+        where = (runs.c.natural_key == key if record.job_id is None
+                 else (runs.c.system == system) & (runs.c.job_id == record.job_id))
+        candidates = self.conn.execute(
+            select(runs.c.id, runs.c.start_epoch_s, runs.c.extra).where(where)).all()
+        if not candidates:
+            return False
+        target = min(candidates, key=lambda row: abs(
+            (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
         values = {name: getattr(record, name) for name in record.attach_fields}
-        result = self.conn.execute(update(runs).where(runs.c.natural_key == key).values(values))
-        if result.rowcount:
-            self.report.n_attached += 1
-            return True
-        return False
+        if "extra" in values:
+            values["extra"] = {**(target.extra or {}), **(record.extra or {})}
+        self.conn.execute(update(runs).where(runs.c.id == target.id).values(values))
+        self.report.n_attached += 1
+        return True
 
     def ensure_system(self, name: str, record: RunRecord) -> None:
         """A system first named by a log is created from what the log tells, and reported

@@ -104,13 +104,25 @@ def run_stats(store: Store) -> dict[str, Any]:
     return {**totals, "series": [dict(r) for r in per_app]}
 
 
-def runs_frame(store: Store, *, app: Sequence[str] | None = None):  # type: ignore[no-untyped-def]
-    """All runs as a pandas DataFrame (the predictor's and evaluator's input)."""
+def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignore[no-untyped-def]
+               with_source: bool = False):
+    """All runs as a pandas DataFrame (the predictor's and evaluator's input).
+
+    ``with_source`` adds the path of the file each run was ingested from.
+    """
     import pandas as pd
 
-    frame = pd.DataFrame.from_records(list(iter_runs(store, app=app)))
-    if frame.empty:
-        frame = pd.DataFrame(columns=["id", *RUN_FIELDS])
+    columns: list[Any] = [runs.c[name] for name in ["id", *RUN_FIELDS]]
+    if with_source:
+        columns.append(ingest_batches.c.path.label("source"))
+    query = select(*columns).select_from(
+        runs.join(ingest_batches, runs.c.batch_id == ingest_batches.c.id)).order_by(runs.c.id)
+    if app:
+        query = query.where(runs.c.app.in_(list(app)))
+    with store.engine.connect() as conn:
+        frame = pd.DataFrame.from_records(
+            [dict(r) for r in conn.execute(query).mappings()],
+            columns=[c.name for c in columns])
     return frame
 
 

@@ -22,8 +22,7 @@ from sqlalchemy import (
     Text,
 )
 
-#: The Alembic revision this code reads and writes. A store at another revision is refused.
-SCHEMA_REVISION = "0002_artifacts"
+from perfpredict.store.revision import SCHEMA_REVISION  # noqa: E402,F401  (re-exported)
 
 metadata = MetaData()
 

@@ -1,0 +1,57 @@
+"""Real public scaling measurements shipped with perfpredict, and their loaders.
+
+Each data set is ``<name>/runs.csv.gz`` in the ``ingest csv`` vocabulary, with its
+SOURCE.txt (repository, commit, what the columns mean) and LICENSE. ``prepare.py`` shows
+how they were derived from the raw copies.
+
+>>> from perfpredict import datasets
+>>> datasets.NAMES
+('mlperf_training', 'mlperf_hpc', 'relearn', 'lulesh_thicket')
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfpredict.errors import NotFoundError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from perfpredict.ingest.pipeline import BatchReport
+    from perfpredict.store import Store
+
+NAMES = ("mlperf_training", "mlperf_hpc", "relearn", "lulesh_thicket")
+DESCRIPTIONS = {
+    "mlperf_training": "MLPerf Training v0.7-v4.0 time-to-train, 1-1536 nodes (Apache-2.0)",
+    "mlperf_hpc": "MLPerf HPC v0.7-v3.0, 8-16384 nodes, with data-staging time (Apache-2.0)",
+    "relearn": "RELeARN weak scaling, 32-512 ranks, 2 repetitions (BSD-3-Clause)",
+    "lulesh_thicket": "LULESH 2.0.3 weak scaling, 27-343 ranks (MIT)",
+}
+_HERE = Path(__file__).resolve().parent
+
+
+def path(name: str) -> Path:
+    """The CSV file of the bundled data set ``name``."""
+    if name not in NAMES:
+        raise NotFoundError(f"no bundled data set {name!r}; choose one of: {', '.join(NAMES)}")
+    return _HERE / name / "runs.csv.gz"
+
+
+def load(name: str) -> pd.DataFrame:
+    """The data set as a DataFrame (one row per run)."""
+    import pandas as pd
+
+    return pd.read_csv(path(name))
+
+
+def ingest(store: Store, names: tuple[str, ...] | list[str] = NAMES) -> list[BatchReport]:
+    """Store the bundled data sets (idempotent: a second call stores nothing)."""
+    from perfpredict.ingest.pipeline import ingest_file
+
+    return [ingest_file(store, "csv", path(n)) for n in names]
+
+
+def describe() -> list[dict[str, Any]]:
+    return [{"name": n, "description": DESCRIPTIONS[n], "path": str(path(n))} for n in NAMES]

@@ -1,0 +1,91 @@
+"""Build the bundled data sets from the raw copies in ../shared/datasets.
+
+Run by maintainers, not users: ``python datasets/prepare.py``. It writes one
+``<name>/runs.csv.gz`` per data set in the ``ingest csv`` vocabulary and copies its
+SOURCE.txt. What it changes, and why:
+
+* Only unique, successful runs are kept (MLPerf re-ships earlier results byte-identically
+  in later rounds; aborted runs did not train to target).
+* ``system`` names the scaling series' machine and software stack: MLPerf's per-submission
+  system name carries the node count ("dgxa100_n8_..."), so its ``system_family`` is used,
+  with the submitter. The MLPerf round goes into ``problem_size`` because each round has
+  its own quality targets and rules.
+* RELeARN's Barnes-Hut ``theta`` changes the work, so it is part of the problem size.
+* LULESH ran with 27 to 36 ranks per node; its scale is the total rank count.
+* Everything else in the raw rows is kept as extra columns.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+HERE = Path(__file__).resolve().parent
+SHARED = HERE.parent.parent / "shared" / "datasets"
+
+
+def _mlperf(raw: pd.DataFrame) -> pd.DataFrame:
+    df = raw[raw["duplicate_of"].isna() & (raw["run_status"] == "success")].copy()
+    df = df[df["nodes"].notna() & (df["runtime_s"] > 0)]
+    df["system"] = df["system_family"] + " (" + df["submitter"] + ")"
+    df["problem_size"] = df["round"] + " " + df["problem_size"]
+    if "scaling" in df and df["scaling"].str.startswith("weak").any():
+        weak = df["scaling"].str.startswith("weak")
+        df.loc[weak, "problem_size"] = df.loc[weak, "problem_size"] + " (weak: per instance)"
+    df["ranks_per_node"] = df["ranks_per_node"].fillna(df["accelerators_per_node"])
+    df["gpus"] = (df["nodes"] * df["accelerators_per_node"]).round()
+    df["state"] = "COMPLETED"
+    return df.drop(columns=["duplicate_of", "run_status", "source_path", "system_family"])
+
+
+def _relearn(raw: pd.DataFrame) -> pd.DataFrame:
+    df = raw.copy()
+    df["system"] = "Lichtenberg (TU Darmstadt)"
+    df["problem_size"] = (df["neurons_per_rank"].astype(str) + " neurons/rank, theta="
+                          + df["theta"].astype(str))
+    df["problem_size_num"] = df["neurons_per_rank"]
+    df["job_id"] = df["slurm_job"].astype(str) + "." + df["repetition"].astype(str)
+    return df.drop(columns=["source_path", "slurm_job", "start"])
+
+
+def _lulesh(raw: pd.DataFrame) -> pd.DataFrame:
+    df = raw.copy()
+    df["system"] = "opal (LLNL)"
+    df["problem_size"] = "s=30 per rank"
+    df["problem_size_num"] = 27000
+    # Ranks per node varied from run to run (27 to 36), so the series is one of total
+    # ranks: keep the node layout as extra columns rather than as the series' layout.
+    df = df.rename(columns={"nodes": "hosts", "ranks_per_node": "mean_ranks_per_host"})
+    return df.drop(columns=["source_path"])
+
+
+PREPARE = {
+    "mlperf_training": _mlperf,
+    "mlperf_hpc": _mlperf,
+    "relearn": _relearn,
+    "lulesh_thicket": _lulesh,
+}
+
+
+def main() -> int:
+    if not SHARED.is_dir():
+        print(f"{SHARED} not found: the raw data sets live in the development workspace",
+              file=sys.stderr)
+        return 1
+    for name, prepare in PREPARE.items():
+        raw = pd.read_csv(SHARED / name / "runs.csv")
+        out_dir = HERE / name
+        out_dir.mkdir(exist_ok=True)
+        frame = prepare(raw)
+        frame.to_csv(out_dir / "runs.csv.gz", index=False,
+                     compression={"method": "gzip", "mtime": 0})
+        shutil.copy(SHARED / name / "SOURCE.txt", out_dir / "SOURCE.txt")
+        print(f"{name}: {len(raw)} raw rows -> {len(frame)} runs")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

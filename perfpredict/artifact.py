@@ -1,0 +1,65 @@
+"""Model artifacts: JSON documents with a format version and a sha256 checksum.
+
+Never pickle: an artifact may come from a shared store or a colleague, and loading it must
+not run code. The checksum covers the canonical JSON of the whole document except the
+checksum itself, so a truncated or edited artifact is refused, and so is one written by a
+newer format than this perfpredict reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from perfpredict.errors import ArtifactError
+
+FORMAT_VERSION = 1
+KIND_RUNTIME = "runtime_predictor"
+
+
+def _canonical(doc: dict[str, Any]) -> bytes:
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    return json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def seal(doc: dict[str, Any]) -> dict[str, Any]:
+    """``doc`` with its format version and checksum set."""
+    doc = {**doc, "format_version": FORMAT_VERSION}
+    doc["sha256"] = hashlib.sha256(_canonical(doc)).hexdigest()
+    return doc
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(seal(doc), sort_keys=True, allow_nan=False)
+
+
+def loads(text: str, origin: str) -> dict[str, Any]:
+    """Parse and verify an artifact; ``origin`` names where it came from in messages."""
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(
+            f"the model artifact from {origin} is not valid JSON (truncated or damaged at "
+            f"line {exc.lineno}); retrain with 'perfpredict train'") from exc
+    if not isinstance(doc, dict) or "sha256" not in doc or "format_version" not in doc:
+        raise ArtifactError(f"{origin} is not a perfpredict model artifact; retrain with "
+                            "'perfpredict train'")
+    if not isinstance(doc["format_version"], int) or doc["format_version"] > FORMAT_VERSION:
+        raise ArtifactError(
+            f"the model artifact from {origin} has format version {doc['format_version']}, "
+            f"newer than this perfpredict reads ({FORMAT_VERSION}); upgrade perfpredict")
+    if hashlib.sha256(_canonical(doc)).hexdigest() != doc["sha256"]:
+        raise ArtifactError(
+            f"the model artifact from {origin} fails its checksum (it was modified or "
+            "damaged); retrain with 'perfpredict train'")
+    return doc
+
+
+def read_file(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ArtifactError(f"cannot read the model artifact {path}: {exc}") from exc
+    return loads(text, str(path))

@@ -1,0 +1,365 @@
+"""A system's catalog entry: the facts the scaling laws and the advice need about a machine,
+each number with the document it comes from.
+
+Entries are written as TOML (one file per system, or many under ``[[systems]]`` in an
+export). Reading validates strictly, because a wrong number silently skews every roofline
+term and charge computed from it: unknown keys, wrong types, negative or non-finite numbers
+and numbers without a source are refused with a message naming the file, the key and the
+fix. A number nobody knows stays absent (``None``) rather than guessed.
+
+Units are in the names: ``_bytes``, ``_s``, ``_bytes_per_s``, ``flops`` per second.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from perfpredict.errors import BadInputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+#: Where a system's record came from: the shipped catalog, a log that named an unknown
+#: system (a placeholder to complete), or ``systems add``.
+ORIGINS = ("catalog", "ingest", "user")
+
+#: Source given to numbers an ingest placeholder derived from a log, so that an exported
+#: placeholder stays re-addable under the "every number has a source" rule.
+INGEST_SOURCE = "derived by 'perfpredict ingest' from the log named in this entry's notes"
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A queue, partition or QOS and the node range and walltime it accepts.
+
+    ``max_nodes`` absent means "up to the whole machine"; ``max_walltime_s`` absent means
+    the documentation states no limit. ``charge_multiplier`` scales the system's charge
+    (premium queues charge more, some low-priority queues nothing).
+    """
+
+    name: str
+    min_nodes: int = 1
+    max_nodes: int | None = None
+    max_walltime_s: float | None = None
+    charge_multiplier: float = 1.0
+
+    def accepts(self, nodes: int) -> bool:
+        """Whether a job of ``nodes`` nodes fits this queue's node range."""
+        return nodes >= self.min_nodes and (self.max_nodes is None or nodes <= self.max_nodes)
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    """One machine (or one partition of a machine whose nodes differ, e.g. Perlmutter's
+    GPU and CPU nodes), per node unless the name says otherwise.
+
+    ``peak_flops_per_node`` is the FP64 vector peak of the node's accelerators when it has
+    any (host CPUs not counted), else of its CPUs; ``mem_bw_bytes_per_s_per_node`` is the
+    bandwidth of the memory those flops are fed from (GPU HBM on GPU nodes).
+    ``charge_factor`` is allocation units per node-hour. ``origin`` is store bookkeeping and
+    not part of an entry's identity (two specs with the same facts compare equal).
+    """
+
+    name: str
+    nodes: int | None = None
+    cores_per_node: int | None = None
+    gpus_per_node: int | None = None
+    peak_flops_per_node: float | None = None
+    mem_bw_bytes_per_s_per_node: float | None = None
+    node_memory_bytes: float | None = None
+    net_injection_bw_bytes_per_s: float | None = None
+    net_latency_s: float | None = None
+    fs_bw_bytes_per_s: float | None = None
+    charge_factor: float | None = None
+    allocation_unit: str | None = None
+    time_granularity_s: int | None = None
+    scheduler: str | None = None
+    queues: tuple[Queue, ...] = ()
+    sources: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    notes: str | None = None
+    origin: str = field(default="catalog", compare=False)
+
+    def sourced_fields(self) -> list[str]:
+        """Fields that carry a fact and therefore need a source (numbers and queues)."""
+        present = [name for name in NUMERIC_FIELDS if getattr(self, name) is not None]
+        return present + (["queues"] if self.queues else [])
+
+    def unsourced_fields(self) -> list[str]:
+        """Facts without a source; empty for every valid entry."""
+        return [name for name in self.sourced_fields() if not self.sources.get(name)]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict with every field (absent numbers as ``None``)."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name == "queues":
+                value = [queue_dict(q) for q in value]
+            elif f.name == "sources":
+                value = dict(value)
+            elif f.name == "aliases":
+                value = list(value)
+            out[f.name] = value
+        return out
+
+
+def queue_dict(queue: Queue) -> dict[str, Any]:
+    """A queue as a dict without its absent limits (what TOML and the store hold)."""
+    out: dict[str, Any] = {"name": queue.name, "min_nodes": queue.min_nodes}
+    if queue.max_nodes is not None:
+        out["max_nodes"] = queue.max_nodes
+    if queue.max_walltime_s is not None:
+        out["max_walltime_s"] = queue.max_walltime_s
+    out["charge_multiplier"] = queue.charge_multiplier
+    return out
+
+
+# --- validation -----------------------------------------------------------------------------
+
+#: Integer facts and the smallest value that makes sense.
+INT_FIELDS: dict[str, int] = {
+    "nodes": 1, "cores_per_node": 1, "gpus_per_node": 0, "time_granularity_s": 1,
+}
+#: Real-valued facts; ``True`` when zero is allowed.
+FLOAT_FIELDS: dict[str, bool] = {
+    "peak_flops_per_node": False, "mem_bw_bytes_per_s_per_node": False,
+    "node_memory_bytes": False, "net_injection_bw_bytes_per_s": False,
+    "net_latency_s": False, "fs_bw_bytes_per_s": False, "charge_factor": True,
+}
+NUMERIC_FIELDS = [*INT_FIELDS, *FLOAT_FIELDS]
+STR_FIELDS = ["allocation_unit", "scheduler", "notes"]
+TOP_LEVEL_KEYS = ["name", *NUMERIC_FIELDS, *STR_FIELDS, "queues", "sources", "aliases"]
+#: Facts a ``[sources]`` table may name (strings like the scheduler may be sourced too).
+SOURCE_KEYS = [*NUMERIC_FIELDS, "queues", "allocation_unit", "scheduler"]
+QUEUE_KEYS = ["name", "min_nodes", "max_nodes", "max_walltime_s", "charge_multiplier"]
+
+
+class _Reader:
+    """Validates one entry's raw TOML table, raising with file, line and key on the first
+    problem so that the user fixes one thing at a time with an exact pointer."""
+
+    def __init__(self, path: str | Path, text: str, prefix: str = "") -> None:
+        self.path, self.text, self.prefix = path, text, prefix
+
+    def fail(self, key: str, reason: str) -> BadInputError:
+        leaf = re.sub(r"\[\d+\]", "", key).rsplit(".", 1)[-1]
+        return BadInputError(f"key {self.prefix}{key}: {reason}", path=self.path,
+                             line_no=_line_of(self.text, leaf))
+
+    def unknown_keys(self, table: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(key, allowed, n=1)
+                hint = f"did you mean '{close[0]}'?" if close else (
+                    "allowed keys: " + ", ".join(allowed))
+                raise self.fail(f"{where}{key}", f"unknown key; remove it or fix its spelling "
+                                f"({hint}); see docs/catalog.md")
+
+    def integer(self, key: str, value: Any, minimum: int) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"expected a whole number, got {_shown(value)}; write it "
+                            "without quotes or decimals, or leave the key out if unknown")
+        if value < minimum:
+            raise self.fail(key, f"{value} is below {minimum}; give the documented value or "
+                            "leave the key out if unknown")
+        return value
+
+    def real(self, key: str, value: Any, zero_ok: bool) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"expected a number, got {_shown(value)}; write it without "
+                            "quotes (e.g. 1.0e11), or leave the key out if unknown")
+        number = float(value)
+        if not math.isfinite(number) or number < 0 or (number == 0 and not zero_ok):
+            bound = "zero or more" if zero_ok else "more than zero"
+            raise self.fail(key, f"{value} must be finite and {bound}; give the documented "
+                            "value in the unit the key names, or leave the key out if unknown")
+        return number
+
+    def string(self, key: str, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string, got {_shown(value)}; quote it")
+        return value
+
+    def queue(self, index: int, raw: Any) -> Queue:
+        where = f"queues[{index}]"
+        if not isinstance(raw, dict):
+            raise self.fail(where, "expected a table; write each queue as a [[queues]] block")
+        self.unknown_keys(raw, QUEUE_KEYS, f"{where}.")
+        if "name" not in raw:
+            raise self.fail(f"{where}.name", "missing; every queue needs its scheduler name")
+        min_nodes = self.integer(f"{where}.min_nodes", raw.get("min_nodes", 1), 1)
+        max_nodes = raw.get("max_nodes")
+        if max_nodes is not None:
+            max_nodes = self.integer(f"{where}.max_nodes", max_nodes, min_nodes)
+        walltime = raw.get("max_walltime_s")
+        return Queue(
+            name=self.string(f"{where}.name", raw["name"]),
+            min_nodes=min_nodes,
+            max_nodes=max_nodes,
+            max_walltime_s=None if walltime is None else self.real(
+                f"{where}.max_walltime_s", walltime, False),
+            charge_multiplier=self.real(f"{where}.charge_multiplier",
+                                        raw.get("charge_multiplier", 1.0), True),
+        )
+
+    def spec(self, raw: Mapping[str, Any], origin: str) -> SystemSpec:
+        self.unknown_keys(raw, TOP_LEVEL_KEYS, "")
+        if "name" not in raw:
+            raise self.fail("name", "missing; every entry needs the system's name")
+        values: dict[str, Any] = {"name": self.string("name", raw["name"]).strip()}
+        for key, minimum in INT_FIELDS.items():
+            if key in raw:
+                values[key] = self.integer(key, raw[key], minimum)
+        for key, zero_ok in FLOAT_FIELDS.items():
+            if key in raw:
+                values[key] = self.real(key, raw[key], zero_ok)
+        for key in STR_FIELDS:
+            if key in raw:
+                values[key] = self.string(key, raw[key])
+        queues = raw.get("queues", [])
+        if not isinstance(queues, list):
+            raise self.fail("queues", "expected an array of tables; write [[queues]] blocks")
+        values["queues"] = tuple(self.queue(i, q) for i, q in enumerate(queues))
+        aliases = raw.get("aliases", [])
+        if not isinstance(aliases, list):
+            raise self.fail("aliases", "expected an array of strings, e.g. [\"opal\"]")
+        values["aliases"] = tuple(self.string(f"aliases[{i}]", a) for i, a in enumerate(aliases))
+        sources = raw.get("sources", {})
+        if not isinstance(sources, dict):
+            raise self.fail("sources", "expected a table; write a [sources] block")
+        self.unknown_keys(sources, SOURCE_KEYS, "sources.")
+        values["sources"] = {k: self.string(f"sources.{k}", v) for k, v in sources.items()}
+        spec = SystemSpec(**values, origin=origin)
+        missing = spec.unsourced_fields()
+        if missing:
+            raise self.fail(missing[0], f'has no source; add {missing[0]} = "URL or document '
+                            'title" to the [sources] table (every number needs one), or leave '
+                            "the key out if it is not documented")
+        return spec
+
+
+def _shown(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """1-based line where ``key`` is first assigned, so errors point into the file."""
+    pattern = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=", re.MULTILINE)
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else None
+
+
+def parse_toml(text: str, path: str | Path, *, origin: str = "user") -> list[SystemSpec]:
+    """The entries in one TOML document: a single system (top-level keys) or many
+    (``[[systems]]``, as ``systems export`` writes them)."""
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        found = re.search(r"line (\d+)", str(exc))
+        raise BadInputError(f"not valid TOML ({exc}); fix the syntax at that spot",
+                            path=path, line_no=int(found.group(1)) if found else None) from exc
+    if "systems" in document:
+        entries = document["systems"]
+        extra = [k for k in document if k != "systems"]
+        if extra or not isinstance(entries, list) or not entries:
+            raise BadInputError(
+                "key systems: a file with [[systems]] blocks must hold nothing else; put "
+                "every entry in its own [[systems]] block (as 'perfpredict systems export' "
+                "writes them) or write a single entry with top-level keys", path=path)
+        return [_Reader(path, text, f"systems[{i}].").spec(raw, origin)
+                for i, raw in enumerate(entries)]
+    return [_Reader(path, text).spec(document, origin)]
+
+
+def load_toml_systems(path: str | Path, *, origin: str = "user") -> list[SystemSpec]:
+    """Every entry in the TOML file at ``path``, validated."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise BadInputError("no such file; check the path", path=path) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"cannot read it ({type(exc).__name__}); give a UTF-8 TOML file",
+                            path=path) from exc
+    return parse_toml(text, path, origin=origin)
+
+
+def load_toml(path: str | Path, *, origin: str = "user") -> SystemSpec:
+    """The one entry in the TOML file at ``path``, validated (see :func:`parse_toml`)."""
+    specs = load_toml_systems(path, origin=origin)
+    if len(specs) != 1:
+        raise BadInputError(f"holds {len(specs)} entries where one was expected; split it "
+                            "or add it with 'perfpredict systems add'", path=path)
+    return specs[0]
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+def _shortest_float(value: float) -> str:
+    """``1.912e+14`` rather than ``191200000000000.0``: the way the documentation states
+    it, and still exactly the same float when read back."""
+    plain = repr(value)
+    for digits in range(1, 18):
+        scientific = f"{value:.{digits - 1}e}"
+        if float(scientific) == value:
+            return min(plain, scientific, key=len)
+    return plain
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _shortest_float(value)
+    if isinstance(value, str):
+        # JSON string escapes are a subset of TOML basic-string escapes; TOML also
+        # forbids a raw DEL, which JSON leaves alone.
+        return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    raise TypeError(f"no TOML form for {type(value).__name__}")
+
+
+def _toml_lines(spec: SystemSpec, table: str | None) -> list[str]:
+    """One entry as TOML lines: top-level keys when ``table`` is None, else inside
+    ``[[table]]`` with its sub-tables named ``table.sources`` and ``table.queues``."""
+    lines = [f"[[{table}]]"] if table else []
+    lines.append(f"name = {_toml_value(spec.name)}")
+    for key in [*NUMERIC_FIELDS, "allocation_unit", "scheduler", "notes"]:
+        value = getattr(spec, key)
+        if value is not None:
+            lines.append(f"{key} = {_toml_value(value)}")
+    if spec.aliases:
+        lines.append(f"aliases = {_toml_value(spec.aliases)}")
+    prefix = f"{table}." if table else ""
+    if spec.sources:
+        lines += ["", f"[{prefix}sources]"]
+        lines += [f"{key} = {_toml_value(url)}" for key, url in spec.sources.items()]
+    for queue in spec.queues:
+        lines += ["", f"[[{prefix}queues]]"]
+        lines += [f"{key} = {_toml_value(v)}" for key, v in queue_dict(queue).items()]
+    return lines
+
+
+def to_toml(spec: SystemSpec) -> str:
+    """One entry as a TOML document that :func:`load_toml` reads back to an equal spec."""
+    return "\n".join(_toml_lines(spec, None)) + "\n"
+
+
+def many_to_toml(specs: Sequence[SystemSpec]) -> str:
+    """Several entries as one TOML document of ``[[systems]]`` blocks."""
+    blocks = ["\n".join(_toml_lines(spec, "systems")) for spec in specs]
+    return "\n\n".join(blocks) + "\n" if blocks else ""

@@ -1,0 +1,171 @@
+"""The catalog in the store's ``systems`` table: seeding the shipped entries, listing,
+looking up, adding and exporting.
+
+Scalar facts live in columns (so SQL and the laws can use them directly); queues, sources,
+scheduler, aliases and notes live in the JSON ``details`` column. ``origin`` says where a
+row came from: ``catalog`` (shipped), ``ingest`` (a placeholder created when a log named an
+unknown system) or ``user`` (``systems add``).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.engine import Connection
+
+from perfpredict.catalog.entries import (
+    INGEST_SOURCE,
+    NUMERIC_FIELDS,
+    Queue,
+    SystemSpec,
+    load_toml_systems,
+    many_to_toml,
+    queue_dict,
+)
+from perfpredict.errors import NotFoundError
+from perfpredict.store import Store
+from perfpredict.store.dialect import insert_ignoring_duplicates
+from perfpredict.store.schema import systems
+
+_COLUMNS = [*NUMERIC_FIELDS, "allocation_unit"]
+
+
+def spec_to_row(spec: SystemSpec) -> dict[str, Any]:
+    """The ``systems`` row for ``spec``."""
+    row: dict[str, Any] = {"name": spec.name, "origin": spec.origin}
+    row.update({column: getattr(spec, column) for column in _COLUMNS})
+    row["details"] = {
+        "scheduler": spec.scheduler,
+        "queues": [queue_dict(q) for q in spec.queues],
+        "sources": dict(spec.sources),
+        "aliases": list(spec.aliases),
+        "notes": spec.notes,
+    }
+    return row
+
+
+def row_to_spec(row: Mapping[Any, Any]) -> SystemSpec:
+    """A stored row as a spec. Ingest placeholders carry their note under ``note`` and no
+    sources; their log-derived numbers are attributed to the ingest so that an export of
+    them stays re-addable."""
+    details = dict(row.get("details") or {})
+    origin = row.get("origin") or "catalog"
+    sources = dict(details.get("sources") or {})
+    if origin == "ingest":
+        for column in NUMERIC_FIELDS:
+            if row.get(column) is not None:
+                sources.setdefault(column, INGEST_SOURCE)
+    values: dict[str, Any] = {column: row.get(column) for column in _COLUMNS}
+    for column in ("nodes", "cores_per_node", "gpus_per_node", "time_granularity_s"):
+        if values[column] is not None:
+            values[column] = int(values[column])
+    return SystemSpec(
+        name=row["name"],
+        **values,
+        scheduler=details.get("scheduler"),
+        queues=tuple(Queue(**q) for q in details.get("queues") or []),
+        sources=sources,
+        aliases=tuple(details.get("aliases") or []),
+        notes=details.get("notes") or details.get("note"),
+        origin=origin,
+    )
+
+
+def _upsert(conn: Connection, specs: Iterable[SystemSpec]) -> None:
+    """Replace-or-insert by name, in the caller's transaction (delete + insert is the one
+    spelling SQLite and PostgreSQL share, and the transaction makes it atomic)."""
+    for spec in specs:
+        conn.execute(delete(systems).where(systems.c.name == spec.name))
+        conn.execute(systems.insert().values(**spec_to_row(spec)))
+
+
+def seed_catalog(store: Store) -> list[str]:
+    """Insert the shipped entries the store lacks, and complete ingest placeholders that
+    carry a shipped entry's name; returns the names written.
+
+    Called before every read so that a fresh store shows the catalog. Cheap when nothing is
+    missing (one SELECT of names), idempotent, and it never overwrites an entry a user
+    added or edited.
+    """
+    from perfpredict.catalog import bundled_systems
+
+    with store.engine.connect() as conn:
+        origin_by_name = dict(conn.execute(select(systems.c.name, systems.c.origin)).all())
+    absent = [s for s in bundled_systems() if s.name not in origin_by_name]
+    placeholders = [s for s in bundled_systems() if origin_by_name.get(s.name) == "ingest"]
+    if not absent and not placeholders:
+        return []
+    with store.engine.begin() as conn:
+        # Conflict-tolerant statements: two commands seeding one fresh store at once
+        # (ingest and list in parallel) both succeed and store each entry once.
+        if absent:
+            conn.execute(insert_ignoring_duplicates(conn, systems, "name"),
+                         [spec_to_row(s) for s in absent])
+        for spec in placeholders:
+            conn.execute(update(systems).where(systems.c.name == spec.name,
+                                               systems.c.origin == "ingest")
+                         .values(**spec_to_row(spec)))
+    return [s.name for s in [*absent, *placeholders]]
+
+
+def list_systems(store: Store) -> list[SystemSpec]:
+    """Every system in the store (the shipped catalog included), by name."""
+    seed_catalog(store)
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(systems)).mappings().all()
+    return sorted((row_to_spec(row) for row in rows), key=lambda s: s.name.casefold())
+
+
+def get_system(store: Store, name: str) -> SystemSpec | None:
+    """The system called ``name``: exact name first, then any name or alias ignoring case
+    (so a log's ``frontier`` and a data set's long label find their entry)."""
+    seed_catalog(store)
+    with store.engine.connect() as conn:
+        row = conn.execute(select(systems).where(systems.c.name == name)).mappings().first()
+    if row is not None:
+        return row_to_spec(row)
+    wanted = name.strip().casefold()
+    for spec in list_systems(store):
+        if wanted in {spec.name.casefold(), *(a.casefold() for a in spec.aliases)}:
+            return spec
+    return None
+
+
+def require_system(store: Store, name: str) -> SystemSpec:
+    """Like :func:`get_system`, but an unknown name is a :class:`NotFoundError` that
+    suggests the closest known names."""
+    spec = get_system(store, name)
+    if spec is not None:
+        return spec
+    known = {s.name.casefold(): s.name for s in list_systems(store)}
+    close = [known[k] for k in difflib.get_close_matches(name.casefold(), list(known), n=3,
+                                                         cutoff=0.5)]
+    hint = f"did you mean {', '.join(close)}? " if close else ""
+    raise NotFoundError(f"no system named {name!r} in the catalog; {hint}"
+                        "'perfpredict systems list' shows them all, "
+                        "'perfpredict systems add FILE.toml' adds one")
+
+
+def add_system(store: Store, spec: SystemSpec) -> None:
+    """Store ``spec``, replacing any entry of the same name (a shipped one or an ingest
+    placeholder included): the user's file is the newest word on their machine."""
+    with store.engine.begin() as conn:
+        _upsert(conn, [spec])
+
+
+def add_systems_from_file(store: Store, path: str | Path) -> list[SystemSpec]:
+    """Validate every entry in the TOML file first, then store them all in one
+    transaction (a file with one bad entry changes nothing)."""
+    specs = load_toml_systems(path, origin="user")
+    with store.engine.begin() as conn:
+        _upsert(conn, specs)
+    return specs
+
+
+def export_systems(store: Store) -> str:
+    """All entries as one TOML document that ``systems add`` reads back unchanged."""
+    return many_to_toml(list_systems(store))

@@ -1,0 +1,328 @@
+"""Estimates: runtime at a scale, with its interval, speedup, efficiency and breakdown.
+
+An estimate reads one artifact (the store's newest trained predictor, else the one
+shipped in ``perfpredict/models``) and nothing else: no runs, no SQLAlchemy for a SQLite
+store, no pandas, scikit-learn, xgboost or matplotlib.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfpredict import artifact
+from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.laws import LAWS
+from perfpredict.overhead.features import SeriesContext
+from perfpredict.predictor import HybridPredictor, Prediction
+from perfpredict.series import Series
+
+BUNDLED_ARTIFACT = "predictor.json"
+
+
+@dataclass
+class Query:
+    """What a user asks: an application at a node count, optionally narrowed down."""
+
+    app: str
+    nodes: float
+    system: str | None = None
+    problem_size: str | None = None
+    ranks_per_node: float | None = None
+    threads_per_rank: float | None = None
+    io_bytes: float | None = None
+
+    def validate(self) -> None:
+        if not self.app:
+            raise BadInputError("the application name is empty; pass --app NAME")
+        for name in ("nodes", "ranks_per_node", "threads_per_rank"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise BadInputError(f"{name.replace('_', '-')} must be a positive number, "
+                                    f"got {value:g}")
+        if self.io_bytes is not None and not (math.isfinite(self.io_bytes) and self.io_bytes >= 0):
+            raise BadInputError(f"io-bytes must be zero or more, got {self.io_bytes:g}")
+
+
+@dataclass
+class Estimate:
+    app: str
+    system: str
+    problem_size: str
+    series: str
+    nodes: float
+    scale: float
+    scale_unit: str
+    confidence: float
+    predicted_runtime_s: float
+    lower_runtime_s: float
+    upper_runtime_s: float
+    speedup: float
+    efficiency: float
+    law: str
+    formula: str
+    overhead_coefficient: float
+    extrapolation_doublings: float
+    beyond_measured_range: bool
+    beyond_calibration: bool
+    n_runs: int
+    measured_scales: list[float]
+    breakdown_s: dict[str, float]
+    notes: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LoadedPredictor:
+    """An artifact ready to answer queries."""
+
+    def __init__(self, doc: dict[str, Any], origin: str) -> None:
+        if doc.get("kind") != artifact.KIND_RUNTIME:
+            raise NotFoundError(f"{origin} holds no runtime predictor")
+        self.origin = origin
+        self.predictor = HybridPredictor.from_dict(doc["predictor"])
+        self.series: list[dict[str, Any]] = doc["series"]
+        self.trained = doc["training"]
+
+    def find_series(self, query: Query) -> tuple[dict[str, Any], list[str]]:
+        """The series that answers ``query``, and notes about the choice."""
+        def same(a: str, b: str) -> bool:
+            return a.casefold() == b.casefold()
+
+        apps = sorted({e["key"][0] for e in self.series})
+        found = [e for e in self.series if same(e["key"][0], query.app)]
+        if not found:
+            close = difflib.get_close_matches(query.app, apps, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else (
+                f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")
+            raise NotFoundError(f"no trained series for application {query.app!r}{hint} "
+                                "(ingest its runs and run 'perfpredict train')")
+        for label, index, wanted in (("system", 1, query.system),
+                                     ("problem size", 2, query.problem_size)):
+            if wanted is None:
+                continue
+            narrowed = [e for e in found if same(e["key"][index], wanted)
+                        or wanted.casefold() in e["key"][index].casefold()]
+            if not narrowed:
+                options = sorted({e["key"][index] for e in found})
+                raise NotFoundError(f"{query.app} has no runs with {label} {wanted!r}; "
+                                    f"measured: {'; '.join(options[:10])}")
+            found = narrowed
+        for index, wanted_num in ((3, query.ranks_per_node), (4, query.threads_per_rank)):
+            if wanted_num is None:
+                continue
+            narrowed = [e for e in found if e["key"][index] in ("", _num_text(wanted_num))]
+            if narrowed:
+                found = narrowed
+        # Prefer the best-measured series: most scales, then most runs.
+        found.sort(key=lambda e: (len(e["scales"]), e["n_runs"]), reverse=True)
+        notes = []
+        if len(found) > 1:
+            notes.append(f"{len(found)} series match; using the best measured one "
+                         "(narrow with --system / --problem-size)")
+        return found[0], notes
+
+    def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
+        return self.estimate_many([query], confidence)[0]
+
+    def estimate_many(self, queries: list[Query], confidence: float = 0.9) -> list[Estimate]:
+        """Estimates for many queries, predicted series by series in one vectorised call
+        each (a batch of 100k queries takes seconds, not hours)."""
+        if not 0 < confidence < 1:
+            raise BadInputError(f"confidence must be between 0 and 1, got {confidence:g}")
+        resolved: dict[tuple[Any, ...], tuple[dict[str, Any], list[str]]] = {}
+        by_series: dict[int, list[int]] = {}
+        scales: list[float] = []
+        for i, query in enumerate(queries):
+            query.validate()
+            lookup = (query.app, query.system, query.problem_size, query.ranks_per_node,
+                      query.threads_per_rank)
+            if lookup not in resolved:
+                resolved[lookup] = self.find_series(query)
+            entry, _ = resolved[lookup]
+            scales.append(_scale(entry, query))
+            by_series.setdefault(id(entry), []).append(i)
+        out: list[Estimate | None] = [None] * len(queries)
+        for indices in by_series.values():
+            query0 = queries[indices[0]]
+            entry, notes = resolved[(query0.app, query0.system, query0.problem_size,
+                                     query0.ranks_per_node, query0.threads_per_rank)]
+            series, ctx = _context(entry)
+            p = np.array([scales[i] for i in indices])
+            preds = self.predictor.predict(series, p, confidence, ctx)
+            for i, pred in zip(indices, preds, strict=True):
+                out[i] = _make_estimate(queries[i], entry, series, ctx, pred, scales[i],
+                                        confidence, list(notes))
+        return [e for e in out if e is not None]
+
+
+def _scale(entry: dict[str, Any], query: Query) -> float:
+    """The series' own scale unit for a query given in nodes."""
+    if entry["scale_unit"] != "ranks":
+        return query.nodes
+    rpn = query.ranks_per_node or entry["ranks_per_node"]
+    if rpn is None:
+        app, system, size = entry["key"][:3]
+        raise BadInputError(
+            f"{app} on {system} [{size}] is measured in MPI ranks, not nodes; pass "
+            "--ranks-per-node so the node count can be turned into ranks")
+    return query.nodes * rpn
+
+
+def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: SeriesContext,
+                   pred: Prediction, scale: float, confidence: float,
+                   notes: list[str]) -> Estimate:
+    p_min, t_min = ctx.scale_min, float(ctx.medians_s[0])
+    speedup = t_min / pred.runtime_s
+    efficiency = speedup if series.weak else speedup * p_min / scale
+    law = ctx.laws.get(pred.law) or ctx.laws["amdahl"]
+    beyond = scale > ctx.scale_max
+    if beyond:
+        notes.append(f"extrapolating {pred.extrapolation_log2:.1f} doublings beyond the "
+                     f"largest measured scale ({ctx.scale_max:g} {series.scale_unit})")
+    if pred.beyond_calibration:
+        notes.append("farther than any extrapolation the interval was calibrated on; "
+                     "the interval was widened in proportion and may still be too narrow")
+    return Estimate(
+        app=series.key[0], system=series.key[1], problem_size=series.key[2],
+        series=series.name, nodes=query.nodes, scale=scale, scale_unit=series.scale_unit,
+        confidence=confidence, predicted_runtime_s=pred.runtime_s,
+        lower_runtime_s=max(pred.lower_s, 0.0), upper_runtime_s=pred.upper_s,
+        speedup=speedup, efficiency=efficiency, law=pred.law, formula=law.formula(),
+        overhead_coefficient=pred.overhead_coefficient,
+        extrapolation_doublings=max(pred.extrapolation_log2, 0.0),
+        beyond_measured_range=beyond, beyond_calibration=pred.beyond_calibration,
+        n_runs=entry["n_runs"], measured_scales=[float(s) for s in ctx.scales],
+        breakdown_s=_breakdown(law.params(), pred.law, scale, pred.runtime_s,
+                               entry.get("io_share")),
+        notes=notes)
+
+
+def _num_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _context(entry: dict[str, Any]) -> tuple[Series, SeriesContext]:
+    scales = np.asarray(entry["scales"], dtype=float)
+    medians = np.asarray(entry["medians_s"], dtype=float)
+    series = Series(key=tuple(entry["key"]), scale_unit=entry["scale_unit"], scale=scales,
+                    runtime_s=medians, weak=entry["weak"],
+                    problem_size_num=entry["problem_size_num"],
+                    ranks_per_node=entry["ranks_per_node"],
+                    threads_per_rank=entry["threads_per_rank"], io_share=entry["io_share"])
+    laws = {name: LAWS[name].from_state(doc["state"]) for name, doc in entry["laws"].items()}
+    summary = np.array([np.nan if v is None else v for v in entry["summary"]], dtype=float)
+    return series, SeriesContext(series, scales, medians, laws, summary)
+
+
+def _breakdown(params: dict[str, float], law: str, scale: float, runtime_s: float,
+               io_share: float | None) -> dict[str, float]:
+    """Where the time goes, where the law says so: serial, parallel, communication, I/O."""
+    parts: dict[str, float] = {}
+    if law in ("amdahl", "amdahl_log"):
+        parts = {"serial_s": params["serial_s"], "parallel_s": params["parallel_s"] / scale}
+        if law == "amdahl_log":
+            parts["communication_s"] = params["comm_s_per_log2p"] * math.log2(scale)
+        total = sum(parts.values())
+        if total > 0:  # the overhead coefficient scales every part alike
+            parts = {k: v * runtime_s / total for k, v in parts.items()}
+    if io_share is not None:
+        parts["io_staging_s"] = runtime_s * io_share
+    return parts
+
+
+def bundled_artifact_path() -> Path:
+    return Path(str(resources.files("perfpredict.models").joinpath(BUNDLED_ARTIFACT)))
+
+
+def load_predictor(db_url: str | None) -> LoadedPredictor:
+    """The store's newest predictor, else the bundled one trained on the shipped data."""
+    from perfpredict.store.artifacts import load_latest_artifact
+
+    if db_url is not None:
+        doc = load_latest_artifact(db_url)
+        if doc is not None:
+            return LoadedPredictor(doc, "the store")
+    path = bundled_artifact_path()
+    if not path.exists():
+        raise NotFoundError("no trained predictor in the store and none shipped; run "
+                            "'perfpredict train'")
+    return LoadedPredictor(artifact.read_file(path), f"the bundled predictor ({path.name})")
+
+
+def estimate(db_url: str | None, query: Query, confidence: float = 0.9) -> Estimate:
+    """One estimate; see :class:`Estimate` for what it holds."""
+    return load_predictor(db_url).estimate(query, confidence)
+
+
+#: Columns ``estimate --input`` appends to each input row.
+BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
+                 "efficiency", "law", "series", "beyond_measured_range")
+_QUERY_COLUMNS = {"app": str, "nodes": float, "system": str, "problem_size": str,
+                  "ranks_per_node": float, "threads_per_rank": float, "io_bytes": float}
+
+
+def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query]]:
+    """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
+    import csv
+
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = list(reader.fieldnames or [])
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"cannot read the query file: {exc}", path=path) from exc
+    for needed in ("app", "nodes"):
+        if needed not in header:
+            raise BadInputError(f"the header has no '{needed}' column; a query file needs "
+                                "at least app and nodes", path=path, line_no=1)
+    queries = []
+    for line_no, row in enumerate(rows, start=2):
+        values: dict[str, Any] = {}
+        for name, kind in _QUERY_COLUMNS.items():
+            text = (row.get(name) or "").strip()
+            if not text:
+                continue
+            try:
+                values[name] = kind(text)
+            except ValueError:
+                raise BadInputError(f"column {name!r} must be a number, got {text!r}",
+                                    path=path, line_no=line_no) from None
+        if "nodes" not in values or "app" not in values:
+            raise BadInputError("app and nodes are required on every row", path=path,
+                                line_no=line_no)
+        query = Query(**values)
+        try:
+            query.validate()
+        except BadInputError as exc:
+            raise BadInputError(exc.reason, path=path, line_no=line_no) from None
+        queries.append(query)
+    return header, rows, queries
+
+
+def estimate_csv(db_url: str | None, path: Path, out: Any, confidence: float = 0.9) -> int:
+    """Answer every row of a query CSV, same order, input columns first; returns rows."""
+    import csv
+
+    header, rows, queries = read_queries(path)
+    estimates = load_predictor(db_url).estimate_many(queries, confidence)
+    kept = [c for c in header if c not in BATCH_COLUMNS]  # runtime_s is kept, not used
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*kept, *BATCH_COLUMNS])
+    for row, est in zip(rows, estimates, strict=True):
+        values = est.as_dict()
+        writer.writerow([*(row.get(c, "") for c in kept),
+                         *(_csv_value(values[c]) for c in BATCH_COLUMNS)])
+    return len(rows)
+
+
+def _csv_value(value: Any) -> Any:
+    return f"{value:.6g}" if isinstance(value, float) else value

@@ -1,0 +1,201 @@
+"""Backtests on the store: the hybrid against each law alone, Extra-P and a black box,
+measured in one run on the same splits.
+
+Splits (per series with at least four distinct scales):
+
+* ``extrapolate``: context = the lower half of its distinct scales, test = the upper half.
+* ``fewshot``: context = its three smallest scales, test = the rest.
+
+The hybrid is cross-fitted: series are split into folds, and a fold's series are predicted
+by a predictor trained on every other series in full plus the fold's own context runs,
+never on the runs being predicted. The black box sees the same runs. Every figure is over
+test runs (each repetition counts), except ``within_10pct`` which is the share of series
+whose mean absolute percentage error is at most 10%.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from perfpredict.errors import NotTrainedError
+from perfpredict.laws import LAWS
+from perfpredict.laws.base import FloatArray
+from perfpredict.predictor import HybridPredictor
+from perfpredict.series import Series, build_series
+
+SPLITS = ("extrapolate", "fewshot")
+MIN_TEST_SCALES = 4
+METHODS = ("hybrid", "amdahl", "amdahl_log", "gustafson", "extrap", "blackbox_xgboost")
+
+
+def context_scales(series: Series, split: str) -> FloatArray:
+    scales = series.scales
+    if split == "extrapolate":
+        return scales[: max(2, math.ceil(scales.size / 2))]
+    if split == "fewshot":
+        return scales[:3]
+    raise ValueError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
+
+
+@dataclass
+class _Outcomes:
+    """Per method: predictions for the test runs, grouped for the report."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, method: str, group: str, series: str, true_s: FloatArray,
+            pred_s: FloatArray, lower_s: FloatArray | None = None,
+            upper_s: FloatArray | None = None) -> None:
+        for i in range(true_s.size):
+            self.rows.append({
+                "method": method, "group": group, "series": series, "true": true_s[i],
+                "pred": pred_s[i],
+                "lower": None if lower_s is None else lower_s[i],
+                "upper": None if upper_s is None else upper_s[i]})
+
+
+def _blackbox(train: list[Series], codes: dict[str, dict[str, int]]) -> Callable[..., FloatArray]:
+    """XGBoost on raw features (scale, layout, size, app, system) -> log runtime."""
+    import xgboost
+
+    def features(series: Series, p: FloatArray) -> FloatArray:
+        app, system = series.key[0], series.key[1]
+        n = p.size
+        return np.column_stack([
+            np.log2(p), np.full(n, series.ranks_per_node or np.nan),
+            np.full(n, series.threads_per_rank or np.nan),
+            np.full(n, math.log10(series.problem_size_num) if series.problem_size_num else np.nan),
+            np.full(n, codes["app"].setdefault(app, len(codes["app"]))),
+            np.full(n, codes["system"].setdefault(system, len(codes["system"]))),
+            np.full(n, float(series.weak)), np.full(n, series.scale_unit == "nodes"),
+        ])
+
+    x = np.vstack([features(s, s.scale) for s in train])
+    y = np.concatenate([np.log(s.runtime_s) for s in train])
+    model = xgboost.XGBRegressor(n_estimators=300, max_depth=6, learning_rate=0.05,
+                                 n_jobs=2, random_state=0).fit(x, y)
+    return lambda series, p: np.exp(model.predict(features(series, p)))
+
+
+def _law_prediction(name: str, context: Series, p: FloatArray) -> FloatArray:
+    scales, medians = context.medians()
+    law = LAWS[name]()
+    if scales.size < law.min_scales:
+        law = LAWS["amdahl"]()
+    return law.fit(scales, medians).predict(p)
+
+
+def backtest(series_list: list[Series], split: str, group_of: Callable[[Series], str],
+             confidence: float = 0.9, n_folds: int = 5, random_state: int = 0) -> _Outcomes:
+    tests = [i for i, s in enumerate(series_list) if s.scales.size >= MIN_TEST_SCALES]
+    if not tests:
+        raise NotTrainedError(
+            "no series has four or more distinct scales to backtest; ingest more runs")
+    rng = np.random.default_rng(random_state)
+    fold_of = {i: f for i, f in zip(tests, rng.permutation(len(tests)) % n_folds, strict=True)}
+    outcomes = _Outcomes()
+    for fold in range(min(n_folds, len(tests))):
+        in_fold = [i for i in tests if fold_of[i] == fold]
+        contexts = {i: series_list[i].subset(context_scales(series_list[i], split))
+                    for i in in_fold}
+        pool = [s for i, s in enumerate(series_list) if i not in contexts] + list(contexts.values())
+        hybrid = HybridPredictor(random_state=random_state).fit(pool)
+        blackbox = _blackbox(pool, {"app": {}, "system": {}})
+        for i in in_fold:
+            series, context = series_list[i], contexts[i]
+            test = series.scale > context.scales[-1]
+            p, true = series.scale[test], series.runtime_s[test]
+            group, name = group_of(series), series.name
+            preds = hybrid.predict(context, p, confidence)
+            outcomes.add("hybrid", group, name, true, np.array([x.runtime_s for x in preds]),
+                         np.array([x.lower_s for x in preds]),
+                         np.array([x.upper_s for x in preds]))
+            for law in ("amdahl", "amdahl_log", "extrap"):
+                outcomes.add(law, group, name, true, _law_prediction(law, context, p))
+            if series.weak:
+                outcomes.add("gustafson", group, name, true,
+                             _law_prediction("gustafson", context, p))
+            outcomes.add("blackbox_xgboost", group, name, true, blackbox(context, p))
+    return outcomes
+
+
+def summarise(outcomes: _Outcomes) -> list[dict[str, Any]]:
+    """One row per (group, method) plus an 'all' group: the evaluate table."""
+    buckets: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in outcomes.rows:
+        buckets[(row["group"], row["method"])].append(row)
+        buckets[("all", row["method"])].append(row)
+    table = []
+    for (group, method), rows in sorted(buckets.items()):
+        true = np.array([r["true"] for r in rows])
+        pred = np.array([r["pred"] for r in rows])
+        ape = np.abs(pred - true) / true
+        per_series: dict[str, list[float]] = defaultdict(list)
+        for r, e in zip(rows, ape, strict=True):
+            per_series[r["series"]].append(e)
+        entry: dict[str, Any] = {
+            "group": group, "method": method, "n_series": len(per_series),
+            "n_runs": len(rows), "mape_pct": 100 * float(ape.mean()),
+            "median_ape_pct": 100 * float(np.median(ape)),
+            "within_10pct_series": float(np.mean([np.mean(v) <= 0.10
+                                                  for v in per_series.values()])),
+            "bias_pct": 100 * float(np.median((pred - true) / true)),
+            "coverage": None, "median_rel_width": None,
+        }
+        if rows[0]["lower"] is not None:
+            lower = np.array([r["lower"] for r in rows])
+            upper = np.array([r["upper"] for r in rows])
+            entry["coverage"] = float(np.mean((true >= lower) & (true <= upper)))
+            entry["median_rel_width"] = float(np.median((upper - lower) / pred))
+        table.append(entry)
+    return table
+
+
+def source_group(series: Series) -> str:
+    return series.key[0]
+
+
+def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
+                   confidence: float = 0.9) -> list[dict[str, Any]]:
+    """The evaluate table for a runs DataFrame (``runs_frame``)."""
+    series_list = build_series(frame)
+    sources = _series_sources(frame) if group_by == "source" else {}
+
+    def group_of(series: Series) -> str:
+        if group_by == "app":
+            return series.key[0]
+        if group_by == "system":
+            return series.key[1]
+        return sources.get(series.key, "store")
+
+    return summarise(backtest(series_list, split, group_of, confidence))
+
+
+def _series_sources(frame) -> dict[tuple[str, ...], str]:  # type: ignore[no-untyped-def]
+    """Series key -> the name of the data set (ingest file's folder or stem) it came from."""
+    if "source" not in frame:
+        return {}
+    from perfpredict.series import SERIES_KEY, _key_part
+
+    out: dict[tuple[str, ...], str] = {}
+    for row in frame[[*SERIES_KEY, "source"]].itertuples(index=False):
+        key = tuple(_key_part(v) for v in row[:-1])
+        path = Path(str(row[-1]))
+        out.setdefault(key, path.parent.name if path.name.startswith("runs.csv") else path.stem)
+    return out
+
+
+def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
+             confidence: float = 0.9, app: list[str] | None = None) -> list[dict[str, Any]]:
+    """Backtest the store's runs; see the module docstring."""
+    from perfpredict.store.queries import runs_frame
+
+    return evaluate_frame(runs_frame(store, app=app, with_source=True), split, group_by,
+                          confidence)

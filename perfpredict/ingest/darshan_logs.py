@@ -1,0 +1,193 @@
+"""Darshan I/O logs (``.darshan``): the I/O volume of a job, attached to its scheduler run.
+
+Read through the ``darshan`` package (``pip install 'perfpredict[darshan]'``), which
+bundles libdarshan-util and so handles every log format, endianness and compression
+(FORMATS.md §9). A log is binary: the whole file is one record.
+
+What is taken: ``nprocs`` -> total ranks, ``run_time`` -> runtime, ``jobid`` -> job id,
+and I/O bytes by the §9.3 rules: POSIX + STDIO bytes read and written ("bytes that hit
+the file system"); MPI-IO is a layered view of the same bytes and is never added on
+top. When POSIX is *partial* (its record limit was hit) it undercounts, so the larger of
+POSIX + STDIO and MPI-IO is stored and flagged as an upper bound in ``extra``. A log
+without POSIX and STDIO modules says nothing about file-system traffic: I/O is None
+(not instrumented), not 0.
+
+Records are "attach" records: the pipeline merges ``io_bytes`` and ``extra`` into the
+stored scheduler job of the same system and job id, or stores the log as a run of its
+own (application = basename of the executable) when no such job is known yet.
+
+libdarshan-util aborts the process on some damaged logs (a failed assertion or double
+free while closing), which no ``try`` can catch. Each log is therefore read in a child
+Python process; a crash there is one bad record naming the log, not a dead ingest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from perfpredict._imports import require
+from perfpredict.ingest import fields
+from perfpredict.ingest.fields import FieldError
+from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
+
+DESCRIPTION = "Darshan .darshan I/O logs (needs the darshan extra), attached to their job"
+
+#: A log that takes longer than this to read is treated as damaged.
+READ_TIMEOUT_S = 120.0
+#: Modules whose byte counters are read, with their counter prefix.
+_LAYERS = {"POSIX": "POSIX", "STDIO": "STDIO", "MPI-IO": "MPIIO"}
+_RESULT_MARKER = "perfpredict-darshan-summary:"
+
+
+def _summary(path: str) -> dict[str, Any]:
+    """What perfpredict needs from one log, as JSON-ready data (runs in the child)."""
+    import darshan
+
+    with darshan.DarshanReport(path, read_all=False) as report:
+        layers: dict[str, dict[str, Any]] = {}
+        for module, prefix in _LAYERS.items():
+            if module not in report.modules:
+                continue
+            report.mod_read_all_records(module, dtype="numpy")
+            names = list(report.counters[module]["counters"])
+            read_at = names.index(f"{prefix}_BYTES_READ")
+            written_at = names.index(f"{prefix}_BYTES_WRITTEN")
+            read = written = 0
+            # Shared-file records (rank -1) are already reduced: sum every record once.
+            for record in report.records[module]:
+                counters = record["counters"]
+                read += max(int(counters[read_at]), 0)
+                written += max(int(counters[written_at]), 0)
+            layers[module] = {"read": read, "written": written,
+                              "partial": bool(report.modules[module].get("partial_flag"))}
+        return {
+            "job": report.metadata["job"],
+            "exe": report.metadata.get("exe") or "",
+            "modules": sorted(report.modules),
+            "partial_modules": sorted(m for m, info in report.modules.items()
+                                      if info.get("partial_flag")),
+            "layers": layers,
+        }
+
+
+def _read_isolated(path: Path) -> dict[str, Any] | str:
+    """The log's summary, or the reason it could not be read."""
+    try:
+        child = subprocess.run(
+            [sys.executable, "-m", __name__, str(path)], capture_output=True, text=True,
+            errors="replace", timeout=READ_TIMEOUT_S, check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return f"darshan did not finish reading the log within {READ_TIMEOUT_S:g} s"
+    errors = [line.strip() for line in child.stderr.splitlines() if line.strip()]
+    library_errors = [line for line in errors if line.startswith("Error:")]
+    if child.returncode < 0:
+        name = signal.Signals(-child.returncode).name
+        detail = f" ({library_errors[0]})" if library_errors else ""
+        return f"darshan crashed reading the log ({name}){detail}"
+    if child.returncode != 0:
+        first = (library_errors or errors)[:1]
+        return first[0] if first else f"darshan failed with exit code {child.returncode}"
+    if library_errors:
+        # libdarshan-util reports damaged regions on stderr and carries on with partial data.
+        return f"darshan reported {library_errors[0]!r}"
+    for line in child.stdout.splitlines():
+        if line.startswith(_RESULT_MARKER):
+            summary: dict[str, Any] = json.loads(line[len(_RESULT_MARKER):])
+            return summary
+    return "darshan returned no summary"
+
+
+def _io_bytes(layers: dict[str, dict[str, Any]]) -> tuple[float | None, str | None]:
+    """Bytes that hit the file system, and how they were derived (FORMATS.md §9.3)."""
+    fs_layers = [layers[m] for m in ("POSIX", "STDIO") if m in layers]
+    if not fs_layers:
+        return None, None
+    fs_bytes = float(sum(layer["read"] + layer["written"] for layer in fs_layers))
+    posix, mpiio = layers.get("POSIX"), layers.get("MPI-IO")
+    if posix is not None and posix["partial"] and mpiio is not None:
+        mpiio_bytes = float(mpiio["read"] + mpiio["written"])
+        if mpiio_bytes > fs_bytes:
+            return mpiio_bytes, "MPI-IO (POSIX partial: POSIX + STDIO undercount)"
+    return fs_bytes, "POSIX + STDIO"
+
+
+def _record(path: Path, summary: dict[str, Any], options: IngestOptions) -> RunRecord:
+    job = summary["job"]
+    nprocs = fields.count("nprocs", job.get("nprocs"), zero_is_none=True)
+    if nprocs is None:
+        raise FieldError("the log's job header says 0 processes; the log is damaged")
+    job_id = fields.count("jobid", job.get("jobid"))
+    if job_id is None:
+        raise FieldError("the log has no job id")
+    run_time = job.get("run_time")
+    start = fields.epoch_s("start_time", job.get("start_time_sec"))
+    end = fields.epoch_s("end_time", job.get("end_time_sec"))
+    if start is not None:
+        start += (job.get("start_time_nsec") or 0) * 1e-9
+    if end is not None:
+        end += (job.get("end_time_nsec") or 0) * 1e-9
+    layers = summary["layers"]
+    io_bytes, io_source = _io_bytes(layers)
+    exe = str(summary["exe"]).strip()
+    argv0 = exe.split()[0] if exe else ""
+    details: dict[str, Any] = {
+        "log": path.name,
+        "log_version": job.get("log_ver"),
+        "exe": exe[:500],
+        "uid": job.get("uid"),
+        "nprocs": nprocs,
+        "modules": summary["modules"],
+        "partial_modules": summary["partial_modules"],
+        "io_bytes_source": io_source,
+        "posix_partial": bool(layers.get("POSIX", {}).get("partial")),
+    }
+    for module, layer in layers.items():
+        prefix = _LAYERS[module].lower()
+        details[f"{prefix}_bytes_read"] = layer["read"]
+        details[f"{prefix}_bytes_written"] = layer["written"]
+    return RunRecord(
+        app=fields.app_name(os.path.basename(argv0), None, options),
+        total_ranks=nprocs,
+        io_bytes=io_bytes,
+        runtime_s=(None if run_time is None
+                   else fields.check_duration_s("run_time", float(run_time))),
+        job_id=str(job_id),
+        start_epoch_s=start,
+        end_epoch_s=end,
+        extra={"darshan": details},
+        key=f":{job_id}",
+        mode="attach",
+        attach_fields=("io_bytes", "extra"),
+    )
+
+
+def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
+    """One attach record for the log at ``path``, or one bad record saying why not."""
+    require("darshan", "darshan")
+    fields.check_app_from(options)
+    summary = _read_isolated(path)
+    if isinstance(summary, str):
+        yield BadRecord(None, path.name, f"not a readable Darshan log: {summary}; "
+                        "re-copy it, or check it with 'python -m darshan info'")
+        return
+    try:
+        yield _record(path, summary, options)
+    except (FieldError, KeyError, TypeError, ValueError) as exc:
+        yield BadRecord(None, path.name, f"the Darshan log's job data is unusable: {exc}")
+
+
+if __name__ == "__main__":  # the isolated reader behind _read_isolated
+    try:
+        result = _summary(sys.argv[1])
+    except Exception as exc:  # noqa: BLE001 - any failure is reported to the parent
+        print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
+        sys.exit(1)
+    print(_RESULT_MARKER + json.dumps(result, default=str))

@@ -1,0 +1,254 @@
+"""Field readers shared by the scheduler-accounting parsers (sacct, sacct --json, PBS, LSF,
+Darshan): durations, memory sizes, TRES lists, local timestamps, counts and job names.
+
+Each reader normalises units at the boundary (seconds, bytes, epoch seconds UTC) and raises
+:class:`FieldError` with a sentence a user can act on; the parser turns it into a
+:class:`~perfpredict.ingest.records.BadRecord` for the line, so one odd value never costs
+the file. Bounds are checked here because the store's integer columns are 32-bit on
+PostgreSQL, and an absurd value (a flipped byte, a sentinel) is better rejected with its
+line number than stored.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from datetime import datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from perfpredict.errors import BadInputError
+from perfpredict.ingest.records import IngestOptions
+
+#: Largest count the store holds (PostgreSQL INTEGER).
+MAX_COUNT = 2**31 - 1
+#: Durations beyond a century are corrupt values, not jobs.
+MAX_DURATION_S = 100 * 365 * 86400.0
+#: Epoch seconds accepted as real timestamps: 1970-01-01 (exclusive) .. 2100-01-01.
+MAX_EPOCH_S = 4_102_444_800.0
+
+#: Slurm writes these where a time limit is absent or inherited.
+NO_LIMIT = {"UNLIMITED", "PARTITION_LIMIT", "INVALID", "NONE", ""}
+#: Slurm writes these where a timestamp is not set.
+NO_TIME = {"UNKNOWN", "NONE", ""}
+
+# [DD-[HH:]]MM:SS[.mmm]: days only with hours (sacct never prints "D-MM:SS").
+_DURATION = re.compile(
+    r"^(?:(?:(?P<days>\d+)-)?(?P<hours>\d+):)?(?P<minutes>\d+):(?P<seconds>\d+(?:\.\d+)?)$"
+)
+# 231092K, 85399.46K, 0.31M, 2M, 0, 1993mb, 15240kb, 12.27M, 32G
+_MEMORY = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGTPkmgtp]?)[Bb]?$")
+_MEMORY_FACTOR = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+_LOCAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+
+
+class FieldError(ValueError):
+    """One field of a record cannot be read; the message says which and how to fix it."""
+
+
+def duration_s(name: str, text: str) -> float | None:
+    """Seconds from Slurm/PBS ``[DD-[HH:]]MM:SS[.mmm]``; no limit (``UNLIMITED``,
+    ``Partition_Limit``, empty) is None.
+
+    >>> duration_s("Elapsed", "2-22:03:04"), duration_s("TotalCPU", "00:15.057")
+    (252184.0, 15.057)
+    >>> duration_s("Timelimit", "UNLIMITED") is None
+    True
+
+    PBS walltimes may have more than 24 hours (``144:00:00``), so hours are bounded only
+    when days are given.
+    """
+    text = text.strip()
+    if text.upper() in NO_LIMIT:
+        return None
+    match = _DURATION.match(text)
+    if match is None:
+        raise FieldError(f"{name} {text!r} is not a duration like [DD-[HH:]]MM:SS[.mmm]")
+    days = int(match["days"] or 0)
+    hours = int(match["hours"] or 0)
+    minutes, seconds = int(match["minutes"]), float(match["seconds"])
+    if seconds >= 60 or (match["hours"] is not None and minutes >= 60) or (
+        match["days"] is not None and hours >= 24
+    ):
+        raise FieldError(f"{name} {text!r} has a field out of range (minutes and seconds "
+                         "must be below 60, hours below 24 after a day count)")
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    return check_duration_s(name, total)
+
+
+def check_duration_s(name: str, value: float) -> float:
+    """``value`` if it is a plausible duration in seconds, else a :class:`FieldError`."""
+    if not math.isfinite(value) or value < 0 or value > MAX_DURATION_S:
+        raise FieldError(f"{name} of {value:g} s is not a plausible duration "
+                         "(negative, infinite or over a century); the record is damaged")
+    return value
+
+
+def memory_bytes(name: str, text: str) -> float | None:
+    """Bytes from a size with an optional 1024-based suffix (``231092K``, ``0.31M``,
+    ``1993mb``, ``15240kb``); a bare number is bytes, empty is None.
+
+    >>> memory_bytes("MaxRSS", "231092K")
+    236638208.0
+    """
+    text = text.strip()
+    if not text:
+        return None
+    match = _MEMORY.match(text)
+    if match is None:
+        raise FieldError(f"{name} {text!r} is not a size like 231092K, 0.31M or 1993mb")
+    value = float(match["number"]) * _MEMORY_FACTOR[match["unit"].upper()]
+    if not math.isfinite(value):
+        raise FieldError(f"{name} {text!r} is too large to be a real size")
+    return value
+
+
+def is_digits(text: str) -> bool:
+    """Only ASCII digits: ``str.isdigit`` also accepts "¹", which ``int`` refuses."""
+    return text.isascii() and text.isdigit()
+
+
+def count(name: str, text: str | int | float | None, *, zero_is_none: bool = False) -> int | None:
+    """A non-negative whole number that fits the store; empty (or 0 with ``zero_is_none``,
+    as schedulers write for "not allocated") is None."""
+    if text is None:
+        return None
+    if isinstance(text, str):
+        text = text.strip()
+        if not text:
+            return None
+        if not is_digits(text):
+            raise FieldError(f"{name} {text!r} is not a whole number")
+    elif isinstance(text, float) and not text.is_integer():
+        raise FieldError(f"{name} {text!r} is not a whole number")
+    value = int(text)
+    if value < 0 or value > MAX_COUNT:
+        raise FieldError(f"{name} {value} is out of range (0 .. {MAX_COUNT})")
+    return None if zero_is_none and value == 0 else value
+
+
+def epoch_s(name: str, value: float | int | None) -> float | None:
+    """Epoch seconds from a scheduler's integer timestamp; 0 or None ("not set") is None."""
+    if value is None or value == 0:
+        return None
+    value = float(value)
+    if not math.isfinite(value) or value < 0 or value > MAX_EPOCH_S:
+        raise FieldError(f"{name} {value:g} is not a timestamp between 1970 and 2100")
+    return value
+
+
+def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
+    """Epoch seconds UTC from sacct's local ``YYYY-MM-DDTHH:MM:SS`` read in ``zone``;
+    ``Unknown``/``None``/empty is None.
+
+    A wall-clock time that occurs twice when clocks go back is read as the first
+    occurrence (``fold=0``); export with ``TZ=UTC sacct ...`` to avoid the ambiguity.
+    """
+    text = text.strip()
+    if text.upper() in NO_TIME:
+        return None
+    if not _LOCAL_TIME.match(text):
+        raise FieldError(f"{name} {text!r} is not a time like 2024-05-01T12:00:00 "
+                         "(was SLURM_TIME_FORMAT set when exporting?)")
+    try:
+        moment = datetime.fromisoformat(text).replace(tzinfo=zone)
+    except ValueError:
+        raise FieldError(f"{name} {text!r} is not a valid calendar date and time") from None
+    return epoch_s(name, moment.timestamp())
+
+
+def timezone(options: IngestOptions) -> ZoneInfo:
+    """The zone local timestamps are read in; an unknown name is a usage error."""
+    try:
+        return ZoneInfo(options.timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise BadInputError(
+            f"unknown time zone {options.timezone!r}; pass an IANA name such as UTC or "
+            "Europe/Berlin with --timezone"
+        ) from None
+
+
+def tres(text: str) -> dict[str, str]:
+    """A TRES list ``billing=256,cpu=256,mem=3000M,node=32,gres/gpu=2`` as a dict;
+    entries without ``=`` are ignored (they carry nothing we can use)."""
+    pairs = (item.split("=", 1) for item in text.split(",") if "=" in item)
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def gpus_from_tres(counts: Mapping[str, str | float]) -> int | None:
+    """GPUs of an allocation: ``gres/gpu`` when present, else the sum of typed
+    ``gres/gpu:<type>`` entries; Slurm lists both for typed GPUs, so never add them."""
+    if "gres/gpu" in counts:
+        return count("AllocTRES gres/gpu", counts["gres/gpu"])
+    typed = [count(f"AllocTRES {key}", value) or 0
+             for key, value in counts.items() if key.startswith("gres/gpu:")]
+    return sum(typed) if typed else None
+
+
+def app_name(job_name: str, comment: str | None, options: IngestOptions) -> str:
+    """The application a job ran, from ``options.app_from``: ``jobname`` (default),
+    ``comment`` (falls back to the job name when empty) or ``regex:PATTERN`` (its first
+    group, or whole match, on the job name; no match keeps the job name)."""
+    name = job_name.strip()
+    source = options.app_from
+    if source == "comment" and comment and comment.strip():
+        name = comment.strip()
+    elif source.startswith("regex:"):
+        match = re.compile(source[len("regex:"):]).search(name)
+        if match is not None:
+            name = (match.group(1) if match.re.groups else match.group(0)) or name
+    return name or "unnamed"
+
+
+def check_app_from(options: IngestOptions) -> None:
+    """Validate ``--app-from`` once per file, so a typo is one usage error rather than a
+    bad record per line (``re`` caches the compiled pattern for :func:`app_name`)."""
+    source = options.app_from
+    if source in {"jobname", "comment"}:
+        return
+    if not source.startswith("regex:"):
+        raise BadInputError(f"--app-from {source!r} is not one of jobname, comment, "
+                            "regex:PATTERN")
+    try:
+        re.compile(source[len("regex:"):])
+    except re.error as exc:
+        raise BadInputError(f"--app-from regex {source[6:]!r} does not compile ({exc}); "
+                            "fix the pattern") from None
+
+
+#: Slurm job states of a finished job (sacct(1) "JOB STATE CODES").
+SLURM_FINISHED_STATES = frozenset({
+    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY", "PREEMPTED",
+    "BOOT_FAIL", "DEADLINE", "REVOKED",
+})
+#: States of a job that has not finished: not a run yet, so skipped without complaint.
+SLURM_UNFINISHED_STATES = frozenset({"PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED"})
+
+
+def slurm_state(text: str) -> str | None:
+    """The base state of a Slurm job (``CANCELLED by 102216`` is ``CANCELLED``), or None
+    for a job still pending or running, which is not a run yet.
+
+    An unknown state is a :class:`FieldError`: guessing whether a job finished would put
+    half-run jobs among the measurements.
+    """
+    words = text.split()
+    state = words[0].upper().rstrip("+") if words else ""
+    if state in SLURM_FINISHED_STATES:
+        return state
+    if state in SLURM_UNFINISHED_STATES:
+        return None
+    raise FieldError(
+        f"unknown job state {text.strip()!r}; expected one of "
+        f"{', '.join(sorted(SLURM_FINISHED_STATES | SLURM_UNFINISHED_STATES))}"
+    )
+
+
+def exit_code(return_code: int | None, signal: int | None) -> int | None:
+    """One exit code as a shell reports it: the return code, or 128 + the signal that
+    killed the job (so a killed job never looks like a success)."""
+    if signal:
+        if signal > 255:
+            raise FieldError(f"signal {signal} is out of range (signals are below 256)")
+        return 128 + signal
+    return return_code

@@ -1,0 +1,256 @@
+"""Slurm accounting from ``sacct --json``, Slurm 21.08 to 25.x (FORMATS.md §2).
+
+The document's shape changed with the data_parser version and this reader accepts every
+variant seen in real exports: ``meta.plugin`` or ``meta.plugins``; ``state.current`` a
+string (21.08 .. 23.02) or a list (23.11+); numbers plain or ``{set, infinite, number}``
+(23.02+); ``time.limit`` in minutes either way; step times plain or wrapped (25.05).
+
+One run per job, with the same folding and natural key as the ``sacct -P`` reader so the
+two formats deduplicate against each other: nodes, CPUs and GPUs from the allocated TRES,
+ranks from the step with the most tasks (``extern`` excluded), MaxRSS and ``fs/disk``
+bytes from the steps' TRES usage (Slurm names usage-in ``requested`` and usage-out
+``consumed``). Jobs still pending or running are not runs and are skipped.
+
+The document is loaded whole with :mod:`json`: sacct writes one object, so there is no
+record boundary to stream on, and a malformed document is one bad record at the line the
+decoder stopped.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from perfpredict.ingest import fields
+from perfpredict.ingest.fields import FieldError
+from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
+from perfpredict.ingest.textio import open_binary
+
+DESCRIPTION = "Slurm 'sacct --json' (Slurm 21.08 .. 25.x), one run per finished job"
+
+
+class _Unlimited:
+    """``{"infinite": true}``: no limit, distinct from "not set"."""
+
+
+UNLIMITED = _Unlimited()
+
+
+def _number(name: str, value: Any) -> float | _Unlimited | None:
+    """A plain number, or the 23.02+ ``{set, infinite, number}`` wrapper unwrapped."""
+    if isinstance(value, dict):
+        if value.get("infinite"):
+            return UNLIMITED
+        if not value.get("set", True):
+            return None
+        value = value.get("number")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise FieldError(f"{name} {value!r} is not a number")
+    return value
+
+
+def _finite(name: str, value: Any) -> float | None:
+    number = _number(name, value)
+    return None if isinstance(number, _Unlimited) else number
+
+
+def _tres_counts(entries: Any, name: str) -> dict[str, float]:
+    """``[{type, name, count}, ...]`` as ``{"cpu": 4, "gres/gpu": 1, "fs/disk": ...}``."""
+    counts: dict[str, float] = {}
+    if not isinstance(entries, list):
+        return counts
+    for entry in entries:
+        if not isinstance(entry, dict) or not entry.get("type"):
+            continue
+        key = str(entry["type"]) + (f"/{entry['name']}" if entry.get("name") else "")
+        value = _finite(f"{name} {key}", entry.get("count"))
+        if value is not None and value >= 0:  # -2 marks "not available" (energy)
+            counts[key] = value
+    return counts
+
+
+def _state(job: dict[str, Any]) -> str | None:
+    current = (job.get("state") or {}).get("current")
+    if isinstance(current, list):
+        current = current[0] if current else ""
+    return fields.slurm_state(str(current or ""))
+
+
+def _reason(reason: Any) -> str | None:
+    """Why the job ended as it did; Slurm writes the string "None" for no reason."""
+    return None if reason in (None, "", "None") else str(reason)
+
+
+def _exit_code(job: dict[str, Any]) -> tuple[int | None, int | None]:
+    exit_info = job.get("exit_code")
+    if not isinstance(exit_info, dict):
+        return None, None
+    code = fields.count("exit_code.return_code",
+                        _finite("exit_code.return_code", exit_info.get("return_code")))
+    signal_info = exit_info.get("signal")
+    signal = None
+    if isinstance(signal_info, dict):
+        signal = fields.count("exit_code.signal.id",
+                              _finite("exit_code.signal.id", signal_info.get("id")))
+    return fields.exit_code(code, signal), signal
+
+
+def _steps(job: dict[str, Any]) -> tuple[tuple[int, int | None] | None, float | None,
+                                          float | None]:
+    """(tasks, nodes) of the step with most tasks, max RSS bytes, I/O bytes."""
+    largest: tuple[int, int | None] | None = None
+    max_rss: float | None = None
+    io_bytes: float | None = None
+    for step in job.get("steps") or []:
+        if not isinstance(step, dict):
+            continue
+        step_info = step.get("step") or {}
+        step_id = step_info.get("id") if isinstance(step_info, dict) else None
+        name = str(step_info.get("name") or "") if isinstance(step_info, dict) else ""
+        is_extern = name == "extern" or str(step_id).endswith(".extern")
+        tasks = fields.count("steps[].tasks.count",
+                             _finite("tasks.count", (step.get("tasks") or {}).get("count")),
+                             zero_is_none=True)
+        if tasks and not is_extern and (largest is None or tasks > largest[0]):
+            nodes = fields.count("steps[].nodes.count",
+                                 _finite("nodes.count", (step.get("nodes") or {}).get("count")),
+                                 zero_is_none=True)
+            largest = (tasks, nodes)
+        usage = step.get("tres") or {}
+        for direction in ("requested", "consumed"):
+            block = usage.get(direction) or {}
+            disk = _tres_counts(block.get("total"), "tres usage").get("fs/disk")
+            if disk is not None:
+                io_bytes = (io_bytes or 0.0) + disk
+            rss = _tres_counts(block.get("max"), "tres usage").get("mem")
+            if rss is not None:
+                max_rss = max(rss, max_rss or 0.0)
+    return largest, max_rss, io_bytes
+
+
+def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
+    state = _state(job)
+    if state is None:
+        return None
+    job_id = fields.count("job_id", _finite("job_id", job.get("job_id")))
+    if job_id is None:
+        raise FieldError("the job has no job_id")
+    times = job.get("time") or {}
+    limit = _number("time.limit", times.get("limit"))
+    requested_walltime_s = (None if limit is None or isinstance(limit, _Unlimited)
+                            else fields.check_duration_s("time.limit", limit * 60.0))
+    elapsed = _finite("time.elapsed", times.get("elapsed"))
+    allocated = _tres_counts((job.get("tres") or {}).get("allocated"), "tres.allocated")
+    largest, max_rss, io_bytes = _steps(job)
+    code, signal = _exit_code(job)
+    nodes = fields.count("tres.allocated node", allocated.get("node"), zero_is_none=True)
+    if nodes is None:
+        nodes = fields.count("allocation_nodes", _finite("allocation_nodes",
+                             job.get("allocation_nodes")), zero_is_none=True)
+    cluster = str(job.get("cluster") or "")
+    comment = job.get("comment")
+    array = job.get("array") or {}
+    het = job.get("het") or {}
+    extra: dict[str, Any] = {
+        "cpus": fields.count("tres.allocated cpu", allocated.get("cpu"), zero_is_none=True),
+        "qos": job.get("qos") or None,
+        "state_reason": _reason((job.get("state") or {}).get("reason")),
+        "exit_signal": signal or None,
+    }
+    task_id = _finite("array.task_id", array.get("task_id"))
+    if array.get("job_id") and task_id is not None:
+        extra.update(array_job_id=str(array["job_id"]), array_task_id=int(task_id))
+    het_offset = _finite("het.job_offset", het.get("job_offset"))
+    if het.get("job_id") and het_offset is not None:
+        extra.update(het_job_id=str(het["job_id"]), het_job_offset=int(het_offset))
+    job_name = str(job.get("name") or "")
+    app = fields.app_name(
+        job_name, comment.get("job") if isinstance(comment, dict) else None, options)
+    if app != job_name.strip():
+        extra["job_name"] = job_name
+    start = fields.epoch_s("time.start", _finite("time.start", times.get("start")))
+    end = fields.epoch_s("time.end", _finite("time.end", times.get("end")))
+    if start is not None and end is not None and end < start:
+        raise FieldError(f"time.end {end:.0f} is before time.start {start:.0f}")
+    record = RunRecord(
+        app=app,
+        system=cluster or None,
+        nodes=nodes,
+        gpus=fields.gpus_from_tres(allocated),
+        io_bytes=io_bytes,
+        runtime_s=(None if elapsed is None
+                   else fields.check_duration_s("time.elapsed", float(elapsed))),
+        requested_walltime_s=requested_walltime_s,
+        state=state,
+        exit_code=code,
+        user=str(job.get("user") or "") or None,
+        account=str(job.get("account") or "") or None,
+        partition=str(job.get("partition") or "") or None,
+        job_id=str(job_id),
+        submit_epoch_s=fields.epoch_s("time.submission",
+                                      _finite("time.submission", times.get("submission"))),
+        start_epoch_s=start,
+        end_epoch_s=end,
+        max_rss_bytes=max_rss,
+        censored=state == "TIMEOUT",
+        extra={k: v for k, v in extra.items() if v is not None},
+        key=f"{cluster}:{job_id}",
+    )
+    if largest is not None:
+        tasks, step_nodes = largest
+        record.total_ranks = tasks
+        per = step_nodes or nodes
+        record.ranks_per_node = tasks / per if per else None
+    return record
+
+
+def _load(path: Path) -> Any:
+    with open_binary(path) as fh:
+        data = fh.read()
+    return json.loads(data)
+
+
+def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
+    """Runs of the jobs in ``path``; a job that cannot be read is a bad record naming its
+    index and job id (JSON jobs have no line of their own)."""
+    fields.check_app_from(options)
+    try:
+        document = _load(path)
+    except json.JSONDecodeError as exc:
+        lines = exc.doc.splitlines()
+        yield BadRecord(exc.lineno, lines[exc.lineno - 1][:200] if exc.lineno <= len(lines)
+                        else "",
+                        f"not valid JSON ({exc.msg} at column {exc.colno}); export again with "
+                        "sacct --json, the file may be cut short")
+        return
+    except (UnicodeDecodeError, RecursionError, OSError, EOFError) as exc:
+        yield BadRecord(None, "", f"cannot be read as JSON text ({type(exc).__name__}: "
+                        f"{str(exc)[:200]}); export again with sacct --json")
+        return
+    jobs = document.get("jobs") if isinstance(document, dict) else None
+    if not isinstance(jobs, list):
+        yield BadRecord(1, "", "no 'jobs' list at the top level; this is not the output of "
+                        "sacct --json")
+        return
+    for index, job in enumerate(jobs):
+        if not isinstance(job, dict):
+            yield BadRecord(None, repr(job)[:200], f"jobs[{index}] is not a job object")
+            continue
+        try:
+            record = _record(job, options)
+        except FieldError as exc:
+            reason = str(exc)
+        except (AttributeError, TypeError, ValueError) as exc:
+            # A value of an unexpected type: a damaged file or a sacct schema not seen yet.
+            reason = (f"a field has an unexpected shape ({exc}); if this is an unmodified "
+                      "sacct --json export, report its Slurm version")
+        else:
+            if record is not None:
+                yield record
+            continue
+        yield BadRecord(None, json.dumps(job)[:2000],
+                        f"jobs[{index}] (job {job.get('job_id')!r}): {reason}")

@@ -1,0 +1,58 @@
+"""The overhead regressor: XGBoost on log(T_measured / T_law)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from perfpredict.laws.base import FloatArray
+from perfpredict.overhead.trees import TreeEnsemble
+
+
+class OverheadRegressor:
+    """Gradient-boosted trees predicting the log overhead coefficient log c.
+
+    Strong leaf regularisation (``reg_lambda``) and a minimum evidence per leaf
+    (``min_child_weight``) shrink the correction toward c = 1 where few series support it.
+    """
+
+    def __init__(self, n_estimators: int = 300, max_depth: int = 3,
+                 learning_rate: float = 0.03, min_child_weight: float = 3.0,
+                 reg_lambda: float = 5.0, subsample: float = 0.8,
+                 random_state: int = 0, n_jobs: int = 2) -> None:
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.min_child_weight = min_child_weight
+        self.reg_lambda = reg_lambda
+        self.subsample = subsample
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def get_params(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in (
+            "n_estimators", "max_depth", "learning_rate", "min_child_weight", "reg_lambda",
+            "subsample", "random_state", "n_jobs")}
+
+    def fit(self, features: FloatArray, log_overhead: FloatArray,
+            sample_weight: FloatArray | None = None) -> OverheadRegressor:
+        import xgboost
+
+        booster = xgboost.XGBRegressor(
+            objective="reg:squarederror", base_score=0.0, tree_method="hist",
+            **self.get_params())
+        booster.fit(features, log_overhead, sample_weight=sample_weight)
+        self.model_json_: str = booster.get_booster().save_raw("json").decode()
+        self.ensemble_ = TreeEnsemble(self.model_json_)
+        return self
+
+    @classmethod
+    def from_json(cls, model_json: str) -> OverheadRegressor:
+        regressor = cls()
+        regressor.model_json_ = model_json
+        regressor.ensemble_ = TreeEnsemble(model_json)
+        return regressor
+
+    def predict(self, features: FloatArray) -> FloatArray:
+        return np.asarray(self.ensemble_.predict(features), dtype=float)

@@ -1,0 +1,273 @@
+"""The hybrid runtime predictor: a scaling law gives the shape, a learned overhead
+coefficient corrects it, a conformal interval says how far to trust it.
+
+    T(p) = T_law(p) * c(features),   log c learned by gradient-boosted trees
+
+Training follows how predictions are used. For every series with three or more scales,
+and every cut k, the laws are fitted on the k smallest scales and asked for the larger
+ones (nested extrapolation). Pooled over all series, those examples decide
+
+1. which law family to trust as the base, per scaling kind (weak or strong): the one
+   with the smallest nested-extrapolation error, so no series picks its law from its own
+   three points;
+2. the overhead correction log c, learned on the law's nested errors with the
+   extrapolation distance and the shape of the measured curve as features; it is applied
+   to a scaling kind only if, cross-fitted by series, it beats the plain law;
+3. the interval: split-conformal quantiles of the cross-fitted residuals, by distance.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from perfpredict.laws.base import FloatArray
+from perfpredict.overhead.features import (
+    CANDIDATE_LAWS,
+    FEATURE_NAMES,
+    SeriesContext,
+    fit_context,
+    law_log_predictions,
+)
+from perfpredict.overhead.regressor import OverheadRegressor
+from perfpredict.series import Series
+from perfpredict.uncertainty.conformal import DistanceConformal
+
+KINDS = ("strong", "weak")
+#: Added to |log residual| before taking its log: below 1% the spread is repetition noise.
+SPREAD_FLOOR_LOG = 0.01
+
+
+def _kind(series: Series) -> str:
+    return "weak" if series.weak else "strong"
+
+
+@dataclass
+class NestedExamples:
+    """Nested-extrapolation examples: one per run beyond a cut of its series."""
+
+    summary: list[FloatArray] = field(default_factory=list)
+    scale: list[FloatArray] = field(default_factory=list)
+    scale_max: list[FloatArray] = field(default_factory=list)
+    law_logs: list[FloatArray] = field(default_factory=list)  # (n, n_laws)
+    log_runtime: list[FloatArray] = field(default_factory=list)
+    group: list[FloatArray] = field(default_factory=list)
+    weight: list[FloatArray] = field(default_factory=list)
+    kind: list[np.ndarray] = field(default_factory=list)
+
+    def add(self, ctx: SeriesContext, p: FloatArray, runtime_s: FloatArray, group: int) -> None:
+        n = p.size
+        logs = law_log_predictions(ctx, p)
+        self.summary.append(np.tile(ctx.summary, (n, 1)))
+        self.scale.append(p)
+        self.scale_max.append(np.full(n, ctx.scale_max))
+        self.law_logs.append(np.column_stack([logs[name] for name in CANDIDATE_LAWS]))
+        self.log_runtime.append(np.log(runtime_s))
+        self.group.append(np.full(n, float(group)))
+        # every (series, cut, scale) counts once, however many repetitions it has
+        _, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
+        self.weight.append(1.0 / counts[inverse])
+        self.kind.append(np.full(n, _kind(ctx.series)))
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        if not self.scale:
+            raise ValueError("no nested examples")
+        return {name: np.concatenate(getattr(self, name)) for name in (
+            "summary", "scale", "scale_max", "law_logs", "log_runtime", "group", "weight",
+            "kind")}
+
+
+def nested_examples(series_list: list[Series], min_context: int = 2) -> NestedExamples:
+    """Fit on the k smallest scales of each series, target its larger runs, for every k."""
+    examples = NestedExamples()
+    for index, series in enumerate(series_list):
+        scales = series.scales
+        for k in range(min_context, scales.size):
+            ctx = fit_context(series.subset(scales[:k]))
+            beyond = series.scale > scales[k - 1]
+            examples.add(ctx, series.scale[beyond], series.runtime_s[beyond], index)
+    return examples
+
+
+def _features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,
+              law_logs: FloatArray, base_log: FloatArray) -> FloatArray:
+    distance = np.log2(scale / scale_max)
+    return np.column_stack([distance, np.log2(scale), summary, law_logs - base_log[:, None]])
+
+
+def _weighted_mean_abs(values: FloatArray, weight: FloatArray) -> float:
+    return float(np.sum(np.abs(values) * weight) / np.sum(weight))
+
+
+@dataclass
+class Prediction:
+    runtime_s: float
+    lower_s: float
+    upper_s: float
+    law: str
+    overhead_coefficient: float
+    extrapolation_log2: float
+    beyond_calibration: bool
+
+
+class HybridPredictor:
+    """Scaling law x learned overhead coefficient, with distance-aware conformal intervals.
+
+    ``fit(series_list)`` learns from nested extrapolation across all series;
+    ``predict(series, scales)`` extrapolates one series (its measured runs are the
+    context) to new scales.
+    """
+
+    def __init__(self, n_folds: int = 5, min_series_for_correction: int = 8,
+                 regressor_params: dict[str, Any] | None = None, random_state: int = 0) -> None:
+        self.n_folds = n_folds
+        self.min_series_for_correction = min_series_for_correction
+        self.regressor_params = regressor_params
+        self.random_state = random_state
+
+    def _regressor(self) -> OverheadRegressor:
+        return OverheadRegressor(random_state=self.random_state,
+                                 **(self.regressor_params or {}))
+
+    def fit(self, series_list: list[Series]) -> HybridPredictor:
+        usable = [s for s in series_list if s.scales.size >= 3]
+        if not usable:
+            raise ValueError("no series with three or more scales to learn from")
+        data = nested_examples(usable).arrays()
+        weight, kind, group = data["weight"], data["kind"], data["group"]
+        law_logs = data["law_logs"]
+
+        # 1. the base law per scaling kind, by pooled nested-extrapolation error
+        self.base_law_: dict[str, str] = {}
+        for k in KINDS:
+            mask = kind == k
+            if not mask.any():
+                self.base_law_[k] = "amdahl" if k == "strong" else "gustafson"
+                continue
+            errors = [_weighted_mean_abs(data["log_runtime"][mask] - law_logs[mask, j],
+                                         weight[mask]) for j in range(len(CANDIDATE_LAWS))]
+            self.base_law_[k] = CANDIDATE_LAWS[int(np.argmin(errors))]
+        base_index = np.array([CANDIDATE_LAWS.index(self.base_law_[k]) for k in kind])
+        base_log = law_logs[np.arange(kind.size), base_index]
+        features = _features(data["summary"], data["scale"], data["scale_max"], law_logs,
+                             base_log)
+        target = data["log_runtime"] - base_log
+
+        # 2. cross-fitted correction, kept per kind only where it beats the plain law
+        oof = self._cross_fit(features, target, weight, group)
+        self.apply_correction_: dict[str, bool] = {}
+        residual = target.copy()
+        for k in KINDS:
+            mask = kind == k
+            n_series = np.unique(group[mask]).size
+            if n_series < self.min_series_for_correction:
+                self.apply_correction_[k] = False
+                continue
+            corrected = _weighted_mean_abs(target[mask] - oof[mask], weight[mask])
+            plain = _weighted_mean_abs(target[mask], weight[mask])
+            self.apply_correction_[k] = corrected < plain
+            if self.apply_correction_[k]:
+                residual[mask] = target[mask] - oof[mask]
+
+        # 3. intervals: a spread model for |residual|, then conformal quantiles of the
+        # normalised cross-fitted residuals, per kind where it has enough series
+        log_spread = np.log(np.abs(residual) + SPREAD_FLOOR_LOG)
+        score = residual / np.exp(self._cross_fit(features, log_spread, weight, group))
+        distance = np.log2(data["scale"] / data["scale_max"])
+        pooled = DistanceConformal().fit(score, distance)
+        self.conformal_: dict[str, DistanceConformal] = {}
+        for k in KINDS:
+            mask = kind == k
+            own_series = np.unique(group[mask]).size
+            self.conformal_[k] = (DistanceConformal().fit(score[mask], distance[mask])
+                                  if own_series >= self.min_series_for_correction else pooled)
+        self.spread_regressor_ = self._regressor().fit(features, log_spread, weight)
+        self.regressor_ = self._regressor().fit(features, target, weight)
+        self.n_series_ = len(usable)
+        self.n_examples_ = int(target.size)
+        self.metrics_ = {"nested_mean_abs_log_error_plain": _weighted_mean_abs(target, weight),
+                         "nested_mean_abs_log_error_hybrid":
+                             _weighted_mean_abs(residual, weight)}
+        return self
+
+    def _cross_fit(self, features: FloatArray, target: FloatArray, weight: FloatArray,
+                   group: FloatArray) -> FloatArray:
+        """Out-of-fold corrections: each series predicted by trees that never saw it."""
+        groups = np.unique(group)
+        rng = np.random.default_rng(self.random_state)
+        fold_of = dict(zip(groups, rng.permutation(groups.size) % self.n_folds, strict=True))
+        folds = np.array([fold_of[g] for g in group])
+        oof = np.zeros_like(target)
+        for fold in range(min(self.n_folds, groups.size)):
+            test = folds == fold
+            if test.all() or not test.any():
+                continue
+            reg = self._regressor().fit(features[~test], target[~test], weight[~test])
+            oof[test] = reg.predict(features[test])
+        return oof
+
+    def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
+                ctx: SeriesContext | None = None) -> list[Prediction]:
+        """Predictions for ``series`` (its runs as context) at each of ``scales``."""
+        ctx = ctx or fit_context(series)
+        p = np.asarray(scales, dtype=float)
+        logs = law_log_predictions(ctx, p)
+        kind = _kind(series)
+        base_name = self.base_law_[kind]
+        base_log = logs[base_name]
+        law_matrix = np.column_stack([logs[name] for name in CANDIDATE_LAWS])
+        n = p.size
+        features = _features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
+                             law_matrix, base_log)
+        distance = features[:, 0]
+        correction = np.zeros(n)
+        if self.apply_correction_[kind]:
+            correction = np.where(distance > 0, self.regressor_.predict(features), 0.0)
+        spread = np.exp(self.spread_regressor_.predict(features))
+        out = []
+        for i in range(n):
+            runtime_s = float(np.exp(base_log[i] + correction[i]))
+            band = self.conformal_[kind].bounds(max(float(distance[i]), 0.0), confidence)
+            out.append(Prediction(
+                runtime_s=runtime_s, lower_s=runtime_s * float(np.exp(band.lower * spread[i])),
+                upper_s=runtime_s * float(np.exp(band.upper * spread[i])), law=base_name,
+                overhead_coefficient=float(np.exp(correction[i])),
+                extrapolation_log2=float(distance[i]),
+                beyond_calibration=band.beyond_calibration))
+        return out
+
+
+    def to_dict(self) -> dict[str, Any]:
+        """The learned state as JSON-ready data (the booster as XGBoost's own JSON)."""
+        return {
+            "params": {"n_folds": self.n_folds,
+                       "min_series_for_correction": self.min_series_for_correction,
+                       "regressor_params": self.regressor_params,
+                       "random_state": self.random_state},
+            "feature_names": list(FEATURE_NAMES),
+            "base_law": self.base_law_, "apply_correction": self.apply_correction_,
+            "conformal": {k: c.to_dict() for k, c in self.conformal_.items()},
+            "booster_json": self.regressor_.model_json_,
+            "spread_booster_json": self.spread_regressor_.model_json_,
+            "n_series": self.n_series_, "n_examples": self.n_examples_,
+            "metrics": self.metrics_,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> HybridPredictor:
+        if doc["feature_names"] != list(FEATURE_NAMES):
+            raise ValueError("the artifact's features differ from this perfpredict's")
+        self = cls(**doc["params"])
+        self.base_law_ = dict(doc["base_law"])
+        self.apply_correction_ = dict(doc["apply_correction"])
+        self.conformal_ = {k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()}
+        self.regressor_ = OverheadRegressor.from_json(doc["booster_json"])
+        self.spread_regressor_ = OverheadRegressor.from_json(doc["spread_booster_json"])
+        self.n_series_, self.n_examples_ = doc["n_series"], doc["n_examples"]
+        self.metrics_ = doc["metrics"]
+        return self
+
+
+__all__ = ["FEATURE_NAMES", "HybridPredictor", "Prediction", "nested_examples"]

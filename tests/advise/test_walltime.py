@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from perfpredict.advise.walltime import (
+    WalltimeAdvisor,
+    _conformal_threshold,
+    advise_walltime,
+    fit_walltime_advisor,
+    load_walltime_advisor,
+    read_jobs,
+    save_walltime_advisor,
+    slurm_time,
+)
+from perfpredict.errors import ArtifactError, BadInputError
+from perfpredict.ingest import ingest_file
+from perfpredict.store.queries import runs_frame
+from tests.conftest import shared_path
+
+N_HISTORY = 3000
+N_ADVISED = 25
+
+
+@pytest.mark.parametrize(("seconds", "text"), [
+    (1, "0-00:01:00"), (60, "0-00:01:00"), (61, "0-00:02:00"), (3600, "0-01:00:00"),
+    (86400 + 1, "1-00:01:00"), (53940, "0-14:59:00")])
+def test_slurm_time_rounds_up_to_minutes(seconds: float, text: str) -> None:
+    assert slurm_time(seconds) == text
+
+
+def test_conformal_threshold_counts_like_split_conformal() -> None:
+    critical = np.array([0.3, 0.1, -np.inf, 0.2, np.inf] * 20)  # 100 jobs
+    # At 5%: (kills + 1) / 101 <= 0.05 allows 4 kills; the 20 -inf ones are killed anyway.
+    assert _conformal_threshold(critical, 0.05) == -np.inf
+    # At 50%: 49 kills allowed: all -inf (20) and 0.1 (20) but not all of 0.2.
+    threshold = _conformal_threshold(critical, 0.5)
+    assert 0.1 <= threshold < 0.2
+    assert _conformal_threshold(np.array([0.5]), 0.05) == -np.inf
+
+
+@pytest.fixture(scope="module")
+def kth_parts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The first 3,000 KTH-SP2 jobs as history and the next 25 as jobs to advise."""
+    source = shared_path("logs", "swf", "KTH-SP2-1996-2.1-cln.swf.gz")
+    lines = gzip.open(source, "rt").read().splitlines()
+    header = [line for line in lines if line.startswith(";")]
+    jobs = [line for line in lines if not line.startswith(";")]
+    folder = tmp_path_factory.mktemp("kth")
+    history, advised = folder / "history.swf", folder / "next.swf"
+    history.write_text("\n".join(header + jobs[:N_HISTORY]) + "\n")
+    advised.write_text("\n".join(header + jobs[N_HISTORY:N_HISTORY + N_ADVISED]) + "\n")
+    return history, advised
+
+
+def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    rows = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.05)
+    jobs = read_jobs(str(advised), "swf", None)
+    assert [r["job_id"] for r in rows] == list(jobs["job_id"])
+    for row, request in zip(rows, jobs["requested_walltime_s"], strict=True):
+        assert 60 <= row["walltime_s"] <= request
+        assert row["capped_at_request"] == (row["walltime_s"] == request)
+        assert row["kill_risk"] == 0.05
+        assert 0 <= row["kill_probability"] <= 1
+        assert 0 < row["expected_runtime_over_walltime"] <= 1
+        assert row["slurm_time"] == slurm_time(row["walltime_s"])
+    # Asking for less risk never advises less time.
+    safer = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.01)
+    assert all(s["walltime_s"] >= r["walltime_s"] for s, r in zip(safer, rows, strict=True))
+
+
+def test_saved_advisor_round_trips_through_json(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    assert load_walltime_advisor(store) is None
+    advisor = fit_walltime_advisor(store)
+    save_walltime_advisor(store, advisor)
+    loaded = load_walltime_advisor(store)
+    assert loaded is not None
+    assert json.loads(loaded.to_json()) == json.loads(advisor.to_json())
+    past, jobs = runs_frame(store), read_jobs(str(advised), "swf", None)
+    assert loaded.advise(past, jobs) == advisor.advise(past, jobs)
+
+
+def test_from_json_refuses_other_documents() -> None:
+    with pytest.raises(ArtifactError, match="not a walltime advisor"):
+        WalltimeAdvisor.from_json(json.dumps({"kind": "runtime_predictor"}))
+    with pytest.raises(ArtifactError, match="damaged"):
+        WalltimeAdvisor.from_json("{not json")
+
+
+def test_fit_needs_history(store) -> None:  # type: ignore[no-untyped-def]
+    from perfpredict.errors import PerfPredictError
+
+    with pytest.raises(PerfPredictError, match="ingest scheduler accounting"):
+        fit_walltime_advisor(store)
+
+
+def test_unknown_system_and_bad_risk_are_bad_input(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    with pytest.raises(BadInputError, match="pass --system"):
+        advise_walltime(store, str(advised), system="elsewhere")
+    with pytest.raises(BadInputError, match="--kill-risk"):
+        advise_walltime(store, str(advised), kill_risk=1.5)
+
+
+def test_cli_ingest_then_advise(cli, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    result = cli("advise", "walltime", "--input", str(advised), "--input-format", "swf",
+                 "--kill-risk", "0.05", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.output)))
+    assert len(rows) == N_ADVISED
+    assert {"job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
+            "expected_runtime_over_walltime"} <= set(rows[0])
+    assert all(math.isfinite(float(r["walltime_s"])) for r in rows)
+
+
+def test_cli_bad_input_is_one_line_exit_2(cli, kth_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    history, _ = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    alea = shared_path("logs", "swf", "alea-wagap-2013-extended.swf")
+    result = cli("advise", "walltime", "--input", str(alea), "--system",
+                 "IBM SP2 at Swedish Royal Institute of Technology (KTH)")
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {alea}:1: expected 18")

@@ -1,0 +1,72 @@
+"""``perfpredict systems ...`` through the CLI runner, on SQLite and (in CI) PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+from perfpredict.catalog import bundled_systems
+
+
+def test_list_shows_the_shipped_catalog(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("systems", "list", "--format", "json")
+    assert result.exit_code == 0, result.output
+    names = {entry["name"] for entry in json.loads(result.output)}
+    assert names == {s.name for s in bundled_systems()}
+    csv_result = cli("systems", "list", "--format", "csv")
+    assert csv_result.output.splitlines()[0].startswith("name,nodes,cores_per_node,")
+
+
+def test_show_formats(cli) -> None:  # type: ignore[no-untyped-def]
+    shown = json.loads(cli("systems", "show", "frontier", "--format", "json").output)
+    assert shown["name"] == "Frontier" and shown["queues"][0]["max_nodes"] == 91
+    as_toml = cli("systems", "show", "Frontier", "--format", "toml").output
+    assert tomllib.loads(as_toml)["name"] == "Frontier"
+    assert "Frontier" in cli("systems", "show", "Frontier").output
+
+
+def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("systems", "show", "Frontiir")
+    assert result.exit_code == 1
+    assert "did you mean Frontier" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ('name = "X"\nnodes = [1\n', "not valid TOML"),
+    ('name = "X"\nnet_injection_bw_bytes_per_s = -1.0e9\n'
+     '[sources]\nnet_injection_bw_bytes_per_s = "doc"\n', "key net_injection_bw_bytes_per_s"),
+    ('name = "X"\nmystery = 1\n', "key mystery: unknown key"),
+])
+def test_add_bad_file_is_one_line_and_exit_2(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
+                                             expected: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    result = cli("systems", "add", str(path))
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"Error: {path}")
+    assert expected in lines[0]
+
+
+def test_export_is_re_addable(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    mine = tmp_path / "mine.toml"
+    mine.write_text('name = "mycluster"\nnodes = 64\n[sources]\nnodes = "our wiki"\n',
+                    encoding="utf-8")
+    assert cli("systems", "add", str(mine)).exit_code == 0
+    exported = cli("systems", "export")
+    assert exported.exit_code == 0
+    path = tmp_path / "all.toml"
+    path.write_text(exported.output, encoding="utf-8")
+    added = cli("systems", "add", str(path))
+    assert added.exit_code == 0, added.output
+    assert f"added {len(bundled_systems()) + 1} system(s)" in added.output
+    assert cli("systems", "export").output == exported.output

@@ -1,0 +1,159 @@
+"""Catalog entries: the shipped TOML files, validation of user files, and the TOML round
+trip."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfpredict.catalog import (
+    Queue,
+    SystemSpec,
+    bundled_systems,
+    charge,
+    load_toml,
+    parse_toml,
+    queue_for,
+    to_toml,
+)
+from perfpredict.catalog.entries import NUMERIC_FIELDS, many_to_toml
+from perfpredict.errors import BadInputError
+
+REQUIRED_SYSTEMS = {"Frontier", "Aurora", "Perlmutter-GPU", "Perlmutter-CPU", "Polaris",
+                    "ARCHER2", "LUMI-G", "JUWELS-Booster", "Fugaku", "opal", "Lichtenberg",
+                    "Eos", "Selene"}
+
+
+def by_name(name: str) -> SystemSpec:
+    return next(s for s in bundled_systems() if s.name == name)
+
+
+def test_every_shipped_entry_loads_and_the_required_systems_are_there() -> None:
+    names = [s.name for s in bundled_systems()]
+    assert len(names) == len(set(names))
+    assert REQUIRED_SYSTEMS <= set(names)
+
+
+@pytest.mark.parametrize("spec", bundled_systems(), ids=lambda s: s.name)
+def test_every_present_number_has_a_source(spec: SystemSpec) -> None:
+    assert spec.unsourced_fields() == []
+    for field in NUMERIC_FIELDS:
+        value = getattr(spec, field)
+        if value is not None:
+            assert math.isfinite(value) and value >= 0
+            assert spec.sources[field].strip()
+
+
+@pytest.mark.parametrize("spec", bundled_systems(), ids=lambda s: s.name)
+def test_shipped_queues_are_consistent(spec: SystemSpec) -> None:
+    for queue in spec.queues:
+        assert queue.max_nodes is None or queue.min_nodes <= queue.max_nodes
+        if spec.nodes and queue.max_nodes:
+            assert queue.max_nodes <= spec.nodes
+
+
+def test_data_set_labels_are_aliases_of_their_systems() -> None:
+    assert "opal (LLNL; Intel Broadwell, MVAPICH2, Intel 19.1)" in by_name("opal").aliases
+    assert ("Lichtenberg (TU Darmstadt), per the Extra-P GPR study; not stated in the logs"
+            in by_name("Lichtenberg").aliases)
+
+
+@pytest.mark.parametrize(("nodes", "walltime_h"), [
+    (1, 2), (91, 2), (92, 6), (183, 6), (184, 12), (1881, 12), (5645, 12), (9856, 12)])
+def test_frontier_walltime_cap_follows_the_node_count_bins(nodes: int, walltime_h: int) -> None:
+    queue = queue_for(by_name("Frontier"), nodes)
+    assert queue is not None and queue.max_walltime_s == walltime_h * 3600
+
+
+def test_queue_for_none_when_no_queue_takes_the_job() -> None:
+    polaris = by_name("Polaris")
+    assert queue_for(polaris, 497) is None
+    assert queue_for(polaris, 5).name == "debug-scaling"  # type: ignore[union-attr]
+    assert queue_for(by_name("Fugaku"), 10) is None
+
+
+def test_charge_uses_the_charge_factor_and_queue_multiplier() -> None:
+    assert charge(by_name("Frontier"), 100, 2.5) == pytest.approx(250.0)
+    assert charge(by_name("LUMI-G"), 4, 24) == pytest.approx(384.0)  # the LUMI docs' example
+    archer2 = by_name("ARCHER2")
+    lowpriority = queue_for(archer2, 10, "lowpriority")
+    assert charge(archer2, 10, 1, lowpriority) == 0.0
+    assert charge(by_name("Perlmutter-GPU"), 10, 1) is None  # unknown, never made up
+
+
+def test_toml_round_trip_of_every_shipped_entry() -> None:
+    for spec in bundled_systems():
+        assert parse_toml(to_toml(spec), "x.toml") == [spec]
+    assert parse_toml(many_to_toml(bundled_systems()), "all.toml") == bundled_systems()
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "mine.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("text", "key", "line_no"), [
+    ('name = "X"\nfs_bw_bytes_per_s = -5.0\n[sources]\nfs_bw_bytes_per_s = "doc"\n',
+     "key fs_bw_bytes_per_s", 2),
+    ('name = "X"\nnodez = 4\n', "key nodez", 2),
+    ('name = "X"\nnodes = "4"\n[sources]\nnodes = "doc"\n', "key nodes", 2),
+    ('name = "X"\nnodes = 4.5\n[sources]\nnodes = "doc"\n', "key nodes", 2),
+    ('name = "X"\nnodes = 4\n', "key nodes", 2),  # no source
+    ('name = "X"\n[[queues]]\nname = "q"\nmin_nodes = 8\nmax_nodes = 2\n'
+     '[sources]\nqueues = "doc"\n', "key queues[0].max_nodes", 5),
+    ('name = "X"\n[sources]\nnodse = "doc"\n', "key sources.nodse", 3),
+    ('nodes = 4\n', "key name", None),
+    ('name = "X\nnodes = 4\n', "not valid TOML", 1),
+])
+def test_bad_files_name_the_file_key_and_line(tmp_path: Path, text: str, key: str,
+                                              line_no: int | None) -> None:
+    path = write(tmp_path, text)
+    with pytest.raises(BadInputError) as caught:
+        load_toml(path)
+    assert caught.value.path == str(path)
+    assert caught.value.line_no == line_no
+    assert key in caught.value.reason
+    assert ";" in caught.value.reason  # a fix follows the reason
+
+
+def test_unknown_key_suggests_the_close_one(tmp_path: Path) -> None:
+    with pytest.raises(BadInputError, match="did you mean 'cores_per_node'"):
+        load_toml(write(tmp_path, 'name = "X"\ncore_per_node = 4\n'))
+
+
+finite_positive = st.floats(min_value=1e-9, max_value=1e21, allow_nan=False,
+                            allow_infinity=False)
+text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(
+    str.strip)
+
+
+@st.composite
+def specs(draw: st.DrawFn) -> SystemSpec:
+    values: dict[str, object] = {}
+    for name in ["nodes", "cores_per_node", "time_granularity_s"]:
+        if draw(st.booleans()):
+            values[name] = draw(st.integers(1, 10**7))
+    for name in ["peak_flops_per_node", "fs_bw_bytes_per_s", "net_latency_s"]:
+        if draw(st.booleans()):
+            values[name] = draw(finite_positive)
+    queues = tuple(
+        Queue(name=draw(text), min_nodes=lo, max_nodes=draw(st.none() | st.integers(lo, 10**6)),
+              max_walltime_s=draw(st.none() | finite_positive),
+              charge_multiplier=draw(st.floats(0, 100)))
+        for lo in draw(st.lists(st.integers(1, 1000), max_size=3)))
+    spec = SystemSpec(name=draw(text).strip(), queues=queues, notes=draw(st.none() | text),
+                      scheduler=draw(st.none() | text),
+                      aliases=tuple(draw(st.lists(text, max_size=2))), **values)  # type: ignore[arg-type]
+    return SystemSpec(**{**spec.__dict__,
+                         "sources": {k: draw(text) for k in spec.sourced_fields()}})
+
+
+@settings(max_examples=200, deadline=None)
+@given(specs())
+def test_toml_round_trip_property(spec: SystemSpec) -> None:
+    assert parse_toml(to_toml(spec), "x.toml") == [spec]

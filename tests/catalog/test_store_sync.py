@@ -1,0 +1,93 @@
+"""The catalog in the store: seeding, lookup, upsert over ingest placeholders, export."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from perfpredict.catalog import (
+    SystemSpec,
+    add_system,
+    add_systems_from_file,
+    bundled_systems,
+    export_systems,
+    get_system,
+    list_systems,
+    parse_toml,
+    require_system,
+    seed_catalog,
+)
+from perfpredict.errors import NotFoundError
+from perfpredict.store.schema import systems
+
+
+def n_rows(store) -> int:  # type: ignore[no-untyped-def]
+    with store.engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(systems)).scalar_one()
+
+
+def test_a_fresh_store_lists_the_shipped_catalog_and_seeding_is_idempotent(store) -> None:  # type: ignore[no-untyped-def]
+    assert list_systems(store) == sorted(bundled_systems(), key=lambda s: s.name.casefold())
+    assert seed_catalog(store) == []
+    assert n_rows(store) == len(bundled_systems())
+
+
+def test_lookup_by_alias_ignores_case(store) -> None:  # type: ignore[no-untyped-def]
+    assert get_system(store, "frontier").name == "Frontier"  # type: ignore[union-attr]
+    label = "Lichtenberg (TU Darmstadt), per the Extra-P GPR study; not stated in the logs"
+    assert get_system(store, label).name == "Lichtenberg"  # type: ignore[union-attr]
+    assert get_system(store, "no-such-machine") is None
+
+
+def test_unknown_name_suggests_close_names(store) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(NotFoundError, match="did you mean .*Polaris"):
+        require_system(store, "Polaris2")
+
+
+def insert_placeholder(store, name: str) -> None:  # type: ignore[no-untyped-def]
+    """What ingest writes for a system a log named and the catalog lacked."""
+    with store.engine.begin() as conn:
+        conn.execute(systems.insert().values(
+            name=name, cores_per_node=36, origin="ingest",
+            details={"note": "created by ingest of jobs.csv; complete it with "
+                             "'perfpredict systems add FILE.toml'"}))
+
+
+def test_a_user_entry_replaces_an_ingest_placeholder(store) -> None:  # type: ignore[no-untyped-def]
+    insert_placeholder(store, "mycluster")
+    placeholder = get_system(store, "mycluster")
+    assert placeholder is not None and placeholder.origin == "ingest"
+    assert placeholder.unsourced_fields() == []  # its log-derived number is attributed
+    mine = SystemSpec(name="mycluster", nodes=128, cores_per_node=48,
+                      sources={"nodes": "our wiki", "cores_per_node": "our wiki"}, origin="user")
+    add_system(store, mine)
+    stored = get_system(store, "mycluster")
+    assert stored == mine and stored is not None and stored.origin == "user"
+    assert n_rows(store) == len(bundled_systems()) + 1
+
+
+def test_seeding_completes_a_placeholder_named_like_a_shipped_entry(store) -> None:  # type: ignore[no-untyped-def]
+    insert_placeholder(store, "Frontier")
+    assert get_system(store, "Frontier") == next(
+        s for s in bundled_systems() if s.name == "Frontier")
+
+
+def test_seeding_never_overwrites_a_user_edit(store) -> None:  # type: ignore[no-untyped-def]
+    edited = SystemSpec(name="Frontier", nodes=9408, sources={"nodes": "older guide"})
+    add_system(store, edited)
+    seed_catalog(store)
+    assert get_system(store, "Frontier") == edited
+
+
+def test_export_then_add_gives_identical_specs(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    insert_placeholder(store, "mycluster")
+    exported = export_systems(store)
+    path = tmp_path / "all.toml"
+    path.write_text(exported, encoding="utf-8")
+    before = list_systems(store)
+    assert parse_toml(exported, path) == before
+    added = add_systems_from_file(store, path)
+    assert list_systems(store) == before == sorted(added, key=lambda s: s.name.casefold())
+    assert export_systems(store) == exported

@@ -1,0 +1,154 @@
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from perfpredict.errors import MissingDependencyError
+from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.ingest.darshan_logs import parse
+from perfpredict.ingest.records import BadRecord, RunRecord
+from perfpredict.store.queries import iter_runs
+from tests.conftest import shared_path
+from tests.ingest._mutate import check_items, mutants
+
+MPI_IO_TEST = "mpi_io_test_with_dxt__treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+
+
+def log(name: str) -> Path:
+    pytest.importorskip("darshan", reason="the darshan extra is not installed")
+    return shared_path("logs", "darshan", name)
+
+
+def read(path: Path) -> RunRecord:
+    (record,) = list(parse(path, IngestOptions()))
+    assert isinstance(record, RunRecord), record
+    return record
+
+
+def details(record: RunRecord) -> dict:  # type: ignore[type-arg]
+    assert record.extra is not None
+    return record.extra["darshan"]  # type: ignore[no-any-return]
+
+
+# FORMATS.md §9.2: nprocs, run_time, POSIX bytes read / written per log (None: no POSIX).
+TABLE = [
+    ("release_logs__mpi-io-test-x86_64-3.0.0.darshan", 4, 1.0, 67_108_864, 67_108_864),
+    ("release_logs__mpi-io-test-ppc64-3.1.8.darshan", 4, 2.0, 67_108_864, 67_108_864),
+    ("release_logs__mpi-io-test-x86_64-3.5.0.darshan", 4, 0.0513, 67_108_864, 67_108_864),
+    (MPI_IO_TEST, 32, 14.0, 2_147_483_648, 2_147_486_208),
+    ("skew_io__skew-app.darshan", 65_536, 37_517.0, 0, 43_637_372_528),
+    ("imbalanced_io__imbalanced-io.darshan", 496, 1_479.0, 53_791_619_826, 52_938_480_076),
+    ("apmpi__darshan-apmpi-2nodes-64mpi.darshan", 128, 592.0, None, None),
+    ("ior_pnetcdf_hdf5__shane_ior-HDF5_id438090-438090_11-9-41522-17417065676046418211_1.darshan",
+     4, 0.0122, 4_202_504, 4_195_800),
+    ("nonmpi_dxt_anonymized__nonmpi_dxt_anonymized.darshan", 1, 30.0, 119_840_385, 120_500_998),
+    ("partial_data_stdio__partial_data_stdio.darshan", 1, 15.0, 16_777_216, 16_777_216),
+    ("stdio_no_posix__laytonjb_test1_id28730_6-7-43012-2131301613401632697_1.darshan", 1, 1.0, None, None),
+    ("empty_log__empty_log.darshan", 4, 0.0383, None, None),
+]
+
+
+@pytest.mark.parametrize(("name", "nprocs", "run_time_s", "posix_read", "posix_written"), TABLE)
+def test_every_copied_log_matches_the_formats_table(name: str, nprocs: int, run_time_s: float,
+                                                    posix_read: int | None,
+                                                    posix_written: int | None) -> None:
+    record = read(log(name))
+    info = details(record)
+    assert record.total_ranks == nprocs
+    assert record.runtime_s == pytest.approx(run_time_s, rel=0.01)
+    assert info.get("posix_bytes_read") == posix_read
+    assert info.get("posix_bytes_written") == posix_written
+    assert (record.mode, record.attach_fields) == ("attach", ("io_bytes", "extra"))
+    assert record.key == f":{record.job_id}"
+
+
+def test_posix_plus_stdio_never_adds_mpiio() -> None:
+    record = read(log(MPI_IO_TEST))
+    info = details(record)
+    posix = info["posix_bytes_read"] + info["posix_bytes_written"]
+    stdio = info["stdio_bytes_read"] + info["stdio_bytes_written"]
+    assert record.io_bytes == posix + stdio
+    assert info["mpiio_bytes_read"] == 2_147_483_648  # README: 2 GiB each way through MPI-IO
+    assert (record.job_id, record.app) == ("4373053", "mpi-io-test")
+    assert record.start_epoch_s == 1622673798 and record.end_epoch_s == 1622673811
+
+
+def test_partial_posix_stores_the_larger_layer_and_says_so() -> None:
+    record = read(log("imbalanced_io__imbalanced-io.darshan"))
+    info = details(record)
+    assert info["posix_partial"] and info["partial_modules"] == ["POSIX"]
+    mpiio = info["mpiio_bytes_read"] + info["mpiio_bytes_written"]
+    assert record.io_bytes == mpiio > 79e9  # MPI-IO says 79.5 GB written
+    assert info["io_bytes_source"].startswith("MPI-IO")
+
+
+def test_missing_modules_give_unknown_io_not_zero() -> None:
+    assert read(log("empty_log__empty_log.darshan")).io_bytes is None
+    assert read(log("stdio_no_posix__laytonjb_test1_id28730_6-7-43012-2131301613401632697_1.darshan")).io_bytes == 151
+    apmpi = read(log("apmpi__darshan-apmpi-2nodes-64mpi.darshan"))
+    assert apmpi.io_bytes == 12_886 + 489_948  # STDIO only
+    assert apmpi.app == "su3_rhmd_hisq"
+    assert read(log("skew_io__skew-app.darshan")).app == "2075454093"  # obfuscated exe
+
+
+@pytest.mark.parametrize(("label", "cut"), [("empty", 0), ("header", 20), ("regions", 500)])
+def test_damaged_logs_are_one_bad_record(tmp_path: Path, label: str, cut: int) -> None:
+    # Cutting at 500 bytes makes libdarshan-util crash the process while closing the log:
+    # the isolated reader turns that into a bad record.
+    path = tmp_path / f"{label}.darshan"
+    path.write_bytes(log(MPI_IO_TEST).read_bytes()[:cut])
+    (bad,) = list(parse(path, IngestOptions()))
+    assert isinstance(bad, BadRecord) and bad.line_no is None
+    assert bad.reason.startswith("not a readable Darshan log")
+
+
+def test_flipped_bytes_never_raise(tmp_path: Path) -> None:
+    original = log("release_logs__mpi-io-test-x86_64-3.1.8.darshan")
+    for i, (_label, data) in enumerate(mutants(original.read_bytes(), seed=5, count=6)):
+        path = tmp_path / f"m{i}.darshan"
+        path.write_bytes(data)
+        check_items(list(parse(path, IngestOptions())), 1)
+
+
+def test_missing_package_names_the_extra(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setitem(sys.modules, "darshan", None)  # import darshan -> ImportError
+    with pytest.raises(MissingDependencyError, match=r"pip install 'perfpredict\[darshan\]'"):
+        list(parse(tmp_path / "any.darshan", IngestOptions()))
+
+
+@pytest.mark.parametrize("cluster", ["", "theta"])
+def test_log_attaches_io_to_the_scheduler_job(store, tmp_path: Path, cluster: str) -> None:  # type: ignore[no-untyped-def]
+    darshan_log = log(MPI_IO_TEST)
+    sacct = tmp_path / "jobs.psv"
+    sacct.write_text("JobIDRaw|Cluster|JobName|State|Elapsed|NNodes|TRESUsageInTot\n"
+                     f"4373053|{cluster}|mpi-io-test|COMPLETED|00:00:15|4|\n"
+                     f"4373053.0|{cluster}|mpi-io-test|COMPLETED|00:00:14|4|fs/disk=7\n")
+    options = IngestOptions(system="theta")
+    assert ingest_file(store, "sacct", sacct, options).n_stored == 1
+    report = ingest_file(store, "darshan", darshan_log, options)
+    assert (report.n_records, report.n_attached, report.n_stored) == (1, 1, 0)
+    (run,) = iter_runs(store)
+    assert run["io_bytes"] == read(darshan_log).io_bytes  # replaces sacct's fs/disk
+    assert run["runtime_s"] == 15.0 and run["nodes"] == 4  # the scheduler's own fields stay
+    assert run["extra"]["timezone"] == "UTC"  # merged, not replaced
+    assert run["extra"]["darshan"]["log"] == darshan_log.name
+    assert ingest_file(store, "darshan", darshan_log, options).already_ingested
+
+
+def test_log_without_a_stored_job_is_a_run_of_its_own(store) -> None:  # type: ignore[no-untyped-def]
+    report = ingest_file(store, "darshan", log(MPI_IO_TEST), IngestOptions(system="theta"))
+    assert (report.n_attached, report.n_stored) == (0, 1)
+    (run,) = iter_runs(store)
+    assert (run["app"], run["job_id"], run["total_ranks"]) == ("mpi-io-test", "4373053", 32)
+
+
+def test_cli_names_the_unreadable_log(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    log(MPI_IO_TEST)  # skip without the darshan extra
+    path = tmp_path / "garbage.darshan"
+    path.write_bytes(b"not a darshan log" * 20)
+    result = cli("ingest", "darshan", str(path), "--system", "theta")
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {path}: not a readable Darshan log")

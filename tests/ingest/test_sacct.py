@@ -1,0 +1,346 @@
+from __future__ import annotations
+
+import tracemalloc
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfpredict.errors import BadInputError
+from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.ingest.fields import FieldError, duration_s, memory_bytes
+from perfpredict.ingest.records import BadRecord, RunRecord
+from perfpredict.ingest.sacct import MAX_OPEN_JOBS, XDMOD_COLUMNS, parse
+from perfpredict.store.queries import iter_runs, run_stats
+from tests.conftest import shared_path
+from tests.ingest._mutate import check_items, survives_mutations
+
+
+def utc(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc).timestamp()
+
+
+def runs(path: Path, **options: object) -> list[RunRecord]:
+    items = list(parse(path, IngestOptions(**options)))  # type: ignore[arg-type]
+    assert all(isinstance(i, RunRecord) for i in items), items
+    return items  # type: ignore[return-value]
+
+
+def write(tmp_path: Path, text: str, name: str = "sacct.psv") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text.encode())
+    return path
+
+
+# --- the real XDMoD and slurm2sql samples, values checked by hand in the files -----------
+
+def test_xdmod_headerless_dump_uses_the_xdmod_column_order() -> None:
+    timeout, cancelled, completed, degenerate = runs(
+        shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"))
+    assert (timeout.job_id, timeout.system, timeout.key) == ("4103947", "ub-hpc", "ub-hpc:4103947")
+    assert (timeout.state, timeout.censored, timeout.exit_code) == ("TIMEOUT", True, 1)
+    assert (timeout.nodes, timeout.runtime_s, timeout.requested_walltime_s) == (32, 259200.0, 259200.0)
+    assert timeout.submit_epoch_s == utc("2015-06-26T13:57:00")
+    assert timeout.start_epoch_s == utc("2015-06-28T02:55:50")
+    assert timeout.end_epoch_s == utc("2015-07-01T02:55:50")
+    assert (timeout.app, timeout.user, timeout.account, timeout.partition) == (
+        "1AbC-2-3", "unknown", "anon", "general-compute")
+    assert timeout.extra is not None and timeout.extra["cpus"] == 256
+
+    assert (cancelled.state, cancelled.censored, cancelled.nodes) == ("CANCELLED", False, 3)
+    assert cancelled.runtime_s == 2 * 86400 + 22 * 3600 + 3 * 60 + 4
+    assert cancelled.extra is not None
+    assert cancelled.extra["state_detail"] == "CANCELLED by 102216"
+
+    assert (completed.state, completed.nodes, completed.runtime_s) == ("COMPLETED", 4, 50449.0)
+    assert completed.requested_walltime_s == 14 * 3600 + 20 * 60
+
+    # 0 nodes and 0 CPUs: never ran; gres/gpu=2 sits in the AllocTRES column (23rd).
+    assert (degenerate.nodes, degenerate.runtime_s, degenerate.gpus) == (None, 0.0, 2)
+    assert degenerate.requested_walltime_s is None
+    assert degenerate.line_no == 4
+
+
+def test_timezone_option_reads_local_times() -> None:
+    (first, *_) = runs(shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"),
+                       timezone="America/New_York")
+    assert first.submit_epoch_s == utc("2015-06-26T13:57:00") + 4 * 3600  # EDT
+    assert first.extra is not None and first.extra["timezone"] == "America/New_York"
+
+
+def test_array_task_kept_and_pending_remainders_skipped_silently() -> None:
+    items = list(parse(shared_path("logs", "slurm", "xdmod-sacct-accounting-logs-with-job-arrays.psv"),
+                       IngestOptions()))
+    (task,) = items
+    assert isinstance(task, RunRecord)
+    assert task.job_id == "4103947" and task.line_no == 1
+    assert task.extra is not None
+    assert (task.extra["array_job_id"], task.extra["array_task_id"]) == ("4103947", 100)
+    assert task.extra["slurm_job_id"] == "4103947_100"
+
+
+def test_unfinished_jobs_are_not_runs_and_not_errors() -> None:
+    assert list(parse(shared_path("logs", "slurm", "xdmod-sacct-non-ended-job-state.psv"),
+                      IngestOptions())) == []
+
+
+def test_unknown_states_are_bad_records_with_their_lines() -> None:
+    items = list(parse(shared_path("logs", "slurm", "xdmod-sacct-unknown-job-state.psv"),
+                       IngestOptions()))
+    assert [(i.line_no, "unknown job state 'FOO'" in i.reason) for i in items  # type: ignore[union-attr]
+            ] == [(1, True), (2, False)]
+    assert all(isinstance(i, BadRecord) for i in items)
+
+
+def test_utf8_job_name() -> None:
+    (run,) = runs(shared_path("logs", "slurm", "xdmod-sacct-utf8-multibyte-chars.psv"))
+    assert run.app == "aàb"
+
+
+@pytest.mark.parametrize("name", ["slurm2sql-test-data1.psv", "slurm2sql-test-data2.psv"])
+def test_slurm2sql_header_and_steps_fold_into_jobs(name: str) -> None:
+    jupyter, interactive = runs(shared_path("logs", "slurm", name))
+    assert (jupyter.job_id, jupyter.key, jupyter.system) == ("43974388", ":43974388", None)
+    assert (jupyter.state, jupyter.runtime_s, jupyter.requested_walltime_s) == (
+        "CANCELLED", 3 * 3600 + 33 * 60 + 25.0, 5 * 86400.0)
+    assert jupyter.max_rss_bytes == 231092 * 1024  # .batch step, larger than .0's 1156K
+    assert (jupyter.total_ranks, jupyter.ranks_per_node, jupyter.nodes) == (1, 1.0, 1)
+    assert jupyter.io_bytes is None  # no TRESUsage columns: unknown, not 0
+    assert interactive.end_epoch_s is None  # End=Unknown
+    assert interactive.max_rss_bytes == 1092 * 1024
+    assert interactive.line_no == 4 + 1
+
+
+# --- folding, ids and options on small files written here --------------------------------
+
+STEPS_HEADER = ("JobID|JobIDRaw|JobName|State|Elapsed|Timelimit|NNodes|NCPUS|NTasks|MaxRSS|"
+                "AllocTRES|ReqTRES|TRESUsageInTot|TRESUsageOutTot|Comment|")
+
+
+def test_steps_give_ranks_rss_io_and_alloc_tres_gives_gpus(tmp_path: Path) -> None:
+    # -p output (trailing '|') with CRLF line ends.
+    text = "\r\n".join([
+        STEPS_HEADER,
+        "100|100|lmp_run|COMPLETED|01:00:00|02:00:00|4|512|||gres/gpu=8,gres/gpu:a100=8,node=4|"
+        "gres/gpu=16|||lammps|",
+        "100.batch|100.batch|batch|COMPLETED|01:00:00||1|128|1|2G|||cpu=00:01:00,fs/disk=1048576|"
+        "fs/disk=0||",
+        "100.extern|100.extern|extern|COMPLETED|01:00:00||4|512|4|1M||||||",
+        "100.0|100.0|lmp|COMPLETED|00:59:00||4|512|128|3.5G|||fs/disk=2M,mem=3.5G|fs/disk=1.5M||",
+    ]) + "\r\n"
+    (run,) = runs(write(tmp_path, text))
+    assert (run.total_ranks, run.ranks_per_node, run.nodes) == (128, 32.0, 4)
+    assert run.max_rss_bytes == 3.5 * 1024**3
+    assert run.io_bytes == 1048576 + 2 * 1024**2 + 1.5 * 1024**2
+    assert run.gpus == 8  # AllocTRES, gres/gpu not added to gres/gpu:a100; ReqTRES ignored
+    assert (run.runtime_s, run.requested_walltime_s) == (3600.0, 7200.0)
+
+
+def test_het_job_components_are_separate_runs(tmp_path: Path) -> None:
+    text = "\n".join([
+        "JobID|JobIDRaw|JobName|State|Elapsed|NNodes|NTasks",
+        "176+0|176|het|COMPLETED|00:10:00|2|",
+        "176+0.batch|176.batch|batch|COMPLETED|00:10:00|1|1",
+        "176+1|177|het|COMPLETED|00:10:00|3|",
+        "176+1.0|177.0|solver|COMPLETED|00:09:00|3|96",
+    ])
+    first, second = runs(write(tmp_path, text))
+    assert (first.key, first.total_ranks) == (":176", 1)
+    assert (second.key, second.total_ranks, second.ranks_per_node) == (":177", 96, 32.0)
+    assert second.extra is not None
+    assert (second.extra["het_job_id"], second.extra["het_job_offset"]) == ("176", 1)
+
+
+def test_running_job_steps_and_pending_arrays_vanish_without_errors(tmp_path: Path) -> None:
+    text = "\n".join([
+        "JobID|JobIDRaw|JobName|State|Elapsed",
+        "7|7|sim|RUNNING|01:00:00",
+        "7.batch|7.batch|batch|RUNNING|01:00:00",
+        "8_[1-3,5%2]|8|sim|PENDING|00:00:00",
+        "9|9|sim|COMPLETED|00:00:42",
+    ])
+    (run,) = runs(write(tmp_path, text))
+    assert (run.job_id, run.runtime_s) == ("9", 42.0)
+
+
+def test_requeued_incarnations_each_become_a_record(tmp_path: Path) -> None:
+    # sacct -D repeats the job id; the store keeps the first finished one by natural key.
+    text = "JobID|JobIDRaw|State|Elapsed\n5|5|NODE_FAIL|00:01:00\n5|5|COMPLETED|00:30:00\n"
+    first, second = runs(write(tmp_path, text))
+    assert (first.state, second.state, first.key, second.key) == ("NODE_FAIL", "COMPLETED", ":5", ":5")
+
+
+def test_pipe_in_a_field_is_rejected_with_its_line_not_mis_shifted(tmp_path: Path) -> None:
+    text = "JobID|JobIDRaw|JobName|State|Elapsed\n1|1|a|COMPLETED|00:01\n2|2|a|b|COMPLETED|00:02\n3|3|c|FAILED|00:03\n"
+    # Runs wait in the open-job window for their steps, so order by line to compare.
+    items = sorted(parse(write(tmp_path, text), IngestOptions()), key=lambda i: i.line_no or 0)
+    assert [type(i).__name__ for i in items] == ["RunRecord", "BadRecord", "RunRecord"]
+    bad = items[1]
+    assert isinstance(bad, BadRecord) and bad.line_no == 3
+    assert "expected 5 fields, found 6" in bad.reason and "--delimiter" in bad.reason
+
+
+def test_custom_delimiter_keeps_pipes_in_names(tmp_path: Path) -> None:
+    text = "JobID^|^JobIDRaw^|^JobName^|^State^|^Elapsed\n1^|^1^|^a|b^|^COMPLETED^|^00:01\n"
+    (run,) = runs(write(tmp_path, text))
+    assert run.app == "a|b"
+
+
+def test_columns_option_for_headerless_dumps(tmp_path: Path) -> None:
+    path = write(tmp_path, "42|lulesh|COMPLETED|1-00:00:00|4\n")
+    (run,) = runs(path, columns=["JobIDRaw", "JobName", "State", "Elapsed", "NNodes"])
+    assert (run.job_id, run.app, run.runtime_s, run.nodes) == ("42", "lulesh", 86400.0, 4)
+
+
+def test_orphan_step_is_a_bad_record(tmp_path: Path) -> None:
+    text = "JobID|JobIDRaw|State|Elapsed\n9.0|9.0|COMPLETED|00:01\n"
+    (bad,) = list(parse(write(tmp_path, text), IngestOptions()))
+    assert isinstance(bad, BadRecord) and bad.line_no == 2 and "no job row 9" in bad.reason
+
+
+@pytest.mark.parametrize(("app_from", "expected"), [
+    ("jobname", "lmp_in.rhodo_n4"), ("comment", "LAMMPS"), ("regex:^(\\w+?)_", "lmp"),
+    ("regex:^nomatch(x)", "lmp_in.rhodo_n4"),
+])
+def test_app_from(tmp_path: Path, app_from: str, expected: str) -> None:
+    text = "JobIDRaw|JobName|Comment|State|Elapsed\n1|lmp_in.rhodo_n4|LAMMPS|COMPLETED|00:01\n"
+    (run,) = runs(write(tmp_path, text), app_from=app_from)
+    assert run.app == expected
+
+
+@pytest.mark.parametrize("options", [{"timezone": "Mars/Olympus"}, {"app_from": "regex:("},
+                                     {"app_from": "exe"}])
+def test_bad_options_are_usage_errors(tmp_path: Path, options: dict[str, str]) -> None:
+    path = write(tmp_path, "JobIDRaw|State\n1|COMPLETED\n")
+    with pytest.raises(BadInputError):
+        list(parse(path, IngestOptions(**options)))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("row", "reason"), [
+    ("1|COMPLETED|25:61:00|2024-01-01T00:00:00|0:0", "out of range"),
+    ("1|COMPLETED|00:01|2024-13-01T00:00:00|0:0", "not a valid calendar date"),
+    ("1|COMPLETED|00:01|yesterday|0:0", "is not a time like"),
+    ("1|COMPLETED|00:01|2024-01-01T00:00:00|zero", "ExitCode"),
+    ("x1|COMPLETED|00:01|2024-01-01T00:00:00|0:0", "not a Slurm job id"),
+    ("1|COMPLETED|-00:01|2024-01-01T00:00:00|0:0", "not a duration"),
+])
+def test_bad_values_name_the_field(tmp_path: Path, row: str, reason: str) -> None:
+    path = write(tmp_path, "JobIDRaw|State|Elapsed|Submit|ExitCode\n" + row + "\n")
+    (bad,) = list(parse(path, IngestOptions()))
+    assert isinstance(bad, BadRecord) and bad.line_no == 2 and reason in bad.reason
+
+
+def test_memory_stays_bounded_on_a_large_dump(tmp_path: Path) -> None:
+    n_jobs = 8_000
+    lines = ["JobID|JobIDRaw|JobName|State|Elapsed|NNodes|NTasks|MaxRSS|TRESUsageInTot"]
+    for job in range(1, n_jobs + 1):
+        lines += [f"{job}|{job}|app{job % 7}|COMPLETED|00:10:00|2|||",
+                  f"{job}.batch|{job}.batch|batch|COMPLETED|00:10:00|1|1|10M|fs/disk=5",
+                  f"{job}.0|{job}.0|app|COMPLETED|00:09:00|2|64|1G|fs/disk=100"]
+    path = write(tmp_path, "\n".join(lines) + "\n", "big.psv")
+    tracemalloc.start()
+    n_runs = 0
+    for item in parse(path, IngestOptions()):
+        assert isinstance(item, RunRecord)
+        n_runs += 1
+    _, peak_bytes = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert n_runs == n_jobs
+    assert peak_bytes < 4 * 1024**2, f"peak {peak_bytes} bytes for {3 * n_jobs} lines"
+    assert MAX_OPEN_JOBS < n_jobs
+
+
+# --- properties and mutations -------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(days=st.integers(0, 400), hours=st.integers(0, 23), minutes=st.integers(0, 59),
+       seconds=st.integers(0, 59), millis=st.integers(0, 999))
+def test_durations_round_trip(days: int, hours: int, minutes: int, seconds: int, millis: int) -> None:
+    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    assert duration_s("Elapsed", f"{days}-{hours:02d}:{minutes:02d}:{seconds:02d}") == total
+    if days == 0:
+        assert duration_s("Elapsed", f"{hours:02d}:{minutes:02d}:{seconds:02d}") == total
+    if days == hours == 0:
+        assert duration_s("TotalCPU", f"{minutes:02d}:{seconds:02d}.{millis:03d}") == pytest.approx(
+            minutes * 60 + seconds + millis / 1000)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=20))
+def test_field_readers_raise_only_field_errors(text: str) -> None:
+    for reader in (duration_s, memory_bytes):
+        try:
+            value = reader("f", text)
+        except FieldError:
+            continue
+        assert value is None or value >= 0
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",),
+                                               blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"),
+                        max_size=25), min_size=1, max_size=30))
+def test_random_xdmod_lines_never_raise(tmp_path_factory: pytest.TempPathFactory,
+                                        cells: list[str]) -> None:
+    path = tmp_path_factory.mktemp("h") / "fuzz.psv"
+    path.write_text("|".join(cells) + "\n", encoding="utf-8")
+    check_items(list(parse(path, IngestOptions())), 1)
+    assert len(XDMOD_COLUMNS) == 26
+
+
+@pytest.mark.parametrize("name", [
+    "xdmod-sacct-accounting-logs.psv", "xdmod-sacct-accounting-logs-with-job-arrays.psv",
+    "slurm2sql-test-data1.psv", "xdmod-sacct-non-ended-job-state.psv",
+])
+def test_mutated_real_logs_never_raise(tmp_path: Path, name: str) -> None:
+    assert survives_mutations(parse, shared_path("logs", "slurm", name), tmp_path,
+                              seed=len(name), count=150) == 150
+
+
+# --- through the pipeline and the CLI -----------------------------------------------------
+
+def test_ingest_is_idempotent_across_files(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    xdmod = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    report = ingest_file(store, "sacct", xdmod)
+    assert (report.n_records, report.n_stored, report.new_systems) == (4, 4, ["ub-hpc"])
+    assert ingest_file(store, "sacct", xdmod).already_ingested
+    # The same job (ub-hpc:4103947) in another file is recognised by its natural key.
+    again = ingest_file(store, "sacct", shared_path("logs", "slurm", "xdmod-sacct-utf8-multibyte-chars.psv"))
+    assert (again.n_records, again.n_stored, again.n_duplicates) == (1, 0, 1)
+
+    options = IngestOptions(system="triton")
+    first = ingest_file(store, "sacct", shared_path("logs", "slurm", "slurm2sql-test-data1.psv"), options)
+    second = ingest_file(store, "sacct", shared_path("logs", "slurm", "slurm2sql-test-data2.psv"), options)
+    assert (first.n_stored, second.n_stored, second.n_duplicates) == (2, 0, 2)
+    stored = {r["job_id"]: r for r in iter_runs(store)}
+    assert stored["4103947"]["censored"] and stored["4103947"]["runtime_s"] == 259200.0
+    assert stored["43974388"]["system"] == "triton"
+    assert stored["43974388"]["max_rss_bytes"] == 231092 * 1024
+    assert run_stats(store)["n_runs"] == 6
+
+
+def mangled_copy(tmp_path: Path) -> Path:
+    lines = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv").read_text().splitlines()
+    lines[2] = lines[2].replace("anonjobname", "anon|jobname")
+    path = tmp_path / "mangled.psv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_cli_refuses_a_mangled_file_with_file_and_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = mangled_copy(tmp_path)
+    result = cli("ingest", "sacct", str(path))
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith(f"Error: {path}:3: expected 26 fields, found 27")
+    assert "Traceback" not in result.output
+    assert cli("runs", "stats", "--format", "json").exit_code == 0
+
+
+def test_cli_skip_mode_stores_the_good_jobs(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    result = cli("ingest", "sacct", str(mangled_copy(tmp_path)), "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    assert "3 stored" in result.stdout and "rejected line 3" in result.stdout

@@ -1,0 +1,197 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.ingest.records import BadRecord, RunRecord
+from perfpredict.ingest.sacct_json import parse
+from perfpredict.store.queries import iter_runs
+from tests.conftest import shared_path
+from tests.ingest._mutate import check_items, survives_mutations
+
+
+def slurm(name: str) -> Path:
+    return shared_path("logs", "slurm", name)
+
+
+def runs(path: Path, **options: Any) -> list[RunRecord]:
+    items = list(parse(path, IngestOptions(**options)))
+    assert all(isinstance(i, RunRecord) for i in items), items
+    return items  # type: ignore[return-value]
+
+
+def write_json(tmp_path: Path, document: Any, name: str = "sacct.json") -> Path:
+    path = tmp_path / name
+    path.write_text(json.dumps(document, indent=1))
+    return path
+
+
+def test_slurm_21_08_clockwork() -> None:
+    # Job 10 ended NODE_FAIL (kept: a finished job); job 20 is REQUEUED (not a run yet).
+    (job,) = runs(slurm("clockwork-sacct_1.json"))
+    assert (job.job_id, job.key, job.system, job.state) == ("10", "cedar:10", "cedar", "NODE_FAIL")
+    assert (job.nodes, job.gpus, job.runtime_s) == (1, 1, 20615.0)
+    assert job.requested_walltime_s == 1440 * 60  # time.limit is in minutes
+    assert (job.submit_epoch_s, job.start_epoch_s, job.end_epoch_s) == (1680193479, 1680193504, None)
+    assert job.extra is not None
+    assert (job.extra["array_job_id"], job.extra["array_task_id"], job.extra["cpus"]) == ("1", 7, 4)
+    assert job.extra["state_reason"] == "Prolog"
+    (later,) = runs(slurm("clockwork-sacct_2.json"))
+    assert (later.key, later.app, later.end_epoch_s) == ("cedar:10", "new_name", 1680244103)
+
+
+def test_slurm_22_05_multi_node_gpu_job() -> None:
+    (job,) = runs(slurm("sarc-sacct-json-slurm_22_5_9.json"))
+    assert (job.job_id, job.state, job.nodes, job.gpus) == ("20247445", "FAILED", 4, 16)
+    assert (job.runtime_s, job.requested_walltime_s) == (124403.0, 2880 * 60.0)
+    assert job.extra is not None and job.extra["cpus"] == 96
+
+
+def test_slurm_25_05_shape_with_steps_and_typed_gpus() -> None:
+    jobs = {r.job_id: r for r in runs(slurm("sarc-generated-sacct-json-v0.0.43-mila_1714003200.json"))}
+    assert sorted(jobs) == ["20", "21", "22", "23", "24"]  # 12, 18, 19 are RUNNING
+    assert jobs["22"].gpus == 1  # only "gpu:a100" listed
+    assert jobs["20"].gpus is None
+    assert (jobs["21"].state, jobs["21"].exit_code) == ("FAILED", 1)
+    assert (jobs["23"].runtime_s, jobs["23"].requested_walltime_s) == (571.0, 480 * 60.0)
+    assert (jobs["24"].total_ranks, jobs["24"].ranks_per_node) == (1, 1.0)
+
+
+def finished_copy(tmp_path: Path, name: str) -> Path:
+    """The sample with its job marked COMPLETED, in the shape its version uses."""
+    document = json.loads(slurm(name).read_text())
+    for job in document["jobs"]:
+        current = job["state"]["current"]
+        job["state"]["current"] = ["COMPLETED"] if isinstance(current, list) else "COMPLETED"
+    return write_json(tmp_path, document, name)
+
+
+@pytest.mark.parametrize(("name", "job_id", "limit_min", "nodes", "gpus"), [
+    ("sarc-sacct-json-slurm_21_8_8.json", "55978384", 1440, 1, 1),
+    ("sarc-sacct-json-slurm_22_5_9.json", "20247445", 2880, 4, 16),
+    ("sarc-sacct-json-slurm_23_2_6.json", "4", 7200, 1, 2),    # meta.plugins, {set,number}
+    ("sarc-sacct-json-slurm_23_11_5.json", "4", 7200, 1, 2),   # state.current list
+])
+def test_every_schema_version_reads_the_same_fields(tmp_path: Path, name: str, job_id: str,
+                                                    limit_min: int, nodes: int, gpus: int) -> None:
+    (job,) = runs(finished_copy(tmp_path, name))
+    assert (job.job_id, job.state, job.nodes, job.gpus) == (job_id, "COMPLETED", nodes, gpus)
+    assert job.requested_walltime_s == limit_min * 60
+
+
+def step(step_id: str, tasks: int, nodes: int, disk_in: int, disk_out: int, rss: int) -> dict[str, Any]:
+    def tres(kind: str, name: str, value: int) -> list[dict[str, Any]]:
+        return [{"type": kind, "name": name, "id": 6, "count": value}]
+
+    return {"step": {"id": step_id, "name": step_id.split(".")[1]},
+            "tasks": {"count": tasks}, "nodes": {"count": nodes},
+            "tres": {"requested": {"total": tres("fs", "disk", disk_in), "max": tres("mem", "", rss)},
+                     "consumed": {"total": tres("fs", "disk", disk_out), "max": []}}}
+
+
+def synthetic_job(**changes: Any) -> dict[str, Any]:
+    job: dict[str, Any] = {
+        "job_id": 7, "name": "lmp", "cluster": "c1", "state": {"current": ["TIMEOUT"]},
+        "time": {"elapsed": 3600, "limit": {"set": True, "infinite": False, "number": 60},
+                 "start": 1700000000, "end": 1700003600, "submission": 1699990000},
+        "tres": {"allocated": [{"type": "node", "name": "", "count": 2},
+                               {"type": "gres", "name": "gpu", "count": 8},
+                               {"type": "gres", "name": "gpu:h100", "count": 8}]},
+        "exit_code": {"status": ["SIGNALED"], "return_code": {"set": True, "number": 0},
+                      "signal": {"id": {"set": True, "number": 15}}},
+        "steps": [step("7.batch", 1, 1, 10, 20, 100), step("7.extern", 2, 2, 0, 0, 5),
+                  step("7.0", 64, 2, 1000, 2000, 4096)],
+    }
+    job.update(changes)
+    return job
+
+
+def test_steps_give_ranks_rss_and_io_bytes(tmp_path: Path) -> None:
+    (job,) = runs(write_json(tmp_path, {"jobs": [synthetic_job()]}))
+    assert (job.total_ranks, job.ranks_per_node, job.nodes, job.gpus) == (64, 32.0, 2, 8)
+    assert job.io_bytes == 10 + 20 + 1000 + 2000
+    assert job.max_rss_bytes == 4096
+    assert (job.state, job.censored, job.exit_code) == ("TIMEOUT", True, 128 + 15)
+    assert job.requested_walltime_s == 3600
+
+
+def test_infinite_limit_is_no_limit(tmp_path: Path) -> None:
+    job = synthetic_job(time={"elapsed": 5, "limit": {"set": True, "infinite": True, "number": 0}})
+    (record,) = runs(write_json(tmp_path, {"jobs": [job]}))
+    assert record.requested_walltime_s is None
+
+
+@pytest.mark.parametrize(("job", "reason"), [
+    (synthetic_job(state="COMPLETED"), "unexpected shape"),
+    (synthetic_job(state={"current": "FOO"}), "unknown job state 'FOO'"),
+    (synthetic_job(time={"elapsed": -5}), "not a plausible duration"),
+    (synthetic_job(time={"elapsed": 5, "start": 1e12}), "between 1970 and 2100"),
+    (synthetic_job(job_id=None), "no job_id"),
+])
+def test_bad_jobs_are_bad_records_naming_the_job(tmp_path: Path, job: dict[str, Any], reason: str) -> None:
+    ok = synthetic_job(job_id=8)
+    items = list(parse(write_json(tmp_path, {"jobs": [ok, job]}), IngestOptions()))
+    assert isinstance(items[0], RunRecord)
+    bad = items[1]
+    assert isinstance(bad, BadRecord) and reason in bad.reason and bad.reason.startswith("jobs[1]")
+
+
+def test_malformed_document_is_one_bad_record_at_its_line(tmp_path: Path) -> None:
+    text = slurm("clockwork-sacct_1.json").read_text()
+    path = tmp_path / "cut.json"
+    path.write_text(text[: len(text) // 2])
+    (bad,) = list(parse(path, IngestOptions()))
+    assert isinstance(bad, BadRecord) and "not valid JSON" in bad.reason
+    try:
+        json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        assert bad.line_no == exc.lineno
+    not_sacct = write_json(tmp_path, [1, 2], "list.json")
+    (bad,) = list(parse(not_sacct, IngestOptions()))
+    assert isinstance(bad, BadRecord) and "no 'jobs' list" in bad.reason
+
+
+@pytest.mark.parametrize("name", ["clockwork-sacct_1.json",
+                                  "sarc-generated-sacct-json-v0.0.43-mila_1714003200.json"])
+def test_mutated_real_documents_never_raise(tmp_path: Path, name: str) -> None:
+    assert survives_mutations(parse, slurm(name), tmp_path, seed=7, count=120) == 120
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text(max_size=8),
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=6), children, max_size=3),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["job_id", "state", "time", "tres", "steps", "exit_code",
+                                        "array", "het", "name", "cluster", "comment",
+                                        "allocation_nodes"]), json_values, max_size=8))
+def test_random_job_objects_never_raise(tmp_path_factory: pytest.TempPathFactory,
+                                        changes: dict[str, Any]) -> None:
+    path = tmp_path_factory.mktemp("h") / "fuzz.json"
+    path.write_text(json.dumps({"jobs": [synthetic_job(**changes)]}))
+    check_items(list(parse(path, IngestOptions())), 10**6)
+
+
+def test_ingest_is_idempotent_and_matches_sacct_keys(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    first = ingest_file(store, "sacct-json", slurm("clockwork-sacct_1.json"))
+    assert (first.n_records, first.n_stored) == (1, 1)
+    assert ingest_file(store, "sacct-json", slurm("clockwork-sacct_1.json")).already_ingested
+    # The same job 10 in a later export is recognised by its natural key cedar:10 ...
+    second = ingest_file(store, "sacct-json", slurm("clockwork-sacct_2.json"))
+    assert (second.n_stored, second.n_duplicates) == (0, 1)
+    # ... and so is the sacct -P rendering of it: both readers key jobs cluster:JobIDRaw.
+    psv = tmp_path / "same-job.psv"
+    psv.write_text("JobIDRaw|Cluster|State|Elapsed\n10|cedar|NODE_FAIL|05:43:35\n")
+    third = ingest_file(store, "sacct", psv)
+    assert (third.n_stored, third.n_duplicates) == (0, 1)
+    (run,) = iter_runs(store)
+    assert (run["system"], run["job_id"], run["runtime_s"]) == ("cedar", "10", 20615.0)
