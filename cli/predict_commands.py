@@ -35,14 +35,21 @@ def train(
     if fmt == "json":
         print_json(report.as_dict())
         return
-    typer.echo(f"Trained on {report.n_runs} runs: {report.n_series} series can be estimated, "
-               f"{report.n_series_learned_from} with 3+ scales taught the overhead regressor.")
-    for kind, law in report.base_law.items():
-        state = "on" if report.apply_correction[kind] else "off (did not beat the law)"
-        typer.echo(f"  {kind} scaling: base law {law}, learned correction {state}")
-    typer.echo("  nested-extrapolation mean |log error|: law "
-               f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
-               f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
+    typer.echo(f"Trained on {report.n_runs} runs.")
+    if report.base_law and report.apply_correction and report.metrics:
+        typer.echo(f"  runtime predictor: {report.n_series} series can be estimated, "
+                   f"{report.n_series_learned_from} with 3+ scales taught the overhead "
+                   "regressor")
+        for kind, law in report.base_law.items():
+            state = "on" if report.apply_correction[kind] else "off (did not beat the law)"
+            typer.echo(f"  {kind} scaling: base law {law}, learned correction {state}")
+        typer.echo("  nested-extrapolation mean |log error|: law "
+                   f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
+                   f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
+    else:
+        typer.echo("  runtime predictor: not trained (no series with 3+ measured scales)")
+    if report.walltime_jobs:
+        typer.echo(f"  walltime advisor: fitted on {report.walltime_jobs} scheduler jobs")
 
 
 def estimate(

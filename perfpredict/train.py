@@ -19,16 +19,20 @@ from perfpredict.overhead.features import fit_context
 from perfpredict.predictor import HybridPredictor
 from perfpredict.series import Series, build_series
 
+#: Fewest scheduler jobs (with submit times) worth fitting a walltime advisor on.
+MIN_WALLTIME_JOBS = 200
+
 
 @dataclass
 class TrainReport:
     n_runs: int
-    n_series: int
-    n_series_learned_from: int
-    base_law: dict[str, str]
-    apply_correction: dict[str, bool]
-    metrics: dict[str, float]
-    artifact_sha256: str
+    n_series: int = 0
+    n_series_learned_from: int = 0
+    base_law: dict[str, str] | None = None
+    apply_correction: dict[str, bool] | None = None
+    metrics: dict[str, float] | None = None
+    artifact_sha256: str | None = None
+    walltime_jobs: int = 0  # jobs the walltime advisor was fitted on (0: not fitted)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -66,22 +70,35 @@ def build_artifact(series_list: list[Series], n_runs: int,
 
 
 def train(store, apps: list[str] | None = None) -> TrainReport:  # type: ignore[no-untyped-def]
-    """Train on the store's runs (optionally only ``apps``) and save the artifact there."""
+    """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
+    the runtime predictor when some series has three or more scales, and the walltime
+    advisor when the store holds scheduler jobs with submit times."""
     from perfpredict.store.artifacts import save_artifact
     from perfpredict.store.queries import runs_frame
 
     frame = runs_frame(store, app=apps)
     series_list = build_series(frame)
-    if not any(s.scales.size >= 3 for s in series_list):
+    report = TrainReport(n_runs=len(frame))
+    if any(s.scales.size >= 3 for s in series_list):
+        doc = build_artifact(series_list, len(frame))
+        save_artifact(store, doc)
+        predictor = doc["predictor"]
+        report.n_series = doc["training"]["n_series"]
+        report.n_series_learned_from = predictor["n_series"]
+        report.base_law = predictor["base_law"]
+        report.apply_correction = predictor["apply_correction"]
+        report.metrics = predictor["metrics"]
+        report.artifact_sha256 = doc["sha256"]
+    n_jobs = int(frame["submit_epoch_s"].notna().sum()) if len(frame) else 0
+    if n_jobs >= MIN_WALLTIME_JOBS:
+        from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor
+
+        save_walltime_advisor(store, WalltimeAdvisor().fit(frame))
+        report.walltime_jobs = n_jobs
+    if report.artifact_sha256 is None and not report.walltime_jobs:
         raise NotTrainedError(
-            f"nothing to train on: the store holds {len(frame)} runs but no series "
+            f"nothing to train on: the store holds {len(frame)} runs, but no series "
             "(application, system, problem size, layout) with three or more measured "
-            "scales; ingest more runs (e.g. 'perfpredict datasets load')")
-    doc = build_artifact(series_list, len(frame))
-    save_artifact(store, doc)
-    predictor = doc["predictor"]
-    return TrainReport(
-        n_runs=len(frame), n_series=doc["training"]["n_series"],
-        n_series_learned_from=predictor["n_series"], base_law=predictor["base_law"],
-        apply_correction=predictor["apply_correction"], metrics=predictor["metrics"],
-        artifact_sha256=doc["sha256"])
+            f"scales and fewer than {MIN_WALLTIME_JOBS} scheduler jobs with submit times; "
+            "ingest more runs (e.g. 'perfpredict datasets load')")
+    return report

@@ -40,6 +40,7 @@ import json
 import math
 from typing import TYPE_CHECKING, Any
 
+from perfpredict import artifact
 from perfpredict.advise.walltime_features import (
     FEATURE_NAMES,
     JOB_COLUMNS,
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 
     from perfpredict.store import Store
 
-FORMAT_VERSION = 1
 ARTIFACT_KIND = "walltime_advisor"
 _MINUTES = (1, 2, 3, 4, 5, 7, 10, 12, 15, 20, 25, 30, 40, 45, 50, 60, 75, 90, 105, 120, 150,
             180, 210, 240, 300, 360, 420, 480, 600, 720, 900, 1080, 1200, 1440, 1800, 2160,
@@ -256,10 +256,11 @@ class WalltimeAdvisor:
     # -- persistence (JSON, no pickle) ---------------------------------------------------
 
     def to_json(self) -> str:
-        """The fitted advisor as JSON: parameters, XGBoost's own JSON model, training span."""
+        """The fitted advisor as a sealed artifact (JSON with format version and sha256):
+        parameters, XGBoost's own JSON model, training span."""
         self._check_fitted()
-        return json.dumps({
-            "kind": ARTIFACT_KIND, "format_version": FORMAT_VERSION,
+        return artifact.dumps({
+            "kind": ARTIFACT_KIND,
             "params": {"holdout_fraction": self.holdout_fraction,
                        "calibration_jobs": self.calibration_jobs,
                        "n_estimators": self.n_estimators, "max_depth": self.max_depth,
@@ -273,21 +274,24 @@ class WalltimeAdvisor:
 
     @classmethod
     def from_json(cls, text: str) -> WalltimeAdvisor:
-        """Load what :meth:`to_json` wrote; refuses documents of another kind or version."""
+        """Load what :meth:`to_json` wrote: checksum verified, other kinds refused."""
+        return cls.from_document(artifact.loads(text, "the walltime advisor"))
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> WalltimeAdvisor:
+        """Build the advisor from a verified artifact document."""
         import xgboost as xgb
 
         from perfpredict.errors import ArtifactError
 
+        if document.get("kind") != ARTIFACT_KIND:
+            raise ArtifactError(f"this is a {document.get('kind')!r} artifact, not a "
+                                "walltime advisor; run 'perfpredict train' to make one")
+        if (document.get("features") != list(CLASSIFIER_FEATURES)
+                or document.get("candidate_walltimes_s") != list(CANDIDATE_WALLTIMES_S)):
+            raise ArtifactError("the walltime advisor was saved by another perfpredict "
+                                "version; run 'perfpredict train' again")
         try:
-            document = json.loads(text)
-            if document.get("kind") != ARTIFACT_KIND:
-                raise ArtifactError(f"this is a {document.get('kind')!r} artifact, not a "
-                                    "walltime advisor; run 'perfpredict train' to make one")
-            if document.get("format_version") != FORMAT_VERSION or (
-                    document.get("features") != list(CLASSIFIER_FEATURES)
-                    or document.get("candidate_walltimes_s") != list(CANDIDATE_WALLTIMES_S)):
-                raise ArtifactError("the walltime advisor was saved by another perfpredict "
-                                    "version; run 'perfpredict train' again")
             advisor = cls(**document["params"])
             booster = xgb.Booster()
             booster.load_model(bytearray(json.dumps(document["booster"]).encode("utf-8")))
@@ -362,39 +366,18 @@ def fit_walltime_advisor(store: Store, **params: Any) -> WalltimeAdvisor:
 
 
 def save_walltime_advisor(store: Store, advisor: WalltimeAdvisor) -> None:
-    """Store the advisor's JSON in the artifacts table (newest wins)."""
-    import hashlib
-    import time
+    """Store the advisor in the artifacts table (newest wins)."""
+    from perfpredict.store.artifacts import save_artifact
 
-    from perfpredict.store.schema import artifacts
-
-    document = advisor.to_json()
-    with store.engine.begin() as conn:
-        conn.execute(artifacts.insert().values(
-            kind=ARTIFACT_KIND, created_epoch_s=time.time(), format_version=FORMAT_VERSION,
-            sha256=hashlib.sha256(document.encode("utf-8")).hexdigest(), document=document))
+    save_artifact(store, json.loads(advisor.to_json()))
 
 
 def load_walltime_advisor(store: Store) -> WalltimeAdvisor | None:
     """The newest saved advisor, or None when ``train`` has not saved one."""
-    import hashlib
+    from perfpredict.store.artifacts import load_latest_artifact
 
-    from sqlalchemy import select
-
-    from perfpredict.errors import ArtifactError
-    from perfpredict.store.schema import artifacts
-
-    with store.engine.connect() as conn:
-        row = conn.execute(
-            select(artifacts.c.document, artifacts.c.sha256)
-            .where(artifacts.c.kind == ARTIFACT_KIND)
-            .order_by(artifacts.c.created_epoch_s.desc()).limit(1)).first()
-    if row is None:
-        return None
-    if hashlib.sha256(row.document.encode("utf-8")).hexdigest() != row.sha256:
-        raise ArtifactError("the saved walltime advisor fails its checksum; run "
-                            "'perfpredict train' again")
-    return WalltimeAdvisor.from_json(row.document)
+    document = load_latest_artifact(store.url, ARTIFACT_KIND)
+    return None if document is None else WalltimeAdvisor.from_document(document)
 
 
 def read_jobs(path: str, input_format: str, system: str | None) -> pd.DataFrame:

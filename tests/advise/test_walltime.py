@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from perfpredict import artifact
 from perfpredict.advise.walltime import (
     WalltimeAdvisor,
     _conformal_threshold,
@@ -93,7 +94,7 @@ def test_saved_advisor_round_trips_through_json(store, kth_parts) -> None:  # ty
 
 def test_from_json_refuses_other_documents() -> None:
     with pytest.raises(ArtifactError, match="not a walltime advisor"):
-        WalltimeAdvisor.from_json(json.dumps({"kind": "runtime_predictor"}))
+        WalltimeAdvisor.from_json(artifact.dumps({"kind": "runtime_predictor"}))
     with pytest.raises(ArtifactError, match="damaged"):
         WalltimeAdvisor.from_json("{not json")
 
