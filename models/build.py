@@ -28,7 +28,38 @@ def main() -> None:
         store.dispose()
     assert doc is not None
     (HERE / "predictor.json").write_text(json.dumps(doc, sort_keys=True, allow_nan=False))
+    (HERE / "predictor.md").write_text(model_card(doc))
     print(json.dumps(report.as_dict(), indent=2))
+
+
+def model_card(doc: dict) -> str:  # type: ignore[type-arg]
+    """The human-readable card shipped beside the artifact."""
+    predictor, training = doc["predictor"], doc["training"]
+    laws = ", ".join(f"{kind}: {law}" for kind, law in predictor["base_law"].items())
+    corrections = ", ".join(f"{kind}: {'on' if on else 'off'}"
+                            for kind, on in predictor["apply_correction"].items())
+    metrics = predictor["metrics"]
+    return f"""# Model card: bundled runtime predictor (`predictor.json`)
+
+- **What**: perfpredict's hybrid runtime predictor (scaling law x learned overhead
+  coefficient, distance-aware conformal intervals), artifact format version
+  {doc["format_version"]}, perfpredict {doc["perfpredict_version"]}.
+- **Trained on**: the bundled data sets (`perfpredict datasets list`): {training["n_runs"]}
+  runs, {training["n_series"]} series with two or more scales, of which
+  {predictor["n_series"]} (three or more scales) taught the overhead regressor through
+  {predictor["n_examples"]} nested-extrapolation examples.
+- **Data fingerprint** (sha256 of the series' scales and medians):
+  `{training["data_fingerprint"]}`
+- **Base law per scaling kind**: {laws}. **Learned correction**: {corrections}.
+- **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law
+  {metrics["nested_mean_abs_log_error_plain"]:.3f}, hybrid
+  {metrics["nested_mean_abs_log_error_hybrid"]:.3f}.
+- **Checksum**: `{doc["sha256"]}` (sha256 of the canonical JSON without this field).
+- **Use**: `perfpredict estimate` falls back to it when the store holds no trained
+  predictor. It only knows the applications and systems of the bundled data; train on your
+  own store (`perfpredict train`) for anything else.
+- **Accuracy and limits**: see docs/accuracy.md; rebuild with `python models/build.py`.
+"""
 
 
 if __name__ == "__main__":

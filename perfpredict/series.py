@@ -83,7 +83,9 @@ def _is_weak(label: str, scaling_hint: str) -> bool:
 
 def usable_runs(frame):  # type: ignore[no-untyped-def]
     """Runs that measure the work: positive runtime, not censored, completed."""
-    state = frame["state"].fillna("").astype(str).str.upper().str.split().str[0].fillna("")
+    # first word only: "CANCELLED by 123" is CANCELLED
+    state = (frame["state"].astype(object).where(frame["state"].notna(), "").astype(str)
+             .str.strip().str.upper().str.partition(" ")[0])
     censored = frame["censored"].fillna(False).astype(bool)
     return frame[(frame["runtime_s"] > 0) & ~censored & state.isin(GOOD_STATES)]
 

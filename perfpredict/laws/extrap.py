@@ -81,5 +81,6 @@ class ExtraP(ScalingLaw):
                 "log_exponent_j": float(self.j_)}
 
     def formula(self) -> str:
-        log = "" if self.j_ == 0 else f" * log2(p)^{self.j_}"
-        return f"T(p) = {self.c0_s_:.4g} s + {self.c1_s_:.4g} s * p^({self.i_}){log}"
+        log = "" if self.j_ == 0 else f" * log2(p)^{int(self.j_)}"
+        exponent = Fraction(float(self.i_)).limit_denominator(12)
+        return f"T(p) = {self.c0_s_:.4g} s + {self.c1_s_:.4g} s * p^({exponent}){log}"

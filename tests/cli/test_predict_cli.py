@@ -1,0 +1,95 @@
+"""train / estimate / evaluate / datasets through the CLI runner."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+BERT = ["--app", "bert", "--system", "dgxa100_ngc22.04_pytorch (NVIDIA)"]
+
+
+def test_estimate_answers_from_the_bundled_predictor_on_an_empty_store(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("estimate", *BERT, "--nodes", "1024", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["lower_runtime_s"] < doc["predicted_runtime_s"] < doc["upper_runtime_s"]
+    assert doc["beyond_measured_range"] is True
+    assert doc["measured_scales"] == [1.0, 8.0, 128.0, 512.0]
+    assert 0 < doc["efficiency"] < 1
+    assert doc["formula"].startswith("T(p) =")
+
+
+def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("estimate", *BERT, "--nodes", "256")
+    assert result.exit_code == 0, result.output
+    assert "90% interval" in result.stdout
+    assert "rests on 40 runs at 1, 8, 128, 512 nodes" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--app", "bert", "--nodes", "0"], 2, "nodes must be a positive number"),
+        (["--app", "bert", "--nodes", "8", "--confidence", "1.5"], 2, "confidence"),
+        (["--app", "bret", "--nodes", "8"], 1, "did you mean bert"),
+        (["--nodes", "8"], 2, "pass --app and --nodes"),
+        (["--app", "RELeARN", "--nodes", "8", "--problem-size", "nope"], 1, "measured:"),
+    ],
+)
+def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, message) -> None:  # type: ignore[no-untyped-def]
+    result = cli("estimate", *args)
+    assert result.exit_code == code
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and message in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_estimate_input_keeps_rows_order_and_input_columns(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,runtime_s,note\nresnet,64,1,a\nbert,16,,b\nresnet,2,99,c\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [r["note"] for r in rows] == ["a", "b", "c"]
+    assert [r["runtime_s"] for r in rows] == ["1", "", "99"]
+    for r in rows:
+        assert float(r["lower_runtime_s"]) <= float(r["predicted_runtime_s"]) <= float(r["upper_runtime_s"])
+        assert float(r["speedup"]) > 0 and float(r["efficiency"]) > 0
+    # runtime_s is ignored: the same query with another runtime_s gets the same answer
+    assert rows[0]["predicted_runtime_s"] != rows[2]["predicted_runtime_s"]
+
+
+def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes\nresnet,64\nresnet,many\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert f"{queries}:3:" in result.stderr
+
+
+def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # type: ignore[no-untyped-def]
+    loaded = cli("datasets", "load", "relearn", "lulesh_thicket")
+    assert loaded.exit_code == 0, loaded.output
+    assert "relearn: 244 runs stored" in loaded.stdout
+    assert "already loaded" in cli("datasets", "load", "relearn").stdout
+    trained = cli("train", "--format", "json")
+    assert trained.exit_code == 0, trained.output
+    report = json.loads(trained.stdout)
+    assert report["n_series_learned_from"] == 26
+    est = cli("estimate", "--app", "RELeARN", "--nodes", "16", "--ranks-per-node", "64",
+              "--problem-size", "7000 neurons/rank, theta=0.3", "--format", "json")
+    assert est.exit_code == 0, est.output
+    doc = json.loads(est.stdout)
+    assert doc["scale"] == 1024 and doc["scale_unit"] == "ranks"
+    # the store's predictor answered: it knows nothing of MLPerf
+    assert cli("estimate", "--app", "bert", "--nodes", "8").exit_code == 1
+
+
+def test_train_on_an_empty_store_is_a_domain_failure(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("train")
+    assert result.exit_code == 1
+    assert "nothing to train on" in result.stderr

@@ -1,0 +1,84 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from perfpredict import artifact, datasets
+from perfpredict.errors import ArtifactError
+from perfpredict.overhead.regressor import OverheadRegressor
+from perfpredict.predictor import HybridPredictor
+from perfpredict.series import build_series
+
+
+@pytest.fixture(scope="module")
+def relearn_series():  # type: ignore[no-untyped-def]
+    frame = datasets.load("relearn")
+    frame["id"] = range(len(frame))
+    for column in ("nodes", "state", "censored", "extra"):
+        frame[column] = None
+    frame["censored"] = False
+    return build_series(frame)
+
+
+def test_series_are_grouped_by_problem_size_and_use_ranks(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    assert len(relearn_series) == 25
+    first = relearn_series[0]
+    assert first.scale_unit == "ranks"
+    assert first.weak
+    assert list(first.scales) == [32, 64, 128, 256, 512]
+
+
+@pytest.fixture(scope="module")
+def relearn_predictor(relearn_series):  # type: ignore[no-untyped-def]
+    return HybridPredictor().fit(relearn_series)
+
+
+def test_numpy_tree_evaluator_matches_xgboost() -> None:
+    import xgboost
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(400, 5))
+    y = np.sin(x[:, 0]) + 0.3 * x[:, 1]
+    x[rng.random(x.shape) < 0.1] = np.nan
+    regressor = OverheadRegressor(n_estimators=80).fit(x, y)
+    booster = xgboost.Booster()
+    booster.load_model(bytearray(regressor.model_json_.encode()))
+    np.testing.assert_allclose(regressor.predict(x), booster.predict(xgboost.DMatrix(x)),
+                               atol=1e-5)
+
+
+def test_predictor_round_trips_through_a_sealed_artifact(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    predictor = relearn_predictor
+    text = artifact.dumps({"kind": "test", "predictor": predictor.to_dict()})
+    rebuilt = HybridPredictor.from_dict(artifact.loads(text, "test")["predictor"])
+    series = relearn_series[3]
+    scales = np.array([512.0, 1024, 4096])
+    a = predictor.predict(series, scales)
+    b = rebuilt.predict(series, scales)
+    assert [x.runtime_s for x in a] == pytest.approx([x.runtime_s for x in b])
+    assert [x.upper_s for x in a] == pytest.approx([x.upper_s for x in b])
+
+
+def test_intervals_contain_the_prediction_and_widen_with_distance(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    predictor = relearn_predictor
+    preds = predictor.predict(relearn_series[0], np.array([1024.0, 4096, 65536]))
+    widths = [(p.upper_s - p.lower_s) / p.runtime_s for p in preds]
+    assert all(p.lower_s < p.runtime_s < p.upper_s for p in preds)
+    assert widths == sorted(widths)
+    assert preds[-1].beyond_calibration
+
+
+def test_tampered_artifact_is_refused() -> None:
+    text = artifact.dumps({"kind": "test", "value": 1.5})
+    doc = json.loads(text)
+    doc["value"] = 2.5
+    with pytest.raises(ArtifactError, match="checksum"):
+        artifact.loads(json.dumps(doc), "test")
+    with pytest.raises(ArtifactError, match="not valid JSON"):
+        artifact.loads(text[: len(text) // 2], "test")
+    newer = json.loads(text)
+    newer["format_version"] = artifact.FORMAT_VERSION + 1
+    with pytest.raises(ArtifactError, match="newer"):
+        artifact.loads(json.dumps(newer), "test")
