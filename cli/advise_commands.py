@@ -3,7 +3,13 @@
 
 from __future__ import annotations
 
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
 import typer
+
+from perfpredict.cli.render import TableFormat
 
 advise_app = typer.Typer(
     help="Advice from predictions: node counts, walltimes, allocation tables.",
@@ -11,8 +17,148 @@ advise_app = typer.Typer(
 )
 
 
+class Objective(str, Enum):
+    fastest = "fastest"
+    cheapest = "cheapest"
+    balanced = "balanced"
+
+
+class AdviceFormat(str, Enum):
+    table = "table"
+    json = "json"
+    markdown = "markdown"
+    latex = "latex"
+    csv = "csv"
+
+
+class Scheduler(str, Enum):
+    sbatch = "sbatch"
+    pbs = "pbs"
+
+
+AppOption = Annotated[str | None, typer.Option("--app", help="Application name.")]
+SystemOption = Annotated[str | None, typer.Option(
+    help="System the runs were measured on (narrows the series; also looked up in the "
+    "catalog for queues, granularity and charge).")]
+SizeOption = Annotated[str | None, typer.Option(help="Problem size label.")]
+RanksOption = Annotated[float | None, typer.Option(
+    help="MPI ranks per node (needed for series measured in ranks).")]
+ThreadsOption = Annotated[float | None, typer.Option(help="Threads per rank.")]
+
+
+def advise(
+    ctx: typer.Context,
+    app: AppOption = None,
+    system: SystemOption = None,
+    problem_size: SizeOption = None,
+    ranks_per_node: RanksOption = None,
+    threads_per_rank: ThreadsOption = None,
+    runs: Annotated[int, typer.Option(help="Number of production runs to budget for.")] = 1,
+    objective: Annotated[Objective, typer.Option(
+        help="How to choose among node counts that meet the efficiency floor.")
+    ] = Objective.fastest,
+    min_efficiency: Annotated[float | None, typer.Option(
+        help="Parallel-efficiency floor against the smallest measured configuration "
+        "(default 0.7 unless --min-speedup-per-doubling is given).")] = None,
+    min_speedup_per_doubling: Annotated[float | None, typer.Option(
+        help="Speedup floor per doubling of nodes (Notur: 1.5, 1.4, 1.3).")] = None,
+    max_nodes: Annotated[int | None, typer.Option(
+        help="Largest node count to consider (default: the system's size from the catalog, "
+        "else 16x the largest measured).")] = None,
+    kill_risk: Annotated[float, typer.Option(
+        help="Share of runs that may outlive the advised walltime.")] = 0.05,
+    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
+    fmt: Annotated[AdviceFormat, typer.Option("--format", help="Output format.")
+                   ] = AdviceFormat.table,
+    plot: Annotated[Path | None, typer.Option(
+        help="Write the scaling figure (.png, .svg or .pdf) and its numbers (.csv).")] = None,
+    emit: Annotated[Scheduler | None, typer.Option(
+        help="Print only the batch directives for the recommendation.")] = None,
+) -> None:
+    """Recommend a node count, walltime and node-hours for APP, with proposal tables.
+
+    Sweeps node counts, predicts each with its interval, and picks one by --objective
+    among those meeting the efficiency floor, saying which rule decided.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if app is None:  # bare 'perfpredict advise': say what it takes
+        typer.echo(ctx.get_help())
+        return
+    from perfpredict.advise.plan import PlanRequest, advise_plan
+    from perfpredict.cli.render import print_json, print_rows
+    from perfpredict.report import proposal
+
+    plan = advise_plan(ctx.obj.open_store(), PlanRequest(
+        app=app, system=system, problem_size=problem_size, ranks_per_node=ranks_per_node,
+        threads_per_rank=threads_per_rank, runs=runs, objective=objective.value,
+        min_efficiency=min_efficiency, min_speedup_per_doubling=min_speedup_per_doubling,
+        max_nodes=max_nodes, kill_risk=kill_risk, confidence=confidence))
+    if plot is not None:
+        from perfpredict.report.plots import save_scaling_plot
+
+        csv_path = save_scaling_plot(plan, plot)
+        typer.echo(f"Wrote {plot} and {csv_path}", err=True)
+    if emit is not None:
+        from perfpredict.advise.directives import directives
+
+        typer.echo(directives(plan, emit.value))
+    elif fmt == AdviceFormat.json:
+        print_json(plan.as_dict())
+    elif fmt == AdviceFormat.markdown:
+        typer.echo(proposal.proposal_markdown(plan))
+    elif fmt == AdviceFormat.latex:
+        typer.echo(proposal.proposal_latex(plan))
+    elif fmt == AdviceFormat.csv:
+        print_rows(proposal.candidate_rows(plan), "csv", proposal.CANDIDATE_COLUMNS)
+    else:
+        typer.echo("\n".join(proposal.summary_lines(plan)))
+        rows, columns = proposal.candidate_table(plan)
+        print_rows(rows, "table", columns, title="Node counts considered")
+
+
+def next_runs(
+    ctx: typer.Context,
+    app: Annotated[str, typer.Option("--app", help="Application name.")],
+    system: SystemOption = None,
+    problem_size: SizeOption = None,
+    ranks_per_node: RanksOption = None,
+    threads_per_rank: ThreadsOption = None,
+    budget_node_hours: Annotated[float | None, typer.Option(
+        help="Node-hours available for benchmarks (P90 cost); default: no limit.")] = None,
+    target_nodes: Annotated[int | None, typer.Option(
+        help="Scale whose prediction should tighten (default: what 'advise' recommends).")
+    ] = None,
+    fmt: Annotated[TableFormat, typer.Option("--format", help="Output format.")
+                   ] = TableFormat.table,
+) -> None:
+    """Benchmarks to run next that tighten the advised request most, within a budget.
+
+    Ranks unmeasured node counts by how much a run there would shrink the P90/P50 runtime
+    ratio at the target scale, per node-hour, simulated with the trained predictor.
+    """
+    from perfpredict.advise.next_runs import NEXT_RUN_COLUMNS, plan_next_runs
+    from perfpredict.advise.plan import PlanRequest
+    from perfpredict.cli.render import print_json, print_rows
+
+    result = plan_next_runs(ctx.obj.open_store(), PlanRequest(
+        app=app, system=system, problem_size=problem_size, ranks_per_node=ranks_per_node,
+        threads_per_rank=threads_per_rank), target_nodes=target_nodes,
+        budget_node_hours=budget_node_hours)
+    if fmt == TableFormat.json:
+        print_json(result.as_dict())
+    elif fmt == TableFormat.csv:
+        print_rows([step.as_dict() for step in result.steps], "csv", NEXT_RUN_COLUMNS)
+    else:
+        typer.echo(result.summary())
+        rows, columns = result.table()
+        print_rows(rows, "table", columns, title="Benchmarks to run next")
+
+
 def register(app: typer.Typer) -> None:
     from perfpredict.cli import walltime_commands
 
+    advise_app.callback(invoke_without_command=True)(advise)
     walltime_commands.register(advise_app)
+    advise_app.command("next-runs")(next_runs)
     app.add_typer(advise_app, name="advise")

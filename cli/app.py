@@ -42,7 +42,7 @@ class _ErrorTranslatingGroup(TyperGroup):
                 raise
             typer.echo(f"Error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
-        except typer.TyperException:
+        except (typer.TyperException, typer.Exit, typer.Abort):  # usage errors, --help
             raise
         except BrokenPipeError:
             # The reader (head, less) went away: not an error worth a message.

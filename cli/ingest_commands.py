@@ -46,7 +46,6 @@ def ingest(
     file and line named) unless --on-error skip.
     """
     from perfpredict.cli.progress import record_counter
-
     from perfpredict.ingest import IngestOptions, ingest_paths
 
     options = IngestOptions(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from perfpredict.cli.render import print_json, print_rows
 
 

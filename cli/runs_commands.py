@@ -6,6 +6,7 @@ import sys
 from typing import Annotated
 
 import typer
+
 from perfpredict.cli.render import TableFormat, print_json, print_rows
 
 runs_app = typer.Typer(help="List, summarise and export stored runs.", no_args_is_help=True)

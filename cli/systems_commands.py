@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from perfpredict.cli.render import TableFormat, print_json, print_rows
 
 systems_app = typer.Typer(

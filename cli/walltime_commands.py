@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from perfpredict.cli.render import TableFormat
 
 COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
@@ -40,9 +41,8 @@ def walltime(
     store's earlier jobs. Never above the job's own request. Uses the advisor 'train' saved,
     or fits one from the store.
     """
-    from perfpredict.cli.render import print_rows
-
     from perfpredict.advise.walltime import advise_walltime
+    from perfpredict.cli.render import print_rows
 
     rows = advise_walltime(ctx.obj.open_store(), str(input_path),
                            input_format=input_format.value, kill_risk=kill_risk, system=system)

@@ -33,8 +33,12 @@ def _mlperf(raw: pd.DataFrame) -> pd.DataFrame:
     df["system"] = df["system_family"] + " (" + df["submitter"] + ")"
     df["problem_size"] = df["round"] + " " + df["problem_size"]
     if "scaling" in df and df["scaling"].str.startswith("weak").any():
-        weak = df["scaling"].str.startswith("weak")
-        df.loc[weak, "problem_size"] = df.loc[weak, "problem_size"] + " (weak: per instance)"
+        # MLPerf HPC "weak" submissions train many model instances at once; a row is one
+        # instance at its own node count: a strong-scaling measurement under contention.
+        concurrent = df["scaling"].str.startswith("weak")
+        df.loc[concurrent, "problem_size"] = (df.loc[concurrent, "problem_size"]
+                                              + " (one of many concurrent instances)")
+        df.loc[concurrent, "scaling"] = "strong per instance (weak-scaling submission)"
     df["ranks_per_node"] = df["ranks_per_node"].fillna(df["accelerators_per_node"])
     df["gpus"] = (df["nodes"] * df["accelerators_per_node"]).round()
     df["state"] = "COMPLETED"
@@ -43,7 +47,7 @@ def _mlperf(raw: pd.DataFrame) -> pd.DataFrame:
 
 def _relearn(raw: pd.DataFrame) -> pd.DataFrame:
     df = raw.copy()
-    df["system"] = "Lichtenberg (TU Darmstadt)"
+    df["system"] = "Lichtenberg"  # the catalog entry (TU Darmstadt)
     df["problem_size"] = (df["neurons_per_rank"].astype(str) + " neurons/rank, theta="
                           + df["theta"].astype(str))
     df["problem_size_num"] = df["neurons_per_rank"]
@@ -53,7 +57,7 @@ def _relearn(raw: pd.DataFrame) -> pd.DataFrame:
 
 def _lulesh(raw: pd.DataFrame) -> pd.DataFrame:
     df = raw.copy()
-    df["system"] = "opal (LLNL)"
+    df["system"] = "opal"  # the catalog entry (LLNL)
     df["problem_size"] = "s=30 per rank"
     df["problem_size_num"] = 27000
     # Ranks per node varied from run to run (27 to 36), so the series is one of total

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from perfpredict import artifact
-from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws import LAWS
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.predictor import HybridPredictor, Prediction
@@ -87,9 +87,18 @@ class LoadedPredictor:
         if doc.get("kind") != artifact.KIND_RUNTIME:
             raise NotFoundError(f"{origin} holds no runtime predictor")
         self.origin = origin
-        self.predictor = HybridPredictor.from_dict(doc["predictor"])
-        self.series: list[dict[str, Any]] = doc["series"]
-        self.trained = doc["training"]
+        try:
+            self.predictor = HybridPredictor.from_dict(doc["predictor"])
+            self.series: list[dict[str, Any]] = doc["series"]
+            self.trained = doc["training"]
+            self.series_contexts = {id(e): _context(e) for e in self.series}
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            # Intact and checksummed, but written for another layout of the same format
+            # version (a stale file): refuse it rather than fail half-way through a query.
+            raise ArtifactError(
+                f"the model artifact from {origin} does not have the layout this perfpredict "
+                f"reads ({type(exc).__name__}: {exc}); retrain with 'perfpredict train'"
+            ) from exc
 
     def find_series(self, query: Query) -> tuple[dict[str, Any], list[str]]:
         """The series that answers ``query``, and notes about the choice."""
@@ -99,7 +108,10 @@ class LoadedPredictor:
         apps = sorted({e["key"][0] for e in self.series})
         found = [e for e in self.series if same(e["key"][0], query.app)]
         if not found:
-            close = difflib.get_close_matches(query.app, apps, n=3, cutoff=0.5)
+            # Matched without case, as the lookup above is: "LULESH2" suggests "lulesh".
+            by_folded = {name.casefold(): name for name in apps}
+            close = [by_folded[name] for name in difflib.get_close_matches(
+                query.app.casefold(), list(by_folded), n=3, cutoff=0.5)]
             hint = f"; did you mean {', '.join(close)}?" if close else (
                 f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")
             raise NotFoundError(f"no trained series for application {query.app!r}{hint} "
@@ -108,8 +120,9 @@ class LoadedPredictor:
                                      ("problem size", 2, query.problem_size)):
             if wanted is None:
                 continue
-            narrowed = [e for e in found if same(e["key"][index], wanted)
-                        or wanted.casefold() in e["key"][index].casefold()]
+            # an exact label wins over labels that merely contain it
+            narrowed = ([e for e in found if same(e["key"][index], wanted)]
+                        or [e for e in found if wanted.casefold() in e["key"][index].casefold()])
             if not narrowed:
                 options = sorted({e["key"][index] for e in found})
                 raise NotFoundError(f"{query.app} has no runs with {label} {wanted!r}; "
@@ -154,7 +167,7 @@ class LoadedPredictor:
             query0 = queries[indices[0]]
             entry, notes = resolved[(query0.app, query0.system, query0.problem_size,
                                      query0.ranks_per_node, query0.threads_per_rank)]
-            series, ctx = _context(entry)
+            series, ctx = self.series_contexts[id(entry)]
             p = np.array([scales[i] for i in indices])
             preds = self.predictor.predict(series, p, confidence, ctx)
             for i, pred in zip(indices, preds, strict=True):
@@ -326,3 +339,10 @@ def estimate_csv(db_url: str | None, path: Path, out: Any, confidence: float = 0
 
 def _csv_value(value: Any) -> Any:
     return f"{value:.6g}" if isinstance(value, float) else value
+
+
+def series_context(entry: dict[str, Any]) -> tuple[Series, SeriesContext]:
+    """The series (its per-scale medians) and the fitted context an artifact entry holds:
+    what every prediction for it rests on. Advice extends it with simulated runs to value
+    a benchmark before it is run (``advise next-runs``)."""
+    return _context(entry)

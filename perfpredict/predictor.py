@@ -176,12 +176,13 @@ class HybridPredictor:
         log_spread = np.log(np.abs(residual) + SPREAD_FLOOR_LOG)
         score = residual / np.exp(self._cross_fit(features, log_spread, weight, group))
         distance = np.log2(data["scale"] / data["scale_max"])
-        pooled = DistanceConformal().fit(score, distance)
+        pooled = DistanceConformal().fit(score, distance, weight)
         self.conformal_: dict[str, DistanceConformal] = {}
         for k in KINDS:
             mask = kind == k
             own_series = np.unique(group[mask]).size
-            self.conformal_[k] = (DistanceConformal().fit(score[mask], distance[mask])
+            self.conformal_[k] = (DistanceConformal().fit(score[mask], distance[mask],
+                                                          weight[mask])
                                   if own_series >= self.min_series_for_correction else pooled)
         self.spread_regressor_ = self._regressor().fit(features, log_spread, weight)
         self.regressor_ = self._regressor().fit(features, target, weight)

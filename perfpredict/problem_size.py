@@ -12,6 +12,8 @@ import re
 
 _NUMBER = re.compile(r"(\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)\s*([kKmMgGtT](?![a-zA-Z]{2}))?")
 _SUFFIX = {"k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12}
+#: Version tags ("v0.7", "v2.1.3") are not sizes.
+_VERSION = re.compile(r"\bv\d+(?:\.\d+)+\b", re.IGNORECASE)
 
 
 def problem_size_number(label: str | float | int | None) -> float | None:
@@ -23,13 +25,15 @@ def problem_size_number(label: str | float | int | None) -> float | None:
     1024.0
     >>> problem_size_number("reference dataset") is None
     True
+    >>> problem_size_number("v0.7 cosmoflow reference dataset") is None
+    True
     """
     if label is None:
         return None
     if isinstance(label, (int, float)):
         return float(label) if math.isfinite(label) else None
     best: float | None = None
-    for digits, suffix in _NUMBER.findall(label):
+    for digits, suffix in _NUMBER.findall(_VERSION.sub(" ", label)):
         value = float(digits) * (_SUFFIX[suffix.lower()] if suffix else 1.0)
         if math.isfinite(value) and (best is None or value > best):
             best = value

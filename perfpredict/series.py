@@ -21,7 +21,7 @@ from perfpredict.laws.base import FloatArray
 
 SERIES_KEY = ("app", "system", "problem_size", "ranks_per_node", "threads_per_rank")
 GOOD_STATES = {"", "COMPLETED", "SUCCESS", "SUCCESSFUL"}
-_WEAK_LABEL = re.compile(r"(per|/)\s*(rank|node|gpu|process|proc|instance|core)\b|weak",
+_WEAK_LABEL = re.compile(r"(per|/)\s*(rank|node|gpu|process|proc|core)\b",
                          re.IGNORECASE)
 
 
@@ -83,6 +83,8 @@ def _is_weak(label: str, scaling_hint: str) -> bool:
 
 def usable_runs(frame):  # type: ignore[no-untyped-def]
     """Runs that measure the work: positive runtime, not censored, completed."""
+    if frame.empty:
+        return frame
     # first word only: "CANCELLED by 123" is CANCELLED
     state = (frame["state"].astype(object).where(frame["state"].notna(), "").astype(str)
              .str.strip().str.upper().str.partition(" ")[0])

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from perfpredict.ingest.fields import MAX_COUNT, MAX_DURATION_S, MAX_EPOCH_S
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
 from perfpredict.ingest.textio import numbered_lines
 from perfpredict.problem_size import problem_size_number
@@ -57,6 +58,8 @@ def _integer(name: str, text: str) -> int | None:
         return None
     if value != int(value):
         raise _FieldError(f"column {name!r} must be a whole number, got {text!r}")
+    if abs(value) > MAX_COUNT:  # the store's integer columns are 32-bit on PostgreSQL
+        raise _FieldError(f"column {name!r} is out of range (at most {MAX_COUNT}), got {text!r}")
     return int(value)
 
 
@@ -80,6 +83,29 @@ def _timestamp(name: str, text: str) -> float | None:
     return moment.timestamp()
 
 
+def _checked_timestamp(name: str, text: str) -> float | None:
+    value = _timestamp(name, text)
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_EPOCH_S):
+        raise _FieldError(f"column {name!r} is not a time between 1970 and 2100, got {text!r}")
+    return value
+
+
+def _typed(text: str) -> str | int | float:
+    """Extra fields as numbers where they are numbers, so JSON exports and the predictor
+    (data-staging seconds, batch sizes) see them as such."""
+    if len(text) > 1 and text.startswith("0") and text[1].isdigit():
+        return text  # "007" is a label, not a number
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return value if math.isfinite(value) else text
+
+
 def _record(row: dict[str, str], line_no: int) -> RunRecord:
     values: dict[str, Any] = {}
     for name in _INT_FIELDS:
@@ -93,7 +119,7 @@ def _record(row: dict[str, str], line_no: int) -> RunRecord:
         values[name] = text if text.lower() not in _MISSING else None
     for name, column in _TIME_FIELDS.items():
         if name in row:
-            values[column] = _timestamp(name, row[name])
+            values[column] = _checked_timestamp(name, row[name])
     if "censored" in row:
         values["censored"] = row["censored"].strip().lower() in {"1", "true", "yes"}
 
@@ -104,6 +130,10 @@ def _record(row: dict[str, str], line_no: int) -> RunRecord:
         raise _FieldError("runtime_s is empty; every benchmark run needs its runtime")
     if runtime_s <= 0:
         raise _FieldError(f"runtime_s must be positive, got {runtime_s:g}")
+    for name in ("runtime_s", "requested_walltime_s"):
+        if (values.get(name) or 0) > MAX_DURATION_S:
+            raise _FieldError(f"{name} of {values[name]:g} s is over a century; the row is "
+                              "damaged")
     for name in ("nodes", "total_ranks", "threads_per_rank", "ranks_per_node"):
         if values.get(name) is not None and values[name] <= 0:
             raise _FieldError(f"{name} must be positive, got {values[name]:g}")
@@ -115,7 +145,7 @@ def _record(row: dict[str, str], line_no: int) -> RunRecord:
         values["total_ranks"] = round(nodes * rpn)
     if values.get("problem_size_num") is None:
         values["problem_size_num"] = problem_size_number(values.get("problem_size"))
-    extra = {k: v for k, v in row.items() if k not in _KNOWN and k is not None and v != ""}
+    extra = {k: _typed(v) for k, v in row.items() if k not in _KNOWN and k is not None and v != ""}
     return RunRecord(**values, extra=extra or None, line_no=line_no)
 
 
@@ -125,9 +155,12 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     header_line = 0
     for line_no, text in lines:
         if text.strip():
-            header = next(csv.reader([text]))
-            header = [h.strip().lstrip("\ufeff") for h in header]
             header_line = line_no
+            try:
+                header = next(csv.reader([text]))
+            except csv.Error:
+                header = [text]  # unreadable: refused below as a header without app
+            header = [h.strip().lstrip("\ufeff") for h in header]
             break
     if header is None:
         return
@@ -146,7 +179,17 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             line_numbers.append(line_no)
             yield text
 
-    for cells in csv.reader(feed()):
+    reader = csv.reader(feed())
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # a stray carriage return or NUL byte: a damaged row
+            line_no = line_numbers[0]
+            line_numbers.clear()
+            yield BadRecord(line_no, "", f"not a readable CSV row ({exc}); the line is damaged")
+            continue
         line_no = line_numbers[0]
         line_numbers.clear()
         if not cells or all(not c.strip() for c in cells):

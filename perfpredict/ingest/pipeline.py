@@ -90,11 +90,17 @@ class _FileIngest:
     """State of one file's ingest inside its transaction."""
 
     def __init__(self, conn: Connection, path: Path, fmt: str, options: IngestOptions,
-                 report: BatchReport, batch_id: int) -> None:
+                 report: BatchReport, batch_id: int, catalog_names: dict[str, str]) -> None:
         self.conn, self.path, self.fmt, self.options = conn, path, fmt, options
         self.report, self.batch_id = report, batch_id
         self.seen: Counter[str] = Counter()
         self.known_systems = set(conn.execute(select(systems.c.name)).scalars())
+        self.catalog_names = catalog_names
+
+    def canonical_system(self, name: str) -> str:
+        """A catalog entry's own name for ``name`` when it is one of its aliases ("frontier",
+        a data set's long label), so one machine is one system in the store."""
+        return self.catalog_names.get(name.strip().casefold(), name)
 
     def reject(self, bad: BadRecord) -> None:
         if self.options.on_error == "fail":
@@ -123,6 +129,7 @@ class _FileIngest:
                                       "no system for this run; add a 'system' column or "
                                       "pass --system NAME"))
                 continue
+            system = self.canonical_system(system)
             self.ensure_system(system, item)
             key = _natural_key(system, item, self.seen)
             if item.mode == "attach" and self.attach(system, key, item):
@@ -171,6 +178,15 @@ class _FileIngest:
         self.report.new_systems.append(name)
 
 
+def _catalog_names(store: Store) -> dict[str, str]:
+    """Every catalog name and alias, case-folded, mapped to its entry's name (seeding the
+    shipped catalog first, so a machine it knows is never reported as new)."""
+    from perfpredict.catalog import list_systems
+
+    return {alias.casefold(): spec.name for spec in list_systems(store)
+            for alias in (spec.name, *spec.aliases)}
+
+
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None) -> BatchReport:
     """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees."""
@@ -181,21 +197,23 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
         raise BadInputError("no such file; check the path", path=path)
     sha256 = file_sha256(path)
     report = BatchReport(path=str(path), format=fmt)
+    catalog_names = _catalog_names(store)
     with store.engine.begin() as conn:
-        done = conn.execute(
-            select(ingest_batches.c.n_records).where(
-                ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)
-        ).first()
-        if done is not None:
+        # Claiming the batch's unique (sha256, format) decides whether the file is new,
+        # also when another ingest of it runs at the same time (two cron jobs): this one
+        # waits for the other's outcome instead of failing on the unique index.
+        batch_id: int | None = conn.execute(
+            insert_ignoring_duplicates(conn, ingest_batches, "sha256", "format").values(
+                path=str(path.resolve()), sha256=sha256, format=fmt, system=options.system,
+                started_epoch_s=time.time(), n_records=0, n_stored=0, n_duplicates=0,
+                n_rejected=0,
+            ).returning(ingest_batches.c.id)).scalar()
+        if batch_id is None:
             report.already_ingested = True
-            report.n_duplicates = done.n_records
+            report.n_duplicates = conn.execute(select(ingest_batches.c.n_records).where(
+                ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).scalar_one()
             return report
-        batch_id: int = conn.execute(ingest_batches.insert().values(
-            path=str(path.resolve()), sha256=sha256, format=fmt, system=options.system,
-            started_epoch_s=time.time(), n_records=0, n_stored=0, n_duplicates=0,
-            n_rejected=0,
-        )).inserted_primary_key[0]  # type: ignore[index]
-        state = _FileIngest(conn, path, fmt, options, report, batch_id)
+        state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names)
         for chunk in _chunks(parse(path, options), CHUNK_RECORDS):
             state.store(chunk)
             if progress:

@@ -107,7 +107,7 @@ class _Job:
         if rss is not None:
             self.max_rss_bytes = max(rss, self.max_rss_bytes or 0.0)
         for column in ("tresusageintot", "tresusageouttot"):
-            disk = fields.tres(row.get(column, "")).get("fs/disk")
+            disk = fields.tres_value(row.get(column, ""), "fs/disk")
             if disk is not None:
                 disk_bytes = fields.memory_bytes(f"{column} fs/disk", disk) or 0.0
                 self.io_bytes = (self.io_bytes or 0.0) + disk_bytes

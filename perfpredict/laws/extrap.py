@@ -2,7 +2,8 @@
 
 Extra-P (Calotoiu et al., SC'13) models a metric as
 ``c0 + c1 * p^i * log2(p)^j`` and picks the exponents (i, j) from a fixed search space by
-leave-one-out cross-validation (SMAPE), fitting coefficients by least squares. Negative
+leave-one-out cross-validation (SMAPE), fitting coefficients by least squares; with only
+two points, where every hypothesis fits exactly, the simplest one wins. Negative
 exponents are included so that strong scaling (runtime falling with p) is expressible, as
 with Extra-P's ``allow_negative_exponents`` option.
 """
@@ -39,7 +40,10 @@ class ExtraP(ScalingLaw):
 
     def _fit(self, p: FloatArray, t: FloatArray) -> None:
         best: tuple[float, Fraction, int, FloatArray] | None = None
-        for i, j in itertools.product(EXPONENTS_I, EXPONENTS_J):
+        # Simplest hypotheses first, so that ties (every two-parameter term fits two
+        # points exactly) go to the simplest term, as Extra-P's Occam preference does.
+        for i, j in sorted(itertools.product(EXPONENTS_I, EXPONENTS_J),
+                           key=lambda ij: (abs(ij[0]) + ij[1], ij[0] > 0)):
             if i == 0 and j == 0:
                 continue
             x = _term(p, i, j)

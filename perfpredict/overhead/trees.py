@@ -4,31 +4,28 @@ Importing xgboost costs about two seconds; an estimate must not pay that. The JS
 format is XGBoost's documented, stable serialisation, so the artifact stays XGBoost's own
 and any XGBoost can load it, while perfpredict walks the trees itself. A test checks that
 this evaluator and ``xgboost.Booster.predict`` agree.
+
+All trees are packed into flat node arrays and walked together, one level per step, so a
+prediction costs about ``max_depth`` numpy operations on (rows x trees) arrays rather
+than that many per tree: a single estimate stays in milliseconds and a batch of 100k
+queries in well under a second.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from perfpredict.laws.base import FloatArray
 
+#: Rows walked at once: bounds the (rows x trees) node-index arrays to a few MB.
+ROWS_PER_BLOCK = 2048
+
 
 def _base_score(text: str | float) -> float:
     return float(str(text).strip("[]"))
-
-
-@dataclass
-class _Tree:
-    left: np.ndarray
-    right: np.ndarray
-    feature: np.ndarray
-    threshold: np.ndarray  # split value, or the leaf value at leaves
-    default_left: np.ndarray
-    depth: int
 
 
 class TreeEnsemble:
@@ -41,33 +38,55 @@ class TreeEnsemble:
         if objective != "reg:squarederror":
             raise ValueError(f"only reg:squarederror ensembles are supported, not {objective}")
         self.base_score = _base_score(learner["learner_model_param"]["base_score"])
-        self.trees = [self._tree(t) for t in learner["gradient_booster"]["model"]["trees"]]
+        trees = learner["gradient_booster"]["model"]["trees"]
+        sizes = np.array([len(t["left_children"]) for t in trees], dtype=np.int64)
+        #: Index of each tree's root in the flat arrays.
+        self.roots = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
+        offset = np.repeat(self.roots, sizes)
+
+        def flat(name: str, dtype: type) -> np.ndarray:
+            if not trees:
+                return np.zeros(0, dtype=dtype)
+            return np.concatenate([np.asarray(t[name], dtype=dtype) for t in trees])
+
+        left, right = flat("left_children", np.int64), flat("right_children", np.int64)
+        leaf = left < 0
+        # Children as flat indices; a leaf points at itself, so walking on is a no-op.
+        own = np.arange(left.size, dtype=np.int64)
+        self.left = np.where(leaf, own, left + offset)
+        self.right = np.where(leaf, own, right + offset)
+        self.feature = np.where(leaf, 0, flat("split_indices", np.int64))
+        self.threshold = flat("split_conditions", np.float32)  # leaf value at leaves
+        self.default_left = flat("default_left", bool)
+        self.depth = self._max_depth(np.where(leaf, -1, self.left), self.right, self.roots)
 
     @staticmethod
-    def _tree(t: dict[str, Any]) -> _Tree:
-        left = np.asarray(t["left_children"], dtype=np.int64)
-        right = np.asarray(t["right_children"], dtype=np.int64)
-        depth = np.zeros(left.size, dtype=np.int64)
-        for node in range(left.size):  # parents precede children in XGBoost's layout
-            if left[node] >= 0:
-                depth[left[node]] = depth[right[node]] = depth[node] + 1
-        return _Tree(left, right, np.asarray(t["split_indices"], dtype=np.int64),
-                     np.asarray(t["split_conditions"], dtype=np.float32),
-                     np.asarray(t["default_left"], dtype=bool), int(depth.max()))
+    def _max_depth(left: np.ndarray, right: np.ndarray, roots: np.ndarray) -> int:
+        """Levels of the deepest tree: the walk needs that many steps to reach any leaf."""
+        internal = left >= 0
+        depth, frontier = 0, roots[internal[roots]]
+        while frontier.size:
+            depth += 1
+            children = np.concatenate([left[frontier], right[frontier]])
+            frontier = children[internal[children]]
+        return depth
 
     def predict(self, features: FloatArray) -> FloatArray:
         """Margin (here: the predicted log correction) for each row of ``features``."""
         x = np.atleast_2d(np.asarray(features, dtype=np.float32))  # as XGBoost compares
-        rows = np.arange(x.shape[0])
-        total = np.full(x.shape[0], self.base_score)
-        for tree in self.trees:
-            node = np.zeros(x.shape[0], dtype=np.int64)
-            for _ in range(tree.depth):
-                internal = tree.left[node] >= 0
-                value = x[rows, tree.feature[node]]
-                go_left = np.where(np.isnan(value), tree.default_left[node],
-                                   value < tree.threshold[node])
-                child = np.where(go_left, tree.left[node], tree.right[node])
-                node = np.where(internal, child, node)
-            total += tree.threshold[node]
-        return total
+        n_features = x.shape[1]
+        out = np.empty(x.shape[0])
+        for start in range(0, x.shape[0], ROWS_PER_BLOCK):
+            block = x[start:start + ROWS_PER_BLOCK]
+            flat = block.ravel()
+            row_base = (np.arange(block.shape[0]) * n_features)[:, None]
+            node = np.broadcast_to(self.roots, (block.shape[0], self.roots.size))
+            for _ in range(self.depth):
+                value = flat[row_base + self.feature[node]]
+                # NaN compares False, so it goes left only where the tree says missing does
+                go_left = (value < self.threshold[node]) | (
+                    np.isnan(value) & self.default_left[node])
+                node = np.where(go_left, self.left[node], self.right[node])
+            out[start:start + block.shape[0]] = (
+                self.base_score + self.threshold[node].sum(axis=1, dtype=np.float64))
+        return out

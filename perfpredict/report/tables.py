@@ -1,4 +1,4 @@
-"""Tables for reports and proposals, as text other tools read (Markdown)."""
+"""Tables for reports and proposals, as text other tools read (Markdown, LaTeX)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,17 @@ from collections.abc import Sequence
 from typing import Any
 
 
-def _fmt(value: Any) -> str:
+def format_value(value: Any) -> str:
+    """A cell as a reader wants it: three significant digits, thousands separated."""
     if value is None:
         return ""
     if isinstance(value, float):
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    return str(value).replace("|", "\\|")
+    return str(value)
+
+
+def _fmt(value: Any) -> str:
+    return format_value(value).replace("|", "\\|")
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
@@ -20,3 +25,52 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     lines += ["| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |" for r in rows]
     return "\n".join(lines)
+
+
+_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
+                  "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                  "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` with LaTeX's special characters escaped, so labels like "5000 neurons/rank,
+    theta=0.1" or "50%" typeset as written."""
+    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def latex_table(rows: Sequence[dict[str, Any]], columns: Sequence[str],
+                caption: str | None = None, italic: Sequence[bool] | None = None,
+                rule_before: Sequence[int] = (), align: str | None = None) -> str:
+    """A booktabs ``tabular`` (in a ``table`` float when captioned) of ``rows``.
+    ``italic`` marks rows to set in italics and ``rule_before`` the row indexes to separate
+    with a rule, so that predicted rows stand visibly apart from measured ones. ``align``
+    is the column spec (default: the first column left, the others right).
+    Needs ``\\usepackage{booktabs}``."""
+    def cell(value: Any) -> str:
+        return latex_escape(format_value(value))
+
+    align = align or "l" + "r" * (len(columns) - 1)
+    lines = [r"\begin{tabular}{" + align + "}", r"\toprule",
+             " & ".join(latex_escape(c) for c in columns) + r" \\", r"\midrule"]
+    for index, row in enumerate(rows):
+        if index in rule_before:
+            lines.append(r"\midrule")
+        cells = [cell(row.get(c)) for c in columns]
+        if italic and italic[index]:
+            cells = [r"\textit{" + c + "}" if c else c for c in cells]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    if caption is None:
+        return "\n".join(lines)
+    return "\n".join([r"\begin{table}[ht]", r"\centering", *lines,
+                      r"\caption{" + latex_escape(caption) + "}", r"\end{table}"])
+
+
+def display_rows(rows: Sequence[dict[str, Any]],
+                 headers: dict[str, str]) -> tuple[list[dict[str, str]], list[str]]:
+    """``rows`` for a terminal table: only the ``headers`` keys, renamed to their short
+    labels (with spaces, so a narrow terminal wraps them instead of cutting them off), and
+    values to three significant digits; returns the rows and the column labels."""
+    shown = [{label: format_value(row.get(key)) for key, label in headers.items()}
+             for row in rows]
+    return shown, list(headers.values())

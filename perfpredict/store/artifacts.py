@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict import artifact
-from perfpredict.errors import SchemaOutOfDateError
-from perfpredict.store.revision import SCHEMA_REVISION
+from perfpredict.store.revision import check_revision
 
 _LATEST = ("SELECT document FROM artifacts WHERE kind = ? "
            "ORDER BY created_epoch_s DESC, id DESC LIMIT 1")
@@ -40,11 +39,7 @@ def load_latest_artifact(db_url: str, kind: str = artifact.KIND_RUNTIME) -> dict
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
         try:
             revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-            if revision is None or revision[0] != SCHEMA_REVISION:
-                raise SchemaOutOfDateError(
-                    f"the store {path} is at schema revision {revision and revision[0]!r}, "
-                    f"this perfpredict needs {SCHEMA_REVISION!r}; back it up, then run: "
-                    f"perfpredict --db '{db_url}' db upgrade")
+            check_revision(revision[0] if revision else None, db_url)
             row = conn.execute(_LATEST, (kind,)).fetchone()
         except sqlite3.OperationalError:  # no tables yet: a store nobody has written to
             return None

@@ -2,8 +2,9 @@
 
 SQLite gets WAL journaling and a busy timeout so that ingest, train and estimate can run
 at the same time without "database is locked" reaching the user. A new, empty store is
-created at the newest revision; a store at any other revision is refused with the exact
-command that upgrades it (optuna's habit), so no command ever writes to a schema it does
+created at the newest revision (under a lock, so parallel first uses create it once); an
+older store is refused with the exact command that upgrades it (optuna's habit), a newer
+one with the advice to upgrade perfpredict, so no command ever writes to a schema it does
 not understand.
 """
 
@@ -13,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from sqlalchemy import create_engine, event, inspect, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 from perfpredict.config import redact_url
-from perfpredict.errors import BadInputError, MissingDependencyError, SchemaOutOfDateError
-from perfpredict.store.schema import SCHEMA_REVISION
+from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
+from perfpredict.store.revision import SCHEMA_REVISION, SCHEMA_REVISIONS, check_revision
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 
@@ -75,13 +76,46 @@ def make_engine(url: str) -> Engine:
         ) from exc
 
 
-def stored_revision(engine: Engine) -> str | None:
-    """The Alembic revision the store is at, or None for a store with no tables yet."""
-    names = set(inspect(engine).get_table_names())
+def _cannot_open(url: str, exc: Exception) -> BadInputError:
+    """What a user sees when the store cannot be reached, password hidden."""
+    first_line = str(exc).splitlines()[0] if str(exc) else ""
+    return BadInputError(
+        f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
+        f"{redact_url(first_line)}; check the --db URL or PERFPREDICT_DB and that the "
+        "server is running")
+
+
+def stored_revision(bind: Engine | Connection) -> str | None:
+    """The Alembic revision the store is at, or None for a store with no tables yet
+    ("unversioned" when it has tables but no revision: not a perfpredict store)."""
+    names = set(inspect(bind).get_table_names())
     if "alembic_version" not in names:
         return None if not names else "unversioned"
-    with engine.connect() as conn:
+    if isinstance(bind, Connection):
+        return bind.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    with bind.connect() as conn:
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def _migrate(engine: Engine, *, upgrade: bool) -> None:
+    """Create a new store, or with ``upgrade`` migrate an older one, under a lock.
+
+    Several processes may open a new store at once (parallel ingests): the first to take
+    the lock creates it, the others find it created when they get the lock.
+    """
+    from perfpredict.store import migrations
+
+    with engine.connect() as conn:
+        if conn.dialect.name == "sqlite":
+            # Take the write lock now (waiting the busy timeout), not at the first DDL.
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
+        elif conn.dialect.name == "postgresql":
+            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('perfpredict-migrate'))"))
+        revision = stored_revision(conn)
+        # Only forwards: a newer or foreign store is left alone for the gate to refuse.
+        if revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1]):
+            migrations.upgrade(conn)
+        conn.commit()
 
 
 def open_store(url: str, *, upgrade: bool = False) -> Store:
@@ -90,27 +124,20 @@ def open_store(url: str, *, upgrade: bool = False) -> Store:
     With ``upgrade=True`` an older store is migrated to the newest revision first; that is
     what ``perfpredict db upgrade`` calls.
     """
-    from perfpredict.store import migrations
-
     engine = make_engine(url)
     try:
         revision = stored_revision(engine)
+        if revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1]):
+            _migrate(engine, upgrade=upgrade)
+            revision = stored_revision(engine)
     except Exception as exc:  # connection refused, bad credentials, unreadable file
         engine.dispose()
-        raise BadInputError(
-            f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
-            f"{redact_url(str(exc).splitlines()[0]) if str(exc) else ''}; "
-            "check the --db URL or PERFPREDICT_DB and that the server is running"
-        ) from exc
-    if revision is None or (upgrade and revision != SCHEMA_REVISION):
-        migrations.upgrade(engine)
-    elif revision != SCHEMA_REVISION:
+        raise _cannot_open(url, exc) from exc
+    try:
+        check_revision(revision, redact_url(url))
+    except PerfPredictError:
         engine.dispose()
-        raise SchemaOutOfDateError(
-            f"the store at {redact_url(url)} is at schema revision {revision!r}, this "
-            f"perfpredict needs {SCHEMA_REVISION!r}; back it up, then run: "
-            f"perfpredict --db '{redact_url(url)}' db upgrade"
-        )
+        raise
     return Store(engine=engine, url=url)
 
 
@@ -119,6 +146,8 @@ def describe_store(url: str) -> dict[str, str]:
     engine = make_engine(url)
     try:
         revision = stored_revision(engine) or "empty (created on first use)"
+    except Exception as exc:
+        raise _cannot_open(url, exc) from exc
     finally:
         engine.dispose()
     return {"url": redact_url(url), "backend": engine.dialect.name,

@@ -1,3 +1,39 @@
-"""The schema revision this perfpredict reads and writes, importable without SQLAlchemy."""
+"""The schema revisions this perfpredict knows, and the gate every opening of a store
+passes. Importable without SQLAlchemy or Alembic (an estimate's fast path uses it)."""
 
-SCHEMA_REVISION = "0002_artifacts"
+from __future__ import annotations
+
+from perfpredict.errors import PerfPredictError, SchemaOutOfDateError
+
+#: Every Alembic revision shipped in ``migrations/versions``, oldest first.
+SCHEMA_REVISIONS = ("0001_initial", "0002_artifacts")
+#: The revision this perfpredict reads and writes.
+SCHEMA_REVISION = SCHEMA_REVISIONS[-1]
+
+
+def _shell_quoted(text: str) -> str:
+    return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def check_revision(revision: str | None, safe_url: str) -> None:
+    """Refuse a store at any revision but :data:`SCHEMA_REVISION`, saying what to do.
+
+    An older store is upgraded with ``perfpredict db upgrade``; a newer one (written by a
+    newer perfpredict) cannot be downgraded, so the fix is to upgrade perfpredict.
+    ``safe_url`` must already have its password hidden.
+    """
+    if revision == SCHEMA_REVISION:
+        return
+    if revision in SCHEMA_REVISIONS:
+        raise SchemaOutOfDateError(
+            f"the store at {safe_url} is at schema revision {revision!r}, this perfpredict "
+            f"needs {SCHEMA_REVISION!r}; back it up, then run: "
+            f"perfpredict --db {_shell_quoted(safe_url)} db upgrade")
+    if revision is None or revision == "unversioned":
+        raise PerfPredictError(
+            f"{safe_url} holds tables but no perfpredict schema revision, so it is not a "
+            "perfpredict store; pass the right --db or a new file")
+    raise SchemaOutOfDateError(
+        f"the store at {safe_url} is at schema revision {revision!r}, newer than this "
+        f"perfpredict knows (it needs {SCHEMA_REVISION!r}): it was written by a newer "
+        "perfpredict; upgrade perfpredict (pip install -U perfpredict) to use it")

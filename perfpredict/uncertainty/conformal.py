@@ -35,28 +35,45 @@ class ScoreBounds:
     beyond_calibration: bool
 
 
+def _weighted_quantiles(values: FloatArray, weight: FloatArray) -> list[float]:
+    """Quantiles of ``values`` at :data:`_LEVELS`, each value counting ``weight``."""
+    order = np.argsort(values)
+    sorted_values, sorted_weight = values[order], weight[order]
+    cumulative = np.cumsum(sorted_weight)
+    positions = (cumulative - sorted_weight / 2) / cumulative[-1]
+    return np.interp(_LEVELS, positions, sorted_values).tolist()
+
+
 class DistanceConformal:
     """Conformal quantiles of log residuals per extrapolation-distance bin."""
 
-    def fit(self, residual_log: FloatArray, distance_log2: FloatArray) -> DistanceConformal:
+    def fit(self, residual_log: FloatArray, distance_log2: FloatArray,
+            weight: FloatArray | None = None) -> DistanceConformal:
+        """Quantiles per distance bin. ``weight`` makes each calibration case count as
+        it does in training (every series, cut and scale once, however many repetitions
+        it has), so a series with a hundred noisy repeats does not set everyone's width."""
         residual_log = np.asarray(residual_log, dtype=float)
         distance_log2 = np.asarray(distance_log2, dtype=float)
+        weight = (np.ones_like(residual_log) if weight is None
+                  else np.asarray(weight, dtype=float))
         if residual_log.size == 0:
             raise ValueError("no calibration residuals")
         self.bins_: list[dict[str, Any]] = []
-        pending = np.empty(0)
+        self._widest_cache: dict[float, list[tuple[float, float]]] = {}
+        pending = np.zeros(residual_log.size, dtype=bool)
         lower = -math.inf
         for upper in DISTANCE_EDGES:
-            in_bin = (distance_log2 > lower) & (distance_log2 <= upper)
+            pending |= (distance_log2 > lower) & (distance_log2 <= upper)
             lower = upper
-            pending = np.concatenate([pending, residual_log[in_bin]])
-            if pending.size < MIN_PER_BIN and upper != DISTANCE_EDGES[-1]:
+            n_cases = float(weight[pending].sum())
+            if n_cases < MIN_PER_BIN and upper != DISTANCE_EDGES[-1]:
                 continue  # too few: merge with the next, farther bin
-            if pending.size == 0:
+            if not pending.any():
                 continue
-            self.bins_.append({"upper_log2": upper, "n": int(pending.size),
-                               "quantiles": np.quantile(pending, _LEVELS).tolist()})
-            pending = np.empty(0)
+            self.bins_.append({
+                "upper_log2": upper, "n": max(1, round(n_cases)),
+                "quantiles": _weighted_quantiles(residual_log[pending], weight[pending])})
+            pending[:] = False
         self.max_distance_log2_ = float(distance_log2.max())
         return self
 
@@ -67,16 +84,29 @@ class DistanceConformal:
                                 else math.floor((n + 1) * level) / n))
         return float(np.interp(adjusted, _LEVELS, bin_["quantiles"]))
 
+    def _widest(self, confidence: float) -> list[tuple[float, float]]:
+        """(q_lo, q_hi) per bin, widened by every nearer bin (monotone in distance).
+
+        Computed once per confidence level: a batch estimate asks for the bounds of
+        every query, and interpolating the quantiles again for each took minutes for
+        100k queries.
+        """
+        cache = self._widest_cache
+        if confidence not in cache:
+            alpha = 1.0 - confidence
+            q_lo, q_hi, widest = 0.0, 0.0, []
+            for bin_ in self.bins_:
+                q_lo = min(q_lo, self._quantile(bin_, alpha / 2))
+                q_hi = max(q_hi, self._quantile(bin_, 1 - alpha / 2))
+                widest.append((q_lo, q_hi))
+            cache[confidence] = widest
+        return cache[confidence]
+
     def bounds(self, distance_log2: float, confidence: float) -> ScoreBounds:
-        alpha = 1.0 - confidence
-        lo_level, hi_level = alpha / 2, 1 - alpha / 2
-        q_lo, q_hi = 0.0, 0.0
-        # monotone in distance: take the widest of this bin and every nearer one
-        for bin_ in self.bins_:
-            q_lo = min(q_lo, self._quantile(bin_, lo_level))
-            q_hi = max(q_hi, self._quantile(bin_, hi_level))
-            if distance_log2 <= bin_["upper_log2"]:
-                break
+        widest = self._widest(confidence)
+        index = next((i for i, bin_ in enumerate(self.bins_)
+                      if distance_log2 <= bin_["upper_log2"]), len(widest) - 1)
+        q_lo, q_hi = widest[index]
         beyond = distance_log2 > self.max_distance_log2_
         if beyond and self.max_distance_log2_ > 0:
             stretch = distance_log2 / self.max_distance_log2_
@@ -91,4 +121,5 @@ class DistanceConformal:
         self = cls()
         self.bins_ = [{**b, "upper_log2": float(b["upper_log2"])} for b in doc["bins"]]
         self.max_distance_log2_ = float(doc["max_distance_log2"])
+        self._widest_cache = {}
         return self

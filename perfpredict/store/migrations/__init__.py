@@ -4,22 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 
 MIGRATIONS_DIR = Path(__file__).parent
 
 
-def _alembic_config(engine: Engine):  # type: ignore[no-untyped-def]
+def _alembic_config(bind: Engine | Connection):  # type: ignore[no-untyped-def]
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS_DIR))
-    config.attributes["engine"] = engine
+    config.attributes["bind"] = bind
     return config
 
 
-def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Migrate the store behind ``engine`` to ``revision`` (default: the newest)."""
+def upgrade(bind: Engine | Connection, revision: str = "head") -> None:
+    """Migrate the store behind ``bind`` to ``revision`` (default: the newest).
+
+    Given a connection, the migration runs in its transaction and the caller commits."""
     from alembic import command
 
-    command.upgrade(_alembic_config(engine), revision)
+    command.upgrade(_alembic_config(bind), revision)

@@ -1,0 +1,77 @@
+"""Start-up time of ``perfpredict estimate`` and ``perfpredict --help``, as ratios.
+
+Shared machines are noisy, so every figure is the median of interleaved runs divided by
+the median of a reference measured in the same loop: ``python -c "import numpy"`` in the
+same interpreter, the least any estimate can cost (the trees are evaluated with numpy).
+The estimate runs against an empty SQLite store in a temporary ``PERFPREDICT_HOME``, so
+it answers from the bundled predictor, as a first-time user's would.
+
+Run: python bench/startup_benchmark.py [--repeats 15]   (prints a markdown table)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+#: An estimate target in the bundled predictor (measured in nodes, so no layout needed).
+ESTIMATE_ARGS = ("estimate", "--app", "bert", "--nodes", "64", "--format", "json")
+
+
+def _perfpredict() -> list[str]:
+    """The installed console script beside this interpreter, as a user would run it."""
+    script = Path(sys.executable).with_name("perfpredict")
+    return [str(script)] if script.exists() else [
+        sys.executable, "-c", "from perfpredict.cli.app import main; main()"]
+
+
+def commands() -> dict[str, list[str]]:
+    return {
+        "python -c 'import numpy' (reference)": [sys.executable, "-c", "import numpy"],
+        "perfpredict estimate (bundled predictor)": [*_perfpredict(), *ESTIMATE_ARGS],
+        "perfpredict --help": [*_perfpredict(), "--help"],
+    }
+
+
+def _wall_s(argv: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, check=True, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def benchmark(repeats: int = 15) -> list[dict[str, float | str]]:
+    """Median wall time of each command and its ratio to the numpy reference."""
+    cmds = commands()
+    with tempfile.TemporaryDirectory() as home:
+        env = {k: v for k, v in os.environ.items() if k != "PERFPREDICT_DB"}
+        env["PERFPREDICT_HOME"] = home
+        for argv in cmds.values():  # warm the page cache and .pyc files
+            _wall_s(argv, env)
+        times: dict[str, list[float]] = {name: [] for name in cmds}
+        for _ in range(repeats):  # interleaved, so load spikes hit every command alike
+            for name, argv in cmds.items():
+                times[name].append(_wall_s(argv, env))
+    reference = statistics.median(next(iter(times.values())))
+    return [{"command": name, "median_s": statistics.median(t),
+             "ratio_to_import_numpy": statistics.median(t) / reference}
+            for name, t in times.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    rows = benchmark(parser.parse_args().repeats)
+    print("| command | median wall s | ratio to import numpy |\n|---|---:|---:|")
+    for row in rows:
+        print(f"| {row['command']} | {row['median_s']:.3f} | {row['ratio_to_import_numpy']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

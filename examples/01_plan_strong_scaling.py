@@ -1,0 +1,90 @@
+"""Plan a strong-scaling run: estimate, pick a node count, write the Slurm job script.
+
+    python examples/01_plan_strong_scaling.py
+
+Data: the bundled predictor (models/predictor.json, trained on the bundled data sets), so
+nothing is ingested or trained. The job is BERT training (MLPerf Training v2.0) on Dell
+PowerEdge XE8545 nodes (4x A100-SXM-40GB each), measured at 1, 2, 4, 8, 16 and 32 nodes
+(60 real runs). Runs in a few seconds in a throw-away PERFPREDICT_HOME.
+
+What it prints, and the output to expect:
+
+1. ``perfpredict estimate`` at 16, 32 and 64 nodes (table): e.g. at 64 nodes
+   "102.1 s (90% interval 74.1 - 140.4 s)", "parallel efficiency 38% against 1 nodes",
+   the fitted law "T(p) = 70.34 s + 2880 s / p" with overhead coefficient 0.885, and the
+   note "extrapolating 1.0 doublings beyond the largest measured scale (32 nodes)".
+
+2. ``perfpredict advise --format json`` under two efficiency rules:
+
+       rule                          nodes  P50_s  walltime    node_h_P90 (20 runs)
+       min_efficiency 0.7                8  430.4  0-00:10:00  24.1
+       min_speedup_per_doubling 1.5     64  102.1  0-00:03:00  47.1
+
+   with the sentence saying which rule decided. A 70% efficiency floor stops early; a
+   1.5x-per-doubling floor (Notur's rule for the first doubling) accepts 64 nodes, where
+   each doubling still pays, at 38% overall efficiency.
+
+3. ``perfpredict advise ... --emit sbatch``: the #SBATCH directives for the choice
+   (--nodes=64, --ntasks-per-node=4, --cpus-per-task=16, --time=0-00:03:00), which the
+   script wraps into a job script (job.sbatch in the temporary directory) and prints;
+   the --gpus-per-node line and the srun command are the user's part (advise does not
+   emit GPU directives), the training command is a placeholder.
+
+The XE8545 cluster has no catalog entry, so the walltime is rounded to Slurm's minute and
+no queue limit is checked (advise warns; ``perfpredict systems add`` fixes that).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+APP = ["--app", "bert", "--system", "XE8545x4A100-SXM-40GB (Dell)", "--problem-size", "v2.0"]
+RULES = {"min_efficiency 0.7": ["--min-efficiency", "0.7"],
+         "min_speedup_per_doubling 1.5": ["--min-speedup-per-doubling", "1.5"]}
+
+
+def perfpredict(*args: str) -> str:
+    """Run the perfpredict CLI, fail loudly on a non-zero exit, return its stdout."""
+    exe = shutil.which("perfpredict", path=str(Path(sys.executable).parent)) or "perfpredict"
+    done = subprocess.run([exe, *args], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": "100"})
+    if done.returncode != 0:
+        sys.exit(f"perfpredict {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+    return done.stdout
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as home:
+        os.environ["PERFPREDICT_HOME"] = home  # nothing touches the user's own store
+        for nodes in ("16", "32", "64"):
+            print(f"$ perfpredict estimate {' '.join(APP)} --nodes {nodes}")
+            print(perfpredict("estimate", *APP, "--nodes", nodes))
+
+        print("$ perfpredict advise ... --threads-per-rank 16 --runs 20 --format json")
+        print("rule                          nodes  P50_s  walltime    node_h_P90 (20 runs)")
+        for rule, flags in RULES.items():
+            plan = json.loads(perfpredict("advise", *APP, *flags, "--threads-per-rank", "16",
+                                          "--runs", "20", "--format", "json"))
+            print(f"{rule:<29} {plan['recommended_nodes']:>5}  "
+                  f"{plan['predicted_runtime_s']:5.1f}  {plan['walltime_slurm']}  "
+                  f"{plan['node_hours_p90']:.1f}")
+            print(f"  why: {plan['reason']}")
+
+        directives = perfpredict("advise", *APP, *RULES["min_speedup_per_doubling 1.5"],
+                                 "--threads-per-rank", "16", "--emit", "sbatch")
+        script = Path(home) / "job.sbatch"
+        script.write_text("#!/bin/bash\n" + directives
+                          + "#SBATCH --gpus-per-node=4\n\n"
+                          "srun python run_pretraining.py --config bert_v2.0.json\n")
+        print(f"\n$ cat job.sbatch   # written from 'advise ... --emit sbatch'\n"
+              f"{script.read_text()}")
+
+
+if __name__ == "__main__":
+    main()

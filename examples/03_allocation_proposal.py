@@ -1,0 +1,82 @@
+"""The resource table and scaling figure of an allocation proposal.
+
+    python examples/03_allocation_proposal.py [OUTPUT_DIR]
+
+Data: the bundled predictor; the application is Mask R-CNN training (MLPerf Training
+v2.0) on Dell PowerEdge XE8545 nodes (4x A100-SXM-40GB), measured at 1-32 nodes (30 real
+runs). The proposal budgets 50 production runs. Runs in a few seconds in a throw-away
+PERFPREDICT_HOME; the files go to OUTPUT_DIR (default: a temporary directory, deleted
+at the end).
+
+What it writes and prints, and the output to expect:
+
+* proposal.md (``advise --format markdown``): "Requested resources" with one row per run
+  class, here "production (recommended) | 50 | 8 | 0.254 | 0.337 | 0-00:22:00 / 00:22:00 |
+  2.03 | 2.7 | 102 | 135" (nodes, wallclock per run P50/P90 in hours, walltime request,
+  node-hours per run and in total at P50/P90), then "Scaling evidence" in OLCF's shape:
+  nodes | time to solution, actual | ideal | predicted [90% interval] | source, from
+  5,441 s at 1 node to 431 s at 32 nodes, and footnotes naming the runs and node counts
+  every figure rests on and that no charge factor is known for this machine.
+* proposal.tex (``--format latex``): the same two tables as booktabs LaTeX.
+* scaling.png and scaling.csv (``--plot``): runtime panel (measured points, predicted line
+  with its 90% band, dashed ideal line, the recommended scale starred) and efficiency
+  panel with the 70% floor; the CSV holds the plotted numbers, one row per node count
+  (nodes, measured_runtime_s, predicted_runtime_s, lower/upper, ideal, efficiencies,
+  recommended).
+
+It prints proposal.md, the first lines of proposal.tex and the CSV's recommended row.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+APP = ["--app", "maskrcnn", "--system", "XE8545x4A100-SXM-40GB (Dell)",
+       "--problem-size", "v2.0", "--runs", "50"]
+
+
+def perfpredict(*args: str) -> str:
+    """Run the perfpredict CLI, fail loudly on a non-zero exit, return its stdout."""
+    exe = shutil.which("perfpredict", path=str(Path(sys.executable).parent)) or "perfpredict"
+    done = subprocess.run([exe, *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"perfpredict {' '.join(args)} failed ({done.returncode}): {done.stderr}")
+    return done.stdout
+
+
+def write_proposal(out: Path) -> None:
+    (out / "proposal.md").write_text(perfpredict("advise", *APP, "--format", "markdown"))
+    (out / "proposal.tex").write_text(perfpredict("advise", *APP, "--format", "latex"))
+    perfpredict("advise", *APP, "--plot", str(out / "scaling.png"))
+    for name in ("proposal.md", "proposal.tex", "scaling.png", "scaling.csv"):
+        if not (out / name).is_file():
+            sys.exit(f"expected {out / name} to be written")
+
+    print(f"$ perfpredict advise {' '.join(APP)} --format markdown > proposal.md")
+    print((out / "proposal.md").read_text())
+    print("$ head -12 proposal.tex   # --format latex")
+    print("\n".join((out / "proposal.tex").read_text().splitlines()[:12]))
+    with (out / "scaling.csv").open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    chosen = [r for r in rows if r["recommended"] == "True"]
+    print(f"\n$ --plot scaling.png: wrote scaling.png ({(out / 'scaling.png').stat().st_size} "
+          f"bytes) and scaling.csv ({len(rows)} node counts); recommended row:")
+    print(chosen[0] if chosen else "(none marked)")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ["PERFPREDICT_HOME"] = str(Path(tmp) / "home")  # not the user's store
+        out = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(tmp)
+        out.mkdir(parents=True, exist_ok=True)
+        write_proposal(out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""Batch-script directives for a recommendation: ``#SBATCH`` for Slurm, ``#PBS`` for PBS Pro.
+
+The layout comes from the measured series (or the user's --ranks-per-node and
+--threads-per-rank), because the prediction holds only for the layout it was measured
+with. A value nobody knows is left out with a comment saying so, never guessed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from perfpredict.errors import BadInputError
+
+if TYPE_CHECKING:
+    from perfpredict.advise.plan import Plan
+
+SCHEDULERS = ("sbatch", "pbs")
+#: Lead time for the checkpoint signal when a run must be chained across jobs.
+CHECKPOINT_SIGNAL_LEAD_S = 600
+
+
+def pbs_time(walltime_s: float) -> str:
+    """PBS ``-l walltime`` as ``HH:MM:SS`` (hours may exceed 24), rounded up to a second.
+
+    >>> pbs_time(90061)
+    '25:01:01'
+    """
+    total_s = math.ceil(walltime_s - 1e-9)
+    return f"{total_s // 3600:02d}:{total_s % 3600 // 60:02d}:{total_s % 60:02d}"
+
+
+def directives(plan: Plan, scheduler: str) -> str:
+    """The job-script header that requests ``plan``'s recommendation."""
+    from perfpredict.advise.walltime import slurm_time
+
+    if scheduler not in SCHEDULERS:
+        raise BadInputError(f"--emit must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
+    nodes = plan.recommended.nodes
+    rpn, threads = plan.ranks_per_node, plan.threads_per_rank
+    lines = [f"# {plan.series}: {nodes} nodes, predicted "
+             f"{plan.recommended.predicted_runtime_s:,.0f} s; walltime at kill risk "
+             f"{plan.request.kill_risk:g} (perfpredict advise)"]
+    if scheduler == "sbatch":
+        lines.append(f"#SBATCH --nodes={nodes}")
+        lines.append(f"#SBATCH --ntasks-per-node={rpn}" if rpn else
+                     "# --ntasks-per-node: ranks per node unknown; pass --ranks-per-node")
+        lines.append(f"#SBATCH --cpus-per-task={threads}" if threads else
+                     "# --cpus-per-task: threads per rank unknown; pass --threads-per-rank")
+        lines.append(f"#SBATCH --time={slurm_time(plan.walltime_s)}")
+        if plan.chained_jobs > 1:
+            lines.append(f"#SBATCH --signal=B:USR1@{CHECKPOINT_SIGNAL_LEAD_S}  # checkpoint "
+                         f"before the limit; chain {plan.chained_jobs} jobs")
+    else:
+        select = f"select={nodes}"
+        select += f":mpiprocs={rpn}" if rpn else ""
+        select += f":ompthreads={threads}" if threads else ""
+        lines.append(f"#PBS -l {select}")
+        if not rpn:
+            lines.append("# mpiprocs: ranks per node unknown; pass --ranks-per-node")
+        if not threads:
+            lines.append("# ompthreads: threads per rank unknown; pass --threads-per-rank")
+        lines.append(f"#PBS -l walltime={pbs_time(plan.walltime_s)}")
+    return "\n".join(lines)

@@ -1,0 +1,208 @@
+"""Which benchmarks to run next: the node counts whose measurement would tighten the
+prediction at the target scale the most per node-hour spent, within a budget.
+
+The value of a benchmark at q nodes is simulated with the predictor itself: add a
+measurement at q (at the runtime predicted there) to the series, refit the laws and the
+series' shape features (:func:`perfpredict.overhead.features.fit_context`), and predict the
+target again. The predictor's interval widens with the distance beyond the largest
+measured scale and with the spread its features imply, so a run nearer the target shrinks
+the P90/P50 spread there; a run among the measured scales buys little. The repetition
+noise at the edge is unknown until the run is done, so the current one is carried over.
+
+Runs are chosen greedily: the one with the largest spread reduction per expected (P50)
+node-hour, then the next given that one, while the P90 cost of all chosen stays within the
+budget and a run still tightens the spread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from perfpredict.advise.plan import P90, PlanRequest, quantile_confidence, sweep_nodes
+from perfpredict.errors import BadInputError
+from perfpredict.overhead.features import FEATURE_NAMES, SeriesContext, fit_context
+from perfpredict.report.tables import display_rows
+from perfpredict.series import Series
+
+if TYPE_CHECKING:
+    from perfpredict.estimate import LoadedPredictor
+    from perfpredict.store import Store
+
+#: A benchmark that narrows the P90/P50 ratio by less than this is not worth its cost.
+MIN_SPREAD_REDUCTION = 0.002
+#: Position of the edge repetition noise among a context's summary features, which
+#: follow the two per-query features in FEATURE_NAMES.
+_NOISE = FEATURE_NAMES.index("noise_log") - 2
+NEXT_RUN_COLUMNS = ("order", "nodes", "cost_node_hours_p50", "cost_node_hours_p90",
+                    "cumulative_node_hours_p90", "spread_before", "spread_after",
+                    "reduction", "reduction_per_node_hour")
+
+_TABLE_HEADERS = {
+    "order": "order", "nodes": "nodes", "cost_node_hours_p50": "cost node-h P50",
+    "cost_node_hours_p90": "cost node-h P90", "cumulative_node_hours_p90": "total node-h P90",
+    "spread_after": "P90/P50 at target after", "reduction": "reduction",
+}
+
+
+@dataclass
+class NextRun:
+    """One benchmark to run: its cost, and the P90/P50 ratio at the target before and
+    after it (given the runs chosen before it)."""
+
+    order: int
+    nodes: int
+    cost_node_hours_p50: float
+    cost_node_hours_p90: float
+    cumulative_node_hours_p90: float
+    spread_before: float
+    spread_after: float
+
+    @property
+    def reduction(self) -> float:
+        return self.spread_before - self.spread_after
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "reduction": self.reduction,
+                "reduction_per_node_hour": self.reduction / self.cost_node_hours_p50}
+
+
+@dataclass
+class NextRunsPlan:
+    series: str
+    target_nodes: int
+    measured_nodes: list[float]
+    spread_now: float
+    budget_node_hours: float | None
+    steps: list[NextRun] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def spread_after(self) -> float:
+        return self.steps[-1].spread_after if self.steps else self.spread_now
+
+    @property
+    def spent_node_hours_p90(self) -> float:
+        return self.steps[-1].cumulative_node_hours_p90 if self.steps else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"series": self.series, "target_nodes": self.target_nodes,
+                "measured_nodes": self.measured_nodes, "spread_now": self.spread_now,
+                "spread_after": self.spread_after, "budget_node_hours": self.budget_node_hours,
+                "spent_node_hours_p90": self.spent_node_hours_p90,
+                "runs": [s.as_dict() for s in self.steps], "notes": self.notes}
+
+    def table(self) -> tuple[list[dict[str, str]], list[str]]:
+        """The chosen runs for a terminal: rows and short column labels."""
+        return display_rows([s.as_dict() for s in self.steps], _TABLE_HEADERS)
+
+    def summary(self) -> str:
+        """Two sentences: where the spread stands and what the chosen runs would do."""
+        budget = ("no budget limit" if self.budget_node_hours is None
+                  else f"a budget of {self.budget_node_hours:,.4g} node-hours")
+        text = (f"{self.series}\nAt {self.target_nodes} nodes the P90/P50 runtime ratio is "
+                f"{self.spread_now:.3f} (measured at "
+                f"{', '.join(f'{n:g}' for n in self.measured_nodes)} nodes). ")
+        if self.steps:
+            text += (f"With {budget}, {len(self.steps)} benchmark run(s) costing "
+                     f"{self.spent_node_hours_p90:,.4g} node-hours (P90) would bring it to "
+                     f"{self.spread_after:.3f}.")
+        else:
+            text += f"With {budget}, no benchmark run would tighten it."
+        return "\n".join([text, *(f"note: {n}" for n in self.notes)])
+
+
+def _with_run(series: Series, ctx: SeriesContext, scale: float,
+              runtime_s: float) -> tuple[Series, SeriesContext]:
+    """``series`` with one more run at ``scale`` taking ``runtime_s``, and its refitted
+    context (the edge noise carried over from ``ctx``: a new run's scatter is unknown)."""
+    order = np.argsort(np.append(series.scale, scale), kind="stable")
+    extended = replace(series, scale=np.append(series.scale, scale)[order],
+                       runtime_s=np.append(series.runtime_s, runtime_s)[order], run_ids=[])
+    refitted = fit_context(extended)
+    refitted.summary[_NOISE] = ctx.summary[_NOISE]
+    return extended, refitted
+
+
+def _target_spread(predictor: LoadedPredictor, series: Series, ctx: SeriesContext,
+                   target_scale: float) -> float:
+    """P90 / P50 of the runtime at ``target_scale`` given the series' (simulated) runs."""
+    pred = predictor.predictor.predict(series, np.array([target_scale]),
+                                       quantile_confidence(P90), ctx)[0]
+    return pred.upper_s / pred.runtime_s
+
+
+def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None = None,
+                   budget_node_hours: float | None = None) -> NextRunsPlan:
+    """The benchmark runs to do next for ``request``'s series; see the module docstring.
+    ``target_nodes`` defaults to the node count ``advise`` recommends."""
+    from perfpredict.advise.plan import advise_plan, runtime_quantiles
+    from perfpredict.estimate import load_predictor, series_context
+
+    if budget_node_hours is not None and not budget_node_hours > 0:
+        raise BadInputError(f"--budget-node-hours must be more than 0, got "
+                            f"{budget_node_hours:g}")
+    if target_nodes is not None and target_nodes < 1:
+        raise BadInputError(f"--target-nodes must be 1 or more, got {target_nodes}")
+    if target_nodes is None:
+        target_nodes = advise_plan(store, request).recommended.nodes
+    predictor = load_predictor(store.url)
+    probe = predictor.estimate(request.query(float(target_nodes)))
+    entry, _ = predictor.find_series(request.query(float(target_nodes)))
+    scale_per_node = probe.scale / probe.nodes
+    measured_nodes = [s / scale_per_node for s in entry["scales"]]
+    series, ctx = series_context(entry)
+    result = NextRunsPlan(series=probe.series, target_nodes=target_nodes,
+                          measured_nodes=measured_nodes,
+                          spread_now=_target_spread(predictor, series, ctx, probe.scale),
+                          budget_node_hours=budget_node_hours)
+    if target_nodes < measured_nodes[0]:
+        raise BadInputError(f"--target-nodes {target_nodes} is below the smallest measured "
+                            f"configuration ({measured_nodes[0]:g} nodes)")
+    options = [n for n in {*sweep_nodes(measured_nodes[0], [], target_nodes), target_nodes}
+               if float(n) not in measured_nodes]
+    if not options:
+        result.notes.append("every node count up to the target is measured already")
+        return result
+    queries = [request.query(float(n)) for n in sorted(options)]
+    p50 = {int(q.nodes): e.predicted_runtime_s for q, e in zip(
+        queries, predictor.estimate_many(queries), strict=True)}
+    p90 = dict(zip(p50, runtime_quantiles(predictor, queries, P90), strict=True))
+    cost_p50 = {n: n * p50[n] / 3600.0 for n in p50}
+    cost_p90 = {n: n * p90[n] / 3600.0 for n in p90}
+
+    spent = 0.0
+    spread = result.spread_now
+    remaining = set(p50)
+    while remaining:
+        best: tuple[float, int, Series, SeriesContext, float] | None = None
+        for n in sorted(remaining):
+            if budget_node_hours is not None and spent + cost_p90[n] > budget_node_hours:
+                continue
+            scale = n * scale_per_node
+            runtime_s = predictor.predictor.predict(series, np.array([scale]), 0.5, ctx)[0]
+            ext_series, ext_ctx = _with_run(series, ctx, scale, runtime_s.runtime_s)
+            after = _target_spread(predictor, ext_series, ext_ctx, probe.scale)
+            value = (spread - after) / cost_p50[n]
+            if spread - after >= MIN_SPREAD_REDUCTION and (best is None or value > best[0]):
+                best = (value, n, ext_series, ext_ctx, after)
+        if best is None:
+            break
+        _, n, series, ctx, after = best
+        spent += cost_p90[n]
+        result.steps.append(NextRun(order=len(result.steps) + 1, nodes=n,
+                                    cost_node_hours_p50=cost_p50[n],
+                                    cost_node_hours_p90=cost_p90[n],
+                                    cumulative_node_hours_p90=spent, spread_before=spread,
+                                    spread_after=after))
+        spread = after
+        remaining.discard(n)
+    if budget_node_hours is not None and not result.steps:
+        cheapest = min(cost_p90, key=lambda n: cost_p90[n])
+        if cost_p90[cheapest] > budget_node_hours:
+            result.notes.append(f"the cheapest unmeasured node count, {cheapest}, costs "
+                                f"{cost_p90[cheapest]:,.4g} node-hours (P90), more than the "
+                                "budget")
+    return result

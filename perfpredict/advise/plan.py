@@ -1,0 +1,460 @@
+"""Advice for a run at scale: which node count to request, the walltime, and the node-hours
+for an allocation proposal.
+
+``advise_plan(store, PlanRequest(app="bert", system="dgxa100_ngc22.04", runs=10))``
+
+1. **Sweep.** Node counts from the smallest measured one up to ``max_nodes`` (else the
+   catalog's node count for the system, else 16x the largest measured): the powers of two
+   and the measured counts. Each is predicted with its interval by the trained predictor.
+2. **Choose.** Among the counts that meet the efficiency floor (overall, against the
+   smallest measured configuration, and/or a speedup per doubling as Notur asks), the
+   objective picks one (:mod:`perfpredict.advise.selection`), and one sentence says which
+   rule decided.
+3. **Walltime.** The runtime quantile at ``1 - kill_risk`` for the chosen count, rounded up
+   to the scheduler's granularity and capped by the queue the catalog puts the job in,
+   with the kill probability at the walltime actually requested.
+4. **Node-hours.** Per run and for all runs, at P50 and P90, in raw node-hours and in the
+   machine's allocation units through the catalog's charge factor.
+
+Intervals from the predictor are two-sided and central: the upper bound at confidence c
+is the (1 + c) / 2 quantile. So the P90 runtime is the upper bound at confidence 0.8, and
+a walltime that at most ``kill_risk`` of runs outlive is the upper bound at confidence
+``1 - 2 * kill_risk`` (:func:`runtime_quantiles`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from perfpredict.advise.selection import OBJECTIVES, EfficiencyFloor, choose
+from perfpredict.errors import BadInputError
+
+if TYPE_CHECKING:
+    from perfpredict.catalog import Queue, SystemSpec
+    from perfpredict.estimate import Estimate, LoadedPredictor, Query
+    from perfpredict.store import Store
+
+#: Scheduler time-limit granularity when the catalog does not say (Slurm: whole minutes).
+DEFAULT_TIME_GRANULARITY_S = 60
+#: Without a catalog node count, the sweep reaches this many times the largest measured.
+SWEEP_BEYOND_MEASURED = 16
+#: The quantile the "P90" figures stand for.
+P90 = 0.9
+
+
+@dataclass
+class PlanRequest:
+    """What a user asks ``advise`` for; see the module docstring."""
+
+    app: str
+    system: str | None = None
+    problem_size: str | None = None
+    ranks_per_node: float | None = None
+    threads_per_rank: float | None = None
+    runs: int = 1
+    objective: str = "fastest"
+    min_efficiency: float | None = None
+    min_speedup_per_doubling: float | None = None
+    max_nodes: int | None = None
+    kill_risk: float = 0.05
+    confidence: float = 0.9
+
+    def validate(self) -> None:
+        """Refuse values that would make the advice meaningless, naming the option."""
+        if self.runs < 1:
+            raise BadInputError(f"--runs must be 1 or more, got {self.runs}")
+        if self.objective not in OBJECTIVES:
+            raise BadInputError(f"--objective must be one of {', '.join(OBJECTIVES)}, "
+                                f"got {self.objective!r}")
+        if self.max_nodes is not None and self.max_nodes < 1:
+            raise BadInputError(f"--max-nodes must be 1 or more, got {self.max_nodes}")
+        if not 0 < self.kill_risk < 0.5:
+            raise BadInputError(f"--kill-risk must be between 0 and 0.5 (a share of runs "
+                                f"killed), got {self.kill_risk:g}")
+        if not 0 < self.confidence < 1:
+            raise BadInputError(f"--confidence must be between 0 and 1, got "
+                                f"{self.confidence:g}")
+        self.floor().validate()
+
+    def floor(self) -> EfficiencyFloor:
+        """The efficiency rule: as given, or the 70% overall default when none is."""
+        if self.min_efficiency is None and self.min_speedup_per_doubling is None:
+            return EfficiencyFloor(min_efficiency=0.7)
+        return EfficiencyFloor(self.min_efficiency, self.min_speedup_per_doubling)
+
+    def query(self, nodes: float) -> Query:
+        from perfpredict.estimate import Query
+
+        return Query(app=self.app, nodes=nodes, system=self.system,
+                     problem_size=self.problem_size, ranks_per_node=self.ranks_per_node,
+                     threads_per_rank=self.threads_per_rank)
+
+
+@dataclass
+class Candidate:
+    """One node count of the sweep with its prediction.
+
+    ``lower/upper_runtime_s`` are the interval at the plan's confidence; ``p90_runtime_s``
+    the 90th percentile. Efficiency and speedup are against the smallest measured
+    configuration (weak scaling: T(p_min) / T(p)); ``speedup_per_doubling`` is the
+    throughput gained per doubling of nodes on the way from half this count (None for the
+    smallest count, the reference).
+    """
+
+    nodes: int
+    predicted_runtime_s: float
+    lower_runtime_s: float
+    upper_runtime_s: float
+    p90_runtime_s: float
+    efficiency: float
+    speedup: float
+    speedup_per_doubling: float | None
+    node_hours_p50: float
+    node_hours_p90: float
+    measured: bool
+    measured_runtime_s: float | None
+    beyond_measured_range: bool
+    meets_floor: bool = True
+
+
+@dataclass
+class MeasuredPoint:
+    """A measured scale of the series (median of its runs), in nodes and in its own unit,
+    with what the predictor says there: the scaling evidence of a proposal."""
+
+    nodes: float
+    scale: float
+    runtime_s: float
+    predicted_runtime_s: float
+    lower_runtime_s: float
+    upper_runtime_s: float
+
+
+@dataclass
+class Plan:
+    """The advice for one application: every candidate, the recommendation and why, the
+    walltime to request and the node-hours to ask for. ``ranks_per_node`` and
+    ``threads_per_rank`` are the layout the prediction holds for (None when unknown)."""
+
+    request: PlanRequest
+    series: str
+    system: str
+    scale_unit: str
+    scale_per_node: float
+    ranks_per_node: int | None
+    threads_per_rank: int | None
+    weak: bool
+    n_runs_measured: int
+    measured: list[MeasuredPoint]
+    candidates: list[Candidate]
+    recommended: Candidate
+    rule: str
+    reason: str
+    walltime_s: float
+    walltime_quantile_s: float
+    time_granularity_s: int
+    kill_probability: float
+    queue: str | None
+    queue_max_walltime_s: float | None
+    chained_jobs: int
+    catalog_system: str | None
+    allocation_unit: str | None
+    allocation_units_p50: float | None
+    allocation_units_p90: float | None
+    basis: str
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def node_hours_p50(self) -> float:
+        """Node-hours for all runs at the median runtime."""
+        return self.recommended.node_hours_p50 * self.request.runs
+
+    @property
+    def node_hours_p90(self) -> float:
+        """Node-hours for all runs at the 90th-percentile runtime."""
+        return self.recommended.node_hours_p90 * self.request.runs
+
+    def as_dict(self) -> dict[str, Any]:
+        """The advice as JSON-ready data; the top-level keys are a stable contract."""
+        from perfpredict.advise.directives import pbs_time
+        from perfpredict.advise.walltime import slurm_time
+
+        rec = self.recommended
+        return {
+            "app": self.request.app, "series": self.series, "system": self.system,
+            "scale_unit": self.scale_unit, "weak_scaling": self.weak,
+            "objective": self.request.objective, "rule": self.rule, "reason": self.reason,
+            "recommended_nodes": rec.nodes,
+            "predicted_runtime_s": rec.predicted_runtime_s,
+            "lower_runtime_s": rec.lower_runtime_s, "upper_runtime_s": rec.upper_runtime_s,
+            "p90_runtime_s": rec.p90_runtime_s, "confidence": self.request.confidence,
+            "efficiency": rec.efficiency, "speedup": rec.speedup,
+            "walltime_s": self.walltime_s, "walltime_slurm": slurm_time(self.walltime_s),
+            "walltime_pbs": pbs_time(self.walltime_s),
+            "walltime_quantile_s": self.walltime_quantile_s,
+            "kill_risk": self.request.kill_risk, "kill_probability": self.kill_probability,
+            "expected_runtime_over_walltime": rec.predicted_runtime_s / self.walltime_s,
+            "queue": self.queue, "queue_max_walltime_s": self.queue_max_walltime_s,
+            "chained_jobs": self.chained_jobs, "runs": self.request.runs,
+            "node_hours_per_run_p50": rec.node_hours_p50,
+            "node_hours_per_run_p90": rec.node_hours_p90,
+            "node_hours_p50": self.node_hours_p50, "node_hours_p90": self.node_hours_p90,
+            "catalog_system": self.catalog_system, "allocation_unit": self.allocation_unit,
+            "allocation_units_p50": self.allocation_units_p50,
+            "allocation_units_p90": self.allocation_units_p90,
+            "measured_nodes": [m.nodes for m in self.measured],
+            "n_runs_measured": self.n_runs_measured, "basis": self.basis,
+            "warnings": self.warnings,
+            "candidates": [asdict(c) for c in self.candidates],
+        }
+
+
+def quantile_confidence(quantile: float) -> float:
+    """The two-sided confidence whose upper bound is the ``quantile`` of the runtime.
+
+    >>> round(quantile_confidence(0.9), 6)
+    0.8
+    """
+    return 2.0 * quantile - 1.0
+
+
+def runtime_quantiles(predictor: LoadedPredictor, queries: list[Query],
+                      quantile: float) -> list[float]:
+    """The ``quantile`` (above 0.5) of the runtime for each query."""
+    estimates = predictor.estimate_many(queries, quantile_confidence(quantile))
+    return [e.upper_runtime_s for e in estimates]
+
+
+def exceedance_probability(predictor: LoadedPredictor, query: Query, runtime_s: float,
+                           tolerance: float = 1e-4) -> float:
+    """P(runtime > ``runtime_s``) under the predictor's interval, found by bisection on the
+    quantile (each quantile is one interval bound): the kill probability of a walltime,
+    resolved to ``tolerance``."""
+    lo, hi = 0.5, 1.0 - tolerance
+    if runtime_quantiles(predictor, [query], hi)[0] <= runtime_s:
+        return tolerance
+    if predictor.estimate(query).predicted_runtime_s >= runtime_s:
+        return 0.5  # the walltime is at or below the median: at least half are killed
+    while hi - lo > tolerance:
+        mid = (lo + hi) / 2
+        if runtime_quantiles(predictor, [query], mid)[0] < runtime_s:
+            lo = mid
+        else:
+            hi = mid
+    return 1.0 - hi
+
+
+def sweep_nodes(smallest_nodes: float, measured_nodes: list[float], max_nodes: int) -> list[int]:
+    """Powers of two and the whole measured node counts from the smallest measured count
+    up to ``max_nodes``: the counts a user would request."""
+    start = max(1, math.ceil(smallest_nodes - 1e-9))
+    counts = {2 ** k for k in range(int(math.log2(max_nodes)) + 1) if start <= 2 ** k}
+    counts.update(int(n) for n in measured_nodes if float(n).is_integer() and n <= max_nodes)
+    counts.add(start)
+    return sorted(n for n in counts if start <= n <= max_nodes)
+
+
+def _catalog_entry(store: Store, *names: str | None) -> SystemSpec | None:
+    """The catalog entry for the measured system, else for the name the user gave."""
+    from perfpredict.catalog import get_system
+
+    for name in names:
+        if name:
+            spec = get_system(store, name)
+            if spec is not None:
+                return spec
+    return None
+
+
+def advise_plan(store: Store, request: PlanRequest) -> Plan:
+    """Sweep node counts, choose one by the objective under the efficiency floor, and work
+    out its walltime and node-hours; see the module docstring."""
+    from perfpredict.estimate import load_predictor
+
+    request.validate()
+    predictor = load_predictor(store.url)
+    # One node's estimate tells the series and its unit (ranks per node for a series
+    # measured in ranks, which the estimate refuses without --ranks-per-node).
+    probe = predictor.estimate(request.query(1.0), request.confidence)
+    entry, _ = predictor.find_series(request.query(1.0))
+    scale_per_node = probe.scale / probe.nodes
+    weak = bool(entry["weak"])
+    measured_nodes = [s / scale_per_node for s in entry["scales"]]
+    spec = _catalog_entry(store, probe.system, request.system)
+    max_nodes = request.max_nodes or (spec.nodes if spec and spec.nodes else None) or int(
+        SWEEP_BEYOND_MEASURED * max(measured_nodes))
+    if max_nodes < measured_nodes[0]:
+        raise BadInputError(f"--max-nodes {max_nodes} is below the smallest measured "
+                            f"configuration ({measured_nodes[0]:g} nodes); raise it")
+    nodes = sweep_nodes(measured_nodes[0], measured_nodes, max_nodes)
+
+    medians = dict(zip(measured_nodes, entry["medians_s"], strict=True))
+    candidates = _candidates(predictor, request, nodes, medians, weak)
+    choice = choose(candidates, request.floor(), request.objective, weak=weak,
+                    smallest_measured_nodes=measured_nodes[0])
+    rec = choice.candidate
+
+    measured = _measured_points(predictor, request, measured_nodes, entry)
+
+    rec_query = request.query(rec.nodes)
+    warnings = predictor.estimate(rec_query, request.confidence).notes
+    quantile_s = runtime_quantiles(predictor, [rec_query], 1.0 - request.kill_risk)[0]
+    limit = walltime_limit(quantile_s, rec.nodes, spec, request.kill_risk, probe.system)
+    warnings += limit.warnings
+    kill_probability = exceedance_probability(predictor, rec_query, limit.walltime_s)
+
+    units = _allocation_units(spec, rec, request.runs)
+    return Plan(
+        request=request, series=probe.series, system=probe.system,
+        scale_unit=probe.scale_unit, scale_per_node=scale_per_node,
+        ranks_per_node=_whole(request.ranks_per_node or entry["ranks_per_node"] or (
+            scale_per_node if probe.scale_unit == "ranks" else None)),
+        threads_per_rank=_whole(request.threads_per_rank or entry["threads_per_rank"]),
+        weak=weak,
+        n_runs_measured=probe.n_runs, measured=measured, candidates=candidates,
+        recommended=rec, rule=choice.rule, reason=choice.reason, walltime_s=limit.walltime_s,
+        walltime_quantile_s=quantile_s, time_granularity_s=limit.granularity_s,
+        kill_probability=kill_probability,
+        queue=limit.queue.name if limit.queue else None,
+        queue_max_walltime_s=limit.queue.max_walltime_s if limit.queue else None,
+        chained_jobs=limit.chained_jobs, catalog_system=spec.name if spec else None,
+        allocation_unit=spec.allocation_unit if spec else None,
+        allocation_units_p50=units[0], allocation_units_p90=units[1],
+        basis=_basis(probe, measured, scale_per_node, spec), warnings=warnings)
+
+
+@dataclass
+class WalltimeLimit:
+    """The walltime to request, the queue it lands in, and how many chained jobs a run
+    needs when the queue caps it."""
+
+    walltime_s: float
+    granularity_s: int
+    queue: Queue | None
+    chained_jobs: int
+    warnings: list[str]
+
+
+def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_risk: float,
+                   measured_system: str) -> WalltimeLimit:
+    """``quantile_s`` rounded up to the scheduler's granularity and capped by the queue the
+    catalog puts a job of ``nodes`` nodes in, with warnings when capped (chain jobs with
+    checkpoint/restart), when no queue accepts the job (it may pend forever) and when no
+    limit could be checked."""
+    granularity_s = (spec.time_granularity_s if spec and spec.time_granularity_s
+                     else DEFAULT_TIME_GRANULARITY_S)
+    walltime_s = float(math.ceil(quantile_s / granularity_s - 1e-9) * granularity_s)
+    if spec is None or not spec.queues:
+        where = (f"the catalog lists no queues for {spec.name}" if spec else
+                 f"no catalog entry matches {measured_system!r}")
+        return WalltimeLimit(walltime_s, granularity_s, None, 1, [
+            f"{where}: walltime rounded to {granularity_s} s, no queue limit checked (add "
+            "the machine's queues with 'perfpredict systems add FILE.toml', or pass "
+            "--system NAME of a catalog machine)"])
+    from perfpredict.catalog import queue_for
+
+    queue = queue_for(spec, nodes)
+    if queue is None:
+        return WalltimeLimit(walltime_s, granularity_s, None, 1, [
+            f"no queue of {spec.name} accepts {nodes} nodes: such a job may pend forever; "
+            "pick a node count a queue accepts (--max-nodes) or ask the center"])
+    if queue.max_walltime_s is None or walltime_s <= queue.max_walltime_s:
+        return WalltimeLimit(walltime_s, granularity_s, queue, 1, [])
+    chained_jobs = math.ceil(quantile_s / queue.max_walltime_s)
+    return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
+        f"the {100 * (1 - kill_risk):g}th-percentile runtime ({quantile_s / 3600:.2f} h) "
+        f"exceeds the {queue.max_walltime_s / 3600:g} h limit of {spec.name} queue "
+        f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
+        "(sbatch --dependency=afterany:JOBID)"])
+
+
+def _candidates(predictor: LoadedPredictor, request: PlanRequest, nodes: list[int],
+                medians: dict[float, float], weak: bool) -> list[Candidate]:
+    """Each swept node count predicted at the plan's confidence and at P90, with its
+    speedup per doubling from half its size (no less than the smallest measured count,
+    the sweep's first entry); ``medians`` are the measured runtimes by node count."""
+    shown = _by_nodes(predictor.estimate_many([request.query(n) for n in nodes],
+                                              request.confidence))
+    p90 = runtime_quantiles(predictor, [request.query(n) for n in nodes], P90)
+    halves = [max(n / 2, nodes[0]) for n in nodes]
+    half_runtime = _by_nodes(predictor.estimate_many([request.query(h) for h in halves]))
+    candidates = []
+    for n, half, p90_s in zip(nodes, halves, p90, strict=True):
+        est = shown[float(n)]
+        per_doubling = None
+        if n > half:  # throughput gained: for weak scaling the work grows with the nodes
+            work_ratio = n / half if weak else 1.0
+            gain = work_ratio * half_runtime[half].predicted_runtime_s / est.predicted_runtime_s
+            per_doubling = gain ** (1.0 / math.log2(n / half))
+        candidates.append(Candidate(
+            nodes=n, predicted_runtime_s=est.predicted_runtime_s,
+            lower_runtime_s=est.lower_runtime_s, upper_runtime_s=est.upper_runtime_s,
+            p90_runtime_s=p90_s, efficiency=est.efficiency, speedup=est.speedup,
+            speedup_per_doubling=per_doubling,
+            node_hours_p50=n * est.predicted_runtime_s / 3600.0,
+            node_hours_p90=n * p90_s / 3600.0, measured=float(n) in medians,
+            measured_runtime_s=medians.get(float(n)),
+            beyond_measured_range=est.beyond_measured_range))
+    return candidates
+
+
+def _measured_points(predictor: LoadedPredictor, request: PlanRequest,
+                     measured_nodes: list[float], entry: dict[str, Any]) -> list[MeasuredPoint]:
+    """The series' measured medians with the prediction at each (the scaling evidence)."""
+    estimates = predictor.estimate_many([request.query(n) for n in measured_nodes],
+                                        request.confidence)
+    return [MeasuredPoint(nodes=n, scale=s, runtime_s=t,
+                          predicted_runtime_s=e.predicted_runtime_s,
+                          lower_runtime_s=e.lower_runtime_s, upper_runtime_s=e.upper_runtime_s)
+            for n, s, t, e in zip(measured_nodes, entry["scales"], entry["medians_s"],
+                                  estimates, strict=True)]
+
+
+def ranks_per_node_text(ranks_per_node: float) -> str:
+    """The rank-to-node conversion in words, for the basis sentence and plot labels.
+
+    >>> ranks_per_node_text(1)
+    '1 MPI rank per node'
+    """
+    return f"{ranks_per_node:g} MPI rank{'' if ranks_per_node == 1 else 's'} per node"
+
+
+def _whole(value: float | None) -> int | None:
+    """A layout count as the whole number a batch script needs (None when unknown)."""
+    return None if value is None else round(value)
+
+
+def _by_nodes(estimates: list[Estimate]) -> dict[float, Estimate]:
+    return {float(e.nodes): e for e in estimates}
+
+
+def _allocation_units(spec: SystemSpec | None, rec: Candidate,
+                      runs: int) -> tuple[float | None, float | None]:
+    """Allocation units for all runs at P50 and P90 (None without a charge factor)."""
+    from perfpredict.catalog import charge
+
+    def total(runtime_s: float) -> float | None:
+        per_run = None if spec is None else charge(spec, rec.nodes, runtime_s / 3600.0)
+        return None if per_run is None else per_run * runs
+
+    return total(rec.predicted_runtime_s), total(rec.p90_runtime_s)
+
+
+def _basis(probe: Estimate, measured: list[MeasuredPoint], scale_per_node: float,
+           spec: SystemSpec | None) -> str:
+    """One sentence: which machine and measured node counts the figures rest on, and every
+    conversion used, as proposals must state."""
+    counts = ", ".join(f"{m.nodes:g}" for m in measured)
+    text = f"Runtimes rest on {probe.n_runs} runs of {probe.series} at {counts} nodes"
+    if probe.scale_unit == "ranks":
+        text += (f" (measured in MPI ranks, converted at "
+                 f"{ranks_per_node_text(scale_per_node)})")
+    if spec is None or spec.charge_factor is None:
+        where = spec.name if spec else probe.system
+        return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "
+                       f"for {where}, so no allocation units).")
+    unit = spec.allocation_unit or "allocation units"
+    return text + (f"; charged on {spec.name} at {spec.charge_factor:g} {unit} per node-hour "
+                   "of elapsed time (times the queue's multiplier).")

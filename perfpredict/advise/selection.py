@@ -1,0 +1,150 @@
+"""Choosing a node count: efficiency floors as centers set them, and an objective.
+
+Centers accept a request only where the code still scales: NCI asks for about 75% parallel
+efficiency overall, Notur for a speedup per doubling of resources (1.5x, 1.4x, 1.3x as the
+scale grows). :class:`EfficiencyFloor` holds either or both; :func:`choose` keeps the node
+counts that meet it and picks the best by the objective:
+
+- ``fastest``: shortest time to solution;
+- ``cheapest``: fewest node-hours;
+- ``balanced``: smallest product of the two (the knee of the time/cost curve).
+
+For weak scaling the problem grows with the nodes, so time and node-hours are compared per
+unit of work (nodes / smallest measured nodes): "fastest" is then the highest throughput.
+The reason says in one sentence which rule decided: the objective alone, or the floor that
+excluded the next better node count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from perfpredict.errors import BadInputError
+
+if TYPE_CHECKING:
+    from perfpredict.advise.plan import Candidate
+
+OBJECTIVES = ("fastest", "cheapest", "balanced")
+_PHRASES = {
+    "fastest": ("the shortest time to solution", "faster"),
+    "cheapest": ("the fewest node-hours", "cheaper"),
+    "balanced": ("the best balance of time to solution and node-hours", "better balanced"),
+}
+
+
+@dataclass(frozen=True)
+class EfficiencyFloor:
+    """Parallel efficiency against the smallest measured configuration (overall), and/or
+    speedup per doubling of nodes (Notur's rule); None leaves a rule out."""
+
+    min_efficiency: float | None = None
+    min_speedup_per_doubling: float | None = None
+
+    def validate(self) -> None:
+        if self.min_efficiency is not None and not 0 < self.min_efficiency <= 1:
+            raise BadInputError(f"--min-efficiency is a parallel efficiency between 0 and 1 "
+                                f"(0.7 = 70%), got {self.min_efficiency:g}")
+        if self.min_speedup_per_doubling is not None and not (
+                1 < self.min_speedup_per_doubling <= 2):
+            raise BadInputError("--min-speedup-per-doubling is the speedup asked for each "
+                                "doubling of nodes, above 1 and at most 2 (Notur: 1.5, 1.4, "
+                                f"1.3), got {self.min_speedup_per_doubling:g}")
+
+    def describe(self) -> str:
+        rules = []
+        if self.min_efficiency is not None:
+            rules.append(f"the {self.min_efficiency:.0%} parallel-efficiency floor")
+        if self.min_speedup_per_doubling is not None:
+            rules.append(f"the {self.min_speedup_per_doubling:g}x-speedup-per-doubling floor")
+        return " and ".join(rules)
+
+    def violations(self, candidate: Candidate,
+                   broken_at: Candidate | None = None) -> list[tuple[str, str]]:
+        """(rule, why) for each rule ``candidate`` breaks; empty when it meets the floor.
+        ``broken_at`` is the smallest node count whose doubling already fell below the
+        per-doubling floor: scaling past it does not count, whatever later steps gain."""
+        out = []
+        if self.min_efficiency is not None and candidate.efficiency < self.min_efficiency:
+            out.append((f"min_efficiency {self.min_efficiency:g}",
+                        f"is only {candidate.efficiency:.0%} efficient, below the "
+                        f"{self.min_efficiency:.0%} floor"))
+        floor = self.min_speedup_per_doubling
+        per_doubling = candidate.speedup_per_doubling
+        if floor is not None and per_doubling is not None and per_doubling < floor:
+            out.append((f"min_speedup_per_doubling {floor:g}",
+                        f"gains only {per_doubling:.2f}x per doubling of nodes, below the "
+                        f"{floor:g}x floor"))
+        elif floor is not None and broken_at is not None and broken_at.nodes < candidate.nodes:
+            out.append((f"min_speedup_per_doubling {floor:g}",
+                        f"lies past {broken_at.nodes} nodes, where the gain per doubling already "
+                        f"fell below the {floor:g}x floor"))
+        return out
+
+
+@dataclass
+class Choice:
+    candidate: Candidate
+    rule: str
+    reason: str
+
+
+def objective_score(objective: str, weak: bool,
+                    smallest_measured_nodes: float) -> Callable[[Candidate], float]:
+    """Lower is better: time, node-hours or their product, per unit of work."""
+    def score(c: Candidate) -> float:
+        work = c.nodes / smallest_measured_nodes if weak else 1.0
+        time_s, node_hours = c.predicted_runtime_s / work, c.node_hours_p50 / work
+        return {"fastest": time_s, "cheapest": node_hours,
+                "balanced": time_s * node_hours}[objective]
+    return score
+
+
+def _first_short_doubling(candidates: list[Candidate],
+                          floor: EfficiencyFloor) -> Candidate | None:
+    """The smallest node count (candidates ascend) whose doubling gains less than the
+    per-doubling floor, if any."""
+    wanted = floor.min_speedup_per_doubling
+    if wanted is None:
+        return None
+    return next((c for c in candidates
+                 if c.speedup_per_doubling is not None and c.speedup_per_doubling < wanted),
+                None)
+
+
+def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, weak: bool,
+           smallest_measured_nodes: float) -> Choice:
+    """The best candidate by ``objective`` among those meeting ``floor`` (marking each
+    candidate's ``meets_floor``), and the rule that decided, in one sentence."""
+    score = objective_score(objective, weak, smallest_measured_nodes)
+    broken_at = _first_short_doubling(candidates, floor)
+    for c in candidates:
+        c.meets_floor = not floor.violations(c, broken_at)
+    feasible = [c for c in candidates if c.meets_floor]
+    best_phrase, comparative = _PHRASES[objective]
+    if weak:
+        best_phrase += " per unit of work"
+    if not feasible:
+        smallest = candidates[0]
+        return Choice(smallest, "no candidate meets the floor", (
+            f"No node count meets {floor.describe()}, so the smallest, {smallest.nodes} "
+            f"nodes, is shown; relax the floor or check the application's scaling."))
+    rec = min(feasible, key=lambda c: (score(c), c.nodes))
+    better = [c for c in candidates if score(c) < score(rec)]
+    if not better:
+        span = f"{candidates[0].nodes}-{candidates[-1].nodes}"
+        reason = (f"{objective}: {rec.nodes} nodes gives {best_phrase} of all "
+                  f"{len(candidates)} node counts considered ({span}); {floor.describe()} "
+                  "did not bind")
+        if objective == "fastest" and rec is candidates[-1]:
+            reason += " (raise --max-nodes to look further)"
+        return Choice(rec, f"objective {objective}", reason + ".")
+    # the nearest better node count tells the user what the floor cost them
+    alternative = min(better, key=lambda c: abs(c.nodes - rec.nodes) / max(c.nodes, rec.nodes))
+    rules, whys = zip(*floor.violations(alternative, broken_at), strict=True)
+    reason = (f"{objective}: {rec.nodes} nodes gives {best_phrase} among the node counts "
+              f"that meet {floor.describe()} (predicted efficiency {rec.efficiency:.0%}); "
+              f"{alternative.nodes} nodes would be {comparative} but "
+              f"{' and '.join(whys)}.")
+    return Choice(rec, " and ".join(rules), reason)

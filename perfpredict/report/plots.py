@@ -1,0 +1,159 @@
+"""The scaling figure of an allocation proposal, with the numbers it plots as CSV.
+
+Left: time to solution against nodes (log-log): measured medians as filled markers, the
+predicted curve as a line with its interval as a shaded band, ideal scaling dashed, the
+range beyond the largest measurement shaded, and the recommended node count starred.
+Right: parallel efficiency against the smallest measured configuration, measured and
+predicted, with the efficiency floor. PNG, SVG or PDF by the file's extension; matplotlib
+is imported here only (Agg backend, no display needed).
+"""
+
+from __future__ import annotations
+
+import csv
+import textwrap
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from perfpredict.advise.plan import ranks_per_node_text
+from perfpredict.errors import BadInputError
+
+if TYPE_CHECKING:
+    from perfpredict.advise.plan import Plan
+
+FORMATS = (".png", ".svg", ".pdf")
+CSV_COLUMNS = ("nodes", "measured_runtime_s", "predicted_runtime_s", "lower_runtime_s",
+               "upper_runtime_s", "ideal_runtime_s", "measured_efficiency",
+               "predicted_efficiency", "recommended")
+
+
+def plot_rows(plan: Plan) -> list[dict[str, Any]]:
+    """The plotted numbers, one row per node count (measured or predicted), ascending."""
+    first = plan.measured[0]
+
+    def ideal_s(nodes: float) -> float:
+        return first.runtime_s if plan.weak else first.runtime_s * first.nodes / nodes
+
+    def efficiency(nodes: float, runtime_s: float) -> float:
+        return ideal_s(nodes) / runtime_s
+
+    rows: dict[float, dict[str, Any]] = {}
+    for m in plan.measured:
+        rows[m.nodes] = {"nodes": m.nodes, "measured_runtime_s": m.runtime_s,
+                         "measured_efficiency": efficiency(m.nodes, m.runtime_s),
+                         "predicted_runtime_s": m.predicted_runtime_s,
+                         "lower_runtime_s": m.lower_runtime_s,
+                         "upper_runtime_s": m.upper_runtime_s}
+    for c in plan.candidates:
+        rows.setdefault(float(c.nodes), {"nodes": float(c.nodes)}).update(
+            predicted_runtime_s=c.predicted_runtime_s, lower_runtime_s=c.lower_runtime_s,
+            upper_runtime_s=c.upper_runtime_s)
+    out = []
+    for nodes in sorted(rows):
+        row = {column: None for column in CSV_COLUMNS} | rows[nodes]
+        row["ideal_runtime_s"] = ideal_s(nodes)
+        row["predicted_efficiency"] = efficiency(nodes, row["predicted_runtime_s"])
+        row["recommended"] = nodes == plan.recommended.nodes
+        out.append(row)
+    return out
+
+
+def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
+    """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
+    same name with .csv; returns the CSV's path."""
+    path = Path(path)
+    if path.suffix.lower() not in FORMATS:
+        raise BadInputError(f"--plot {path}: the file must end in {', '.join(FORMATS)}")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+
+    rows = plot_rows(plan)
+    nodes = [r["nodes"] for r in rows]
+    measured = [r for r in rows if r["measured_runtime_s"] is not None]
+    rec = plan.recommended
+    pct = f"{100 * plan.request.confidence:g}%"
+    largest_measured = plan.measured[-1].nodes
+
+    fig, (ax_time, ax_eff) = plt.subplots(1, 2, figsize=(12, 5),
+                                          gridspec_kw={"width_ratios": [1.35, 1]})
+    for ax in (ax_time, ax_eff):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(LogLocator(base=2))
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:g}"))
+        ax.set_xlabel("Nodes" + (f" ({ranks_per_node_text(plan.scale_per_node)})"
+                                 if plan.scale_unit == "ranks" else ""))
+        ax.grid(True, which="major", alpha=0.3)
+        if nodes[-1] > largest_measured:
+            ax.axvspan(largest_measured, nodes[-1], color="0.93", zorder=0,
+                       label="beyond the measurements")
+
+    ax_time.set_yscale("log")
+    ax_time.fill_between(nodes, [r["lower_runtime_s"] for r in rows],
+                         [r["upper_runtime_s"] for r in rows], color="tab:blue", alpha=0.2,
+                         linewidth=0, label=f"{pct} prediction interval")
+    ax_time.plot(nodes, [r["predicted_runtime_s"] for r in rows], color="tab:blue",
+                 linewidth=1.8, label="predicted")
+    ax_time.plot(nodes, [r["ideal_runtime_s"] for r in rows], color="0.35", linestyle="--",
+                 linewidth=1.2, label=f"ideal {'weak' if plan.weak else 'strong'} scaling")
+    ax_time.plot([r["nodes"] for r in measured], [r["measured_runtime_s"] for r in measured],
+                 "o", color="black", markersize=6, zorder=5, label="measured (median)")
+    ax_time.plot([rec.nodes], [rec.predicted_runtime_s], "*", color="tab:red", markersize=16,
+                 markeredgecolor="black", zorder=6, label=f"recommended: {rec.nodes} nodes")
+    # label the star on the side with room, so it never runs off the axes
+    right_half = rec.nodes > (nodes[0] * nodes[-1]) ** 0.5
+    ax_time.annotate(f"{rec.nodes} nodes\n{rec.predicted_runtime_s:,.0f} s",
+                     (rec.nodes, rec.predicted_runtime_s), textcoords="offset points",
+                     xytext=(-12 if right_half else 12, 12), fontsize=9, color="tab:red",
+                     ha="right" if right_half else "left",
+                     bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none",
+                           "alpha": 0.85})
+    # the ideal line may fall far below everything else; let it leave the frame rather
+    # than squash the predictions into the top of the panel
+    lowest = min([*(r["lower_runtime_s"] for r in rows),
+                  *(r["measured_runtime_s"] for r in measured)])
+    ax_time.set_ylim(bottom=lowest * 0.7)
+    plain = FuncFormatter(lambda y, _: f"{y:g}")  # 40, not 4 x 10^1
+    ax_time.yaxis.set_major_formatter(plain)
+    bottom, top = ax_time.get_ylim()
+    if top / bottom < 20:  # label minor ticks only when there are too few major ones
+        ax_time.yaxis.set_minor_formatter(plain)
+    else:
+        ax_time.yaxis.set_minor_formatter(NullFormatter())
+    ax_time.set_ylabel("Time to solution (s)")
+    ax_time.set_title("Runtime", fontsize=11)
+    ax_time.legend(fontsize=8, loc="best")
+
+    ax_eff.plot(nodes, [r["predicted_efficiency"] for r in rows], color="tab:blue",
+                linewidth=1.8, label="predicted")
+    ax_eff.plot([r["nodes"] for r in measured], [r["measured_efficiency"] for r in measured],
+                "o", color="black", markersize=6, zorder=5, label="measured")
+    floor = plan.request.floor().min_efficiency
+    if floor is not None:
+        ax_eff.axhline(floor, color="tab:orange", linestyle=":", linewidth=1.5,
+                       label=f"efficiency floor {floor:.0%}")
+    ax_eff.plot([rec.nodes], [rec.efficiency], "*", color="tab:red", markersize=16,
+                markeredgecolor="black", zorder=6, label="recommended")
+    top = max([1.05, *(r["predicted_efficiency"] for r in rows),
+               *(r["measured_efficiency"] for r in measured)])
+    ax_eff.set_ylim(0, min(top * 1.05, 2.0))
+    ax_eff.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:.0%}"))
+    ax_eff.set_ylabel("Parallel efficiency (vs smallest measured)")
+    ax_eff.set_title("Parallel efficiency", fontsize=11)
+    ax_eff.legend(fontsize=8, loc="best")
+
+    kind = "Weak" if plan.weak else "Strong"
+    fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=150)
+    plt.close(fig)
+
+    csv_path = path.with_suffix(".csv")
+    with csv_path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return csv_path

@@ -1,0 +1,199 @@
+"""An advice plan as people read it: a summary, the candidate table, and the two tables an
+allocation proposal asks for, in Markdown and LaTeX ready to paste.
+
+- **Requested resources**: runs x nodes x hours x node-hours, per run and in total, at P50
+  and P90, in the machine's allocation units when the catalog knows its charge factor,
+  and the walltime to request as Slurm ``D-HH:MM:SS`` and PBS ``HH:MM:SS``.
+- **Scaling evidence** in OLCF's shape: nodes | time to solution, actual | time to
+  solution, ideal | predicted with its interval. Predicted rows (node counts never run)
+  are set apart: italics and a rule in LaTeX, italics in Markdown, and a source column.
+
+Every table carries the sentence saying which machine and measured node counts the figures
+rest on, and any conversion used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Any
+
+from perfpredict.advise.directives import pbs_time
+from perfpredict.advise.walltime import slurm_time
+from perfpredict.report.tables import (
+    display_rows,
+    format_value,
+    latex_table,
+    markdown_table,
+)
+
+if TYPE_CHECKING:
+    from perfpredict.advise.plan import Plan
+
+#: Columns of the candidate table (``--format table`` and ``csv``), a stable contract.
+CANDIDATE_COLUMNS = (
+    "nodes", "measured", "measured_runtime_s", "predicted_runtime_s", "lower_runtime_s",
+    "upper_runtime_s", "p90_runtime_s", "efficiency", "speedup", "speedup_per_doubling",
+    "node_hours_p50", "node_hours_p90", "meets_floor", "recommended",
+)
+
+
+#: The candidate table on a terminal: fewer columns, short labels.
+_CANDIDATE_HEADERS = {
+    "nodes": "nodes", "measured_runtime_s": "measured s", "predicted_runtime_s": "P50 s",
+    "efficiency": "efficiency",
+    "speedup_per_doubling": "x per doubling", "node_hours_p50": "node-h P50",
+    "node_hours_p90": "node-h P90", "verdict": "verdict",
+}
+
+
+def candidate_rows(plan: Plan) -> list[dict[str, Any]]:
+    """One row per node count considered, with :data:`CANDIDATE_COLUMNS`."""
+    return [{**asdict(c), "recommended": c is plan.recommended} for c in plan.candidates]
+
+
+def candidate_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]]:
+    """The candidates for a terminal (rows and column labels), narrow enough for 80
+    columns: efficiency in percent and a verdict (advised, ok, or below the floor); the
+    intervals are in the JSON and CSV."""
+    rows = []
+    for row in candidate_rows(plan):
+        verdict = ("advised" if row["recommended"] else
+                   "ok" if row["meets_floor"] else "<floor")
+        rows.append({**row, "efficiency": f"{row['efficiency']:.0%}", "verdict": verdict})
+    return display_rows(rows, _CANDIDATE_HEADERS)
+
+
+def walltime_text(plan: Plan) -> str:
+    return f"{slurm_time(plan.walltime_s)} (Slurm --time), {pbs_time(plan.walltime_s)} (PBS)"
+
+
+def summary_lines(plan: Plan) -> list[str]:
+    """The recommendation in a few lines: what to request, why, and what it rests on."""
+    rec, request = plan.recommended, plan.request
+    pct = f"{100 * request.confidence:g}%"
+    lines = [
+        plan.series,
+        f"Recommendation: {rec.nodes} nodes. {plan.reason[0].upper()}{plan.reason[1:]}",
+        f"  predicted runtime {rec.predicted_runtime_s:,.1f} s ({pct} interval "
+        f"{rec.lower_runtime_s:,.1f} - {rec.upper_runtime_s:,.1f} s), " + (
+            f"weak-scaling efficiency {rec.efficiency:.0%}" if plan.weak else
+            f"parallel efficiency {rec.efficiency:.0%}, speedup {rec.speedup:.1f}x"),
+        f"  walltime {walltime_text(plan)}: the {100 * (1 - request.kill_risk):g}th "
+        f"percentile {plan.walltime_quantile_s:,.1f} s rounded up to a multiple of "
+        f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
+        f"; kill probability {100 * plan.kill_probability:.2g}%, expected runtime/walltime "
+        f"{rec.predicted_runtime_s / plan.walltime_s:.2f}",
+        f"  node-hours per run {rec.node_hours_p50:,.3g} (P50), {rec.node_hours_p90:,.3g} "
+        f"(P90); for {request.runs} runs {plan.node_hours_p50:,.3g} (P50), "
+        f"{plan.node_hours_p90:,.3g} (P90)" + _units_text(plan),
+        f"  basis: {plan.basis}",
+    ]
+    return lines + [f"  warning: {w}" for w in plan.warnings]
+
+
+def _units_text(plan: Plan) -> str:
+    if plan.allocation_units_p50 is None or plan.allocation_units_p90 is None:
+        return ""
+    return (f" = {plan.allocation_units_p50:,.3g} (P50), {plan.allocation_units_p90:,.3g} "
+            f"(P90) {plan.allocation_unit or 'allocation units'}")
+
+
+def resource_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str]]:
+    """The requested-resources table (one row per run class) and its columns."""
+    rec, runs = plan.recommended, plan.request.runs
+    row: dict[str, Any] = {
+        "Run class": "production (recommended)", "Runs": runs, "Nodes": rec.nodes,
+        "Wallclock per run P50 (h)": rec.predicted_runtime_s / 3600.0,
+        "Wallclock per run P90 (h)": rec.p90_runtime_s / 3600.0,
+        "Walltime request": f"{slurm_time(plan.walltime_s)} / {pbs_time(plan.walltime_s)}",
+        "Node-hours per run P50": rec.node_hours_p50,
+        "Node-hours per run P90": rec.node_hours_p90,
+        "Total node-hours P50": plan.node_hours_p50,
+        "Total node-hours P90": plan.node_hours_p90,
+    }
+    if plan.allocation_units_p50 is not None and plan.allocation_units_p90 is not None:
+        unit = plan.allocation_unit or "allocation units"
+        row[f"Total {unit} P50"] = plan.allocation_units_p50
+        row[f"Total {unit} P90"] = plan.allocation_units_p90
+    return [row], list(row)
+
+
+def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[bool]]:
+    """The scaling-evidence table in OLCF's shape, its columns, and which rows are
+    predicted. Measured rows come first (medians of the runs, with the prediction at the
+    same scale beside them); predicted rows follow: every node count beyond the largest
+    measured one up to the recommendation, and the recommendation itself."""
+    pct = f"{100 * plan.request.confidence:g}%"
+    first = plan.measured[0]
+    ranks = plan.scale_unit == "ranks"
+
+    def ideal_s(nodes: float) -> float:
+        return first.runtime_s if plan.weak else first.runtime_s * first.nodes / nodes
+
+    def row(nodes: float, actual_s: float | None, predicted: tuple[float, float, float],
+            source: str) -> dict[str, Any]:
+        out: dict[str, Any] = {"Nodes": format_value(float(nodes))}
+        if ranks:
+            out["Ranks"] = format_value(float(nodes * plan.scale_per_node))
+        mid, lo, hi = (format_value(float(v)) for v in predicted)
+        out.update({"Time to solution, actual (s)": format_value(actual_s) or "-",
+                    "Time to solution, ideal (s)": format_value(ideal_s(nodes)),
+                    f"Predicted (s) [{pct} interval]": f"{mid} [{lo}, {hi}]",
+                    "Source": source})
+        return out
+
+    rows = [row(m.nodes, m.runtime_s,
+                (m.predicted_runtime_s, m.lower_runtime_s, m.upper_runtime_s), "measured")
+            for m in plan.measured]
+    largest = plan.measured[-1].nodes
+    rec = plan.recommended
+    for c in plan.candidates:
+        if not c.measured and (largest < c.nodes <= rec.nodes or c is rec):
+            source = "predicted (recommended)" if c is rec else "predicted"
+            rows.append(row(c.nodes, None, (c.predicted_runtime_s, c.lower_runtime_s,
+                                            c.upper_runtime_s), source))
+    predicted = [r["Source"] != "measured" for r in rows]
+    return rows, list(rows[0]), predicted
+
+
+def _notes(plan: Plan) -> list[str]:
+    pct = f"{100 * plan.request.confidence:g}%"
+    ideal = ("ideal weak scaling keeps the time of the smallest measured run" if plan.weak
+             else "ideal strong scaling divides the time of the smallest measured run by "
+             "the node ratio")
+    return [plan.basis,
+            f"Walltime: {walltime_text(plan)}, the {100 * (1 - plan.request.kill_risk):g}th "
+            f"percentile of the predicted runtime rounded up to a multiple of "
+            f"{plan.time_granularity_s} s.",
+            f"Predicted rows are in italics with {pct} prediction intervals; {ideal}."]
+
+
+def proposal_markdown(plan: Plan) -> str:
+    """Both proposal tables as GitHub-flavoured Markdown, with their notes."""
+    resources, resource_columns = resource_rows(plan)
+    evidence, evidence_columns, predicted = evidence_rows(plan)
+    evidence = [{k: f"*{v}*" if is_predicted and v else v for k, v in r.items()}
+                for r, is_predicted in zip(evidence, predicted, strict=True)]
+    parts = [f"### Requested resources: {plan.request.app}", "",
+             markdown_table(resources, resource_columns), "",
+             f"### Scaling evidence: {plan.series}", "",
+             markdown_table(evidence, evidence_columns), ""]
+    return "\n".join(parts + [f"_{note}_  " for note in _notes(plan)])
+
+
+def proposal_latex(plan: Plan) -> str:
+    """Both proposal tables as LaTeX ``table`` floats (booktabs), notes in the captions."""
+    resources, resource_columns = resource_rows(plan)
+    evidence, evidence_columns, predicted = evidence_rows(plan)
+    first_predicted = predicted.index(True) if True in predicted else len(predicted)
+    notes = _notes(plan)
+    return "\n\n".join([
+        "% requires \\usepackage{booktabs}",
+        latex_table(resources, resource_columns,
+                    caption=f"Requested resources for {plan.request.app}. {notes[0]} "
+                            f"{notes[1]}"),
+        latex_table(evidence, evidence_columns,
+                    caption=f"Scaling evidence: {plan.series}. {notes[2]}",
+                    italic=predicted, rule_before=[first_predicted],
+                    align="r" * (len(evidence_columns) - 1) + "l"),
+    ])

@@ -1,0 +1,87 @@
+"""A store trained once per session on the bundled data sets, for the advice tests.
+
+Training takes tens of seconds, so the plan, proposal, plot and next-runs tests share one
+SQLite store (read-only for them). It holds the MLPerf Training, RELeARN and LULESH data
+sets, a predictor trained on bert, resnet, RELeARN and LULESH, and a catalog entry with queues for
+the bert series' machine, so that queue caps and allocation units are exercised on real
+predictions. Tests that need an empty store use the ``store`` / ``cli`` fixtures instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+#: The bert series measured at 1, 8, 128 and 512 nodes (MLPerf Training v2.0, NVIDIA).
+BERT = ("--app", "bert", "--system", "dgxa100_ngc22.04")
+BERT_SYSTEM = "dgxa100_ngc22.04_pytorch (NVIDIA)"
+#: A RELeARN weak-scaling series, measured in ranks (32-512).
+RELEARN = ("--app", "RELeARN", "--problem-size", "9000 neurons/rank, theta=0.3",
+           "--ranks-per-node", "32")
+TRAINED_APPS = ["bert", "resnet", "RELeARN", "LULESH 2.0.3"]
+
+
+@pytest.fixture(scope="session")
+def trained_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from perfpredict import datasets
+    from perfpredict.catalog import Queue, SystemSpec, add_system
+    from perfpredict.store import open_store
+    from perfpredict.train import train
+
+    url = f"sqlite:///{tmp_path_factory.mktemp('advice') / 'store.db'}"
+    store = open_store(url)
+    datasets.ingest(store, ["mlperf_training", "relearn", "lulesh_thicket"])
+    train(store, TRAINED_APPS)
+    # The bert machine as a center would describe it: Frontier-like node-count bins, the
+    # smallest with a limit (10 min) below bert's runtime on one or two nodes, a charge
+    # factor and a unit.
+    add_system(store, SystemSpec(
+        name=BERT_SYSTEM, nodes=1024, charge_factor=2.0, allocation_unit="test units",
+        time_granularity_s=300,
+        queues=(Queue("small", 1, 2, 600.0), Queue("medium", 3, 256, 10800.0),
+                Queue("large", 257, 512, 7200.0)),
+        sources={k: "test fixture" for k in ("nodes", "charge_factor", "allocation_unit",
+                                             "time_granularity_s", "queues")},
+        origin="user"))
+    store.dispose()
+    return url
+
+
+@pytest.fixture
+def trained_store(trained_url: str):  # type: ignore[no-untyped-def]
+    from perfpredict.store import open_store
+
+    opened = open_store(trained_url)
+    yield opened
+    opened.dispose()
+
+
+@pytest.fixture
+def advise_cli(trained_url: str) -> Callable[..., Result]:
+    """Run ``perfpredict --db <trained store> ARGS...``."""
+    from perfpredict.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str) -> Result:
+        return runner.invoke(app, ["--db", trained_url, *args])
+
+    return invoke
+
+
+def one_error_line(result: Result) -> str:
+    """The single ``Error: ...`` line a failing command prints, asserting it is one line."""
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1, result.output
+    assert lines[0].startswith("Error: "), result.output
+    return lines[0]
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.DictReader(fh))

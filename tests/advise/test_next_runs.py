@@ -1,0 +1,93 @@
+"""``advise next-runs``: benchmarks that tighten the advised request, within a budget."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import numpy as np
+import pytest
+
+from perfpredict.advise.next_runs import NEXT_RUN_COLUMNS, _with_run, plan_next_runs
+from perfpredict.advise.plan import PlanRequest
+from perfpredict.errors import BadInputError
+from perfpredict.estimate import Query, load_predictor, series_context
+from perfpredict.overhead.features import FEATURE_NAMES
+from tests.advise.conftest import BERT, one_error_line
+
+BERT_REQUEST = PlanRequest(app="bert", system="dgxa100_ngc22.04")
+
+
+def test_a_simulated_measurement_extends_the_context(trained_url) -> None:
+    predictor = load_predictor(trained_url)
+    entry, _ = predictor.find_series(Query(app="bert", nodes=1, system="dgxa100_ngc22.04"))
+    series, ctx = series_context(entry)
+    extended, refitted = _with_run(series, ctx, 1024.0, 9.0)
+    assert refitted.scale_max == 1024 and extended.scales.size == series.scales.size + 1
+    noise = FEATURE_NAMES.index("noise_log") - 2  # summary features follow two per-query ones
+    assert refitted.summary[noise] == ctx.summary[noise]  # edge noise carried over
+
+    # the target is one doubling beyond the new largest scale instead of two, which is what
+    # the predictor's distance-dependent interval responds to
+    before, after = (predictor.predictor.predict(s, np.array([2048.0]), 0.8, c)[0]
+                     for s, c in ((series, ctx), (extended, refitted)))
+    assert before.extrapolation_log2 == pytest.approx(2.0)
+    assert after.extrapolation_log2 == pytest.approx(1.0)
+
+
+def test_runs_fit_the_budget_and_shrink_the_spread(trained_store) -> None:
+    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=4096,
+                          budget_node_hours=20)
+    assert plan.steps, plan.summary()
+    assert plan.spent_node_hours_p90 <= 20
+    assert sum(s.cost_node_hours_p90 for s in plan.steps) == pytest.approx(
+        plan.spent_node_hours_p90)
+    assert plan.spread_after < plan.spread_now
+    assert all(s.reduction > 0 for s in plan.steps)
+    assert not {s.nodes for s in plan.steps} & {1, 8, 128, 512}  # never re-measure
+    assert all(s.nodes <= 4096 for s in plan.steps)
+    spreads = [plan.spread_now] + [s.spread_after for s in plan.steps]
+    assert spreads == sorted(spreads, reverse=True)
+    for before, step in zip(spreads, plan.steps, strict=False):
+        assert step.spread_before == pytest.approx(before)
+
+
+def test_a_budget_too_small_for_any_run_says_so(trained_store) -> None:
+    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=4096,
+                          budget_node_hours=0.01)
+    assert plan.steps == [] and plan.spread_after == plan.spread_now
+    assert any("more than the budget" in n for n in plan.notes)
+
+
+def test_default_target_is_the_advised_node_count(trained_store) -> None:
+    from perfpredict.advise.plan import advise_plan
+
+    plan = plan_next_runs(trained_store, BERT_REQUEST)
+    assert plan.target_nodes == advise_plan(trained_store, BERT_REQUEST).recommended.nodes
+
+
+def test_bad_budget_and_target(trained_store) -> None:
+    with pytest.raises(BadInputError, match="budget"):
+        plan_next_runs(trained_store, BERT_REQUEST, budget_node_hours=-1)
+    with pytest.raises(BadInputError, match="target-nodes"):
+        plan_next_runs(trained_store, PlanRequest(app="bert", system="tpu-v4"),
+                       target_nodes=4)
+
+
+def test_cli_table_json_and_csv(advise_cli) -> None:
+    args = ("advise", "next-runs", *BERT, "--target-nodes", "4096", "--budget-node-hours", "20")
+    table = advise_cli(*args)
+    assert table.exit_code == 0, table.output
+    assert "P90/P50" in table.output and "Benchmarks to run next" in table.output
+    doc = json.loads(advise_cli(*args, "--format", "json").output)
+    assert doc["target_nodes"] == 4096 and doc["spent_node_hours_p90"] <= 20
+    assert doc["runs"] and doc["spread_after"] < doc["spread_now"]
+    rows = list(csv.DictReader(io.StringIO(advise_cli(*args, "--format", "csv").output)))
+    assert list(rows[0]) == list(NEXT_RUN_COLUMNS) and len(rows) == len(doc["runs"])
+
+
+def test_cli_bad_budget_is_one_error_line(advise_cli) -> None:
+    result = advise_cli("advise", "next-runs", *BERT, "--budget-node-hours", "0")
+    assert result.exit_code == 2
+    assert "--budget-node-hours" in one_error_line(result)

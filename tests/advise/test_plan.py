@@ -1,0 +1,248 @@
+"""``perfpredict advise``: node-count choice, walltime, node-hours, JSON and batch directives,
+on the real bundled data through a predictor trained on it."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from perfpredict.advise.plan import (
+    PlanRequest,
+    advise_plan,
+    quantile_confidence,
+    sweep_nodes,
+)
+from perfpredict.advise.selection import objective_score
+from perfpredict.advise.walltime import slurm_time
+from perfpredict.errors import BadInputError, NotFoundError
+from tests.advise.conftest import BERT, BERT_SYSTEM, RELEARN, one_error_line
+
+BERT_REQUEST = {"app": "bert", "system": "dgxa100_ngc22.04"}
+
+
+def test_sweep_covers_powers_of_two_and_measured_counts() -> None:
+    assert sweep_nodes(1, [1, 8, 128, 540], 1024) == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512,
+                                                      540, 1024]
+    assert sweep_nodes(27, [27, 64, 125], 200) == [27, 32, 64, 125, 128]
+    assert sweep_nodes(0.5, [0.5, 1], 4) == [1, 2, 4]
+
+
+def test_p90_is_the_upper_bound_of_the_central_80_percent_interval() -> None:
+    assert quantile_confidence(0.9) == pytest.approx(0.8)
+    assert quantile_confidence(0.95) == pytest.approx(0.9)
+
+
+@pytest.mark.parametrize("objective", ["fastest", "cheapest", "balanced"])
+def test_recommendation_obeys_the_efficiency_floor(trained_store, objective: str) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, objective=objective,
+                                                  min_efficiency=0.7))
+    rec = plan.recommended
+    assert rec.efficiency >= 0.7 and rec.meets_floor
+    assert [c.meets_floor for c in plan.candidates] == [c.efficiency >= 0.7
+                                                        for c in plan.candidates]
+    # nothing that meets the floor is better by the objective
+    score = objective_score(objective, plan.weak, plan.measured[0].nodes)
+    assert all(score(rec) <= score(c) for c in plan.candidates if c.meets_floor)
+    assert plan.reason.startswith(objective) and plan.reason.endswith(".")
+    assert plan.reason.count(". ") == 0, "the reason is one sentence"
+
+
+def test_fastest_names_the_floor_that_stopped_it(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST))
+    faster = [c for c in plan.candidates if c.predicted_runtime_s < plan.recommended
+              .predicted_runtime_s]
+    assert faster and not any(c.meets_floor for c in faster)
+    assert plan.rule == "min_efficiency 0.7"
+    assert "70% floor" in plan.reason
+
+
+def test_speedup_per_doubling_floor_holds_on_every_doubling_up_to_the_choice(
+        trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST,
+                                                  min_speedup_per_doubling=1.8))
+    upto = [c for c in plan.candidates if c.nodes <= plan.recommended.nodes]
+    assert all(c.speedup_per_doubling is None or c.speedup_per_doubling >= 1.8 for c in upto)
+    assert "per doubling" in plan.reason and plan.rule == "min_speedup_per_doubling 1.8"
+    # the overall 70% default is off when only the per-doubling rule is asked for
+    assert plan.request.floor().min_efficiency is None
+
+
+def test_walltime_covers_the_kill_risk_quantile_within_the_queue(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, max_nodes=64))
+    rec = plan.recommended
+    assert plan.catalog_system == BERT_SYSTEM and plan.queue == "medium", plan.reason
+    assert plan.walltime_s >= plan.walltime_quantile_s >= rec.predicted_runtime_s
+    assert plan.walltime_s % plan.time_granularity_s == 0 and plan.time_granularity_s == 300
+    assert plan.walltime_s <= plan.queue_max_walltime_s
+    assert plan.kill_probability <= plan.request.kill_risk
+    assert plan.chained_jobs == 1
+
+
+def test_walltime_is_capped_by_the_queue_with_a_chaining_warning(trained_store) -> None:
+    # one or two nodes run 10-20 min; the fixture's queue for 1-2 nodes allows 10 min
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, objective="cheapest",
+                                                  max_nodes=2))
+    assert plan.recommended.nodes <= 2 and plan.queue == "small"
+    assert plan.walltime_s == plan.queue_max_walltime_s == 600
+    assert plan.walltime_quantile_s > plan.walltime_s
+    assert plan.chained_jobs == math.ceil(plan.walltime_quantile_s / 600) >= 2
+    assert any("chain" in w and "checkpoint" in w for w in plan.warnings)
+    assert plan.kill_probability > plan.request.kill_risk
+
+
+def test_a_node_count_no_queue_accepts_is_warned_about(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, objective="fastest",
+                                                  min_efficiency=0.01, max_nodes=1024))
+    assert plan.recommended.nodes > 512
+    assert plan.queue is None
+    assert any("pend forever" in w for w in plan.warnings)
+
+
+def test_node_hours_and_allocation_units(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, runs=12, max_nodes=64))
+    for c in plan.candidates:
+        assert c.lower_runtime_s <= c.predicted_runtime_s <= c.p90_runtime_s
+        assert c.p90_runtime_s <= c.upper_runtime_s  # P90 is inside the 90% interval
+        assert 0 < c.node_hours_p50 <= c.node_hours_p90
+        assert c.node_hours_p50 == pytest.approx(c.nodes * c.predicted_runtime_s / 3600)
+    assert plan.node_hours_p50 <= plan.node_hours_p90
+    assert plan.node_hours_p50 == pytest.approx(12 * plan.recommended.node_hours_p50)
+    # the fixture's machine charges 2 units per node-hour
+    assert plan.allocation_unit == "test units"
+    assert plan.allocation_units_p50 == pytest.approx(2 * plan.node_hours_p50)
+    assert plan.allocation_units_p90 == pytest.approx(2 * plan.node_hours_p90)
+    assert "1, 8, 128, 512 nodes" in plan.basis and "2 test units per node-hour" in plan.basis
+
+
+def test_sweep_defaults_to_the_catalog_size(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST))
+    nodes = [c.nodes for c in plan.candidates]
+    assert nodes[0] == 1 and nodes[-1] == 1024  # the fixture's machine has 1024 nodes
+    assert {1, 8, 128, 512} <= set(nodes)
+    assert [c.nodes for c in plan.candidates if c.measured] == [1, 8, 128, 512]
+
+
+def test_weak_scaling_series_measured_in_ranks(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(
+        app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=32))
+    assert plan.weak and plan.scale_unit == "ranks"
+    assert [m.nodes for m in plan.measured] == [1, 2, 4, 8, 16]
+    assert plan.candidates[-1].nodes == 256  # 16x the largest measured, no catalog size
+    assert plan.recommended.efficiency >= 0.7
+    assert "converted at 32 MPI ranks per node" in plan.basis
+
+
+def test_bad_requests_are_refused(trained_store) -> None:
+    with pytest.raises(BadInputError, match="min-efficiency"):
+        advise_plan(trained_store, PlanRequest(**BERT_REQUEST, min_efficiency=2))
+    with pytest.raises(BadInputError, match="kill-risk"):
+        advise_plan(trained_store, PlanRequest(**BERT_REQUEST, kill_risk=0.6))
+    with pytest.raises(BadInputError, match="max-nodes"):
+        advise_plan(trained_store, PlanRequest(app="bert", system="tpu-v4", max_nodes=8))
+    with pytest.raises(NotFoundError, match="no trained series"):
+        advise_plan(trained_store, PlanRequest(app="no-such-app"))
+
+
+# --- through the CLI --------------------------------------------------------------------
+
+def test_json_has_the_contract_keys(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, "--runs", "5", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    for key in ("recommended_nodes", "predicted_runtime_s", "walltime_s", "node_hours_p50",
+                "node_hours_p90", "candidates", "reason", "rule", "walltime_slurm",
+                "walltime_pbs", "basis", "warnings"):
+        assert key in doc
+    assert doc["node_hours_p50"] <= doc["node_hours_p90"]
+    assert doc["walltime_s"] >= doc["predicted_runtime_s"]
+    assert doc["walltime_slurm"] == slurm_time(doc["walltime_s"])
+    assert re.fullmatch(r"\d{2,}:\d{2}:\d{2}", doc["walltime_pbs"])
+    for c in doc["candidates"]:
+        for key in ("nodes", "predicted_runtime_s", "lower_runtime_s", "upper_runtime_s",
+                    "efficiency", "speedup", "node_hours_p50", "node_hours_p90", "measured"):
+            assert key in c
+        assert isinstance(c["measured"], bool)
+    assert sum(c["nodes"] == doc["recommended_nodes"] for c in doc["candidates"]) == 1
+
+
+def test_table_output_says_what_and_why(advise_cli) -> None:
+    result = advise_cli("advise", *RELEARN, "--runs", "3")
+    assert result.exit_code == 0, result.output
+    assert "Recommendation:" in result.output and "walltime 0-00:" in result.output
+    assert "Node counts considered" in result.output and "advised" in result.output
+
+
+def test_emit_sbatch_directives(advise_cli) -> None:
+    result = advise_cli("advise", *RELEARN, "--threads-per-rank", "2", "--emit", "sbatch")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    directives = [line for line in lines if line.startswith("#SBATCH")]
+    assert [d.split("=")[0] for d in directives] == [
+        "#SBATCH --nodes", "#SBATCH --ntasks-per-node", "#SBATCH --cpus-per-task",
+        "#SBATCH --time"]
+    assert "#SBATCH --ntasks-per-node=32" in lines and "#SBATCH --cpus-per-task=2" in lines
+    assert re.fullmatch(r"#SBATCH --time=\d+-\d{2}:\d{2}:00", directives[-1])
+    assert all(line.startswith("#") for line in lines)  # pastes into a script header
+
+
+def test_emit_pbs_directives(advise_cli) -> None:
+    result = advise_cli("advise", *RELEARN, "--threads-per-rank", "2", "--emit", "pbs")
+    assert result.exit_code == 0, result.output
+    assert re.search(r"^#PBS -l select=\d+:mpiprocs=32:ompthreads=2$", result.output, re.M)
+    assert re.search(r"^#PBS -l walltime=\d{2,}:\d{2}:\d{2}$", result.output, re.M)
+
+
+def test_emit_chaining_signal_when_capped(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2",
+                        "--emit", "sbatch")
+    assert result.exit_code == 0, result.output
+    assert "#SBATCH --time=0-00:10:00" in result.output
+    assert "#SBATCH --signal=B:USR1@" in result.output
+
+
+@pytest.mark.parametrize(("args", "code", "fragment"), [
+    (("--min-efficiency", "2"), 2, "--min-efficiency"),
+    (("--min-speedup-per-doubling", "3"), 2, "--min-speedup-per-doubling"),
+    (("--kill-risk", "0.9"), 2, "--kill-risk"),
+    (("--runs", "0"), 2, "--runs"),
+    (("--plot", "figure.gif"), 2, "--plot"),
+])
+def test_bad_options_give_one_error_line(advise_cli, args, code, fragment) -> None:
+    result = advise_cli("advise", *BERT, *args)
+    assert result.exit_code == code
+    assert fragment in one_error_line(result)
+
+
+def test_unknown_app_is_a_domain_failure(advise_cli) -> None:
+    result = advise_cli("advise", "--app", "no-such-app")
+    assert result.exit_code == 1
+    assert "no trained series" in one_error_line(result)
+
+
+def test_ranks_series_without_ranks_per_node_is_bad_input(advise_cli) -> None:
+    result = advise_cli("advise", "--app", "RELeARN")
+    assert result.exit_code == 2
+    assert "--ranks-per-node" in one_error_line(result)
+
+
+def test_advise_without_app_shows_help(advise_cli) -> None:
+    result = advise_cli("advise")
+    assert result.exit_code == 0
+    assert "--app" in result.output and "next-runs" in result.output
+
+
+def test_end_to_end_on_a_fresh_store(store, cli) -> None:
+    """ingest, train, advise: all a user runs, on each backend."""
+    from perfpredict import datasets
+    from perfpredict.train import train
+
+    datasets.ingest(store, ["relearn"])
+    train(store, ["RELeARN"])
+    result = cli("advise", *RELEARN, "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["scale_unit"] == "ranks" and doc["recommended_nodes"] >= 1
+    assert doc["catalog_system"].startswith("Lichtenberg")

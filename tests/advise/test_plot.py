@@ -1,0 +1,60 @@
+"""``advise --plot``: a real figure file and the plotted numbers beside it."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from perfpredict.advise.plan import PlanRequest, advise_plan
+from perfpredict.errors import BadInputError
+from perfpredict.report.plots import CSV_COLUMNS, save_scaling_plot
+from tests.advise.conftest import BERT, RELEARN, read_csv
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_png_and_its_numbers(trained_store, tmp_path: Path) -> None:
+    plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+    csv_path = save_scaling_plot(plan, tmp_path / "scaling.png")
+    assert (tmp_path / "scaling.png").read_bytes()[:8] == PNG_MAGIC
+    assert csv_path == tmp_path / "scaling.csv"
+    rows = read_csv(csv_path)
+    assert list(rows[0]) == list(CSV_COLUMNS)
+    measured = {float(r["nodes"]): float(r["measured_runtime_s"]) for r in rows
+                if r["measured_runtime_s"]}
+    assert measured == pytest.approx({m.nodes: m.runtime_s for m in plan.measured})
+    recommended = [r for r in rows if r["recommended"] == "True"]
+    assert len(recommended) == 1
+    assert float(recommended[0]["nodes"]) == plan.recommended.nodes
+    assert float(recommended[0]["predicted_runtime_s"]) == pytest.approx(
+        plan.recommended.predicted_runtime_s)
+    for r in rows:
+        assert float(r["lower_runtime_s"]) <= float(r["predicted_runtime_s"]) <= float(
+            r["upper_runtime_s"])
+    first = plan.measured[0]
+    assert float(rows[-1]["ideal_runtime_s"]) == pytest.approx(
+        first.runtime_s * first.nodes / float(rows[-1]["nodes"]))
+
+
+def test_svg_through_the_cli(advise_cli, tmp_path: Path) -> None:
+    figure = tmp_path / "weak.svg"
+    result = advise_cli("advise", *RELEARN, "--plot", str(figure), "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert ET.parse(figure).getroot().tag.endswith("svg")
+    rows = read_csv(tmp_path / "weak.csv")
+    assert [float(r["nodes"]) for r in rows if r["measured_runtime_s"]] == [1, 2, 4, 8, 16]
+
+
+def test_pdf(advise_cli, tmp_path: Path) -> None:
+    result = advise_cli("advise", *BERT, "--plot", str(tmp_path / "f.pdf"))
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "f.pdf").read_bytes()[:5] == b"%PDF-"
+
+
+def test_unknown_extension_is_refused(trained_store, tmp_path: Path) -> None:
+    plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+    with pytest.raises(BadInputError, match=r"\.png"):
+        save_scaling_plot(plan, tmp_path / "figure.jpg")
+    assert not (tmp_path / "figure.csv").exists()

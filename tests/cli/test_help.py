@@ -1,0 +1,36 @@
+"""Every command's --help works: exit 0, usage printed, nothing on stderr."""
+
+from __future__ import annotations
+
+import pytest
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from perfpredict.cli.app import app
+
+
+def _command_paths(command, prefix=()):  # type: ignore[no-untyped-def]
+    yield prefix
+    for name, sub in getattr(command, "commands", {}).items():
+        yield from _command_paths(sub, (*prefix, name))
+
+
+PATHS = list(_command_paths(get_command(app)))
+
+
+@pytest.mark.parametrize("path", PATHS, ids=[" ".join(p) or "root" for p in PATHS])
+def test_help_exits_zero(path: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(app, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.stdout
+    assert not result.stderr
+
+
+def test_catalog_alias_in_a_log_is_stored_under_the_catalog_name(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\nx,FRONTIER,2,10\n")
+    result = cli("ingest", "csv", str(runs))
+    assert result.exit_code == 0, result.output
+    assert "new systems" not in result.stdout
+    listed = cli("runs", "list", "--format", "csv")
+    assert ",Frontier," in listed.stdout

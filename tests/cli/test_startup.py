@@ -1,0 +1,62 @@
+"""Start-up guard (house style habit 6): ``perfpredict --help`` and a single estimate
+import nothing they do not need. Each check runs in a fresh interpreter, because this
+test process has long since imported everything."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+#: Too slow to import for a command a user runs many times a day (xgboost + sklearn alone
+#: take about 2 s here), and not needed to print help or evaluate stored trees.
+HEAVY = ("pandas", "sklearn", "matplotlib", "xgboost", "scipy", "alembic", "dask")
+
+#: Runs the CLI in-process, then reports which top-level packages got imported.
+_RUNNER = """
+import json, sys
+from perfpredict.cli.app import app
+try:
+    app(sys.argv[1:], prog_name="perfpredict")
+except SystemExit as exc:
+    code = exc.code
+else:
+    code = 0
+loaded = sorted({name.split(".")[0] for name in sys.modules})
+print(json.dumps({"exit": code, "loaded": loaded}), file=sys.stderr)
+"""
+
+
+def _imports_of(*args: str, home: Path) -> tuple[int, set[str]]:
+    env = {k: v for k, v in os.environ.items() if k != "PERFPREDICT_DB"}
+    env["PERFPREDICT_HOME"] = str(home)
+    done = subprocess.run([sys.executable, "-c", _RUNNER, *args], capture_output=True,
+                          text=True, timeout=120, env=env)
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    return report["exit"], set(report["loaded"])
+
+
+def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
+    code, loaded = _imports_of("--help", home=tmp_path)
+    assert code == 0
+    assert loaded.isdisjoint({*HEAVY, "sqlalchemy", "numpy"}), loaded & {*HEAVY, "sqlalchemy"}
+
+
+@pytest.mark.parametrize("store", ["empty", "absent"])
+def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
+        tmp_path: Path, store: str) -> None:
+    """The bundled predictor answers; an empty SQLite store (schema, no artifact) is read
+    through the standard library's sqlite3."""
+    if store == "empty":
+        from perfpredict.store import open_store
+
+        open_store(f"sqlite:///{tmp_path / 'perfpredict.db'}").dispose()
+    code, loaded = _imports_of("estimate", "--app", "bert", "--nodes", "64",
+                               "--format", "json", home=tmp_path)
+    assert code == 0
+    assert "numpy" in loaded  # the check sees what ran: the trees are evaluated
+    assert loaded.isdisjoint({*HEAVY, "sqlalchemy"}), loaded & {*HEAVY, "sqlalchemy"}

@@ -1,0 +1,72 @@
+"""Four ingests of overlapping accounting dumps at once into one store (issue 5): every
+job is stored exactly once, and the dump ingested twice at the same moment is reported
+as already ingested by one of the two, never as an IntegrityError."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+from bench.generate_sacct import COLUMNS, job_lines
+
+_INGEST_AT = """
+import json, sys, time
+from perfpredict.ingest.pipeline import ingest_file
+from perfpredict.store import open_store
+
+store = open_store(sys.argv[1])
+while time.time() < float(sys.argv[3]):
+    time.sleep(0.001)
+print(json.dumps(ingest_file(store, "sacct", sys.argv[2]).as_dict()))
+"""
+
+
+def _dump(path: Path, first_job: int, n_jobs: int) -> Path:
+    """Jobs ``first_job ..`` as sacct prints them; the same job id gets the same rows in
+    every dump (seeded by it), as two overlapping exports of one cluster would."""
+    lines = ["|".join(COLUMNS)]
+    for job_id in range(first_job, first_job + n_jobs):
+        lines += job_lines(job_id, random.Random(job_id))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_four_concurrent_overlapping_ingests_lose_and_duplicate_nothing(
+        db_url: str, tmp_path: Path) -> None:
+    from perfpredict.store import open_store
+
+    open_store(db_url).dispose()  # created before the race: that race is another test's
+    first = _dump(tmp_path / "first.txt", 1_000, 1_500)
+    files = [first, _dump(tmp_path / "second.txt", 2_000, 1_500),
+             _dump(tmp_path / "third.txt", 3_000, 1_500), first]
+    env = {k: v for k, v in os.environ.items() if k != "PERFPREDICT_DB"}
+    start_at = str(time.time() + 8)  # after every child has imported and opened the store
+    procs = [subprocess.Popen([sys.executable, "-c", _INGEST_AT, db_url, str(f), start_at],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True) for f in files]
+    reports = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        reports.append(json.loads(out))
+
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            n_runs, n_keys, n_jobs = conn.execute(text(
+                "SELECT count(*), count(DISTINCT natural_key), count(DISTINCT job_id) "
+                "FROM runs")).one()
+            n_batches = conn.execute(text("SELECT count(*) FROM ingest_batches")).scalar()
+    finally:
+        engine.dispose()
+    assert n_runs == n_keys == n_jobs == 3_500  # jobs 1000 .. 4499, each once
+    assert n_batches == 3
+    assert sorted(r["already_ingested"] for r in (reports[0], reports[3])) == [False, True]
+    assert sum(r["n_stored"] for r in reports) == 3_500

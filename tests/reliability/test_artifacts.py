@@ -1,0 +1,138 @@
+"""Model artifacts (issue 6): a tampered, truncated, non-JSON, newer-format or malformed
+artifact, in the store or as the bundled file, is refused by ``perfpredict estimate`` with
+one line and exit 1; and nothing in perfpredict loads pickle or joblib."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from perfpredict import artifact
+from perfpredict.cli.app import app
+from tests.reliability._data import APPS
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _tampered(text: str) -> str:
+    """One number changed: the first measured median gains a second."""
+    doc = json.loads(text)
+    doc["series"][0]["medians_s"][0] += 1.0
+    return json.dumps(doc, sort_keys=True)
+
+
+def _truncated(text: str) -> str:
+    return text[: len(text) // 2]
+
+
+def _not_json(_text: str) -> str:
+    return "<html>502 Bad Gateway</html>"
+
+
+def _resealed(doc: dict[str, object]) -> str:
+    body = {k: v for k, v in doc.items() if k != "sha256"}
+    canonical = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    return json.dumps({**body, "sha256": hashlib.sha256(canonical).hexdigest()})
+
+
+def _newer_format(text: str) -> str:
+    doc = json.loads(text)
+    doc["format_version"] = artifact.FORMAT_VERSION + 1
+    return _resealed(doc)
+
+
+def _wrong_layout(text: str) -> str:
+    """Checksum and version fine, but not the layout this perfpredict reads (a stale
+    bundled file from before a predictor change)."""
+    doc = json.loads(text)
+    del doc["predictor"]["conformal"]
+    return _resealed(doc)
+
+
+DAMAGE: dict[str, tuple[Callable[[str], str], str]] = {
+    "tampered": (_tampered, "fails its checksum"),
+    "truncated": (_truncated, "not valid JSON"),
+    "not json": (_not_json, "not valid JSON"),
+    "newer format": (_newer_format, "upgrade perfpredict"),
+    "wrong layout": (_wrong_layout, "retrain"),
+}
+
+
+def _stored_document(db: Path) -> str:
+    conn = sqlite3.connect(db)
+    try:
+        return conn.execute("SELECT document FROM artifacts ORDER BY id DESC").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def _estimate(url: str) -> object:
+    return CliRunner().invoke(app, ["--db", url, "estimate", "--app", APPS[0], "--nodes", "8"])
+
+
+def _assert_refused(result: object, phrase: str) -> None:
+    assert result.exit_code == 1, result.output  # type: ignore[attr-defined]
+    lines = result.stderr.strip().splitlines()  # type: ignore[attr-defined]
+    assert len(lines) == 1 and lines[0].startswith("Error: "), lines
+    assert phrase in lines[0], lines[0]
+    assert "Traceback" not in result.output  # type: ignore[attr-defined]
+
+
+def test_intact_artifact_answers(trained_url: str) -> None:
+    result = _estimate(trained_url)
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=list(DAMAGE))
+def test_damaged_artifact_in_the_store_is_refused(trained_db: Path, damage: str) -> None:
+    change, phrase = DAMAGE[damage]
+    conn = sqlite3.connect(trained_db)
+    with conn:
+        conn.execute("UPDATE artifacts SET document = ?", (change(_stored_document(trained_db)),))
+    conn.close()
+    _assert_refused(_estimate(f"sqlite:///{trained_db}"), phrase)
+    assert "the store" in _estimate(f"sqlite:///{trained_db}").stderr
+
+
+@pytest.mark.parametrize("damage", DAMAGE, ids=list(DAMAGE))
+def test_damaged_bundled_artifact_is_refused(trained_db: Path, tmp_path: Path, damage: str,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    change, phrase = DAMAGE[damage]
+    bundled = tmp_path / "predictor.json"
+    bundled.write_text(change(_stored_document(trained_db)))
+    monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: bundled)
+    empty_store = f"sqlite:///{tmp_path / 'empty.db'}"  # no artifact: the bundled one is used
+    result = _estimate(empty_store)
+    _assert_refused(result, phrase)
+    assert "predictor.json" in result.stderr
+
+
+_LOADERS = re.compile(r"^\s*(?:import|from)\s+(?:c?pickle|joblib|dill|cloudpickle|shelve|marshal)\b"
+                      r"|\b(?:pickle|joblib|dill|cloudpickle|shelve|marshal)\.(?:loads?|Unpickler)\b",
+                      re.MULTILINE)
+
+
+def test_nothing_imports_pickle_or_joblib() -> None:
+    sources = [p for folder in ("perfpredict", "cli") for p in (REPO / folder).rglob("*.py")]
+    assert len(sources) > 20
+    offenders = [f"{p.relative_to(REPO)}: {m.group(0).strip()}"
+                 for p in sources for m in _LOADERS.finditer(p.read_text(encoding="utf-8"))]
+    assert offenders == []
+    # ... and the scanner does see an import when there is one.
+    assert _LOADERS.search("import joblib\n") and _LOADERS.search("    from pickle import loads\n")
+    assert _LOADERS.search("model = pickle.load(fh)")
+
+
+def test_bundled_artifact_is_plain_verified_json() -> None:
+    from perfpredict.estimate import bundled_artifact_path
+
+    path = bundled_artifact_path()
+    doc = artifact.read_file(path)  # refuses a damaged one
+    assert doc["format_version"] <= artifact.FORMAT_VERSION

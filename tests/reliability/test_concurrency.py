@@ -1,0 +1,97 @@
+"""Ingest, train and estimate at the same time on one SQLite store (issue 6): nobody sees
+"database is locked", every process exits 0, and no run is lost or stored twice."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.reliability._data import APPS, NODES, bulk_csv, cli_env, perfpredict_argv
+
+N_BULK = 20_000
+
+
+def _start(home: Path, url: str, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(perfpredict_argv("--db", url, *args), env=cli_env(home),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(proc: subprocess.Popen[str], timeout: float = 900) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def _assert_clean(name: str, code: int, err: str) -> None:
+    assert "locked" not in err.lower(), f"{name}: {err}"
+    assert code == 0, f"{name} exited {code}: {err}"
+
+
+@pytest.mark.slow
+def test_ingest_train_estimate_at_once(trained_db: Path, tmp_path: Path) -> None:
+    url = f"sqlite:///{trained_db}"
+    first = bulk_csv(tmp_path / "first.csv", N_BULK, prefix="a")
+    second = bulk_csv(tmp_path / "second.csv", N_BULK, prefix="b")
+    writers = {
+        "ingest first": _start(tmp_path, url, "ingest", "csv", str(first)),
+        "ingest second": _start(tmp_path, url, "ingest", "csv", str(second)),
+        # The same file twice at once (two cron jobs): stored once, neither fails.
+        "ingest first again": _start(tmp_path, url, "ingest", "csv", str(first)),
+        "train": _start(tmp_path, url, "train", "--app", APPS[0], "--app", APPS[1]),
+    }
+    readers: list[tuple[str, int, str, str]] = []
+    deadline = time.monotonic() + 900
+    while any(p.poll() is None for p in writers.values()) and time.monotonic() < deadline:
+        for args in (("estimate", "--app", APPS[0], "--nodes", "64", "--format", "json"),
+                     ("runs", "stats")):
+            code, out, err = _finish(_start(tmp_path, url, *args))
+            readers.append((args[0], code, out, err))
+    results = {name: _finish(proc) for name, proc in writers.items()}
+    for name, (code, _out, err) in results.items():
+        _assert_clean(name, code, err)
+    assert readers, "no reader ran while the writers did"
+    for name, code, _out, err in readers:
+        _assert_clean(name, code, err)
+
+    conn = sqlite3.connect(trained_db)
+    try:
+        n_runs, n_keys = conn.execute(
+            "SELECT count(*), count(DISTINCT natural_key) FROM runs").fetchone()
+        n_batches = conn.execute("SELECT count(*) FROM ingest_batches").fetchone()[0]
+    finally:
+        conn.close()
+    n_training = len(APPS) * len(NODES) * 3
+    assert n_runs == n_keys == n_training + 2 * N_BULK
+    assert n_batches == 3  # training CSV + first + second; the repeat stored nothing
+
+
+_OPEN_AT = """
+import sys, time
+from perfpredict.store import open_store
+import perfpredict.store.migrations, alembic.command  # imported before the start line
+while time.time() < float(sys.argv[2]):
+    time.sleep(0.001)
+open_store(sys.argv[1]).dispose()
+"""
+
+
+def test_parallel_first_use_of_a_new_store(tmp_path: Path) -> None:
+    """Processes opening the same new store at the same instant: it is created once and
+    none fails ("table ... already exists" before the migration lock)."""
+    url = f"sqlite:///{tmp_path / 'new.db'}"
+    start_at = time.time() + 10  # after every child has imported what it needs
+    procs = [subprocess.Popen([sys.executable, "-c", _OPEN_AT, url, str(start_at)],
+                              env=cli_env(tmp_path), stderr=subprocess.PIPE, text=True)
+             for _ in range(6)]
+    for i, proc in enumerate(procs):
+        _out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, f"opener {i}: {err}"
+    conn = sqlite3.connect(tmp_path / "new.db")
+    try:
+        assert conn.execute("SELECT count(*) FROM alembic_version").fetchone()[0] == 1
+    finally:
+        conn.close()
