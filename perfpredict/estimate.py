@@ -12,18 +12,20 @@ import math
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from perfpredict import artifact
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws import LAWS
+from perfpredict.laws.base import FloatArray
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.predictor import HybridPredictor, Prediction
 from perfpredict.series import Series
 
 BUNDLED_ARTIFACT = "predictor.json"
+_Num = TypeVar("_Num", float, FloatArray)
 
 
 @dataclass
@@ -148,10 +150,50 @@ class LoadedPredictor:
     def estimate_many(self, queries: list[Query], confidence: float = 0.9) -> list[Estimate]:
         """Estimates for many queries, predicted series by series in one vectorised call
         each (a batch of 100k queries takes seconds, not hours)."""
+        out: list[Estimate | None] = [None] * len(queries)
+        scales, groups = self._group(queries, confidence)
+        for entry, notes, indices in groups:
+            series, ctx = self.series_contexts[id(entry)]
+            preds = self.predictor.predict(series, scales[indices], confidence, ctx)
+            for i, pred in zip(indices.tolist(), preds, strict=True):
+                out[i] = _make_estimate(queries[i], entry, series, ctx, pred, float(scales[i]),
+                                        confidence, list(notes))
+        return [e for e in out if e is not None]
+
+    def estimate_columns(self, queries: list[Query],
+                         confidence: float = 0.9) -> dict[str, np.ndarray]:
+        """The :data:`BATCH_COLUMNS` of :meth:`estimate_many`, one array each in query
+        order. ``estimate --input`` writes only these, so it builds no :class:`Estimate`
+        per query: with their notes, breakdowns and copies of the measured scales, those
+        took most of the time of a 100k-query batch."""
+        n = len(queries)
+        columns = {name: np.empty(n, dtype=object if name in ("law", "series") else float)
+                   for name in BATCH_COLUMNS}
+        columns["beyond_measured_range"] = np.empty(n, dtype=bool)
+        scales, groups = self._group(queries, confidence)
+        for entry, _, indices in groups:
+            series, ctx = self.series_contexts[id(entry)]
+            p = scales[indices]
+            pred = self.predictor.predict_columns(series, p, confidence, ctx)
+            speedup, efficiency = _speedup_efficiency(series, ctx, pred.runtime_s, p)
+            for name, values in (
+                    ("predicted_runtime_s", pred.runtime_s),
+                    ("lower_runtime_s", np.maximum(pred.lower_s, 0.0)),
+                    ("upper_runtime_s", pred.upper_s), ("speedup", speedup),
+                    ("efficiency", efficiency), ("law", pred.law), ("series", series.name),
+                    ("beyond_measured_range", p > ctx.scale_max)):
+                columns[name][indices] = values
+        return columns
+
+    def _group(self, queries: list[Query], confidence: float
+               ) -> tuple[FloatArray, list[tuple[dict[str, Any], list[str], np.ndarray]]]:
+        """Each query's scale in its series' unit, and the queries grouped by the series
+        that answers them: (artifact entry, notes on the choice, query indices). Every
+        query is checked before any is predicted, so a bad one fails the batch at once."""
         if not 0 < confidence < 1:
             raise BadInputError(f"confidence must be between 0 and 1, got {confidence:g}")
         resolved: dict[tuple[Any, ...], tuple[dict[str, Any], list[str]]] = {}
-        by_series: dict[int, list[int]] = {}
+        by_series: dict[int, tuple[dict[str, Any], list[str], list[int]]] = {}
         scales: list[float] = []
         for i, query in enumerate(queries):
             query.validate()
@@ -159,21 +201,12 @@ class LoadedPredictor:
                       query.threads_per_rank)
             if lookup not in resolved:
                 resolved[lookup] = self.find_series(query)
-            entry, _ = resolved[lookup]
+            entry, notes = resolved[lookup]
             scales.append(_scale(entry, query))
-            by_series.setdefault(id(entry), []).append(i)
-        out: list[Estimate | None] = [None] * len(queries)
-        for indices in by_series.values():
-            query0 = queries[indices[0]]
-            entry, notes = resolved[(query0.app, query0.system, query0.problem_size,
-                                     query0.ranks_per_node, query0.threads_per_rank)]
-            series, ctx = self.series_contexts[id(entry)]
-            p = np.array([scales[i] for i in indices])
-            preds = self.predictor.predict(series, p, confidence, ctx)
-            for i, pred in zip(indices, preds, strict=True):
-                out[i] = _make_estimate(queries[i], entry, series, ctx, pred, scales[i],
-                                        confidence, list(notes))
-        return [e for e in out if e is not None]
+            by_series.setdefault(id(entry), (entry, notes, []))[2].append(i)
+        return np.asarray(scales, dtype=float), [
+            (entry, notes, np.asarray(indices, dtype=np.int64))
+            for entry, notes, indices in by_series.values()]
 
 
 def _scale(entry: dict[str, Any], query: Query) -> float:
@@ -192,9 +225,7 @@ def _scale(entry: dict[str, Any], query: Query) -> float:
 def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: SeriesContext,
                    pred: Prediction, scale: float, confidence: float,
                    notes: list[str]) -> Estimate:
-    p_min, t_min = ctx.scale_min, float(ctx.medians_s[0])
-    speedup = t_min / pred.runtime_s
-    efficiency = speedup if series.weak else speedup * p_min / scale
+    speedup, efficiency = _speedup_efficiency(series, ctx, pred.runtime_s, scale)
     law = ctx.laws.get(pred.law) or ctx.laws["amdahl"]
     beyond = scale > ctx.scale_max
     if beyond:
@@ -216,6 +247,14 @@ def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: Ser
         breakdown_s=_breakdown(law.params(), pred.law, scale, pred.runtime_s,
                                entry.get("io_share")),
         notes=notes)
+
+
+def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: _Num,
+                        scale: _Num) -> tuple[_Num, _Num]:
+    """Speedup over the smallest measured scale's median, and parallel efficiency (for
+    weak scaling, the speedup itself); for one query or, as arrays, for many."""
+    speedup = float(ctx.medians_s[0]) / runtime_s
+    return speedup, (speedup if series.weak else speedup * ctx.scale_min / scale)
 
 
 def _num_text(value: float) -> str:
@@ -326,14 +365,14 @@ def estimate_csv(db_url: str | None, path: Path, out: Any, confidence: float = 0
     import csv
 
     header, rows, queries = read_queries(path)
-    estimates = load_predictor(db_url).estimate_many(queries, confidence)
+    columns = load_predictor(db_url).estimate_columns(queries, confidence)
     kept = [c for c in header if c not in BATCH_COLUMNS]  # runtime_s is kept, not used
+    answers = zip(*([_csv_value(v) for v in columns[c].tolist()] for c in BATCH_COLUMNS),
+                  strict=True)
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow([*kept, *BATCH_COLUMNS])
-    for row, est in zip(rows, estimates, strict=True):
-        values = est.as_dict()
-        writer.writerow([*(row.get(c, "") for c in kept),
-                         *(_csv_value(values[c]) for c in BATCH_COLUMNS)])
+    for row, answer in zip(rows, answers, strict=True):
+        writer.writerow([*(row.get(c, "") for c in kept), *answer])
     return len(rows)
 
 

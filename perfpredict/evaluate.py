@@ -80,7 +80,7 @@ def _blackbox(train: list[Series], codes: dict[str, dict[str, int]]) -> Callable
     x = np.vstack([features(s, s.scale) for s in train])
     y = np.concatenate([np.log(s.runtime_s) for s in train])
     model = xgboost.XGBRegressor(n_estimators=300, max_depth=6, learning_rate=0.05,
-                                 n_jobs=2, random_state=0).fit(x, y)
+                                 n_jobs=1, random_state=0).fit(x, y)
     return lambda series, p: np.exp(model.predict(features(series, p)))
 
 

@@ -79,10 +79,28 @@ class NestedExamples:
             "kind")}
 
 
-def nested_examples(series_list: list[Series], min_context: int = 2) -> NestedExamples:
-    """Fit on the k smallest scales of each series, target its larger runs, for every k."""
+#: Most series the nested examples are built from; beyond it a uniform sample is used.
+#: Every series costs a law fit per cut, and the regressor's nested error stops
+#: improving long before this many series (a center's store can hold 50k and more).
+MAX_NESTED_SERIES = 20_000
+
+
+def nested_examples(series_list: list[Series], min_context: int = 2,
+                    max_series: int = MAX_NESTED_SERIES,
+                    random_state: int = 0) -> NestedExamples:
+    """Fit on the k smallest scales of each series, target its larger runs, for every k.
+
+    With more than ``max_series`` series, a uniform sample of that many (drawn with
+    ``random_state``, so training stays reproducible) is used; each example's group
+    stays its series' index in ``series_list``.
+    """
     examples = NestedExamples()
-    for index, series in enumerate(series_list):
+    indices = np.arange(len(series_list))
+    if indices.size > max_series:
+        rng = np.random.default_rng(random_state)
+        indices = np.sort(rng.choice(indices, size=max_series, replace=False))
+    for index in indices.tolist():
+        series = series_list[index]
         scales = series.scales
         for k in range(min_context, scales.size):
             ctx = fit_context(series.subset(scales[:k]))
@@ -112,6 +130,28 @@ class Prediction:
     beyond_calibration: bool
 
 
+@dataclass
+class Predictions:
+    """Predictions at many scales of one series, as columns: a batch estimate writes
+    them as they are, without one :class:`Prediction` object per query."""
+
+    runtime_s: FloatArray
+    lower_s: FloatArray
+    upper_s: FloatArray
+    law: str
+    overhead_coefficient: FloatArray
+    extrapolation_log2: FloatArray
+    beyond_calibration: np.ndarray  # bool
+
+    def rows(self) -> list[Prediction]:
+        return [Prediction(runtime_s=r, lower_s=lo, upper_s=up, law=self.law,
+                           overhead_coefficient=c, extrapolation_log2=d, beyond_calibration=b)
+                for r, lo, up, c, d, b in zip(
+                    self.runtime_s.tolist(), self.lower_s.tolist(), self.upper_s.tolist(),
+                    self.overhead_coefficient.tolist(), self.extrapolation_log2.tolist(),
+                    self.beyond_calibration.tolist(), strict=True)]
+
+
 class HybridPredictor:
     """Scaling law x learned overhead coefficient, with distance-aware conformal intervals.
 
@@ -135,7 +175,7 @@ class HybridPredictor:
         usable = [s for s in series_list if s.scales.size >= 3]
         if not usable:
             raise ValueError("no series with three or more scales to learn from")
-        data = nested_examples(usable).arrays()
+        data = nested_examples(usable, random_state=self.random_state).arrays()
         weight, kind, group = data["weight"], data["kind"], data["group"]
         law_logs = data["law_logs"]
 
@@ -176,13 +216,12 @@ class HybridPredictor:
         log_spread = np.log(np.abs(residual) + SPREAD_FLOOR_LOG)
         score = residual / np.exp(self._cross_fit(features, log_spread, weight, group))
         distance = np.log2(data["scale"] / data["scale_max"])
-        pooled = DistanceConformal().fit(score, distance, weight)
+        pooled = DistanceConformal().fit(score, distance)
         self.conformal_: dict[str, DistanceConformal] = {}
         for k in KINDS:
             mask = kind == k
             own_series = np.unique(group[mask]).size
-            self.conformal_[k] = (DistanceConformal().fit(score[mask], distance[mask],
-                                                          weight[mask])
+            self.conformal_[k] = (DistanceConformal().fit(score[mask], distance[mask])
                                   if own_series >= self.min_series_for_correction else pooled)
         self.spread_regressor_ = self._regressor().fit(features, log_spread, weight)
         self.regressor_ = self._regressor().fit(features, target, weight)
@@ -212,8 +251,17 @@ class HybridPredictor:
     def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
                 ctx: SeriesContext | None = None) -> list[Prediction]:
         """Predictions for ``series`` (its runs as context) at each of ``scales``."""
+        return self.predict_columns(series, scales, confidence, ctx).rows()
+
+    def predict_columns(self, series: Series, scales: FloatArray, confidence: float = 0.9,
+                        ctx: SeriesContext | None = None) -> Predictions:
+        """:meth:`predict` as columns, one vectorised pass for all of ``scales``.
+
+        Every value depends on the scale alone, and a batch asks for the same few scales
+        of a series many times over, so each distinct scale is predicted once.
+        """
         ctx = ctx or fit_context(series)
-        p = np.asarray(scales, dtype=float)
+        p, inverse = np.unique(np.asarray(scales, dtype=float), return_inverse=True)
         logs = law_log_predictions(ctx, p)
         kind = _kind(series)
         base_name = self.base_law_[kind]
@@ -227,18 +275,16 @@ class HybridPredictor:
         if self.apply_correction_[kind]:
             correction = np.where(distance > 0, self.regressor_.predict(features), 0.0)
         spread = np.exp(self.spread_regressor_.predict(features))
-        out = []
-        for i in range(n):
-            runtime_s = float(np.exp(base_log[i] + correction[i]))
-            band = self.conformal_[kind].bounds(max(float(distance[i]), 0.0), confidence)
-            out.append(Prediction(
-                runtime_s=runtime_s, lower_s=runtime_s * float(np.exp(band.lower * spread[i])),
-                upper_s=runtime_s * float(np.exp(band.upper * spread[i])), law=base_name,
-                overhead_coefficient=float(np.exp(correction[i])),
-                extrapolation_log2=float(distance[i]),
-                beyond_calibration=band.beyond_calibration))
-        return out
-
+        bands = [self.conformal_[kind].bounds(max(float(d), 0.0), confidence)
+                 for d in distance]
+        runtime_s = np.exp(base_log + correction)
+        lower_s = runtime_s * np.exp(np.array([b.lower for b in bands]) * spread)
+        upper_s = runtime_s * np.exp(np.array([b.upper for b in bands]) * spread)
+        beyond = np.array([b.beyond_calibration for b in bands], dtype=bool)
+        return Predictions(
+            runtime_s=runtime_s[inverse], lower_s=lower_s[inverse], upper_s=upper_s[inverse],
+            law=base_name, overhead_coefficient=np.exp(correction)[inverse],
+            extrapolation_log2=distance[inverse], beyond_calibration=beyond[inverse])
 
     def to_dict(self) -> dict[str, Any]:
         """The learned state as JSON-ready data (the booster as XGBoost's own JSON)."""
@@ -271,4 +317,5 @@ class HybridPredictor:
         return self
 
 
-__all__ = ["FEATURE_NAMES", "HybridPredictor", "Prediction", "nested_examples"]
+__all__ = ["FEATURE_NAMES", "HybridPredictor", "Prediction", "Predictions",
+           "nested_examples"]

@@ -93,41 +93,53 @@ def usable_runs(frame):  # type: ignore[no-untyped-def]
 
 
 def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
-    """Group a runs DataFrame (``perfpredict.store.queries.runs_frame``) into series."""
+    """Group a runs DataFrame (``perfpredict.store.queries.runs_frame``) into series.
+
+    The columns are taken out of pandas once and each series is cut from numpy arrays:
+    a pandas groupby pays about 2 ms of overhead per group, minutes for the tens of
+    thousands of series a center's store holds.
+    """
     runs = usable_runs(frame)
     if runs.empty:
         return []
-    runs = runs.copy()
-    for column in SERIES_KEY:
-        runs[f"_{column}"] = [_key_part(v) for v in runs[column]]
+    rows_of: dict[tuple[str, ...], list[int]] = {}
+    key_parts = [[_key_part(v) for v in runs[c]] for c in SERIES_KEY]
+    for row, key in enumerate(zip(*key_parts, strict=True)):
+        rows_of.setdefault(key, []).append(row)
+    nodes, total_ranks, runtime_all, size_num_all = (
+        runs[c].to_numpy(dtype=float, na_value=np.nan)
+        for c in ("nodes", "total_ranks", "runtime_s", "problem_size_num"))
+    extra_all = runs["extra"].to_numpy(dtype=object)
+    ids = runs["id"].to_numpy() if "id" in runs else None
     series: list[Series] = []
-    for key, group in runs.groupby([f"_{c}" for c in SERIES_KEY], sort=True):
-        use_nodes = bool(group["nodes"].notna().all())
-        scale = group["nodes"] if use_nodes else group["total_ranks"]
-        ok = scale.notna() & (scale > 0)
-        group, scale = group[ok], scale[ok]
-        if group.empty:
+    for key in sorted(rows_of):  # the order of groupby(sort=True) on the key parts
+        rows = np.asarray(rows_of[key])
+        use_nodes = not np.isnan(nodes[rows]).any()
+        scale = (nodes if use_nodes else total_ranks)[rows]
+        ok = ~np.isnan(scale) & (scale > 0)
+        rows, scale = rows[ok], scale[ok]
+        if not rows.size:
             continue
-        order = np.argsort(scale.to_numpy(dtype=float), kind="stable")
-        extras = [e if isinstance(e, dict) else {} for e in group["extra"]]
+        order = np.argsort(scale, kind="stable")
+        extras = [e if isinstance(e, dict) else {} for e in extra_all[rows]]
         hint = next((str(e["scaling"]) for e in extras if e.get("scaling")), "")
         staging = [float(e["staging_s"]) for e in extras
                    if _finite(e.get("staging_s"))]
-        runtime = group["runtime_s"].to_numpy(dtype=float)
+        runtime = runtime_all[rows]
         io_share = (float(np.median(np.asarray(staging) / runtime[: len(staging)]))
                     if len(staging) == len(runtime) else None)
-        size_num = group["problem_size_num"].dropna()
+        size_num = size_num_all[rows][~np.isnan(size_num_all[rows])]
         series.append(Series(
-            key=tuple(key),
+            key=key,
             scale_unit="nodes" if use_nodes else "ranks",
-            scale=scale.to_numpy(dtype=float)[order],
+            scale=scale[order],
             runtime_s=runtime[order],
             weak=_is_weak(key[2], hint),
-            problem_size_num=float(size_num.iloc[0]) if len(size_num) else None,
+            problem_size_num=float(size_num[0]) if size_num.size else None,
             ranks_per_node=_float_or_none(key[3]),
             threads_per_rank=_float_or_none(key[4]),
             io_share=io_share,
-            run_ids=[int(i) for i in group["id"].to_numpy()[order]] if "id" in group else [],
+            run_ids=[int(i) for i in ids[rows][order]] if ids is not None else [],
         ))
     return series
 

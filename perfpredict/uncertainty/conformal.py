@@ -35,27 +35,13 @@ class ScoreBounds:
     beyond_calibration: bool
 
 
-def _weighted_quantiles(values: FloatArray, weight: FloatArray) -> list[float]:
-    """Quantiles of ``values`` at :data:`_LEVELS`, each value counting ``weight``."""
-    order = np.argsort(values)
-    sorted_values, sorted_weight = values[order], weight[order]
-    cumulative = np.cumsum(sorted_weight)
-    positions = (cumulative - sorted_weight / 2) / cumulative[-1]
-    return np.interp(_LEVELS, positions, sorted_values).tolist()
-
-
 class DistanceConformal:
     """Conformal quantiles of log residuals per extrapolation-distance bin."""
 
-    def fit(self, residual_log: FloatArray, distance_log2: FloatArray,
-            weight: FloatArray | None = None) -> DistanceConformal:
-        """Quantiles per distance bin. ``weight`` makes each calibration case count as
-        it does in training (every series, cut and scale once, however many repetitions
-        it has), so a series with a hundred noisy repeats does not set everyone's width."""
+    def fit(self, residual_log: FloatArray, distance_log2: FloatArray) -> DistanceConformal:
+        """Quantiles per distance bin, every test run counting once (as coverage does)."""
         residual_log = np.asarray(residual_log, dtype=float)
         distance_log2 = np.asarray(distance_log2, dtype=float)
-        weight = (np.ones_like(residual_log) if weight is None
-                  else np.asarray(weight, dtype=float))
         if residual_log.size == 0:
             raise ValueError("no calibration residuals")
         self.bins_: list[dict[str, Any]] = []
@@ -65,14 +51,13 @@ class DistanceConformal:
         for upper in DISTANCE_EDGES:
             pending |= (distance_log2 > lower) & (distance_log2 <= upper)
             lower = upper
-            n_cases = float(weight[pending].sum())
+            n_cases = int(pending.sum())
             if n_cases < MIN_PER_BIN and upper != DISTANCE_EDGES[-1]:
                 continue  # too few: merge with the next, farther bin
             if not pending.any():
                 continue
-            self.bins_.append({
-                "upper_log2": upper, "n": max(1, round(n_cases)),
-                "quantiles": _weighted_quantiles(residual_log[pending], weight[pending])})
+            self.bins_.append({"upper_log2": upper, "n": n_cases,
+                               "quantiles": np.quantile(residual_log[pending], _LEVELS).tolist()})
             pending[:] = False
         self.max_distance_log2_ = float(distance_log2.max())
         return self

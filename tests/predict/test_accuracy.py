@@ -1,10 +1,12 @@
 """The acceptance check of the hybrid predictor on the bundled real data (slow; CI runs it).
 
 Per data set with series of four or more scales, on both backtest splits, the hybrid's
-MAPE must be below the best baseline's (each law alone, Extra-P, black-box XGBoost) and
-its 90% intervals must cover 85-95% of the test runs. LULESH has one such series with two
-test runs: no coverage or ranking can be read from two runs, so it is held to the pooled
-check only (see docs/accuracy.md).
+MAPE must be below the best baseline's (each law alone, Extra-P, black-box XGBoost), and
+its 90% intervals must cover 85-95% of all test runs pooled. Per data set the coverage
+may exceed 95% by at most one point: test runs come in clusters (10 to 120 repetitions of
+one series), so 95 RELeARN runs in 25 series measure coverage only to a few points (it
+reads 0.958 there, 91 of 95). LULESH has one such series with two test runs, from which
+no ranking or coverage can be read; it counts in the pooled check (docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -35,5 +37,6 @@ def test_hybrid_beats_every_baseline_with_calibrated_intervals(bundled_store, sp
         hybrid = rows.pop("hybrid")
         best = min(rows.values(), key=lambda r: r["mape_pct"])
         assert hybrid["mape_pct"] < best["mape_pct"], (group, split, hybrid, best)
-        assert 0.85 <= hybrid["coverage"] <= 0.95 + 0.012, (group, split, hybrid)
+        upper = 0.95 if group == "all" else 0.96
+        assert 0.85 <= hybrid["coverage"] <= upper, (group, split, hybrid)
         assert abs(hybrid["bias_pct"]) < 10, (group, split, hybrid)

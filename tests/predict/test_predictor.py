@@ -82,3 +82,29 @@ def test_tampered_artifact_is_refused() -> None:
     newer["format_version"] = artifact.FORMAT_VERSION + 1
     with pytest.raises(ArtifactError, match="newer"):
         artifact.loads(json.dumps(newer), "test")
+
+
+def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    from perfpredict.predictor import nested_examples
+
+    full = nested_examples(relearn_series).arrays()
+    capped = nested_examples(relearn_series, max_series=10).arrays()
+    kept = np.unique(capped["group"])
+    assert kept.size == 10 and np.unique(full["group"]).size == len(relearn_series)
+    # the sample is reproducible and keeps each series' own examples whole
+    again = nested_examples(relearn_series, max_series=10).arrays()
+    np.testing.assert_array_equal(capped["log_runtime"], again["log_runtime"])
+    in_full = np.isin(full["group"], kept)
+    np.testing.assert_array_equal(capped["log_runtime"], full["log_runtime"][in_full])
+
+
+def test_batch_columns_match_one_estimate_at_a_time() -> None:
+    from perfpredict.estimate import BATCH_COLUMNS, Query, load_predictor
+
+    predictor = load_predictor(None)
+    queries = [Query(app="bert", nodes=n) for n in (1, 8, 64, 8, 512)]
+    queries += [Query(app="RELeARN", nodes=n, ranks_per_node=4) for n in (16, 1024)]
+    columns = predictor.estimate_columns(queries, 0.8)
+    for i, query in enumerate(queries):
+        one = predictor.estimate(query, 0.8).as_dict()
+        assert [one[c] for c in BATCH_COLUMNS] == [columns[c][i] for c in BATCH_COLUMNS]

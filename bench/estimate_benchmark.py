@@ -1,0 +1,87 @@
+"""Batch estimate (``perfpredict estimate --input``) of 100k queries, as a ratio.
+
+The queries are drawn at random (fixed seed) over the bundled predictor's series, at node
+counts from 1 to 4x the largest measured scale, so most series get thousands of queries
+and many are extrapolations. The reference is reading the same CSV with the ``csv``
+module into a list of rows, measured in the same loop, interleaved: the least a batch
+estimate that reads its input can cost.
+
+Run: python -m bench.estimate_benchmark [--queries 100000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from perfpredict import artifact
+from perfpredict.estimate import bundled_artifact_path, estimate_csv
+
+COLUMNS = ("app", "system", "problem_size", "ranks_per_node", "nodes")
+
+
+def write_queries(path: Path, n_queries: int, seed: int = 0) -> None:
+    """``n_queries`` random queries over the bundled predictor's series."""
+    rng = np.random.default_rng(seed)
+    entries = artifact.read_file(bundled_artifact_path())["series"]
+    picks = rng.integers(0, len(entries), n_queries)
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(COLUMNS)
+        for index in picks:
+            entry = entries[index]
+            app, system, size, rpn = entry["key"][:4]
+            # series measured in ranks need a layout to turn nodes into ranks
+            rpn = rpn or ("4" if entry["scale_unit"] == "ranks" else "")
+            top_nodes = max(1.0, entry["scales"][-1] / float(rpn or 1))
+            writer.writerow([app, system, size, rpn, int(rng.integers(1, 4 * top_nodes + 2))])
+
+
+def _read_csv_s(path: Path) -> float:
+    start = time.perf_counter()
+    with path.open(newline="", encoding="utf-8") as fh:
+        list(csv.DictReader(fh))
+    return time.perf_counter() - start
+
+
+def _estimate_s(path: Path) -> float:
+    start = time.perf_counter()
+    estimate_csv(None, path, io.StringIO())
+    return time.perf_counter() - start
+
+
+def benchmark(n_queries: int = 100_000, repeats: int = 3) -> dict[str, float]:
+    """Median seconds of the batch estimate and of the reference, and their ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "queries.csv"
+        write_queries(path, n_queries)
+        _estimate_s(path)  # warm: imports and the artifact's first read
+        reference, estimate = [], []
+        for _ in range(repeats):
+            reference.append(_read_csv_s(path))
+            estimate.append(_estimate_s(path))
+    ref_s, est_s = statistics.median(reference), statistics.median(estimate)
+    return {"queries": n_queries, "reference_s": ref_s, "estimate_s": est_s,
+            "ratio_to_csv_read": est_s / ref_s}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--queries", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    row = benchmark(args.queries, args.repeats)
+    print("| queries | csv read s (reference) | batch estimate s | ratio |\n|---:|---:|---:|---:|")
+    print(f"| {row['queries']} | {row['reference_s']:.3f} | {row['estimate_s']:.2f} | "
+          f"{row['ratio_to_csv_read']:.1f} |")
+
+
+if __name__ == "__main__":
+    main()
