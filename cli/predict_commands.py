@@ -28,11 +28,15 @@ def train(
     ctx: typer.Context,
     app: Annotated[list[str] | None, typer.Option("--app", help="Train only on these.")] = None,
     fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    dask: Annotated[str | None, typer.Option(
+        "--dask", metavar="SCHEDULER",
+        help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
+             "on this machine (needs perfpredict[dask]).")] = None,
 ) -> None:
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
-    report = train_store(ctx.obj.open_store(), app)
+    report = train_store(ctx.obj.open_store(), app, dask)
     if fmt == "json":
         print_json(report.as_dict())
         return

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from perfpredict._imports import require
+from perfpredict.distributed import current_client
 from perfpredict.laws.base import FloatArray
 from perfpredict.overhead.features import (
     CANDIDATE_LAWS,
@@ -79,6 +81,8 @@ class NestedExamples:
             "kind")}
 
 
+#: Tasks the nested examples are split into on dask.distributed (a few per worker).
+NESTED_CHUNKS = 64
 #: Most series the nested examples are built from; beyond it a uniform sample is used.
 #: Every series costs a law fit per cut, and the regressor's nested error stops
 #: improving long before this many series (a center's store can hold 50k and more).
@@ -94,13 +98,31 @@ def nested_examples(series_list: list[Series], min_context: int = 2,
     ``random_state``, so training stays reproducible) is used; each example's group
     stays its series' index in ``series_list``.
     """
-    examples = NestedExamples()
     indices = np.arange(len(series_list))
     if indices.size > max_series:
         rng = np.random.default_rng(random_state)
         indices = np.sort(rng.choice(indices, size=max_series, replace=False))
-    for index in indices.tolist():
-        series = series_list[index]
+    client = current_client()
+    if client is None:
+        return _nested_part([series_list[i] for i in indices], indices.tolist(), min_context)
+    # on dask.distributed: one task per chunk of series, merged back in series order
+    dask = require("dask", "dask")
+    chunks = np.array_split(indices, min(indices.size, NESTED_CHUNKS)) if indices.size else []
+    tasks = [dask.delayed(_nested_part)([series_list[i] for i in chunk], chunk.tolist(),
+                                        min_context) for chunk in chunks]
+    parts: list[NestedExamples] = client.gather(client.compute(tasks))
+    examples = NestedExamples()
+    for part in parts:
+        for name, values in vars(part).items():
+            getattr(examples, name).extend(values)
+    return examples
+
+
+def _nested_part(series_list: list[Series], groups: list[int],
+                 min_context: int) -> NestedExamples:
+    """:func:`nested_examples` of ``series_list``, each series' examples in its group."""
+    examples = NestedExamples()
+    for index, series in zip(groups, series_list, strict=True):
         scales = series.scales
         for k in range(min_context, scales.size):
             ctx = fit_context(series.subset(scales[:k]))

@@ -69,10 +69,20 @@ def build_artifact(series_list: list[Series], n_runs: int,
     })
 
 
-def train(store, apps: list[str] | None = None) -> TrainReport:  # type: ignore[no-untyped-def]
+def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
+          dask: str | None = None) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
     the runtime predictor when some series has three or more scales, and the walltime
-    advisor when the store holds scheduler jobs with submit times."""
+    advisor when the store holds scheduler jobs with submit times.
+
+    ``dask``, a scheduler address or ``"local"``, trains the runtime predictor on
+    dask.distributed (see :mod:`perfpredict.distributed`); None trains in this process.
+    """
+    if dask is not None:
+        from perfpredict.distributed import dask_training
+
+        with dask_training(dask):
+            return train(store, apps)
     from perfpredict.store.artifacts import save_artifact
     from perfpredict.store.queries import runs_frame
 

@@ -42,10 +42,16 @@ class OverheadRegressor:
             sample_weight: FloatArray | None = None) -> OverheadRegressor:
         import xgboost
 
-        booster = xgboost.XGBRegressor(
-            objective="reg:squarederror", base_score=0.0, tree_method="hist",
-            **self.get_params())
-        booster.fit(features, log_overhead, sample_weight=sample_weight)
+        from perfpredict.distributed import current_client
+
+        params = {"objective": "reg:squarederror", "base_score": 0.0, "tree_method": "hist",
+                  **self.get_params()}
+        client = current_client()
+        if client is None:
+            booster = xgboost.XGBRegressor(**params)
+            booster.fit(features, log_overhead, sample_weight=sample_weight)
+        else:
+            booster = _fit_on_dask(client, params, features, log_overhead, sample_weight)
         self.model_json_: str = booster.get_booster().save_raw("json").decode()
         self.ensemble_ = TreeEnsemble(self.model_json_)
         return self
@@ -59,3 +65,25 @@ class OverheadRegressor:
 
     def predict(self, features: FloatArray) -> FloatArray:
         return np.asarray(self.ensemble_.predict(features), dtype=float)
+
+
+def _fit_on_dask(client: Any, params: dict[str, Any], features: FloatArray,
+                 target: FloatArray, sample_weight: FloatArray | None) -> Any:
+    """The same regressor trained by ``xgboost.dask`` on the client's workers, the rows
+    split in one partition per worker so that each trains on its share."""
+    import xgboost.dask
+
+    from perfpredict._imports import require
+
+    dask_array = require("dask.array", "dask")
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+    rows = max(1, -(-features.shape[0] // n_workers))
+
+    def partitioned(values: FloatArray) -> Any:
+        return dask_array.from_array(values, chunks=(rows, *values.shape[1:]))
+
+    booster = xgboost.dask.DaskXGBRegressor(**params)
+    booster.client = client
+    booster.fit(partitioned(features), partitioned(target),
+                sample_weight=None if sample_weight is None else partitioned(sample_weight))
+    return booster
