@@ -38,25 +38,14 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from _cli import perfpredict  # examples/_cli.py: runs the CLI as a shell would
 
 APP = ["--app", "bert", "--system", "XE8545x4A100-SXM-40GB (Dell)", "--problem-size", "v2.0"]
 RULES = {"min_efficiency 0.7": ["--min-efficiency", "0.7"],
          "min_speedup_per_doubling 1.5": ["--min-speedup-per-doubling", "1.5"]}
-
-
-def perfpredict(*args: str) -> str:
-    """Run the perfpredict CLI, fail loudly on a non-zero exit, return its stdout."""
-    exe = shutil.which("perfpredict", path=str(Path(sys.executable).parent)) or "perfpredict"
-    done = subprocess.run([exe, *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "100"})
-    if done.returncode != 0:
-        sys.exit(f"perfpredict {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-    return done.stdout
 
 
 def main() -> None:

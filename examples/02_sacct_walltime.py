@@ -47,25 +47,14 @@ from __future__ import annotations
 import csv
 import io
 import os
-import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from _cli import perfpredict  # examples/_cli.py: runs the CLI as a shell would
 
 DATA = Path(__file__).resolve().parent / "data"
 DUMP = DATA / "synthetic_sacct.psv"
 PENDING = DATA / "pending_jobs.csv"
-
-
-def perfpredict(*args: str) -> str:
-    """Run the perfpredict CLI, fail loudly on a non-zero exit, return its stdout."""
-    exe = shutil.which("perfpredict", path=str(Path(sys.executable).parent)) or "perfpredict"
-    done = subprocess.run([exe, *args], capture_output=True, text=True,
-                          env={**os.environ, "COLUMNS": "100"})
-    if done.returncode != 0:
-        sys.exit(f"perfpredict {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-    return done.stdout
 
 
 def advice(kill_risk: float) -> dict[str, dict[str, str]]:

@@ -31,23 +31,14 @@ from __future__ import annotations
 
 import csv
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from _cli import perfpredict  # examples/_cli.py: runs the CLI as a shell would
+
 APP = ["--app", "maskrcnn", "--system", "XE8545x4A100-SXM-40GB (Dell)",
        "--problem-size", "v2.0", "--runs", "50"]
-
-
-def perfpredict(*args: str) -> str:
-    """Run the perfpredict CLI, fail loudly on a non-zero exit, return its stdout."""
-    exe = shutil.which("perfpredict", path=str(Path(sys.executable).parent)) or "perfpredict"
-    done = subprocess.run([exe, *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"perfpredict {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-    return done.stdout
 
 
 def write_proposal(out: Path) -> None:

@@ -46,24 +46,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
-from pathlib import Path
+
+from _cli import perfpredict  # examples/_cli.py: runs the CLI as a shell would
 
 APP = "cosmoflow"
 SYSTEM = "juwelsbooster_gpu_mxnet1.9 (HelmholtzAI)"
-
-
-def perfpredict(*args: str) -> str:
-    """Run the perfpredict CLI, fail loudly on a non-zero exit, return its stdout."""
-    exe = shutil.which("perfpredict", path=str(Path(sys.executable).parent)) or "perfpredict"
-    done = subprocess.run([exe, *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"perfpredict {' '.join(args)} failed ({done.returncode}): {done.stderr}")
-    return done.stdout
 
 
 def measured_table() -> None:
