@@ -20,6 +20,7 @@ from perfpredict import artifact
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
+from perfpredict.laws.roofline import Roofline
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.predictor import HybridPredictor, Prediction
 from perfpredict.series import Series
@@ -244,8 +245,9 @@ def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: Ser
         extrapolation_doublings=max(pred.extrapolation_log2, 0.0),
         beyond_measured_range=beyond, beyond_calibration=pred.beyond_calibration,
         n_runs=entry["n_runs"], measured_scales=[float(s) for s in ctx.scales],
-        breakdown_s=_breakdown(law.params(), pred.law, scale, pred.runtime_s,
-                               entry.get("io_share")),
+        breakdown_s=(_roofline_breakdown(series, ctx, query, scale, pred.runtime_s, notes)
+                     or _breakdown(law.params(), pred.law, scale, pred.runtime_s,
+                                   entry.get("io_share"))),
         notes=notes)
 
 
@@ -272,6 +274,36 @@ def _context(entry: dict[str, Any]) -> tuple[Series, SeriesContext]:
     laws = {name: LAWS[name].from_state(doc["state"]) for name, doc in entry["laws"].items()}
     summary = np.array([np.nan if v is None else v for v in entry["summary"]], dtype=float)
     return series, SeriesContext(series, scales, medians, laws, summary)
+
+
+def _roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
+                        runtime_s: float, notes: list[str]) -> dict[str, float]:
+    """Compute / communication / I/O split from the roofline law when the query gives its
+    I/O volume, with the file-system numbers from the system catalog; empty otherwise.
+
+    The parts are scaled to the hybrid's prediction, which stays the estimate."""
+    if not query.io_bytes or ctx.scales.size < Roofline.min_scales:
+        return {}
+    if series.scale_unit != "nodes":
+        notes.append("the series is measured in ranks, not nodes, so --io-bytes could not "
+                     "be turned into I/O time (per-node bandwidth needs node counts)")
+        return {}
+    from perfpredict.catalog import bundled_system
+
+    spec = bundled_system(series.key[1])
+    if spec is None:
+        notes.append(f"{series.key[1]} is not in the shipped catalog, so --io-bytes could "
+                     "not be turned into I/O time")
+        return {}
+    roofline = Roofline(query.io_bytes, spec.fs_bw_bytes_per_s,
+                        spec.net_injection_bw_bytes_per_s, spec.net_latency_s)
+    roofline.fit(ctx.scales, ctx.medians_s)
+    notes.extend(f"roofline: {reason}" for reason in roofline.fallbacks_)
+    if not roofline.fallbacks_:
+        notes.append(f"I/O time from {spec.name}'s file-system bandwidth in the catalog")
+    parts = roofline.breakdown_s(scale)
+    total = sum(parts.values())
+    return {k: v * runtime_s / total for k, v in parts.items()} if total > 0 else {}
 
 
 def _breakdown(params: dict[str, float], law: str, scale: float, runtime_s: float,

@@ -31,8 +31,9 @@ from perfpredict.catalog.store_sync import (
 )
 
 __all__ = [
-    "Queue", "SystemSpec", "add_system", "add_systems_from_file", "bundled_systems", "charge",
-    "export_systems", "get_system", "list_systems", "load_toml", "load_toml_systems",
+    "Queue", "SystemSpec", "add_system", "add_systems_from_file", "bundled_system",
+    "bundled_systems", "charge", "export_systems", "get_system", "list_systems", "load_toml",
+    "load_toml_systems",
     "parse_toml", "queue_for", "require_system", "seed_catalog", "to_toml",
 ]
 
@@ -51,6 +52,16 @@ def _bundled() -> tuple[SystemSpec, ...]:
 def bundled_systems() -> list[SystemSpec]:
     """The entries shipped with perfpredict, read once per process."""
     return list(_bundled())
+
+
+def bundled_system(name: str) -> SystemSpec | None:
+    """The shipped entry called ``name`` or having it as an alias (ignoring case), read
+    without opening a store (an estimate must stay fast)."""
+    wanted = name.strip().casefold()
+    for spec in _bundled():
+        if wanted in {spec.name.casefold(), *(a.casefold() for a in spec.aliases)}:
+            return spec
+    return None
 
 
 def queue_for(spec: SystemSpec, nodes: int, queue_name: str | None = None) -> Queue | None:

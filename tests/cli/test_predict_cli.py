@@ -93,3 +93,19 @@ def test_train_on_an_empty_store_is_a_domain_failure(cli) -> None:  # type: igno
     result = cli("train")
     assert result.exit_code == 1
     assert "nothing to train on" in result.stderr
+
+
+def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    runs = tmp_path / "runs.csv"
+    rows = [f"solver,Perlmutter-GPU,{n},{40 + 1000 / n + 2 * n.bit_length() + 50 * r:.2f}"
+            for n in (1, 2, 4, 8, 16) for r in (0.0, 0.01)]
+    runs.write_text("app,system,nodes,runtime_s\n" + "\n".join(rows) + "\n")
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+    assert cli("train").exit_code == 0
+    result = cli("estimate", "--app", "solver", "--nodes", "64", "--io-bytes", "2e13",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["breakdown_s"]["io_s"] > 0
+    assert sum(doc["breakdown_s"].values()) == pytest.approx(doc["predicted_runtime_s"])
+    assert any("file-system bandwidth in the catalog" in n for n in doc["notes"])

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from perfpredict.laws.roofline import Roofline
+
+P = np.array([1.0, 2, 4, 8, 16, 32, 64])
+IO_BYTES = 4e12  # 4 TB per run
+FS_BW, NODE_BW = 1e11, 5e9  # 100 GB/s file system, 5 GB/s per node
+
+
+def synthetic(law: Roofline) -> np.ndarray:
+    io = law.io_s(P)
+    return 20 + 6400 / P + 3 * np.log2(P) + io
+
+
+def test_io_term_comes_from_the_catalog_and_the_rest_is_fitted() -> None:
+    law = Roofline(IO_BYTES, FS_BW, NODE_BW, net_latency_s=2e-6)
+    t = synthetic(law)
+    law.fit(P, t)
+    assert law.fallbacks_ == []
+    # at 4 nodes the nodes' injection bandwidth binds, at 64 the file system does
+    assert law.io_s(np.array([4.0]))[0] == pytest.approx(IO_BYTES / (4 * NODE_BW))
+    assert law.io_s(np.array([64.0]))[0] == pytest.approx(IO_BYTES / FS_BW)
+    assert law.params()["compute_s"] == pytest.approx(6400, rel=1e-3)
+    assert law.predict([128])[0] == pytest.approx(20 + 50 + 21 + 40, rel=1e-3)
+    parts = law.breakdown_s(128)
+    assert sum(parts.values()) == pytest.approx(law.predict([128])[0])
+    assert "B / min(" in law.formula()
+
+
+def test_unknown_machine_numbers_fall_back_to_fitted_terms_and_say_so() -> None:
+    law = Roofline(IO_BYTES, fs_bw_bytes_per_s=None).fit(P, 10 + 100 / P)
+    assert law.io_s(P).sum() == 0
+    assert "no file-system bandwidth" in law.fallbacks_[0]
+    assert "no I/O volume" in Roofline().fit(P, 10 + 100 / P).fallbacks_[0]
