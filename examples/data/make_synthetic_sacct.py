@@ -11,10 +11,8 @@ states and the non-RELeARN applications are invented):
   one allocation row per job followed by its ``.batch``, ``.extern`` and ``.0`` (srun)
   steps, times in UTC, TIMEOUT, FAILED and CANCELLED jobs included.
 * ``pending_jobs.csv``: eight jobs about to be submitted, in the ``ingest csv`` columns,
-  for ``perfpredict advise walltime --input-format csv``. Its ``runtime_s`` column is a
-  placeholder (1): the CSV reader that ``advise walltime`` shares with ``ingest csv``
-  insists on a positive runtime, but the advice never reads it (nothing measured after
-  submission is used; changing it does not change the advice).
+  for ``perfpredict advise walltime --input-format csv``: no ``runtime_s``, since they
+  have not run (nothing measured after submission is used).
 
 The runtimes of the ``relearn`` jobs are real: each is one measured RELeARN run from the
 bundled data set (``perfpredict datasets list``: ``relearn``, Slurm jobs on Lichtenberg,
@@ -169,7 +167,7 @@ def pending_jobs() -> list[dict[str, object]]:
         rows.append(dict(job_id=i, app=app, system=CLUSTER, user=user, account=account,
                          partition="cpu" if nodes <= 8 else "large", nodes=nodes,
                          total_ranks=tasks, requested_walltime_s=limit_s,
-                         submit_time=submit, runtime_s=1))
+                         submit_time=submit))
     return rows
 
 

@@ -392,7 +392,7 @@ def read_jobs(path: str, input_format: str, system: str | None) -> pd.DataFrame:
 
     parse = get_parser(input_format)
     rows = []
-    for item in parse(Path(path), IngestOptions(system=system)):
+    for item in parse(Path(path), IngestOptions(system=system, require_runtime=False)):
         if isinstance(item, BadRecord):
             raise BadInputError(item.reason, path=path, line_no=item.line_no)
         row = asdict(item)

@@ -106,7 +106,7 @@ def _typed(text: str) -> str | int | float:
     return value if math.isfinite(value) else text
 
 
-def _record(row: dict[str, str], line_no: int) -> RunRecord:
+def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunRecord:
     values: dict[str, Any] = {}
     for name in _INT_FIELDS:
         if name in row:
@@ -126,9 +126,9 @@ def _record(row: dict[str, str], line_no: int) -> RunRecord:
     if not values.get("app"):
         raise _FieldError("column 'app' is empty; every run needs an application name")
     runtime_s = values.get("runtime_s")
-    if runtime_s is None:
+    if runtime_s is None and require_runtime:
         raise _FieldError("runtime_s is empty; every benchmark run needs its runtime")
-    if runtime_s <= 0:
+    if runtime_s is not None and runtime_s <= 0:
         raise _FieldError(f"runtime_s must be positive, got {runtime_s:g}")
     for name in ("runtime_s", "requested_walltime_s"):
         if (values.get(name) or 0) > MAX_DURATION_S:
@@ -164,10 +164,11 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             break
     if header is None:
         return
-    if "app" not in header or "runtime_s" not in header:
+    needed = ("app", "runtime_s") if options.require_runtime else ("app",)
+    if any(column not in header for column in needed):
         yield BadRecord(
             header_line, ",".join(header),
-            "the header needs at least the columns app and runtime_s "
+            f"the header needs at least the columns {' and '.join(needed)} "
             "(plus nodes or total_ranks); see 'perfpredict ingest --help'",
         )
         return
@@ -203,6 +204,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             )
             continue
         try:
-            yield _record(dict(zip(header, cells, strict=True)), line_no)
+            yield _record(dict(zip(header, cells, strict=True)), line_no,
+                          options.require_runtime)
         except _FieldError as exc:
             yield BadRecord(line_no, raw, str(exc))

@@ -66,3 +66,5 @@ class IngestOptions:
     columns: list[str] | None = None  # sacct dumps without a header line
     app_from: str = "jobname"  # sacct: jobname | comment | regex:PATTERN
     swf_allow_extra_fields: bool = False
+    #: False for jobs not run yet (walltime advice input): a missing runtime is allowed.
+    require_runtime: bool = True
