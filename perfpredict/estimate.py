@@ -189,8 +189,9 @@ class LoadedPredictor:
     def _group(self, queries: list[Query], confidence: float
                ) -> tuple[FloatArray, list[tuple[dict[str, Any], list[str], np.ndarray]]]:
         """Each query's scale in its series' unit, and the queries grouped by the series
-        that answers them: (artifact entry, notes on the choice, query indices). Every
-        query is checked before any is predicted, so a bad one fails the batch at once."""
+        that answers them: (artifact entry, notes on the choice, query indices). The
+        confidence and every query are checked before any is predicted, so a bad one
+        fails the batch at once."""
         if not 0 < confidence < 1:
             raise BadInputError(f"confidence must be between 0 and 1, got {confidence:g}")
         resolved: dict[tuple[Any, ...], tuple[dict[str, Any], list[str]]] = {}

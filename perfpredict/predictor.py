@@ -166,6 +166,7 @@ class Predictions:
     beyond_calibration: np.ndarray  # bool
 
     def rows(self) -> list[Prediction]:
+        """One :class:`Prediction` per scale, as :meth:`HybridPredictor.predict` returns."""
         return [Prediction(runtime_s=r, lower_s=lo, upper_s=up, law=self.law,
                            overhead_coefficient=c, extrapolation_log2=d, beyond_calibration=b)
                 for r, lo, up, c, d, b in zip(
