@@ -97,9 +97,13 @@ def estimate(
         typer.echo(f"  {nodes:g} nodes: {result.predicted_runtime_s:,.1f} s "
                    f"({pct}% interval {result.lower_runtime_s:,.1f} - "
                    f"{result.upper_runtime_s:,.1f} s)")
-        typer.echo(f"  speedup {result.speedup:.2f}x, parallel efficiency "
-                   f"{100 * result.efficiency:.0f}% against {result.measured_scales[0]:g} "
-                   f"{result.scale_unit}")
+        baseline = f"{result.measured_scales[0]:g} {result.scale_unit}"
+        if result.scaling == "weak":
+            typer.echo(f"  weak-scaling efficiency {100 * result.efficiency:.0f}% (runtime at "
+                       f"{baseline} over this runtime)")
+        else:
+            typer.echo(f"  speedup {result.speedup:.2f}x, parallel efficiency "
+                       f"{100 * result.efficiency:.0f}% against {baseline}")
         typer.echo(f"  law: {result.formula}; overhead coefficient "
                    f"{result.overhead_coefficient:.3f}")
         if result.breakdown_s:

@@ -68,6 +68,7 @@ class Estimate:
     upper_runtime_s: float
     speedup: float
     efficiency: float
+    scaling: str  # "strong" or "weak": what speedup and efficiency mean
     law: str
     formula: str
     overhead_coefficient: float
@@ -241,7 +242,8 @@ def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: Ser
         series=series.name, nodes=query.nodes, scale=scale, scale_unit=series.scale_unit,
         confidence=confidence, predicted_runtime_s=pred.runtime_s,
         lower_runtime_s=max(pred.lower_s, 0.0), upper_runtime_s=pred.upper_s,
-        speedup=speedup, efficiency=efficiency, law=pred.law, formula=law.formula(),
+        speedup=speedup, efficiency=efficiency, scaling="weak" if series.weak else "strong",
+        law=pred.law, formula=law.formula(),
         overhead_coefficient=pred.overhead_coefficient,
         extrapolation_doublings=max(pred.extrapolation_log2, 0.0),
         beyond_measured_range=beyond, beyond_calibration=pred.beyond_calibration,

@@ -53,7 +53,7 @@ class Series:
     def name(self) -> str:
         app, system, size, rpn, threads = self.key
         layout = f", {rpn} ranks/node" if rpn else ""
-        layout += f" x {threads} threads" if threads else ""
+        layout += f", {threads} threads/rank" if threads else ""
         return f"{app} on {system} [{size or 'default size'}{layout}]"
 
     @property
