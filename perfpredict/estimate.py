@@ -144,6 +144,9 @@ class LoadedPredictor:
         if len(found) > 1:
             notes.append(f"{len(found)} series match; using the best measured one "
                          "(narrow with --system / --problem-size)")
+        warning = self.predictor.thin_calibration(found[0]["weak"])
+        if warning:
+            notes.append(warning)
         return found[0], notes
 
     def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:

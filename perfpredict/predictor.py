@@ -241,9 +241,11 @@ class HybridPredictor:
         distance = np.log2(data["scale"] / data["scale_max"])
         pooled = DistanceConformal().fit(score, distance)
         self.conformal_: dict[str, DistanceConformal] = {}
+        self.n_series_by_kind_: dict[str, int] = {}
         for k in KINDS:
             mask = kind == k
-            own_series = np.unique(group[mask]).size
+            own_series = int(np.unique(group[mask]).size)
+            self.n_series_by_kind_[k] = own_series
             self.conformal_[k] = (DistanceConformal().fit(score[mask], distance[mask])
                                   if own_series >= self.min_series_for_correction else pooled)
         self.spread_regressor_ = self._regressor().fit(features, log_spread, weight)
@@ -309,6 +311,17 @@ class HybridPredictor:
             law=base_name, overhead_coefficient=np.exp(correction)[inverse],
             extrapolation_log2=distance[inverse], beyond_calibration=beyond[inverse])
 
+    def thin_calibration(self, weak: bool) -> str | None:
+        """A warning when this scaling kind had too few series of its own to calibrate
+        its intervals (they were calibrated on all series pooled), else None."""
+        kind = "weak" if weak else "strong"
+        n_series = self.n_series_by_kind_[kind]
+        if n_series >= self.min_series_for_correction:
+            return None
+        return (f"only {n_series} {kind}-scaling series with 3+ scales were trained on, so "
+                "the interval is calibrated on all series pooled and may be too narrow; "
+                "train on more series (e.g. 'perfpredict datasets load')")
+
     def to_dict(self) -> dict[str, Any]:
         """The learned state as JSON-ready data (the booster as XGBoost's own JSON)."""
         return {
@@ -322,6 +335,7 @@ class HybridPredictor:
             "booster_json": self.regressor_.model_json_,
             "spread_booster_json": self.spread_regressor_.model_json_,
             "n_series": self.n_series_, "n_examples": self.n_examples_,
+            "n_series_by_kind": self.n_series_by_kind_,
             "metrics": self.metrics_,
         }
 
@@ -336,6 +350,7 @@ class HybridPredictor:
         self.regressor_ = OverheadRegressor.from_json(doc["booster_json"])
         self.spread_regressor_ = OverheadRegressor.from_json(doc["spread_booster_json"])
         self.n_series_, self.n_examples_ = doc["n_series"], doc["n_examples"]
+        self.n_series_by_kind_ = dict(doc["n_series_by_kind"])
         self.metrics_ = doc["metrics"]
         return self
 
