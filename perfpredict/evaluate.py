@@ -32,7 +32,6 @@ from perfpredict.series import Series, build_series
 
 SPLITS = ("extrapolate", "fewshot")
 MIN_TEST_SCALES = 4
-METHODS = ("hybrid", "amdahl", "amdahl_log", "gustafson", "extrap", "blackbox_xgboost")
 
 
 def context_scales(series: Series, split: str) -> FloatArray:
@@ -156,10 +155,6 @@ def summarise(outcomes: _Outcomes) -> list[dict[str, Any]]:
             entry["median_rel_width"] = float(np.median((upper - lower) / pred))
         table.append(entry)
     return table
-
-
-def source_group(series: Series) -> str:
-    return series.key[0]
 
 
 def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]

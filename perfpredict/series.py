@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,7 +47,6 @@ class Series:
     ranks_per_node: float | None = None
     threads_per_rank: float | None = None
     io_share: float | None = None  # measured I/O (data staging) share of runtime
-    run_ids: list[int] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -71,8 +70,7 @@ class Series:
         mask = np.isin(self.scale, np.asarray(list(keep_scales), dtype=float))
         return Series(self.key, self.scale_unit, self.scale[mask], self.runtime_s[mask],
                       self.weak, self.problem_size_num, self.ranks_per_node,
-                      self.threads_per_rank, self.io_share,
-                      [r for r, m in zip(self.run_ids, mask, strict=True) if m])
+                      self.threads_per_rank, self.io_share)
 
 
 def _is_weak(label: str, scaling_hint: str) -> bool:
@@ -110,7 +108,6 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
         runs[c].to_numpy(dtype=float, na_value=np.nan)
         for c in ("nodes", "total_ranks", "runtime_s", "problem_size_num"))
     extra_all = runs["extra"].to_numpy(dtype=object)
-    ids = runs["id"].to_numpy() if "id" in runs else None
     series: list[Series] = []
     for key in sorted(rows_of):  # the order of groupby(sort=True) on the key parts
         rows = np.asarray(rows_of[key])
@@ -139,7 +136,6 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
             ranks_per_node=_float_or_none(key[3]),
             threads_per_rank=_float_or_none(key[4]),
             io_share=io_share,
-            run_ids=[int(i) for i in ids[rows][order]] if ids is not None else [],
         ))
     return series
 

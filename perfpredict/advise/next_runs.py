@@ -120,7 +120,7 @@ def _with_run(series: Series, ctx: SeriesContext, scale: float,
     context (the edge noise carried over from ``ctx``: a new run's scatter is unknown)."""
     order = np.argsort(np.append(series.scale, scale), kind="stable")
     extended = replace(series, scale=np.append(series.scale, scale)[order],
-                       runtime_s=np.append(series.runtime_s, runtime_s)[order], run_ids=[])
+                       runtime_s=np.append(series.runtime_s, runtime_s)[order])
     refitted = fit_context(extended)
     refitted.summary[_NOISE] = ctx.summary[_NOISE]
     return extended, refitted

@@ -4,8 +4,6 @@ predictor trains on."""
 from __future__ import annotations
 
 import csv
-import json
-import math
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import IO, Any
@@ -124,14 +122,3 @@ def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignor
         frame = pd.DataFrame.from_records(conn.execute(query).all(),
                                           columns=[c.name for c in columns])
     return frame
-
-
-def json_default(value: Any) -> Any:
-    """JSON encoder hook for values SQL hands back (floats stay floats, NaN becomes null)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return str(value)
-
-
-def dumps(payload: Any) -> str:
-    return json.dumps(payload, default=json_default, indent=2, allow_nan=False)
