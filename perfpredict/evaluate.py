@@ -28,7 +28,7 @@ from perfpredict.errors import NotTrainedError
 from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import Series, build_series
+from perfpredict.series import SERIES_KEY, Series, build_series, key_part
 
 SPLITS = ("extrapolate", "fewshot")
 MIN_TEST_SCALES = 4
@@ -177,11 +177,9 @@ def _series_sources(frame) -> dict[tuple[str, ...], str]:  # type: ignore[no-unt
     """Series key -> the name of the data set (ingest file's folder or stem) it came from."""
     if "source" not in frame:
         return {}
-    from perfpredict.series import SERIES_KEY, _key_part
-
     out: dict[tuple[str, ...], str] = {}
     for row in frame[[*SERIES_KEY, "source"]].itertuples(index=False):
-        key = tuple(_key_part(v) for v in row[:-1])
+        key = tuple(key_part(v) for v in row[:-1])
         path = Path(str(row[-1]))
         out.setdefault(key, path.parent.name if path.name.startswith("runs.csv") else path.stem)
     return out

@@ -25,7 +25,7 @@ _WEAK_LABEL = re.compile(r"(per|/)\s*(rank|node|gpu|process|proc|core)\b",
                          re.IGNORECASE)
 
 
-def _key_part(value: Any) -> str:
+def key_part(value: Any) -> str:
     """Series key parts as text: '' for unknown, '36' for 36.0."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
@@ -101,7 +101,7 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
     if runs.empty:
         return []
     rows_of: dict[tuple[str, ...], list[int]] = {}
-    key_parts = [[_key_part(v) for v in runs[c]] for c in SERIES_KEY]
+    key_parts = [[key_part(v) for v in runs[c]] for c in SERIES_KEY]
     for row, key in enumerate(zip(*key_parts, strict=True)):
         rows_of.setdefault(key, []).append(row)
     nodes, total_ranks, runtime_all, size_num_all = (
