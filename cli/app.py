@@ -3,6 +3,7 @@ errors become a one-line message and an exit code (2 bad input, 1 domain failure
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -45,8 +46,9 @@ class _ErrorTranslatingGroup(TyperGroup):
         except (typer.TyperException, typer.Exit, typer.Abort):  # usage errors, --help
             raise
         except BrokenPipeError:
-            # The reader (head, less) went away: not an error worth a message.
-            sys.stderr.close()
+            # The reader (head, less) went away: not an error worth a message. Point stdout
+            # at /dev/null so that flushing it at exit does not fail a second time.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             raise typer.Exit(0) from None
         except KeyboardInterrupt:
             typer.echo("Interrupted; nothing half-written was kept.", err=True)
