@@ -44,11 +44,32 @@ class Store:
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
     cursor = dbapi_connection.cursor()
-    cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+    _enable_wal(cursor)
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.close()
+
+
+def _enable_wal(cursor) -> None:  # type: ignore[no-untyped-def]
+    """Switch the file to WAL (it stays so); retried, because SQLite answers "database is
+    locked" at once, without waiting out the busy timeout, when the switch would need a
+    lock another process holds, as when several commands first open a new store."""
+    import sqlite3
+    import time
+
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay_s = 0.01
+    while True:
+        try:
+            if cursor.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(delay_s)
+            delay_s = min(delay_s * 2, 0.5)
 
 
 def make_engine(url: str) -> Engine:
