@@ -11,6 +11,7 @@ import typer
 
 from perfpredict.ingest.registry import FORMATS
 
+_FORMAT_HELP = f"Input format: {', '.join(FORMATS)}."
 IngestFormat = Enum("IngestFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
 
 
@@ -21,7 +22,7 @@ class OnError(str, Enum):
 
 def ingest(
     ctx: typer.Context,
-    fmt: Annotated[IngestFormat, typer.Argument(metavar="FORMAT", help="Input format.")],
+    fmt: Annotated[IngestFormat, typer.Argument(metavar="FORMAT", help=_FORMAT_HELP)],
     paths: Annotated[list[Path], typer.Argument(help="Files to ingest (gzip is read as is).")],
     system: Annotated[str | None, typer.Option(help="System name for records without one.")] = None,
     on_error: Annotated[OnError, typer.Option(

@@ -14,7 +14,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def main() -> None:
-    from perfpredict import datasets
+    from perfpredict import artifact, datasets
     from perfpredict.store import open_store
     from perfpredict.store.artifacts import load_latest_artifact
     from perfpredict.train import train
@@ -27,7 +27,7 @@ def main() -> None:
         doc = load_latest_artifact(url)
         store.dispose()
     assert doc is not None
-    (HERE / "predictor.json").write_text(json.dumps(doc, sort_keys=True, allow_nan=False))
+    (HERE / "predictor.json").write_text(artifact.to_text(doc))
     (HERE / "predictor.md").write_text(model_card(doc))
     print(json.dumps(report.as_dict(), indent=2))
 

@@ -6,7 +6,6 @@ pay SQLAlchemy's import time (about as long as numpy's) for one SELECT.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from pathlib import Path
@@ -26,7 +25,7 @@ def save_artifact(store, doc: dict[str, Any]) -> None:  # type: ignore[no-untype
         conn.execute(artifacts.insert().values(
             kind=doc["kind"], created_epoch_s=time.time(),
             format_version=doc["format_version"], sha256=doc["sha256"],
-            document=json.dumps(doc, sort_keys=True, allow_nan=False)))
+            document=artifact.to_text(doc)))
 
 
 def load_latest_artifact(db_url: str, kind: str = artifact.KIND_RUNTIME) -> dict[str, Any] | None:

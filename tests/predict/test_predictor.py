@@ -70,12 +70,22 @@ def test_intervals_contain_the_prediction_and_widen_with_distance(relearn_series
     assert preds[-1].beyond_calibration
 
 
+def test_artifact_verifies_as_written_and_reformatted() -> None:
+    text = artifact.dumps({"kind": "test", "value": 1.5, "nested": {"b": [1, 2], "a": None}})
+    assert text.endswith(f'"sha256":"{json.loads(text)["sha256"]}"}}')
+    assert artifact.loads(text, "test")["nested"] == {"b": [1, 2], "a": None}
+    reformatted = json.dumps(json.loads(text), indent=2)
+    assert artifact.loads(reformatted, "test") == artifact.loads(text, "test")
+
+
 def test_tampered_artifact_is_refused() -> None:
     text = artifact.dumps({"kind": "test", "value": 1.5})
     doc = json.loads(text)
     doc["value"] = 2.5
     with pytest.raises(ArtifactError, match="checksum"):
         artifact.loads(json.dumps(doc), "test")
+    with pytest.raises(ArtifactError, match="checksum"):  # edited in the written layout
+        artifact.loads(text.replace("1.5", "2.5"), "test")
     with pytest.raises(ArtifactError, match="not valid JSON"):
         artifact.loads(text[: len(text) // 2], "test")
     newer = json.loads(text)
