@@ -6,7 +6,10 @@ predicted spread (normalised conformal scores, as MAPIE's residual-normalised sc
 that a quiet series gets a narrow interval and a noisy one a wide one. They are binned by
 extrapolation distance (doublings beyond the largest measured scale); the interval at
 confidence 1 - alpha is [exp(q_lo * spread), exp(q_hi * spread)] times the prediction,
-with the finite-sample conformal quantile levels. Half-widths never shrink with distance, and a
+with the finite-sample conformal quantile levels. Half-widths never shrink with distance:
+the bins' quantiles are made monotone by weighted isotonic regression, not by a running
+maximum, which carried one noisy wide bin to every farther distance and over-covered
+(MLPerf Training few-shot: 0.959 with the maximum, 0.945 with isotonic regression). A
 query beyond every calibration distance is flagged and widened in proportion.
 """
 
@@ -33,6 +36,22 @@ class ScoreBounds:
     lower: float
     upper: float
     beyond_calibration: bool
+
+
+def isotonic_increasing(values: list[float], weights: list[float]) -> list[float]:
+    """The non-decreasing sequence nearest ``values`` in weighted least squares (pool
+    adjacent violators). Plain Python: it runs at estimate time, which must not import
+    scikit-learn, on a handful of bins."""
+    blocks: list[list[float]] = []  # [mean, weight, count]
+    for value, weight in zip(values, weights, strict=True):
+        blocks.append([value, weight, 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            mean, weight_sum, count = blocks.pop()
+            prev = blocks[-1]
+            total = prev[1] + weight_sum
+            blocks[-1] = [(prev[0] * prev[1] + mean * weight_sum) / total, total,
+                          prev[2] + count]
+    return [mean for mean, _, count in blocks for _ in range(int(count))]
 
 
 class DistanceConformal:
@@ -70,7 +89,7 @@ class DistanceConformal:
         return float(np.interp(adjusted, _LEVELS, bin_["quantiles"]))
 
     def _widest(self, confidence: float) -> list[tuple[float, float]]:
-        """(q_lo, q_hi) per bin, widened by every nearer bin (monotone in distance).
+        """(q_lo, q_hi) per bin, each side monotone in distance and around zero.
 
         Computed once per confidence level: a batch estimate asks for the bounds of
         every query, and interpolating the quantiles again for each took minutes for
@@ -79,12 +98,11 @@ class DistanceConformal:
         cache = self._widest_cache
         if confidence not in cache:
             alpha = 1.0 - confidence
-            q_lo, q_hi, widest = 0.0, 0.0, []
-            for bin_ in self.bins_:
-                q_lo = min(q_lo, self._quantile(bin_, alpha / 2))
-                q_hi = max(q_hi, self._quantile(bin_, 1 - alpha / 2))
-                widest.append((q_lo, q_hi))
-            cache[confidence] = widest
+            n = [float(bin_["n"]) for bin_ in self.bins_]
+            q_hi = [max(0.0, self._quantile(bin_, 1 - alpha / 2)) for bin_ in self.bins_]
+            q_lo = [min(0.0, self._quantile(bin_, alpha / 2)) for bin_ in self.bins_]
+            lower = [-q for q in isotonic_increasing([-q for q in q_lo], n)]
+            cache[confidence] = list(zip(lower, isotonic_increasing(q_hi, n), strict=True))
         return cache[confidence]
 
     def bounds(self, distance_log2: float, confidence: float) -> ScoreBounds:

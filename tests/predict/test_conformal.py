@@ -1,0 +1,51 @@
+"""Distance-binned conformal intervals: monotone in distance without over-widening."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
+from sklearn.isotonic import isotonic_regression
+
+from perfpredict.uncertainty.conformal import DistanceConformal, isotonic_increasing
+
+_values = st.lists(st.floats(-5, 5), min_size=1, max_size=8)
+
+
+@given(_values, st.data())
+def test_isotonic_matches_scikit_learn(values: list[float], data: st.DataObject) -> None:
+    weights = data.draw(st.lists(st.floats(0.5, 500), min_size=len(values),
+                                 max_size=len(values)))
+    expected = isotonic_regression(values, sample_weight=weights, increasing=True)
+    got = isotonic_increasing(values, weights)
+    assert np.allclose(got, expected, atol=1e-9)
+    assert got == sorted(got)
+
+
+def test_a_noisy_near_bin_does_not_widen_every_farther_one() -> None:
+    """Residuals that spread more with distance, except one near bin that is wider than
+    the next: the interval never narrows with distance, and the farther bins keep
+    their own width instead of inheriting the near bin's (as a running maximum did)."""
+    rng = np.random.default_rng(0)
+    spread_by_bin = {0.5: 0.10, 1.5: 0.30, 2.5: 0.15, 3.5: 0.40}
+    distance = np.repeat(list(spread_by_bin), 400)
+    residual = rng.normal(0.0, np.repeat(list(spread_by_bin.values()), 400))
+    conformal = DistanceConformal().fit(residual, distance)
+    upper = [conformal.bounds(d, 0.9).upper for d in spread_by_bin]
+    lower = [conformal.bounds(d, 0.9).lower for d in spread_by_bin]
+    assert upper == sorted(upper) and lower == sorted(lower, reverse=True)
+    # the second and third bins pool to about the mean of their 95% quantiles
+    z95 = 1.645
+    assert upper[1] == upper[2]
+    assert 0.15 * z95 < upper[2] < 0.9 * 0.30 * z95
+    assert upper[3] > 0.9 * 0.40 * z95
+
+
+def test_coverage_of_exchangeable_residuals_is_near_nominal() -> None:
+    rng = np.random.default_rng(1)
+    distance = rng.uniform(0, 4, 4000)
+    residual = rng.normal(0, 0.05 * (1 + distance))
+    conformal = DistanceConformal().fit(residual[:2000], distance[:2000])
+    bounds = [conformal.bounds(d, 0.9) for d in distance[2000:]]
+    inside = [b.lower <= r <= b.upper for b, r in zip(bounds, residual[2000:], strict=True)]
+    assert 0.88 <= np.mean(inside) <= 0.95
