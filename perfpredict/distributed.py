@@ -1,9 +1,11 @@
 """Training on dask.distributed, for a center-scale store (``perfpredict train --dask``).
 
-Inside :func:`dask_training`, the nested-extrapolation examples are built in partitions
-of series (one ``dask.delayed`` task per chunk) and every overhead regressor is fitted
-with ``xgboost.dask.DaskXGBRegressor`` on the cluster's workers. Outside it, nothing
-changes: the single-process path is the default and imports no dask.
+Inside :func:`dask_training`, the workers read the runs from the store themselves, in
+partitions of (application, system) pairs (:func:`read_series`), the nested-extrapolation
+examples are built in partitions of series (one ``dask.delayed`` task per chunk) and
+every overhead regressor is fitted with ``xgboost.dask.DaskXGBRegressor`` on the
+cluster's workers. Outside it, nothing changes: the single-process path is the default
+and imports no dask.
 
 The client travels in a context variable rather than through the estimators' parameters,
 because those are saved in the artifact as JSON and a client is a live connection.
@@ -11,15 +13,18 @@ because those are saved in the artifact as JSON and a client is a live connectio
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
 
 from perfpredict._imports import require
+from perfpredict.series import Series
 
 #: ``--dask local``: a cluster on this machine instead of a scheduler's address.
 LOCAL = "local"
+#: Store partitions per worker: enough that a large pair does not leave workers idle.
+PARTITIONS_PER_WORKER = 4
 
 _CLIENT: ContextVar[Any | None] = ContextVar("perfpredict_dask_client", default=None)
 
@@ -48,3 +53,56 @@ def dask_training(scheduler: str) -> Iterator[Any]:
     with (distributed.Client() if scheduler == LOCAL
           else distributed.Client(scheduler)) as client, use_client(client):
         yield client
+
+
+def read_series(client: Any, db_url: str,
+                apps: Sequence[str] | None = None) -> tuple[list[Series], int]:
+    """The store's series, read and built by the workers: (series in key order, runs read).
+
+    The driver only asks the store for its (application, system) pairs and their run
+    counts; each task then opens the store itself and reads a balanced group of pairs,
+    so the runs never pass through the driver. The workers must reach the store: a
+    PostgreSQL server, or a SQLite file on a file system they share.
+    """
+    dask = require("dask", "dask")
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import app_system_sizes
+
+    store = open_store(db_url)
+    try:
+        sizes = app_system_sizes(store, app=apps)
+    finally:
+        store.dispose()
+    n_workers = max(1, len(client.scheduler_info()["workers"]))
+    groups = balanced_groups(sizes, PARTITIONS_PER_WORKER * n_workers)
+    tasks = [dask.delayed(_read_partition)(db_url, group) for group in groups]
+    parts: list[tuple[list[Series], int]] = client.gather(client.compute(tasks))
+    series = sorted((s for part, _ in parts for s in part), key=lambda s: s.key)
+    return series, sum(n_runs for _, n_runs in parts)
+
+
+def balanced_groups(sizes: list[tuple[str, str, int]],
+                    n_groups: int) -> list[list[tuple[str, str]]]:
+    """(application, system) pairs in at most ``n_groups`` groups of similar run counts:
+    largest pair first into the lightest group."""
+    loads = [0] * max(1, min(n_groups, len(sizes)))
+    groups: list[list[tuple[str, str]]] = [[] for _ in loads]
+    for app, system, n_runs in sorted(sizes, key=lambda row: -row[2]):
+        lightest = loads.index(min(loads))
+        groups[lightest].append((app, system))
+        loads[lightest] += n_runs
+    return [group for group in groups if group]
+
+
+def _read_partition(db_url: str, pairs: list[tuple[str, str]]) -> tuple[list[Series], int]:
+    """On a worker: the series of ``pairs`` and how many runs they were built from."""
+    from perfpredict.series import build_series
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import runs_frame
+
+    store = open_store(db_url)
+    try:
+        frame = runs_frame(store, app_systems=pairs)
+    finally:
+        store.dispose()
+    return build_series(frame), len(frame)

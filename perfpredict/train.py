@@ -69,6 +69,25 @@ def build_artifact(series_list: list[Series], n_runs: int,
     })
 
 
+def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
+                   n_runs: int) -> TrainReport:
+    """Fit and save the runtime predictor when some series has three or more scales."""
+    from perfpredict.store.artifacts import save_artifact
+
+    report = TrainReport(n_runs=n_runs)
+    if any(s.scales.size >= 3 for s in series_list):
+        doc = build_artifact(series_list, n_runs)
+        save_artifact(store, doc)
+        predictor = doc["predictor"]
+        report.n_series = doc["training"]["n_series"]
+        report.n_series_learned_from = predictor["n_series"]
+        report.base_law = predictor["base_law"]
+        report.apply_correction = predictor["apply_correction"]
+        report.metrics = predictor["metrics"]
+        report.artifact_sha256 = doc["sha256"]
+    return report
+
+
 def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
           dask: str | None = None) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
@@ -78,36 +97,28 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
     ``dask``, a scheduler address or ``"local"``, trains the runtime predictor on
     dask.distributed (see :mod:`perfpredict.distributed`); None trains in this process.
     """
-    if dask is not None:
-        from perfpredict.distributed import dask_training
+    from perfpredict.store.queries import count_submitted_jobs, runs_frame
 
-        with dask_training(dask):
-            return train(store, apps)
-    from perfpredict.store.artifacts import save_artifact
-    from perfpredict.store.queries import runs_frame
+    frame = None
+    if dask is None:
+        frame = runs_frame(store, app=apps)
+        report = _train_runtime(store, build_series(frame), len(frame))
+    else:
+        from perfpredict.distributed import dask_training, read_series
 
-    frame = runs_frame(store, app=apps)
-    series_list = build_series(frame)
-    report = TrainReport(n_runs=len(frame))
-    if any(s.scales.size >= 3 for s in series_list):
-        doc = build_artifact(series_list, len(frame))
-        save_artifact(store, doc)
-        predictor = doc["predictor"]
-        report.n_series = doc["training"]["n_series"]
-        report.n_series_learned_from = predictor["n_series"]
-        report.base_law = predictor["base_law"]
-        report.apply_correction = predictor["apply_correction"]
-        report.metrics = predictor["metrics"]
-        report.artifact_sha256 = doc["sha256"]
-    n_jobs = int(frame["submit_epoch_s"].notna().sum()) if len(frame) else 0
+        with dask_training(dask) as client:
+            report = _train_runtime(store, *read_series(client, store.url, apps))
+    n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor
 
+        if frame is None:  # the walltime advisor is fitted in this process
+            frame = runs_frame(store, app=apps)
         save_walltime_advisor(store, WalltimeAdvisor().fit(frame))
         report.walltime_jobs = n_jobs
     if report.artifact_sha256 is None and not report.walltime_jobs:
         raise NotTrainedError(
-            f"nothing to train on: the store holds {len(frame)} runs, but no series "
+            f"nothing to train on: the store holds {report.n_runs} runs, but no series "
             "(application, system, problem size, layout) with three or more measured "
             f"scales and fewer than {MIN_WALLTIME_JOBS} scheduler jobs with submit times; "
             "ingest more runs (e.g. 'perfpredict datasets load')")

@@ -1,41 +1,76 @@
-"""``train --dask``: the same predictor, within a stated tolerance, on dask.distributed."""
+"""``train --dask``: the workers read the store in partitions, and train the same
+predictor, within a stated tolerance, as the single-process path."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from perfpredict import datasets
-from perfpredict.predictor import HybridPredictor
-from perfpredict.series import Series, build_series
+from perfpredict.series import build_series
 
 #: Largest difference allowed in a nested mean |log error| between the two paths: XGBoost
 #: on Dask samples rows (``subsample``) per worker, so its trees differ a little.
 TOLERANCE = 0.03
 
 
-def _bundled_series() -> list[Series]:
-    import pandas as pd
+@pytest.mark.slow
+def test_dask_training_matches_the_single_process_path(tmp_path: Path) -> None:
+    """``train(store, dask=ADDRESS)`` end to end: the workers read the store, build the
+    nested examples and fit the boosters; the saved predictor matches the one trained
+    in this process."""
+    distributed = pytest.importorskip("dask.distributed")
+    from perfpredict.store import open_store
+    from perfpredict.train import train
 
-    frames = [datasets.load(name) for name in ("relearn", "lulesh_thicket")]
-    frame = pd.concat(frames, ignore_index=True)
-    frame["id"] = range(len(frame))
-    for column in ("nodes", "state", "extra"):
-        frame[column] = None
-    frame["censored"] = False
-    return build_series(frame)
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    datasets.ingest(store, ["relearn", "lulesh_thicket"])
+    single = train(store)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        on_dask = train(store, dask=cluster.scheduler_address)
+    store.dispose()
+    assert (on_dask.n_runs, on_dask.n_series, on_dask.base_law) == (
+        single.n_runs, single.n_series, single.base_law)
+    assert single.metrics.keys() == on_dask.metrics.keys()
+    for name, value in single.metrics.items():
+        assert on_dask.metrics[name] == pytest.approx(value, abs=TOLERANCE), (
+            name, single.metrics, on_dask.metrics)
 
 
 @pytest.mark.slow
-def test_dask_training_matches_the_single_process_path() -> None:
+def test_workers_read_the_same_series_from_the_store(store) -> None:  # type: ignore[no-untyped-def]
+    """Each worker opens the store and reads its own (application, system) pairs; merged,
+    the series equal the ones the single-process path builds, run for run."""
     distributed = pytest.importorskip("dask.distributed")
-    from perfpredict.distributed import use_client
+    from perfpredict.distributed import balanced_groups, read_series
+    from perfpredict.store.queries import app_system_sizes, runs_frame
 
-    series = _bundled_series()
-    single = HybridPredictor().fit(series).metrics_
+    for name in ("relearn", "lulesh_thicket", "mlperf_hpc"):
+        datasets.ingest(store, [name])
+    expected = build_series(runs_frame(store))
+    sizes = app_system_sizes(store)
+    assert len(balanced_groups(sizes, 4)) == min(4, len(sizes)) > 1  # several partitions
     with (distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                    dashboard_address=None) as cluster,
-          distributed.Client(cluster) as client, use_client(client)):
-        on_dask = HybridPredictor().fit(series).metrics_
-    assert single.keys() == on_dask.keys()
-    for name, value in single.items():
-        assert on_dask[name] == pytest.approx(value, abs=TOLERANCE), (name, single, on_dask)
+          distributed.Client(cluster) as client):
+        series, n_runs = read_series(client, store.url)
+    assert n_runs == sum(n for _, _, n in sizes) == len(runs_frame(store))
+    assert [s.key for s in series] == [s.key for s in expected]
+    for got, want in zip(series, expected, strict=True):
+        assert np.array_equal(got.scale, want.scale)
+        assert np.array_equal(got.runtime_s, want.runtime_s)
+        assert (got.weak, got.scale_unit, got.io_share) == (want.weak, want.scale_unit,
+                                                           want.io_share)
+
+
+def test_balanced_groups_put_the_largest_pairs_apart() -> None:
+    from perfpredict.distributed import balanced_groups
+
+    sizes = [("a", "x", 100), ("b", "x", 90), ("c", "y", 10), ("d", "y", 5)]
+    groups = balanced_groups(sizes, 2)
+    assert groups == [[("a", "x"), ("d", "y")], [("b", "x"), ("c", "y")]]  # 105 and 100 runs
+    assert balanced_groups(sizes, 10) == [[("a", "x")], [("b", "x")], [("c", "y")], [("d", "y")]]
+    assert balanced_groups([], 3) == []
