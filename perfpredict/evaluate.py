@@ -11,6 +11,11 @@ by a predictor trained on every other series in full plus the fold's own context
 never on the runs being predicted. The black box sees the same runs. Every figure is over
 test runs (each repetition counts), except ``within_10pct`` which is the share of series
 whose mean absolute percentage error is at most 10%.
+
+A series' test runs hit or miss their intervals together (its repetitions share one
+context), so a data set's coverage is known only to within a few points. The 95% interval
+of the coverage (``coverage_ci_low`` to ``coverage_ci_high``) comes from a bootstrap that
+resamples whole series, not runs.
 """
 
 from __future__ import annotations
@@ -146,15 +151,31 @@ def summarise(outcomes: _Outcomes) -> list[dict[str, Any]]:
             "within_10pct_series": float(np.mean([np.mean(v) <= 0.10
                                                   for v in per_series.values()])),
             "bias_pct": 100 * float(np.median((pred - true) / true)),
-            "coverage": None, "median_rel_width": None,
+            "coverage": None, "coverage_ci_low": None, "coverage_ci_high": None,
+            "median_rel_width": None,
         }
         if rows[0]["lower"] is not None:
             lower = np.array([r["lower"] for r in rows])
             upper = np.array([r["upper"] for r in rows])
-            entry["coverage"] = float(np.mean((true >= lower) & (true <= upper)))
+            inside = (true >= lower) & (true <= upper)
+            entry["coverage"] = float(np.mean(inside))
+            entry["coverage_ci_low"], entry["coverage_ci_high"] = _series_bootstrap_interval(
+                inside, [r["series"] for r in rows])
             entry["median_rel_width"] = float(np.median((upper - lower) / pred))
         table.append(entry)
     return table
+
+
+def _series_bootstrap_interval(inside: np.ndarray, series: list[str],
+                               n_resamples: int = 2000) -> tuple[float, float]:
+    """95% interval of the share of ``inside`` runs, resampling whole series."""
+    names, index = np.unique(np.asarray(series), return_inverse=True)
+    hits = np.bincount(index, weights=inside.astype(float), minlength=names.size)
+    runs = np.bincount(index, minlength=names.size).astype(float)
+    draw = np.random.default_rng(0).integers(0, names.size, (n_resamples, names.size))
+    shares = hits[draw].sum(axis=1) / runs[draw].sum(axis=1)
+    low, high = np.quantile(shares, [0.025, 0.975])
+    return float(low), float(high)
 
 
 def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]

@@ -3,10 +3,12 @@
 Per data set with series of four or more scales, on both backtest splits, the hybrid's
 MAPE must be below the best baseline's (each law alone, Extra-P, black-box XGBoost), and
 its 90% intervals must cover 85-95% of all test runs pooled. Per data set the coverage
-may exceed 95% by at most one point: test runs come in clusters (10 to 120 repetitions of
-one series), so 95 RELeARN runs in 25 series measure coverage only to a few points (it
-reads 0.958 there, 91 of 95). LULESH has one such series with two test runs, from which
-no ranking or coverage can be read; it counts in the pooled check (docs/accuracy.md).
+may exceed 95% by at most one point, and 90% must lie inside its series-bootstrap 95%
+interval: test runs come in clusters (10 to 120 repetitions of one series), so 95 RELeARN
+runs in 25 series measure coverage only to a few points (it reads 0.958 there, 91 of 95,
+all four misses in one series; the interval is 0.87-1.0). LULESH has one such series with
+two test runs, from which no ranking or coverage can be read; it counts in the pooled
+check (docs/accuracy.md).
 """
 
 from __future__ import annotations
@@ -39,4 +41,6 @@ def test_hybrid_beats_every_baseline_with_calibrated_intervals(bundled_store, sp
         assert hybrid["mape_pct"] < best["mape_pct"], (group, split, hybrid, best)
         upper = 0.95 if group == "all" else 0.96
         assert 0.85 <= hybrid["coverage"] <= upper, (group, split, hybrid)
+        assert hybrid["coverage_ci_low"] <= 0.9 <= hybrid["coverage_ci_high"], (
+            group, split, hybrid)
         assert abs(hybrid["bias_pct"]) < 10, (group, split, hybrid)
