@@ -15,6 +15,7 @@ Guarantees a user relies on:
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -26,16 +27,27 @@ from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection
 
 from perfpredict.errors import BadInputError
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
-from perfpredict.ingest.registry import get_parser
+from perfpredict.ingest.records import (
+    BadRecord,
+    BatchItem,
+    IngestOptions,
+    ParsedItem,
+    RunBatch,
+    RunRecord,
+)
+from perfpredict.ingest.registry import get_batch_parser
 from perfpredict.ingest.textio import file_sha256
 from perfpredict.store import Store
-from perfpredict.store.dialect import insert_ignoring_duplicates
+from perfpredict.store.dialect import (
+    insert_ignoring_duplicates,
+    insert_rows_ignoring_duplicates,
+)
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
 
 CHUNK_RECORDS = 5_000
 _RECORD_ONLY = {"line_no", "key", "mode", "attach_fields"}
 _CONTENT_FIELDS = [f for f in RunRecord.__slots__ if f not in _RECORD_ONLY]  # type: ignore[attr-defined]
+_HASHED_FIELDS = [f for f in _CONTENT_FIELDS if f != "system"]
 
 ProgressCallback = Callable[[int], None]
 
@@ -59,25 +71,46 @@ class BatchReport:
         return asdict(self)
 
 
-def _natural_key(system: str, record: RunRecord, seen: Counter[str]) -> str:
-    if record.key is not None:
-        return f"{system}|{record.key}"
-    content = repr([getattr(record, name) for name in _CONTENT_FIELDS if name != "system"])
-    digest = hashlib.sha1(content.encode("utf-8", "replace")).hexdigest()
+def _content_key(system: str, content: list[Any], seen: Counter[str]) -> str:
+    """The key of a benchmark row without an identity of its own: a hash of its values."""
+    digest = hashlib.sha1(repr(content).encode("utf-8", "replace")).hexdigest()
     # Identical benchmark rows in one file are genuine repetitions: number them.
     seen[digest] += 1
     return f"{system}|sha1:{digest}#{seen[digest]}"
 
 
-def _row(record: RunRecord, system: str, key: str, batch_id: int) -> dict[str, Any]:
-    row = {name: getattr(record, name) for name in _CONTENT_FIELDS}
-    row.update(system=system, natural_key=key, batch_id=batch_id, source_line=record.line_no)
-    return row
+def _natural_key(system: str, record: RunRecord, seen: Counter[str]) -> str:
+    if record.key is not None:
+        return f"{system}|{record.key}"
+    return _content_key(system, [getattr(record, name) for name in _HASHED_FIELDS], seen)
 
 
-def _chunks(items: Iterable[ParsedItem], size: int) -> Iterator[list[ParsedItem]]:
+def _json_texts(values: list[Any]) -> list[str | None]:
+    """JSON of each value, encoding a dict shared by many rows (a batch parser's extra
+    fields per distinct combination) once."""
+    texts: dict[int, str] = {}
+    out: list[str | None] = []
+    for value in values:
+        if value is None:
+            out.append(None)
+            continue
+        text = texts.get(id(value))
+        if text is None:
+            text = texts[id(value)] = json.dumps(value)
+        out.append(text)
+    return out
+
+
+def _chunks(items: Iterable[BatchItem], size: int) -> Iterator[RunBatch | list[ParsedItem]]:
+    """Batches as they come, single items gathered into lists of up to ``size``."""
     chunk: list[ParsedItem] = []
     for item in items:
+        if isinstance(item, RunBatch):
+            if chunk:
+                yield chunk
+                chunk = []
+            yield item
+            continue
         chunk.append(item)
         if len(chunk) >= size:
             yield chunk
@@ -117,26 +150,87 @@ class _FileIngest:
         ))
 
     def store(self, chunk: list[ParsedItem]) -> None:
-        inserts: list[dict[str, Any]] = []
+        """Single items in order: runs are inserted together, up to the next item that
+        must see them stored (a bad record may end the ingest; an attach looks runs up)."""
+        inserts: list[RunRecord] = []
         for item in chunk:
+            if isinstance(item, RunRecord) and item.mode == "insert":
+                inserts.append(item)
+                continue
+            if inserts:
+                self.store_batch(RunBatch.of(inserts))
+                inserts = []
             if isinstance(item, BadRecord):
                 self.reject(item)
-                continue
-            self.report.n_records += 1
-            system = item.system or self.options.system
-            if not system:
-                self.reject(BadRecord(item.line_no, item.app,
-                                      "no system for this run; add a 'system' column or "
-                                      "pass --system NAME"))
-                continue
-            system = self.canonical_system(system)
-            self.ensure_system(system, item)
-            key = _natural_key(system, item, self.seen)
-            if item.mode == "attach" and self.attach(system, key, item):
-                continue
-            inserts.append(_row(item, system, key, self.batch_id))
+            else:
+                self.store_attached(item)
         if inserts:
-            self.conn.execute(insert_ignoring_duplicates(self.conn, runs, "natural_key"), inserts)
+            self.store_batch(RunBatch.of(inserts))
+
+    def system_of(self, given: str | None, line_no: int | None, app: str) -> str | None:
+        """The canonical system of a run, or None (rejected) when neither the run nor
+        ``--system`` names one."""
+        system = given or self.options.system
+        if not system:
+            self.reject(BadRecord(line_no, app, "no system for this run; add a 'system' "
+                                  "column or pass --system NAME"))
+            return None
+        return self.canonical_system(system)
+
+    def store_attached(self, record: RunRecord) -> None:
+        """A record that belongs to a stored run (Darshan I/O), inserted when none is."""
+        self.report.n_records += 1
+        system = self.system_of(record.system, record.line_no, record.app)
+        if system is None:
+            return
+        key = _natural_key(system, record, self.seen)
+        if not self.attach(system, key, record):
+            self.insert(RunBatch.of([record]), [(0, system, key)])
+
+    def store_batch(self, batch: RunBatch) -> None:
+        self.report.n_records += len(batch)
+        systems = self.systems_of(batch)
+        keys = batch.column("key")
+        hashed = {name: batch.column(name) for name in _HASHED_FIELDS}
+        rows = [(i, system, f"{system}|{keys[i]}" if keys[i] is not None else _content_key(
+                    system, [hashed[name][i] for name in _HASHED_FIELDS], self.seen))
+                for i, system in enumerate(systems) if system is not None]
+        self.insert(batch, rows)
+
+    def systems_of(self, batch: RunBatch) -> list[str | None]:
+        """:meth:`system_of` per row, deciding each distinct name once."""
+        decided: dict[str | None, str | None] = {}
+        out: list[str | None] = []
+        for name, line_no, app in zip(batch.column("system"), batch.column("line_no"),
+                                      batch.column("app"), strict=True):
+            if decided.get(name) is None:  # a missing system is rejected on every row
+                decided[name] = self.system_of(name, line_no, app)
+            out.append(decided[name])
+        return out
+
+    def insert(self, batch: RunBatch, rows: list[tuple[int, str, str]]) -> None:
+        """Insert the rows ``(index in batch, system, natural key)`` of ``batch``; a key
+        already stored is skipped (counted as a duplicate at the end)."""
+        if not rows:
+            return
+        chosen = [i for i, _, _ in rows]
+        for i, system, _ in rows:
+            if system not in self.known_systems:
+                self.ensure_system(system, batch, i)
+        # Fields the parser never gives stay out of the statement (NULL): fewer bindings.
+        values = {name: batch.columns[name] for name in _CONTENT_FIELDS if name in batch.columns}
+        if len(chosen) < len(batch):
+            values = {name: [column[i] for i in chosen] for name, column in values.items()}
+        values["system"] = [system for _, system, _ in rows]
+        values.setdefault("censored", [False] * len(rows))
+        if "extra" in values:
+            values["extra"] = _json_texts(values["extra"])
+        values["natural_key"] = [key for _, _, key in rows]
+        values["batch_id"] = [self.batch_id] * len(rows)
+        line_nos = batch.column("line_no")
+        values["source_line"] = [line_nos[i] for i in chosen]
+        insert_rows_ignoring_duplicates(self.conn, runs, list(values),
+                                        list(zip(*values.values(), strict=True)), "natural_key")
 
     def attach(self, system: str, key: str, record: RunRecord) -> bool:
         """Merge ``record.attach_fields`` into the stored run it describes; False if none.
@@ -161,15 +255,18 @@ class _FileIngest:
         self.report.n_attached += 1
         return True
 
-    def ensure_system(self, name: str, record: RunRecord) -> None:
-        """A system first named by a log is created from what the log tells, and reported
-        so the user can complete its catalog entry."""
+    def ensure_system(self, name: str, batch: RunBatch, row: int) -> None:
+        """A system first named by a log is created from what the log tells (its run
+        ``row``), and reported so the user can complete its catalog entry."""
         if name in self.known_systems:
             return
         self.known_systems.add(name)
         cores = None
-        if record.nodes and record.total_ranks and record.threads_per_rank:
-            cores = round(record.total_ranks * record.threads_per_rank / record.nodes)
+        nodes = batch.column("nodes")[row]
+        total_ranks = batch.column("total_ranks")[row]
+        threads_per_rank = batch.column("threads_per_rank")[row]
+        if nodes and total_ranks and threads_per_rank:
+            cores = round(total_ranks * threads_per_rank / nodes)
         self.conn.execute(insert_ignoring_duplicates(self.conn, systems, "name"), [{
             "name": name, "cores_per_node": cores, "origin": "ingest", "details": {
                 "note": f"created by ingest of {self.path.name}; complete it with "
@@ -192,7 +289,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees."""
     options = options or IngestOptions()
     path = Path(path)
-    parse = get_parser(fmt)
+    parse = get_batch_parser(fmt)
     if not path.is_file():
         raise BadInputError("no such file; check the path", path=path)
     sha256 = file_sha256(path)
@@ -215,7 +312,10 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
             return report
         state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names)
         for chunk in _chunks(parse(path, options), CHUNK_RECORDS):
-            state.store(chunk)
+            if isinstance(chunk, RunBatch):
+                state.store_batch(chunk)
+            else:
+                state.store(chunk)
             if progress:
                 progress(len(chunk))
         report.n_stored = conn.execute(

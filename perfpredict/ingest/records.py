@@ -6,6 +6,7 @@ Parsers normalise units at this boundary: seconds, bytes, epoch seconds UTC.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -53,7 +54,47 @@ class BadRecord:
     reason: str
 
 
+@dataclass
+class RunBatch:
+    """Many runs as columns, as the parsers that read whole blocks of lines produce them:
+    ``columns`` maps :class:`RunRecord` field names to equally long lists (a field not
+    given is None on every row). The pipeline stores a batch without making a record of
+    each row; rows may share one ``extra`` dict, which nothing may change."""
+
+    columns: dict[str, list[Any]]
+
+    def __len__(self) -> int:
+        return len(self.columns["line_no"])
+
+    def column(self, name: str) -> list[Any]:
+        """The values of field ``name``, None on every row when the parser gave none."""
+        found = self.columns.get(name)
+        return found if found is not None else [None] * len(self)
+
+    def records(self) -> Iterator[RunRecord]:
+        names = list(self.columns)
+        for values in zip(*self.columns.values(), strict=True):
+            yield RunRecord(**dict(zip(names, values, strict=True)))
+
+    @classmethod
+    def of(cls, records: list[RunRecord]) -> RunBatch:
+        """The records as a batch (insert mode only)."""
+        names = [name for name in RunRecord.__slots__  # type: ignore[attr-defined]
+                 if name not in {"mode", "attach_fields"}]
+        return cls({name: [getattr(r, name) for r in records] for name in names})
+
+
 ParsedItem = RunRecord | BadRecord
+BatchItem = RunRecord | BadRecord | RunBatch
+
+
+def expand_batches(items: Iterable[BatchItem]) -> Iterator[ParsedItem]:
+    """A batch parser's items one record at a time, for readers of single records."""
+    for item in items:
+        if isinstance(item, RunBatch):
+            yield from item.records()
+        else:
+            yield item
 
 
 @dataclass

@@ -38,10 +38,13 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
             for line_no, raw in enumerate(fh, start=1):  # noqa: B007 - used after the loop
                 yield line_no, raw.decode("utf-8", errors="replace").rstrip("\r\n")
         except (OSError, EOFError) as exc:
-            raise BadInputError(
-                f"the compressed stream is damaged ({exc}); re-copy the file",
-                path=path, line_no=line_no + 1,
-            ) from exc
+            raise damaged_stream(path, line_no + 1, exc) from exc
+
+
+def damaged_stream(path: Path, line_no: int, exc: Exception) -> BadInputError:
+    """The error for a corrupt gzip stream, at the first line it could not deliver."""
+    return BadInputError(f"the compressed stream is damaged ({exc}); re-copy the file",
+                         path=path, line_no=line_no)
 
 
 def file_sha256(path: Path) -> str:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import tracemalloc
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from perfpredict.errors import BadInputError
 from perfpredict.ingest import IngestOptions, ingest_file
 from perfpredict.ingest.fields import FieldError, duration_s, memory_bytes
 from perfpredict.ingest.records import BadRecord, RunRecord
-from perfpredict.ingest.sacct import MAX_OPEN_JOBS, XDMOD_COLUMNS, parse
+from perfpredict.ingest.sacct import XDMOD_COLUMNS, parse
 from perfpredict.store.queries import iter_runs, run_stats
 from tests.conftest import shared_path
 from tests.ingest._mutate import check_items, survives_mutations
@@ -230,26 +229,6 @@ def test_bad_values_name_the_field(tmp_path: Path, row: str, reason: str) -> Non
     path = write(tmp_path, "JobIDRaw|State|Elapsed|Submit|ExitCode\n" + row + "\n")
     (bad,) = list(parse(path, IngestOptions()))
     assert isinstance(bad, BadRecord) and bad.line_no == 2 and reason in bad.reason
-
-
-def test_memory_stays_bounded_on_a_large_dump(tmp_path: Path) -> None:
-    n_jobs = 8_000
-    lines = ["JobID|JobIDRaw|JobName|State|Elapsed|NNodes|NTasks|MaxRSS|TRESUsageInTot"]
-    for job in range(1, n_jobs + 1):
-        lines += [f"{job}|{job}|app{job % 7}|COMPLETED|00:10:00|2|||",
-                  f"{job}.batch|{job}.batch|batch|COMPLETED|00:10:00|1|1|10M|fs/disk=5",
-                  f"{job}.0|{job}.0|app|COMPLETED|00:09:00|2|64|1G|fs/disk=100"]
-    path = write(tmp_path, "\n".join(lines) + "\n", "big.psv")
-    tracemalloc.start()
-    n_runs = 0
-    for item in parse(path, IngestOptions()):
-        assert isinstance(item, RunRecord)
-        n_runs += 1
-    _, peak_bytes = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    assert n_runs == n_jobs
-    assert peak_bytes < 4 * 1024**2, f"peak {peak_bytes} bytes for {3 * n_jobs} lines"
-    assert MAX_OPEN_JOBS < n_jobs
 
 
 # --- properties and mutations -------------------------------------------------------------

@@ -1,0 +1,205 @@
+"""The readers of :mod:`perfpredict.ingest.fields` for whole columns at once.
+
+Each reader handles the common, strict spelling of its field with numpy and says ``ok``
+False for anything else; the parser reads those rows with the scalar reader, which gives
+either the value or the error message. So the scalar readers stay the definition of each
+rule, and the tests check that both agree wherever a column reader says ok.
+:func:`map_distinct` covers fields with few distinct values (states, partitions, TRES
+lists) by calling the scalar code once per distinct value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pandas as pd
+
+from perfpredict.ingest.fields import MAX_COUNT, MAX_EPOCH_S, FieldError
+from perfpredict.ingest.text_blocks import ByteColumn
+
+_SIZE_FACTORS = {ord(unit): 1024.0**power for power, unit in enumerate("KMGTP", start=1)}
+# Byte positions in "2024-05-01T12:00:00".
+_TIME_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
+_TIME_SEPARATORS = {4: "-", 7: "-", 10: "T", 13: ":", 16: ":"}
+_TIME_WIDTH = 19
+
+
+def _uppercase(column: ByteColumn) -> ByteColumn:
+    matrix = column.matrix
+    lower = (matrix >= ord("a")) & (matrix <= ord("z"))
+    return ByteColumn(np.where(lower, matrix - 32, matrix).astype(np.uint8), column.lengths)
+
+
+def _digit_values(column: ByteColumn, max_digits: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer value of fields that are 1 to ``max_digits`` ASCII digits, and which are."""
+    digits = column.matrix[:, :max_digits].astype(np.int64) - ord("0")
+    offsets = np.arange(digits.shape[1])
+    inside = offsets < column.lengths[:, None]
+    ok = ((column.lengths >= 1) & (column.lengths <= max_digits)
+          & np.all(((digits >= 0) & (digits <= 9)) | ~inside, axis=1))
+    powers = np.power(10, np.clip(column.lengths[:, None] - 1 - offsets, 0, 18))
+    return np.where(inside, digits * powers, 0).sum(axis=1), ok
+
+
+def all_digits(column: ByteColumn) -> np.ndarray:
+    """Which fields are one or more ASCII digits (of any length)."""
+    inside = np.arange(column.matrix.shape[1]) < column.lengths[:, None]
+    digit = (column.matrix >= ord("0")) & (column.matrix <= ord("9"))
+    return (column.lengths > 0) & np.all(digit | ~inside, axis=1)
+
+
+def whole_numbers(column: ByteColumn) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~perfpredict.ingest.fields.count` of plain digits: values as floats (NaN:
+    empty, which ``count`` reads as None) and which rows were read."""
+    values, digits_ok = _digit_values(column, max_digits=10)
+    empty = column.lengths == 0
+    ok = empty | (digits_ok & (values <= MAX_COUNT))
+    return np.where(empty, np.nan, values.astype(np.float64)), ok
+
+
+def sizes_bytes(column: ByteColumn) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~perfpredict.ingest.fields.memory_bytes` of ``231092K``, ``32G`` or plain
+    bytes: values (NaN: empty) and which rows were read."""
+    rows = np.arange(len(column.lengths))
+    last = column.matrix[rows, np.maximum(column.lengths - 1, 0)]
+    factor = np.ones(len(rows))
+    for code, size in _SIZE_FACTORS.items():
+        factor[last == code] = size
+    suffixed = factor != 1.0
+    values, ok = _digit_values(ByteColumn(column.matrix, column.lengths - suffixed), 15)
+    empty = column.lengths == 0
+    return np.where(empty, np.nan, values * factor), empty | ok
+
+
+def key_values(column: ByteColumn, key: bytes) -> tuple[ByteColumn, np.ndarray, np.ndarray]:
+    """:func:`~perfpredict.ingest.fields.tres_value` of lists like
+    ``cpu=00:57:00,fs/disk=29671118931``: the values, where the key is present, and which
+    rows were read (the key at most once, as a whole item)."""
+    occurrences, first = column.find(key)
+    rows = np.arange(len(first))
+    value_start = first + len(key) + 1
+    before = column.matrix[rows, np.maximum(first - 1, 0)]
+    after = column.matrix[rows, np.minimum(value_start - 1, column.matrix.shape[1] - 1)]
+    whole_item = (first == 0) | (before == ord(","))
+    present = occurrences == 1
+    ok = (occurrences == 0) | (present & whole_item & (after == ord("="))
+                               & (value_start <= column.lengths))
+    offsets = np.arange(column.matrix.shape[1])
+    commas = (column.matrix == ord(",")) & (offsets >= value_start[:, None])
+    value_end = np.where(commas.any(axis=1), commas.argmax(axis=1), column.lengths)
+    value_start = np.where(ok & present, value_start, 0)
+    value_end = np.where(ok & present, value_end, 0)
+    return column.slice(value_start, value_end), present & ok, ok
+
+
+def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`~perfpredict.ingest.fields.local_epoch_s` of ``2024-05-01T12:00:00``,
+    ``Unknown``, ``None`` and empty: epoch seconds UTC (NaN: not set) and which rows were
+    read. Wall-clock times that occur twice or never in ``zone`` (DST changes) are left to
+    the scalar reader, which decides them by ``fold=0``."""
+    upper = _uppercase(column)
+    unset = (column.lengths == 0) | upper.equals(b"UNKNOWN") | upper.equals(b"NONE")
+    matrix = np.zeros((len(column.lengths), _TIME_WIDTH), dtype=np.int64)
+    width = min(column.matrix.shape[1], _TIME_WIDTH)
+    matrix[:, :width] = column.matrix[:, :width]
+    digits = matrix - ord("0")
+    ok = (column.lengths == _TIME_WIDTH) & np.all(
+        (digits[:, _TIME_DIGITS] >= 0) & (digits[:, _TIME_DIGITS] <= 9), axis=1)
+    for position, separator in _TIME_SEPARATORS.items():
+        ok &= matrix[:, position] == ord(separator)
+
+    def number(*positions: int) -> np.ndarray:
+        value = np.zeros(len(matrix), dtype=np.int64)
+        for position in positions:
+            value = value * 10 + digits[:, position]
+        return value
+
+    year, month, day = number(0, 1, 2, 3), number(5, 6), number(8, 9)
+    hour, minute, second = number(11, 12), number(14, 15), number(17, 18)
+    month_index = (year - 1970) * 12 + np.clip(month, 1, 12) - 1
+    first_day = month_index.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    next_first = (month_index + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
+    ok &= ((year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
+           & (day <= next_first - first_day) & (hour < 24) & (minute < 60) & (second < 60))
+    local_s = (first_day + day - 1) * 86400 + hour * 3600 + minute * 60 + second
+    epochs = local_s.astype(np.float64)
+    if zone.key != "UTC" and ok.any():
+        local = pd.DatetimeIndex(np.where(ok, local_s, 0).astype("datetime64[s]"))
+        utc = local.tz_localize(zone, ambiguous="NaT", nonexistent="NaT").tz_convert(None)
+        moments = np.asarray(utc.values, dtype="datetime64[s]")
+        ok &= ~np.isnat(moments)
+        epochs = np.where(ok, moments.astype(np.int64), 0).astype(np.float64)
+    ok &= (epochs > 0) & (epochs <= MAX_EPOCH_S)
+    return np.where(unset, np.nan, epochs), unset | ok
+
+
+@dataclass
+class Factorized:
+    """A column as codes into its distinct values (ASCII text)."""
+
+    codes: np.ndarray
+    texts: list[str]
+
+    @classmethod
+    def of(cls, column: ByteColumn) -> Factorized:
+        # Exact codes from 8-byte words (numbers hash much faster than bytes objects).
+        n_rows, width = column.matrix.shape
+        padded = np.zeros((n_rows, -(-width // 8) * 8), dtype=np.uint8)
+        padded[:, :width] = column.matrix
+        codes = np.zeros(n_rows, dtype=np.int64)
+        for word in padded.view(np.uint64).T:
+            word_codes, distinct = pd.factorize(word)
+            codes = pd.factorize(codes * len(distinct) + word_codes)[0]
+        firsts = _first_rows(codes)
+        texts = [bytes(column.matrix[row, :column.lengths[row]]).decode("ascii") for row in firsts]
+        return cls(codes, texts)
+
+
+def _first_rows(codes: np.ndarray) -> np.ndarray:
+    """Where each code first appears, for codes numbered in order of first appearance
+    (as pandas.factorize numbers them): the rows where a new maximum appears."""
+    seen_before = np.maximum.accumulate(np.concatenate([[-1], codes[:-1]]))
+    return np.flatnonzero(codes > seen_before)
+
+
+@dataclass
+class DistinctMap:
+    """A scalar rule applied once per distinct combination of column values: ``results``
+    per combination (None where it raised :class:`FieldError`), ``codes`` per row."""
+
+    results: list[Any]
+    codes: np.ndarray
+    failed: np.ndarray
+
+    def column(self, part: int | None = None) -> np.ndarray:
+        """The result per row (or its element ``part`` when results are tuples) as an
+        object array; rows whose rule failed hold None."""
+        chosen = np.empty(len(self.results), dtype=object)
+        for i, result in enumerate(self.results):
+            chosen[i] = result if part is None or result is None else result[part]
+        return chosen[self.codes]
+
+
+def map_distinct(rule: Callable[..., Any], columns: list[Factorized],
+                 rows: np.ndarray) -> DistinctMap:
+    """``rule(*texts)`` on ``rows`` once per distinct combination of the columns' values,
+    broadcast to those rows; a :class:`FieldError` marks the combination's rows failed."""
+    if not len(rows):
+        return DistinctMap([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
+    combined = np.zeros(len(rows), dtype=np.int64)
+    for column in columns:
+        combined = pd.factorize(combined * len(column.texts) + column.codes[rows])[0]
+    first_rows = _first_rows(combined)
+    results: list[Any] = []
+    failed = np.zeros(len(first_rows), dtype=bool)
+    for i, row in enumerate(rows[first_rows]):
+        try:
+            results.append(rule(*(column.texts[column.codes[row]] for column in columns)))
+        except FieldError:
+            results.append(None)
+            failed[i] = True
+    return DistinctMap(results, combined, failed[combined])

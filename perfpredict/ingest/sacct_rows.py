@@ -1,0 +1,290 @@
+"""One ``sacct -P`` line at a time: the layout of the fields, and the rule for every field.
+
+These functions are the definition of how a row is read. :mod:`.sacct_columns` applies
+the same rules to whole columns (once per distinct value, or with a column reader from
+:mod:`.field_columns` for the common spelling) and sends every row it cannot read that
+way to :func:`read_line`, so an odd value gets the same value or error on either path.
+Each rule takes the row as a mapping of lower-case column names to the raw text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from perfpredict.ingest import fields
+from perfpredict.ingest.fields import FieldError
+from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord
+
+#: Field order of Open XDMoD's documented export (``sacct --noheader --parsable2 --format``).
+XDMOD_COLUMNS = (
+    "jobid", "jobidraw", "cluster", "partition", "qos", "account", "group", "gid", "user",
+    "uid", "submit", "eligible", "start", "end", "elapsed", "exitcode", "state", "nnodes",
+    "ncpus", "reqcpus", "reqmem", "reqtres", "alloctres", "timelimit", "nodelist", "jobname",
+)
+
+# 123, 123_4 (array task), 176+0 (het component), each optionally .batch/.extern/.0
+_JOB_ID = re.compile(r"^(?P<base>\d+(?:[_+]\d+)?)(?:\.(?P<step>[A-Za-z0-9_+-]+))?$")
+_ARRAY_TASK = re.compile(r"^(?P<job>\d+)_(?P<task>\d+)")
+_HET_COMPONENT = re.compile(r"^(?P<job>\d+)\+(?P<offset>\d+)")
+_EXIT_CODE = re.compile(r"^(?P<code>\d+):(?P<signal>\d+)$")
+# TimelimitRaw prints Slurm's NO_VAL / INFINITE as these when there is no limit.
+_NO_LIMIT_MINUTES = {"4294967294", "4294967295"}
+
+Row = Mapping[str, str]
+
+
+@dataclass
+class Layout:
+    """How the lines of this file split into named fields."""
+
+    columns: tuple[str, ...]
+    delimiter: str
+    trailing_delimiter: bool
+
+    def split(self, text: str) -> list[str] | None:
+        """The fields of a line, or None when their count differs from the columns (a
+        delimiter inside a value: rejecting beats mis-shifting every later field)."""
+        cells = text.split(self.delimiter)
+        if self.trailing_delimiter and len(cells) == len(self.columns) + 1 and not cells[-1]:
+            cells.pop()
+        return cells if len(cells) == len(self.columns) else None
+
+    def index(self, name: str) -> int | None:
+        """Position of column ``name``, None when the file does not have it."""
+        return self.columns.index(name) if name in self.columns else None
+
+
+def detect_layout(text: str, options: IngestOptions) -> tuple[Layout, bool]:
+    """The layout from the first line, and whether that line is a header to skip."""
+    delimiter = "^|^" if "^|^" in text else "|"
+    cells = [c.strip().lower() for c in text.split(delimiter)]
+    trailing = len(cells) > 1 and not cells[-1]
+    names = cells[:-1] if trailing else cells
+    is_header = "jobid" in names or "jobidraw" in names
+    if options.columns:
+        columns = tuple(c.strip().lower() for c in options.columns)
+        is_header = is_header and names == list(columns)
+    elif is_header:
+        columns = tuple(names)
+    else:
+        columns = XDMOD_COLUMNS
+    if not is_header:
+        trailing = len(cells) == len(columns) + 1 and not cells[-1]
+    return Layout(columns, delimiter, trailing), is_header
+
+
+# --- the allocation row of a job ----------------------------------------------------------
+
+def state(row: Row) -> tuple[str | None, str | None]:
+    """Base state (None: not finished, so not a run) and the full text when it says more
+    (``CANCELLED by 102216``)."""
+    text = row.get("state", "")
+    base = fields.slurm_state(text)
+    return base, (text.strip() if text.strip() != base else None)
+
+
+def runtime_s(row: Row) -> float | None:
+    raw_elapsed = row.get("elapsedraw", "").strip()
+    if raw_elapsed:
+        return float(fields.count("ElapsedRaw", raw_elapsed) or 0)
+    return fields.duration_s("Elapsed", row.get("elapsed", ""))
+
+
+def requested_walltime_s(row: Row) -> float | None:
+    minutes = row.get("timelimitraw", "").strip()
+    if minutes:
+        if minutes.upper() in fields.NO_LIMIT or minutes in _NO_LIMIT_MINUTES:
+            return None
+        limit = fields.count("TimelimitRaw", minutes)
+        return None if limit is None else fields.check_duration_s("TimelimitRaw", limit * 60.0)
+    return fields.duration_s("Timelimit", row.get("timelimit", ""))
+
+
+def exit_code(row: Row) -> tuple[int | None, int | None]:
+    """The exit code as a shell reports it, and the signal."""
+    text = row.get("exitcode", "").strip()
+    if not text:
+        return None, None
+    match = _EXIT_CODE.match(text)
+    if match is None:
+        raise FieldError(f"ExitCode {text!r} is not <return code>:<signal> like 0:0")
+    code = fields.count("ExitCode", match["code"])
+    signal = fields.count("ExitCode signal", match["signal"])
+    return fields.exit_code(code, signal), signal
+
+
+def nodes(row: Row) -> int | None:
+    return fields.count("NNodes", row.get("nnodes") or row.get("allocnodes"), zero_is_none=True)
+
+
+def gpus(row: Row) -> int | None:
+    return fields.gpus_from_tres(fields.tres(row.get("alloctres", "")))
+
+
+def text_or_none(row: Row, name: str) -> str | None:
+    return row.get(name, "").strip() or None
+
+
+def app_and_extra(row: Row, options: IngestOptions) -> tuple[str, dict[str, Any]]:
+    """The application and the extra fields read from the row's descriptive columns (all
+    but the job id and times, which nearly every row has its own of)."""
+    _, state_detail = state(row)
+    _, signal = exit_code(row)
+    job_name = row.get("jobname", "")
+    app = fields.app_name(job_name, row.get("comment"), options)
+    extra: dict[str, Any] = {
+        "cpus": fields.count("NCPUS", row.get("ncpus") or row.get("alloccpus"),
+                             zero_is_none=True),
+        "qos": text_or_none(row, "qos"),
+        "req_mem": text_or_none(row, "reqmem"),
+        "state_detail": state_detail,
+        "exit_signal": signal or None,
+        "timezone": options.timezone,
+        "job_name": job_name.strip() if app != job_name.strip() else None,
+    }
+    return app, {k: v for k, v in extra.items() if v is not None}
+
+
+def job_id_extra(display_id: str, job_id: str) -> dict[str, Any]:
+    """What the displayed job id adds when it differs from JobIDRaw: array task or
+    heterogeneous-job component."""
+    extra: dict[str, Any] = {}
+    if display_id and display_id != job_id:
+        extra["slurm_job_id"] = display_id
+    if array := _ARRAY_TASK.match(display_id):
+        extra.update(array_job_id=array["job"], array_task_id=int(array["task"]))
+    if het := _HET_COMPONENT.match(display_id):
+        extra.update(het_job_id=het["job"], het_job_offset=int(het["offset"]))
+    return extra
+
+
+def times(row: Row, zone: ZoneInfo) -> tuple[float | None, float | None, float | None]:
+    """Submit, start and end in epoch seconds UTC."""
+    start = fields.local_epoch_s("Start", row.get("start", ""), zone)
+    end = fields.local_epoch_s("End", row.get("end", ""), zone)
+    check_order(start, end, row)
+    return fields.local_epoch_s("Submit", row.get("submit", ""), zone), start, end
+
+
+def check_order(start: float | None, end: float | None, row: Row) -> None:
+    if start is not None and end is not None and end < start:
+        raise FieldError(f"End {row.get('end')!r} is before Start {row.get('start')!r}")
+
+
+def job_record(row: Row, job_id: str, line_no: int, zone: ZoneInfo,
+               options: IngestOptions) -> RunRecord | None:
+    """The run of an allocation row, or None for a job that has not finished."""
+    base_state, _ = state(row)
+    if base_state is None:
+        return None
+    runtime = runtime_s(row)
+    code, _ = exit_code(row)
+    submit, start, end = times(row, zone)
+    app, extra = app_and_extra(row, options)
+    extra.update(job_id_extra(row.get("jobid", "").strip(), job_id))
+    cluster = row.get("cluster", "").strip()
+    return RunRecord(
+        app=app, system=cluster or None, nodes=nodes(row), gpus=gpus(row), runtime_s=runtime,
+        requested_walltime_s=requested_walltime_s(row), state=base_state, exit_code=code,
+        user=text_or_none(row, "user"), account=text_or_none(row, "account"),
+        partition=text_or_none(row, "partition"), job_id=job_id, submit_epoch_s=submit,
+        start_epoch_s=start, end_epoch_s=end, censored=base_state == "TIMEOUT",
+        extra=extra, line_no=line_no, key=f"{cluster}:{job_id}",
+    )
+
+
+# --- step rows ------------------------------------------------------------------------------
+
+@dataclass
+class StepUsage:
+    """What one step row adds to its job (None: the row does not say)."""
+
+    max_rss_bytes: float | None
+    disk_in_bytes: float | None
+    disk_out_bytes: float | None
+    tasks: int | None
+    nodes: int | None
+
+
+def disk_bytes(row: Row, column: str) -> float | None:
+    """``fs/disk`` of a TRESUsage list; a key without a value counts as 0 bytes."""
+    disk = fields.tres_value(row.get(column, ""), "fs/disk")
+    return None if disk is None else fields.memory_bytes(f"{column} fs/disk", disk) or 0.0
+
+
+def step_usage(row: Row, step_name: str) -> StepUsage:
+    """MaxRSS, I/O bytes and tasks of a step row. The extern step holds one placeholder
+    task per node, never the application, so its tasks do not count."""
+    rss = fields.memory_bytes("MaxRSS", row.get("maxrss", ""))
+    disk_in, disk_out = disk_bytes(row, "tresusageintot"), disk_bytes(row, "tresusageouttot")
+    tasks = fields.count("NTasks", row.get("ntasks"), zero_is_none=True)
+    if not tasks or step_name == "extern":
+        return StepUsage(rss, disk_in, disk_out, None, None)
+    return StepUsage(rss, disk_in, disk_out, tasks, nodes(row))
+
+
+# --- a whole line -----------------------------------------------------------------------------
+
+@dataclass
+class JobLine:
+    """An allocation row: its run (None: not finished, or the row is bad)."""
+
+    base: str
+    line_no: int
+    record: RunRecord | None
+
+
+@dataclass
+class StepLine:
+    """A step row: what it adds to its job, or why it cannot be read (reported only when
+    its job is a run)."""
+
+    base: str
+    raw_id: str
+    line_no: int
+    usage: StepUsage | None
+    reason: str | None
+
+
+def field_count_reason(layout: Layout, text: str) -> str:
+    found = len(text.split(layout.delimiter))
+    expected = len(layout.columns)
+    if found > expected:
+        return (f"expected {expected} fields, found {found}; a '|' inside a job name or "
+                "comment shifts them: export with --delimiter='^|^'")
+    return (f"expected {expected} fields, found {found}; the line is cut short or "
+            "--columns does not match the export")
+
+
+def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo,
+              options: IngestOptions) -> list[JobLine | StepLine | BadRecord]:
+    """Everything one line says: nothing (blank, pending array remainder), a bad record,
+    a job row (with a bad record when its fields cannot be read) or a step row."""
+    if not text.strip():
+        return []
+    cells = layout.split(text)
+    if cells is None:
+        return [BadRecord(line_no, text, field_count_reason(layout, text))]
+    row = dict(zip(layout.columns, cells, strict=True))
+    display_id = row.get("jobid", "").strip()
+    raw_id = row.get("jobidraw", "").strip() or display_id
+    if "_[" in display_id or "_[" in raw_id:
+        return []  # pending array remainder: tasks not started yet
+    match = _JOB_ID.match(raw_id)
+    if match is None:
+        return [BadRecord(line_no, text, f"job id {raw_id!r} is not a Slurm job id like "
+                          "123, 123.batch, 123_4 or 176+0")]
+    base, step = match["base"], match["step"]
+    if step is None:
+        try:
+            return [JobLine(base, line_no, job_record(row, base, line_no, zone, options))]
+        except FieldError as exc:
+            return [JobLine(base, line_no, None), BadRecord(line_no, text, str(exc))]
+    try:
+        return [StepLine(base, raw_id, line_no, step_usage(row, step), None)]
+    except FieldError as exc:
+        return [StepLine(base, raw_id, line_no, None, str(exc))]
