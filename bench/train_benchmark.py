@@ -15,6 +15,7 @@ Run: python -m bench.train_benchmark [--runs 1000000]
 from __future__ import annotations
 
 import argparse
+import os
 import sqlite3
 import tempfile
 import time
@@ -102,17 +103,20 @@ def benchmark(n_runs: int = 1_000_000) -> dict[str, Any]:
         report: TrainReport = train(open_store(url))
         train_s = time.perf_counter() - start
     return {"runs": n_runs, "series": report.n_series, "reference_s": reference_s,
-            "train_s": train_s, "ratio_to_raw_read": train_s / reference_s}
+            "train_s": train_s, "ratio_to_raw_read": train_s / reference_s,
+            # seconds on a shared machine depend on what else runs: say how busy it was
+            "load_average_1min": os.getloadavg()[0]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=1_000_000)
     row = benchmark(parser.parse_args().runs)
-    print("| runs | series | raw sqlite3 read s (reference) | train s | ratio |\n"
-          "|---:|---:|---:|---:|---:|")
+    print("| runs | series | raw sqlite3 read s (reference) | train s | ratio | load average |\n"
+          "|---:|---:|---:|---:|---:|---:|")
     print(f"| {row['runs']} | {row['series']} | {row['reference_s']:.2f} | "
-          f"{row['train_s']:.1f} | {row['ratio_to_raw_read']:.0f} |")
+          f"{row['train_s']:.1f} | {row['ratio_to_raw_read']:.0f} | "
+          f"{row['load_average_1min']:.1f} |")
 
 
 if __name__ == "__main__":

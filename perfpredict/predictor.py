@@ -25,7 +25,8 @@ import numpy as np
 
 from perfpredict._imports import require
 from perfpredict.distributed import current_client
-from perfpredict.laws.base import FloatArray
+from perfpredict.laws.base import FloatArray, IntArray
+from perfpredict.overhead.contexts import SeriesTable, block_positions, fit_contexts
 from perfpredict.overhead.features import (
     CANDIDATE_LAWS,
     FEATURE_NAMES,
@@ -59,20 +60,6 @@ class NestedExamples:
     weight: list[FloatArray] = field(default_factory=list)
     kind: list[np.ndarray] = field(default_factory=list)
 
-    def add(self, ctx: SeriesContext, p: FloatArray, runtime_s: FloatArray, group: int) -> None:
-        n = p.size
-        logs = law_log_predictions(ctx, p)
-        self.summary.append(np.tile(ctx.summary, (n, 1)))
-        self.scale.append(p)
-        self.scale_max.append(np.full(n, ctx.scale_max))
-        self.law_logs.append(np.column_stack([logs[name] for name in CANDIDATE_LAWS]))
-        self.log_runtime.append(np.log(runtime_s))
-        self.group.append(np.full(n, float(group)))
-        # every (series, cut, scale) counts once, however many repetitions it has
-        _, inverse, counts = np.unique(p, return_inverse=True, return_counts=True)
-        self.weight.append(1.0 / counts[inverse])
-        self.kind.append(np.full(n, _kind(ctx.series)))
-
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.scale:
             raise ValueError("no nested examples")
@@ -83,25 +70,24 @@ class NestedExamples:
 
 #: Tasks the nested examples are split into on dask.distributed (a few per worker).
 NESTED_CHUNKS = 64
-#: Most series the nested examples are built from; beyond it a uniform sample is used.
-#: Every series costs a law fit per cut, and the regressor's nested error stops
-#: improving long before this many series (a center's store can hold 50k and more).
-MAX_NESTED_SERIES = 20_000
+#: Most nested examples to learn from; beyond it, the examples of a uniform sample of
+#: series are used. Twelve boosted-tree fits (cross-fitting and final fits) each cost
+#: time in proportion to the examples, while the regressor's nested error has stopped
+#: improving long before this many (a center's store yields millions).
+MAX_NESTED_EXAMPLES = 60_000
 
 
 def nested_examples(series_list: list[Series], min_context: int = 2,
-                    max_series: int = MAX_NESTED_SERIES,
+                    max_examples: int = MAX_NESTED_EXAMPLES,
                     random_state: int = 0) -> NestedExamples:
     """Fit on the k smallest scales of each series, target its larger runs, for every k.
 
-    With more than ``max_series`` series, a uniform sample of that many (drawn with
-    ``random_state``, so training stays reproducible) is used; each example's group
-    stays its series' index in ``series_list``.
+    With more than ``max_examples`` examples, those of a uniform sample of series (drawn
+    with ``random_state``, so training stays reproducible) are used, as many series as
+    fit within ``max_examples``; each example's group stays its series' index in
+    ``series_list``.
     """
-    indices = np.arange(len(series_list))
-    if indices.size > max_series:
-        rng = np.random.default_rng(random_state)
-        indices = np.sort(rng.choice(indices, size=max_series, replace=False))
+    indices = _sample_series(series_list, min_context, max_examples, random_state)
     client = current_client()
     if client is None:
         return _nested_part([series_list[i] for i in indices], indices.tolist(), min_context)
@@ -118,16 +104,58 @@ def nested_examples(series_list: list[Series], min_context: int = 2,
     return examples
 
 
+def _examples_per_run(table: SeriesTable, min_context: int) -> IntArray:
+    """Nested examples each run of ``table`` is the target of: one per cut below it."""
+    return np.maximum(table.run_scale_index - min_context + 1, 0)
+
+
+def _sample_series(series_list: list[Series], min_context: int, max_examples: int,
+                   random_state: int) -> IntArray:
+    """Indices of the series the nested examples are built from, ascending."""
+    indices = np.arange(len(series_list))
+    table = SeriesTable.of(series_list)
+    per_series = np.bincount(table.run_series(), weights=_examples_per_run(table, min_context),
+                             minlength=len(series_list))
+    if per_series.sum() <= max_examples:
+        return indices
+    order = np.random.default_rng(random_state).permutation(indices)
+    n_kept = max(1, int(np.searchsorted(np.cumsum(per_series[order]), max_examples,
+                                        side="right")))
+    return np.sort(order[:n_kept])
+
+
 def _nested_part(series_list: list[Series], groups: list[int],
                  min_context: int) -> NestedExamples:
-    """:func:`nested_examples` of ``series_list``, each series' examples in its group."""
+    """:func:`nested_examples` of ``series_list``, each series' examples in its group.
+
+    Every cut of every series is one context, all fitted at once; an example is a
+    (context, run beyond its cut) pair, in the order of series, cuts and runs.
+    """
+    table = SeriesTable.of(series_list)
+    n_cuts = np.maximum(table.n_scales - min_context, 0)
+    cut_series = np.repeat(np.arange(len(series_list)), n_cuts)
+    contexts = fit_contexts(table, series_list, cut_series,
+                            min_context + block_positions(n_cuts))
+    # pair every context with every run of its series, keep the runs beyond the cut
+    runs_per_context = table.n_runs[cut_series]
+    context = np.repeat(np.arange(cut_series.size), runs_per_context)
+    run = table.run_start[cut_series][context] + block_positions(runs_per_context)
+    beyond = table.run_scale_index[run] >= contexts.n_scales[context]
+    context, run = context[beyond], run[beyond]
+    series = cut_series[context]
+    p = table.run_scale[run]
+    weak = np.array([s.weak for s in series_list], dtype=bool)
     examples = NestedExamples()
-    for index, series in zip(groups, series_list, strict=True):
-        scales = series.scales
-        for k in range(min_context, scales.size):
-            ctx = fit_context(series.subset(scales[:k]))
-            beyond = series.scale > scales[k - 1]
-            examples.add(ctx, series.scale[beyond], series.runtime_s[beyond], index)
+    examples.summary.append(contexts.summary[context])
+    examples.scale.append(p)
+    examples.scale_max.append(contexts.scale_max[context])
+    examples.law_logs.append(contexts.law_log_predictions(context, p))
+    examples.log_runtime.append(np.log(table.runtime_s[run]))
+    examples.group.append(np.asarray(groups, dtype=float)[series])
+    # every (series, cut, scale) counts once, however many repetitions it has
+    scale_row = table.scale_start[series] + table.run_scale_index[run]
+    examples.weight.append(1.0 / table.repetitions[scale_row])
+    examples.kind.append(np.where(weak[series], "weak", "strong"))
     return examples
 
 

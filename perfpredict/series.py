@@ -93,51 +93,101 @@ def usable_runs(frame):  # type: ignore[no-untyped-def]
 def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
     """Group a runs DataFrame (``perfpredict.store.queries.runs_frame``) into series.
 
-    The columns are taken out of pandas once and each series is cut from numpy arrays:
-    a pandas groupby pays about 2 ms of overhead per group, minutes for the tens of
-    thousands of series a center's store holds.
+    Series are found and their runs ordered with array operations on the whole frame,
+    then cut from the sorted columns: a pandas groupby pays about 2 ms of overhead per
+    group, and a Python step per run about as much in total, minutes and tens of seconds
+    for the tens of thousands of series and millions of runs a center's store holds.
     """
     runs = usable_runs(frame)
     if runs.empty:
         return []
-    rows_of: dict[tuple[str, ...], list[int]] = {}
-    key_parts = [[key_part(v) for v in runs[c]] for c in SERIES_KEY]
-    for row, key in enumerate(zip(*key_parts, strict=True)):
-        rows_of.setdefault(key, []).append(row)
+    group, keys = _series_groups(runs)
     nodes, total_ranks, runtime_all, size_num_all = (
         runs[c].to_numpy(dtype=float, na_value=np.nan)
         for c in ("nodes", "total_ranks", "runtime_s", "problem_size_num"))
+    # the scale is the node count where every run of the series records it
+    use_nodes = np.bincount(group, weights=np.isnan(nodes), minlength=len(keys)) == 0
+    scale_all = np.where(use_nodes[group], nodes, total_ranks)
+    rows = np.flatnonzero(~np.isnan(scale_all) & (scale_all > 0))
+    size_num = _first_per_group(group[rows], size_num_all[rows], len(keys))
+    # series after series, each by scale, runs of equal scale in frame order
+    rows = rows[np.lexsort((scale_all[rows], group[rows]))]
+    n_rows = np.bincount(group[rows], minlength=len(keys))
+    start = np.cumsum(n_rows) - n_rows
     extra_all = runs["extra"].to_numpy(dtype=object)
+    has_extra = np.fromiter((isinstance(e, dict) and bool(e) for e in extra_all), dtype=bool,
+                            count=extra_all.size)
     series: list[Series] = []
-    for key in sorted(rows_of):  # the order of groupby(sort=True) on the key parts
-        rows = np.asarray(rows_of[key])
-        use_nodes = not np.isnan(nodes[rows]).any()
-        scale = (nodes if use_nodes else total_ranks)[rows]
-        ok = ~np.isnan(scale) & (scale > 0)
-        rows, scale = rows[ok], scale[ok]
-        if not rows.size:
+    for g, key in enumerate(keys):
+        mine = rows[start[g]:start[g] + n_rows[g]]
+        if not mine.size:
             continue
-        order = np.argsort(scale, kind="stable")
-        extras = [e if isinstance(e, dict) else {} for e in extra_all[rows]]
-        hint = next((str(e["scaling"]) for e in extras if e.get("scaling")), "")
-        staging = [float(e["staging_s"]) for e in extras
-                   if _finite(e.get("staging_s"))]
-        runtime = runtime_all[rows]
-        io_share = (float(np.median(np.asarray(staging) / runtime[: len(staging)]))
-                    if len(staging) == len(runtime) else None)
-        size_num = size_num_all[rows][~np.isnan(size_num_all[rows])]
+        hint, io_share = "", None
+        if has_extra[mine].any():
+            in_frame_order = np.sort(mine)
+            hint, io_share = _extras(extra_all[in_frame_order], runtime_all[in_frame_order])
         series.append(Series(
             key=key,
-            scale_unit="nodes" if use_nodes else "ranks",
-            scale=scale[order],
-            runtime_s=runtime[order],
+            scale_unit="nodes" if use_nodes[g] else "ranks",
+            scale=scale_all[mine],
+            runtime_s=runtime_all[mine],
             weak=_is_weak(key[2], hint),
-            problem_size_num=float(size_num[0]) if size_num.size else None,
+            problem_size_num=None if np.isnan(size_num[g]) else float(size_num[g]),
             ranks_per_node=_float_or_none(key[3]),
             threads_per_rank=_float_or_none(key[4]),
             io_share=io_share,
         ))
     return series
+
+
+def _series_groups(runs) -> tuple[np.ndarray, list[tuple[str, ...]]]:  # type: ignore[no-untyped-def]
+    """Each run's series (an index into the keys) and the series keys, sorted.
+
+    Only each column's distinct values go through :func:`key_part`; runs are matched
+    by codes (a hash table per column), not by a Python step per run.
+    """
+    import pandas as pd
+
+    combined = np.zeros(len(runs), dtype=np.int64)
+    columns = []
+    for name in SERIES_KEY:
+        codes, uniques = pd.factorize(runs[name], use_na_sentinel=False)
+        texts = [key_part(v) for v in uniques]
+        # values with the same text ('36' and 36.0) are one key part
+        text_code: dict[str, int] = {}
+        codes = np.array([text_code.setdefault(t, len(text_code)) for t in texts],
+                         dtype=np.int64)[codes]
+        columns.append((codes, list(text_code)))
+        combined = pd.factorize(combined * len(text_code) + codes)[0].astype(np.int64)
+    n_groups = int(combined.max()) + 1
+    first = np.zeros(n_groups, dtype=np.int64)
+    first[combined[::-1]] = np.arange(len(runs) - 1, -1, -1)  # the first run of each
+    keys = [tuple(texts[codes[row]] for codes, texts in columns) for row in first.tolist()]
+    rank = sorted(range(n_groups), key=keys.__getitem__)
+    position = np.empty(n_groups, dtype=np.int64)
+    position[rank] = np.arange(n_groups)
+    return position[combined], [keys[g] for g in rank]
+
+
+def _first_per_group(group: np.ndarray, values: FloatArray, n_groups: int) -> FloatArray:
+    """Per group, the first of its ``values`` (in frame order) that is not NaN, else NaN."""
+    known = np.flatnonzero(~np.isnan(values))
+    groups, first = np.unique(group[known], return_index=True)
+    out = np.full(n_groups, np.nan)
+    out[groups] = values[known[first]]
+    return out
+
+
+def _extras(extras: np.ndarray, runtime: FloatArray) -> tuple[str, float | None]:
+    """The scaling hint and the I/O share a series' runs (in frame order) record in
+    their extra fields: the first hint given, and the median staging share if every
+    run records its staging time."""
+    fields = [e if isinstance(e, dict) else {} for e in extras]
+    hint = next((str(e["scaling"]) for e in fields if e.get("scaling")), "")
+    staging = [float(e["staging_s"]) for e in fields if _finite(e.get("staging_s"))]
+    io_share = (float(np.median(np.asarray(staging) / runtime))
+                if len(staging) == len(runtime) else None)
+    return hint, io_share
 
 
 def _finite(value: Any) -> bool:

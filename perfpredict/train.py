@@ -15,7 +15,7 @@ from typing import Any
 
 from perfpredict import __version__, artifact
 from perfpredict.errors import NotTrainedError
-from perfpredict.overhead.features import fit_context
+from perfpredict.overhead.contexts import SeriesContext, full_contexts
 from perfpredict.predictor import HybridPredictor
 from perfpredict.series import Series, build_series
 
@@ -38,9 +38,16 @@ class TrainReport:
         return dict(vars(self))
 
 
-def series_entry(series: Series) -> dict[str, Any]:
-    """What an estimate needs to know about one series."""
-    ctx = fit_context(series)
+def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
+    """What an estimate needs to know about each series with two or more measured
+    scales, all series' laws fitted at once."""
+    indices, contexts = full_contexts(series_list)
+    return [_entry(contexts.context(row, series_list[i]))
+            for row, i in enumerate(indices.tolist())]
+
+
+def _entry(ctx: SeriesContext) -> dict[str, Any]:
+    series = ctx.series
     return {
         "key": list(series.key), "scale_unit": series.scale_unit, "weak": series.weak,
         "scales": ctx.scales.tolist(), "medians_s": ctx.medians_s.tolist(),
@@ -57,7 +64,7 @@ def build_artifact(series_list: list[Series], n_runs: int,
     """Fit the hybrid on ``series_list`` and pack it with the series' entries."""
     predictor = predictor or HybridPredictor()
     predictor.fit(series_list)
-    entries = [series_entry(s) for s in series_list if s.scales.size >= 2]
+    entries = series_entries(series_list)
     fingerprint = hashlib.sha256(json.dumps(
         [[e["key"], e["scales"], e["medians_s"]] for e in entries]).encode()).hexdigest()
     return artifact.seal({

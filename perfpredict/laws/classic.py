@@ -5,19 +5,50 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfpredict.laws.base import FloatArray, ScalingLaw, relative_nnls
+from perfpredict.laws.base import (
+    FloatArray,
+    ScalingLaw,
+    line_fit_rows,
+    relative_nnls,
+    relative_nnls_rows,
+)
 
 
-class Amdahl(ScalingLaw):
+class _RelativeLinearLaw(ScalingLaw):
+    """A sum of non-negative coefficients times terms in p, fitted by relative error."""
+
+    #: The learned coefficients, one per term, in the order of :meth:`terms`.
+    coef_names: tuple[str, ...] = ()
+
+    @staticmethod
+    def terms(p: FloatArray) -> list[FloatArray]:
+        """The law's terms at scales ``p`` (any shape), each multiplied by a coefficient."""
+        raise NotImplementedError
+
+    def _fit(self, p: FloatArray, t: FloatArray) -> None:
+        for name, value in zip(self.coef_names, relative_nnls(self.terms(p), t), strict=True):
+            setattr(self, name, value)
+
+    @classmethod
+    def _fit_rows(cls, p: FloatArray, t: FloatArray) -> dict[str, FloatArray]:
+        coef = relative_nnls_rows(np.stack(cls.terms(p), axis=-1), t)
+        return dict(zip(cls.coef_names, coef.T, strict=True))
+
+
+class Amdahl(_RelativeLinearLaw):
     """T(p) = serial_s + parallel_s / p: a fixed problem with a serial fraction.
 
     ``serial_fraction`` = serial_s / (serial_s + parallel_s) is Amdahl's s at p = 1.
     """
 
     name = "amdahl"
+    coef_names = ("serial_s_", "parallel_s_")
+    serial_s_: float
+    parallel_s_: float
 
-    def _fit(self, p: FloatArray, t: FloatArray) -> None:
-        self.serial_s_, self.parallel_s_ = relative_nnls([np.ones_like(p), 1 / p], t)
+    @staticmethod
+    def terms(p: FloatArray) -> list[FloatArray]:
+        return [np.ones_like(p), 1 / p]
 
     def _predict(self, p: FloatArray) -> FloatArray:
         return self.serial_s_ + self.parallel_s_ / p
@@ -31,16 +62,20 @@ class Amdahl(ScalingLaw):
         return f"T(p) = {self.serial_s_:.4g} s + {self.parallel_s_:.4g} s / p"
 
 
-class AmdahlLog(ScalingLaw):
+class AmdahlLog(_RelativeLinearLaw):
     """T(p) = serial_s + parallel_s / p + comm_s * log2(p): Amdahl plus tree-shaped
     collectives, the usual first refinement when communication grows with scale."""
 
     name = "amdahl_log"
     min_scales = 3
+    coef_names = ("serial_s_", "parallel_s_", "comm_s_")
+    serial_s_: float
+    parallel_s_: float
+    comm_s_: float
 
-    def _fit(self, p: FloatArray, t: FloatArray) -> None:
-        self.serial_s_, self.parallel_s_, self.comm_s_ = relative_nnls(
-            [np.ones_like(p), 1 / p, np.log2(p)], t)
+    @staticmethod
+    def terms(p: FloatArray) -> list[FloatArray]:
+        return [np.ones_like(p), 1 / p, np.log2(p)]
 
     def _predict(self, p: FloatArray) -> FloatArray:
         return self.serial_s_ + self.parallel_s_ / p + self.comm_s_ * np.log2(p)
@@ -54,14 +89,18 @@ class AmdahlLog(ScalingLaw):
                 f" + {self.comm_s_:.4g} s * log2(p)")
 
 
-class Gustafson(ScalingLaw):
+class Gustafson(_RelativeLinearLaw):
     """T(p) = base_s + growth_s * p: weak scaling where a fraction of the work that grows
     with p is not parallel (Gustafson's serial fraction), so runtime rises linearly."""
 
     name = "gustafson"
+    coef_names = ("base_s_", "growth_s_")
+    base_s_: float
+    growth_s_: float
 
-    def _fit(self, p: FloatArray, t: FloatArray) -> None:
-        self.base_s_, self.growth_s_ = relative_nnls([np.ones_like(p), p], t)
+    @staticmethod
+    def terms(p: FloatArray) -> list[FloatArray]:
+        return [np.ones_like(p), p]
 
     def _predict(self, p: FloatArray) -> FloatArray:
         return self.base_s_ + self.growth_s_ * p
@@ -82,12 +121,16 @@ class PowerLaw(ScalingLaw):
     name = "power"
 
     def _fit(self, p: FloatArray, t: FloatArray) -> None:
-        lp, lt = np.log(p), np.log(t)
-        if np.ptp(lp) == 0:
-            self.exponent_, self.t1_s_ = 0.0, float(np.exp(lt.mean()))
+        if np.ptp(p) == 0:
+            self.exponent_, self.t1_s_ = 0.0, float(np.exp(np.log(t).mean()))
             return
-        slope, intercept = np.polyfit(lp, lt, 1)
-        self.exponent_, self.t1_s_ = float(-slope), float(np.exp(intercept))
+        state = self._fit_rows(p[None, :], t[None, :])
+        self.exponent_, self.t1_s_ = float(state["exponent_"][0]), float(state["t1_s_"][0])
+
+    @classmethod
+    def _fit_rows(cls, p: FloatArray, t: FloatArray) -> dict[str, FloatArray]:
+        slope, intercept = line_fit_rows(np.log(p), np.log(t))
+        return {"exponent_": -slope, "t1_s_": np.exp(intercept)}
 
     def _predict(self, p: FloatArray) -> FloatArray:
         return self.t1_s_ * p ** (-self.exponent_)

@@ -1,0 +1,217 @@
+"""Series contexts in bulk: the candidate laws and shape summary of many series, or of
+the k smallest scales of many series, computed as arrays.
+
+Training needs a context for every cut of every series (the nested examples) and for
+every series in full (the artifact's entries): tens of thousands of fits of a handful of
+points each. One Python call per context took about 1 ms, minutes on a center's store.
+Here the runs of all series are laid out as flat columns once (:class:`SeriesTable`),
+and contexts with the same number of scales are fitted together
+(:meth:`perfpredict.laws.base.ScalingLaw.fit_rows`): medians, slopes, the power law and
+the laws' predictions as array operations, the non-negative least squares one C call per
+fit. A single series' context (:func:`perfpredict.overhead.features.fit_context`) goes
+through the same code, so training and prediction see the same fits, to the bit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from perfpredict.laws import LAWS, ScalingLaw
+from perfpredict.laws.base import FloatArray, IntArray, line_fit_rows
+from perfpredict.series import Series
+
+#: Laws the hybrid weighs; each must be fittable from two scales except where noted.
+CANDIDATE_LAWS = ("amdahl", "amdahl_log", "gustafson", "power")
+#: The law that stands in for one a context has too few scales to determine.
+_FALLBACK_LAW = "amdahl"
+
+
+@dataclass
+class SeriesContext:
+    """Everything the predictor derives from one series' measured runs."""
+
+    series: Series
+    scales: FloatArray
+    medians_s: FloatArray
+    laws: dict[str, ScalingLaw]
+    summary: FloatArray  # the features that do not depend on the query scale
+
+    @property
+    def scale_max(self) -> float:
+        return float(self.scales[-1])
+
+    @property
+    def scale_min(self) -> float:
+        return float(self.scales[0])
+
+
+def block_positions(sizes: IntArray) -> IntArray:
+    """0, 1, ..., size - 1 for each block of ``sizes``, concatenated."""
+    total = int(sizes.sum())
+    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    return np.arange(total, dtype=np.int64) - starts
+
+
+@dataclass
+class SeriesTable:
+    """A list of series as flat columns: their runs, series after series, and their
+    distinct scales (ascending within a series) with what the runs at each measured."""
+
+    run_start: IntArray  # (n_series + 1,): where each series' runs begin
+    run_scale: FloatArray
+    runtime_s: FloatArray
+    run_scale_index: IntArray  # the run's scale among its series' distinct scales
+    scale_start: IntArray  # (n_series + 1,): where each series' distinct scales begin
+    scales: FloatArray
+    medians_s: FloatArray  # median runtime at each distinct scale
+    noise_log: FloatArray  # std of the log runtimes there (0 for a single run)
+    repetitions: IntArray  # runs at each distinct scale
+
+    @classmethod
+    def of(cls, series_list: list[Series]) -> SeriesTable:
+        if not series_list:
+            raise ValueError("no series")
+        sizes = np.array([s.scale.size for s in series_list], dtype=np.int64)
+        series_of = np.repeat(np.arange(len(series_list)), sizes)
+        run_scale = np.concatenate([s.scale for s in series_list])
+        runtime = np.concatenate([s.runtime_s for s in series_list])
+        order = np.lexsort((runtime, run_scale, series_of))
+        sorted_series, sorted_scale, sorted_runtime = (
+            series_of[order], run_scale[order], runtime[order])
+        new = np.ones(order.size, dtype=bool)
+        new[1:] = ((sorted_series[1:] != sorted_series[:-1])
+                   | (sorted_scale[1:] != sorted_scale[:-1]))
+        first = np.flatnonzero(new)
+        count = np.diff(np.append(first, order.size))
+        # np.median: the middle run, or the mean of the two middle runs
+        medians = (sorted_runtime[first + (count - 1) // 2]
+                   + sorted_runtime[first + count // 2]) / 2
+        log_runtime = np.log(sorted_runtime)
+        group = np.cumsum(new) - 1
+        deviation = log_runtime - (np.add.reduceat(log_runtime, first) / count)[group]
+        noise = np.sqrt(np.add.reduceat(deviation * deviation, first) / count)
+        n_scales = np.bincount(sorted_series[first], minlength=len(series_list))
+        scale_start = np.concatenate([[0], np.cumsum(n_scales)]).astype(np.int64)
+        run_group = np.empty(order.size, dtype=np.int64)
+        run_group[order] = group
+        return cls(run_start=np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
+                   run_scale=run_scale, runtime_s=runtime,
+                   run_scale_index=run_group - scale_start[series_of],
+                   scale_start=scale_start, scales=sorted_scale[first], medians_s=medians,
+                   noise_log=noise, repetitions=count)
+
+    @property
+    def n_scales(self) -> IntArray:
+        """Distinct scales of each series."""
+        return np.diff(self.scale_start)
+
+    @property
+    def n_runs(self) -> IntArray:
+        return np.diff(self.run_start)
+
+    def run_series(self) -> IntArray:
+        """The series index of each run."""
+        return np.repeat(np.arange(self.n_runs.size), self.n_runs)
+
+
+@dataclass
+class ContextBatch:
+    """Contexts as columns, one row per (series, k smallest scales) pair."""
+
+    table: SeriesTable
+    series_index: IntArray
+    n_scales: IntArray
+    scale_max: FloatArray
+    #: Features that do not depend on the query scale, in the order of
+    #: :data:`perfpredict.overhead.features.FEATURE_NAMES` from "log2_scale_max" on.
+    summary: FloatArray
+    #: Each candidate law's state per context (NaN where it has too few scales).
+    law_states: dict[str, dict[str, FloatArray]]
+
+    def law_log_predictions(self, rows: IntArray, p: FloatArray) -> FloatArray:
+        """log runtime each candidate law (columns, in :data:`CANDIDATE_LAWS` order) of
+        context ``rows[i]`` predicts at ``p[i]``; a law a context cannot determine (too
+        few scales) stands in with Amdahl's prediction."""
+        out = np.repeat(self._law_log(_FALLBACK_LAW, rows, p)[:, None], len(CANDIDATE_LAWS),
+                        axis=1)
+        for j, name in enumerate(CANDIDATE_LAWS):
+            fitted = self.n_scales[rows] >= LAWS[name].min_scales
+            if name != _FALLBACK_LAW and fitted.any():
+                out[fitted, j] = self._law_log(name, rows[fitted], p[fitted])
+        return out
+
+    def _law_log(self, name: str, rows: IntArray, p: FloatArray) -> FloatArray:
+        state = {key: values[rows] for key, values in self.law_states[name].items()}
+        return np.log(LAWS[name].from_state(state).predict(p))
+
+    def context(self, row: int, series: Series) -> SeriesContext:
+        """Context ``row`` as one :class:`SeriesContext` (``series`` is its series)."""
+        start = int(self.table.scale_start[self.series_index[row]])
+        end = start + int(self.n_scales[row])
+        laws = {name: LAWS[name].from_state({key: float(values[row])
+                                             for key, values in self.law_states[name].items()})
+                for name in CANDIDATE_LAWS if self.n_scales[row] >= LAWS[name].min_scales}
+        return SeriesContext(series, self.table.scales[start:end],
+                             self.table.medians_s[start:end], laws, self.summary[row].copy())
+
+
+def _series_columns(series_list: list[Series]) -> FloatArray:
+    """The summary features that are the series' own: weak, layout, problem size."""
+    rows = []
+    for series in series_list:
+        size = series.problem_size_num
+        rows.append((
+            float(series.weak),
+            np.log2(series.ranks_per_node) if series.ranks_per_node else np.nan,
+            series.threads_per_rank if series.threads_per_rank else np.nan,
+            np.log10(size) if size and size > 0 else np.nan))
+    return np.array(rows, dtype=float).reshape(len(series_list), 4)
+
+
+def fit_contexts(table: SeriesTable, series_list: list[Series], series_index: IntArray,
+                 n_scales: IntArray) -> ContextBatch:
+    """Fit the candidate laws to the ``n_scales[i]`` smallest distinct scales of series
+    ``series_index[i]`` (at least two) of ``table`` (built from ``series_list``), for
+    every i, on the per-scale medians, and summarise each context's shape."""
+    series_index = np.asarray(series_index, dtype=np.int64)
+    n_scales = np.asarray(n_scales, dtype=np.int64)
+    if np.any(n_scales < 2):
+        raise ValueError("a series needs at least two measured scales")
+    n = series_index.size
+    start = table.scale_start[series_index]
+    top = start + n_scales - 1
+    states: dict[str, dict[str, FloatArray]] = {name: {} for name in CANDIDATE_LAWS}
+    mean_slope = np.empty(n)
+    for k in np.unique(n_scales).tolist():
+        rows = np.flatnonzero(n_scales == k)
+        columns = start[rows, None] + np.arange(k)
+        p, t = table.scales[columns], table.medians_s[columns]
+        for name in CANDIDATE_LAWS:
+            if k < LAWS[name].min_scales:
+                continue
+            for key, values in LAWS[name].fit_rows(p, t).items():
+                states[name].setdefault(key, np.full(n, np.nan))[rows] = values
+        mean_slope[rows] = line_fit_rows(np.log2(p), np.log2(t))[0]
+    scale_max = table.scales[top]
+    edge = _two_point_slope(table, top - 1)
+    first = _two_point_slope(table, start)
+    summary = np.column_stack([
+        np.log2(scale_max), n_scales.astype(float), edge, mean_slope, edge - first,
+        table.noise_log[top], _series_columns(series_list)[series_index]])
+    return ContextBatch(table, series_index, n_scales, scale_max, summary, states)
+
+
+def _two_point_slope(table: SeriesTable, index: IntArray) -> FloatArray:
+    """d log T / d log p between distinct scales ``index`` and ``index + 1``."""
+    columns = index[:, None] + np.arange(2)
+    return line_fit_rows(np.log2(table.scales[columns]), np.log2(table.medians_s[columns]))[0]
+
+
+def full_contexts(series_list: list[Series]) -> tuple[IntArray, ContextBatch]:
+    """Contexts of every series in ``series_list`` with two or more distinct scales, on
+    all of them: (the index of each such series, their contexts in that order)."""
+    table = SeriesTable.of(series_list)
+    fitted = np.flatnonzero(table.n_scales >= 2)
+    return fitted, fit_contexts(table, series_list, fitted, table.n_scales[fitted])

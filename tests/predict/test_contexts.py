@@ -1,0 +1,149 @@
+"""Training's bulk contexts and series grouping give what one series at a time gives."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from perfpredict import datasets
+from perfpredict.laws import LAWS
+from perfpredict.overhead.contexts import CANDIDATE_LAWS, SeriesTable, fit_contexts
+from perfpredict.overhead.features import fit_context
+from perfpredict.predictor import nested_examples
+from perfpredict.series import Series, build_series
+
+
+@pytest.fixture(scope="module")
+def bundled_series() -> list[Series]:
+    frames = []
+    for name in ("relearn", "mlperf_training"):
+        frame = datasets.load(name)
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    frame["id"] = range(len(frame))
+    for column in ("state", "extra"):
+        frame[column] = None
+    frame["censored"] = False
+    return build_series(frame)
+
+
+def _cuts(series_list: list[Series]) -> list[tuple[int, int]]:
+    return [(i, k) for i, s in enumerate(series_list) for k in range(2, s.scales.size + 1)]
+
+
+#: Each law's coefficients fitted one series at a time, as before the bulk fits.
+_ONE_FIT = {
+    "amdahl": lambda p, t: _nnls([np.ones_like(p), 1 / p], t),
+    "amdahl_log": lambda p, t: _nnls([np.ones_like(p), 1 / p, np.log2(p)], t),
+    "gustafson": lambda p, t: _nnls([np.ones_like(p), p], t),
+    "power": lambda p, t: (lambda c: [-c[0], math.exp(c[1])])(np.polyfit(np.log(p),
+                                                                         np.log(t), 1)),
+}
+
+
+def _nnls(columns: list[np.ndarray], t: np.ndarray) -> list[float]:
+    from scipy.optimize import nnls
+
+    return list(nnls(np.column_stack(columns) / t[:, None], np.ones_like(t))[0])
+
+
+def test_bulk_law_fits_equal_one_fit_per_series(bundled_series) -> None:  # type: ignore[no-untyped-def]
+    table = SeriesTable.of(bundled_series)
+    cuts = _cuts(bundled_series)
+    index, n_scales = (np.array(column) for column in zip(*cuts, strict=True))
+    batch = fit_contexts(table, bundled_series, index, n_scales)
+    assert len(cuts) > 300
+    for row, (i, k) in enumerate(cuts):
+        scales, medians = bundled_series[i].subset(bundled_series[i].scales[:k]).medians()
+        np.testing.assert_array_equal(batch.context(row, bundled_series[i]).medians_s, medians)
+        for name in CANDIDATE_LAWS:
+            if k < LAWS[name].min_scales:
+                assert name not in batch.context(row, bundled_series[i]).laws
+                continue
+            bulk = [float(v[row]) for v in batch.law_states[name].values()]
+            expected = [*_ONE_FIT[name](scales, medians), scales[-1], scales[0]]
+            np.testing.assert_allclose(bulk, expected, rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+def _summary_one_at_a_time(series: Series) -> list[float]:
+    """The context summary as it was computed per series, with numpy's own fits."""
+    scales, medians = series.medians()
+
+    def slope(p: np.ndarray, t: np.ndarray) -> float:
+        return float(np.polyfit(np.log2(p), np.log2(t), 1)[0])
+
+    top = series.runtime_s[series.scale == scales[-1]]
+    edge, first = slope(scales[-2:], medians[-2:]), slope(scales[:2], medians[:2])
+    size = series.problem_size_num
+    return [math.log2(scales[-1]), float(scales.size), edge, slope(scales, medians),
+            edge - first, float(np.std(np.log(top))), float(series.weak),
+            math.log2(series.ranks_per_node) if series.ranks_per_node else np.nan,
+            series.threads_per_rank or np.nan,
+            math.log10(size) if size and size > 0 else np.nan]
+
+
+def test_context_summary_equals_numpy_per_series(bundled_series) -> None:  # type: ignore[no-untyped-def]
+    for series in bundled_series:
+        if series.scales.size < 2:
+            continue
+        got = fit_context(series).summary
+        np.testing.assert_allclose(got, _summary_one_at_a_time(series), rtol=1e-9, atol=1e-12)
+
+
+def test_nested_examples_pair_each_cut_with_the_runs_beyond_it(bundled_series) -> None:  # type: ignore[no-untyped-def]
+    usable = [s for s in bundled_series if s.scales.size >= 3]
+    data = nested_examples(usable).arrays()
+    expected_scale, expected_max, expected_group, expected_weight = [], [], [], []
+    for group, series in enumerate(usable):
+        for k in range(2, series.scales.size):
+            beyond = series.scale > series.scales[k - 1]
+            p = series.scale[beyond]
+            expected_scale.append(p)
+            expected_max.append(np.full(p.size, series.scales[k - 1]))
+            expected_group.append(np.full(p.size, float(group)))
+            expected_weight.append(1.0 / np.array([np.sum(p == x) for x in p]))
+    np.testing.assert_array_equal(data["scale"], np.concatenate(expected_scale))
+    np.testing.assert_array_equal(data["scale_max"], np.concatenate(expected_max))
+    np.testing.assert_array_equal(data["group"], np.concatenate(expected_group))
+    np.testing.assert_array_equal(data["weight"], np.concatenate(expected_weight))
+    # each example's law predictions are those of its own cut's context
+    row = int(np.flatnonzero(data["group"] == 3)[-1])
+    series = usable[3]
+    ctx = fit_context(series.subset(series.scales[:-1]))
+    for j, name in enumerate(CANDIDATE_LAWS):
+        law = ctx.laws.get(name, ctx.laws["amdahl"])
+        assert data["law_logs"][row, j] == pytest.approx(
+            math.log(law.predict([data["scale"][row]])[0]), rel=1e-12)
+
+
+def _frame(rows: list[dict]) -> pd.DataFrame:  # type: ignore[type-arg]
+    base = {"id": 0, "app": "a", "system": "s", "problem_size": "n", "ranks_per_node": 4.0,
+            "threads_per_rank": None, "nodes": 1, "total_ranks": 4, "runtime_s": 1.0,
+            "problem_size_num": None, "state": "COMPLETED", "censored": False, "extra": None}
+    return pd.DataFrame([{**base, **row, "id": i} for i, row in enumerate(rows)])
+
+
+def test_series_keys_merge_equal_texts_and_keep_frame_order_within_a_scale() -> None:
+    frame = _frame([
+        {"problem_size": "36", "nodes": 4, "runtime_s": 9.0},
+        {"problem_size": 36.0, "nodes": 2, "runtime_s": 8.0, "problem_size_num": 36.0},
+        {"problem_size": "36", "nodes": 4, "runtime_s": 7.0},
+        {"problem_size": None, "nodes": None, "total_ranks": 8, "runtime_s": 3.0,
+         "extra": {"scaling": "weak", "staging_s": 1.5}},
+        {"problem_size": float("nan"), "nodes": 2, "total_ranks": 16, "runtime_s": 6.0,
+         "extra": {"staging_s": 1.5}},
+        {"app": "b", "ranks_per_node": None, "nodes": 1, "runtime_s": 5.0},
+    ])
+    series = build_series(frame)
+    assert [s.key for s in series] == [("a", "s", "", "4", ""), ("a", "s", "36", "4", ""),
+                                       ("b", "s", "n", "", "")]
+    unsized, sized, other = series
+    # a run without a node count makes the whole series count ranks
+    assert unsized.scale_unit == "ranks" and list(unsized.scale) == [8, 16]
+    assert unsized.weak and unsized.io_share == pytest.approx(np.median([1.5 / 3, 1.5 / 6]))
+    assert list(sized.scale) == [2, 4, 4] and list(sized.runtime_s) == [8.0, 9.0, 7.0]
+    assert sized.problem_size_num == 36.0 and sized.io_share is None and not sized.weak
+    assert other.ranks_per_node is None and other.problem_size_num is None
