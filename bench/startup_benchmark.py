@@ -4,9 +4,12 @@ Shared machines are noisy, so every figure is the median of interleaved runs div
 the median of a reference measured in the same loop: ``python -c "import numpy"`` in the
 same interpreter, the least any estimate can cost (the trees are evaluated with numpy).
 The estimate runs against an empty SQLite store in a temporary ``PERFPREDICT_HOME``, so
-it answers from the bundled predictor, as a first-time user's would.
+it answers from the bundled predictor, as a first-time user's would; ``--store URL --app
+APP`` adds an estimate from a trained store (for example the 1M-run store of
+``bench/train_benchmark.py``), which reads only the entries of the application asked.
 
-Run: python bench/startup_benchmark.py [--repeats 15]   (prints a markdown table)
+Run: python bench/startup_benchmark.py [--repeats 15] [--store URL --app APP]
+     (prints a markdown table)
 """
 
 from __future__ import annotations
@@ -31,12 +34,17 @@ def _perfpredict() -> list[str]:
         sys.executable, "-c", "from perfpredict.cli.app import main; main()"]
 
 
-def commands() -> dict[str, list[str]]:
-    return {
+def commands(store: str | None = None, app: str | None = None) -> dict[str, list[str]]:
+    cmds = {
         "python -c 'import numpy' (reference)": [sys.executable, "-c", "import numpy"],
         "perfpredict estimate (bundled predictor)": [*_perfpredict(), *ESTIMATE_ARGS],
         "perfpredict --help": [*_perfpredict(), "--help"],
     }
+    if store:
+        cmds[f"perfpredict estimate (trained store {store})"] = [
+            *_perfpredict(), "--db", store, "estimate", "--app", app or "", "--nodes", "64",
+            "--format", "json"]
+    return cmds
 
 
 def _wall_s(argv: list[str], env: dict[str, str]) -> float:
@@ -46,9 +54,10 @@ def _wall_s(argv: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
-def benchmark(repeats: int = 15) -> list[dict[str, float | str]]:
+def benchmark(repeats: int = 15, store: str | None = None,
+              app: str | None = None) -> list[dict[str, float | str]]:
     """Median wall time of each command and its ratio to the numpy reference."""
-    cmds = commands()
+    cmds = commands(store, app)
     with tempfile.TemporaryDirectory() as home:
         env = {k: v for k, v in os.environ.items() if k != "PERFPREDICT_DB"}
         env["PERFPREDICT_HOME"] = home
@@ -67,7 +76,12 @@ def benchmark(repeats: int = 15) -> list[dict[str, float | str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
-    rows = benchmark(parser.parse_args().repeats)
+    parser.add_argument("--store", help="also estimate from this trained store's URL")
+    parser.add_argument("--app", help="the application to estimate with --store")
+    args = parser.parse_args()
+    if args.store and not args.app:
+        parser.error("--store needs --app")
+    rows = benchmark(args.repeats, args.store, args.app)
     print("| command | median wall s | ratio to import numpy |\n|---|---:|---:|")
     for row in rows:
         print(f"| {row['command']} | {row['median_s']:.3f} | {row['ratio_to_import_numpy']:.2f} |")

@@ -12,7 +12,7 @@ import math
 from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
@@ -84,34 +84,81 @@ class Estimate:
         return asdict(self)
 
 
-class LoadedPredictor:
-    """An artifact ready to answer queries."""
+class SeriesEntries(Protocol):
+    """A trained predictor's series entries: in its document (a file), or in rows of the
+    store read one application at a time (:class:`perfpredict.store.artifacts.StoredSeries`)."""
 
-    def __init__(self, doc: dict[str, Any], origin: str) -> None:
+    def of_app(self, app: str) -> list[dict[str, Any]]: ...
+
+    def apps(self) -> list[str]: ...
+
+
+class InlineSeries:
+    """The entries of an artifact document that holds them all."""
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self._by_app: dict[str, list[dict[str, Any]]] = {}
+        for entry in entries:
+            self._by_app.setdefault(entry["key"][0].casefold(), []).append(entry)
+
+    def of_app(self, app: str) -> list[dict[str, Any]]:
+        return self._by_app.get(app.casefold(), [])
+
+    def apps(self) -> list[str]:
+        return sorted({e["key"][0] for entries in self._by_app.values() for e in entries})
+
+
+def _stale_layout(origin: str, exc: Exception) -> ArtifactError:
+    """Intact and checksummed, but written for another layout of the same format version
+    (a stale file): refused rather than answered wrongly."""
+    return ArtifactError(
+        f"the model artifact from {origin} does not have the layout this perfpredict "
+        f"reads ({type(exc).__name__}: {exc}); retrain with 'perfpredict train'")
+
+
+_LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+class LoadedPredictor:
+    """An artifact ready to answer queries. Series are fitted when first asked for, so
+    that loading costs the same for a store of ten series or fifty thousand."""
+
+    def __init__(self, doc: dict[str, Any], origin: str,
+                 entries: SeriesEntries | None = None) -> None:
         if doc.get("kind") != artifact.KIND_RUNTIME:
             raise NotFoundError(f"{origin} holds no runtime predictor")
         self.origin = origin
         try:
             self.predictor = HybridPredictor.from_dict(doc["predictor"])
-            self.series: list[dict[str, Any]] = doc["series"]
+            self.entries = entries if entries is not None else InlineSeries(doc["series"])
             self.trained = doc["training"]
-            self.series_contexts = {id(e): _context(e) for e in self.series}
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            # Intact and checksummed, but written for another layout of the same format
-            # version (a stale file): refuse it rather than fail half-way through a query.
-            raise ArtifactError(
-                f"the model artifact from {origin} does not have the layout this perfpredict "
-                f"reads ({type(exc).__name__}: {exc}); retrain with 'perfpredict train'"
-            ) from exc
+        except _LAYOUT_ERRORS as exc:
+            raise _stale_layout(origin, exc) from exc
+        self._contexts: dict[tuple[str, ...], tuple[Series, SeriesContext]] = {}
+
+    def series_context(self, entry: dict[str, Any]) -> tuple[Series, SeriesContext]:
+        """The series (its per-scale medians) and the fitted context an entry holds: what
+        every prediction for it rests on. Advice extends it with simulated runs to value a
+        benchmark before it is run (``advise next-runs``)."""
+        key = tuple(entry["key"])
+        if key not in self._contexts:
+            try:
+                self._contexts[key] = _context(entry)
+            except _LAYOUT_ERRORS as exc:
+                raise _stale_layout(self.origin, exc) from exc
+        return self._contexts[key]
 
     def find_series(self, query: Query) -> tuple[dict[str, Any], list[str]]:
         """The series that answers ``query``, and notes about the choice."""
         def same(a: str, b: str) -> bool:
             return a.casefold() == b.casefold()
 
-        apps = sorted({e["key"][0] for e in self.series})
-        found = [e for e in self.series if same(e["key"][0], query.app)]
+        try:
+            found = list(self.entries.of_app(query.app))
+        except _LAYOUT_ERRORS as exc:
+            raise _stale_layout(self.origin, exc) from exc
         if not found:
+            apps = self.entries.apps()
             # Matched without case, as the lookup above is: "LULESH2" suggests "lulesh".
             by_folded = {name.casefold(): name for name in apps}
             close = [by_folded[name] for name in difflib.get_close_matches(
@@ -158,7 +205,7 @@ class LoadedPredictor:
         out: list[Estimate | None] = [None] * len(queries)
         scales, groups = self._group(queries, confidence)
         for entry, notes, indices in groups:
-            series, ctx = self.series_contexts[id(entry)]
+            series, ctx = self.series_context(entry)
             preds = self.predictor.predict(series, scales[indices], confidence, ctx)
             for i, pred in zip(indices.tolist(), preds, strict=True):
                 out[i] = _make_estimate(queries[i], entry, series, ctx, pred, float(scales[i]),
@@ -177,7 +224,7 @@ class LoadedPredictor:
         columns["beyond_measured_range"] = np.empty(n, dtype=bool)
         scales, groups = self._group(queries, confidence)
         for entry, _, indices in groups:
-            series, ctx = self.series_contexts[id(entry)]
+            series, ctx = self.series_context(entry)
             p = scales[indices]
             pred = self.predictor.predict_columns(series, p, confidence, ctx)
             speedup, efficiency = _speedup_efficiency(series, ctx, pred.runtime_s, p)
@@ -334,12 +381,12 @@ def bundled_artifact_path() -> Path:
 
 def load_predictor(db_url: str | None) -> LoadedPredictor:
     """The store's newest predictor, else the bundled one trained on the shipped data."""
-    from perfpredict.store.artifacts import load_latest_artifact
+    from perfpredict.store.artifacts import load_latest_runtime
 
     if db_url is not None:
-        doc = load_latest_artifact(db_url)
-        if doc is not None:
-            return LoadedPredictor(doc, "the store")
+        found = load_latest_runtime(db_url)
+        if found is not None:
+            return LoadedPredictor(found[0], "the store", found[1])
     path = bundled_artifact_path()
     if not path.exists():
         raise NotFoundError("no trained predictor in the store and none shipped; run "
@@ -416,10 +463,3 @@ def estimate_csv(db_url: str | None, path: Path, out: Any, confidence: float = 0
 
 def _csv_value(value: Any) -> Any:
     return f"{value:.6g}" if isinstance(value, float) else value
-
-
-def series_context(entry: dict[str, Any]) -> tuple[Series, SeriesContext]:
-    """The series (its per-scale medians) and the fitted context an artifact entry holds:
-    what every prediction for it rests on. Advice extends it with simulated runs to value
-    a benchmark before it is run (``advise next-runs``)."""
-    return _context(entry)

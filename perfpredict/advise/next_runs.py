@@ -139,7 +139,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     """The benchmark runs to do next for ``request``'s series; see the module docstring.
     ``target_nodes`` defaults to the node count ``advise`` recommends."""
     from perfpredict.advise.plan import advise_plan, runtime_quantiles
-    from perfpredict.estimate import load_predictor, series_context
+    from perfpredict.estimate import load_predictor
 
     if budget_node_hours is not None and not budget_node_hours > 0:
         raise BadInputError(f"--budget-node-hours must be more than 0, got "
@@ -153,7 +153,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     entry, _ = predictor.find_series(request.query(float(target_nodes)))
     scale_per_node = probe.scale / probe.nodes
     measured_nodes = [s / scale_per_node for s in entry["scales"]]
-    series, ctx = series_context(entry)
+    series, ctx = predictor.series_context(entry)
     result = NextRunsPlan(series=probe.series, target_nodes=target_nodes,
                           measured_nodes=measured_nodes,
                           spread_now=_target_spread(predictor, series, ctx, probe.scale),

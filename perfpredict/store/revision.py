@@ -6,7 +6,7 @@ from __future__ import annotations
 from perfpredict.errors import PerfPredictError, SchemaOutOfDateError
 
 #: Every Alembic revision shipped in ``migrations/versions``, oldest first.
-SCHEMA_REVISIONS = ("0001_initial", "0002_artifacts")
+SCHEMA_REVISIONS = ("0001_initial", "0002_artifacts", "0003_artifact_series")
 #: The revision this perfpredict reads and writes.
 SCHEMA_REVISION = SCHEMA_REVISIONS[-1]
 

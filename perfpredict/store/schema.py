@@ -124,6 +124,20 @@ artifacts = Table(
     Index("ix_artifacts_kind_created", "kind", "created_epoch_s"),
 )
 
+artifact_series = Table(
+    "artifact_series",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("artifact_id", Integer, ForeignKey("artifacts.id"), nullable=False),
+    Column("app", String(300), nullable=False),
+    # casefolded: an estimate reads only the entries of the application it asks about
+    Column("app_folded", String(300), nullable=False),
+    # one series entry of a runtime predictor (key, medians, fitted laws), checksummed
+    Column("entry", Text, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Index("ix_artifact_series_app", "artifact_id", "app_folded"),
+)
+
 #: Run columns in the order the CSV contract (``ingest csv`` / ``runs export``) uses them.
 RUN_FIELDS = [
     c.name

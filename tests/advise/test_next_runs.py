@@ -12,7 +12,7 @@ import pytest
 from perfpredict.advise.next_runs import NEXT_RUN_COLUMNS, _with_run, plan_next_runs
 from perfpredict.advise.plan import PlanRequest
 from perfpredict.errors import BadInputError
-from perfpredict.estimate import Query, load_predictor, series_context
+from perfpredict.estimate import Query, load_predictor
 from perfpredict.overhead.features import FEATURE_NAMES
 from tests.advise.conftest import BERT, one_error_line
 
@@ -22,7 +22,7 @@ BERT_REQUEST = PlanRequest(app="bert", system="dgxa100_ngc22.04")
 def test_a_simulated_measurement_extends_the_context(trained_url) -> None:
     predictor = load_predictor(trained_url)
     entry, _ = predictor.find_series(Query(app="bert", nodes=1, system="dgxa100_ngc22.04"))
-    series, ctx = series_context(entry)
+    series, ctx = predictor.series_context(entry)
     extended, refitted = _with_run(series, ctx, 1024.0, 9.0)
     assert refitted.scale_max == 1024 and extended.scales.size == series.scales.size + 1
     noise = FEATURE_NAMES.index("noise_log") - 2  # summary features follow two per-query ones

@@ -22,9 +22,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def _tampered(text: str) -> str:
-    """One number changed: the first measured median gains a second."""
+    """One number changed: the predictor's recorded nested error."""
     doc = json.loads(text)
-    doc["series"][0]["medians_s"][0] += 1.0
+    doc["predictor"]["metrics"]["nested_mean_abs_log_error_hybrid"] += 0.01
     return json.dumps(doc, sort_keys=True)
 
 
@@ -101,12 +101,31 @@ def test_damaged_artifact_in_the_store_is_refused(trained_db: Path, damage: str)
     assert "the store" in _estimate(f"sqlite:///{trained_db}").stderr
 
 
+def test_a_damaged_series_entry_is_refused_and_the_others_still_answer(
+        trained_db: Path) -> None:
+    """A trained store keeps each series entry in a row of its own, with its checksum:
+    an estimate reads only the rows of the application it asks about."""
+    conn = sqlite3.connect(trained_db)
+    with conn:
+        entry, = conn.execute("SELECT entry FROM artifact_series WHERE app = ? LIMIT 1",
+                              (APPS[0],)).fetchone()
+        conn.execute("UPDATE artifact_series SET entry = ? WHERE entry = ?",
+                     (entry.replace('"medians_s":[', '"medians_s":[1', 1), entry))
+    conn.close()
+    url = f"sqlite:///{trained_db}"
+    _assert_refused(_estimate(url), "fails its checksum")
+    other = CliRunner().invoke(app, ["--db", url, "estimate", "--app", APPS[1], "--nodes", "8"])
+    assert other.exit_code == 0, other.output
+
+
 @pytest.mark.parametrize("damage", DAMAGE, ids=list(DAMAGE))
-def test_damaged_bundled_artifact_is_refused(trained_db: Path, tmp_path: Path, damage: str,
+def test_damaged_bundled_artifact_is_refused(tmp_path: Path, damage: str,
                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfpredict.estimate import bundled_artifact_path
+
     change, phrase = DAMAGE[damage]
     bundled = tmp_path / "predictor.json"
-    bundled.write_text(change(_stored_document(trained_db)))
+    bundled.write_text(change(bundled_artifact_path().read_text()))
     monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: bundled)
     empty_store = f"sqlite:///{tmp_path / 'empty.db'}"  # no artifact: the bundled one is used
     result = _estimate(empty_store)
@@ -136,3 +155,29 @@ def test_bundled_artifact_is_plain_verified_json() -> None:
     path = bundled_artifact_path()
     doc = artifact.read_file(path)  # refuses a damaged one
     assert doc["format_version"] <= artifact.FORMAT_VERSION
+
+
+def test_a_stored_document_with_its_series_inside_still_answers(tmp_path: Path) -> None:
+    """Stores trained before schema revision 0003 hold the series entries inside the
+    document; they answer from it (here: only BERT's entries, so ResNet is unknown)."""
+    from perfpredict.estimate import bundled_artifact_path
+    from perfpredict.store import open_store
+
+    db = tmp_path / "older.db"
+    open_store(f"sqlite:///{db}").dispose()
+    doc = json.loads(bundled_artifact_path().read_text())
+    doc["series"] = [e for e in doc["series"] if e["key"][0] == "bert"]
+    text = artifact.dumps({k: v for k, v in doc.items() if k != "sha256"})
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("INSERT INTO artifacts (kind, created_epoch_s, format_version, sha256, "
+                     "document) VALUES (?, 1.0, ?, ?, ?)",
+                     (doc["kind"], doc["format_version"], json.loads(text)["sha256"], text))
+    conn.close()
+    url = f"sqlite:///{db}"
+    bert = CliRunner().invoke(app, ["--db", url, "estimate", "--app", "bert", "--nodes", "64"])
+    assert bert.exit_code == 0, bert.output
+    resnet = CliRunner().invoke(app, ["--db", url, "estimate", "--app", "resnet",
+                                      "--nodes", "64"])
+    assert resnet.exit_code == 1 and "did you mean" not in resnet.stderr
+    assert "no trained series for application 'resnet'" in resnet.stderr
