@@ -7,15 +7,16 @@ header. Field values follow what Slurm writes (local timestamps, ``Elapsed`` as
 percent of failed, cancelled and timed-out jobs and array tasks, so that every branch
 of the parser is on the hot path in its real proportion.
 
-Run: python bench/generate_sacct.py OUT.txt [--jobs 250000]
+Run: python -m bench.generate_sacct OUT.txt [--jobs 250000]
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
+
+from bench.generator_cli import generator_main, write_lines
 
 COLUMNS = ("JobID", "JobIDRaw", "Cluster", "Partition", "QOS", "Account", "User", "Submit",
            "Start", "End", "Elapsed", "ElapsedRaw", "ExitCode", "State", "NNodes", "NCPUS",
@@ -77,22 +78,12 @@ def job_lines(job_id: int, rng: random.Random) -> list[str]:
 def write_dump(path: Path, n_jobs: int = 250_000, seed: int = 0) -> int:
     """Write the header and ``n_jobs`` jobs to ``path``; returns the number of lines."""
     rng = random.Random(seed)
-    n_lines = 1
-    with path.open("w", encoding="utf-8") as out:
-        out.write("|".join(COLUMNS) + "\n")
-        for job_id in range(1_000_000, 1_000_000 + n_jobs):
-            lines = job_lines(job_id, rng)
-            out.write("\n".join(lines) + "\n")
-            n_lines += len(lines)
-    return n_lines
+    return write_lines(path, "|".join(COLUMNS) + "\n", (
+        job_lines(job_id, rng) for job_id in range(1_000_000, 1_000_000 + n_jobs)))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path)
-    parser.add_argument("--jobs", type=int, default=250_000)
-    args = parser.parse_args()
-    print(f"{write_dump(args.out, args.jobs)} lines written to {args.out}")
+    generator_main(__doc__, write_dump, default_jobs=250_000)
 
 
 if __name__ == "__main__":

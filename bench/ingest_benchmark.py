@@ -12,7 +12,11 @@ Figures are the perfpredict/sqlite3 time ratio, perfpredict's rows/s, and the ch
 peak resident memory (``ru_maxrss`` from ``os.wait4``), so machine noise cancels out of
 the ratio and no measurement includes this script's own memory.
 
-Run: python bench/ingest_benchmark.py [--sacct FILE] [--swf FILE] [--csv FILE]
+SWF is measured twice: on the real KTH-SP2 log (28.5k lines, where start-up weighs
+most) and on a 1M-job log written by bench/generate_swf.py.
+
+Run: python -m bench.ingest_benchmark [--sacct FILE] [--swf FILE] [--csv FILE]
+     [--formats sacct,swf,csv]
      (without --sacct a 1M-line dump is generated with bench/generate_sacct.py)
 """
 
@@ -29,6 +33,7 @@ import time
 from pathlib import Path
 
 from bench.generate_sacct import write_dump
+from bench.generate_swf import write_log
 
 KTH_SWF = Path(__file__).resolve().parents[2] / "shared/logs/swf/KTH-SP2-1996-2.1-cln.swf.gz"
 
@@ -75,7 +80,7 @@ def measure(fmt: str, path: Path, system: str, workdir: Path) -> dict[str, objec
         raw = workdir / path.stem
         with gzip.open(path, "rb") as src, raw.open("wb") as dst:
             shutil.copyfileobj(src, dst)
-    ref_db, store_db = workdir / f"ref-{fmt}.db", workdir / f"store-{fmt}.db"
+    ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
     ref_s, ref_rss, _ = _run(_sqlite_import(fmt, raw, ref_db))
     ours_s, ours_rss, out = _run([sys.executable, "-c", _INGEST, f"sqlite:///{store_db}",
                                   fmt, str(path), system])
@@ -103,17 +108,31 @@ def main() -> None:
     parser.add_argument("--swf", type=Path, default=KTH_SWF)
     parser.add_argument("--csv", type=Path)
     parser.add_argument("--csv-rows", type=int, default=500_000)
+    parser.add_argument("--swf-jobs", type=int, default=1_000_000,
+                        help="jobs of the generated SWF log (0: measure only --swf)")
+    parser.add_argument("--formats", default="sacct,swf,csv",
+                        help="comma-separated subset of sacct,swf,csv to measure")
     args = parser.parse_args()
+    formats = set(args.formats.split(","))
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        sacct = args.sacct or work / "sacct.txt"
-        if args.sacct is None:
-            write_dump(sacct)
-        csv = args.csv or work / "runs.csv"
-        if args.csv is None:
-            write_csv(csv, args.csv_rows)
-        rows = [measure("sacct", sacct, "frontier", work),
-                measure("swf", args.swf, "kth-sp2", work), measure("csv", csv, "bench", work)]
+        if "sacct" in formats:
+            sacct = args.sacct or work / "sacct.txt"
+            if args.sacct is None:
+                write_dump(sacct)
+            rows.append(measure("sacct", sacct, "frontier", work))
+        if "swf" in formats:
+            rows.append(measure("swf", args.swf, "kth-sp2", work))
+            if args.swf_jobs:
+                generated = work / "generated.swf"
+                write_log(generated, args.swf_jobs)
+                rows.append(measure("swf", generated, "generated", work))
+        if "csv" in formats:
+            csv = args.csv or work / "runs.csv"
+            if args.csv is None:
+                write_csv(csv, args.csv_rows)
+            rows.append(measure("csv", csv, "bench", work))
     print("| format | file | lines | runs stored | sqlite3 .import s | perfpredict s | ratio |"
           " lines/s | peak MiB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:

@@ -10,6 +10,7 @@ lists) by calling the scalar code once per distinct value.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,9 @@ _SIZE_FACTORS = {ord(unit): 1024.0**power for power, unit in enumerate("KMGTP", 
 _TIME_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
 _TIME_SEPARATORS = {4: "-", 7: "-", 10: "T", 13: ":", 16: ":"}
 _TIME_WIDTH = 19
+#: Digits of a decimal that :func:`decimals` reads exactly (below 2**53 as an integer).
+_EXACT_DIGITS = 15
+_POWERS_OF_TEN = np.array([10.0**k for k in range(_EXACT_DIGITS + 2)])
 
 
 def _uppercase(column: ByteColumn) -> ByteColumn:
@@ -50,6 +54,34 @@ def all_digits(column: ByteColumn) -> np.ndarray:
     inside = np.arange(column.matrix.shape[1]) < column.lengths[:, None]
     digit = (column.matrix >= ord("0")) & (column.matrix <= ord("9"))
     return (column.lengths > 0) & np.all(digit | ~inside, axis=1)
+
+
+def decimals(column: ByteColumn) -> tuple[np.ndarray, np.ndarray]:
+    """``float`` of ``-?D+(.D+)?`` with at most :data:`_EXACT_DIGITS` digits, and which
+    rows are so spelled. Exactly ``float``'s value: the digits as one integer and the
+    power of ten are both exact doubles, and one IEEE division rounds correctly."""
+    matrix, lengths = column.matrix, column.lengths
+    n_rows = len(lengths)
+    negative = (lengths > 1) & (matrix[:, 0] == ord("-"))
+    mantissa = np.zeros(n_rows, dtype=np.int64)
+    n_digits = np.zeros(n_rows, dtype=np.int64)
+    n_dots = np.zeros(n_rows, dtype=np.int64)
+    after_dot = np.zeros(n_rows, dtype=np.int64)
+    odd = lengths > _EXACT_DIGITS + 2  # sign, digits and a dot at most
+    for k in range(min(matrix.shape[1], _EXACT_DIGITS + 2)):  # Horner, one byte at a time
+        value = matrix[:, k] - np.uint8(ord("0"))  # wraps to >= 208 below "0"
+        inside = (k < lengths) & ((k > 0) | ~negative)
+        digit = inside & (value <= 9)
+        dot = inside & (matrix[:, k] == ord("."))
+        odd |= inside & ~digit & ~dot
+        mantissa = np.where(digit, mantissa * 10 + value, mantissa)
+        after_dot += digit & (n_dots > 0)
+        n_dots += dot
+        n_digits += digit
+    ok = (~odd & (n_digits >= 1) & (n_digits <= _EXACT_DIGITS)
+          & ((n_dots == 0) | ((n_dots == 1) & (after_dot >= 1) & (n_digits > after_dot))))
+    values = np.where(negative, -1.0, 1.0) * (mantissa / _POWERS_OF_TEN[after_dot])
+    return np.where(ok, values, np.nan), ok
 
 
 def whole_numbers(column: ByteColumn) -> tuple[np.ndarray, np.ndarray]:
@@ -137,12 +169,23 @@ def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.n
     return np.where(unset, np.nan, epochs), unset | ok
 
 
+def nullable_floats(values: np.ndarray) -> list[float | None]:
+    """Floats with NaN for None as the list a :class:`~perfpredict.ingest.records.RunBatch`
+    holds."""
+    return [None if math.isnan(v) else v for v in values.tolist()]
+
+
+def nullable_ints(values: np.ndarray) -> list[int | None]:
+    """Whole floats with NaN for None as ints and None."""
+    return [None if math.isnan(v) else int(v) for v in values.tolist()]
+
+
 @dataclass
 class Factorized:
-    """A column as codes into its distinct values (ASCII text)."""
+    """A column as codes into its distinct values (ASCII text, or numbers)."""
 
     codes: np.ndarray
-    texts: list[str]
+    values: list[Any]
 
     @classmethod
     def of(cls, column: ByteColumn) -> Factorized:
@@ -157,6 +200,12 @@ class Factorized:
         firsts = _first_rows(codes)
         texts = [bytes(column.matrix[row, :column.lengths[row]]).decode("ascii") for row in firsts]
         return cls(codes, texts)
+
+    @classmethod
+    def of_numbers(cls, values: np.ndarray, whole: bool = False) -> Factorized:
+        """Floats (NaN: None) by value; ``whole`` gives the distinct values as ints."""
+        codes, distinct = pd.factorize(values, use_na_sentinel=False)
+        return cls(codes, nullable_ints(distinct) if whole else nullable_floats(distinct))
 
 
 def _first_rows(codes: np.ndarray) -> np.ndarray:
@@ -186,19 +235,19 @@ class DistinctMap:
 
 def map_distinct(rule: Callable[..., Any], columns: list[Factorized],
                  rows: np.ndarray) -> DistinctMap:
-    """``rule(*texts)`` on ``rows`` once per distinct combination of the columns' values,
+    """``rule(*values)`` on ``rows`` once per distinct combination of the columns' values,
     broadcast to those rows; a :class:`FieldError` marks the combination's rows failed."""
     if not len(rows):
         return DistinctMap([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
     combined = np.zeros(len(rows), dtype=np.int64)
     for column in columns:
-        combined = pd.factorize(combined * len(column.texts) + column.codes[rows])[0]
+        combined = pd.factorize(combined * len(column.values) + column.codes[rows])[0]
     first_rows = _first_rows(combined)
     results: list[Any] = []
     failed = np.zeros(len(first_rows), dtype=bool)
     for i, row in enumerate(rows[first_rows]):
         try:
-            results.append(rule(*(column.texts[column.codes[row]] for column in columns)))
+            results.append(rule(*(column.values[column.codes[row]] for column in columns)))
         except FieldError:
             results.append(None)
             failed[i] = True

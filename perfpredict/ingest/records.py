@@ -6,6 +6,7 @@ Parsers normalise units at this boundary: seconds, bytes, epoch seconds UTC.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -71,6 +72,9 @@ class RunBatch:
         found = self.columns.get(name)
         return found if found is not None else [None] * len(self)
 
+    def slice(self, start: int, stop: int) -> RunBatch:
+        return RunBatch({name: values[start:stop] for name, values in self.columns.items()})
+
     def records(self) -> Iterator[RunRecord]:
         names = list(self.columns)
         for values in zip(*self.columns.values(), strict=True):
@@ -95,6 +99,25 @@ def expand_batches(items: Iterable[BatchItem]) -> Iterator[ParsedItem]:
             yield from item.records()
         else:
             yield item
+
+
+def in_line_order(batch: RunBatch | None, items: list[ParsedItem]) -> Iterator[BatchItem]:
+    """A block's runs read as columns and the items read line by line (both in line
+    order) as one sequence in line order, as a record-by-record parser yields them, so
+    the first bad record a user is told of is the first in the file."""
+    if batch is None or not len(batch):
+        yield from items
+        return
+    line_nos = batch.column("line_no")
+    done = 0
+    for item in items:
+        cut = bisect.bisect_left(line_nos, item.line_no or 0, lo=done)
+        if cut > done:
+            yield batch.slice(done, cut)
+            done = cut
+        yield item
+    if done < len(batch):
+        yield batch.slice(done, len(batch)) if done else batch
 
 
 @dataclass

@@ -13,12 +13,12 @@ the job when the step does not say).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
+from perfpredict.ingest.field_columns import nullable_floats
 from perfpredict.ingest.records import RunBatch
 from perfpredict.ingest.sacct_columns import JOB_FIELDS, Columns, is_set
 
@@ -128,11 +128,7 @@ def _runs(jobs: Columns, closing: np.ndarray) -> RunBatch | None:
     nodes = np.where(step_nodes > 0, step_nodes, job_nodes)
     per_node = np.where(nodes > 0, tasks / np.where(nodes > 0, nodes, 1.0), np.nan)
     columns["total_ranks"] = [None if np.isnan(t) else int(t) for t in tasks]
-    columns["ranks_per_node"] = _floats(per_node)
-    columns["max_rss_bytes"] = _floats(jobs["max_rss_bytes"][chosen])
-    columns["io_bytes"] = _floats(jobs["io_bytes"][chosen])
+    columns["ranks_per_node"] = nullable_floats(per_node)
+    columns["max_rss_bytes"] = nullable_floats(jobs["max_rss_bytes"][chosen])
+    columns["io_bytes"] = nullable_floats(jobs["io_bytes"][chosen])
     return RunBatch(columns)
-
-
-def _floats(values: np.ndarray) -> list[float | None]:
-    return [None if math.isnan(v) else v for v in values.tolist()]

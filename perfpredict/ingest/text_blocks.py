@@ -25,6 +25,8 @@ BLOCK_BYTES = 4 << 20
 #: Fields longer than this send their line to the per-record code, so that one long job
 #: name cannot make a column's fixed-width array huge.
 MAX_FIELD_BYTES = 1024
+#: The ASCII bytes ``str.split()`` cuts at (``str.isspace``).
+_BLANK_BYTES = b" \t\n\x0b\x0c\r\x1c\x1d\x1e\x1f"
 
 
 @dataclass
@@ -169,14 +171,58 @@ class FieldTable:
         starts = self.starts[rows, j]
         return gather(self.block.padded_codes, starts, self.ends[rows, j] - starts)
 
+    def cells(self) -> ByteColumn:
+        """Every field of every row, row after row: one column to convert at once when
+        all fields are read alike."""
+        starts = self.starts.ravel()
+        return gather(self.block.padded_codes, starts, self.ends.ravel() - starts)
+
+
+def lines_with(block: LineBlock, byte_values: bytes) -> np.ndarray:
+    """Which lines of ``block`` hold any of ``byte_values``."""
+    table = np.zeros(256, dtype=bool)
+    table[list(byte_values)] = True
+    found = np.zeros(len(block.starts), dtype=bool)
+    found[block.line_of(np.flatnonzero(table[block.codes]))] = True
+    return found
+
+
+def _odd_lines(block: LineBlock) -> np.ndarray:
+    """Lines with non-ASCII or NUL bytes, whose splitting is left to ``str`` methods."""
+    return lines_with(block, bytes([0, *range(0x80, 0x100)]))
+
+
+def _short_fields(block: LineBlock, lines: np.ndarray, starts: np.ndarray,
+                  ends: np.ndarray) -> FieldTable:
+    """The table of the lines whose fields all fit :data:`MAX_FIELD_BYTES`."""
+    short = np.all(ends - starts <= MAX_FIELD_BYTES, axis=1)
+    return FieldTable(block, lines[short], starts[short], ends[short])
+
+
+def split_whitespace(block: LineBlock, n_columns: int) -> FieldTable:
+    """The lines of ``block`` with exactly ``n_columns`` fields as ``str.split()`` (no
+    argument) cuts them: at runs of whitespace, none before the first or after the last."""
+    codes = block.codes
+    blank = np.zeros(256, dtype=bool)
+    blank[list(_BLANK_BYTES)] = True
+    filled = np.concatenate(([False], ~blank[codes], [False]))
+    edges = np.flatnonzero(filled[1:] != filled[:-1])  # field starts and ends, alternating
+    field_starts, field_ends = edges[0::2], edges[1::2]
+    first = np.searchsorted(field_starts, block.starts)  # no field spans a "\n"
+    counts = np.diff(np.append(first, len(field_starts)))
+    ok = (counts == n_columns) & ~_odd_lines(block)
+    keep = np.repeat(ok, counts)
+    lines = np.flatnonzero(ok)
+    return _short_fields(block, lines, field_starts[keep].reshape(len(lines), n_columns),
+                         field_ends[keep].reshape(len(lines), n_columns))
+
 
 def split_fields(block: LineBlock, delimiter: bytes, n_columns: int,
                  trailing_delimiter: bool) -> FieldTable:
     """The lines of ``block`` with exactly ``n_columns`` fields (one more, empty, after a
     trailing delimiter when ``trailing_delimiter``), as ``str.split`` would cut them."""
-    codes, n_lines, width = block.codes, len(block.starts), len(delimiter)
-    odd = np.zeros(n_lines, dtype=bool)
-    odd[block.line_of(np.flatnonzero((codes >= 0x80) | (codes == 0)))] = True
+    codes, width = block.codes, len(delimiter)
+    odd = _odd_lines(block)
     hits = codes[: len(codes) - width + 1] == delimiter[0]
     for k, byte in enumerate(delimiter[1:], start=1):
         hits &= codes[k:k + len(hits)] == byte
@@ -197,5 +243,4 @@ def split_fields(block: LineBlock, delimiter: bytes, n_columns: int,
     line_ends = np.where(trailing[lines], block.ends[lines] - width, block.ends[lines])
     starts = np.column_stack([block.starts[lines], cuts + width])
     ends = np.column_stack([cuts, line_ends])
-    short = np.all(ends - starts <= MAX_FIELD_BYTES, axis=1)
-    return FieldTable(block, lines[short], starts[short], ends[short])
+    return _short_fields(block, lines, starts, ends)
