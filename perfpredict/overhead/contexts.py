@@ -184,23 +184,36 @@ def fit_contexts(table: SeriesTable, series_list: list[Series], series_index: In
     top = start + n_scales - 1
     states: dict[str, dict[str, FloatArray]] = {name: {} for name in CANDIDATE_LAWS}
     mean_slope = np.empty(n)
+    holdout = np.full((n, len(CANDIDATE_LAWS)), np.nan)
     for k in np.unique(n_scales).tolist():
         rows = np.flatnonzero(n_scales == k)
         columns = start[rows, None] + np.arange(k)
         p, t = table.scales[columns], table.medians_s[columns]
-        for name in CANDIDATE_LAWS:
+        for j, name in enumerate(CANDIDATE_LAWS):
             if k < LAWS[name].min_scales:
                 continue
             for key, values in LAWS[name].fit_rows(p, t).items():
                 states[name].setdefault(key, np.full(n, np.nan))[rows] = values
+            if k - 1 >= max(2, LAWS[name].min_scales):
+                holdout[rows, j] = _holdout_log_error(name, p, t)
         mean_slope[rows] = line_fit_rows(np.log2(p), np.log2(t))[0]
     scale_max = table.scales[top]
     edge = _two_point_slope(table, top - 1)
     first = _two_point_slope(table, start)
     summary = np.column_stack([
         np.log2(scale_max), n_scales.astype(float), edge, mean_slope, edge - first,
-        table.noise_log[top], _series_columns(series_list)[series_index]])
+        table.noise_log[top], _series_columns(series_list)[series_index], holdout])
     return ContextBatch(table, series_index, n_scales, scale_max, summary, states)
+
+
+def _holdout_log_error(name: str, p: FloatArray, t: FloatArray) -> FloatArray:
+    """log(prediction / measured median) at each row's largest scale, of law ``name``
+    fitted on the smaller ones: how well the law extrapolates within the series itself,
+    the evidence the issue asks a law to be chosen by (the trees weigh it, rather than a
+    choice from one held-out point)."""
+    law = LAWS[name]
+    predicted = law.from_state(law.fit_rows(p[:, :-1], t[:, :-1])).predict(p[:, -1])
+    return np.log(predicted / t[:, -1])
 
 
 def _two_point_slope(table: SeriesTable, index: IntArray) -> FloatArray:

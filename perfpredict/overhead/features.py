@@ -31,6 +31,8 @@ FEATURE_NAMES = (
     "log2_ranks_per_node",
     "threads_per_rank",
     "log10_problem_size",
+    # log(law fitted without the largest measured scale / the median measured there)
+    *(f"holdout_{name}" for name in CANDIDATE_LAWS),
     *(f"law_{name}" for name in CANDIDATE_LAWS),  # log(law / base) at p
 )
 

@@ -78,11 +78,15 @@ def _summary_one_at_a_time(series: Series) -> list[float]:
     top = series.runtime_s[series.scale == scales[-1]]
     edge, first = slope(scales[-2:], medians[-2:]), slope(scales[:2], medians[:2])
     size = series.problem_size_num
+    holdout = [math.log(LAWS[name]().fit(scales[:-1], medians[:-1]).predict(scales[-1:])[0]
+                        / medians[-1])
+               if scales.size - 1 >= max(2, LAWS[name].min_scales) else np.nan
+               for name in CANDIDATE_LAWS]
     return [math.log2(scales[-1]), float(scales.size), edge, slope(scales, medians),
             edge - first, float(np.std(np.log(top))), float(series.weak),
             math.log2(series.ranks_per_node) if series.ranks_per_node else np.nan,
             series.threads_per_rank or np.nan,
-            math.log10(size) if size and size > 0 else np.nan]
+            math.log10(size) if size and size > 0 else np.nan, *holdout]
 
 
 def test_context_summary_equals_numpy_per_series(bundled_series) -> None:  # type: ignore[no-untyped-def]
