@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 def main() -> None:
     from perfpredict import artifact, datasets
     from perfpredict.store import open_store
-    from perfpredict.store.artifacts import SERIES, load_latest_runtime
+    from perfpredict.store.artifacts import DIGESTS, SERIES, load_latest_runtime
     from perfpredict.train import train
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -27,7 +27,7 @@ def main() -> None:
         found = load_latest_runtime(url)
         assert found is not None and found[1] is not None
         # the shipped file holds its series entries, as a document trained in memory does
-        body = {k: v for k, v in found[0].items() if k not in ("sha256", "series_sha256")}
+        body = {k: v for k, v in found[0].items() if k not in ("sha256", DIGESTS)}
         doc = artifact.seal({**body, SERIES: found[1].all()})
         store.dispose()
     (HERE / "predictor.json").write_text(artifact.to_text(doc))

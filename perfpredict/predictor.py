@@ -118,7 +118,8 @@ def _sample_series(series_list: list[Series], min_context: int, max_examples: in
                              minlength=len(series_list))
     if per_series.sum() <= max_examples:
         return indices
-    order = np.random.default_rng(random_state).permutation(indices)
+    # only series that give examples: a sample of the others would hold none
+    order = np.random.default_rng(random_state).permutation(indices[per_series > 0])
     n_kept = max(1, int(np.searchsorted(np.cumsum(per_series[order]), max_examples,
                                         side="right")))
     return np.sort(order[:n_kept])
@@ -131,8 +132,11 @@ def _nested_part(series_list: list[Series], groups: list[int],
     Every cut of every series is one context, all fitted at once; an example is a
     (context, run beyond its cut) pair, in the order of series, cuts and runs.
     """
+    examples = NestedExamples()
     table = SeriesTable.of(series_list)
     n_cuts = np.maximum(table.n_scales - min_context, 0)
+    if not n_cuts.any():  # a chunk of two-scale series (dask): nothing to learn from
+        return examples
     cut_series = np.repeat(np.arange(len(series_list)), n_cuts)
     contexts = fit_contexts(table, series_list, cut_series,
                             min_context + block_positions(n_cuts))
@@ -145,7 +149,6 @@ def _nested_part(series_list: list[Series], groups: list[int],
     series = cut_series[context]
     p = table.run_scale[run]
     weak = np.array([s.weak for s in series_list], dtype=bool)
-    examples = NestedExamples()
     examples.summary.append(contexts.summary[context])
     examples.scale.append(p)
     examples.scale_max.append(contexts.scale_max[context])

@@ -83,8 +83,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
 
     report = TrainReport(n_runs=n_runs)
     if any(s.scales.size >= 3 for s in series_list):
-        doc = build_artifact(series_list, n_runs)
-        save_artifact(store, doc)
+        doc = save_artifact(store, build_artifact(series_list, n_runs))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]

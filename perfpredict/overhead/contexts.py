@@ -25,7 +25,7 @@ from perfpredict.series import Series
 #: Laws the hybrid weighs; each must be fittable from two scales except where noted.
 CANDIDATE_LAWS = ("amdahl", "amdahl_log", "gustafson", "power")
 #: The law that stands in for one a context has too few scales to determine.
-_FALLBACK_LAW = "amdahl"
+FALLBACK_LAW = "amdahl"
 
 
 @dataclass
@@ -134,11 +134,11 @@ class ContextBatch:
         """log runtime each candidate law (columns, in :data:`CANDIDATE_LAWS` order) of
         context ``rows[i]`` predicts at ``p[i]``; a law a context cannot determine (too
         few scales) stands in with Amdahl's prediction."""
-        out = np.repeat(self._law_log(_FALLBACK_LAW, rows, p)[:, None], len(CANDIDATE_LAWS),
+        out = np.repeat(self._law_log(FALLBACK_LAW, rows, p)[:, None], len(CANDIDATE_LAWS),
                         axis=1)
         for j, name in enumerate(CANDIDATE_LAWS):
             fitted = self.n_scales[rows] >= LAWS[name].min_scales
-            if name != _FALLBACK_LAW and fitted.any():
+            if name != FALLBACK_LAW and fitted.any():
                 out[fitted, j] = self._law_log(name, rows[fitted], p[fitted])
         return out
 

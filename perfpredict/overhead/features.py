@@ -12,7 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from perfpredict.laws.base import FloatArray
-from perfpredict.overhead.contexts import CANDIDATE_LAWS, SeriesContext, full_contexts
+from perfpredict.overhead.contexts import (
+    CANDIDATE_LAWS,
+    FALLBACK_LAW,
+    SeriesContext,
+    full_contexts,
+)
 from perfpredict.series import Series
 
 __all__ = ["CANDIDATE_LAWS", "FEATURE_NAMES", "SeriesContext", "fit_context",
@@ -51,5 +56,5 @@ def law_log_predictions(ctx: SeriesContext, p: FloatArray) -> dict[str, FloatArr
     (too few scales) stands in with Amdahl's prediction."""
     logs = {name: np.log(law.predict(p)) for name, law in ctx.laws.items()}
     for name in CANDIDATE_LAWS:
-        logs.setdefault(name, logs["amdahl"])
+        logs.setdefault(name, logs[FALLBACK_LAW])
     return logs

@@ -133,8 +133,8 @@ artifact_series = Table(
     # casefolded: an estimate reads only the entries of the application it asks about
     Column("app_folded", String(300), nullable=False),
     # one series entry of a runtime predictor (key, medians, fitted laws), checksummed
+    # with the other entries of its application in the sealed artifact document
     Column("entry", Text, nullable=False),
-    Column("sha256", String(64), nullable=False),
     Index("ix_artifact_series_app", "artifact_id", "app_folded"),
 )
 

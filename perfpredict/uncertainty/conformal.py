@@ -64,7 +64,7 @@ class DistanceConformal:
         if residual_log.size == 0:
             raise ValueError("no calibration residuals")
         self.bins_: list[dict[str, Any]] = []
-        self._widest_cache: dict[float, list[tuple[float, float]]] = {}
+        self._bounds_cache: dict[float, list[tuple[float, float]]] = {}
         pending = np.zeros(residual_log.size, dtype=bool)
         lower = -math.inf
         for upper in DISTANCE_EDGES:
@@ -88,14 +88,14 @@ class DistanceConformal:
                                 else math.floor((n + 1) * level) / n))
         return float(np.interp(adjusted, _LEVELS, bin_["quantiles"]))
 
-    def _widest(self, confidence: float) -> list[tuple[float, float]]:
+    def _monotone_bounds(self, confidence: float) -> list[tuple[float, float]]:
         """(q_lo, q_hi) per bin, each side monotone in distance and around zero.
 
         Computed once per confidence level: a batch estimate asks for the bounds of
         every query, and interpolating the quantiles again for each took minutes for
         100k queries.
         """
-        cache = self._widest_cache
+        cache = self._bounds_cache
         if confidence not in cache:
             alpha = 1.0 - confidence
             n = [float(bin_["n"]) for bin_ in self.bins_]
@@ -106,10 +106,10 @@ class DistanceConformal:
         return cache[confidence]
 
     def bounds(self, distance_log2: float, confidence: float) -> ScoreBounds:
-        widest = self._widest(confidence)
+        bounds_by_bin = self._monotone_bounds(confidence)
         index = next((i for i, bin_ in enumerate(self.bins_)
-                      if distance_log2 <= bin_["upper_log2"]), len(widest) - 1)
-        q_lo, q_hi = widest[index]
+                      if distance_log2 <= bin_["upper_log2"]), len(bounds_by_bin) - 1)
+        q_lo, q_hi = bounds_by_bin[index]
         beyond = distance_log2 > self.max_distance_log2_
         if beyond and self.max_distance_log2_ > 0:
             stretch = distance_log2 / self.max_distance_log2_
@@ -124,5 +124,5 @@ class DistanceConformal:
         self = cls()
         self.bins_ = [{**b, "upper_log2": float(b["upper_log2"])} for b in doc["bins"]]
         self.max_distance_log2_ = float(doc["max_distance_log2"])
-        self._widest_cache = {}
+        self._bounds_cache = {}
         return self

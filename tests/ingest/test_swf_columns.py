@@ -127,3 +127,15 @@ def test_blocks_end_anywhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     whole = repr(list(parse(path, IngestOptions())))
     monkeypatch.setattr(text_blocks, "BLOCK_BYTES", block_bytes)
     assert repr(list(parse(path, IngestOptions()))) == whole
+
+
+def test_negative_zero_stays_apart_from_zero(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """float("-0") is -0.0: the column path, which reads each distinct value once, must
+    not merge it with 0.0 (found by the property above)."""
+    rows = ["1 0 -1 100 4 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1",
+            "2 -0 -1 100 4 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1"]
+    path = tmp_path / "log.swf"
+    path.write_text("\n".join(rows) + "\n")
+    fast, slow = both_ways(path, monkeypatch, system="x")
+    assert fast == slow and "-0.0" in fast

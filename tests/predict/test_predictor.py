@@ -110,6 +110,25 @@ def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  
     np.testing.assert_array_equal(capped["log_runtime"], full["log_runtime"][in_full])
 
 
+def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
+    """Two-scale series give no nested examples: a chunk of only those (as dask cuts
+    them) is empty, and the capped sample never consists of them."""
+    from perfpredict.predictor import _nested_part, nested_examples
+    from perfpredict.series import Series
+
+    def series(n_scales: int, reps: int, name: str) -> Series:
+        scale = np.repeat(2.0 ** np.arange(n_scales), reps)
+        return Series((name, "s", "", "", ""), "nodes", scale, 100.0 / scale + 1.0,
+                      weak=False)
+
+    short = [series(2, 1, f"short{i}") for i in range(19)]
+    assert _nested_part(short, list(range(19)), 2).scale == []
+    mixed = [series(4, 50, "long"), *short]
+    for seed in range(8):
+        data = nested_examples(mixed, max_examples=100, random_state=seed).arrays()
+        assert np.unique(data["group"]).tolist() == [0.0]
+
+
 def test_batch_columns_match_one_estimate_at_a_time() -> None:
     from perfpredict.estimate import BATCH_COLUMNS, Query, load_predictor
 

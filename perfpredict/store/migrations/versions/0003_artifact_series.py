@@ -23,7 +23,6 @@ def upgrade() -> None:
         sa.Column("app", sa.String(300), nullable=False),
         sa.Column("app_folded", sa.String(300), nullable=False),
         sa.Column("entry", sa.Text, nullable=False),
-        sa.Column("sha256", sa.String(64), nullable=False),
     )
     op.create_index("ix_artifact_series_app", "artifact_series",
                     ["artifact_id", "app_folded"])
