@@ -21,15 +21,14 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory() as tmp:
         url = f"sqlite:///{tmp}/bundled.db"
-        store = open_store(url)
-        datasets.ingest(store)
-        report = train(store)
+        with open_store(url) as store:
+            datasets.ingest(store)
+            report = train(store)
         found = load_latest_runtime(url)
         assert found is not None and found[1] is not None
         # the shipped file holds its series entries, as a document trained in memory does
         body = {k: v for k, v in found[0].items() if k not in ("sha256", DIGESTS)}
         doc = artifact.seal({**body, SERIES: found[1].all()})
-        store.dispose()
     (HERE / "predictor.json").write_text(artifact.to_text(doc))
     (HERE / "predictor.md").write_text(model_card(doc))
     print(json.dumps(report.as_dict(), indent=2))

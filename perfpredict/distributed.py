@@ -68,11 +68,8 @@ def read_series(client: Any, db_url: str,
     from perfpredict.store import open_store
     from perfpredict.store.queries import app_system_sizes
 
-    store = open_store(db_url)
-    try:
+    with open_store(db_url) as store:
         sizes = app_system_sizes(store, app=apps)
-    finally:
-        store.dispose()
     n_workers = max(1, len(client.scheduler_info()["workers"]))
     groups = balanced_groups(sizes, PARTITIONS_PER_WORKER * n_workers)
     tasks = [dask.delayed(_read_partition)(db_url, group) for group in groups]
@@ -100,9 +97,6 @@ def _read_partition(db_url: str, pairs: list[tuple[str, str]]) -> tuple[list[Ser
     from perfpredict.store import open_store
     from perfpredict.store.queries import runs_frame
 
-    store = open_store(db_url)
-    try:
+    with open_store(db_url) as store:
         frame = runs_frame(store, app_systems=pairs)
-    finally:
-        store.dispose()
     return build_series(frame), len(frame)

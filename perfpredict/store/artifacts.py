@@ -95,13 +95,9 @@ def _rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | None:
     names = [f"p{i}" for i in range(len(params))]
     for name in names:
         sql = sql.replace("?", f":{name}", 1)
-    store = open_store(db_url)
-    try:
-        with store.engine.connect() as sa_conn:
-            result = sa_conn.execute(text(sql), dict(zip(names, params, strict=True)))
-            return [tuple(row) for row in result]
-    finally:
-        store.dispose()
+    with open_store(db_url) as store, store.engine.connect() as sa_conn:
+        result = sa_conn.execute(text(sql), dict(zip(names, params, strict=True)))
+        return [tuple(row) for row in result]
 
 
 class StoredSeries:

@@ -41,6 +41,13 @@ class Store:
     def dispose(self) -> None:
         self.engine.dispose()
 
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """``with open_store(url) as store:`` disposes of the engine on the way out."""
+        self.dispose()
+
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
     cursor = dbapi_connection.cursor()
