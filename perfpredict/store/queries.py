@@ -8,7 +8,7 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime, timezone
 from typing import IO, Any
 
-from sqlalchemy import func, select, tuple_
+from sqlalchemy import Select, func, select, tuple_
 
 from perfpredict.store import Store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs, systems
@@ -23,6 +23,11 @@ _TIME_COLUMNS = {"submit_epoch_s": "submit_time", "start_epoch_s": "start_time",
                  "end_epoch_s": "end_time"}
 
 
+def _of_apps(query: Select[Any], app: Sequence[str] | None) -> Select[Any]:
+    """``query`` narrowed to the runs of ``app`` (all runs when None or empty)."""
+    return query.where(runs.c.app.in_(list(app))) if app else query
+
+
 def _iso(epoch_s: float | None) -> str | None:
     if epoch_s is None:
         return None
@@ -33,8 +38,7 @@ def iter_runs(store: Store, *, app: Sequence[str] | None = None, limit: int | No
               batch_rows: int = 10_000) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small."""
     query = select(*[runs.c[name] for name in ["id", *RUN_FIELDS]]).order_by(runs.c.id)
-    if app:
-        query = query.where(runs.c.app.in_(list(app)))
+    query = _of_apps(query, app)
     if limit is not None:
         query = query.limit(limit)
     with store.engine.connect() as conn:
@@ -110,8 +114,7 @@ def app_system_sizes(store: Store, *,
     """
     query = (select(runs.c.app, runs.c.system, func.count())
              .group_by(runs.c.app, runs.c.system).order_by(runs.c.app, runs.c.system))
-    if app:
-        query = query.where(runs.c.app.in_(list(app)))
+    query = _of_apps(query, app)
     with store.engine.connect() as conn:
         return [(a, s, int(n)) for a, s, n in conn.execute(query).all()]
 
@@ -119,8 +122,7 @@ def app_system_sizes(store: Store, *,
 def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> int:
     """Runs with a submit time: the scheduler jobs the walltime advisor learns from."""
     query = select(func.count()).select_from(runs).where(runs.c.submit_epoch_s.is_not(None))
-    if app:
-        query = query.where(runs.c.app.in_(list(app)))
+    query = _of_apps(query, app)
     with store.engine.connect() as conn:
         return int(conn.execute(query).scalar_one())
 
@@ -140,8 +142,7 @@ def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignor
         columns.append(ingest_batches.c.path.label("source"))
     query = select(*columns).select_from(
         runs.join(ingest_batches, runs.c.batch_id == ingest_batches.c.id)).order_by(runs.c.id)
-    if app:
-        query = query.where(runs.c.app.in_(list(app)))
+    query = _of_apps(query, app)
     if app_systems is not None:
         query = query.where(tuple_(runs.c.app, runs.c.system).in_(list(app_systems)))
     with store.engine.connect() as conn:
