@@ -47,6 +47,10 @@ class Series:
     ranks_per_node: float | None = None
     threads_per_rank: float | None = None
     io_share: float | None = None  # measured I/O (data staging) share of runtime
+    # one entry per run: when it was submitted (its start, else its end, where the
+    # submission is unknown: both come later, so a run is never dated too early), NaN
+    # where no time is known; None when the runs carry no times at all
+    submitted_epoch_s: FloatArray | None = None
 
     @property
     def name(self) -> str:
@@ -67,10 +71,15 @@ class Series:
         return scales, np.array([np.median(self.runtime_s[self.scale == s]) for s in scales])
 
     def subset(self, keep_scales: Iterable[float]) -> Series:
-        mask = np.isin(self.scale, np.asarray(list(keep_scales), dtype=float))
+        """The runs at ``keep_scales``."""
+        return self.select(np.isin(self.scale, np.asarray(list(keep_scales), dtype=float)))
+
+    def select(self, mask: np.ndarray) -> Series:
+        """The runs where ``mask`` (one bool per run) is true, in the same order."""
+        submitted = None if self.submitted_epoch_s is None else self.submitted_epoch_s[mask]
         return Series(self.key, self.scale_unit, self.scale[mask], self.runtime_s[mask],
                       self.weak, self.problem_size_num, self.ranks_per_node,
-                      self.threads_per_rank, self.io_share)
+                      self.threads_per_rank, self.io_share, submitted)
 
 
 def _is_weak(label: str, scaling_hint: str) -> bool:
@@ -110,6 +119,7 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
     scale_all = np.where(use_nodes[group], nodes, total_ranks)
     rows = np.flatnonzero(~np.isnan(scale_all) & (scale_all > 0))
     size_num = _first_per_group(group[rows], size_num_all[rows], len(keys))
+    submitted_all = _submitted(runs)
     # series after series, each by scale, runs of equal scale in frame order
     rows = rows[np.lexsort((scale_all[rows], group[rows]))]
     n_rows = np.bincount(group[rows], minlength=len(keys))
@@ -136,8 +146,20 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
             ranks_per_node=_float_or_none(key[3]),
             threads_per_rank=_float_or_none(key[4]),
             io_share=io_share,
+            submitted_epoch_s=None if submitted_all is None else submitted_all[mine],
         ))
     return series
+
+
+def _submitted(runs) -> FloatArray | None:  # type: ignore[no-untyped-def]
+    """Each run's submission time, else its start, else its end (epoch seconds, NaN when
+    none is known); None when the frame has no time columns (benchmark tables)."""
+    columns = [c for c in ("submit_epoch_s", "start_epoch_s", "end_epoch_s") if c in runs]
+    if not columns:
+        return None
+    times = runs[columns].to_numpy(dtype=float, na_value=np.nan)
+    first_known = np.argmax(~np.isnan(times), axis=1)
+    return times[np.arange(times.shape[0]), first_known]
 
 
 def _series_groups(runs) -> tuple[np.ndarray, list[tuple[str, ...]]]:  # type: ignore[no-untyped-def]
