@@ -1,16 +1,34 @@
 """Backtests on the store: the hybrid against each law alone, Extra-P and a black box,
 measured in one run on the same splits.
 
-Splits (per series with at least four distinct scales):
+Splits by scale (per series with at least four distinct scales; every repetition at a
+scale goes to the same side, so no measurement of a test scale leaks into the context):
 
 * ``extrapolate``: context = the lower half of its distinct scales, test = the upper half.
 * ``fewshot``: context = its three smallest scales, test = the rest.
+* ``random``: as many test scales as ``extrapolate`` holds out, drawn at random from all
+  but the smallest (which stays in the context, so speedups against it exist); the rest
+  is the context. It measures interpolation between measured scales as well as
+  extrapolation. The draw is seeded by ``random_state`` and the series' key, so a
+  series' split does not change when other series are added to the store.
 
-The hybrid is cross-fitted: series are split into folds, and a fold's series are predicted
-by a predictor trained on every other series in full plus the fold's own context runs,
-never on the runs being predicted. The black box sees the same runs. Every figure is over
-test runs (each repetition counts), except ``within_10pct`` which is the share of series
-whose mean absolute percentage error is at most 10%.
+The ``time`` split asks what a center would have seen had it trained perfpredict on the
+day its records were half written: the cut is the median submission time of the store's
+runs (start or end time where the submission is unknown), the context is every run
+submitted at or before it, the test every run submitted after it. Nothing submitted
+after the cut is used anywhere, not by the other series' training runs nor by the black
+box, so one predictor, trained on the whole pre-cut store, predicts every tested series.
+A series is tested when it has runs at two or more distinct scales before the cut and
+runs after it; test runs may repeat a context scale (jobs are rerun) or lie beyond it.
+Runs still running at the cut count as context: the store records when a job was
+submitted, not when a user would have read its runtime. Runs without any time are not
+used.
+
+The scale splits are cross-fitted: series are split into folds, and a fold's series are
+predicted by a predictor trained on every other series in full plus the fold's own
+context runs, never on the runs being predicted. The black box sees the same runs. Every
+figure is over test runs (each repetition counts), except ``within_10pct`` which is the
+share of series whose mean absolute percentage error is at most 10%.
 
 A series' test runs hit or miss their intervals together (its repetitions share one
 context), so a data set's coverage is known only to within a few points. The 95% interval
@@ -21,6 +39,7 @@ resamples whole series, not runs.
 from __future__ import annotations
 
 import math
+import zlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,17 +54,102 @@ from perfpredict.laws.base import FloatArray
 from perfpredict.predictor import HybridPredictor
 from perfpredict.series import SERIES_KEY, Series, build_series, key_part
 
-SPLITS = ("extrapolate", "fewshot")
+SCALE_SPLITS = ("extrapolate", "fewshot", "random")
+SPLITS = (*SCALE_SPLITS, "time")
 MIN_TEST_SCALES = 4
 
 
-def context_scales(series: Series, split: str) -> FloatArray:
+def context_scales(series: Series, split: str, random_state: int = 0) -> FloatArray:
+    """The distinct scales of ``series`` that a scale split gives the predictor."""
     scales = series.scales
+    n_context = max(2, math.ceil(scales.size / 2))
     if split == "extrapolate":
-        return scales[: max(2, math.ceil(scales.size / 2))]
+        return scales[:n_context]
     if split == "fewshot":
         return scales[:3]
-    raise ValueError(f"unknown split {split!r}; choose one of: {', '.join(SPLITS)}")
+    if split == "random":
+        rng = np.random.default_rng([random_state, zlib.crc32("\x1f".join(series.key).encode())])
+        drawn = rng.choice(scales[1:], size=n_context - 1, replace=False)
+        return np.sort(np.concatenate([scales[:1], drawn]))
+    raise ValueError(f"unknown split {split!r}; choose one of: {', '.join(SCALE_SPLITS)}")
+
+
+@dataclass(frozen=True)
+class Holdout:
+    """One tested series: what the predictor may see of it, and which of its runs to predict."""
+
+    context: Series
+    test: np.ndarray  # one bool per run of the tested series
+
+
+@dataclass(frozen=True)
+class SplitPlan:
+    """Who is tested on what, and what the predictors may learn from.
+
+    ``visible`` is each series as a predictor may see it while *other* series are tested
+    (None: not at all). When every tested series' ``visible`` is its own context, one
+    predictor serves all of them and there is nothing to cross-fit.
+    """
+
+    holdouts: dict[int, Holdout]
+    visible: list[Series | None]
+    cross_fitted: bool
+
+
+def plan_split(series_list: list[Series], split: str, random_state: int = 0) -> SplitPlan:
+    """The holdouts of ``split`` (see the module docstring) over ``series_list``."""
+    if split == "time":
+        return _time_plan(series_list)
+    holdouts = {}
+    for i, series in enumerate(series_list):
+        if series.scales.size >= MIN_TEST_SCALES:
+            keep = context_scales(series, split, random_state)
+            in_context = np.isin(series.scale, keep)
+            holdouts[i] = Holdout(series.select(in_context), ~in_context)
+    if not holdouts:
+        raise NotTrainedError(
+            "no series has four or more distinct scales to backtest; ingest more runs")
+    return SplitPlan(holdouts, list(series_list), cross_fitted=True)
+
+
+def time_cut_epoch_s(series_list: list[Series]) -> float:
+    """The time split's cut: the median submission time of the runs that have one."""
+    times = [s.submitted_epoch_s for s in series_list if s.submitted_epoch_s is not None]
+    known = np.concatenate([np.empty(0), *times])
+    if np.isnan(known).all():
+        raise NotTrainedError(
+            "the time split needs submission times and no stored run has one; ingest "
+            "scheduler logs (sacct, SWF, PBS, LSF) or a CSV with a submit_time column")
+    return float(np.nanmedian(known))
+
+
+def _time_plan(series_list: list[Series]) -> SplitPlan:
+    cut_s = time_cut_epoch_s(series_list)
+    holdouts: dict[int, Holdout] = {}
+    visible: list[Series | None] = []
+    for i, series in enumerate(series_list):
+        submitted = series.submitted_epoch_s
+        if submitted is None:
+            visible.append(None)
+            continue
+        before = submitted <= cut_s  # NaN compares false: undated runs are on no side
+        context = series.select(before)
+        visible.append(context if before.any() else None)
+        after = submitted > cut_s
+        if context.scales.size >= 2 and after.any():
+            holdouts[i] = Holdout(context, after)
+    if not holdouts:
+        raise NotTrainedError(
+            f"no series has runs at two or more scales submitted by {_utc_text(cut_s)} (the "
+            "median submission time) and runs submitted after it; the time split needs "
+            "series measured over time")
+    return SplitPlan(holdouts, visible, cross_fitted=False)
+
+
+def _utc_text(epoch_s: float) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(epoch_s, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 @dataclass
@@ -96,25 +200,34 @@ def _law_prediction(name: str, context: Series, p: FloatArray) -> FloatArray:
     return law.fit(scales, medians).predict(p)
 
 
+def _fit_hybrid(pool: list[Series], random_state: int) -> HybridPredictor:
+    """The hybrid trained on ``pool``, or a domain error when it has nothing to learn
+    from (a time cut can leave every series with two scales or fewer)."""
+    if not any(s.scales.size >= 3 for s in pool):
+        raise NotTrainedError(
+            "no series the backtest may train on has three or more distinct scales; "
+            "ingest more runs")
+    return HybridPredictor(random_state=random_state).fit(pool)
+
+
 def backtest(series_list: list[Series], split: str, group_of: Callable[[Series], str],
              confidence: float = 0.9, n_folds: int = 5, random_state: int = 0) -> _Outcomes:
-    tests = [i for i, s in enumerate(series_list) if s.scales.size >= MIN_TEST_SCALES]
-    if not tests:
-        raise NotTrainedError(
-            "no series has four or more distinct scales to backtest; ingest more runs")
+    plan = plan_split(series_list, split, random_state)
+    tests = sorted(plan.holdouts)
+    n_folds = n_folds if plan.cross_fitted else 1
     rng = np.random.default_rng(random_state)
     fold_of = {i: f for i, f in zip(tests, rng.permutation(len(tests)) % n_folds, strict=True)}
     outcomes = _Outcomes()
     for fold in range(min(n_folds, len(tests))):
         in_fold = [i for i in tests if fold_of[i] == fold]
-        contexts = {i: series_list[i].subset(context_scales(series_list[i], split))
-                    for i in in_fold}
-        pool = [s for i, s in enumerate(series_list) if i not in contexts] + list(contexts.values())
-        hybrid = HybridPredictor(random_state=random_state).fit(pool)
+        contexts = {i: plan.holdouts[i].context for i in in_fold}
+        pool = [s for i, s in enumerate(plan.visible) if s is not None and i not in contexts]
+        pool += list(contexts.values())
+        hybrid = _fit_hybrid(pool, random_state)
         blackbox = _blackbox(pool, {"app": {}, "system": {}})
         for i in in_fold:
             series, context = series_list[i], contexts[i]
-            test = series.scale > context.scales[-1]
+            test = plan.holdouts[i].test
             p, true = series.scale[test], series.runtime_s[test]
             group, name = group_of(series), series.name
             preds = hybrid.predict(context, p, confidence)

@@ -95,3 +95,25 @@ def cli(db_url: str):  # type: ignore[no-untyped-def]
         return runner.invoke(app, ["--db", db_url, *args], input=input)
 
     return invoke
+
+
+@pytest.fixture
+def timed_runs_csv(tmp_path: Path) -> Path:
+    """An ``ingest csv`` file of six strong-scaling series with submission times, the way
+    a group scales up: 1, 2, 4 nodes first, reruns, then 8 and 16 nodes; runtimes follow
+    Amdahl's law with a few percent of noise."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    order = [1, 2, 4, 1, 2, 4, 8, 16, 8, 16]  # nodes, in submission order
+    lines = ["app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s,"
+             "submit_time"]
+    for i in range(6):
+        serial, t1_s = 0.02 + 0.03 * i, 2000.0 * (1 + i)
+        for day, nodes in enumerate(order):
+            runtime_s = t1_s * (serial + (1 - serial) / nodes) * rng.uniform(0.97, 1.03)
+            lines.append(f"solver{i},Perlmutter-CPU,large,{nodes},128,1,{runtime_s:.2f},"
+                         f"2024-03-{1 + 2 * day:02d}T{8 + i:02d}:00:00Z")
+    path = tmp_path / "timed_runs.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path

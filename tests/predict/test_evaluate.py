@@ -1,10 +1,16 @@
-"""The evaluate table's summary statistics, on outcomes whose answers are known."""
+"""The evaluate table's summary statistics, on outcomes whose answers are known; the
+splits, on series whose runs are known; and the backtest on small stores."""
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from perfpredict.evaluate import _Outcomes, summarise
+import numpy as np
+import pytest
+
+from perfpredict.errors import NotTrainedError
+from perfpredict.evaluate import _Outcomes, backtest, evaluate, plan_split, summarise
+from perfpredict.series import Series, build_series
 
 
 def _outcomes(inside_by_series: dict[str, list[bool]]) -> _Outcomes:
@@ -38,3 +44,138 @@ def test_rows_without_intervals_have_no_coverage() -> None:
     row = _row(outcomes)
     assert row["mape_pct"] == 20.0
     assert row["coverage"] is row["coverage_ci_low"] is row["coverage_ci_high"] is None
+
+
+def _series(name: str, scales: list[float], repeats: int = 3,
+            submitted_epoch_s: list[float] | None = None) -> Series:
+    """A strong-scaling series with ``repeats`` runs at each scale (or one run per scale
+    and submission time, when times are given)."""
+    if submitted_epoch_s is None:
+        scale = np.repeat(np.asarray(scales, dtype=float), repeats)
+    else:
+        scale = np.asarray(scales, dtype=float)
+    times = None if submitted_epoch_s is None else np.asarray(submitted_epoch_s, dtype=float)
+    return Series((name, "s", "", "", ""), "nodes", scale, 100.0 / scale + 1.0, False,
+                  submitted_epoch_s=times)
+
+
+def _scales_of(series: Series, runs: np.ndarray) -> set[float]:
+    return set(series.scale[runs].tolist())
+
+
+@pytest.mark.parametrize("n_scales", [4, 5, 7, 10])
+def test_random_split_holds_out_whole_scales_never_the_smallest(n_scales: int) -> None:
+    series = _series("a", [2.0**k for k in range(n_scales)])
+    holdout = plan_split([series], "random").holdouts[0]
+    context = set(holdout.context.scales.tolist())
+    assert 1.0 in context
+    assert len(context) == max(2, -(-n_scales // 2))  # as many as extrapolate keeps
+    # every repetition of a scale is on one side: no test scale is seen in the context
+    assert context.isdisjoint(_scales_of(series, holdout.test))
+    assert context | _scales_of(series, holdout.test) == set(series.scales.tolist())
+    assert holdout.test.sum() == 3 * (n_scales - len(context))
+
+
+def test_random_split_is_reproducible_and_varies_with_the_seed() -> None:
+    series = _series("a", [2.0**k for k in range(8)])
+    other = _series("b", [1, 2, 4, 8])
+
+    def context(random_state: int, series_list: list[Series]) -> list[float]:
+        plan = plan_split(series_list, "random", random_state)
+        return plan.holdouts[series_list.index(series)].context.scales.tolist()
+
+    assert context(0, [series]) == context(0, [series])
+    # another series in the store does not change this one's draw
+    assert context(0, [series]) == context(0, [other, series])
+    assert len({tuple(context(seed, [series])) for seed in range(10)}) > 1
+
+
+def test_random_split_tests_only_series_of_four_scales() -> None:
+    plan = plan_split([_series("a", [1, 2, 4]), _series("b", [1, 2, 4, 8])], "random")
+    assert list(plan.holdouts) == [1]
+    assert plan.cross_fitted and plan.visible[0] is not None
+
+
+def test_extrapolate_split_is_unchanged_by_the_generalisation() -> None:
+    series = _series("a", [1, 2, 4, 8, 16])
+    holdout = plan_split([series], "extrapolate").holdouts[0]
+    assert holdout.context.scales.tolist() == [1, 2, 4]
+    assert _scales_of(series, holdout.test) == {8.0, 16.0}
+
+
+def test_time_split_cuts_the_whole_store_at_its_median_submission() -> None:
+    day_s = 86_400.0
+    # a: 1, 2, 4 nodes on days 0-2, then 4 and 8 nodes on days 10-11 (a rerun and a new scale)
+    a = _series("a", [1, 2, 4, 4, 8], submitted_epoch_s=[0, day_s, 2 * day_s, 10 * day_s,
+                                                          11 * day_s])
+    # b: one scale before the cut, so not tested; its early runs may still be learned from
+    b = _series("b", [1, 1, 2, 4], submitted_epoch_s=[day_s, 2 * day_s, 12 * day_s, 13 * day_s])
+    # c: an undated run is on no side
+    c = _series("c", [1, 2, 8], submitted_epoch_s=[0, 2 * day_s, np.nan])
+    plan = plan_split([a, b, c], "time")  # the median of the 11 dated runs is day 2
+    assert not plan.cross_fitted
+    assert list(plan.holdouts) == [0]
+    holdout = plan.holdouts[0]
+    assert holdout.context.scale.tolist() == [1, 2, 4]
+    assert a.scale[holdout.test].tolist() == [4, 8]  # a context scale may be rerun
+    # nothing submitted after the cut is visible to any predictor
+    assert plan.visible[0] is holdout.context
+    assert plan.visible[1] is not None and plan.visible[1].scale.tolist() == [1, 1]
+    assert plan.visible[2] is not None and plan.visible[2].scale.tolist() == [1, 2]
+
+
+def test_time_split_without_submission_times_says_what_it_needs() -> None:
+    with pytest.raises(NotTrainedError, match="needs submission times"):
+        plan_split([_series("a", [1, 2, 4, 8])], "time")
+
+
+def test_time_split_without_a_series_measured_over_time_says_so() -> None:
+    # every series was run at one scale before the cut
+    series = _series("a", [1, 1, 2, 4], submitted_epoch_s=[0, 1, 2, 3])
+    with pytest.raises(NotTrainedError, match="two or more scales submitted by"):
+        plan_split([series], "time")
+
+
+def test_time_split_with_nothing_to_learn_from_before_the_cut_says_so() -> None:
+    # tested (1 and 2 nodes before the cut, 4 and 8 after), but no series the hybrid
+    # could learn from: that needs three scales
+    series = _series("a", [1, 2, 4, 8], submitted_epoch_s=[0, 1, 2, 3])
+    with pytest.raises(NotTrainedError, match="three or more distinct scales"):
+        backtest([series], "time", lambda s: "g")
+
+
+def test_a_run_without_submit_time_is_dated_by_its_start_then_its_end() -> None:
+    import pandas as pd
+
+    nan = float("nan")
+    frame = pd.DataFrame({
+        "app": "a", "system": "s", "problem_size": "", "ranks_per_node": nan,
+        "threads_per_rank": nan, "nodes": [1.0, 2.0, 4.0, 8.0], "total_ranks": nan,
+        "runtime_s": 10.0, "problem_size_num": nan, "state": "COMPLETED",
+        "censored": False, "extra": None,
+        "submit_epoch_s": [100.0, nan, nan, nan], "start_epoch_s": [110.0, 210.0, nan, nan],
+        "end_epoch_s": [120.0, 220.0, 320.0, nan]})
+    (series,) = build_series(frame)
+    assert series.submitted_epoch_s is not None
+    np.testing.assert_array_equal(series.submitted_epoch_s, [100.0, 210.0, 320.0, nan])
+
+
+@pytest.fixture
+def timed_store(sqlite_url: str, timed_runs_csv: Path):  # type: ignore[no-untyped-def]
+    from perfpredict.ingest import ingest_file
+    from perfpredict.store import open_store
+
+    with open_store(sqlite_url) as store:
+        ingest_file(store, "csv", timed_runs_csv)
+        yield store
+
+
+@pytest.mark.parametrize(("split", "n_runs"), [("random", 6 * 4), ("time", 6 * 5)])
+def test_backtest_on_a_small_store_compares_every_method(timed_store, split, n_runs) -> None:  # type: ignore[no-untyped-def]
+    rows = {r["method"]: r for r in evaluate(timed_store, split) if r["group"] == "all"}
+    assert set(rows) == {"hybrid", "amdahl", "amdahl_log", "extrap", "blackbox_xgboost"}
+    assert {r["n_series"] for r in rows.values()} == {6}
+    assert {r["n_runs"] for r in rows.values()} == {n_runs}
+    assert 0 <= rows["hybrid"]["coverage"] <= 1
+    # Amdahl data, Amdahl baseline: a few percent of noise is all there is to miss
+    assert rows["amdahl"]["mape_pct"] < 10
