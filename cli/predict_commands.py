@@ -15,6 +15,8 @@ from perfpredict.cli.render import print_json, print_rows
 class Split(str, Enum):
     extrapolate = "extrapolate"
     fewshot = "fewshot"
+    random = "random"
+    time = "time"
 
 
 class ReportFormat(str, Enum):
@@ -117,9 +119,13 @@ def estimate(
 
 def evaluate(
     ctx: typer.Context,
-    split: Annotated[Split, typer.Option(help="extrapolate: lower half of each series' "
-                                         "scales -> upper half; fewshot: 3 smallest -> rest.")
-                     ] = Split.extrapolate,
+    split: Annotated[Split, typer.Option(
+        help="extrapolate: lower half of each series' scales -> upper half; fewshot: 3 "
+             "smallest -> rest; random: as many scales as extrapolate holds out, drawn "
+             "at random (seeded) from all but the smallest; time: runs submitted up to "
+             "the store's median submission time -> runs submitted after it (needs "
+             "submit times).")
+    ] = Split.extrapolate,
     group_by: Annotated[str, typer.Option(help="source (ingested file), app or system")] = "source",
     app: Annotated[list[str] | None, typer.Option("--app")] = None,
     confidence: Annotated[float, typer.Option()] = 0.9,

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import REPO
+
 BERT = ["--app", "bert", "--system", "dgxa100_ngc22.04_pytorch (NVIDIA)"]
 
 
@@ -111,3 +113,37 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     assert any("file-system bandwidth in the catalog" in n for n in doc["notes"])
     # one series of its kind: the interval borrows its calibration, and says so
     assert any("may be too narrow" in n for n in doc["notes"])
+
+
+@pytest.mark.parametrize("split", ["random", "time"])
+def test_evaluate_new_splits_on_a_store_with_submit_times(cli, timed_runs_csv, split) -> None:  # type: ignore[no-untyped-def]
+    assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
+    result = cli("evaluate", "--split", split, "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = {r["method"]: r for r in json.loads(result.stdout) if r["group"] == "all"}
+    assert rows["hybrid"]["n_series"] == 6 and rows["hybrid"]["coverage"] is not None
+    assert "blackbox_xgboost" in rows and "amdahl" in rows
+
+
+def test_evaluate_time_split_on_scheduler_logs(cli) -> None:  # type: ignore[no-untyped-def]
+    sacct = REPO / "examples" / "data" / "synthetic_sacct.psv"
+    assert cli("ingest", "sacct", str(sacct)).exit_code == 0
+    result = cli("evaluate", "--split", "time", "--group-by", "app", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert "| relearn | hybrid |" in result.stdout
+
+
+def test_evaluate_time_split_without_submit_times_is_a_domain_failure(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("datasets", "load", "relearn").exit_code == 0
+    result = cli("evaluate", "--split", "time")
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ")
+    assert "needs submission times" in lines[0] and "submit_time" in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_evaluate_unknown_split_is_a_usage_error(cli) -> None:  # type: ignore[no-untyped-def]
+    result = cli("evaluate", "--split", "sideways")
+    assert result.exit_code == 2
+    assert "random" in result.output and "time" in result.output
