@@ -1,12 +1,13 @@
 """The acceptance check of the hybrid predictor on the bundled real data (slow; CI runs it).
 
-Per data set with series of four or more scales, on both backtest splits, the hybrid's
+Per data set with series of four or more scales, on the three scale splits, the hybrid's
 MAPE must be below the best baseline's (each law alone, Extra-P, black-box XGBoost), and
 its 90% intervals must cover 85-95% of all test runs pooled. Per data set the coverage
 may exceed 95% by at most one point, and 90% must lie inside its series-bootstrap 95%
 interval: test runs come in clusters (10 to 120 repetitions of one series), so 95 RELeARN
 runs in 25 series measure coverage only to a few points (it reads 0.958 there, 91 of 95,
-all four misses in one series; the interval is 0.87-1.0). LULESH has one such series with
+all four misses in one series; the interval is 0.87-1.0; in the random split it reads
+0.857, 84 of 98, interval 0.74-0.96). LULESH has one such series with
 two test runs, from which no ranking or coverage can be read; it counts in the pooled
 check (docs/accuracy.md).
 """
@@ -31,7 +32,7 @@ def bundled_store(tmp_path_factory):  # type: ignore[no-untyped-def]
     store.dispose()
 
 
-@pytest.mark.parametrize("split", ["extrapolate", "fewshot"])
+@pytest.mark.parametrize("split", ["extrapolate", "fewshot", "random"])
 def test_hybrid_beats_every_baseline_with_calibrated_intervals(bundled_store, split) -> None:  # type: ignore[no-untyped-def]
     table = evaluate(bundled_store, split)
     for group in (*DATASETS_CHECKED, "all"):
