@@ -109,14 +109,43 @@ def test_nested_examples_pair_each_cut_with_the_runs_beyond_it(bundled_series) -
             expected_max.append(np.full(p.size, series.scales[k - 1]))
             expected_group.append(np.full(p.size, float(group)))
             expected_weight.append(1.0 / np.array([np.sum(p == x) for x in p]))
-    np.testing.assert_array_equal(data["scale"], np.concatenate(expected_scale))
-    np.testing.assert_array_equal(data["scale_max"], np.concatenate(expected_max))
-    np.testing.assert_array_equal(data["group"], np.concatenate(expected_group))
-    np.testing.assert_array_equal(data["weight"], np.concatenate(expected_weight))
+    n = sum(p.size for p in expected_scale)
+    # the extrapolation examples come first, then the interior ones
+    assert np.all(data["scale"][:n] > data["scale_max"][:n])
+    assert np.all(data["scale"][n:] < data["scale_max"][n:])
+    np.testing.assert_array_equal(data["scale"][:n], np.concatenate(expected_scale))
+    np.testing.assert_array_equal(data["scale_max"][:n], np.concatenate(expected_max))
+    np.testing.assert_array_equal(data["group"][:n], np.concatenate(expected_group))
+    np.testing.assert_array_equal(data["weight"][:n], np.concatenate(expected_weight))
     # each example's law predictions are those of its own cut's context
-    row = int(np.flatnonzero(data["group"] == 3)[-1])
+    row = int(np.flatnonzero(data["group"][:n] == 3)[-1])
     series = usable[3]
     ctx = fit_context(series.subset(series.scales[:-1]))
+    for j, name in enumerate(CANDIDATE_LAWS):
+        law = ctx.laws.get(name, ctx.laws["amdahl"])
+        assert data["law_logs"][row, j] == pytest.approx(
+            math.log(law.predict([data["scale"][row]])[0]), rel=1e-12)
+
+
+def test_interior_examples_predict_each_inner_scale_from_all_the_others(bundled_series) -> None:  # type: ignore[no-untyped-def]
+    usable = [s for s in bundled_series if s.scales.size >= 3]
+    data = nested_examples(usable).arrays()
+    interior = data["scale"] < data["scale_max"]
+    expected_scale, expected_group = [], []
+    for group, series in enumerate(usable):
+        for scale in series.scales[1:-1]:
+            p = series.scale[series.scale == scale]
+            expected_scale.append(p)
+            expected_group.append(np.full(p.size, float(group)))
+    np.testing.assert_array_equal(data["scale"][interior], np.concatenate(expected_scale))
+    np.testing.assert_array_equal(data["group"][interior], np.concatenate(expected_group))
+    np.testing.assert_array_equal(data["scale_max"][interior], np.concatenate(
+        [np.full(p.size, usable[int(g[0])].scales[-1])
+         for p, g in zip(expected_scale, expected_group, strict=True)]))
+    # an interior example's laws are fitted on every other scale of its series
+    row = int(np.flatnonzero(interior & (data["group"] == 3))[0])
+    series = usable[3]
+    ctx = fit_context(series.select(series.scale != data["scale"][row]))
     for j, name in enumerate(CANDIDATE_LAWS):
         law = ctx.laws.get(name, ctx.laws["amdahl"])
         assert data["law_logs"][row, j] == pytest.approx(
