@@ -147,3 +147,10 @@ def test_evaluate_unknown_split_is_a_usage_error(cli) -> None:  # type: ignore[n
     result = cli("evaluate", "--split", "sideways")
     assert result.exit_code == 2
     assert "random" in result.output and "time" in result.output
+
+
+def test_evaluate_repeats_below_one_is_a_usage_error(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("datasets", "load", "relearn").exit_code == 0
+    result = cli("evaluate", "--repeats", "0")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == "Error: --repeats must be 1 or more, not 0"

@@ -179,3 +179,15 @@ def test_backtest_on_a_small_store_compares_every_method(timed_store, split, n_r
     assert 0 <= rows["hybrid"]["coverage"] <= 1
     # Amdahl data, Amdahl baseline: a few percent of noise is all there is to miss
     assert rows["amdahl"]["mape_pct"] < 10
+
+
+def test_repeats_pool_every_assignment_of_the_same_test_runs(timed_store) -> None:  # type: ignore[no-untyped-def]
+    once = {r["method"]: r for r in evaluate(timed_store, "extrapolate") if r["group"] == "all"}
+    pooled = {r["method"]: r for r in evaluate(timed_store, "extrapolate", repeats=3)
+              if r["group"] == "all"}
+    # the same test runs, each predicted three times: the laws alone see the same
+    # contexts whatever the folds, so their figures cannot move
+    assert pooled["amdahl"]["n_runs"] == once["amdahl"]["n_runs"]
+    assert pooled["amdahl"]["mape_pct"] == pytest.approx(once["amdahl"]["mape_pct"])
+    assert pooled["hybrid"]["n_runs"] == once["hybrid"]["n_runs"]
+    assert 0 <= pooled["hybrid"]["coverage"] <= 1
