@@ -127,24 +127,26 @@ def test_nested_examples_pair_each_cut_with_the_runs_beyond_it(bundled_series) -
             math.log(law.predict([data["scale"][row]])[0]), rel=1e-12)
 
 
-def test_interior_examples_predict_each_inner_scale_from_all_the_others(bundled_series) -> None:  # type: ignore[no-untyped-def]
+def test_interior_examples_predict_each_inner_scale_of_a_cut_from_its_others(bundled_series) -> None:  # type: ignore[no-untyped-def]
     usable = [s for s in bundled_series if s.scales.size >= 3]
     data = nested_examples(usable).arrays()
     interior = data["scale"] < data["scale_max"]
-    expected_scale, expected_group = [], []
+    expected_scale, expected_max, expected_group = [], [], []
     for group, series in enumerate(usable):
-        for scale in series.scales[1:-1]:
-            p = series.scale[series.scale == scale]
-            expected_scale.append(p)
-            expected_group.append(np.full(p.size, float(group)))
+        for k in range(3, series.scales.size + 1):
+            for scale in series.scales[1:k - 1]:
+                p = series.scale[series.scale == scale]
+                expected_scale.append(p)
+                expected_max.append(np.full(p.size, series.scales[k - 1]))
+                expected_group.append(np.full(p.size, float(group)))
     np.testing.assert_array_equal(data["scale"][interior], np.concatenate(expected_scale))
+    np.testing.assert_array_equal(data["scale_max"][interior], np.concatenate(expected_max))
     np.testing.assert_array_equal(data["group"][interior], np.concatenate(expected_group))
-    np.testing.assert_array_equal(data["scale_max"][interior], np.concatenate(
-        [np.full(p.size, usable[int(g[0])].scales[-1])
-         for p, g in zip(expected_scale, expected_group, strict=True)]))
-    # an interior example's laws are fitted on every other scale of its series
-    row = int(np.flatnonzero(interior & (data["group"] == 3))[0])
+    # an interior example's laws are fitted on the other scales of its cut: the last
+    # interior example of series 3 leaves its second-largest scale out of all of them
+    row = int(np.flatnonzero(interior & (data["group"] == 3))[-1])
     series = usable[3]
+    assert data["scale"][row] == series.scales[-2]
     ctx = fit_context(series.select(series.scale != data["scale"][row]))
     for j, name in enumerate(CANDIDATE_LAWS):
         law = ctx.laws.get(name, ctx.laws["amdahl"])

@@ -95,9 +95,12 @@ def test_tampered_artifact_is_refused() -> None:
 
 
 def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  # type: ignore[no-untyped-def]
-    from perfpredict.predictor import nested_examples
+    from perfpredict.overhead.contexts import SeriesTable
+    from perfpredict.predictor import _examples_per_run, nested_examples
 
     full = nested_examples(relearn_series).arrays()
+    # the sample is drawn by the examples each series gives, so their count must be exact
+    assert full["scale"].size == _examples_per_run(SeriesTable.of(relearn_series), 2).sum()
     cap = full["scale"].size // 3
     capped = nested_examples(relearn_series, max_examples=cap).arrays()
     kept = np.unique(capped["group"])
