@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -376,7 +375,15 @@ def _breakdown(params: dict[str, float], law: str, scale: float, runtime_s: floa
 
 
 def bundled_artifact_path() -> Path:
-    return Path(str(resources.files("perfpredict.models").joinpath(BUNDLED_ARTIFACT)))
+    """The shipped predictor beside ``perfpredict.models``' own file. Not through
+    ``importlib.resources``: its import (with zipfile, tempfile and random) cost every
+    estimate about 4 ms, and perfpredict is installed as plain files anyway."""
+    from importlib.util import find_spec
+
+    spec = find_spec("perfpredict.models")
+    if spec is None or spec.origin is None:
+        raise NotFoundError("perfpredict.models is not installed; reinstall perfpredict")
+    return Path(spec.origin).with_name(BUNDLED_ARTIFACT)
 
 
 def load_predictor(db_url: str | None) -> LoadedPredictor:
