@@ -354,7 +354,8 @@ class HybridPredictor:
                 "train on more series (e.g. 'perfpredict datasets load')")
 
     def to_dict(self) -> dict[str, Any]:
-        """The learned state as JSON-ready data (the booster as XGBoost's own JSON)."""
+        """The learned state as JSON-ready data: each booster as XGBoost's own JSON, and
+        as the tree table (:mod:`perfpredict.overhead.trees`) an estimate reads instead."""
         return {
             "params": {"n_folds": self.n_folds,
                        "min_series_for_correction": self.min_series_for_correction,
@@ -365,6 +366,9 @@ class HybridPredictor:
             "conformal": {k: c.to_dict() for k, c in self.conformal_.items()},
             "booster_json": self.regressor_.model_json_,
             "spread_booster_json": self.spread_regressor_.model_json_,
+            # the same trees, as tables an estimate reads without parsing the JSON above
+            "booster_table": self.regressor_.ensemble_.to_table(),
+            "spread_booster_table": self.spread_regressor_.ensemble_.to_table(),
             "n_series": self.n_series_, "n_examples": self.n_examples_,
             "n_series_by_kind": self.n_series_by_kind_,
             "metrics": self.metrics_,
@@ -378,8 +382,11 @@ class HybridPredictor:
         self.base_law_ = dict(doc["base_law"])
         self.apply_correction_ = dict(doc["apply_correction"])
         self.conformal_ = {k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()}
-        self.regressor_ = OverheadRegressor.from_json(doc["booster_json"])
-        self.spread_regressor_ = OverheadRegressor.from_json(doc["spread_booster_json"])
+        # artifacts written before the tree tables answer from the boosters' JSON
+        self.regressor_ = OverheadRegressor.from_json(doc["booster_json"],
+                                                      doc.get("booster_table"))
+        self.spread_regressor_ = OverheadRegressor.from_json(doc["spread_booster_json"],
+                                                             doc.get("spread_booster_table"))
         self.n_series_, self.n_examples_ = doc["n_series"], doc["n_examples"]
         self.n_series_by_kind_ = dict(doc["n_series_by_kind"])
         self.metrics_ = doc["metrics"]
