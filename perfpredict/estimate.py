@@ -19,7 +19,6 @@ from perfpredict import artifact
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
-from perfpredict.laws.roofline import Roofline
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.predictor import HybridPredictor, Prediction
 from perfpredict.series import Series
@@ -334,7 +333,11 @@ def _roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale:
     I/O volume, with the file-system numbers from the system catalog; empty otherwise.
 
     The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    if not query.io_bytes or ctx.scales.size < Roofline.min_scales:
+    if not query.io_bytes:
+        return {}
+    from perfpredict.laws.roofline import Roofline  # imported by the queries it serves
+
+    if ctx.scales.size < Roofline.min_scales:
         return {}
     if series.scale_unit != "nodes":
         notes.append("the series is measured in ranks, not nodes, so --io-bytes could not "

@@ -23,8 +23,6 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict._imports import require
-from perfpredict.distributed import current_client
 from perfpredict.laws.base import FloatArray, IntArray
 from perfpredict.overhead.contexts import SeriesTable, block_positions, fit_contexts
 from perfpredict.overhead.features import (
@@ -87,6 +85,10 @@ def nested_examples(series_list: list[Series], min_context: int = 2,
     fit within ``max_examples``; each example's group stays its series' index in
     ``series_list``.
     """
+    # training's own imports: an estimate imports this module too
+    from perfpredict._imports import require
+    from perfpredict.distributed import current_client
+
     indices = _sample_series(series_list, min_context, max_examples, random_state)
     client = current_client()
     if client is None:
