@@ -59,7 +59,7 @@ def _wrong_layout(text: str) -> str:
 def _unknown_tree_table(text: str) -> str:
     """A tree table in a layout this perfpredict does not read (int64 indices)."""
     doc = json.loads(text)
-    doc["predictor"]["booster_table"]["dtypes"]["left"] = "<i8"
+    doc["predictor"]["booster_table"]["arrays"]["left"]["dtype"] = "<i8"
     return _resealed(doc)
 
 
