@@ -191,23 +191,29 @@ def test_a_stored_document_with_its_series_inside_still_answers(tmp_path: Path) 
     assert "no trained series for application 'resnet'" in resnet.stderr
 
 
-def test_an_artifact_without_tree_tables_answers_the_same(
+def test_a_format_1_artifact_answers_the_same(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Artifacts written before the boosters' tree tables (stores trained by an earlier
-    perfpredict) answer from the boosters' XGBoost JSON, exactly as with the tables."""
+    """Artifacts of format 1 (stores trained by an earlier perfpredict: conformal
+    quantiles as lists, no tree tables) answer from the boosters' XGBoost JSON, exactly
+    as format 2 does."""
     from perfpredict.estimate import bundled_artifact_path
+    from perfpredict.packed import unpack
 
     empty_store = f"sqlite:///{tmp_path / 'empty.db'}"
     args = ["--db", empty_store, "estimate", "--app", "bert", "--nodes", "100", "--format",
             "json"]
-    with_tables = CliRunner().invoke(app, args)
+    current = CliRunner().invoke(app, args)
     doc = json.loads(bundled_artifact_path().read_text())
-    assert {"booster_table", "spread_booster_table"} <= set(doc["predictor"])
+    assert doc["format_version"] == 2
+    predictor = doc["predictor"]
     for name in ("booster_table", "spread_booster_table"):
-        del doc["predictor"][name]
+        del predictor[name]
+    for conformal in predictor["conformal"].values():
+        for bin_ in conformal["bins"]:
+            bin_["quantiles"] = unpack(bin_["quantiles"], "<f8").tolist()
     earlier = tmp_path / "predictor.json"
-    earlier.write_text(_resealed(doc))
+    earlier.write_text(_resealed({**doc, "format_version": 1}))
     monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: earlier)
-    without_tables = CliRunner().invoke(app, args)
-    assert with_tables.exit_code == 0 and without_tables.exit_code == 0
-    assert json.loads(without_tables.stdout) == json.loads(with_tables.stdout)
+    format_1 = CliRunner().invoke(app, args)
+    assert current.exit_code == 0 and format_1.exit_code == 0
+    assert json.loads(format_1.stdout) == json.loads(current.stdout)
