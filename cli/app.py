@@ -55,9 +55,12 @@ def _registered(module_name: str) -> typer.Typer:
 
 
 def _build_command(name: str) -> Any:
-    """The Click command ``name``, built by Typer from its registration alone."""
+    """The Click command ``name``, built by Typer from its registration alone, with the
+    root's settings as building the whole tree would pass them."""
     registered = _registered(COMMAND_MODULES[name])
-    one = typer.Typer()
+    one = typer.Typer(rich_markup_mode=app.rich_markup_mode,
+                      pretty_exceptions_short=app.pretty_exceptions_short,
+                      suggest_commands=app.suggest_commands)
     one.registered_commands = [c for c in registered.registered_commands if c.name == name]
     one.registered_groups = [g for g in registered.registered_groups if g.name == name]
     return typer.main.get_group(one).commands[name]
