@@ -3,8 +3,11 @@ errors become a one-line message and an exit code (2 bad input, 1 domain failure
 
 from __future__ import annotations
 
+import functools
+import importlib
 import os
 import sys
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -32,8 +35,79 @@ class Context:
         return open_store(self.db_url(), upgrade=upgrade)
 
 
+#: Each top-level command, in the order ``--help`` lists them, and the module in
+#: ``perfpredict.cli`` whose ``register(app)`` adds it.
+COMMAND_MODULES = {
+    "ingest": "ingest_commands", "train": "predict_commands",
+    "estimate": "predict_commands", "evaluate": "predict_commands",
+    "runs": "runs_commands", "datasets": "predict_commands", "advise": "advise_commands",
+    "systems": "systems_commands", "db": "db_commands",
+}
+
+
+@functools.cache
+def _registered(module_name: str) -> typer.Typer:
+    """What a command module registers, imported and registered once per process (a
+    module's ``register`` adds to its own sub-apps, so twice would add commands twice)."""
+    registered = typer.Typer()
+    importlib.import_module(f"perfpredict.cli.{module_name}").register(registered)
+    return registered
+
+
+def _build_command(name: str) -> Any:
+    """The Click command ``name``, built by Typer from its registration alone, with the
+    root's settings as building the whole tree would pass them."""
+    registered = _registered(COMMAND_MODULES[name])
+    one = typer.Typer(rich_markup_mode=app.rich_markup_mode,
+                      pretty_exceptions_short=app.pretty_exceptions_short,
+                      suggest_commands=app.suggest_commands)
+    one.registered_commands = [c for c in registered.registered_commands if c.name == name]
+    one.registered_groups = [g for g in registered.registered_groups if g.name == name]
+    return typer.main.get_group(one).commands[name]
+
+
+class _CommandsOnDemand(MutableMapping[str, Any]):
+    """The root's commands, each built when first looked up.
+
+    Importing every command module and letting Typer turn every command's options into
+    Click parameters cost a single ``perfpredict estimate`` about 15 ms of its start-up
+    target (2x ``import numpy``, issue 5); now it pays for its own command only.
+    ``--help`` and the typo suggestions still see every command, in the same order.
+    """
+
+    def __init__(self, built: MutableMapping[str, Any]) -> None:
+        self._built = built
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self._built:
+            if name not in COMMAND_MODULES:
+                raise KeyError(name)
+            self._built[name] = _build_command(name)
+        return self._built[name]
+
+    def __setitem__(self, name: str, command: Any) -> None:
+        self._built[name] = command
+
+    def __delitem__(self, name: str) -> None:
+        del self._built[name]
+
+    def _names(self) -> list[str]:
+        return [*COMMAND_MODULES, *(n for n in self._built if n not in COMMAND_MODULES)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
 class _ErrorTranslatingGroup(TyperGroup):
-    """Turns exceptions into ``Error: ...`` and an exit code; tracebacks only with --debug."""
+    """Turns exceptions into ``Error: ...`` and an exit code; tracebacks only with --debug.
+    Its commands are built on demand (:class:`_CommandsOnDemand`)."""
+
+    def __init__(self, **attrs: Any) -> None:
+        super().__init__(**attrs)
+        self.commands = _CommandsOnDemand(self.commands)
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
@@ -98,18 +172,3 @@ def root(
 def main() -> None:
     """Console-script entry point."""
     app()
-
-
-# Each command module adds its commands to the root; they import heavy libraries lazily.
-from perfpredict.cli import (  # noqa: E402
-    advise_commands,
-    db_commands,
-    ingest_commands,
-    predict_commands,
-    runs_commands,
-    systems_commands,
-)
-
-for _module in (ingest_commands, runs_commands, predict_commands, advise_commands,
-                systems_commands, db_commands):
-    _module.register(app)

@@ -20,7 +20,10 @@ from typing import Any
 
 from perfpredict.errors import ArtifactError
 
-FORMAT_VERSION = 1
+#: 2: the conformal quantiles are packed and the boosters have tree tables beside their
+#: XGBoost JSON (:mod:`perfpredict.packed`), which perfpredict before 2 cannot read, so
+#: it says to upgrade; version 1 artifacts are still read.
+FORMAT_VERSION = 2
 KIND_RUNTIME = "runtime_predictor"
 
 

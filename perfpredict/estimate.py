@@ -10,7 +10,6 @@ from __future__ import annotations
 import difflib
 import math
 from dataclasses import asdict, dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -20,7 +19,6 @@ from perfpredict import artifact
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
-from perfpredict.laws.roofline import Roofline
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.predictor import HybridPredictor, Prediction
 from perfpredict.series import Series
@@ -335,7 +333,11 @@ def _roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale:
     I/O volume, with the file-system numbers from the system catalog; empty otherwise.
 
     The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    if not query.io_bytes or ctx.scales.size < Roofline.min_scales:
+    if not query.io_bytes:
+        return {}
+    from perfpredict.laws.roofline import Roofline  # imported by the queries it serves
+
+    if ctx.scales.size < Roofline.min_scales:
         return {}
     if series.scale_unit != "nodes":
         notes.append("the series is measured in ranks, not nodes, so --io-bytes could not "
@@ -376,7 +378,15 @@ def _breakdown(params: dict[str, float], law: str, scale: float, runtime_s: floa
 
 
 def bundled_artifact_path() -> Path:
-    return Path(str(resources.files("perfpredict.models").joinpath(BUNDLED_ARTIFACT)))
+    """The shipped predictor beside ``perfpredict.models``' own file. Not through
+    ``importlib.resources``: its import (with zipfile, tempfile and random) cost every
+    estimate about 4 ms, and perfpredict is installed as plain files anyway."""
+    from importlib.util import find_spec
+
+    spec = find_spec("perfpredict.models")
+    if spec is None or spec.origin is None:
+        raise NotFoundError("perfpredict.models is not installed; reinstall perfpredict")
+    return Path(spec.origin).with_name(BUNDLED_ARTIFACT)
 
 
 def load_predictor(db_url: str | None) -> LoadedPredictor:

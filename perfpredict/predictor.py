@@ -25,8 +25,6 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict._imports import require
-from perfpredict.distributed import current_client
 from perfpredict.laws.base import FloatArray, IntArray
 from perfpredict.overhead.contexts import (
     ContextBatch,
@@ -96,6 +94,10 @@ def nested_examples(series_list: list[Series], min_context: int = 2,
     fit within ``max_examples``; each example's group stays its series' index in
     ``series_list``.
     """
+    # training's own imports: an estimate imports this module too
+    from perfpredict._imports import require
+    from perfpredict.distributed import current_client
+
     indices = _sample_series(series_list, min_context, max_examples, random_state)
     client = current_client()
     if client is None:
@@ -438,7 +440,8 @@ class HybridPredictor:
                 "train on more series (e.g. 'perfpredict datasets load')")
 
     def to_dict(self) -> dict[str, Any]:
-        """The learned state as JSON-ready data (the booster as XGBoost's own JSON)."""
+        """The learned state as JSON-ready data: each booster as XGBoost's own JSON, and
+        as the tree table (:mod:`perfpredict.overhead.trees`) an estimate reads instead."""
         return {
             "params": {"n_folds": self.n_folds, "n_repeats": self.n_repeats,
                        "min_series_for_correction": self.min_series_for_correction,
@@ -449,6 +452,9 @@ class HybridPredictor:
             "conformal": {k: c.to_dict() for k, c in self.conformal_.items()},
             "booster_json": self.regressor_.model_json_,
             "spread_booster_json": self.spread_regressor_.model_json_,
+            # the same trees, as tables an estimate reads without parsing the JSON above
+            "booster_table": self.regressor_.ensemble_.to_table(),
+            "spread_booster_table": self.spread_regressor_.ensemble_.to_table(),
             "n_series": self.n_series_, "n_examples": self.n_examples_,
             "n_series_by_kind": self.n_series_by_kind_,
             "metrics": self.metrics_,
@@ -462,8 +468,11 @@ class HybridPredictor:
         self.base_law_ = dict(doc["base_law"])
         self.apply_correction_ = dict(doc["apply_correction"])
         self.conformal_ = {k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()}
-        self.regressor_ = OverheadRegressor.from_json(doc["booster_json"])
-        self.spread_regressor_ = OverheadRegressor.from_json(doc["spread_booster_json"])
+        # artifacts written before the tree tables answer from the boosters' JSON
+        self.regressor_ = OverheadRegressor.from_json(doc["booster_json"],
+                                                      doc.get("booster_table"))
+        self.spread_regressor_ = OverheadRegressor.from_json(doc["spread_booster_json"],
+                                                             doc.get("spread_booster_table"))
         self.n_series_, self.n_examples_ = doc["n_series"], doc["n_examples"]
         self.n_series_by_kind_ = dict(doc["n_series_by_kind"])
         self.metrics_ = doc["metrics"]

@@ -10,19 +10,32 @@ with Extra-P's ``allow_negative_exponents`` option.
 
 from __future__ import annotations
 
+import functools
 import itertools
-from fractions import Fraction
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, ScalingLaw
 
-_POSITIVE = [Fraction(0), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3),
-             Fraction(3, 4), Fraction(1), Fraction(5, 4), Fraction(4, 3), Fraction(3, 2),
-             Fraction(5, 3), Fraction(7, 4), Fraction(2), Fraction(9, 4), Fraction(7, 3),
-             Fraction(5, 2), Fraction(8, 3), Fraction(11, 4), Fraction(3)]
-EXPONENTS_I = sorted({*_POSITIVE, *(-e for e in _POSITIVE if e <= 2)})
+if TYPE_CHECKING:
+    from fractions import Fraction
+
 EXPONENTS_J = [0, 1, 2]
+
+
+@functools.cache
+def exponents_i() -> list[Fraction]:
+    """Extra-P's exponents of p, as exact fractions. Built on the first fit, not at
+    import: ``fractions`` (with ``decimal``) took about 2 ms of every estimate, which
+    only reads fitted laws."""
+    from fractions import Fraction
+
+    positive = [Fraction(0), Fraction(1, 4), Fraction(1, 3), Fraction(1, 2), Fraction(2, 3),
+                Fraction(3, 4), Fraction(1), Fraction(5, 4), Fraction(4, 3), Fraction(3, 2),
+                Fraction(5, 3), Fraction(7, 4), Fraction(2), Fraction(9, 4), Fraction(7, 3),
+                Fraction(5, 2), Fraction(8, 3), Fraction(11, 4), Fraction(3)]
+    return sorted({*positive, *(-e for e in positive if e <= 2)})
 
 
 def _term(p: FloatArray, i: Fraction, j: int) -> FloatArray:
@@ -39,10 +52,12 @@ class ExtraP(ScalingLaw):
     name = "extrap"
 
     def _fit(self, p: FloatArray, t: FloatArray) -> None:
+        from fractions import Fraction
+
         best: tuple[float, Fraction, int, FloatArray] | None = None
         # Simplest hypotheses first, so that ties (every two-parameter term fits two
         # points exactly) go to the simplest term, as Extra-P's Occam preference does.
-        for i, j in sorted(itertools.product(EXPONENTS_I, EXPONENTS_J),
+        for i, j in sorted(itertools.product(exponents_i(), EXPONENTS_J),
                            key=lambda ij: (abs(ij[0]) + ij[1], ij[0] > 0)):
             if i == 0 and j == 0:
                 continue
@@ -85,6 +100,8 @@ class ExtraP(ScalingLaw):
                 "log_exponent_j": float(self.j_)}
 
     def formula(self) -> str:
+        from fractions import Fraction
+
         log = "" if self.j_ == 0 else f" * log2(p)^{int(self.j_)}"
         exponent = Fraction(float(self.i_)).limit_denominator(12)
         return f"T(p) = {self.c0_s_:.4g} s + {self.c1_s_:.4g} s * p^({exponent}){log}"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -79,6 +78,8 @@ def _rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | None:
         path = Path(db_url.split(":///", 1)[1])
         if not path.exists():
             return None
+        import sqlite3  # here: an estimate without a store (the bundled predictor) skips it
+
         conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
         try:
             revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,16 +30,21 @@ except SystemExit as exc:
 else:
     code = 0
 loaded = sorted({name.split(".")[0] for name in sys.modules})
-print(json.dumps({"exit": code, "loaded": loaded}), file=sys.stderr)
+own = sorted(name for name in sys.modules if name.startswith("perfpredict."))
+print(json.dumps({"exit": code, "loaded": loaded, "own": own}), file=sys.stderr)
 """
 
 
-def _imports_of(*args: str, home: Path) -> tuple[int, set[str]]:
+def _report(*args: str, home: Path) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "PERFPREDICT_DB"}
     env["PERFPREDICT_HOME"] = str(home)
     done = subprocess.run([sys.executable, "-c", _RUNNER, *args], capture_output=True,
                           text=True, timeout=120, env=env)
-    report = json.loads(done.stderr.strip().splitlines()[-1])
+    return dict(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+def _imports_of(*args: str, home: Path) -> tuple[int, set[str]]:
+    report = _report(*args, home=home)
     return report["exit"], set(report["loaded"])
 
 
@@ -62,3 +68,15 @@ def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
     assert code == 0
     assert "numpy" in loaded  # the check sees what ran: the trees are evaluated
     assert loaded.isdisjoint({*HEAVY, "sqlalchemy"}), loaded & {*HEAVY, "sqlalchemy"}
+
+
+def test_estimate_builds_only_its_own_command(tmp_path: Path) -> None:
+    """Commands are built when invoked (``cli/app.py``): the other command modules, and
+    the ingest parsers they name, stay unimported."""
+    report = _report("estimate", "--app", "bert", "--nodes", "64", "--format", "json",
+                     home=tmp_path)
+    assert report["exit"] == 0
+    cli_modules = {name for name in report["own"] if name.startswith("perfpredict.cli.")}
+    assert cli_modules == {"perfpredict.cli.app", "perfpredict.cli.predict_commands",
+                           "perfpredict.cli.render"}, cli_modules
+    assert not any(name.startswith("perfpredict.ingest") for name in report["own"])

@@ -49,3 +49,19 @@ def test_coverage_of_exchangeable_residuals_is_near_nominal() -> None:
     bounds = [conformal.bounds(d, 0.9) for d in distance[2000:]]
     inside = [b.lower <= r <= b.upper for b, r in zip(bounds, residual[2000:], strict=True)]
     assert 0.88 <= np.mean(inside) <= 0.95
+
+
+def test_packed_quantiles_read_back_bit_for_bit_and_lists_still_read() -> None:
+    """Artifacts store each bin's quantiles packed; those written before hold lists."""
+    rng = np.random.default_rng(2)
+    distance = rng.uniform(0, 4, 1000)
+    conformal = DistanceConformal().fit(rng.normal(0, 0.1 * (1 + distance)), distance)
+    stored = conformal.to_dict()
+    as_lists = {**stored, "bins": [{**b, "quantiles": list(q["quantiles"])}
+                                   for b, q in zip(stored["bins"], conformal.bins_, strict=True)]}
+    for doc in (stored, as_lists):
+        read = DistanceConformal.from_dict(doc)
+        for b, original in zip(read.bins_, conformal.bins_, strict=True):
+            assert np.array_equal(b["quantiles"], original["quantiles"])
+        for d in (0.0, 0.7, 2.5, 9.0):
+            assert read.bounds(d, 0.8) == conformal.bounds(d, 0.8)

@@ -56,12 +56,20 @@ def _wrong_layout(text: str) -> str:
     return _resealed(doc)
 
 
+def _unknown_tree_table(text: str) -> str:
+    """A tree table in a layout this perfpredict does not read (int64 indices)."""
+    doc = json.loads(text)
+    doc["predictor"]["booster_table"]["arrays"]["left"]["dtype"] = "<i8"
+    return _resealed(doc)
+
+
 DAMAGE: dict[str, tuple[Callable[[str], str], str]] = {
     "tampered": (_tampered, "fails its checksum"),
     "truncated": (_truncated, "not valid JSON"),
     "not json": (_not_json, "not valid JSON"),
     "newer format": (_newer_format, "upgrade perfpredict"),
     "wrong layout": (_wrong_layout, "retrain"),
+    "unknown tree table": (_unknown_tree_table, "retrain"),
 }
 
 
@@ -181,3 +189,31 @@ def test_a_stored_document_with_its_series_inside_still_answers(tmp_path: Path) 
                                       "--nodes", "64"])
     assert resnet.exit_code == 1 and "did you mean" not in resnet.stderr
     assert "no trained series for application 'resnet'" in resnet.stderr
+
+
+def test_a_format_1_artifact_answers_the_same(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Artifacts of format 1 (stores trained by an earlier perfpredict: conformal
+    quantiles as lists, no tree tables) answer from the boosters' XGBoost JSON, exactly
+    as format 2 does."""
+    from perfpredict.estimate import bundled_artifact_path
+    from perfpredict.packed import unpack
+
+    empty_store = f"sqlite:///{tmp_path / 'empty.db'}"
+    args = ["--db", empty_store, "estimate", "--app", "bert", "--nodes", "100", "--format",
+            "json"]
+    current = CliRunner().invoke(app, args)
+    doc = json.loads(bundled_artifact_path().read_text())
+    assert doc["format_version"] == 2
+    predictor = doc["predictor"]
+    for name in ("booster_table", "spread_booster_table"):
+        del predictor[name]
+    for conformal in predictor["conformal"].values():
+        for bin_ in conformal["bins"]:
+            bin_["quantiles"] = unpack(bin_["quantiles"], "<f8").tolist()
+    earlier = tmp_path / "predictor.json"
+    earlier.write_text(_resealed({**doc, "format_version": 1}))
+    monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: earlier)
+    format_1 = CliRunner().invoke(app, args)
+    assert current.exit_code == 0 and format_1.exit_code == 0
+    assert json.loads(format_1.stdout) == json.loads(current.stdout)
