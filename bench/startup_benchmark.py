@@ -59,7 +59,12 @@ def benchmark(repeats: int = 15, store: str | None = None,
     """Median wall time of each command and its ratio to the numpy reference."""
     cmds = commands(store, app)
     with tempfile.TemporaryDirectory() as home:
-        env = {k: v for k, v in os.environ.items() if k != "PERFPREDICT_DB"}
+        # PYTHONDONTWRITEBYTECODE (set on some machines) would stop the warm-up from
+        # writing perfpredict's .pyc files, as a pip install writes them, while numpy's
+        # were written by pip: every timed estimate would then compile perfpredict's
+        # modules from source (about 15 ms) and the reference would not.
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("PERFPREDICT_DB", "PYTHONDONTWRITEBYTECODE")}
         env["PERFPREDICT_HOME"] = home
         for argv in cmds.values():  # warm the page cache and .pyc files
             _wall_s(argv, env)
