@@ -203,51 +203,54 @@ class _FileIngest:
             return
         key = _natural_key(system, record, self.seen)
         if not self.attach(system, key, record):
-            self.insert(RunBatch.of([record]), [(0, system, key)])
+            self.insert(RunBatch.of([record]), [system], [key])
 
     def store_batch(self, batch: RunBatch) -> None:
         self.report.n_records += len(batch)
-        systems = self.systems_of(batch)
+        decided = self.systems_of(batch)
+        systems = [system for system in decided if system is not None]
+        if len(systems) < len(batch):  # rejected rows (--on-error skip) are left out
+            batch = batch.take([i for i, system in enumerate(decided) if system is not None])
+        self.insert(batch, systems, self.natural_keys(batch, systems))
+
+    def natural_keys(self, batch: RunBatch, systems: list[str]) -> list[str]:
+        """Each row's natural key: system and the parser's key, or the row's content."""
         keys = batch.column("key")
-        unkeyed = [i for i, key in enumerate(keys) if key is None and systems[i] is not None]
-        digests = dict(zip(unkeyed, content_digests(batch, unkeyed), strict=True))
-        rows = [(i, system, f"{system}|{keys[i]}" if keys[i] is not None else _content_key(
-                    system, digests[i], self.seen))
-                for i, system in enumerate(systems) if system is not None]
-        self.insert(batch, rows)
+        natural = [f"{system}|{key}" for system, key in zip(systems, keys, strict=True)]
+        unkeyed = [i for i, key in enumerate(keys) if key is None]
+        for i, digest in zip(unkeyed, content_digests(batch, unkeyed), strict=True):
+            natural[i] = _content_key(systems[i], digest, self.seen)
+        return natural
 
     def systems_of(self, batch: RunBatch) -> list[str | None]:
-        """:meth:`system_of` per row, deciding each distinct name once."""
-        decided: dict[str | None, str | None] = {}
-        out: list[str | None] = []
-        for name, line_no, app in zip(batch.column("system"), batch.column("line_no"),
-                                      batch.column("app"), strict=True):
-            if decided.get(name) is None:  # a missing system is rejected on every row
-                decided[name] = self.system_of(name, line_no, app)
-            out.append(decided[name])
-        return out
+        """:meth:`system_of` per row, deciding each distinct name once; a row that names
+        none (and no ``--system``) is rejected on its own, with its line."""
+        names = batch.column("system")
+        distinct = set(names)
+        decided = {name: self.system_of(name, None, "") for name in distinct
+                   if name or self.options.system}
+        if len(decided) == len(distinct):
+            return [decided[name] for name in names]
+        return [decided[name] if name in decided else self.system_of(name, line_no, app)
+                for name, line_no, app in zip(names, batch.column("line_no"),
+                                              batch.column("app"), strict=True)]
 
-    def insert(self, batch: RunBatch, rows: list[tuple[int, str, str]]) -> None:
-        """Insert the rows ``(index in batch, system, natural key)`` of ``batch``; a key
-        already stored is skipped (counted as a duplicate at the end)."""
-        if not rows:
+    def insert(self, batch: RunBatch, systems: list[str], natural_keys: list[str]) -> None:
+        """Insert the rows of ``batch`` with their canonical systems and natural keys; a
+        key already stored is skipped (counted as a duplicate at the end)."""
+        if not len(batch):
             return
-        chosen = [i for i, _, _ in rows]
-        for i, system, _ in rows:
-            if system not in self.known_systems:
-                self.ensure_system(system, batch, i)
+        for system in set(systems) - self.known_systems:
+            self.ensure_system(system, batch, systems.index(system))
         # Fields the parser never gives stay out of the statement (NULL): fewer bindings.
         values = {name: batch.columns[name] for name in _CONTENT_FIELDS if name in batch.columns}
-        if len(chosen) < len(batch):
-            values = {name: [column[i] for i in chosen] for name, column in values.items()}
-        values["system"] = [system for _, system, _ in rows]
-        values.setdefault("censored", [False] * len(rows))
+        values["system"] = systems
+        values.setdefault("censored", [False] * len(batch))
         if "extra" in values:
             values["extra"] = _json_texts(values["extra"])
-        values["natural_key"] = [key for _, _, key in rows]
-        values["batch_id"] = [self.batch_id] * len(rows)
-        line_nos = batch.column("line_no")
-        values["source_line"] = [line_nos[i] for i in chosen]
+        values["natural_key"] = natural_keys
+        values["batch_id"] = [self.batch_id] * len(batch)
+        values["source_line"] = batch.column("line_no")
         insert_rows_ignoring_duplicates(self.conn, runs, list(values),
                                         list(zip(*values.values(), strict=True)), "natural_key")
 

@@ -216,7 +216,13 @@ class _BlockReader:
 
 
 def _decoded(column: ByteColumn) -> np.ndarray:
-    return column.values.astype(str).astype(object)
+    """The fields as an object array of str. Joined into one bytes object and split as
+    text, they cost half of numpy's conversion to str and then to objects (the fields are
+    ASCII without NUL or line feed: such lines never reach the columns)."""
+    out = np.empty(len(column.lengths), dtype=object)
+    if len(out):
+        out[:] = b"\n".join(column.values.tolist()).decode("ascii").split("\n")
+    return out
 
 
 def read_block(block: LineBlock, layout: Layout, first_line: int, zone: ZoneInfo,

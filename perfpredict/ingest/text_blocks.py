@@ -148,7 +148,11 @@ def gather(codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> ByteCo
     windows = np.lib.stride_tricks.as_strided(codes, (len(codes) - width + 1, width), (1, 1),
                                               writeable=False)
     matrix = windows[starts]
-    matrix *= np.arange(width) < lengths[:, None]
+    # Zero what follows each field: row L of `keep` is L bytes of 0xFF, then zeros. Taking
+    # one row per field and and-ing costs half of comparing every byte's offset.
+    keep = np.where(np.arange(width) < np.arange(width + 1)[:, None], np.uint8(0xFF),
+                    np.uint8(0))
+    matrix &= np.take(keep, lengths, axis=0)
     return ByteColumn(matrix, lengths.astype(np.int64))
 
 
@@ -178,24 +182,23 @@ class FieldTable:
         return gather(self.block.padded_codes, starts, self.ends.ravel() - starts)
 
 
-def lines_with(block: LineBlock, byte_values: bytes) -> np.ndarray:
-    """Which lines of ``block`` hold any of ``byte_values``."""
-    table = np.zeros(256, dtype=bool)
-    table[list(byte_values)] = True
-    found = np.zeros(len(block.starts), dtype=bool)
-    found[block.line_of(np.flatnonzero(table[block.codes]))] = True
-    return found
-
-
 def _odd_lines(block: LineBlock) -> np.ndarray:
     """Lines with non-ASCII or NUL bytes, whose splitting is left to ``str`` methods."""
-    return lines_with(block, bytes([0, *range(0x80, 0x100)]))
+    codes = block.codes
+    odd = np.zeros(len(block.starts), dtype=bool)
+    # Nearly every block has none: its minimum and maximum say so in a fraction of a
+    # millisecond, while finding the bytes themselves takes ten.
+    if len(codes) and (codes.min() == 0 or codes.max() >= 0x80):
+        odd[block.line_of(np.flatnonzero((codes == 0) | (codes >= 0x80)))] = True
+    return odd
 
 
 def _short_fields(block: LineBlock, lines: np.ndarray, starts: np.ndarray,
                   ends: np.ndarray) -> FieldTable:
     """The table of the lines whose fields all fit :data:`MAX_FIELD_BYTES`."""
     short = np.all(ends - starts <= MAX_FIELD_BYTES, axis=1)
+    if short.all():  # the usual case: no copies
+        return FieldTable(block, lines, starts, ends)
     return FieldTable(block, lines[short], starts[short], ends[short])
 
 
