@@ -171,8 +171,11 @@ def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.n
 
 def nullable_floats(values: np.ndarray) -> list[float | None]:
     """Floats with NaN for None as the list a :class:`~perfpredict.ingest.records.RunBatch`
-    holds."""
-    return [None if math.isnan(v) else v for v in values.tolist()]
+    holds (NaN replaced where numpy finds it, not tested value by value in Python)."""
+    out: list[float | None] = values.tolist()
+    for i in np.flatnonzero(np.isnan(values)).tolist():
+        out[i] = None
+    return out
 
 
 def nullable_ints(values: np.ndarray) -> list[int | None]:
@@ -220,6 +223,15 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(codes > seen_before)
 
 
+#: Results a :data:`RuleMemo` keeps before it starts afresh: accounting logs have few
+#: distinct combinations, but a column of unique job names must not grow it unbounded.
+MEMO_ENTRIES = 4096
+#: A rule's results by the tuple of column values it was given (:func:`map_distinct`).
+RuleMemo = dict[tuple[Any, ...], Any]
+_UNSEEN = object()
+_FAILED = object()  # the rule raised FieldError on these values
+
+
 @dataclass
 class DistinctMap:
     """A scalar rule applied once per distinct combination of column values: ``results``
@@ -238,22 +250,34 @@ class DistinctMap:
         return chosen[self.codes]
 
 
-def map_distinct(rule: Callable[..., Any], columns: list[Factorized],
-                 rows: np.ndarray) -> DistinctMap:
+def map_distinct(rule: Callable[..., Any], columns: list[Factorized], rows: np.ndarray,
+                 memo: RuleMemo | None = None) -> DistinctMap:
     """``rule(*values)`` on ``rows`` once per distinct combination of the columns' values,
-    broadcast to those rows; a :class:`FieldError` marks the combination's rows failed."""
+    broadcast to those rows; a :class:`FieldError` marks the combination's rows failed.
+
+    ``memo`` holds the rule's results from earlier calls (the blocks before), so that a
+    file's combinations, mostly the same from block to block, go through the rule once.
+    Its keys compare values with ``==``: text columns only (-0.0 equals 0.0)."""
     if not len(rows):
         return DistinctMap([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
     combined = np.zeros(len(rows), dtype=np.int64)
     for column in columns:
         combined = pd.factorize(combined * len(column.values) + column.codes[rows])[0]
     first_rows = _first_rows(combined)
+    memo = {} if memo is None else memo
     results: list[Any] = []
     failed = np.zeros(len(first_rows), dtype=bool)
     for i, row in enumerate(rows[first_rows]):
-        try:
-            results.append(rule(*(column.values[column.codes[row]] for column in columns)))
-        except FieldError:
-            results.append(None)
-            failed[i] = True
+        values = tuple(column.values[column.codes[row]] for column in columns)
+        result = memo.get(values, _UNSEEN)
+        if result is _UNSEEN:
+            try:
+                result = rule(*values)
+            except FieldError:
+                result = _FAILED
+            if len(memo) >= MEMO_ENTRIES:
+                memo.clear()
+            memo[values] = result
+        failed[i] = result is _FAILED
+        results.append(None if failed[i] else result)
     return DistinctMap(results, combined, failed[combined])

@@ -46,6 +46,8 @@ from perfpredict.store.dialect import (
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
 
 CHUNK_RECORDS = 5_000
+#: Encoded ``extra`` dicts kept for the rows and batches that follow (see _json_texts).
+JSON_CACHE_ENTRIES = 4096
 #: SQLite page cache while a file is ingested (64 MiB, within the 512 MiB budget).
 INGEST_CACHE_KIB = 64 * 1024
 _RECORD_ONLY = {"line_no", "key", "mode", "attach_fields"}
@@ -103,19 +105,21 @@ def _natural_key(system: str, record: RunRecord, seen: Counter[str]) -> str:
     return _content_key(system, content_digests(RunBatch.of([record]), [0])[0], seen)
 
 
-def _json_texts(values: list[Any]) -> list[str | None]:
+def _json_texts(values: list[Any], cache: dict[int, tuple[Any, str]]) -> list[str | None]:
     """JSON of each value, encoding a dict shared by many rows (a batch parser's extra
-    fields per distinct combination) once."""
-    texts: dict[int, str] = {}
+    fields per distinct combination, shared from block to block) once. ``cache`` holds
+    each encoded dict beside its text, so that no other object takes its id meanwhile."""
     out: list[str | None] = []
     for value in values:
         if value is None:
             out.append(None)
             continue
-        text = texts.get(id(value))
-        if text is None:
-            text = texts[id(value)] = json.dumps(value)
-        out.append(text)
+        found = cache.get(id(value))
+        if found is None:
+            if len(cache) >= JSON_CACHE_ENTRIES:
+                cache.clear()
+            found = cache[id(value)] = (value, json.dumps(value))
+        out.append(found[1])
     return out
 
 
@@ -145,6 +149,7 @@ class _FileIngest:
         self.conn, self.path, self.fmt, self.options = conn, path, fmt, options
         self.report, self.batch_id = report, batch_id
         self.seen: Counter[str] = Counter()
+        self.json_cache: dict[int, tuple[Any, str]] = {}
         self.known_systems = set(conn.execute(select(systems.c.name)).scalars())
         self.catalog_names = catalog_names
 
@@ -247,7 +252,7 @@ class _FileIngest:
         values["system"] = systems
         values.setdefault("censored", [False] * len(batch))
         if "extra" in values:
-            values["extra"] = _json_texts(values["extra"])
+            values["extra"] = _json_texts(values["extra"], self.json_cache)
         values["natural_key"] = natural_keys
         values["batch_id"] = [self.batch_id] * len(batch)
         values["source_line"] = batch.column("line_no")

@@ -22,6 +22,7 @@ from perfpredict.ingest import sacct_rows
 from perfpredict.ingest.field_columns import (
     DistinctMap,
     Factorized,
+    RuleMemo,
     all_digits,
     key_values,
     local_epochs_s,
@@ -70,8 +71,11 @@ class _BlockReader:
     """Reads the cleanly split rows of one block; ``scalar`` collects the rows it cannot."""
 
     def __init__(self, table: FieldTable, layout: Layout, zone: ZoneInfo,
-                 options: IngestOptions) -> None:
+                 options: IngestOptions, memos: dict[tuple[str, ...], RuleMemo]) -> None:
         self.table, self.layout, self.zone, self.options = table, layout, zone, options
+        #: Each rule's results over the file so far, by its column names (in this module
+        #: one combination of columns has one rule).
+        self.memos = memos
         self.scalar = np.zeros(len(table.lines), dtype=bool)
         #: Row sets (jobs, steps) whose columns are factorized once for every rule.
         self.groups: dict[str, np.ndarray] = {}
@@ -98,7 +102,7 @@ class _BlockReader:
             columns = [Factorized(np.zeros(len(rows), np.int64), [""])]
         # with no column present, zip drops the one placeholder column
         mapped = map_distinct(lambda *texts: rule(dict(zip(present, texts, strict=False))),
-                              columns, positions)
+                              columns, positions, self.memos.setdefault(names, {}))
         return mapped.column, mapped.failed
 
     def ids(self) -> tuple[np.ndarray, ByteColumn, ByteColumn, np.ndarray]:
@@ -226,13 +230,14 @@ def _decoded(column: ByteColumn) -> np.ndarray:
 
 
 def read_block(block: LineBlock, layout: Layout, first_line: int, zone: ZoneInfo,
-               options: IngestOptions) -> BlockRows:
-    """The jobs, steps and bad records of the block's lines from index ``first_line`` on."""
+               options: IngestOptions, memos: dict[tuple[str, ...], RuleMemo]) -> BlockRows:
+    """The jobs, steps and bad records of the block's lines from index ``first_line`` on;
+    ``memos`` keeps the rules' results from block to block (empty for a file's first)."""
     table = split_fields(block, layout.delimiter.encode(), len(layout.columns),
                          layout.trailing_delimiter)
     keep = table.lines >= first_line
     table = FieldTable(block, table.lines[keep], table.starts[keep], table.ends[keep])
-    reader = _BlockReader(table, layout, zone, options)
+    reader = _BlockReader(table, layout, zone, options, memos)
     fast, base_column, step_column, is_job = reader.ids()
     base = _decoded(base_column)
     all_rows = np.arange(len(table.lines))
