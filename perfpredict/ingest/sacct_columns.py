@@ -67,6 +67,20 @@ def _nullable(values: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass
+class _Ids:
+    """The id columns of a block's rows: which read as ``123`` or ``123.step``, the base
+    id, the step name, whether the row is an allocation row, and the JobID and JobIDRaw
+    fields (gathered once, for the parts of the block that need them)."""
+
+    fast: np.ndarray
+    base: ByteColumn
+    step: ByteColumn
+    is_job: np.ndarray
+    display: ByteColumn
+    raw: ByteColumn
+
+
 class _BlockReader:
     """Reads the cleanly split rows of one block; ``scalar`` collects the rows it cannot."""
 
@@ -105,9 +119,8 @@ class _BlockReader:
                               columns, positions, self.memos.setdefault(names, {}))
         return mapped.column, mapped.failed
 
-    def ids(self) -> tuple[np.ndarray, ByteColumn, ByteColumn, np.ndarray]:
-        """Rows whose ids read as ``123`` or ``123.step``: which, their base id, step
-        name and whether they are allocation rows."""
+    def ids(self) -> _Ids:
+        """The ids of every row, and which read as ``123`` or ``123.step``."""
         rows = np.arange(len(self.table.lines))
         display = self.column("jobid", rows)
         raw = self.column("jobidraw", rows) if "jobidraw" in self.layout.columns else display
@@ -124,7 +137,7 @@ class _BlockReader:
         step_ok = (dots == 0) | ((step.lengths > 0) & np.all(alnum | ~inside, axis=1))
         fast = (pending == 0) & (dots <= 1) & base_ok & step_ok
         self.scalar |= ~fast
-        return fast, base, step, dots == 0
+        return _Ids(fast, base, step, dots == 0, display, raw)
 
     def jobs(self, rows: np.ndarray, base: np.ndarray, display: np.ndarray) -> Columns:
         """Allocation rows: the run fields of those that finished."""
@@ -235,18 +248,18 @@ def read_block(block: LineBlock, layout: Layout, first_line: int, zone: ZoneInfo
     ``memos`` keeps the rules' results from block to block (empty for a file's first)."""
     table = split_fields(block, layout.delimiter.encode(), len(layout.columns),
                          layout.trailing_delimiter)
-    keep = table.lines >= first_line
-    table = FieldTable(block, table.lines[keep], table.starts[keep], table.ends[keep])
+    if first_line:
+        keep = table.lines >= first_line
+        table = FieldTable(block, table.lines[keep], table.starts[keep], table.ends[keep])
     reader = _BlockReader(table, layout, zone, options, memos)
-    fast, base_column, step_column, is_job = reader.ids()
-    base = _decoded(base_column)
+    ids = reader.ids()
+    base = _decoded(ids.base)
     all_rows = np.arange(len(table.lines))
-    job_rows = all_rows[fast & is_job]
-    jobs = reader.jobs(job_rows, base[job_rows], _decoded(reader.column("jobid", job_rows)))
-    step_rows = all_rows[fast & ~is_job]
-    steps = reader.steps(step_rows, step_column.take(step_rows))
-    raw_id_column = "jobidraw" if "jobidraw" in layout.columns else "jobid"
-    step_raw_ids = _decoded(reader.column(raw_id_column, step_rows))
+    job_rows = all_rows[ids.fast & ids.is_job]
+    jobs = reader.jobs(job_rows, base[job_rows], _decoded(ids.display.take(job_rows)))
+    step_rows = all_rows[ids.fast & ~ids.is_job]
+    steps = reader.steps(step_rows, ids.step.take(step_rows))
+    step_raw_ids = _decoded(ids.raw.take(step_rows))
 
     good_jobs = ~reader.scalar[job_rows]
     good_steps = ~reader.scalar[step_rows]
