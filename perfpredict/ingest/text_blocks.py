@@ -198,9 +198,10 @@ def _odd_lines(block: LineBlock) -> np.ndarray:
 def _short_fields(block: LineBlock, lines: np.ndarray, starts: np.ndarray,
                   ends: np.ndarray) -> FieldTable:
     """The table of the lines whose fields all fit :data:`MAX_FIELD_BYTES`."""
-    short = np.all(ends - starts <= MAX_FIELD_BYTES, axis=1)
-    if short.all():  # the usual case: no copies
+    lengths = ends - starts
+    if lengths.max(initial=0) <= MAX_FIELD_BYTES:  # the usual case: no copies
         return FieldTable(block, lines, starts, ends)
+    short = np.all(lengths <= MAX_FIELD_BYTES, axis=1)
     return FieldTable(block, lines[short], starts[short], ends[short])
 
 
