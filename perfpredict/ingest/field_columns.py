@@ -201,9 +201,11 @@ class Factorized:
         padded = np.zeros((n_rows, -(-width // 8) * 8), dtype=np.uint8)
         padded[:, :width] = column.matrix
         codes = np.zeros(n_rows, dtype=np.int64)
-        for word in padded.view(np.uint64).T:
+        for k, word in enumerate(padded.view(np.uint64).T):
             word_codes, distinct = pd.factorize(word)
-            codes = pd.factorize(codes * len(distinct) + word_codes)[0]
+            # the first word's codes are numbered by first appearance already
+            codes = (word_codes.astype(np.int64) if k == 0
+                     else pd.factorize(codes * len(distinct) + word_codes)[0])
         firsts = _first_rows(codes)
         texts = [bytes(column.matrix[row, :column.lengths[row]]).decode("ascii") for row in firsts]
         return cls(codes, texts)
