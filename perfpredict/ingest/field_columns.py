@@ -126,7 +126,8 @@ def key_values(column: ByteColumn, key: bytes) -> tuple[ByteColumn, np.ndarray, 
                                & (value_start <= column.lengths))
     offsets = np.arange(column.matrix.shape[1])
     commas = (column.matrix == ord(",")) & (offsets >= value_start[:, None])
-    value_end = np.where(commas.any(axis=1), commas.argmax(axis=1), column.lengths)
+    next_comma = commas.argmax(axis=1)  # 0 also when no comma follows: checked below
+    value_end = np.where(commas[rows, next_comma], next_comma, column.lengths)
     value_start = np.where(ok & present, value_start, 0)
     value_end = np.where(ok & present, value_end, 0)
     return column.slice(value_start, value_end), present & ok, ok

@@ -125,8 +125,8 @@ class ByteColumn:
         hits = np.ones((n, width - len(word) + 1), dtype=bool)
         for k, byte in enumerate(word):
             hits &= self.matrix[:, k:k + hits.shape[1]] == byte
-        first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
-        return hits.sum(axis=1), first
+        counts = hits.sum(axis=1)
+        return counts, np.where(counts > 0, hits.argmax(axis=1), -1)
 
     def take(self, rows: np.ndarray) -> ByteColumn:
         return ByteColumn(self.matrix[rows], self.lengths[rows])
