@@ -307,6 +307,8 @@ def _ordered(table: Columns, line_nos: np.ndarray) -> Columns:
 
 
 def _with_scalar_jobs(table: Columns, lines: list[JobLine]) -> Columns:
+    if not lines:  # the usual block: the table is in line order already
+        return table
     records: list[RunRecord | None] = [line.record for line in lines]
     added: Columns = {name: _objects([None if r is None else getattr(r, name) for r in records])
                       for name in JOB_FIELDS}
@@ -318,6 +320,9 @@ def _with_scalar_jobs(table: Columns, lines: list[JobLine]) -> Columns:
 
 
 def _with_scalar_steps(table: Columns, lines: list[StepLine], first_line_no: int) -> Columns:
+    if not lines:
+        return table
+
     def value(line: StepLine, name: str) -> float:
         found = None if line.usage is None else getattr(line.usage, name)
         return np.nan if found is None else float(found)
