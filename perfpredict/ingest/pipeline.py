@@ -246,7 +246,8 @@ class _FileIngest:
         key already stored is skipped (counted as a duplicate at the end)."""
         if not len(batch):
             return
-        for system in set(systems) - self.known_systems:
+        # in order of first appearance, so that the report lists new systems as the file does
+        for system in sorted(set(systems) - self.known_systems, key=systems.index):
             self.ensure_system(system, batch, systems.index(system))
         # Fields the parser never gives stay out of the statement (NULL): fewer bindings.
         values = {name: batch.columns[name] for name in _CONTENT_FIELDS if name in batch.columns}
