@@ -137,7 +137,7 @@ def main() -> None:
           " lines/s | peak MiB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['format']} | {r['file']} | {r['lines']} | {r['runs']} | "
-              f"{r['sqlite3_import_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.1f} | "
+              f"{r['sqlite3_import_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.2f} | "
               f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} |")
 
 

@@ -39,14 +39,18 @@ def _uppercase(column: ByteColumn) -> ByteColumn:
 
 
 def _digit_values(column: ByteColumn, max_digits: int) -> tuple[np.ndarray, np.ndarray]:
-    """Integer value of fields that are 1 to ``max_digits`` ASCII digits, and which are."""
-    digits = column.matrix[:, :max_digits].astype(np.int64) - ord("0")
-    offsets = np.arange(digits.shape[1])
-    inside = offsets < column.lengths[:, None]
-    ok = ((column.lengths >= 1) & (column.lengths <= max_digits)
-          & np.all(((digits >= 0) & (digits <= 9)) | ~inside, axis=1))
-    powers = np.power(10, np.clip(column.lengths[:, None] - 1 - offsets, 0, 18))
-    return np.where(inside, digits * powers, 0).sum(axis=1), ok
+    """Integer value of fields that are 1 to ``max_digits`` ASCII digits, and which are.
+    Horner's rule one byte position at a time: a few vector operations per position,
+    instead of a (rows, digits) matrix of digits times powers of ten."""
+    matrix, lengths = column.matrix, column.lengths
+    values = np.zeros(len(lengths), dtype=np.int64)
+    ok = (lengths >= 1) & (lengths <= max_digits)
+    for k in range(min(matrix.shape[1], max_digits)):
+        digit = matrix[:, k] - np.uint8(ord("0"))  # wraps to >= 208 below "0"
+        inside = k < lengths
+        ok &= ~inside | (digit <= 9)
+        values = np.where(inside, values * 10 + digit, values)
+    return values, ok
 
 
 def all_digits(column: ByteColumn) -> np.ndarray:
@@ -122,7 +126,8 @@ def key_values(column: ByteColumn, key: bytes) -> tuple[ByteColumn, np.ndarray, 
                                & (value_start <= column.lengths))
     offsets = np.arange(column.matrix.shape[1])
     commas = (column.matrix == ord(",")) & (offsets >= value_start[:, None])
-    value_end = np.where(commas.any(axis=1), commas.argmax(axis=1), column.lengths)
+    next_comma = commas.argmax(axis=1)  # 0 also when no comma follows: checked below
+    value_end = np.where(commas[rows, next_comma], next_comma, column.lengths)
     value_start = np.where(ok & present, value_start, 0)
     value_end = np.where(ok & present, value_end, 0)
     return column.slice(value_start, value_end), present & ok, ok
@@ -171,8 +176,11 @@ def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.n
 
 def nullable_floats(values: np.ndarray) -> list[float | None]:
     """Floats with NaN for None as the list a :class:`~perfpredict.ingest.records.RunBatch`
-    holds."""
-    return [None if math.isnan(v) else v for v in values.tolist()]
+    holds (NaN replaced where numpy finds it, not tested value by value in Python)."""
+    out: list[float | None] = values.tolist()
+    for i in np.flatnonzero(np.isnan(values)).tolist():
+        out[i] = None
+    return out
 
 
 def nullable_ints(values: np.ndarray) -> list[int | None]:
@@ -194,9 +202,11 @@ class Factorized:
         padded = np.zeros((n_rows, -(-width // 8) * 8), dtype=np.uint8)
         padded[:, :width] = column.matrix
         codes = np.zeros(n_rows, dtype=np.int64)
-        for word in padded.view(np.uint64).T:
+        for k, word in enumerate(padded.view(np.uint64).T):
             word_codes, distinct = pd.factorize(word)
-            codes = pd.factorize(codes * len(distinct) + word_codes)[0]
+            # the first word's codes are numbered by first appearance already
+            codes = (word_codes.astype(np.int64) if k == 0
+                     else pd.factorize(codes * len(distinct) + word_codes)[0])
         firsts = _first_rows(codes)
         texts = [bytes(column.matrix[row, :column.lengths[row]]).decode("ascii") for row in firsts]
         return cls(codes, texts)
@@ -220,6 +230,15 @@ def _first_rows(codes: np.ndarray) -> np.ndarray:
     return np.flatnonzero(codes > seen_before)
 
 
+#: Results a :data:`RuleMemo` keeps before it starts afresh: accounting logs have few
+#: distinct combinations, but a column of unique job names must not grow it unbounded.
+MEMO_ENTRIES = 4096
+#: A rule's results by the tuple of column values it was given (:func:`map_distinct`).
+RuleMemo = dict[tuple[Any, ...], Any]
+_UNSEEN = object()
+_FAILED = object()  # the rule raised FieldError on these values
+
+
 @dataclass
 class DistinctMap:
     """A scalar rule applied once per distinct combination of column values: ``results``
@@ -238,22 +257,34 @@ class DistinctMap:
         return chosen[self.codes]
 
 
-def map_distinct(rule: Callable[..., Any], columns: list[Factorized],
-                 rows: np.ndarray) -> DistinctMap:
+def map_distinct(rule: Callable[..., Any], columns: list[Factorized], rows: np.ndarray,
+                 memo: RuleMemo | None = None) -> DistinctMap:
     """``rule(*values)`` on ``rows`` once per distinct combination of the columns' values,
-    broadcast to those rows; a :class:`FieldError` marks the combination's rows failed."""
+    broadcast to those rows; a :class:`FieldError` marks the combination's rows failed.
+
+    ``memo`` holds the rule's results from earlier calls (the blocks before), so that a
+    file's combinations, mostly the same from block to block, go through the rule once.
+    Its keys compare values with ``==``: text columns only (-0.0 equals 0.0)."""
     if not len(rows):
         return DistinctMap([], np.zeros(0, dtype=np.int64), np.zeros(0, dtype=bool))
     combined = np.zeros(len(rows), dtype=np.int64)
     for column in columns:
         combined = pd.factorize(combined * len(column.values) + column.codes[rows])[0]
     first_rows = _first_rows(combined)
+    memo = {} if memo is None else memo
     results: list[Any] = []
     failed = np.zeros(len(first_rows), dtype=bool)
     for i, row in enumerate(rows[first_rows]):
-        try:
-            results.append(rule(*(column.values[column.codes[row]] for column in columns)))
-        except FieldError:
-            results.append(None)
-            failed[i] = True
+        values = tuple(column.values[column.codes[row]] for column in columns)
+        result = memo.get(values, _UNSEEN)
+        if result is _UNSEEN:
+            try:
+                result = rule(*values)
+            except FieldError:
+                result = _FAILED
+            if len(memo) >= MEMO_ENTRIES:
+                memo.clear()
+            memo[values] = result
+        failed[i] = result is _FAILED
+        results.append(None if failed[i] else result)
     return DistinctMap(results, combined, failed[combined])

@@ -75,6 +75,10 @@ class RunBatch:
     def slice(self, start: int, stop: int) -> RunBatch:
         return RunBatch({name: values[start:stop] for name, values in self.columns.items()})
 
+    def take(self, rows: list[int]) -> RunBatch:
+        """The batch of the rows at ``rows``, in that order."""
+        return RunBatch({name: [values[i] for i in rows] for name, values in self.columns.items()})
+
     def records(self) -> Iterator[RunRecord]:
         names = list(self.columns)
         for values in zip(*self.columns.values(), strict=True):

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from perfpredict.ingest import fields
+from perfpredict.ingest.field_columns import RuleMemo
 from perfpredict.ingest.records import (
     BadRecord,
     BatchItem,
@@ -67,6 +68,7 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     fields.check_app_from(options)
     layout: Layout | None = None
     folder = StepFolder()
+    memos: dict[tuple[str, ...], RuleMemo] = {}
     for block in line_blocks(path):
         first_line = 0
         if layout is None:
@@ -77,7 +79,7 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
                 yield found
                 return
             layout, first_line = found
-        rows = read_block(block, layout, first_line, zone, options)
+        rows = read_block(block, layout, first_line, zone, options, memos)
         folded = folder.add(rows.jobs, rows.steps)
         steps = rows.steps
         bad = rows.bad + [

@@ -22,6 +22,7 @@ from perfpredict.ingest import sacct_rows
 from perfpredict.ingest.field_columns import (
     DistinctMap,
     Factorized,
+    RuleMemo,
     all_digits,
     key_values,
     local_epochs_s,
@@ -66,12 +67,29 @@ def _nullable(values: np.ndarray) -> np.ndarray:
     return out
 
 
+@dataclass
+class _Ids:
+    """The id columns of a block's rows: which read as ``123`` or ``123.step``, the base
+    id, the step name, whether the row is an allocation row, and the JobID and JobIDRaw
+    fields (gathered once, for the parts of the block that need them)."""
+
+    fast: np.ndarray
+    base: ByteColumn
+    step: ByteColumn
+    is_job: np.ndarray
+    display: ByteColumn
+    raw: ByteColumn
+
+
 class _BlockReader:
     """Reads the cleanly split rows of one block; ``scalar`` collects the rows it cannot."""
 
     def __init__(self, table: FieldTable, layout: Layout, zone: ZoneInfo,
-                 options: IngestOptions) -> None:
+                 options: IngestOptions, memos: dict[tuple[str, ...], RuleMemo]) -> None:
         self.table, self.layout, self.zone, self.options = table, layout, zone, options
+        #: Each rule's results over the file so far, by its column names (in this module
+        #: one combination of columns has one rule).
+        self.memos = memos
         self.scalar = np.zeros(len(table.lines), dtype=bool)
         #: Row sets (jobs, steps) whose columns are factorized once for every rule.
         self.groups: dict[str, np.ndarray] = {}
@@ -98,12 +116,11 @@ class _BlockReader:
             columns = [Factorized(np.zeros(len(rows), np.int64), [""])]
         # with no column present, zip drops the one placeholder column
         mapped = map_distinct(lambda *texts: rule(dict(zip(present, texts, strict=False))),
-                              columns, positions)
+                              columns, positions, self.memos.setdefault(names, {}))
         return mapped.column, mapped.failed
 
-    def ids(self) -> tuple[np.ndarray, ByteColumn, ByteColumn, np.ndarray]:
-        """Rows whose ids read as ``123`` or ``123.step``: which, their base id, step
-        name and whether they are allocation rows."""
+    def ids(self) -> _Ids:
+        """The ids of every row, and which read as ``123`` or ``123.step``."""
         rows = np.arange(len(self.table.lines))
         display = self.column("jobid", rows)
         raw = self.column("jobidraw", rows) if "jobidraw" in self.layout.columns else display
@@ -120,7 +137,7 @@ class _BlockReader:
         step_ok = (dots == 0) | ((step.lengths > 0) & np.all(alnum | ~inside, axis=1))
         fast = (pending == 0) & (dots <= 1) & base_ok & step_ok
         self.scalar |= ~fast
-        return fast, base, step, dots == 0
+        return _Ids(fast, base, step, dots == 0, display, raw)
 
     def jobs(self, rows: np.ndarray, base: np.ndarray, display: np.ndarray) -> Columns:
         """Allocation rows: the run fields of those that finished."""
@@ -216,26 +233,33 @@ class _BlockReader:
 
 
 def _decoded(column: ByteColumn) -> np.ndarray:
-    return column.values.astype(str).astype(object)
+    """The fields as an object array of str. Joined into one bytes object and split as
+    text, they cost half of numpy's conversion to str and then to objects (the fields are
+    ASCII without NUL or line feed: such lines never reach the columns)."""
+    out = np.empty(len(column.lengths), dtype=object)
+    if len(out):
+        out[:] = b"\n".join(column.values.tolist()).decode("ascii").split("\n")
+    return out
 
 
 def read_block(block: LineBlock, layout: Layout, first_line: int, zone: ZoneInfo,
-               options: IngestOptions) -> BlockRows:
-    """The jobs, steps and bad records of the block's lines from index ``first_line`` on."""
+               options: IngestOptions, memos: dict[tuple[str, ...], RuleMemo]) -> BlockRows:
+    """The jobs, steps and bad records of the block's lines from index ``first_line`` on;
+    ``memos`` keeps the rules' results from block to block (empty for a file's first)."""
     table = split_fields(block, layout.delimiter.encode(), len(layout.columns),
                          layout.trailing_delimiter)
-    keep = table.lines >= first_line
-    table = FieldTable(block, table.lines[keep], table.starts[keep], table.ends[keep])
-    reader = _BlockReader(table, layout, zone, options)
-    fast, base_column, step_column, is_job = reader.ids()
-    base = _decoded(base_column)
+    if first_line:
+        keep = table.lines >= first_line
+        table = FieldTable(block, table.lines[keep], table.starts[keep], table.ends[keep])
+    reader = _BlockReader(table, layout, zone, options, memos)
+    ids = reader.ids()
+    base = _decoded(ids.base)
     all_rows = np.arange(len(table.lines))
-    job_rows = all_rows[fast & is_job]
-    jobs = reader.jobs(job_rows, base[job_rows], _decoded(reader.column("jobid", job_rows)))
-    step_rows = all_rows[fast & ~is_job]
-    steps = reader.steps(step_rows, step_column.take(step_rows))
-    raw_id_column = "jobidraw" if "jobidraw" in layout.columns else "jobid"
-    step_raw_ids = _decoded(reader.column(raw_id_column, step_rows))
+    job_rows = all_rows[ids.fast & ids.is_job]
+    jobs = reader.jobs(job_rows, base[job_rows], _decoded(ids.display.take(job_rows)))
+    step_rows = all_rows[ids.fast & ~ids.is_job]
+    steps = reader.steps(step_rows, ids.step.take(step_rows))
+    step_raw_ids = _decoded(ids.raw.take(step_rows))
 
     good_jobs = ~reader.scalar[job_rows]
     good_steps = ~reader.scalar[step_rows]
@@ -283,6 +307,8 @@ def _ordered(table: Columns, line_nos: np.ndarray) -> Columns:
 
 
 def _with_scalar_jobs(table: Columns, lines: list[JobLine]) -> Columns:
+    if not lines:  # the usual block: the table is in line order already
+        return table
     records: list[RunRecord | None] = [line.record for line in lines]
     added: Columns = {name: _objects([None if r is None else getattr(r, name) for r in records])
                       for name in JOB_FIELDS}
@@ -294,6 +320,9 @@ def _with_scalar_jobs(table: Columns, lines: list[JobLine]) -> Columns:
 
 
 def _with_scalar_steps(table: Columns, lines: list[StepLine], first_line_no: int) -> Columns:
+    if not lines:
+        return table
+
     def value(line: StepLine, name: str) -> float:
         found = None if line.usage is None else getattr(line.usage, name)
         return np.nan if found is None else float(found)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from perfpredict.ingest.field_columns import nullable_floats
+from perfpredict.ingest.field_columns import nullable_floats, nullable_ints
 from perfpredict.ingest.records import RunBatch
 from perfpredict.ingest.sacct_columns import JOB_FIELDS, Columns, is_set
 
@@ -127,7 +127,7 @@ def _runs(jobs: Columns, closing: np.ndarray) -> RunBatch | None:
     step_nodes = jobs["top_nodes"][chosen]
     nodes = np.where(step_nodes > 0, step_nodes, job_nodes)
     per_node = np.where(nodes > 0, tasks / np.where(nodes > 0, nodes, 1.0), np.nan)
-    columns["total_ranks"] = [None if np.isnan(t) else int(t) for t in tasks]
+    columns["total_ranks"] = nullable_ints(tasks)
     columns["ranks_per_node"] = nullable_floats(per_node)
     columns["max_rss_bytes"] = nullable_floats(jobs["max_rss_bytes"][chosen])
     columns["io_bytes"] = nullable_floats(jobs["io_bytes"][chosen])

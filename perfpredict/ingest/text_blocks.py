@@ -125,8 +125,8 @@ class ByteColumn:
         hits = np.ones((n, width - len(word) + 1), dtype=bool)
         for k, byte in enumerate(word):
             hits &= self.matrix[:, k:k + hits.shape[1]] == byte
-        first = np.where(hits.any(axis=1), hits.argmax(axis=1), -1)
-        return hits.sum(axis=1), first
+        counts = hits.sum(axis=1)
+        return counts, np.where(counts > 0, hits.argmax(axis=1), -1)
 
     def take(self, rows: np.ndarray) -> ByteColumn:
         return ByteColumn(self.matrix[rows], self.lengths[rows])
@@ -144,11 +144,17 @@ def gather(codes: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> ByteCo
     shortfall = int(starts.max(initial=0)) + width - len(codes)
     if shortfall > 0:
         codes = np.concatenate([codes, np.zeros(shortfall, dtype=np.uint8)])
-    # every window of `width` bytes, without copying; fancy indexing copies the chosen ones
-    windows = np.lib.stride_tricks.as_strided(codes, (len(codes) - width + 1, width), (1, 1),
-                                              writeable=False)
-    matrix = windows[starts]
-    matrix *= np.arange(width) < lengths[:, None]
+    # every window of `width` bytes as one item, without copying; indexing copies the
+    # chosen ones (three times faster than taking rows of a 2-d view of the windows)
+    codes = np.ascontiguousarray(codes)
+    windows = np.ndarray((len(codes) - width + 1,), dtype=f"V{width}", buffer=codes,
+                         strides=(1,))
+    matrix = windows[starts].view(np.uint8).reshape(len(starts), width)
+    # Zero what follows each field: row L of `keep` is L bytes of 0xFF, then zeros. Taking
+    # one row per field and and-ing costs half of comparing every byte's offset.
+    keep = np.where(np.arange(width) < np.arange(width + 1)[:, None], np.uint8(0xFF),
+                    np.uint8(0))
+    matrix &= np.take(keep, lengths, axis=0)
     return ByteColumn(matrix, lengths.astype(np.int64))
 
 
@@ -178,24 +184,24 @@ class FieldTable:
         return gather(self.block.padded_codes, starts, self.ends.ravel() - starts)
 
 
-def lines_with(block: LineBlock, byte_values: bytes) -> np.ndarray:
-    """Which lines of ``block`` hold any of ``byte_values``."""
-    table = np.zeros(256, dtype=bool)
-    table[list(byte_values)] = True
-    found = np.zeros(len(block.starts), dtype=bool)
-    found[block.line_of(np.flatnonzero(table[block.codes]))] = True
-    return found
-
-
 def _odd_lines(block: LineBlock) -> np.ndarray:
     """Lines with non-ASCII or NUL bytes, whose splitting is left to ``str`` methods."""
-    return lines_with(block, bytes([0, *range(0x80, 0x100)]))
+    codes = block.codes
+    odd = np.zeros(len(block.starts), dtype=bool)
+    # Nearly every block has none: its minimum and maximum say so in a fraction of a
+    # millisecond, while finding the bytes themselves takes ten.
+    if len(codes) and (codes.min() == 0 or codes.max() >= 0x80):
+        odd[block.line_of(np.flatnonzero((codes == 0) | (codes >= 0x80)))] = True
+    return odd
 
 
 def _short_fields(block: LineBlock, lines: np.ndarray, starts: np.ndarray,
                   ends: np.ndarray) -> FieldTable:
     """The table of the lines whose fields all fit :data:`MAX_FIELD_BYTES`."""
-    short = np.all(ends - starts <= MAX_FIELD_BYTES, axis=1)
+    lengths = ends - starts
+    if lengths.max(initial=0) <= MAX_FIELD_BYTES:  # the usual case: no copies
+        return FieldTable(block, lines, starts, ends)
+    short = np.all(lengths <= MAX_FIELD_BYTES, axis=1)
     return FieldTable(block, lines[short], starts[short], ends[short])
 
 
@@ -240,7 +246,11 @@ def split_fields(block: LineBlock, delimiter: bytes, n_columns: int,
     keep[last[ok & trailing]] = False
     lines = np.flatnonzero(ok)
     cuts = positions[keep].reshape(len(lines), n_columns - 1)
-    line_ends = np.where(trailing[lines], block.ends[lines] - width, block.ends[lines])
-    starts = np.column_stack([block.starts[lines], cuts + width])
-    ends = np.column_stack([cuts, line_ends])
+    # filled in place: a third cheaper than np.column_stack's temporaries
+    starts = np.empty((len(lines), n_columns), dtype=np.int64)
+    starts[:, 0] = block.starts[lines]
+    np.add(cuts, width, out=starts[:, 1:])
+    ends = np.empty_like(starts)
+    ends[:, :-1] = cuts
+    ends[:, -1] = np.where(trailing[lines], block.ends[lines] - width, block.ends[lines])
     return _short_fields(block, lines, starts, ends)

@@ -76,6 +76,15 @@ def test_skip_mode_keeps_rejects_and_reingest_is_idempotent(store, tmp_path: Pat
     assert (stats["n_runs"], stats["n_rejects"]) == (2, 1)
 
 
+def test_rows_without_system_are_rejected_alone_and_new_systems_keep_file_order(  # type: ignore[no-untyped-def]
+        store, tmp_path: Path) -> None:
+    path = write(tmp_path, HEADER + "a,zeta,p,1,1,1,6,\na,,p,2,1,1,5,\na,alpha,p,4,1,1,4,\n"
+                 "a,zeta,p,8,1,1,3,\n")
+    report = ingest_file(store, "csv", path, IngestOptions(on_error="skip"))
+    assert (report.n_stored, report.n_rejected, report.new_systems) == (3, 1, ["zeta", "alpha"])
+    assert [r["line_no"] for r in report.first_rejects] == [3]
+
+
 def test_export_ingests_back_unchanged(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     path = write(tmp_path, HEADER + "a,s,1400k-atoms,2,4,2,6.5,q\na,s,1400k-atoms,4,4,2,3.5,r\n")
     ingest_file(store, "csv", path)
