@@ -14,8 +14,8 @@ ones (nested extrapolation). Pooled over all series, those examples decide
    extrapolation distance and the shape of the measured curve as features; it is applied
    to a scaling kind only if, cross-fitted by series, it beats the plain law;
 3. the interval: split-conformal quantiles of the cross-fitted residuals, by distance,
-   with interpolation examples (each interior scale of a series predicted from all its
-   others) calibrating the intervals between measured scales.
+   with interpolation examples (each interior scale of every cut of a series predicted
+   from the cut's other scales) calibrating the intervals between measured scales.
 """
 
 from __future__ import annotations
