@@ -163,14 +163,15 @@ def _nested_part(series_list: list[Series], groups: list[int],
     run = table.run_start[cut_series][context] + block_positions(runs_per_context)
     beyond = table.run_scale_index[run] >= contexts.n_scales[context]
     context, run = context[beyond], run[beyond]
-    _add_examples(examples, table, series_list, groups, contexts, context, run,
-                  cut_series[context])
-    _add_interior_examples(examples, table, series_list, groups)
+    weak = np.array([s.weak for s in series_list], dtype=bool)
+    _add_examples(examples, table, weak, groups, contexts, context, run, cut_series[context])
+    _add_interior_examples(examples, table, series_list, weak, groups)
     return examples
 
 
 def _add_interior_examples(examples: NestedExamples, table: SeriesTable,
-                           series_list: list[Series], groups: list[int]) -> None:
+                           series_list: list[Series], weak: np.ndarray,
+                           groups: list[int]) -> None:
     """Interpolation examples: for every cut of a series to its k smallest scales (k >= 3),
     each interior scale of the cut (neither its smallest nor its largest) predicted from
     the cut's other scales.
@@ -205,17 +206,15 @@ def _add_interior_examples(examples: NestedExamples, table: SeriesTable,
     run = table.run_start[owner][context] + block_positions(runs_per_context)
     left = table.run_scale_index[run] == left_out[context]
     context, run = context[left], run[left]
-    _add_examples(examples, table, series_list, groups, contexts, context, run,
-                  owner[context])
+    _add_examples(examples, table, weak, groups, contexts, context, run, owner[context])
 
 
-def _add_examples(examples: NestedExamples, table: SeriesTable, series_list: list[Series],
+def _add_examples(examples: NestedExamples, table: SeriesTable, weak: np.ndarray,
                   groups: list[int], contexts: ContextBatch, context: IntArray, run: IntArray,
                   series: IntArray) -> None:
     """Append one example per (``context[i]``, ``run[i]`` of ``table``) pair, the run
-    belonging to ``series_list[series[i]]``."""
+    belonging to series ``series[i]`` (``weak``: each series' scaling kind)."""
     p = table.run_scale[run]
-    weak = np.array([s.weak for s in series_list], dtype=bool)
     examples.summary.append(contexts.summary[context])
     examples.scale.append(p)
     examples.scale_max.append(contexts.scale_max[context])
