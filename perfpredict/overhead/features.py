@@ -3,8 +3,9 @@ scales, and how far beyond them a query reaches.
 
 The overhead regressor never sees raw runtimes or scales alone (trees cannot extrapolate
 in them); it sees the extrapolation distance, the shape of the measured curve at its edge,
-and how much the candidate laws disagree, all of which take the same range of values at
-128 nodes as at 16384.
+how much the candidate laws disagree and how far the base law erred per doubling for the
+application's other series, all of which take the same range of values at 128 nodes as at
+16384.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ FEATURE_NAMES = (
     # log(law fitted without the largest measured scale / the median measured there)
     *(f"holdout_{name}" for name in CANDIDATE_LAWS),
     *(f"law_{name}" for name in CANDIDATE_LAWS),  # log(law / base) at p
+    # log c the application's other series suggest at this distance (their pooled
+    # error of the base law per doubling beyond their measured range, shrunk toward 0)
+    "app_prior_log",
 )
 
 

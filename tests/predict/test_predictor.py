@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -93,6 +94,41 @@ def test_intervals_contain_the_prediction_and_widen_with_distance(relearn_series
     assert all(p.lower_s < p.runtime_s < p.upper_s for p in preds)
     assert widths == sorted(widths)
     assert preds[-1].beyond_calibration
+
+
+def test_a_series_borrows_its_applications_evidence_beyond_its_runs(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """The same runs under an application the predictor never saw get no application
+    evidence: the same prediction inside the measured range, another one beyond it."""
+    predictor = relearn_predictor
+    known = relearn_series[3]
+    unseen = dataclasses.replace(known, key=("never-trained-app", *known.key[1:]))
+    assert predictor.app_rate("never-trained-app") == 0.0
+    assert predictor.app_rate(known.key[0]) != 0.0
+    inside = known.scales
+    beyond = np.array([2048.0, 8192.0])
+    same = [p.runtime_s for p in predictor.predict(known, inside)]
+    assert same == [p.runtime_s for p in predictor.predict(unseen, inside)]
+    assert ([p.runtime_s for p in predictor.predict(known, beyond)]
+            != [p.runtime_s for p in predictor.predict(unseen, beyond)])
+
+
+def test_a_series_trains_with_application_evidence_free_of_its_own(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Cross-fitted target encoding: the rate a series trains with does not move with its
+    own errors (the trees could read them off it otherwise), while the rates of its
+    application's series in other folds do."""
+    rng = np.random.default_rng(0)
+    n = len(relearn_series)
+    group = np.repeat(np.arange(n), 3).astype(float)
+    target, weight = rng.normal(0.1, 0.05, group.size), np.ones(group.size)
+    distance = np.tile([0.5, 1.0, 2.0], n)
+    predictor = HybridPredictor()
+    before = predictor._fit_app_evidence(relearn_series, group, target, weight, distance)
+    changed = target.copy()
+    changed[group == 7] += 1.0
+    after = predictor._fit_app_evidence(relearn_series, group, changed, weight, distance)
+    assert after[7] == before[7]
+    assert np.unique(before).size <= predictor.n_folds
+    assert (after != before).sum() >= n - n // predictor.n_folds - 1
 
 
 def test_artifact_verifies_as_written_and_reformatted() -> None:
