@@ -192,6 +192,9 @@ class LoadedPredictor:
         warning = self.predictor.thin_calibration(found[0]["weak"])
         if warning:
             notes.append(warning)
+        new_app = self.predictor.new_app_note(found[0]["key"][0])
+        if new_app:
+            notes.append(new_app)
         return found[0], notes
 
     def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:

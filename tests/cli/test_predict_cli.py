@@ -32,6 +32,18 @@ def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: i
     assert "rests on 40 runs at 1, 8, 128, 512 nodes" in result.stdout
 
 
+def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  # type: ignore[no-untyped-def]
+    """LULESH is one series in the bundled data: its interval is calibrated for a new
+    application, and the estimate says so; BERT's many series need no such note."""
+    lulesh = cli("estimate", "--app", "LULESH 2.0.3", "--nodes", "20", "--ranks-per-node", "36",
+                 "--format", "json")
+    assert lulesh.exit_code == 0, lulesh.output
+    assert any("no other series of LULESH 2.0.3 was trained on" in note
+               for note in json.loads(lulesh.stdout)["notes"])
+    bert = cli("estimate", *BERT, "--nodes", "1024", "--format", "json")
+    assert not any("no other series" in note for note in json.loads(bert.stdout)["notes"])
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [

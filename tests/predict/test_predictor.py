@@ -122,13 +122,32 @@ def test_a_series_trains_with_application_evidence_free_of_its_own(relearn_serie
     target, weight = rng.normal(0.1, 0.05, group.size), np.ones(group.size)
     distance = np.tile([0.5, 1.0, 2.0], n)
     predictor = HybridPredictor()
-    before = predictor._fit_app_evidence(relearn_series, group, target, weight, distance)
+    _, before = predictor._fit_app_evidence(relearn_series, group, target, weight, distance)
     changed = target.copy()
     changed[group == 7] += 1.0
-    after = predictor._fit_app_evidence(relearn_series, group, changed, weight, distance)
+    _, after = predictor._fit_app_evidence(relearn_series, group, changed, weight, distance)
     assert after[7] == before[7]
     assert np.unique(before).size <= predictor.n_folds
     assert (after != before).sum() >= n - n // predictor.n_folds - 1
+
+
+def test_a_new_application_gets_intervals_calibrated_on_left_out_applications() -> None:
+    """In the shipped predictor LULESH is one series, a new application: its intervals
+    come from trees that never saw the application, which err as widely as the bundled
+    applications differ, and are wider than the same runs get as a series of RELeARN, a
+    known application whose own series agree closely."""
+    from perfpredict.estimate import LoadedPredictor, bundled_artifact_path
+
+    loaded = LoadedPredictor(artifact.read_file(bundled_artifact_path()), "bundled")
+    predictor = loaded.predictor
+    assert predictor.is_new_app("LULESH 2.0.3") and not predictor.is_new_app("RELeARN")
+    assert predictor.is_new_app("an application never trained on")
+    series, ctx = loaded.series_context(loaded.entries.of_app("LULESH 2.0.3")[0])
+    as_known = dataclasses.replace(series, key=("RELeARN", *series.key[1:]))
+    scales = np.array([100.0, 512.0, 2048.0])
+    for new, known in zip(predictor.predict(series, scales, ctx=ctx),
+                          predictor.predict(as_known, scales, ctx=ctx), strict=True):
+        assert new.upper_s / new.lower_s > known.upper_s / known.lower_s
 
 
 def test_artifact_verifies_as_written_and_reformatted() -> None:
