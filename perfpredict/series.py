@@ -51,6 +51,9 @@ class Series:
     # submission is unknown: both come later, so a run is never dated too early), NaN
     # where no time is known; None when the runs carry no times at all
     submitted_epoch_s: FloatArray | None = None
+    # one entry per run: bytes it read and wrote (a Darshan log, or an io_bytes column),
+    # NaN where unknown; None when no run of the series records it
+    io_bytes: FloatArray | None = None
 
     @property
     def name(self) -> str:
@@ -77,9 +80,22 @@ class Series:
     def select(self, mask: np.ndarray) -> Series:
         """The runs where ``mask`` (one bool per run) is true, in the same order."""
         submitted = None if self.submitted_epoch_s is None else self.submitted_epoch_s[mask]
+        io_bytes = None if self.io_bytes is None else self.io_bytes[mask]
         return Series(self.key, self.scale_unit, self.scale[mask], self.runtime_s[mask],
                       self.weak, self.problem_size_num, self.ranks_per_node,
-                      self.threads_per_rank, self.io_share, submitted)
+                      self.threads_per_rank, self.io_share, submitted, io_bytes)
+
+    def io_bytes_per_node(self) -> FloatArray:
+        """Each run's I/O bytes per node (NaN where unknown, or where the series counts
+        ranks and its ranks per node are unknown)."""
+        unknown = np.full(self.scale.size, np.nan)
+        if self.io_bytes is None:
+            return unknown
+        if self.scale_unit == "nodes":
+            return self.io_bytes / self.scale
+        if self.ranks_per_node:
+            return self.io_bytes / (self.scale / self.ranks_per_node)
+        return unknown
 
 
 def _is_weak(label: str, scaling_hint: str) -> bool:
@@ -120,6 +136,8 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
     rows = np.flatnonzero(~np.isnan(scale_all) & (scale_all > 0))
     size_num = _first_per_group(group[rows], size_num_all[rows], len(keys))
     submitted_all = _submitted(runs)
+    io_all = (runs["io_bytes"].to_numpy(dtype=float, na_value=np.nan) if "io_bytes" in runs
+              else np.full(len(runs), np.nan))
     # series after series, each by scale, runs of equal scale in frame order
     rows = rows[np.lexsort((scale_all[rows], group[rows]))]
     n_rows = np.bincount(group[rows], minlength=len(keys))
@@ -147,6 +165,7 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
             threads_per_rank=_float_or_none(key[4]),
             io_share=io_share,
             submitted_epoch_s=None if submitted_all is None else submitted_all[mine],
+            io_bytes=None if np.isnan(io_all[mine]).all() else io_all[mine],
         ))
     return series
 

@@ -33,9 +33,10 @@ if TYPE_CHECKING:
 
 #: A benchmark that narrows the P90/P50 ratio by less than this is not worth its cost.
 MIN_SPREAD_REDUCTION = 0.002
-#: Position of the edge repetition noise among a context's summary features, which
-#: follow the two per-query features in FEATURE_NAMES.
+#: Positions of the edge repetition noise and the edge I/O bytes per node among a
+#: context's summary features, which follow the two per-query features in FEATURE_NAMES.
 _NOISE = FEATURE_NAMES.index("noise_log") - 2
+_IO = FEATURE_NAMES.index("log2_io_bytes_per_node") - 2
 NEXT_RUN_COLUMNS = ("order", "nodes", "cost_node_hours_p50", "cost_node_hours_p90",
                     "cumulative_node_hours_p90", "spread_before", "spread_after",
                     "reduction", "reduction_per_node_hour")
@@ -117,12 +118,13 @@ class NextRunsPlan:
 def _with_run(series: Series, ctx: SeriesContext, scale: float,
               runtime_s: float) -> tuple[Series, SeriesContext]:
     """``series`` with one more run at ``scale`` taking ``runtime_s``, and its refitted
-    context (the edge noise carried over from ``ctx``: a new run's scatter is unknown)."""
+    context (the edge noise and I/O carried over from ``ctx``: a new run's scatter and
+    I/O are unknown)."""
     order = np.argsort(np.append(series.scale, scale), kind="stable")
     extended = replace(series, scale=np.append(series.scale, scale)[order],
-                       runtime_s=np.append(series.runtime_s, runtime_s)[order])
+                       runtime_s=np.append(series.runtime_s, runtime_s)[order], io_bytes=None)
     refitted = fit_context(extended)
-    refitted.summary[_NOISE] = ctx.summary[_NOISE]
+    refitted.summary[[_NOISE, _IO]] = ctx.summary[[_NOISE, _IO]]
     return extended, refitted
 
 

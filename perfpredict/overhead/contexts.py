@@ -68,6 +68,7 @@ class SeriesTable:
     medians_s: FloatArray  # median runtime at each distinct scale
     noise_log: FloatArray  # std of the log runtimes there (0 for a single run)
     repetitions: IntArray  # runs at each distinct scale
+    io_bytes_per_node: FloatArray  # median over the runs there that record it, else NaN
 
     @classmethod
     def of(cls, series_list: list[Series]) -> SeriesTable:
@@ -100,7 +101,8 @@ class SeriesTable:
                    run_scale=run_scale, runtime_s=runtime,
                    run_scale_index=run_group - scale_start[series_of],
                    scale_start=scale_start, scales=sorted_scale[first], medians_s=medians,
-                   noise_log=noise, repetitions=count)
+                   noise_log=noise, repetitions=count,
+                   io_bytes_per_node=_io_medians(series_list, series_of, run_scale, first))
 
     @property
     def n_scales(self) -> IntArray:
@@ -114,6 +116,21 @@ class SeriesTable:
     def run_series(self) -> IntArray:
         """The series index of each run."""
         return np.repeat(np.arange(self.n_runs.size), self.n_runs)
+
+
+def _io_medians(series_list: list[Series], series_of: IntArray, run_scale: FloatArray,
+                first: IntArray) -> FloatArray:
+    """Per distinct scale (the groups :meth:`SeriesTable.of` finds, starting at ``first``
+    in run order sorted by series and scale), the median I/O bytes per node of the runs
+    that record it; NaN where none does."""
+    if all(s.io_bytes is None for s in series_list):  # the common case: skip the sort
+        return np.full(first.size, np.nan)
+    per_node = np.concatenate([s.io_bytes_per_node() for s in series_list])
+    ordered = per_node[np.lexsort((per_node, run_scale, series_of))]  # NaN last in a group
+    known = np.add.reduceat(~np.isnan(ordered), first)
+    # the middle known run, or the mean of the two middle ones (as SeriesTable's medians)
+    median = (ordered[first + np.maximum(known - 1, 0) // 2] + ordered[first + known // 2]) / 2
+    return np.where(known > 0, median, np.nan)
 
 
 @dataclass
@@ -202,7 +219,8 @@ def fit_contexts(table: SeriesTable, series_list: list[Series], series_index: In
     first = _two_point_slope(table, start)
     summary = np.column_stack([
         np.log2(scale_max), n_scales.astype(float), edge, mean_slope, edge - first,
-        table.noise_log[top], _series_columns(series_list)[series_index], holdout])
+        table.noise_log[top], np.log2(np.maximum(table.io_bytes_per_node[top], 1.0)),
+        _series_columns(series_list)[series_index], holdout])
     return ContextBatch(table, series_index, n_scales, scale_max, summary, states)
 
 

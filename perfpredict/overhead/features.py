@@ -33,6 +33,7 @@ FEATURE_NAMES = (
     "mean_slope",  # over the whole measured range
     "curvature",  # edge slope minus first slope
     "noise_log",  # spread of repetitions at the largest scale (std of log runtime)
+    "log2_io_bytes_per_node",  # median I/O per node at the largest scale (NaN: unknown)
     "weak",
     "log2_ranks_per_node",
     "threads_per_rank",

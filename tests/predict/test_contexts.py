@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -11,7 +12,7 @@ import pytest
 from perfpredict import datasets
 from perfpredict.laws import LAWS
 from perfpredict.overhead.contexts import CANDIDATE_LAWS, SeriesTable, fit_contexts
-from perfpredict.overhead.features import fit_context
+from perfpredict.overhead.features import FEATURE_NAMES, fit_context
 from perfpredict.predictor import nested_examples
 from perfpredict.series import Series, build_series
 
@@ -76,6 +77,9 @@ def _summary_one_at_a_time(series: Series) -> list[float]:
         return float(np.polyfit(np.log2(p), np.log2(t), 1)[0])
 
     top = series.runtime_s[series.scale == scales[-1]]
+    top_io = series.io_bytes_per_node()[series.scale == scales[-1]]
+    io = (math.log2(max(float(np.nanmedian(top_io)), 1.0)) if np.isfinite(top_io).any()
+          else np.nan)
     edge, first = slope(scales[-2:], medians[-2:]), slope(scales[:2], medians[:2])
     size = series.problem_size_num
     holdout = [math.log(LAWS[name]().fit(scales[:-1], medians[:-1]).predict(scales[-1:])[0]
@@ -83,7 +87,7 @@ def _summary_one_at_a_time(series: Series) -> list[float]:
                if scales.size - 1 >= max(2, LAWS[name].min_scales) else np.nan
                for name in CANDIDATE_LAWS]
     return [math.log2(scales[-1]), float(scales.size), edge, slope(scales, medians),
-            edge - first, float(np.std(np.log(top))), float(series.weak),
+            edge - first, float(np.std(np.log(top))), io, float(series.weak),
             math.log2(series.ranks_per_node) if series.ranks_per_node else np.nan,
             series.threads_per_rank or np.nan,
             math.log10(size) if size and size > 0 else np.nan, *holdout]
@@ -95,6 +99,50 @@ def test_context_summary_equals_numpy_per_series(bundled_series) -> None:  # typ
             continue
         got = fit_context(series).summary
         np.testing.assert_allclose(got, _summary_one_at_a_time(series), rtol=1e-9, atol=1e-12)
+
+
+def test_context_io_bytes_per_node_is_the_median_at_the_largest_scale(bundled_series) -> None:  # type: ignore[no-untyped-def]
+    """I/O bytes per node (from Darshan or an io_bytes column) where some runs record it:
+    the bulk summary agrees with numpy's nanmedian, series by series, and a series that
+    counts ranks without ranks per node has none."""
+    rng = np.random.default_rng(3)
+    with_io = []
+    for series in bundled_series:
+        io = rng.lognormal(30, 2, series.scale.size)
+        io[rng.random(io.size) < 0.3] = np.nan
+        with_io.append(dataclasses.replace(series, io_bytes=io))
+    checked = 0
+    for series in with_io:
+        if series.scales.size < 2:
+            continue
+        got = fit_context(series).summary
+        np.testing.assert_allclose(got, _summary_one_at_a_time(series), rtol=1e-9, atol=1e-12)
+        checked += np.isfinite(got[FEATURE_NAMES.index("log2_io_bytes_per_node") - 2])
+    assert checked > 50
+    relearn = next(s for s in with_io if s.scale_unit == "ranks")
+    assert relearn.ranks_per_node is None and np.isnan(relearn.io_bytes_per_node()).all()
+
+
+def test_io_bytes_of_stored_runs_reach_the_series_context(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An io_bytes column (as Darshan logs attach to jobs) goes from the store into the
+    series and its context: bytes per node at the largest scale, where runs record it."""
+    from perfpredict.ingest import ingest_file
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import runs_frame
+
+    path = tmp_path / "runs.csv"
+    path.write_text("app,system,nodes,runtime_s,io_bytes\n"
+                    "io_app,sys,1,100,\nio_app,sys,2,55,4e9\nio_app,sys,4,30,8e9\n"
+                    "io_app,sys,4,31,1.6e10\nplain,sys,1,10,\nplain,sys,2,6,\n")
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    ingest_file(store, "csv", path)
+    io_app, plain = build_series(runs_frame(store))
+    store.dispose()
+    assert plain.io_bytes is None
+    assert np.isnan(io_app.io_bytes[0]) and list(io_app.io_bytes[1:]) == [4e9, 8e9, 1.6e10]
+    io_feature = FEATURE_NAMES.index("log2_io_bytes_per_node") - 2
+    assert fit_context(io_app).summary[io_feature] == pytest.approx(math.log2(3e9))
+    assert np.isnan(fit_context(plain).summary[io_feature])
 
 
 def test_nested_examples_pair_each_cut_with_the_runs_beyond_it(bundled_series) -> None:  # type: ignore[no-untyped-def]

@@ -11,7 +11,7 @@ from perfpredict.errors import ArtifactError
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import build_series
+from perfpredict.series import Series, build_series
 
 
 @pytest.fixture(scope="module")
@@ -148,6 +148,31 @@ def test_a_new_application_gets_intervals_calibrated_on_left_out_applications() 
     for new, known in zip(predictor.predict(series, scales, ctx=ctx),
                           predictor.predict(as_known, scales, ctx=ctx), strict=True):
         assert new.upper_s / new.lower_s > known.upper_s / known.lower_s
+
+
+def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
+    """A strong-scaling series that halves its runtime up to 4 nodes; beyond, an
+    I/O-heavy one (1 TB per node) stops scaling, a light one (1 MB) keeps on."""
+    p = np.array([1.0, 2, 4, 8, 16, 32])
+    exponent = 0.8 if heavy else 0.1
+    runtime = 1000 / p * np.maximum(p / 4, 1) ** exponent * rng.uniform(0.98, 1.02, p.size)
+    return Series(key=(name, "sys", "", "", ""), scale_unit="nodes", scale=p,
+                  runtime_s=runtime, weak=False, io_bytes=(1e12 if heavy else 1e6) * p)
+
+
+def test_io_bytes_per_node_tell_apart_series_of_the_same_shape() -> None:
+    """Series that scale alike up to 4 nodes and part beyond it by how much I/O they do:
+    given only their first three scales, the trees tell them apart by I/O bytes per node,
+    the one feature in which they differ."""
+    rng = np.random.default_rng(0)
+    pool = [_io_series(f"code{i}", heavy=i % 2 == 0, rng=rng) for i in range(24)]
+    predictor = HybridPredictor().fit(pool)
+    heavy, light = (_io_series("new", heavy=h, rng=np.random.default_rng(1)) for h in (True, False))
+    first_three = heavy.scale <= 4
+    at_32 = np.array([32.0])
+    heavy_s = predictor.predict(heavy.select(first_three), at_32)[0].runtime_s
+    light_s = predictor.predict(light.select(first_three), at_32)[0].runtime_s
+    assert heavy_s > 2 * light_s
 
 
 def test_artifact_verifies_as_written_and_reformatted() -> None:
