@@ -18,7 +18,9 @@ ones (nested extrapolation). Pooled over all series, those examples decide
    series, it beats the plain law;
 3. the interval: split-conformal quantiles of the cross-fitted residuals, by distance,
    with interpolation examples (each interior scale of every cut of a series predicted
-   from the cut's other scales) calibrating the intervals between measured scales.
+   from the cut's other scales) calibrating the intervals between measured scales; an
+   application no other training series shares gets quantiles of residuals cross-fitted
+   by application instead.
 """
 
 from __future__ import annotations
@@ -431,8 +433,8 @@ class HybridPredictor:
         application's other series were in training. Those residuals are exchangeable
         with a new series of a known application, not with a new application's. One
         assignment of applications to folds, not ``n_repeats``: these fits only serve
-        queries about a new application, and three assignments made training about 80%
-        slower.
+        queries about a new application, and one assignment already adds ten tree fits,
+        28% of the training time on the bundled data (2.5 s to 3.2 s).
         """
         if np.unique(app).size < self.min_series_for_correction:
             return None
@@ -500,6 +502,7 @@ class HybridPredictor:
         law_matrix = np.column_stack([logs[name] for name in CANDIDATE_LAWS])
         n = p.size
         new_app = self.is_new_app(series.key[0])
+        # a new application trained with no other series' evidence, so it answers so
         app_rate = 0.0 if new_app else self.app_rate(series.key[0])
         features = _features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
                              law_matrix, base_log, np.full(n, app_rate))
