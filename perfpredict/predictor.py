@@ -344,11 +344,8 @@ class HybridPredictor:
                              base_log, app_rate[group.astype(np.int64)])
 
         # 2. cross-fitted correction, kept per kind only where it beats the plain law
-        oof = np.zeros_like(target)
-        oof[beyond] = self._cross_fit(features[beyond], target[beyond], weight[beyond],
-                                      group[beyond])
+        oof = self._oof_correction(features, target, weight, group, beyond)
         self.apply_correction_: dict[str, bool] = {}
-        residual = target.copy()
         for k in KINDS:
             mask = (kind == k) & beyond
             n_series = np.unique(group[mask]).size
@@ -358,13 +355,11 @@ class HybridPredictor:
             corrected = _weighted_mean_abs(target[mask] - oof[mask], weight[mask])
             plain = _weighted_mean_abs(target[mask], weight[mask])
             self.apply_correction_[k] = corrected < plain
-            if self.apply_correction_[k]:
-                residual[mask] = target[mask] - oof[mask]
+        residual = self._residual(target, oof, kind, beyond)
 
         # 3. intervals: a spread model for |residual|, then conformal quantiles of the
         # normalised cross-fitted residuals, per kind where it has enough series
-        log_spread = np.log(np.abs(residual) + SPREAD_FLOOR_LOG)
-        score = residual / np.exp(self._cross_fit(features, log_spread, weight, group))
+        log_spread, score = self._normalised_scores(features, residual, weight, group)
         pooled = DistanceConformal().fit(score, distance)
         self.conformal_: dict[str, DistanceConformal] = {}
         self.n_series_by_kind_: dict[str, int] = {}
@@ -441,16 +436,38 @@ class HybridPredictor:
         features = features.copy()
         features[:, FEATURE_NAMES.index("app_prior_log")] = 0.0
         beyond = distance > 0
+        oof = self._oof_correction(features, target, weight, app, beyond, n_repeats=1)
+        residual = self._residual(target, oof, kind, beyond)
+        _, score = self._normalised_scores(features, residual, weight, app, n_repeats=1)
+        return DistanceConformal().fit(score, distance)
+
+    def _oof_correction(self, features: FloatArray, target: FloatArray, weight: FloatArray,
+                        group: np.ndarray, beyond: np.ndarray,
+                        n_repeats: int | None = None) -> FloatArray:
+        """Cross-fitted corrections (:meth:`_cross_fit` by ``group``) of the examples
+        ``beyond`` the measured range, 0 for the others: the correction is learned and
+        applied beyond the measured range only."""
         oof = np.zeros_like(target)
         oof[beyond] = self._cross_fit(features[beyond], target[beyond], weight[beyond],
-                                      app[beyond], n_repeats=1)
+                                      group[beyond], n_repeats)
+        return oof
+
+    def _residual(self, target: FloatArray, oof: FloatArray, kind: np.ndarray,
+                  beyond: np.ndarray) -> FloatArray:
+        """log(measured / predicted): the base law's error less the cross-fitted
+        correction where it applies (beyond the measured range, in a kind that keeps it)."""
         corrected = beyond & np.where(kind == "weak", self.apply_correction_["weak"],
                                       self.apply_correction_["strong"])
-        residual = np.where(corrected, target - oof, target)
+        return np.where(corrected, target - oof, target)
+
+    def _normalised_scores(self, features: FloatArray, residual: FloatArray,
+                           weight: FloatArray, group: np.ndarray,
+                           n_repeats: int | None = None) -> tuple[FloatArray, FloatArray]:
+        """The log spread of each residual, and the residual over its cross-fitted spread
+        (by ``group``): the normalised conformal scores."""
         log_spread = np.log(np.abs(residual) + SPREAD_FLOOR_LOG)
-        score = residual / np.exp(self._cross_fit(features, log_spread, weight, app,
-                                                  n_repeats=1))
-        return DistanceConformal().fit(score, distance)
+        spread = np.exp(self._cross_fit(features, log_spread, weight, group, n_repeats))
+        return log_spread, residual / spread
 
     def _cross_fit(self, features: FloatArray, target: FloatArray, weight: FloatArray,
                    group: np.ndarray, n_repeats: int | None = None) -> FloatArray:

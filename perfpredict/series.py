@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -79,11 +79,13 @@ class Series:
 
     def select(self, mask: np.ndarray) -> Series:
         """The runs where ``mask`` (one bool per run) is true, in the same order."""
-        submitted = None if self.submitted_epoch_s is None else self.submitted_epoch_s[mask]
-        io_bytes = None if self.io_bytes is None else self.io_bytes[mask]
-        return Series(self.key, self.scale_unit, self.scale[mask], self.runtime_s[mask],
-                      self.weak, self.problem_size_num, self.ranks_per_node,
-                      self.threads_per_rank, self.io_share, submitted, io_bytes)
+        def selected(values: FloatArray | None) -> FloatArray | None:
+            return None if values is None else values[mask]
+
+        # the per-run fields; replace() carries every per-series one
+        return replace(self, scale=self.scale[mask], runtime_s=self.runtime_s[mask],
+                       submitted_epoch_s=selected(self.submitted_epoch_s),
+                       io_bytes=selected(self.io_bytes))
 
     def io_bytes_per_node(self) -> FloatArray:
         """Each run's I/O bytes per node (NaN where unknown, or where the series counts
