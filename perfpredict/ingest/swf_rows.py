@@ -71,11 +71,13 @@ def read_header_line(header: SwfHeader, text: str) -> str | None:
         if _known(value) is None:
             return None
         try:
-            header.unix_start_time_s = float(value)
+            start_s = float(value)
         except ValueError:
             return f"UnixStartTime must be epoch seconds, got {value!r}"
-        if not math.isfinite(header.unix_start_time_s):
+        if not math.isfinite(start_s):
             return f"UnixStartTime must be finite, got {value!r}"
+        # only a good value is kept: a rejected header line must not date the jobs
+        header.unix_start_time_s = start_s
     elif key == "timezonestring":
         header.timezone = _known(value)
     elif key == "computer":

@@ -139,3 +139,17 @@ def test_negative_zero_stays_apart_from_zero(tmp_path: Path,
     path.write_text("\n".join(rows) + "\n")
     fast, slow = both_ways(path, monkeypatch, system="x")
     assert fast == slow and "-0.0" in fast
+
+
+def test_a_rejected_start_time_dates_no_job(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """A non-finite UnixStartTime is reported as a bad header line and not used: no job
+    is dated NaN (the line path did, the column path did not; found by the property
+    above)."""
+    rows = ["; UnixStartTime: nan",
+            "1 0 -1 100 4 -1 -1 -1 -1 -1 1 1 1 -1 -1 -1 -1 -1"]
+    path = tmp_path / "log.swf"
+    path.write_text("\n".join(rows) + "\n")
+    fast, slow = both_ways(path, monkeypatch, system="x")
+    assert fast == slow
+    assert "UnixStartTime must be finite" in fast and "submit_epoch_s=nan" not in fast
