@@ -11,8 +11,9 @@ mean over the repetitions: one seed's figure says something about the seed, and 
 spread between seeds is what a statistical test's margin must exceed.
 
 ``with_bundled`` adds the public data sets shipped with perfpredict to every training
-pool, in full, as ``train --with-bundled`` does; a bundled series that is also in the
-store is left out of the addition, so a tested series is never seen beyond its cut.
+pool, in full, as ``train --with-bundled`` does; a bundled data set the store already
+holds (by its folder name) and a bundled series whose key is in the store are left out of
+the addition, so a tested series is never seen beyond its cut.
 """
 
 from __future__ import annotations
@@ -133,9 +134,10 @@ def _series_sources(frame) -> dict[tuple[str, ...], str]:  # type: ignore[no-unt
     return out
 
 
-def bundled_series() -> list[Series]:
-    """The series of every public data set shipped with perfpredict, read through a
-    throwaway store so they are grouped exactly as an ingested copy would be."""
+def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Series]:
+    """The series of every public data set shipped with perfpredict but those named in
+    ``exclude``, read through a throwaway store so they are grouped exactly as an
+    ingested copy would be."""
     import tempfile
 
     # installed from datasets/ through the package-dir mapping, which mypy does not follow
@@ -143,10 +145,13 @@ def bundled_series() -> list[Series]:
     from perfpredict.store import open_store
     from perfpredict.store.queries import runs_frame
 
+    names = [n for n in datasets.NAMES if n not in exclude]
+    if not names:
+        return []
     with tempfile.TemporaryDirectory() as tmp:
         store = open_store(f"sqlite:///{Path(tmp) / 'bundled.db'}")
         try:
-            datasets.ingest(store)
+            datasets.ingest(store, names)
             return build_series(runs_frame(store))
         finally:
             store.dispose()
@@ -161,7 +166,10 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
 
     if repeats < 1:
         raise BadInputError(f"--repeats must be 1 or more, not {repeats}")
-    extra = bundled_series() if with_bundled else None
-    return evaluate_frame(runs_frame(store, app=app, with_source=True), split, group_by,
-                          confidence, repeats, protocol, leave_out, extra, random_state)
+    frame = runs_frame(store, app=app, with_source=True)
+    # a bundled data set the store holds (its series perhaps keyed otherwise) stays out
+    extra = (bundled_series(exclude=set(_series_sources(frame).values())) if with_bundled
+             else None)
+    return evaluate_frame(frame, split, group_by, confidence, repeats, protocol, leave_out,
+                          extra, random_state)
 

@@ -106,3 +106,41 @@ def series_bootstrap_interval(inside: np.ndarray, series: list[str],
     shares = hits[draw].sum(axis=1) / runs[draw].sum(axis=1)
     low, high = np.quantile(shares, [0.025, 0.975])
     return float(low), float(high)
+
+
+#: the figures on which the hybrid must beat the best single baseline (issue 13)
+RANKED_FIGURES = ("mape_pct", "median_ape_pct")
+#: the share of 90% intervals' test runs that must fall inside them
+COVERAGE_RANGE = (0.85, 0.95)
+#: pooled over the data sets, the hybrid's MAPE at most this share of the best baseline's
+POOLED_MAPE_RATIO = 0.85
+
+
+def acceptance(table: list[dict[str, Any]], group: str) -> dict[str, Any]:
+    """The hybrid's figures for ``group`` beside the best single baseline's on each ranked
+    figure (each figure's own best: the baseline with the lowest MAPE need not have the
+    lowest median error), and whether it meets issue 13's acceptance there."""
+    rows = {r["method"]: r for r in table if r["group"] == group}
+    hybrid = rows.pop("hybrid")
+    verdict: dict[str, Any] = {"group": group, "n_series": hybrid["n_series"],
+                               "n_runs": hybrid["n_runs"]}
+    failures = []
+    for figure in RANKED_FIGURES:
+        best = min(rows.values(), key=lambda r: r[figure])
+        verdict[f"hybrid_{figure}"] = hybrid[figure]
+        verdict[f"best_{figure}"] = best[figure]
+        verdict[f"best_{figure}_method"] = best["method"]
+        if not hybrid[figure] < best[figure]:
+            failures.append(f"{figure} not below {best['method']}")
+    low, high = COVERAGE_RANGE
+    verdict["coverage"] = hybrid["coverage"]
+    verdict["coverage_ci"] = (hybrid["coverage_ci_low"], hybrid["coverage_ci_high"])
+    if not low <= hybrid["coverage"] <= high:
+        failures.append(f"coverage outside {low:.2f}-{high:.2f}")
+    if group == "all":
+        best_mape = verdict["best_mape_pct"]
+        verdict["mape_ratio_to_best"] = hybrid["mape_pct"] / best_mape
+        if hybrid["mape_pct"] > POOLED_MAPE_RATIO * best_mape:
+            failures.append(f"pooled MAPE not {1 - POOLED_MAPE_RATIO:.0%} below the best")
+    verdict["failures"] = failures
+    return verdict

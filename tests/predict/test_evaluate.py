@@ -315,3 +315,27 @@ def test_evaluate_command_takes_a_protocol_and_a_group_to_leave_out(cli, timed_r
     assert law_mape == pytest.approx([law_mape[0]] * 3)
     bad = cli("evaluate", "--protocol", "everything")
     assert bad.exit_code == 2
+
+
+def _table_row(group: str, method: str, mape: float, median: float,
+               coverage: float | None = None) -> dict:  # type: ignore[type-arg]
+    return {"group": group, "method": method, "n_series": 5, "n_runs": 20,
+            "mape_pct": mape, "median_ape_pct": median, "coverage": coverage,
+            "coverage_ci_low": coverage, "coverage_ci_high": coverage}
+
+
+def test_acceptance_ranks_each_figure_against_its_own_best_baseline() -> None:
+    from perfpredict.evaluate.metrics import acceptance
+
+    table = [_table_row("d", "hybrid", 20.0, 12.0, 0.9),
+             _table_row("d", "amdahl", 21.0, 11.0),  # better median error, worse MAPE
+             _table_row("d", "power", 30.0, 15.0)]
+    verdict = acceptance(table, "d")
+    assert (verdict["best_mape_pct_method"], verdict["best_mape_pct"]) == ("amdahl", 21.0)
+    assert verdict["best_median_ape_pct_method"] == "amdahl"
+    assert verdict["failures"] == ["median_ape_pct not below amdahl"]
+    pooled = acceptance([{**r, "group": "all"} for r in table], "all")
+    # 20% against 21%: lower, but not 15% lower
+    assert pooled["failures"][-1].startswith("pooled MAPE not 15% below")
+    badly_covered = acceptance([_table_row("d", "hybrid", 1.0, 1.0, 0.8), *table[1:]], "d")
+    assert badly_covered["failures"] == ["coverage outside 0.85-0.95"]
