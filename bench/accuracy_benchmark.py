@@ -115,6 +115,37 @@ def hybrid_rows(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: r[k] for k in keep} for r in table if r["method"] == "hybrid"]
 
 
+#: the verdict's figures whose seed-to-seed spread the acceptance tests' margins rest on
+SPREAD_FIGURES = ("hybrid_mape_pct", "mape_gap_pct", "hybrid_median_ape_pct",
+                  "median_ape_gap_pct", "coverage")
+
+
+def seed_spread(store, split: str, n_seeds: int, first_seed: int = 0,  # type: ignore[no-untyped-def]
+                **options: Any) -> list[dict[str, Any]]:
+    """Per data set and figure: mean, standard deviation, minimum and maximum over
+    ``n_seeds`` backtests that differ only in their seed (the hybrid's, the black box's,
+    the folds and draws). A gap is the hybrid's figure minus the best baseline's."""
+    import numpy as np
+
+    from perfpredict.evaluate import evaluate
+    from perfpredict.evaluate.metrics import acceptance
+
+    values: dict[tuple[str, str], list[float]] = {}
+    for seed in range(first_seed, first_seed + n_seeds):
+        table = evaluate(store, split, random_state=seed, **options)
+        for group in sorted({r["group"] for r in table}):
+            verdict = acceptance(table, group)
+            verdict["mape_gap_pct"] = verdict["hybrid_mape_pct"] - verdict["best_mape_pct"]
+            verdict["median_ape_gap_pct"] = (verdict["hybrid_median_ape_pct"]
+                                             - verdict["best_median_ape_pct"])
+            for figure in SPREAD_FIGURES:
+                values.setdefault((group, figure), []).append(verdict[figure])
+    return [{"data set": group, "figure": figure, "mean": float(np.mean(v)),
+             "sd": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0,
+             "min": float(np.min(v)), "max": float(np.max(v))}
+            for (group, figure), v in sorted(values.items())]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", action="append", choices=["extrapolate", "fewshot", "random"],
@@ -124,6 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--with-bundled", action="store_true")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed-spread", type=int, metavar="N",
+                        help="run each split with N seeds and print each figure's spread")
     args = parser.parse_args(argv)
 
     from perfpredict.evaluate import evaluate
@@ -134,6 +167,15 @@ def main(argv: list[str] | None = None) -> int:
         try:
             for split in args.split or ["extrapolate", "fewshot"]:
                 started = time.perf_counter()
+                if args.seed_spread:
+                    rows = seed_spread(store, split, args.seed_spread, args.seed,
+                                       protocol=args.protocol, leave_out=args.leave_out,
+                                       with_bundled=args.with_bundled, repeats=args.repeats)
+                    print(f"\n## {split}: spread over {args.seed_spread} seeds from "
+                          f"{args.seed}, repeats {args.repeats} "
+                          f"({time.perf_counter() - started:.0f} s)\n")
+                    print(markdown_table(rows))
+                    continue
                 table = evaluate(store, split, protocol=args.protocol,
                                  leave_out=args.leave_out, with_bundled=args.with_bundled,
                                  repeats=args.repeats, random_state=args.seed)
