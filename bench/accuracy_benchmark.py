@@ -15,6 +15,7 @@ Run:
     python -m bench.accuracy_benchmark --protocol by-series
     python -m bench.accuracy_benchmark --leave-out source
     python -m bench.accuracy_benchmark --with-bundled --repeats 3
+    python -m bench.accuracy_benchmark --dataset vasp_archer --dataset cp2k_readme --with-bundled
 
 Each backtest prints, as Markdown, one row per data set and a pooled row: the hybrid's
 MAPE and median APE beside the best single baseline's on each (Amdahl, Amdahl + log,
@@ -152,7 +153,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="repeatable; default: extrapolate and fewshot")
     parser.add_argument("--protocol", default="store-cut", choices=["store-cut", "by-series"])
     parser.add_argument("--leave-out", choices=["source", "system"])
-    parser.add_argument("--with-bundled", action="store_true")
+    parser.add_argument("--with-bundled", action="store_true",
+                        help="add the bundled data sets the store does not hold to training")
+    parser.add_argument("--dataset", action="append", choices=JUDGED + REPORTED,
+                        help="repeatable; the data sets in the store (default: all)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--seed-spread", type=int, metavar="N",
@@ -163,7 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     from perfpredict.report.tables import markdown_table
 
     with tempfile.TemporaryDirectory() as tmp:
-        store = build_store(f"sqlite:///{Path(tmp) / 'accuracy.db'}")
+        store = build_store(f"sqlite:///{Path(tmp) / 'accuracy.db'}",
+                            tuple(args.dataset or JUDGED + REPORTED))
         try:
             for split in args.split or ["extrapolate", "fewshot"]:
                 started = time.perf_counter()
@@ -181,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
                                  repeats=args.repeats, random_state=args.seed)
                 took_s = time.perf_counter() - started
                 label = (f"leave-out {args.leave_out}" if args.leave_out else args.protocol)
+                if args.dataset:
+                    label += f", store of {' + '.join(args.dataset)}"
                 print(f"\n## {split}, {label}{', with bundled' if args.with_bundled else ''}"
                       f", repeats {args.repeats}, seed {args.seed} ({took_s:.0f} s)\n")
                 for rows in (acceptance_table(table), hybrid_rows(table)):
