@@ -124,15 +124,18 @@ SPREAD_FIGURES = ("hybrid_mape_pct", "mape_gap_pct", "hybrid_median_ape_pct",
 def seed_spread(store, split: str, n_seeds: int, first_seed: int = 0,  # type: ignore[no-untyped-def]
                 **options: Any) -> list[dict[str, Any]]:
     """Per data set and figure: mean, standard deviation, minimum and maximum over
-    ``n_seeds`` backtests that differ only in their seed (the hybrid's, the black box's,
-    the folds and draws). A gap is the hybrid's figure minus the best baseline's."""
+    ``n_seeds`` backtests that differ only in their seeds (the hybrid's, the black box's,
+    the folds and draws). A backtest of ``repeats`` pools that many seeds; the backtests'
+    seeds do not overlap (``first_seed``, ``first_seed + repeats``, ...), so their spread
+    is that of independent runs. A gap is the hybrid's figure minus the best baseline's."""
     import numpy as np
 
     from perfpredict.evaluate import evaluate
     from perfpredict.evaluate.metrics import acceptance
 
     values: dict[tuple[str, str], list[float]] = {}
-    for seed in range(first_seed, first_seed + n_seeds):
+    step = options.get("repeats", 1)
+    for seed in range(first_seed, first_seed + n_seeds * step, step):
         table = evaluate(store, split, random_state=seed, **options)
         for group in sorted({r["group"] for r in table}):
             verdict = acceptance(table, group)
