@@ -33,6 +33,9 @@ class TrainReport:
     metrics: dict[str, float] | None = None
     artifact_sha256: str | None = None
     walltime_jobs: int = 0  # jobs the walltime advisor was fitted on (0: not fitted)
+    #: bundled data sets trained on beside the store (``--with-datasets``), and their runs
+    datasets: list[str] | None = None
+    n_runs_from_datasets: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -95,25 +98,42 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
 
 
 def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
-          dask: str | None = None) -> TrainReport:
+          dask: str | None = None, with_datasets: bool = False) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
     the runtime predictor when some series has three or more scales, and the walltime
     advisor when the store holds scheduler jobs with submit times.
 
     ``dask``, a scheduler address or ``"local"``, trains the runtime predictor on
     dask.distributed (see :mod:`perfpredict.distributed`); None trains in this process.
+    ``with_datasets`` trains the runtime predictor on the bundled public data sets too
+    (those not already in the store, whatever ``apps`` says), without storing them: a
+    store with a few runs of a code borrows how other codes scaled, which its own runs
+    cannot show.
     """
     from perfpredict.store.queries import count_submitted_jobs, runs_frame
 
+    bundled_series: list[Series] = []
+    bundled_names: list[str] = []
+    n_bundled = 0
+    if with_datasets:
+        # installed from datasets/ (pyproject's package-dir), which mypy does not map
+        from perfpredict import datasets  # type: ignore[attr-defined]
+
+        bundled, bundled_names = datasets.runs_frame(store)
+        bundled_series, n_bundled = build_series(bundled), len(bundled)
     frame = None
     if dask is None:
         frame = runs_frame(store, app=apps)
-        report = _train_runtime(store, build_series(frame), len(frame))
+        report = _train_runtime(store, build_series(frame) + bundled_series,
+                                len(frame) + n_bundled)
     else:
         from perfpredict.distributed import dask_training, read_series
 
-        with dask_training(dask) as client:
-            report = _train_runtime(store, *read_series(client, store.url, apps))
+        with dask_training(dask) as client:  # the fit below runs on it
+            series_list, n_runs = read_series(client, store.url, apps)
+            report = _train_runtime(store, series_list + bundled_series, n_runs + n_bundled)
+    if with_datasets:
+        report.datasets, report.n_runs_from_datasets = bundled_names, n_bundled
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor

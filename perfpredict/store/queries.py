@@ -119,6 +119,12 @@ def app_system_sizes(store: Store, *,
         return [(a, s, int(n)) for a, s, n in conn.execute(query).all()]
 
 
+def ingested_sha256s(store: Store) -> set[str]:
+    """The checksums of every file ingested into the store (of any format)."""
+    with store.engine.connect() as conn:
+        return set(conn.execute(select(ingest_batches.c.sha256)).scalars())
+
+
 def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> int:
     """Runs with a submit time: the scheduler jobs the walltime advisor learns from."""
     query = select(func.count()).select_from(runs).where(runs.c.submit_epoch_s.is_not(None))
