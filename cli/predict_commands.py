@@ -34,8 +34,8 @@ def train(
         "--dask", metavar="SCHEDULER",
         help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
              "on this machine (needs perfpredict[dask]).")] = None,
-    with_datasets: Annotated[bool, typer.Option(
-        "--with-datasets",
+    with_bundled: Annotated[bool, typer.Option(
+        "--with-bundled",
         help="Train on the data sets shipped with perfpredict too ('perfpredict datasets "
              "list'), without storing them: a store with few runs of a code borrows how "
              "other HPC codes scaled. Those already loaded are not counted twice.")] = False,
@@ -43,14 +43,14 @@ def train(
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
-    report = train_store(ctx.obj.open_store(), app, dask, with_datasets)
+    report = train_store(ctx.obj.open_store(), app, dask, with_bundled)
     if fmt == "json":
         print_json(report.as_dict())
         return
     typer.echo(f"Trained on {report.n_runs} runs.")
-    if report.datasets is not None:
-        typer.echo(f"  of which {report.n_runs_from_datasets} from the bundled data sets "
-                   f"not in the store: {', '.join(report.datasets) or 'none'}")
+    if report.bundled_datasets is not None:
+        typer.echo(f"  of which {report.n_runs_bundled} from the bundled data sets not in "
+                   f"the store: {', '.join(report.bundled_datasets) or 'none'}")
     if report.base_law and report.apply_correction and report.metrics:
         typer.echo(f"  runtime predictor: {report.n_series} series can be estimated, "
                    f"{report.n_series_learned_from} with 3+ scales taught the overhead "

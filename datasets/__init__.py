@@ -58,28 +58,31 @@ def ingest(store: Store, names: tuple[str, ...] | list[str] = NAMES) -> list[Bat
     return [ingest_file(store, "csv", path(n)) for n in names]
 
 
-def runs_frame(store: Store | None = None,
-               names: tuple[str, ...] | list[str] = NAMES) -> tuple[pd.DataFrame, list[str]]:
-    """The runs of the bundled data sets as ``perfpredict.store.queries.runs_frame`` gives a
-    store's, and the names of the data sets they come from, without storing them.
+def runs_frame(names: tuple[str, ...] | list[str] = NAMES) -> pd.DataFrame:
+    """The runs of the bundled data sets ``names`` as
+    ``perfpredict.store.queries.runs_frame`` gives a store's, without storing them.
 
-    They are ingested into a temporary store, so they pass the same parser and field
-    rules as ``datasets load``. A data set already ingested into ``store`` is left out:
-    its runs are in the store's frame, and counting them twice would weigh them double.
+    They are ingested into a throwaway store, so they pass the same parser and field
+    rules, and are grouped into the same series, as after ``datasets load``.
     """
     import tempfile
 
-    from perfpredict.ingest.textio import file_sha256
     from perfpredict.store import open_store
-    from perfpredict.store.queries import ingested_sha256s
     from perfpredict.store.queries import runs_frame as store_runs_frame
 
-    held = ingested_sha256s(store) if store is not None else set()
-    wanted = [n for n in names if file_sha256(path(n)) not in held]
     with tempfile.TemporaryDirectory(prefix="perfpredict-datasets-") as tmp:
         with open_store(f"sqlite:///{tmp}/datasets.db") as bundled:
-            ingest(bundled, wanted)
-            return store_runs_frame(bundled), wanted
+            ingest(bundled, names)
+            return store_runs_frame(bundled)
+
+
+def loaded_in(store: Store) -> list[str]:
+    """The bundled data sets ``store`` holds (the very files ingested, by checksum)."""
+    from perfpredict.ingest.textio import file_sha256
+    from perfpredict.store.queries import ingested_sha256s
+
+    held = ingested_sha256s(store)
+    return [name for name in NAMES if file_sha256(path(name)) in held]
 
 
 def describe() -> list[dict[str, Any]]:

@@ -33,9 +33,10 @@ class TrainReport:
     metrics: dict[str, float] | None = None
     artifact_sha256: str | None = None
     walltime_jobs: int = 0  # jobs the walltime advisor was fitted on (0: not fitted)
-    #: bundled data sets trained on beside the store (``--with-datasets``), and their runs
-    datasets: list[str] | None = None
-    n_runs_from_datasets: int = 0
+    #: with ``--with-bundled``: the bundled data sets trained on beside the store, and
+    #: their runs (in ``n_runs`` too); None without it
+    bundled_datasets: list[str] | None = None
+    n_runs_bundled: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -79,14 +80,32 @@ def build_artifact(series_list: list[Series], n_runs: int,
     })
 
 
+def _bundled_series(store,  # type: ignore[no-untyped-def]
+                    stored: list[Series]) -> tuple[list[Series], list[str]]:
+    """The series of the bundled data sets ``store`` does not hold, but those whose key a
+    stored series has (a copy ingested from elsewhere), and the data sets' names."""
+    # installed from datasets/ (pyproject's package-dir), which mypy does not map
+    from perfpredict import datasets  # type: ignore[attr-defined]
+
+    held = set(datasets.loaded_in(store))
+    names = [n for n in datasets.NAMES if n not in held]
+    keys = {s.key for s in stored}
+    return [s for s in build_series(datasets.runs_frame(names)) if s.key not in keys], names
+
+
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
-                   n_runs: int) -> TrainReport:
+                   n_runs: int, with_bundled: bool) -> TrainReport:
     """Fit and save the runtime predictor when some series has three or more scales."""
     from perfpredict.store.artifacts import save_artifact
 
     report = TrainReport(n_runs=n_runs)
+    if with_bundled:
+        bundled, report.bundled_datasets = _bundled_series(store, series_list)
+        report.n_runs_bundled = sum(int(s.runtime_s.size) for s in bundled)
+        report.n_runs += report.n_runs_bundled
+        series_list = series_list + bundled
     if any(s.scales.size >= 3 for s in series_list):
-        doc = save_artifact(store, build_artifact(series_list, n_runs))
+        doc = save_artifact(store, build_artifact(series_list, report.n_runs))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
@@ -98,42 +117,30 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
 
 
 def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
-          dask: str | None = None, with_datasets: bool = False) -> TrainReport:
+          dask: str | None = None, with_bundled: bool = False) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
     the runtime predictor when some series has three or more scales, and the walltime
     advisor when the store holds scheduler jobs with submit times.
 
     ``dask``, a scheduler address or ``"local"``, trains the runtime predictor on
     dask.distributed (see :mod:`perfpredict.distributed`); None trains in this process.
-    ``with_datasets`` trains the runtime predictor on the bundled public data sets too
-    (those not already in the store, whatever ``apps`` says), without storing them: a
-    store with a few runs of a code borrows how other codes scaled, which its own runs
-    cannot show.
+    ``with_bundled`` trains the runtime predictor on the public data sets shipped with
+    perfpredict too (whatever ``apps`` says), without storing them: a store with a few
+    runs of a code borrows how other codes scaled, which its own runs cannot show. A data
+    set the store holds, or a bundled series whose key a stored one has, counts once.
     """
     from perfpredict.store.queries import count_submitted_jobs, runs_frame
 
-    bundled_series: list[Series] = []
-    bundled_names: list[str] = []
-    n_bundled = 0
-    if with_datasets:
-        # installed from datasets/ (pyproject's package-dir), which mypy does not map
-        from perfpredict import datasets  # type: ignore[attr-defined]
-
-        bundled, bundled_names = datasets.runs_frame(store)
-        bundled_series, n_bundled = build_series(bundled), len(bundled)
     frame = None
     if dask is None:
         frame = runs_frame(store, app=apps)
-        report = _train_runtime(store, build_series(frame) + bundled_series,
-                                len(frame) + n_bundled)
+        report = _train_runtime(store, build_series(frame), len(frame), with_bundled)
     else:
         from perfpredict.distributed import dask_training, read_series
 
-        with dask_training(dask) as client:  # the fit below runs on it
-            series_list, n_runs = read_series(client, store.url, apps)
-            report = _train_runtime(store, series_list + bundled_series, n_runs + n_bundled)
-    if with_datasets:
-        report.datasets, report.n_runs_from_datasets = bundled_names, n_bundled
+        with dask_training(dask) as client:
+            report = _train_runtime(store, *read_series(client, store.url, apps),
+                                    with_bundled)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor

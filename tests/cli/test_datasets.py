@@ -75,16 +75,16 @@ def test_load_tells_castro_campaigns_apart_and_counts_pencilffts_in_ranks(
 
 
 @pytest.mark.slow
-def test_train_with_datasets_adds_the_bundled_runs_not_already_stored(tmp_path: Path) -> None:
+def test_train_with_bundled_adds_the_bundled_runs_not_already_stored(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path}/store.db"
     assert _invoke(db, "datasets", "load", "relearn")[0] == 0
-    code, out, err = _invoke(db, "train", "--with-datasets", "--format", "json")
+    code, out, err = _invoke(db, "train", "--with-bundled", "--format", "json")
     assert code == 0, err
     report = json.loads(out)
-    others = report["datasets"]
+    others = report["bundled_datasets"]
     assert "relearn" not in others and set(NEW) <= set(others)
     bundled = sum(len(_rows(REPO / "datasets" / n / "runs.csv.gz")) for n in others)
-    assert report["n_runs_from_datasets"] == bundled
+    assert report["n_runs_bundled"] == bundled
     assert report["n_runs"] == bundled + 244  # relearn's runs counted once, from the store
     # the store's predictor now answers for a code whose runs the store does not hold
     code, out, err = _invoke(db, "estimate", "--app", "Castro-wdmerger", "--system",
