@@ -142,7 +142,7 @@ def next_runs(
     Ranks unmeasured node counts by how much a run there would shrink the P90/P50 runtime
     ratio at the target scale, per node-hour, simulated with the trained predictor.
     """
-    from perfpredict.advise.next_runs import NEXT_RUN_COLUMNS, plan_next_runs
+    from perfpredict.advise.next_runs import NEXT_RUN_COLUMNS, TABLE_HEADERS, plan_next_runs
     from perfpredict.advise.plan import PlanRequest
     from perfpredict.cli.render import print_json, print_rows
 
@@ -156,8 +156,10 @@ def next_runs(
     elif fmt == TableFormat.csv:
         print_rows([step.as_dict() for step in result.steps], "csv", NEXT_RUN_COLUMNS)
     else:
+        from perfpredict.report.tables import display_rows
+
         typer.echo(result.summary())
-        rows, columns = result.table()
+        rows, columns = display_rows([step.as_dict() for step in result.steps], TABLE_HEADERS)
         print_rows(rows, "table", columns, title="Benchmarks to run next")
 
 

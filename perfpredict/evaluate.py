@@ -57,8 +57,8 @@ import numpy as np
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
+from perfpredict.model.series import SERIES_KEY, Series, build_series, key_part
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import SERIES_KEY, Series, build_series, key_part
 
 SCALE_SPLITS = ("extrapolate", "fewshot", "random")
 SPLITS = (*SCALE_SPLITS, "time")

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
+from perfpredict.model.series import Series
 from perfpredict.overhead.contexts import (
     ContextBatch,
     SeriesTable,
@@ -45,7 +46,6 @@ from perfpredict.overhead.features import (
     law_log_predictions,
 )
 from perfpredict.overhead.regressor import OverheadRegressor
-from perfpredict.series import Series
 from perfpredict.uncertainty.conformal import DistanceConformal
 
 KINDS = ("strong", "weak")

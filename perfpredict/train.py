@@ -15,9 +15,10 @@ from typing import Any
 
 from perfpredict import __version__, artifact
 from perfpredict.errors import NotTrainedError
-from perfpredict.overhead.contexts import SeriesContext, full_contexts
+from perfpredict.model.entry import SeriesEntry
+from perfpredict.model.series import Series, build_series
+from perfpredict.overhead.contexts import full_contexts
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import Series, build_series
 
 #: Fewest scheduler jobs (with submit times) worth fitting a walltime advisor on.
 MIN_WALLTIME_JOBS = 200
@@ -44,23 +45,10 @@ class TrainReport:
 
 def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
     """What an estimate needs to know about each series with two or more measured
-    scales, all series' laws fitted at once."""
+    scales (:class:`SeriesEntry`, as JSON), all series' laws fitted at once."""
     indices, contexts = full_contexts(series_list)
-    return [_entry(contexts.context(row, series_list[i]))
+    return [SeriesEntry.of(contexts.context(row, series_list[i])).to_dict()
             for row, i in enumerate(indices.tolist())]
-
-
-def _entry(ctx: SeriesContext) -> dict[str, Any]:
-    series = ctx.series
-    return {
-        "key": list(series.key), "scale_unit": series.scale_unit, "weak": series.weak,
-        "scales": ctx.scales.tolist(), "medians_s": ctx.medians_s.tolist(),
-        "summary": [None if v != v else float(v) for v in ctx.summary],
-        "laws": {name: law.to_dict() for name, law in ctx.laws.items()},
-        "n_runs": int(series.runtime_s.size), "io_share": series.io_share,
-        "problem_size_num": series.problem_size_num,
-        "ranks_per_node": series.ranks_per_node, "threads_per_rank": series.threads_per_rank,
-    }
 
 
 def build_artifact(series_list: list[Series], n_runs: int,

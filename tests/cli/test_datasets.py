@@ -53,7 +53,7 @@ def test_every_measured_run_ships_as_measured(name: str) -> None:
 
 def test_load_tells_castro_campaigns_apart_and_counts_pencilffts_in_ranks(
         tmp_path: Path) -> None:
-    from perfpredict.series import build_series
+    from perfpredict.model.series import build_series
     from perfpredict.store import open_store
     from perfpredict.store.queries import runs_frame
 

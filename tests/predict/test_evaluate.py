@@ -10,7 +10,7 @@ import pytest
 
 from perfpredict.errors import NotTrainedError
 from perfpredict.evaluate import _Outcomes, backtest, evaluate, plan_split, summarise
-from perfpredict.series import Series, build_series
+from perfpredict.model.series import Series, build_series
 
 
 def _outcomes(inside_by_series: dict[str, list[bool]]) -> _Outcomes:

@@ -8,10 +8,10 @@ import pytest
 
 from perfpredict import artifact, datasets
 from perfpredict.errors import ArtifactError
+from perfpredict.model.series import Series, SeriesKey, build_series
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import Series, SeriesKey, build_series
 
 
 @pytest.fixture(scope="module")
@@ -221,8 +221,8 @@ def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  
 def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
     """Two-scale series give no nested examples: a chunk of only those (as dask cuts
     them) is empty, and the capped sample never consists of them."""
+    from perfpredict.model.series import Series
     from perfpredict.predictor import _nested_part, nested_examples
-    from perfpredict.series import Series
 
     def series(n_scales: int, reps: int, name: str) -> Series:
         scale = np.repeat(2.0 ** np.arange(n_scales), reps)
@@ -235,15 +235,3 @@ def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
     for seed in range(8):
         data = nested_examples(mixed, max_examples=100, random_state=seed).arrays()
         assert np.unique(data["group"]).tolist() == [0.0]
-
-
-def test_batch_columns_match_one_estimate_at_a_time() -> None:
-    from perfpredict.estimate import BATCH_COLUMNS, Query, load_predictor
-
-    predictor = load_predictor(None)
-    queries = [Query(app="bert", nodes=n) for n in (1, 8, 64, 8, 512)]
-    queries += [Query(app="RELeARN", nodes=n, ranks_per_node=4) for n in (16, 1024)]
-    columns = predictor.estimate_columns(queries, 0.8)
-    for i, query in enumerate(queries):
-        one = predictor.estimate(query, 0.8).as_dict()
-        assert [one[c] for c in BATCH_COLUMNS] == [columns[c][i] for c in BATCH_COLUMNS]

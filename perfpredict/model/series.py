@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -92,10 +91,6 @@ class Series:
         repetitions do not outweigh scales."""
         scales = self.scales
         return scales, np.array([np.median(self.runtime_s[self.scale == s]) for s in scales])
-
-    def subset(self, keep_scales: Iterable[float]) -> Series:
-        """The runs at ``keep_scales``."""
-        return self.select(np.isin(self.scale, np.asarray(list(keep_scales), dtype=float)))
 
     def select(self, mask: np.ndarray) -> Series:
         """The runs where ``mask`` (one bool per run) is true, in the same order."""
