@@ -57,7 +57,7 @@ def _ingestible_copy(name: str, source: Path, folder: Path) -> Path:
     folder), with its variant folded into the problem size when the series key lacks it."""
     import pandas as pd
 
-    from perfpredict.series import SERIES_KEY
+    from perfpredict.model.series import SERIES_KEY
 
     frame = pd.read_csv(source, low_memory=False)
     if "variant" in frame and "variant" not in SERIES_KEY:

@@ -23,6 +23,7 @@ import numpy as np
 
 from perfpredict import artifact
 from perfpredict.estimate import bundled_artifact_path, estimate_csv
+from perfpredict.model.series import SeriesKey
 
 COLUMNS = ("app", "system", "problem_size", "ranks_per_node", "nodes")
 
@@ -37,7 +38,8 @@ def write_queries(path: Path, n_queries: int, seed: int = 0) -> None:
         writer.writerow(COLUMNS)
         for index in picks:
             entry = entries[index]
-            app, system, size, rpn = entry["key"][:4]
+            key = SeriesKey(*entry["key"])
+            app, system, size, rpn = key.app, key.system, key.problem_size, key.ranks_per_node
             # series measured in ranks need a layout to turn nodes into ranks
             rpn = rpn or ("4" if entry["scale_unit"] == "ranks" else "")
             top_nodes = max(1.0, entry["scales"][-1] / float(rpn or 1))

@@ -44,15 +44,23 @@ def train(
         "--dask", metavar="SCHEDULER",
         help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
              "on this machine (needs perfpredict[dask]).")] = None,
+    with_bundled: Annotated[bool, typer.Option(
+        "--with-bundled",
+        help="Train on the data sets shipped with perfpredict too ('perfpredict datasets "
+             "list'), without storing them: a store with few runs of a code borrows how "
+             "other HPC codes scaled. Those already loaded are not counted twice.")] = False,
 ) -> None:
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
-    report = train_store(ctx.obj.open_store(), app, dask)
+    report = train_store(ctx.obj.open_store(), app, dask, with_bundled)
     if fmt == "json":
         print_json(report.as_dict())
         return
     typer.echo(f"Trained on {report.n_runs} runs.")
+    if report.bundled_datasets is not None:
+        typer.echo(f"  of which {report.n_runs_bundled} from the bundled data sets not in "
+                   f"the store: {', '.join(report.bundled_datasets) or 'none'}")
     if report.base_law and report.apply_correction and report.metrics:
         typer.echo(f"  runtime predictor: {report.n_series} series can be estimated, "
                    f"{report.n_series_learned_from} with 3+ scales taught the overhead "
@@ -75,6 +83,8 @@ def estimate(
     nodes: Annotated[float | None, typer.Option(help="Node count to predict.")] = None,
     system: Annotated[str | None, typer.Option(help="System name.")] = None,
     problem_size: Annotated[str | None, typer.Option(help="Problem size label.")] = None,
+    variant: Annotated[str | None, typer.Option(
+        help="Configuration that tells series apart (build, input parameters).")] = None,
     ranks_per_node: Annotated[float | None, typer.Option(help="MPI ranks per node.")] = None,
     threads_per_rank: Annotated[float | None, typer.Option(help="Threads per rank.")] = None,
     io_bytes: Annotated[float | None, typer.Option(help="Bytes read + written.")] = None,
@@ -94,7 +104,7 @@ def estimate(
     if app is None or nodes is None:
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")
     result = estimate_one(ctx.obj.db_url(), Query(
-        app=app, nodes=nodes, system=system, problem_size=problem_size,
+        app=app, nodes=nodes, system=system, problem_size=problem_size, variant=variant,
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
         confidence)
     values = result.as_dict()

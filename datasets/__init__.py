@@ -5,7 +5,7 @@ SOURCE.txt (repository, commit, what the columns mean) and LICENSE. ``prepare.py
 how they were derived from the raw copies.
 
 >>> from perfpredict import datasets
->>> datasets.NAMES
+>>> datasets.NAMES[:4]
 ('mlperf_training', 'mlperf_hpc', 'relearn', 'lulesh_thicket')
 """
 
@@ -22,12 +22,17 @@ if TYPE_CHECKING:
     from perfpredict.ingest.pipeline import BatchReport
     from perfpredict.store import Store
 
-NAMES = ("mlperf_training", "mlperf_hpc", "relearn", "lulesh_thicket")
+NAMES = ("mlperf_training", "mlperf_hpc", "relearn", "lulesh_thicket", "castro_scaling",
+         "pencilffts_jeanzay")
 DESCRIPTIONS = {
     "mlperf_training": "MLPerf Training v0.7-v4.0 time-to-train, 1-1536 nodes (Apache-2.0)",
     "mlperf_hpc": "MLPerf HPC v0.7-v3.0, 8-16384 nodes, with data-staging time (Apache-2.0)",
     "relearn": "RELeARN weak scaling, 32-512 ranks, 2 repetitions (BSD-3-Clause)",
     "lulesh_thicket": "LULESH 2.0.3 weak scaling, 27-343 ranks (MIT)",
+    "castro_scaling": "Castro strong scaling on Summit and Frontier, 16-2048 nodes, time per "
+                      "step or per evolution (BSD-3-Clause + LBNL clause)",
+    "pencilffts_jeanzay": "PencilFFTs.jl and P3DFFT 3D FFTs on Jean-Zay, 128-16384 ranks, "
+                          "time per transform pair (MIT)",
 }
 _HERE = Path(__file__).resolve().parent
 
@@ -51,6 +56,33 @@ def ingest(store: Store, names: tuple[str, ...] | list[str] = NAMES) -> list[Bat
     from perfpredict.ingest.pipeline import ingest_file
 
     return [ingest_file(store, "csv", path(n)) for n in names]
+
+
+def runs_frame(names: tuple[str, ...] | list[str] = NAMES) -> pd.DataFrame:
+    """The runs of the bundled data sets ``names`` as
+    ``perfpredict.store.queries.runs_frame`` gives a store's, without storing them.
+
+    They are ingested into a throwaway store, so they pass the same parser and field
+    rules, and are grouped into the same series, as after ``datasets load``.
+    """
+    import tempfile
+
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import runs_frame as store_runs_frame
+
+    with tempfile.TemporaryDirectory(prefix="perfpredict-datasets-") as tmp:
+        with open_store(f"sqlite:///{tmp}/datasets.db") as bundled:
+            ingest(bundled, names)
+            return store_runs_frame(bundled)
+
+
+def loaded_in(store: Store) -> list[str]:
+    """The bundled data sets ``store`` holds (the very files ingested, by checksum)."""
+    from perfpredict.ingest.textio import file_sha256
+    from perfpredict.store.queries import ingested_sha256s
+
+    held = ingested_sha256s(store)
+    return [name for name in NAMES if file_sha256(path(name)) in held]
 
 
 def describe() -> list[dict[str, Any]]:

@@ -12,6 +12,12 @@ SOURCE.txt. What it changes, and why:
   its own quality targets and rules.
 * RELeARN's Barnes-Hut ``theta`` changes the work, so it is part of the problem size.
 * LULESH ran with 27 to 36 ranks per node; its scale is the total rank count.
+* Castro's measurement campaigns (a date, with the Castro/AMReX and ROCm versions of that
+  day) are builds: the campaign joins the ``variant`` (network, integrator, grid size), so
+  that tables measured years apart with other software are separate series.
+* PencilFFTs' node counts are not measured but derived (ranks / 40, rounded up, so 256
+  ranks are "7 nodes" with one partly filled); the rank count is the scale, and the
+  derived count is kept as the extra column ``slurm_nodes``.
 * Everything else in the raw rows is kept as extra columns.
 """
 
@@ -66,11 +72,24 @@ def _lulesh(raw: pd.DataFrame) -> pd.DataFrame:
     return df.drop(columns=["source_path"])
 
 
+def _castro(raw: pd.DataFrame) -> pd.DataFrame:
+    df = raw.copy()
+    df["variant"] = df["variant"] + "|campaign=" + df["campaign"]
+    return df.drop(columns=["source_path", "series"])
+
+
+def _pencilffts(raw: pd.DataFrame) -> pd.DataFrame:
+    df = raw.rename(columns={"nodes": "slurm_nodes"})
+    return df.drop(columns=["source_path", "series"])
+
+
 PREPARE = {
     "mlperf_training": _mlperf,
     "mlperf_hpc": _mlperf,
     "relearn": _relearn,
     "lulesh_thicket": _lulesh,
+    "castro_scaling": _castro,
+    "pencilffts_jeanzay": _pencilffts,
 }
 
 

@@ -19,7 +19,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from perfpredict._imports import require
-from perfpredict.series import Series
+from perfpredict.model.series import Series
 
 #: ``--dask local``: a cluster on this machine instead of a scheduler's address.
 LOCAL = "local"
@@ -93,7 +93,7 @@ def balanced_groups(sizes: list[tuple[str, str, int]],
 
 def _read_partition(db_url: str, pairs: list[tuple[str, str]]) -> tuple[list[Series], int]:
     """On a worker: the series of ``pairs`` and how many runs they were built from."""
-    from perfpredict.series import build_series
+    from perfpredict.model.series import build_series
     from perfpredict.store import open_store
     from perfpredict.store.queries import runs_frame
 

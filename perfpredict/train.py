@@ -15,9 +15,10 @@ from typing import Any
 
 from perfpredict import __version__, artifact
 from perfpredict.errors import NotTrainedError
-from perfpredict.overhead.contexts import SeriesContext, full_contexts
+from perfpredict.model.entry import SeriesEntry
+from perfpredict.model.series import Series, build_series
+from perfpredict.overhead.contexts import full_contexts
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import Series, build_series
 
 #: Fewest scheduler jobs (with submit times) worth fitting a walltime advisor on.
 MIN_WALLTIME_JOBS = 200
@@ -33,6 +34,10 @@ class TrainReport:
     metrics: dict[str, float] | None = None
     artifact_sha256: str | None = None
     walltime_jobs: int = 0  # jobs the walltime advisor was fitted on (0: not fitted)
+    #: with ``--with-bundled``: the bundled data sets trained on beside the store, and
+    #: their runs (in ``n_runs`` too); None without it
+    bundled_datasets: list[str] | None = None
+    n_runs_bundled: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -40,23 +45,10 @@ class TrainReport:
 
 def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
     """What an estimate needs to know about each series with two or more measured
-    scales, all series' laws fitted at once."""
+    scales (:class:`SeriesEntry`, as JSON), all series' laws fitted at once."""
     indices, contexts = full_contexts(series_list)
-    return [_entry(contexts.context(row, series_list[i]))
+    return [SeriesEntry.of(contexts.context(row, series_list[i])).to_dict()
             for row, i in enumerate(indices.tolist())]
-
-
-def _entry(ctx: SeriesContext) -> dict[str, Any]:
-    series = ctx.series
-    return {
-        "key": list(series.key), "scale_unit": series.scale_unit, "weak": series.weak,
-        "scales": ctx.scales.tolist(), "medians_s": ctx.medians_s.tolist(),
-        "summary": [None if v != v else float(v) for v in ctx.summary],
-        "laws": {name: law.to_dict() for name, law in ctx.laws.items()},
-        "n_runs": int(series.runtime_s.size), "io_share": series.io_share,
-        "problem_size_num": series.problem_size_num,
-        "ranks_per_node": series.ranks_per_node, "threads_per_rank": series.threads_per_rank,
-    }
 
 
 def build_artifact(series_list: list[Series], n_runs: int,
@@ -76,14 +68,32 @@ def build_artifact(series_list: list[Series], n_runs: int,
     })
 
 
+def _bundled_series(store,  # type: ignore[no-untyped-def]
+                    stored: list[Series]) -> tuple[list[Series], list[str]]:
+    """The series of the bundled data sets ``store`` does not hold, but those whose key a
+    stored series has (a copy ingested from elsewhere), and the data sets' names."""
+    # installed from datasets/ (pyproject's package-dir), which mypy does not map
+    from perfpredict import datasets  # type: ignore[attr-defined]
+
+    held = set(datasets.loaded_in(store))
+    names = [n for n in datasets.NAMES if n not in held]
+    keys = {s.key for s in stored}
+    return [s for s in build_series(datasets.runs_frame(names)) if s.key not in keys], names
+
+
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
-                   n_runs: int) -> TrainReport:
+                   n_runs: int, with_bundled: bool) -> TrainReport:
     """Fit and save the runtime predictor when some series has three or more scales."""
     from perfpredict.store.artifacts import save_artifact
 
     report = TrainReport(n_runs=n_runs)
+    if with_bundled:
+        bundled, report.bundled_datasets = _bundled_series(store, series_list)
+        report.n_runs_bundled = sum(int(s.runtime_s.size) for s in bundled)
+        report.n_runs += report.n_runs_bundled
+        series_list = series_list + bundled
     if any(s.scales.size >= 3 for s in series_list):
-        doc = save_artifact(store, build_artifact(series_list, n_runs))
+        doc = save_artifact(store, build_artifact(series_list, report.n_runs))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
@@ -95,25 +105,30 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
 
 
 def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
-          dask: str | None = None) -> TrainReport:
+          dask: str | None = None, with_bundled: bool = False) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
     the runtime predictor when some series has three or more scales, and the walltime
     advisor when the store holds scheduler jobs with submit times.
 
     ``dask``, a scheduler address or ``"local"``, trains the runtime predictor on
     dask.distributed (see :mod:`perfpredict.distributed`); None trains in this process.
+    ``with_bundled`` trains the runtime predictor on the public data sets shipped with
+    perfpredict too (whatever ``apps`` says), without storing them: a store with a few
+    runs of a code borrows how other codes scaled, which its own runs cannot show. A data
+    set the store holds, or a bundled series whose key a stored one has, counts once.
     """
     from perfpredict.store.queries import count_submitted_jobs, runs_frame
 
     frame = None
     if dask is None:
         frame = runs_frame(store, app=apps)
-        report = _train_runtime(store, build_series(frame), len(frame))
+        report = _train_runtime(store, build_series(frame), len(frame), with_bundled)
     else:
         from perfpredict.distributed import dask_training, read_series
 
         with dask_training(dask) as client:
-            report = _train_runtime(store, *read_series(client, store.url, apps))
+            report = _train_runtime(store, *read_series(client, store.url, apps),
+                                    with_bundled)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor
@@ -125,7 +140,7 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
     if report.artifact_sha256 is None and not report.walltime_jobs:
         raise NotTrainedError(
             f"nothing to train on: the store holds {report.n_runs} runs, but no series "
-            "(application, system, problem size, layout) with three or more measured "
+            "(application, system, problem size, variant, layout) with three or more measured "
             f"scales and fewer than {MIN_WALLTIME_JOBS} scheduler jobs with submit times; "
             "ingest more runs (e.g. 'perfpredict datasets load')")
     return report

@@ -7,9 +7,9 @@ with. A value nobody knows is left out with a comment saying so, never guessed.
 
 from __future__ import annotations
 
-import math
 from typing import TYPE_CHECKING
 
+from perfpredict.advise.scheduler import pbs_time
 from perfpredict.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -18,16 +18,6 @@ if TYPE_CHECKING:
 SCHEDULERS = ("sbatch", "pbs")
 #: Lead time for the checkpoint signal when a run must be chained across jobs.
 CHECKPOINT_SIGNAL_LEAD_S = 600
-
-
-def pbs_time(walltime_s: float) -> str:
-    """PBS ``-l walltime`` as ``HH:MM:SS`` (hours may exceed 24), rounded up to a second.
-
-    >>> pbs_time(90061)
-    '25:01:01'
-    """
-    total_s = math.ceil(walltime_s - 1e-9)
-    return f"{total_s // 3600:02d}:{total_s % 3600 // 60:02d}:{total_s % 60:02d}"
 
 
 def directives(plan: Plan, scheduler: str) -> str:

@@ -23,9 +23,8 @@ import numpy as np
 
 from perfpredict.advise.plan import P90, PlanRequest, quantile_confidence, sweep_nodes
 from perfpredict.errors import BadInputError
-from perfpredict.overhead.features import FEATURE_NAMES, SeriesContext, fit_context
-from perfpredict.report.tables import display_rows
-from perfpredict.series import Series
+from perfpredict.model.series import Series
+from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
 
 if TYPE_CHECKING:
     from perfpredict.estimate import LoadedPredictor
@@ -33,15 +32,16 @@ if TYPE_CHECKING:
 
 #: A benchmark that narrows the P90/P50 ratio by less than this is not worth its cost.
 MIN_SPREAD_REDUCTION = 0.002
-#: Positions of the edge repetition noise and the edge I/O bytes per node among a
-#: context's summary features, which follow the two per-query features in FEATURE_NAMES.
-_NOISE = FEATURE_NAMES.index("noise_log") - 2
-_IO = FEATURE_NAMES.index("log2_io_bytes_per_node") - 2
+#: What a simulated run cannot know until it is done: the repetition noise and the I/O
+#: per node at the largest scale, carried over from the measured runs.
+_CARRIED_OVER = [SUMMARY_NAMES.index("noise_log"),
+                 SUMMARY_NAMES.index("log2_io_bytes_per_node")]
 NEXT_RUN_COLUMNS = ("order", "nodes", "cost_node_hours_p50", "cost_node_hours_p90",
                     "cumulative_node_hours_p90", "spread_before", "spread_after",
                     "reduction", "reduction_per_node_hour")
 
-_TABLE_HEADERS = {
+#: Short labels of the columns a terminal shows.
+TABLE_HEADERS = {
     "order": "order", "nodes": "nodes", "cost_node_hours_p50": "cost node-h P50",
     "cost_node_hours_p90": "cost node-h P90", "cumulative_node_hours_p90": "total node-h P90",
     "spread_after": "P90/P50 at target after", "reduction": "reduction",
@@ -95,10 +95,6 @@ class NextRunsPlan:
                 "spent_node_hours_p90": self.spent_node_hours_p90,
                 "runs": [s.as_dict() for s in self.steps], "notes": self.notes}
 
-    def table(self) -> tuple[list[dict[str, str]], list[str]]:
-        """The chosen runs for a terminal: rows and short column labels."""
-        return display_rows([s.as_dict() for s in self.steps], _TABLE_HEADERS)
-
     def summary(self) -> str:
         """Two sentences: where the spread stands and what the chosen runs would do."""
         budget = ("no budget limit" if self.budget_node_hours is None
@@ -124,7 +120,7 @@ def _with_run(series: Series, ctx: SeriesContext, scale: float,
     extended = replace(series, scale=np.append(series.scale, scale)[order],
                        runtime_s=np.append(series.runtime_s, runtime_s)[order], io_bytes=None)
     refitted = fit_context(extended)
-    refitted.summary[[_NOISE, _IO]] = ctx.summary[[_NOISE, _IO]]
+    refitted.summary[_CARRIED_OVER] = ctx.summary[_CARRIED_OVER]
     return extended, refitted
 
 
@@ -142,6 +138,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     ``target_nodes`` defaults to the node count ``advise`` recommends."""
     from perfpredict.advise.plan import advise_plan, runtime_quantiles
     from perfpredict.estimate import load_predictor
+    from perfpredict.estimate.lookup import scale_per_node
 
     if budget_node_hours is not None and not budget_node_hours > 0:
         raise BadInputError(f"--budget-node-hours must be more than 0, got "
@@ -151,14 +148,16 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     if target_nodes is None:
         target_nodes = advise_plan(store, request).recommended.nodes
     predictor = load_predictor(store.url)
-    probe = predictor.estimate(request.query(float(target_nodes)))
-    entry, _ = predictor.find_series(request.query(float(target_nodes)))
-    scale_per_node = probe.scale / probe.nodes
-    measured_nodes = [s / scale_per_node for s in entry["scales"]]
+    target = request.query(float(target_nodes))
+    target.validate()
+    entry = predictor.find_series(target).entry
+    per_node = scale_per_node(entry, target)
+    target_scale = target.nodes * per_node
+    measured_nodes = [s / per_node for s in entry.scales]
     series, ctx = predictor.series_context(entry)
-    result = NextRunsPlan(series=probe.series, target_nodes=target_nodes,
+    result = NextRunsPlan(series=series.name, target_nodes=target_nodes,
                           measured_nodes=measured_nodes,
-                          spread_now=_target_spread(predictor, series, ctx, probe.scale),
+                          spread_now=_target_spread(predictor, series, ctx, target_scale),
                           budget_node_hours=budget_node_hours)
     if target_nodes < measured_nodes[0]:
         raise BadInputError(f"--target-nodes {target_nodes} is below the smallest measured "
@@ -183,10 +182,10 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
         for n in sorted(remaining):
             if budget_node_hours is not None and spent + cost_p90[n] > budget_node_hours:
                 continue
-            scale = n * scale_per_node
+            scale = n * per_node
             runtime_s = predictor.predictor.predict(series, np.array([scale]), 0.5, ctx)[0]
             ext_series, ext_ctx = _with_run(series, ctx, scale, runtime_s.runtime_s)
-            after = _target_spread(predictor, ext_series, ext_ctx, probe.scale)
+            after = _target_spread(predictor, ext_series, ext_ctx, target_scale)
             value = (spread - after) / cost_p50[n]
             if spread - after >= MIN_SPREAD_REDUCTION and (best is None or value > best[0]):
                 best = (value, n, ext_series, ext_ctx, after)

@@ -28,12 +28,14 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.selection import OBJECTIVES, EfficiencyFloor, choose
+from perfpredict.advise.scheduler import pbs_time
+from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
 from perfpredict.errors import BadInputError
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec
     from perfpredict.estimate import Estimate, LoadedPredictor, Query
+    from perfpredict.model.entry import SeriesEntry
     from perfpredict.store import Store
 
 #: Scheduler time-limit granularity when the catalog does not say (Slurm: whole minutes).
@@ -51,6 +53,7 @@ class PlanRequest:
     app: str
     system: str | None = None
     problem_size: str | None = None
+    variant: str | None = None
     ranks_per_node: float | None = None
     threads_per_rank: float | None = None
     runs: int = 1
@@ -88,35 +91,9 @@ class PlanRequest:
         from perfpredict.estimate import Query
 
         return Query(app=self.app, nodes=nodes, system=self.system,
-                     problem_size=self.problem_size, ranks_per_node=self.ranks_per_node,
+                     problem_size=self.problem_size, variant=self.variant,
+                     ranks_per_node=self.ranks_per_node,
                      threads_per_rank=self.threads_per_rank)
-
-
-@dataclass
-class Candidate:
-    """One node count of the sweep with its prediction.
-
-    ``lower/upper_runtime_s`` are the interval at the plan's confidence; ``p90_runtime_s``
-    the 90th percentile. Efficiency and speedup are against the smallest measured
-    configuration (weak scaling: T(p_min) / T(p)); ``speedup_per_doubling`` is the
-    throughput gained per doubling of nodes on the way from half this count (None for the
-    smallest count, the reference).
-    """
-
-    nodes: int
-    predicted_runtime_s: float
-    lower_runtime_s: float
-    upper_runtime_s: float
-    p90_runtime_s: float
-    efficiency: float
-    speedup: float
-    speedup_per_doubling: float | None
-    node_hours_p50: float
-    node_hours_p90: float
-    measured: bool
-    measured_runtime_s: float | None
-    beyond_measured_range: bool
-    meets_floor: bool = True
 
 
 @dataclass
@@ -178,7 +155,6 @@ class Plan:
 
     def as_dict(self) -> dict[str, Any]:
         """The advice as JSON-ready data; the top-level keys are a stable contract."""
-        from perfpredict.advise.directives import pbs_time
         from perfpredict.advise.walltime import slurm_time
 
         rec = self.recommended
@@ -272,17 +248,18 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     """Sweep node counts, choose one by the objective under the efficiency floor, and work
     out its walltime and node-hours; see the module docstring."""
     from perfpredict.estimate import load_predictor
+    from perfpredict.estimate.lookup import scale_per_node as scale_per_node_of
 
     request.validate()
     predictor = load_predictor(store.url)
-    # One node's estimate tells the series and its unit (ranks per node for a series
-    # measured in ranks, which the estimate refuses without --ranks-per-node).
-    probe = predictor.estimate(request.query(1.0), request.confidence)
-    entry, _ = predictor.find_series(request.query(1.0))
-    scale_per_node = probe.scale / probe.nodes
-    weak = bool(entry["weak"])
-    measured_nodes = [s / scale_per_node for s in entry["scales"]]
-    spec = _catalog_entry(store, probe.system, request.system)
+    query = request.query(1.0)
+    query.validate()
+    entry = predictor.find_series(query).entry
+    # ranks per node for a series measured in ranks (refused without --ranks-per-node)
+    scale_per_node = scale_per_node_of(entry, query)
+    weak = entry.weak
+    measured_nodes = [s / scale_per_node for s in entry.scales]
+    spec = _catalog_entry(store, entry.key.system, request.system)
     max_nodes = request.max_nodes or (spec.nodes if spec and spec.nodes else None) or int(
         SWEEP_BEYOND_MEASURED * max(measured_nodes))
     if max_nodes < measured_nodes[0]:
@@ -290,7 +267,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
                             f"configuration ({measured_nodes[0]:g} nodes); raise it")
     nodes = sweep_nodes(measured_nodes[0], measured_nodes, max_nodes)
 
-    medians = dict(zip(measured_nodes, entry["medians_s"], strict=True))
+    medians = dict(zip(measured_nodes, entry.medians_s, strict=True))
     candidates = _candidates(predictor, request, nodes, medians, weak)
     choice = choose(candidates, request.floor(), request.objective, weak=weak,
                     smallest_measured_nodes=measured_nodes[0])
@@ -301,19 +278,20 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     rec_query = request.query(rec.nodes)
     warnings = predictor.estimate(rec_query, request.confidence).notes
     quantile_s = runtime_quantiles(predictor, [rec_query], 1.0 - request.kill_risk)[0]
-    limit = walltime_limit(quantile_s, rec.nodes, spec, request.kill_risk, probe.system)
+    limit = walltime_limit(quantile_s, rec.nodes, spec, request.kill_risk, entry.key.system)
     warnings += limit.warnings
     kill_probability = exceedance_probability(predictor, rec_query, limit.walltime_s)
 
     units = _allocation_units(spec, rec, request.runs)
+    series_name = predictor.series_context(entry)[0].name
     return Plan(
-        request=request, series=probe.series, system=probe.system,
-        scale_unit=probe.scale_unit, scale_per_node=scale_per_node,
-        ranks_per_node=_whole(request.ranks_per_node or entry["ranks_per_node"] or (
-            scale_per_node if probe.scale_unit == "ranks" else None)),
-        threads_per_rank=_whole(request.threads_per_rank or entry["threads_per_rank"]),
+        request=request, series=series_name, system=entry.key.system,
+        scale_unit=entry.scale_unit, scale_per_node=scale_per_node,
+        ranks_per_node=_whole(request.ranks_per_node or entry.ranks_per_node or (
+            scale_per_node if entry.scale_unit == "ranks" else None)),
+        threads_per_rank=_whole(request.threads_per_rank or entry.threads_per_rank),
         weak=weak,
-        n_runs_measured=probe.n_runs, measured=measured, candidates=candidates,
+        n_runs_measured=entry.n_runs, measured=measured, candidates=candidates,
         recommended=rec, rule=choice.rule, reason=choice.reason, walltime_s=limit.walltime_s,
         walltime_quantile_s=quantile_s, time_granularity_s=limit.granularity_s,
         kill_probability=kill_probability,
@@ -322,7 +300,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         chained_jobs=limit.chained_jobs, catalog_system=spec.name if spec else None,
         allocation_unit=spec.allocation_unit if spec else None,
         allocation_units_p50=units[0], allocation_units_p90=units[1],
-        basis=_basis(probe, measured, scale_per_node, spec), warnings=warnings)
+        basis=_basis(entry, series_name, measured, scale_per_node, spec), warnings=warnings)
 
 
 @dataclass
@@ -401,14 +379,14 @@ def _candidates(predictor: LoadedPredictor, request: PlanRequest, nodes: list[in
 
 
 def _measured_points(predictor: LoadedPredictor, request: PlanRequest,
-                     measured_nodes: list[float], entry: dict[str, Any]) -> list[MeasuredPoint]:
+                     measured_nodes: list[float], entry: SeriesEntry) -> list[MeasuredPoint]:
     """The series' measured medians with the prediction at each (the scaling evidence)."""
     estimates = predictor.estimate_many([request.query(n) for n in measured_nodes],
                                         request.confidence)
     return [MeasuredPoint(nodes=n, scale=s, runtime_s=t,
                           predicted_runtime_s=e.predicted_runtime_s,
                           lower_runtime_s=e.lower_runtime_s, upper_runtime_s=e.upper_runtime_s)
-            for n, s, t, e in zip(measured_nodes, entry["scales"], entry["medians_s"],
+            for n, s, t, e in zip(measured_nodes, entry.scales, entry.medians_s,
                                   estimates, strict=True)]
 
 
@@ -442,17 +420,17 @@ def _allocation_units(spec: SystemSpec | None, rec: Candidate,
     return total(rec.predicted_runtime_s), total(rec.p90_runtime_s)
 
 
-def _basis(probe: Estimate, measured: list[MeasuredPoint], scale_per_node: float,
-           spec: SystemSpec | None) -> str:
+def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
+           scale_per_node: float, spec: SystemSpec | None) -> str:
     """One sentence: which machine and measured node counts the figures rest on, and every
     conversion used, as proposals must state."""
     counts = ", ".join(f"{m.nodes:g}" for m in measured)
-    text = f"Runtimes rest on {probe.n_runs} runs of {probe.series} at {counts} nodes"
-    if probe.scale_unit == "ranks":
+    text = f"Runtimes rest on {entry.n_runs} runs of {series_name} at {counts} nodes"
+    if entry.scale_unit == "ranks":
         text += (f" (measured in MPI ranks, converted at "
                  f"{ranks_per_node_text(scale_per_node)})")
     if spec is None or spec.charge_factor is None:
-        where = spec.name if spec else probe.system
+        where = spec.name if spec else entry.key.system
         return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "
                        f"for {where}, so no allocation units).")
     unit = spec.allocation_unit or "allocation units"

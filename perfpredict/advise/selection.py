@@ -19,12 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from perfpredict.errors import BadInputError
-
-if TYPE_CHECKING:
-    from perfpredict.advise.plan import Candidate
 
 OBJECTIVES = ("fastest", "cheapest", "balanced")
 _PHRASES = {
@@ -32,6 +28,33 @@ _PHRASES = {
     "cheapest": ("the fewest node-hours", "cheaper"),
     "balanced": ("the best balance of time to solution and node-hours", "better balanced"),
 }
+
+
+@dataclass
+class Candidate:
+    """One node count of the sweep with its prediction.
+
+    ``lower/upper_runtime_s`` are the interval at the plan's confidence; ``p90_runtime_s``
+    the 90th percentile. Efficiency and speedup are against the smallest measured
+    configuration (weak scaling: T(p_min) / T(p)); ``speedup_per_doubling`` is the
+    throughput gained per doubling of nodes on the way from half this count (None for the
+    smallest count, the reference).
+    """
+
+    nodes: int
+    predicted_runtime_s: float
+    lower_runtime_s: float
+    upper_runtime_s: float
+    p90_runtime_s: float
+    efficiency: float
+    speedup: float
+    speedup_per_doubling: float | None
+    node_hours_p50: float
+    node_hours_p90: float
+    measured: bool
+    measured_runtime_s: float | None
+    beyond_measured_range: bool
+    meets_floor: bool = True
 
 
 @dataclass(frozen=True)

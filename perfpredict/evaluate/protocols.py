@@ -51,7 +51,7 @@ import numpy as np
 
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.laws.base import FloatArray
-from perfpredict.series import Series
+from perfpredict.model.series import Series
 
 SCALE_SPLITS = ("extrapolate", "fewshot", "random")
 SPLITS = (*SCALE_SPLITS, "time")

@@ -20,7 +20,7 @@ import numpy as np
 
 from perfpredict.laws import LAWS, ScalingLaw
 from perfpredict.laws.base import FloatArray, IntArray, line_fit_rows
-from perfpredict.series import Series
+from perfpredict.model.series import Series
 
 #: Laws the hybrid weighs; each must be fittable from two scales except where noted.
 CANDIDATE_LAWS = ("amdahl", "amdahl_log", "gustafson", "power")

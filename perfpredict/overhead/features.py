@@ -13,20 +13,20 @@ from __future__ import annotations
 import numpy as np
 
 from perfpredict.laws.base import FloatArray
+from perfpredict.model.series import Series
 from perfpredict.overhead.contexts import (
     CANDIDATE_LAWS,
     FALLBACK_LAW,
     SeriesContext,
     full_contexts,
 )
-from perfpredict.series import Series
 
-__all__ = ["CANDIDATE_LAWS", "FEATURE_NAMES", "SeriesContext", "fit_context",
+__all__ = ["CANDIDATE_LAWS", "FEATURE_NAMES", "SUMMARY_NAMES", "SeriesContext", "fit_context",
            "law_log_predictions"]
 
-FEATURE_NAMES = (
-    "extrapolation_log2",  # log2(p / largest measured scale): 0 = at the edge
-    "log2_scale",
+#: A context's summary features (:attr:`SeriesContext.summary`, in this order): those
+#: of the FEATURE_NAMES that do not depend on the query's scale.
+SUMMARY_NAMES = (
     "log2_scale_max",
     "n_scales",
     "edge_slope",  # d log T / d log p between the two largest measured scales
@@ -40,6 +40,11 @@ FEATURE_NAMES = (
     "log10_problem_size",
     # log(law fitted without the largest measured scale / the median measured there)
     *(f"holdout_{name}" for name in CANDIDATE_LAWS),
+)
+FEATURE_NAMES = (
+    "extrapolation_log2",  # log2(p / largest measured scale): 0 = at the edge
+    "log2_scale",
+    *SUMMARY_NAMES,
     *(f"law_{name}" for name in CANDIDATE_LAWS),  # log(law / base) at p
     # log c the application's other series suggest at this distance (their pooled
     # error of the base law per doubling beyond their measured range, shrunk toward 0)

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.directives import pbs_time
+from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.report.tables import (
     display_rows,

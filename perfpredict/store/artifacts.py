@@ -21,6 +21,7 @@ from typing import Any
 
 from perfpredict import artifact
 from perfpredict.errors import ArtifactError
+from perfpredict.model.entry import SeriesEntry
 from perfpredict.store.revision import check_revision
 
 #: The key of a runtime predictor's series entries in its document as trained.
@@ -48,12 +49,12 @@ def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore
     of each application's entries in their place."""
     from perfpredict.store.schema import artifact_series, artifacts
 
-    entries: list[dict[str, Any]] = doc.get(SERIES) or []
-    texts = [_entry_text(e) for e in entries]
+    entries = [SeriesEntry.from_dict(e) for e in doc.get(SERIES) or []]
+    texts = [_entry_text(e.to_dict()) for e in entries]
     if SERIES in doc:
         by_app: dict[str, list[str]] = {}
         for entry, text in zip(entries, texts, strict=True):
-            by_app.setdefault(entry["key"][0].casefold(), []).append(text)
+            by_app.setdefault(entry.key.app.casefold(), []).append(text)
         body = {k: v for k, v in doc.items() if k not in (SERIES, "sha256")}
         doc = artifact.seal({**body, DIGESTS: {app: _digest(t) for app, t in by_app.items()}})
     with store.engine.begin() as conn:
@@ -63,8 +64,8 @@ def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore
             document=artifact.to_text(doc))).inserted_primary_key[0]
         if texts:
             conn.execute(artifact_series.insert(), [
-                {"artifact_id": artifact_id, "app": e["key"][0],
-                 "app_folded": e["key"][0].casefold(), "entry": text}
+                {"artifact_id": artifact_id, "app": e.key.app,
+                 "app_folded": e.key.app.casefold(), "entry": text}
                 for e, text in zip(entries, texts, strict=True)])
     return doc
 
@@ -108,12 +109,12 @@ class StoredSeries:
         self._db_url = db_url
         self._artifact_id = artifact_id
         self._digests = digests
-        self._of_app: dict[str, list[dict[str, Any]]] = {}
+        self._of_app: dict[str, list[SeriesEntry]] = {}
 
     def _texts(self, sql: str, *params: Any) -> list[str]:
         return [text for (text,) in _rows(self._db_url, sql, self._artifact_id, *params) or []]
 
-    def of_app(self, app: str) -> list[dict[str, Any]]:
+    def of_app(self, app: str) -> list[SeriesEntry]:
         """The entries of ``app``, matched without case (read once per application)."""
         folded = app.casefold()
         if folded not in self._of_app:
@@ -123,7 +124,7 @@ class StoredSeries:
                     f"the model artifact from the store fails its checksum (the series "
                     f"entries of {app!r} were modified, added or deleted); retrain with "
                     "'perfpredict train'")
-            self._of_app[folded] = [json.loads(text) for text in texts]
+            self._of_app[folded] = [SeriesEntry.from_dict(json.loads(text)) for text in texts]
         return self._of_app[folded]
 
     def apps(self) -> list[str]:
@@ -159,14 +160,16 @@ def load_latest_artifact(db_url: str, kind: str = artifact.KIND_RUNTIME) -> dict
     return None if found is None else found[1]
 
 
-def load_latest_runtime(db_url: str) -> tuple[dict[str, Any], StoredSeries | None] | None:
-    """The newest runtime predictor's document and its series entries, read on demand
-    (None for a document stored with its entries inside, as before schema revision
-    0003); None if the store has no runtime predictor."""
+def load_latest_runtime(db_url: str) -> tuple[dict[str, Any], StoredSeries] | None:
+    """The newest runtime predictor's document and its series entries, read on demand;
+    None if the store has no runtime predictor. A document without entry digests (one
+    holding its entries, stored before schema revision 0003) is refused: retrain."""
     found = _latest(db_url, artifact.KIND_RUNTIME)
     if found is None:
         return None
     artifact_id, doc = found
-    if SERIES in doc:
-        return doc, None
-    return doc, StoredSeries(db_url, artifact_id, dict(doc.get(DIGESTS) or {}))
+    if DIGESTS not in doc:
+        raise ArtifactError("the store's runtime predictor was trained by a perfpredict "
+                            "before its series entries were stored apart; retrain with "
+                            "'perfpredict train'")
+    return doc, StoredSeries(db_url, artifact_id, dict(doc[DIGESTS]))

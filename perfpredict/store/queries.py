@@ -15,9 +15,9 @@ from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs, 
 
 #: Leading columns of ``runs export --format csv``, named as ``ingest csv`` reads them.
 EXPORT_COLUMNS = [
-    "job_id", "app", "system", "problem_size", "nodes", "ranks_per_node", "threads_per_rank",
-    "total_ranks", "runtime_s", "io_bytes", "requested_walltime_s", "user", "submit_time",
-    "state",
+    "job_id", "app", "system", "problem_size", "variant", "nodes", "ranks_per_node",
+    "threads_per_rank", "total_ranks", "runtime_s", "io_bytes", "requested_walltime_s", "user",
+    "submit_time", "state",
 ]
 _TIME_COLUMNS = {"submit_epoch_s": "submit_time", "start_epoch_s": "start_time",
                  "end_epoch_s": "end_time"}
@@ -117,6 +117,12 @@ def app_system_sizes(store: Store, *,
     query = _of_apps(query, app)
     with store.engine.connect() as conn:
         return [(a, s, int(n)) for a, s, n in conn.execute(query).all()]
+
+
+def ingested_sha256s(store: Store) -> set[str]:
+    """The checksums of every file ingested into the store (of any format)."""
+    with store.engine.connect() as conn:
+        return set(conn.execute(select(ingest_batches.c.sha256)).scalars())
 
 
 def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> int:

@@ -21,8 +21,8 @@ BERT_REQUEST = PlanRequest(app="bert", system="dgxa100_ngc22.04")
 
 def test_a_simulated_measurement_extends_the_context(trained_url) -> None:
     predictor = load_predictor(trained_url)
-    entry, _ = predictor.find_series(Query(app="bert", nodes=1, system="dgxa100_ngc22.04"))
-    series, ctx = predictor.series_context(entry)
+    match = predictor.find_series(Query(app="bert", nodes=1, system="dgxa100_ngc22.04"))
+    series, ctx = predictor.series_context(match.entry)
     extended, refitted = _with_run(series, ctx, 1024.0, 9.0)
     assert refitted.scale_max == 1024 and extended.scales.size == series.scales.size + 1
     noise = FEATURE_NAMES.index("noise_log") - 2  # summary features follow two per-query ones

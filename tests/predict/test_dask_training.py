@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from perfpredict import datasets
-from perfpredict.series import build_series
+from perfpredict.model.series import build_series
 
 #: Largest difference allowed in a nested mean |log error| between the two paths: XGBoost
 #: on Dask samples rows (``subsample``) per worker, so its trees differ a little.

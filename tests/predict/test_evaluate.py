@@ -17,7 +17,7 @@ from perfpredict.evaluate import (
     summarise,
     training_rounds,
 )
-from perfpredict.series import Series, build_series
+from perfpredict.model.series import Series, build_series
 
 
 def _outcomes(inside_by_series: dict[str, list[bool]]) -> Outcomes:
@@ -230,7 +230,7 @@ def test_leave_out_cuts_one_group_and_shows_the_rest_in_full() -> None:
                _series("c", [1, 2, 4, 8, 16]))
     group = {"a": "center1", "b": "center1", "c": "center2"}
     plan = plan_split([a, b, c], "extrapolate")
-    rounds = training_rounds(plan, leave_out_group=lambda i: group[[a, b, c][i].key[0]])
+    rounds = training_rounds(plan, leave_out_group=lambda i: group[[a, b, c][i].key.app])
     assert [r.tested for r in rounds] == [[0], [2]]
     assert _max_scale_seen(rounds[0].pool) == {a.key: 4.0, b.key: 4.0, c.key: 16.0}
     assert _max_scale_seen(rounds[1].pool) == {a.key: 16.0, b.key: 4.0, c.key: 4.0}

@@ -8,10 +8,10 @@ import pytest
 
 from perfpredict import artifact, datasets
 from perfpredict.errors import ArtifactError
+from perfpredict.model.series import Series, SeriesKey, build_series
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import Series, build_series
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +101,9 @@ def test_a_series_borrows_its_applications_evidence_beyond_its_runs(relearn_seri
     evidence: the same prediction inside the measured range, another one beyond it."""
     predictor = relearn_predictor
     known = relearn_series[3]
-    unseen = dataclasses.replace(known, key=("never-trained-app", *known.key[1:]))
+    unseen = dataclasses.replace(known, key=known.key._replace(app="never-trained-app"))
     assert predictor.app_rate("never-trained-app") == 0.0
-    assert predictor.app_rate(known.key[0]) != 0.0
+    assert predictor.app_rate(known.key.app) != 0.0
     inside = known.scales
     beyond = np.array([2048.0, 8192.0])
     same = [p.runtime_s for p in predictor.predict(known, inside)]
@@ -143,7 +143,7 @@ def test_a_new_application_gets_intervals_calibrated_on_left_out_applications() 
     assert predictor.is_new_app("LULESH 2.0.3") and not predictor.is_new_app("RELeARN")
     assert predictor.is_new_app("an application never trained on")
     series, ctx = loaded.series_context(loaded.entries.of_app("LULESH 2.0.3")[0])
-    as_known = dataclasses.replace(series, key=("RELeARN", *series.key[1:]))
+    as_known = dataclasses.replace(series, key=series.key._replace(app="RELeARN"))
     scales = np.array([100.0, 512.0, 2048.0])
     for new, known in zip(predictor.predict(series, scales, ctx=ctx),
                           predictor.predict(as_known, scales, ctx=ctx), strict=True):
@@ -156,7 +156,7 @@ def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
     p = np.array([1.0, 2, 4, 8, 16, 32])
     exponent = 0.8 if heavy else 0.1
     runtime = 1000 / p * np.maximum(p / 4, 1) ** exponent * rng.uniform(0.98, 1.02, p.size)
-    return Series(key=(name, "sys", "", "", ""), scale_unit="nodes", scale=p,
+    return Series(key=SeriesKey(name, "sys", "", "", "", ""), scale_unit="nodes", scale=p,
                   runtime_s=runtime, weak=False, io_bytes=(1e12 if heavy else 1e6) * p)
 
 
@@ -221,8 +221,8 @@ def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  
 def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
     """Two-scale series give no nested examples: a chunk of only those (as dask cuts
     them) is empty, and the capped sample never consists of them."""
+    from perfpredict.model.series import Series
     from perfpredict.predictor import _nested_part, nested_examples
-    from perfpredict.series import Series
 
     def series(n_scales: int, reps: int, name: str) -> Series:
         scale = np.repeat(2.0 ** np.arange(n_scales), reps)
@@ -235,15 +235,3 @@ def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
     for seed in range(8):
         data = nested_examples(mixed, max_examples=100, random_state=seed).arrays()
         assert np.unique(data["group"]).tolist() == [0.0]
-
-
-def test_batch_columns_match_one_estimate_at_a_time() -> None:
-    from perfpredict.estimate import BATCH_COLUMNS, Query, load_predictor
-
-    predictor = load_predictor(None)
-    queries = [Query(app="bert", nodes=n) for n in (1, 8, 64, 8, 512)]
-    queries += [Query(app="RELeARN", nodes=n, ranks_per_node=4) for n in (16, 1024)]
-    columns = predictor.estimate_columns(queries, 0.8)
-    for i, query in enumerate(queries):
-        one = predictor.estimate(query, 0.8).as_dict()
-        assert [one[c] for c in BATCH_COLUMNS] == [columns[c][i] for c in BATCH_COLUMNS]

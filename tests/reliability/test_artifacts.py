@@ -134,7 +134,7 @@ def test_damaged_bundled_artifact_is_refused(tmp_path: Path, damage: str,
     change, phrase = DAMAGE[damage]
     bundled = tmp_path / "predictor.json"
     bundled.write_text(change(bundled_artifact_path().read_text()))
-    monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: bundled)
+    monkeypatch.setattr("perfpredict.estimate.lookup.bundled_artifact_path", lambda: bundled)
     empty_store = f"sqlite:///{tmp_path / 'empty.db'}"  # no artifact: the bundled one is used
     result = _estimate(empty_store)
     _assert_refused(result, phrase)
@@ -165,16 +165,15 @@ def test_bundled_artifact_is_plain_verified_json() -> None:
     assert doc["format_version"] <= artifact.FORMAT_VERSION
 
 
-def test_a_stored_document_with_its_series_inside_still_answers(tmp_path: Path) -> None:
+def test_a_stored_document_with_its_series_inside_asks_to_retrain(tmp_path: Path) -> None:
     """Stores trained before schema revision 0003 hold the series entries inside the
-    document; they answer from it (here: only BERT's entries, so ResNet is unknown)."""
+    document: refused with the command that replaces it, not read through a second path."""
     from perfpredict.estimate import bundled_artifact_path
     from perfpredict.store import open_store
 
     db = tmp_path / "older.db"
     open_store(f"sqlite:///{db}").dispose()
     doc = json.loads(bundled_artifact_path().read_text())
-    doc["series"] = [e for e in doc["series"] if e["key"][0] == "bert"]
     text = artifact.dumps({k: v for k, v in doc.items() if k != "sha256"})
     conn = sqlite3.connect(db)
     with conn:
@@ -184,36 +183,23 @@ def test_a_stored_document_with_its_series_inside_still_answers(tmp_path: Path) 
     conn.close()
     url = f"sqlite:///{db}"
     bert = CliRunner().invoke(app, ["--db", url, "estimate", "--app", "bert", "--nodes", "64"])
-    assert bert.exit_code == 0, bert.output
-    resnet = CliRunner().invoke(app, ["--db", url, "estimate", "--app", "resnet",
-                                      "--nodes", "64"])
-    assert resnet.exit_code == 1 and "did you mean" not in resnet.stderr
-    assert "no trained series for application 'resnet'" in resnet.stderr
+    assert bert.exit_code == 1, bert.output
+    assert "retrain with 'perfpredict train'" in bert.stderr
+    assert len(bert.stderr.strip().splitlines()) == 1
 
 
-def test_a_format_1_artifact_answers_the_same(
+def test_a_format_1_artifact_asks_to_retrain(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Artifacts of format 1 (stores trained by an earlier perfpredict: conformal
-    quantiles as lists, no tree tables) answer from the boosters' XGBoost JSON, exactly
-    as format 2 does."""
+    """Artifacts of format 1 (stores trained by an earlier perfpredict) are refused with
+    the command that replaces them, not read through a second path."""
     from perfpredict.estimate import bundled_artifact_path
-    from perfpredict.packed import unpack
 
-    empty_store = f"sqlite:///{tmp_path / 'empty.db'}"
-    args = ["--db", empty_store, "estimate", "--app", "bert", "--nodes", "100", "--format",
-            "json"]
-    current = CliRunner().invoke(app, args)
     doc = json.loads(bundled_artifact_path().read_text())
-    assert doc["format_version"] == 2
-    predictor = doc["predictor"]
-    for name in ("booster_table", "spread_booster_table"):
-        del predictor[name]
-    for conformal in predictor["conformal"].values():
-        for bin_ in conformal["bins"]:
-            bin_["quantiles"] = unpack(bin_["quantiles"], "<f8").tolist()
     earlier = tmp_path / "predictor.json"
     earlier.write_text(_resealed({**doc, "format_version": 1}))
-    monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: earlier)
-    format_1 = CliRunner().invoke(app, args)
-    assert current.exit_code == 0 and format_1.exit_code == 0
-    assert json.loads(format_1.stdout) == json.loads(current.stdout)
+    monkeypatch.setattr("perfpredict.estimate.lookup.bundled_artifact_path", lambda: earlier)
+    result = CliRunner().invoke(app, ["--db", f"sqlite:///{tmp_path / 'empty.db'}", "estimate",
+                                      "--app", "bert", "--nodes", "100"])
+    assert result.exit_code == 1
+    assert "format version 1" in result.stderr
+    assert "retrain with 'perfpredict train'" in result.stderr

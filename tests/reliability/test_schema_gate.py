@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import create_engine, text
@@ -28,14 +29,14 @@ COMMANDS = [
 ]
 
 
-def build_golden_store(path: Path) -> str:
-    """A store as perfpredict 0001_initial left it, with a batch, a system, runs, a reject."""
+def build_golden_store(path: Path, revision: str = OLD_REVISION) -> str:
+    """A store as perfpredict at ``revision`` left it, with a batch, a system, runs, a reject."""
     from perfpredict.store import migrations
 
     url = f"sqlite:///{path}"
     engine = create_engine(url)
     try:
-        migrations.upgrade(engine, OLD_REVISION)
+        migrations.upgrade(engine, revision)
         with engine.begin() as conn:
             conn.execute(text(
                 "INSERT INTO systems (name, cores_per_node, origin) VALUES ('opal', 36, 'ingest')"))
@@ -112,13 +113,67 @@ def test_db_upgrade_migrates_the_golden_store_without_losing_a_row(tmp_path: Pat
     result = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
     assert result.exit_code == 0, result.output
     assert _revision(path) == SCHEMA_REVISION
-    assert _rows(path) == before
+    # 0004 gives every run a variant, unknown (NULL) for the runs stored before it
+    upgraded = {**before, "runs": [(*run, None) for run in before["runs"]]}
+    assert _rows(path) == upgraded
     # ... and the store is usable afterwards, its runs counted.
     stats = CliRunner().invoke(app, ["--db", url, "runs", "stats", "--format", "json"])
     assert stats.exit_code == 0, stats.output
     assert '"n_runs": 3' in stats.stdout
     again = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
-    assert again.exit_code == 0 and _rows(path) == before
+    assert again.exit_code == 0 and _rows(path) == upgraded
+
+
+def _store_predictor_as_0003_did(url: str, trained: dict[str, Any]) -> None:
+    """The predictor as perfpredict at 0003 stored it: the document with a digest of each
+    application's entries, and one row per entry (keys without a variant)."""
+    import hashlib
+    import json
+
+    from perfpredict import artifact
+
+    texts: dict[str, list[tuple[str, str]]] = {}
+    for entry in trained["series"]:
+        del entry["key"][3]  # the key as trained before variants: app, system, size, layout
+        text = json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        texts.setdefault(entry["key"][0].casefold(), []).append((entry["key"][0], text))
+    body = {k: v for k, v in trained.items() if k not in ("series", "sha256")}
+    body["series_sha256_by_app"] = {
+        app: hashlib.sha256("\n".join(t for _, t in rows).encode()).hexdigest()
+        for app, rows in texts.items()}
+    doc = artifact.seal(body)
+    conn = sqlite3.connect(url.split(":///", 1)[1])
+    with conn:
+        conn.execute("INSERT INTO artifacts (id, kind, created_epoch_s, format_version, sha256, "
+                     "document) VALUES (1, ?, 1.0, ?, ?, ?)",
+                     (doc["kind"], doc["format_version"], doc["sha256"], artifact.to_text(doc)))
+        conn.executemany("INSERT INTO artifact_series (artifact_id, app, app_folded, entry) "
+                         "VALUES (1, ?, ?, ?)", [(name, folded, text)
+                                                 for folded, rows in texts.items()
+                                                 for name, text in rows])
+    conn.close()
+
+
+def test_an_upgrade_to_variants_keeps_the_runs_and_asks_to_retrain_the_predictor(
+        tmp_path: Path) -> None:
+    """A predictor trained before 0004 keys its series without a variant: an estimate
+    refuses it with the command that replaces it, rather than misreading its keys."""
+    from perfpredict import artifact
+    from perfpredict.estimate import bundled_artifact_path
+
+    path = tmp_path / "store.db"
+    url = build_golden_store(path, "0003_artifact_series")
+    _store_predictor_as_0003_did(url, artifact.read_file(bundled_artifact_path()))
+    assert CliRunner().invoke(app, ["--db", url, "db", "upgrade"]).exit_code == 0
+    export = CliRunner().invoke(app, ["--db", url, "runs", "export", "--format", "csv"])
+    assert export.exit_code == 0, export.output
+    header, first = export.stdout.splitlines()[:2]
+    assert header.startswith("job_id,app,system,problem_size,variant,nodes,")
+    assert first.startswith("101,lulesh,opal,,,1,")  # no problem size, no variant
+    result = CliRunner().invoke(app, ["--db", url, "estimate", "--app", "bert", "--nodes", "8"])
+    assert result.exit_code == 1, result.output
+    assert "retrain with 'perfpredict train'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def _newer_store(path: Path) -> str:

@@ -10,6 +10,7 @@ from sqlalchemy import text
 from perfpredict import artifact
 from perfpredict.errors import ArtifactError
 from perfpredict.estimate import bundled_artifact_path
+from perfpredict.model.entry import SeriesEntry
 from perfpredict.store.artifacts import SERIES, load_latest_runtime, save_artifact
 
 
@@ -30,8 +31,9 @@ def test_entries_round_trip_per_application(store, trained_doc) -> None:  # type
     assert entries is not None and SERIES not in doc
     assert doc["predictor"] == trained_doc["predictor"]
     assert entries.all() == trained_doc[SERIES]
-    assert entries.apps() == sorted({e["key"][0] for e in trained_doc[SERIES]})
-    bert = [e for e in trained_doc[SERIES] if e["key"][0] == "bert"]
+    trained = [SeriesEntry.from_dict(e) for e in trained_doc[SERIES]]
+    assert entries.apps() == sorted({e.key.app for e in trained})
+    bert = [e for e in trained if e.key.app == "bert"]
     assert entries.of_app("BERT") == bert and entries.of_app("no such app") == []
 
 

@@ -1,0 +1,24 @@
+"""Estimates from a trained runtime predictor.
+
+- :mod:`.lookup`: where the predictor comes from (store, else the shipped file), which
+  series answers a query, in which unit, and the notes on that choice;
+- :mod:`.estimates`: the one columnar path every estimate takes, and :class:`Estimate`;
+- :mod:`.breakdown`: where the time goes (law parts, roofline I/O);
+- :mod:`.batch`: ``estimate --input``, a CSV of queries in and out.
+
+An estimate imports none of pandas, scikit-learn, xgboost, matplotlib or SQLAlchemy (for
+a SQLite store): ``tests/cli/test_startup.py`` holds it to that.
+"""
+
+from perfpredict.estimate.batch import estimate_csv, read_queries
+from perfpredict.estimate.estimates import (
+    BATCH_COLUMNS,
+    Estimate,
+    LoadedPredictor,
+    estimate,
+    load_predictor,
+)
+from perfpredict.estimate.lookup import Query, bundled_artifact_path
+
+__all__ = ["BATCH_COLUMNS", "Estimate", "LoadedPredictor", "Query", "bundled_artifact_path",
+           "estimate", "estimate_csv", "load_predictor", "read_queries"]

@@ -1,0 +1,73 @@
+"""``estimate --input``: a CSV of queries in, the same rows with their estimates out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from perfpredict.errors import BadInputError
+from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
+from perfpredict.estimate.lookup import Query
+
+_QUERY_COLUMNS = {"app": str, "nodes": float, "system": str, "problem_size": str,
+                  "variant": str, "ranks_per_node": float, "threads_per_rank": float,
+                  "io_bytes": float}
+
+
+def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query]]:
+    """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
+    import csv
+
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            reader = csv.DictReader(fh)
+            header = list(reader.fieldnames or [])
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInputError(f"cannot read the query file: {exc}", path=path) from exc
+    for needed in ("app", "nodes"):
+        if needed not in header:
+            raise BadInputError(f"the header has no '{needed}' column; a query file needs "
+                                "at least app and nodes", path=path, line_no=1)
+    queries = []
+    for line_no, row in enumerate(rows, start=2):
+        values: dict[str, Any] = {}
+        for name, kind in _QUERY_COLUMNS.items():
+            text = (row.get(name) or "").strip()
+            if not text:
+                continue
+            try:
+                values[name] = kind(text)
+            except ValueError:
+                raise BadInputError(f"column {name!r} must be a number, got {text!r}",
+                                    path=path, line_no=line_no) from None
+        if "nodes" not in values or "app" not in values:
+            raise BadInputError("app and nodes are required on every row", path=path,
+                                line_no=line_no)
+        query = Query(**values)
+        try:
+            query.validate()
+        except BadInputError as exc:
+            raise BadInputError(exc.reason, path=path, line_no=line_no) from None
+        queries.append(query)
+    return header, rows, queries
+
+
+def estimate_csv(db_url: str | None, path: Path, out: Any, confidence: float = 0.9) -> int:
+    """Answer every row of a query CSV, same order, input columns first; returns rows."""
+    import csv
+
+    header, rows, queries = read_queries(path)
+    columns = load_predictor(db_url).columns(queries, confidence)
+    kept = [c for c in header if c not in BATCH_COLUMNS]  # runtime_s is kept, not used
+    answers = zip(*([_csv_value(v) for v in columns[c].tolist()] for c in BATCH_COLUMNS),
+                  strict=True)
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*kept, *BATCH_COLUMNS])
+    for row, answer in zip(rows, answers, strict=True):
+        writer.writerow([*(row.get(c, "") for c in kept), *answer])
+    return len(rows)
+
+
+def _csv_value(value: Any) -> Any:
+    return f"{value:.6g}" if isinstance(value, float) else value

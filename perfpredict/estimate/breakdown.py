@@ -1,0 +1,63 @@
+"""Where an estimate's time goes: compute, communication and I/O from the roofline law
+when the query gives its I/O volume, else serial, parallel and communication parts where
+the law says so, plus the data-staging share the series measured."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from perfpredict.estimate.lookup import Query
+    from perfpredict.model.series import Series
+    from perfpredict.overhead.features import SeriesContext
+
+
+def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
+                       runtime_s: float, notes: list[str]) -> dict[str, float]:
+    """Compute / communication / I/O split from the roofline law when the query gives its
+    I/O volume, with the file-system numbers from the system catalog; empty otherwise.
+
+    The parts are scaled to the hybrid's prediction, which stays the estimate."""
+    if not query.io_bytes:
+        return {}
+    from perfpredict.laws.roofline import Roofline  # imported by the queries it serves
+
+    if ctx.scales.size < Roofline.min_scales:
+        return {}
+    if series.scale_unit != "nodes":
+        notes.append("the series is measured in ranks, not nodes, so --io-bytes could not "
+                     "be turned into I/O time (per-node bandwidth needs node counts)")
+        return {}
+    from perfpredict.catalog import bundled_system
+
+    spec = bundled_system(series.key.system)
+    if spec is None:
+        notes.append(f"{series.key.system} is not in the shipped catalog, so --io-bytes could "
+                     "not be turned into I/O time")
+        return {}
+    roofline = Roofline(query.io_bytes, spec.fs_bw_bytes_per_s,
+                        spec.net_injection_bw_bytes_per_s, spec.net_latency_s)
+    roofline.fit(ctx.scales, ctx.medians_s)
+    notes.extend(f"roofline: {reason}" for reason in roofline.fallbacks_)
+    if not roofline.fallbacks_:
+        notes.append(f"I/O time from {spec.name}'s file-system bandwidth in the catalog")
+    parts = roofline.breakdown_s(scale)
+    total = sum(parts.values())
+    return {k: v * runtime_s / total for k, v in parts.items()} if total > 0 else {}
+
+
+def law_breakdown(params: dict[str, float], law: str, scale: float, runtime_s: float,
+                  io_share: float | None) -> dict[str, float]:
+    """Where the time goes, where the law says so: serial, parallel, communication, I/O."""
+    parts: dict[str, float] = {}
+    if law in ("amdahl", "amdahl_log"):
+        parts = {"serial_s": params["serial_s"], "parallel_s": params["parallel_s"] / scale}
+        if law == "amdahl_log":
+            parts["communication_s"] = params["comm_s_per_log2p"] * math.log2(scale)
+        total = sum(parts.values())
+        if total > 0:  # the overhead coefficient scales every part alike
+            parts = {k: v * runtime_s / total for k, v in parts.items()}
+    if io_share is not None:
+        parts["io_staging_s"] = runtime_s * io_share
+    return parts

@@ -1,0 +1,242 @@
+"""Estimates: runtime at a scale, with its interval, speedup, efficiency and breakdown.
+
+Every estimate, one query or a batch of 100k, is computed by one columnar path
+(:meth:`LoadedPredictor.columns`): the queries are grouped by the series that answers
+them and each group is predicted in one vectorised call. One :class:`Estimate` per query,
+with its notes, breakdown and measured scales, is built from those columns only when it
+is asked for; ``estimate --input`` writes the columns as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+from perfpredict.errors import BadInputError
+from perfpredict.estimate.breakdown import law_breakdown, roofline_breakdown
+from perfpredict.estimate.lookup import (
+    LAYOUT_ERRORS,
+    InlineSeries,
+    Match,
+    Query,
+    SeriesEntries,
+    find_series,
+    load_artifact,
+    scale_per_node,
+    stale_layout,
+)
+from perfpredict.laws.base import FloatArray
+from perfpredict.model.entry import SeriesEntry
+from perfpredict.model.series import Series, SeriesKey
+from perfpredict.overhead.features import SeriesContext
+from perfpredict.predictor import HybridPredictor
+
+#: Columns ``estimate --input`` appends to each input row.
+BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
+                 "efficiency", "law", "series", "beyond_measured_range")
+#: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
+COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
+           "beyond_calibration")
+_TEXT_COLUMNS = ("law", "series")
+_BOOL_COLUMNS = ("beyond_measured_range", "beyond_calibration")
+
+
+@dataclass
+class Estimate:
+    app: str
+    system: str
+    problem_size: str
+    variant: str
+    series: str
+    nodes: float
+    scale: float
+    scale_unit: str
+    confidence: float
+    predicted_runtime_s: float
+    lower_runtime_s: float
+    upper_runtime_s: float
+    speedup: float
+    efficiency: float
+    scaling: str  # "strong" or "weak": what speedup and efficiency mean
+    law: str
+    formula: str
+    overhead_coefficient: float
+    extrapolation_doublings: float
+    beyond_measured_range: bool
+    beyond_calibration: bool
+    n_runs: int
+    measured_scales: list[float]
+    breakdown_s: dict[str, float]
+    notes: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Group:
+    """The queries (their indices) that one series answers, with the choice's notes."""
+
+    match: Match
+    indices: np.ndarray
+
+
+class LoadedPredictor:
+    """An artifact ready to answer queries. Series are fitted when first asked for, so
+    that loading costs the same for a store of ten series or fifty thousand."""
+
+    def __init__(self, doc: dict[str, Any], origin: str,
+                 entries: SeriesEntries | None = None) -> None:
+        from perfpredict import artifact
+
+        if doc.get("kind") != artifact.KIND_RUNTIME:
+            from perfpredict.errors import NotFoundError
+
+            raise NotFoundError(f"{origin} holds no runtime predictor")
+        self.origin = origin
+        try:
+            self.predictor = HybridPredictor.from_dict(doc["predictor"])
+            self.entries = entries if entries is not None else InlineSeries(doc["series"])
+            self.trained = doc["training"]
+        except LAYOUT_ERRORS as exc:
+            raise stale_layout(origin, exc) from exc
+        self._contexts: dict[SeriesKey, tuple[Series, SeriesContext]] = {}
+
+    def series_context(self, entry: SeriesEntry) -> tuple[Series, SeriesContext]:
+        """The series (its per-scale medians) and the fitted context an entry holds: what
+        every prediction for it rests on. Advice extends it with simulated runs to value a
+        benchmark before it is run (``advise next-runs``)."""
+        if entry.key not in self._contexts:
+            try:
+                self._contexts[entry.key] = entry.context()
+            except LAYOUT_ERRORS as exc:
+                raise stale_layout(self.origin, exc) from exc
+        return self._contexts[entry.key]
+
+    def find_series(self, query: Query) -> Match:
+        """The series that answers ``query``, and notes about the choice."""
+        try:
+            return find_series(self.entries, self.predictor, query)
+        except LAYOUT_ERRORS as exc:
+            raise stale_layout(self.origin, exc) from exc
+
+    def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
+        return self.estimate_many([query], confidence)[0]
+
+    def estimate_many(self, queries: list[Query], confidence: float = 0.9) -> list[Estimate]:
+        """One :class:`Estimate` per query, in order, built from :meth:`columns`."""
+        columns, groups = self._columns(queries, confidence)
+        out: list[Estimate | None] = [None] * len(queries)
+        for group in groups:
+            series, ctx = self.series_context(group.match.entry)
+            for i in group.indices.tolist():
+                row = {name: values[i] for name, values in columns.items()}
+                out[i] = _make_estimate(queries[i], group.match, series, ctx, row, confidence)
+        return [e for e in out if e is not None]
+
+    def columns(self, queries: list[Query], confidence: float = 0.9) -> dict[str, np.ndarray]:
+        """The :data:`COLUMNS` of the estimates for ``queries``, one array each in query
+        order: what a batch writes, without an :class:`Estimate` per query (with their
+        notes, breakdowns and copies of the measured scales, those took most of the time
+        of a 100k-query batch)."""
+        return self._columns(queries, confidence)[0]
+
+    def _columns(self, queries: list[Query], confidence: float
+                 ) -> tuple[dict[str, np.ndarray], list[Group]]:
+        n = len(queries)
+        columns = {name: np.empty(n, dtype=object if name in _TEXT_COLUMNS
+                                  else bool if name in _BOOL_COLUMNS else float)
+                   for name in COLUMNS}
+        scales, groups = self._group(queries, confidence)
+        for group in groups:
+            series, ctx = self.series_context(group.match.entry)
+            p = scales[group.indices]
+            pred = self.predictor.predict_columns(series, p, confidence, ctx)
+            speedup, efficiency = _speedup_efficiency(series, ctx, pred.runtime_s, p)
+            for name, values in (
+                    ("predicted_runtime_s", pred.runtime_s),
+                    ("lower_runtime_s", np.maximum(pred.lower_s, 0.0)),
+                    ("upper_runtime_s", pred.upper_s), ("speedup", speedup),
+                    ("efficiency", efficiency), ("law", pred.law), ("series", series.name),
+                    ("beyond_measured_range", p > ctx.scale_max), ("scale", p),
+                    ("overhead_coefficient", pred.overhead_coefficient),
+                    ("extrapolation_log2", pred.extrapolation_log2),
+                    ("beyond_calibration", pred.beyond_calibration)):
+                columns[name][group.indices] = values
+        return columns, groups
+
+    def _group(self, queries: list[Query], confidence: float
+               ) -> tuple[FloatArray, list[Group]]:
+        """Each query's scale in its series' unit, and the queries grouped by the series
+        that answers them. The confidence and every query are checked before any is
+        predicted, so a bad one fails the batch at once."""
+        if not 0 < confidence < 1:
+            raise BadInputError(f"confidence must be between 0 and 1, got {confidence:g}")
+        resolved: dict[tuple[Any, ...], Match] = {}
+        by_series: dict[int, tuple[Match, list[int]]] = {}
+        scales: list[float] = []
+        for i, query in enumerate(queries):
+            query.validate()
+            wanted = query.series_wanted()
+            if wanted not in resolved:
+                resolved[wanted] = self.find_series(query)
+            match = resolved[wanted]
+            scales.append(query.nodes * scale_per_node(match.entry, query))
+            by_series.setdefault(id(match.entry), (match, []))[1].append(i)
+        return np.asarray(scales, dtype=float), [
+            Group(match, np.asarray(indices, dtype=np.int64))
+            for match, indices in by_series.values()]
+
+
+def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContext,
+                   row: dict[str, Any], confidence: float) -> Estimate:
+    """One query's estimate from its row of :meth:`LoadedPredictor.columns`."""
+    runtime_s, scale = float(row["predicted_runtime_s"]), float(row["scale"])
+    law_name = str(row["law"])
+    law = ctx.laws.get(law_name) or ctx.laws["amdahl"]
+    notes = list(match.notes)
+    beyond = bool(row["beyond_measured_range"])
+    if beyond:
+        notes.append(f"extrapolating {row['extrapolation_log2']:.1f} doublings beyond the "
+                     f"largest measured scale ({ctx.scale_max:g} {series.scale_unit})")
+    if row["beyond_calibration"]:
+        notes.append("farther than any extrapolation the interval was calibrated on; "
+                     "the interval was widened in proportion and may still be too narrow")
+    key = series.key
+    return Estimate(
+        app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,
+        series=series.name, nodes=query.nodes, scale=scale, scale_unit=series.scale_unit,
+        confidence=confidence, predicted_runtime_s=runtime_s,
+        lower_runtime_s=float(row["lower_runtime_s"]),
+        upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
+        efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",
+        law=law_name, formula=law.formula(),
+        overhead_coefficient=float(row["overhead_coefficient"]),
+        extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
+        beyond_measured_range=beyond, beyond_calibration=bool(row["beyond_calibration"]),
+        n_runs=match.entry.n_runs, measured_scales=[float(s) for s in ctx.scales],
+        breakdown_s=(roofline_breakdown(series, ctx, query, scale, runtime_s, notes)
+                     or law_breakdown(law.params(), law_name, scale, runtime_s,
+                                      match.entry.io_share)),
+        notes=notes)
+
+
+def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArray,
+                        scale: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """Speedup over the smallest measured scale's median, and parallel efficiency (for
+    weak scaling, the speedup itself)."""
+    speedup = float(ctx.medians_s[0]) / runtime_s
+    return speedup, (speedup if series.weak else speedup * ctx.scale_min / scale)
+
+
+def load_predictor(db_url: str | None) -> LoadedPredictor:
+    """The store's newest predictor, else the bundled one trained on the shipped data."""
+    doc, origin, entries = load_artifact(db_url)
+    return LoadedPredictor(doc, origin, entries)
+
+
+def estimate(db_url: str | None, query: Query, confidence: float = 0.9) -> Estimate:
+    """One estimate; see :class:`Estimate` for what it holds."""
+    return load_predictor(db_url).estimate(query, confidence)

@@ -1,0 +1,197 @@
+"""Which trained series answers a query, in which unit, and what the answer should say
+about the choice; and where the trained predictor comes from (the store's newest, else
+the one shipped in ``perfpredict/models``).
+
+Reading an artifact needs no runs, no SQLAlchemy for a SQLite store, and none of pandas,
+scikit-learn, xgboost or matplotlib.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from perfpredict import artifact
+from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
+from perfpredict.model.entry import SeriesEntry
+from perfpredict.predictor import HybridPredictor
+
+BUNDLED_ARTIFACT = "predictor.json"
+#: What a document or entry of another layout raises when read (a stale artifact).
+LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
+
+
+@dataclass
+class Query:
+    """What a user asks: an application at a node count, optionally narrowed down."""
+
+    app: str
+    nodes: float
+    system: str | None = None
+    problem_size: str | None = None
+    variant: str | None = None
+    ranks_per_node: float | None = None
+    threads_per_rank: float | None = None
+    io_bytes: float | None = None
+
+    def validate(self) -> None:
+        if not self.app:
+            raise BadInputError("the application name is empty; pass --app NAME")
+        for name in ("nodes", "ranks_per_node", "threads_per_rank"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise BadInputError(f"{name.replace('_', '-')} must be a positive number, "
+                                    f"got {value:g}")
+        if self.io_bytes is not None and not (math.isfinite(self.io_bytes) and self.io_bytes >= 0):
+            raise BadInputError(f"io-bytes must be zero or more, got {self.io_bytes:g}")
+
+    def series_wanted(self) -> tuple[Any, ...]:
+        """What decides the series that answers: queries alike in it share one."""
+        return (self.app, self.system, self.problem_size, self.variant, self.ranks_per_node,
+                self.threads_per_rank)
+
+
+class SeriesEntries(Protocol):
+    """A trained predictor's series entries: in its document (the shipped file), or in
+    rows of the store read one application at a time
+    (:class:`perfpredict.store.artifacts.StoredSeries`)."""
+
+    def of_app(self, app: str) -> list[SeriesEntry]: ...
+
+    def apps(self) -> list[str]: ...
+
+
+class InlineSeries:
+    """The entries of an artifact document that holds them all (the shipped predictor)."""
+
+    def __init__(self, entries: list[dict[str, Any]]) -> None:
+        self._by_app: dict[str, list[SeriesEntry]] = {}
+        for doc in entries:
+            entry = SeriesEntry.from_dict(doc)
+            self._by_app.setdefault(entry.key.app.casefold(), []).append(entry)
+
+    def of_app(self, app: str) -> list[SeriesEntry]:
+        return self._by_app.get(app.casefold(), [])
+
+    def apps(self) -> list[str]:
+        return sorted({e.key.app for entries in self._by_app.values() for e in entries})
+
+
+def stale_layout(origin: str, exc: Exception) -> ArtifactError:
+    """Intact and checksummed, but written for another layout (a stale file or store):
+    refused rather than answered wrongly."""
+    return ArtifactError(
+        f"the model artifact from {origin} does not have the layout this perfpredict "
+        f"reads ({type(exc).__name__}: {exc}); retrain with 'perfpredict train'")
+
+
+@dataclass
+class Match:
+    """The series that answers a query, and what the answer should say about the choice."""
+
+    entry: SeriesEntry
+    notes: list[str]
+
+
+def find_series(entries: SeriesEntries, predictor: HybridPredictor, query: Query) -> Match:
+    """The series that answers ``query``: the application's series narrowed by system,
+    problem size and variant (an exact label wins over labels that contain the one
+    asked), then by layout where that leaves any, and the best measured of the rest."""
+    def same(a: str, b: str) -> bool:
+        return a.casefold() == b.casefold()
+
+    found = list(entries.of_app(query.app))
+    if not found:
+        raise _unknown_app(entries, query.app)
+    for label, part, wanted in (("system", "system", query.system),
+                                ("problem size", "problem_size", query.problem_size),
+                                ("variant", "variant", query.variant)):
+        if wanted is None:
+            continue
+        narrowed = ([e for e in found if same(getattr(e.key, part), wanted)]
+                    or [e for e in found if wanted.casefold() in getattr(e.key, part).casefold()])
+        if not narrowed:
+            options = sorted({getattr(e.key, part) for e in found})
+            raise NotFoundError(f"{query.app} has no runs with {label} {wanted!r}; "
+                                f"measured: {'; '.join(options[:10])}")
+        found = narrowed
+    for part, wanted_num in (("ranks_per_node", query.ranks_per_node),
+                             ("threads_per_rank", query.threads_per_rank)):
+        if wanted_num is None:
+            continue
+        narrowed = [e for e in found if getattr(e.key, part) in ("", _num_text(wanted_num))]
+        if narrowed:
+            found = narrowed
+    # Prefer the best-measured series: most scales, then most runs.
+    found.sort(key=lambda e: (len(e.scales), e.n_runs), reverse=True)
+    entry = found[0]
+    notes = []
+    if len(found) > 1:
+        notes.append(f"{len(found)} series match; using the best measured one "
+                     "(narrow with --system / --problem-size / --variant)")
+    for note in (predictor.thin_calibration(entry.weak), predictor.new_app_note(entry.key.app)):
+        if note:
+            notes.append(note)
+    return Match(entry, notes)
+
+
+def _unknown_app(entries: SeriesEntries, app: str) -> NotFoundError:
+    apps = entries.apps()
+    # Matched without case, as the lookup is: "LULESH2" suggests "lulesh".
+    by_folded = {name.casefold(): name for name in apps}
+    close = [by_folded[name] for name in difflib.get_close_matches(
+        app.casefold(), list(by_folded), n=3, cutoff=0.5)]
+    hint = f"; did you mean {', '.join(close)}?" if close else (
+        f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")
+    return NotFoundError(f"no trained series for application {app!r}{hint} "
+                         "(ingest its runs and run 'perfpredict train')")
+
+
+def scale_per_node(entry: SeriesEntry, query: Query) -> float:
+    """How many of the series' own scale units one node is: 1 for a series measured in
+    nodes, the ranks per node (the query's, else the series') for one measured in ranks."""
+    if entry.scale_unit != "ranks":
+        return 1.0
+    rpn = query.ranks_per_node or entry.ranks_per_node
+    if rpn is None:
+        key = entry.key
+        raise BadInputError(
+            f"{key.app} on {key.system} [{key.problem_size}] is measured in MPI ranks, not "
+            "nodes; pass --ranks-per-node so the node count can be turned into ranks")
+    return rpn
+
+
+def _num_text(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def bundled_artifact_path() -> Path:
+    """The shipped predictor beside ``perfpredict.models``' own file. Not through
+    ``importlib.resources``: its import (with zipfile, tempfile and random) cost every
+    estimate about 4 ms, and perfpredict is installed as plain files anyway."""
+    from importlib.util import find_spec
+
+    spec = find_spec("perfpredict.models")
+    if spec is None or spec.origin is None:
+        raise NotFoundError("perfpredict.models is not installed; reinstall perfpredict")
+    return Path(spec.origin).with_name(BUNDLED_ARTIFACT)
+
+
+def load_artifact(db_url: str | None) -> tuple[dict[str, Any], str, SeriesEntries | None]:
+    """The store's newest runtime predictor, else the bundled one trained on the shipped
+    data: its document, where it came from, and its entries when they are stored apart
+    from the document (None: they are in it)."""
+    from perfpredict.store.artifacts import load_latest_runtime
+
+    if db_url is not None:
+        found = load_latest_runtime(db_url)
+        if found is not None:
+            return found[0], "the store", found[1]
+    path = bundled_artifact_path()
+    if not path.exists():
+        raise NotFoundError("no trained predictor in the store and none shipped; run "
+                            "'perfpredict train'")
+    return artifact.read_file(path), f"the bundled predictor ({path.name})", None

@@ -1,0 +1,89 @@
+"""What a trained runtime predictor keeps of each series: its key, measured medians and
+fitted laws, so an estimate needs neither the runs nor the training libraries.
+
+:class:`SeriesEntry` owns its JSON layout: training writes it with :meth:`to_dict`, the
+store and the estimate read it with :meth:`from_dict`, and nothing else looks inside.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from perfpredict.model.series import Series, SeriesKey
+
+if TYPE_CHECKING:
+    from perfpredict.overhead.features import SeriesContext
+
+
+@dataclass(frozen=True)
+class SeriesEntry:
+    """One series of a trained predictor, as its artifact stores it."""
+
+    key: SeriesKey
+    scale_unit: str  # "nodes" or "ranks"
+    weak: bool
+    scales: tuple[float, ...]  # distinct measured scales, ascending
+    medians_s: tuple[float, ...]  # median runtime at each scale
+    summary: tuple[float | None, ...]  # the context features (None: unknown)
+    laws: dict[str, dict[str, Any]]  # each fitted law's to_dict()
+    n_runs: int
+    io_share: float | None
+    problem_size_num: float | None
+    ranks_per_node: float | None
+    threads_per_rank: float | None
+
+    @classmethod
+    def of(cls, ctx: SeriesContext) -> SeriesEntry:
+        """The entry of a series fitted in full (``ctx``: its context)."""
+        series = ctx.series
+        return cls(
+            key=series.key, scale_unit=series.scale_unit, weak=series.weak,
+            scales=tuple(ctx.scales.tolist()), medians_s=tuple(ctx.medians_s.tolist()),
+            summary=tuple(None if v != v else float(v) for v in ctx.summary),
+            laws={name: law.to_dict() for name, law in ctx.laws.items()},
+            n_runs=int(series.runtime_s.size), io_share=series.io_share,
+            problem_size_num=series.problem_size_num, ranks_per_node=series.ranks_per_node,
+            threads_per_rank=series.threads_per_rank)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as the artifact's JSON holds it."""
+        return {
+            "key": list(self.key), "scale_unit": self.scale_unit, "weak": self.weak,
+            "scales": list(self.scales), "medians_s": list(self.medians_s),
+            "summary": list(self.summary), "laws": self.laws, "n_runs": self.n_runs,
+            "io_share": self.io_share, "problem_size_num": self.problem_size_num,
+            "ranks_per_node": self.ranks_per_node, "threads_per_rank": self.threads_per_rank,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> SeriesEntry:
+        """The entry read back; a KeyError or TypeError means another layout (a key
+        without a variant, written before it was part of the key, is one)."""
+        return cls(
+            key=SeriesKey(*doc["key"]), scale_unit=doc["scale_unit"], weak=bool(doc["weak"]),
+            scales=tuple(doc["scales"]), medians_s=tuple(doc["medians_s"]),
+            summary=tuple(doc["summary"]), laws=doc["laws"], n_runs=int(doc["n_runs"]),
+            io_share=doc["io_share"], problem_size_num=doc["problem_size_num"],
+            ranks_per_node=doc["ranks_per_node"], threads_per_rank=doc["threads_per_rank"])
+
+    def series(self) -> Series:
+        """The series as its entry knows it: one run per measured scale, at its median."""
+        return Series(key=self.key, scale_unit=self.scale_unit,
+                      scale=np.asarray(self.scales, dtype=float),
+                      runtime_s=np.asarray(self.medians_s, dtype=float), weak=self.weak,
+                      problem_size_num=self.problem_size_num,
+                      ranks_per_node=self.ranks_per_node,
+                      threads_per_rank=self.threads_per_rank, io_share=self.io_share)
+
+    def context(self) -> tuple[Series, SeriesContext]:
+        """The series and its fitted context: what every prediction for it rests on."""
+        from perfpredict.laws import LAWS
+        from perfpredict.overhead.features import SeriesContext
+
+        series = self.series()
+        laws = {name: LAWS[name].from_state(doc["state"]) for name, doc in self.laws.items()}
+        summary = np.array([np.nan if v is None else v for v in self.summary], dtype=float)
+        return series, SeriesContext(series, series.scale, series.runtime_s, laws, summary)

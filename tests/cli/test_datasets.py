@@ -1,0 +1,95 @@
+"""The bundled HPC strong-scaling data sets (Castro, PencilFFTs) and training on the
+bundled data beside a store (``train --with-datasets``), issue 13."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from perfpredict.cli.app import app
+from tests.conftest import REPO, shared_path
+
+NEW = {"castro_scaling": 197, "pencilffts_jeanzay": 95}
+
+
+def _invoke(db: str, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["--db", db, *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with (gzip.open(path, "rt", newline="") if path.suffix == ".gz"
+          else path.open(newline="")) as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_only_permissively_licensed_data_ship_each_with_its_source_and_licence() -> None:
+    folders = {p.parent.name for p in (REPO / "datasets").glob("*/runs.csv.gz")}
+    assert set(NEW) <= folders
+    assert not folders & {"vasp_archer", "cp2k_readme"}  # GPL: read from ../shared only
+    for name in folders:
+        for part in ("SOURCE.txt", "LICENSE"):
+            assert (REPO / "datasets" / name / part).stat().st_size > 0, (name, part)
+    assert "Lawrence Berkeley" in (REPO / "datasets/castro_scaling/LICENSE").read_text()
+    assert "Juan Ignacio Polanco" in (REPO / "datasets/pencilffts_jeanzay/LICENSE").read_text()
+
+
+@pytest.mark.parametrize("name", sorted(NEW))
+def test_every_measured_run_ships_as_measured(name: str) -> None:
+    """prepare.py renames and regroups, never drops or alters a measurement."""
+    raw = _rows(shared_path("datasets", name, "runs.csv"))
+    bundled = _rows(REPO / "datasets" / name / "runs.csv.gz")
+    def measured(rows: list[dict[str, str]]) -> list[tuple[str, str, str, int, float]]:
+        return sorted((r["app"], r["system"], r["problem_size"], int(r["total_ranks"]),
+                       float(r["runtime_s"])) for r in rows)
+
+    assert measured(bundled) == measured(raw)
+
+
+def test_load_tells_castro_campaigns_apart_and_counts_pencilffts_in_ranks(
+        tmp_path: Path) -> None:
+    from perfpredict.model.series import build_series
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import runs_frame
+
+    db = f"sqlite:///{tmp_path}/store.db"
+    code, out, err = _invoke(db, "datasets", "load", *NEW)
+    assert code == 0, err
+    assert out.splitlines() == [f"{name}: {n} runs stored" for name, n in NEW.items()]
+    with open_store(db) as store:
+        series = build_series(runs_frame(store))
+    castro = [s for s in series if s.key.app.startswith("Castro")]
+    # one series per measured table: the campaign (software of that day) is a variant
+    raw = _rows(shared_path("datasets", "castro_scaling", "runs.csv"))
+    assert len(castro) == len({r["series"] for r in raw})
+    assert all("|campaign=" in s.key.variant for s in castro)
+    fft = [s for s in series if s.key.app in ("PencilFFTs.jl", "P3DFFT2")]
+    assert len(fft) == 15 and {s.scale_unit for s in fft} == {"ranks"}
+    code, out, _ = _invoke(db, "datasets", "list")
+    assert "Castro strong scaling" in out and "PencilFFTs" in out
+
+
+@pytest.mark.slow
+def test_train_with_bundled_adds_the_bundled_runs_not_already_stored(tmp_path: Path) -> None:
+    db = f"sqlite:///{tmp_path}/store.db"
+    assert _invoke(db, "datasets", "load", "relearn")[0] == 0
+    code, out, err = _invoke(db, "train", "--with-bundled", "--format", "json")
+    assert code == 0, err
+    report = json.loads(out)
+    others = report["bundled_datasets"]
+    assert "relearn" not in others and set(NEW) <= set(others)
+    bundled = sum(len(_rows(REPO / "datasets" / n / "runs.csv.gz")) for n in others)
+    assert report["n_runs_bundled"] == bundled
+    assert report["n_runs"] == bundled + 244  # relearn's runs counted once, from the store
+    # the store's predictor now answers for a code whose runs the store does not hold
+    code, out, err = _invoke(db, "estimate", "--app", "Castro-wdmerger", "--system",
+                             "Frontier", "--nodes", "4096", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["app"] == "Castro-wdmerger"
+    code, out, _ = _invoke(db, "runs", "stats", "--format", "json")
+    assert json.loads(out)["n_runs"] == 244  # trained on, not stored
