@@ -100,12 +100,32 @@ def score(rows: list[dict]) -> dict[str, dict[str, dict[str, float]]]:  # type: 
     return out
 
 
-def run(data: dict[str, list[Series]], split: str, fit_predictor, confidence: float = 0.9):  # type: ignore[no-untyped-def]
+def run(data: dict[str, list[Series]], split: str, fit_predictor, confidence: float = 0.9,  # type: ignore[no-untyped-def]
+        protocol: str = "store-cut", n_folds: int = 5):
+    """Rows of predictions of every tested run; under ``by-series`` (the old protocol,
+    for comparison) a fold's series are predicted by a predictor trained on every other
+    series in full plus the fold's contexts."""
     pool, tests = cut_store(data, split)
+    if protocol == "store-cut":
+        folds = [(pool, tests)]
+    else:
+        full = [s for series_list in data.values() for s in series_list]
+        fold_of = np.random.default_rng(0).permutation(len(tests)) % n_folds
+        folds = []
+        for fold in range(n_folds):
+            mine = [t for t, f in zip(tests, fold_of, strict=True) if f == fold]
+            held = {id(t[1]) for t in mine}
+            folds.append(([s for s in full if id(s) not in held] + [t[2] for t in mine], mine))
+    rows: list[dict] = []  # type: ignore[type-arg]
     started = time.perf_counter()
-    predictor = fit_predictor(pool)
-    fit_s = time.perf_counter() - started
-    blackbox = _blackbox(pool, {"app": {}, "system": {}})
+    for train, fold_tests in folds:
+        predictor = fit_predictor(train)
+        rows += _predict_tests(predictor, _blackbox(train, {"app": {}, "system": {}}),
+                               fold_tests, confidence)
+    return rows, time.perf_counter() - started, predictor
+
+
+def _predict_tests(predictor, blackbox, tests, confidence):  # type: ignore[no-untyped-def]
     rows = []
     for name, series, context, test in tests:
         p, true = series.scale[test], series.runtime_s[test]
@@ -120,18 +140,23 @@ def run(data: dict[str, list[Series]], split: str, fit_predictor, confidence: fl
 
         preds = predictor.predict_columns(context, p, confidence)
         add("hybrid", preds.runtime_s, preds.lower_s, preds.upper_s)
-        for law in ("amdahl", "amdahl_log", "power", "extrap"):
-            add(law, _law_prediction(law, context, p))
+        laws = {law: _law_prediction(law, context, p)
+                for law in ("amdahl", "amdahl_log", "power", "extrap")}
+        for law, pred in laws.items():
+            add(law, pred)
+        # fixed-weight log-space averages: candidates, not baselines (names start with ~)
+        for combo in (("amdahl_log", "power"), ("amdahl", "amdahl_log", "power")):
+            add("~" + "+".join(combo), np.exp(np.mean([np.log(laws[c]) for c in combo], axis=0)))
         if series.weak:
             add("gustafson", _law_prediction("gustafson", context, p))
         add("blackbox_xgboost", blackbox(context, p))
-    return rows, fit_s, predictor
+    return rows
 
 
 def report(table: dict, split: str) -> None:  # type: ignore[type-arg]
     print(f"== {split}")
     for group, methods in table.items():
-        best = min((m for m in methods if m != "hybrid"), key=lambda m: methods[m]["mape"])
+        best = min((m for m in methods if m != "hybrid" and m[0] != "~"), key=lambda m: methods[m]["mape"])
         h = methods["hybrid"]
         b = methods[best]
         print(f"{group:20s} n={h['n_series']:3d} hybrid {h['mape']:6.1f} / {h['median_ape']:5.1f}"
@@ -144,18 +169,21 @@ def report(table: dict, split: str) -> None:  # type: ignore[type-arg]
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("extrapolate", "fewshot"), action="append")
+    parser.add_argument("--protocol", choices=("store-cut", "by-series"), default="store-cut")
+    parser.add_argument("--only", action="append", help="train and test on these data sets")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir())
                         / "perfpredict-storecut")
     args = parser.parse_args(argv)
     args.cache.mkdir(exist_ok=True)
     data = {name: load_series(name, path, args.cache) for name, path in DATASETS.items()
-            if path.exists()}
+            if path.exists() and (not args.only or name in args.only)}
     from perfpredict.predictor import HybridPredictor
 
     results = {}
     for split in args.split or ["extrapolate", "fewshot"]:
-        rows, fit_s, _ = run(data, split, lambda pool: HybridPredictor().fit(pool))
+        rows, fit_s, _ = run(data, split, lambda pool: HybridPredictor().fit(pool),
+                             protocol=args.protocol)
         table = score(rows)
         report(table, split)
         print(f"(hybrid trained in {fit_s:.1f} s)", file=sys.stderr)
