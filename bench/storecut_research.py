@@ -126,37 +126,36 @@ def run(data: dict[str, list[Series]], split: str, fit_predictor, confidence: fl
 
 
 def _predict_tests(predictor, blackbox, tests, confidence):  # type: ignore[no-untyped-def]
-    rows = []
+    rows: list[dict] = []  # type: ignore[type-arg]
     for name, series, context, test in tests:
         p, true = series.scale[test], series.runtime_s[test]
-
-        def add(method, pred, lower=None, upper=None):  # type: ignore[no-untyped-def]
-            for i in range(true.size):
-                rows.append({"data": name, "series": series.name, "method": method,
-                             "true": true[i], "pred": pred[i], "p": p[i],
-                             "d": float(np.log2(p[i] / context.scales.max())),
-                             "lower": None if lower is None else lower[i],
-                             "upper": None if upper is None else upper[i]})
-
+        base = {"data": name, "series": series.name, "true": true, "p": p,
+                "d": np.log2(p / context.scales.max())}
         preds = predictor.predict_columns(context, p, confidence)
-        add("hybrid", preds.runtime_s, preds.lower_s, preds.upper_s)
+        methods = {"hybrid": (preds.runtime_s, preds.lower_s, preds.upper_s)}
         laws = {law: _law_prediction(law, context, p)
                 for law in ("amdahl", "amdahl_log", "power", "extrap")}
-        for law, pred in laws.items():
-            add(law, pred)
+        methods.update({law: (pred, None, None) for law, pred in laws.items()})
         # fixed-weight log-space averages: candidates, not baselines (names start with ~)
         for combo in (("amdahl_log", "power"), ("amdahl", "amdahl_log", "power")):
-            add("~" + "+".join(combo), np.exp(np.mean([np.log(laws[c]) for c in combo], axis=0)))
+            mean = np.exp(np.mean([np.log(laws[c]) for c in combo], axis=0))
+            methods["~" + "+".join(combo)] = (mean, None, None)
         if series.weak:
-            add("gustafson", _law_prediction("gustafson", context, p))
-        add("blackbox_xgboost", blackbox(context, p))
+            methods["gustafson"] = (_law_prediction("gustafson", context, p), None, None)
+        methods["blackbox_xgboost"] = (blackbox(context, p), None, None)
+        for method, (pred, lower, upper) in methods.items():
+            rows += [{**{k: (v[i] if isinstance(v, np.ndarray) else v)
+                         for k, v in base.items()}, "method": method, "pred": pred[i],
+                      "lower": None if lower is None else lower[i],
+                      "upper": None if upper is None else upper[i]} for i in range(p.size)]
     return rows
 
 
 def report(table: dict, split: str) -> None:  # type: ignore[type-arg]
     print(f"== {split}")
     for group, methods in table.items():
-        best = min((m for m in methods if m != "hybrid" and m[0] != "~"), key=lambda m: methods[m]["mape"])
+        best = min((m for m in methods if m != "hybrid" and m[0] != "~"),
+                   key=lambda m: methods[m]["mape"])
         h = methods["hybrid"]
         b = methods[best]
         print(f"{group:20s} n={h['n_series']:3d} hybrid {h['mape']:6.1f} / {h['median_ape']:5.1f}"

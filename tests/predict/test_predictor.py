@@ -131,23 +131,17 @@ def test_a_series_trains_with_application_evidence_free_of_its_own(relearn_serie
     assert (after != before).sum() >= n - n // predictor.n_folds - 1
 
 
-def test_a_new_application_gets_intervals_calibrated_on_left_out_applications() -> None:
-    """In the shipped predictor LULESH is one series, a new application: its intervals
-    come from trees that never saw the application, which err as widely as the bundled
-    applications differ, and are wider than the same runs get as a series of RELeARN, a
-    known application whose own series agree closely."""
-    from perfpredict.estimate import LoadedPredictor, bundled_artifact_path
-
-    loaded = LoadedPredictor(artifact.read_file(bundled_artifact_path()), "bundled")
-    predictor = loaded.predictor
-    assert predictor.is_new_app("LULESH 2.0.3") and not predictor.is_new_app("RELeARN")
-    assert predictor.is_new_app("an application never trained on")
-    series, ctx = loaded.series_context(loaded.entries.of_app("LULESH 2.0.3")[0])
-    as_known = dataclasses.replace(series, key=("RELeARN", *series.key[1:]))
-    scales = np.array([100.0, 512.0, 2048.0])
-    for new, known in zip(predictor.predict(series, scales, ctx=ctx),
-                          predictor.predict(as_known, scales, ctx=ctx), strict=True):
-        assert new.upper_s / new.lower_s > known.upper_s / known.lower_s
+def test_intervals_are_calibrated_by_application_given_enough_applications(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """With eight applications or more the residuals are cross-fitted by application and
+    an estimate of a new one says so; with one, by series, and a new one is warned."""
+    assert relearn_predictor.calibrated_by_ == "series"
+    assert "may be too narrow" in (relearn_predictor.new_app_note("new code") or "")
+    many = [dataclasses.replace(s, key=(f"code{i % 8}", *s.key[1:]))
+            for i, s in enumerate(relearn_series)]
+    predictor = HybridPredictor().fit(many)
+    assert predictor.calibrated_by_ == "application"
+    assert "applications left out" in (predictor.new_app_note("new code") or "")
+    assert predictor.new_app_note("code3") is None
 
 
 def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
