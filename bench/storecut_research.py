@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     args.cache.mkdir(exist_ok=True)
     data = {name: load_series(name, path, args.cache) for name, path in DATASETS.items()
             if path.exists() and (not args.only or name in args.only)}
-    from perfpredict.predictor import HybridPredictor
+    from perfpredict.model.fit import HybridPredictor
 
     results = {}
     for split in args.split or ["extrapolate", "fewshot"]:

@@ -19,8 +19,8 @@ from perfpredict import artifact
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
+from perfpredict.model.runtime import Prediction, RuntimeModel, formula
 from perfpredict.overhead.features import SeriesContext
-from perfpredict.predictor import HybridPredictor, Prediction
 from perfpredict.series import Series
 
 BUNDLED_ARTIFACT = "predictor.json"
@@ -106,6 +106,28 @@ class InlineSeries:
         return sorted({e["key"][0] for entries in self._by_app.values() for e in entries})
 
 
+def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
+    """What an estimate of ``app`` should say about how its interval was calibrated: a
+    scaling kind with too few series of its own, an application nothing was trained on."""
+    notes = []
+    n_series = model.thinly_calibrated(weak)
+    if n_series is not None:
+        kind = "weak" if weak else "strong"
+        notes.append(f"only {n_series} {kind}-scaling series with 3+ scales were trained "
+                     "on, so the interval is calibrated on all series pooled and may be too "
+                     "narrow; train on more series (e.g. 'perfpredict datasets load')")
+    if model.is_new_app(app):
+        if model.calibrated_by == "application":
+            notes.append(f"no other series of {app} was trained on: nothing of the "
+                         "application to borrow, and the interval is calibrated on "
+                         "applications left out of training")
+        else:
+            notes.append(f"no other series of {app} was trained on, and too few "
+                         "applications to calibrate intervals for a new one: nothing of "
+                         "the application to borrow, and the interval may be too narrow")
+    return notes
+
+
 def _stale_layout(origin: str, exc: Exception) -> ArtifactError:
     """Intact and checksummed, but written for another layout of the same format version
     (a stale file): refused rather than answered wrongly."""
@@ -127,7 +149,7 @@ class LoadedPredictor:
             raise NotFoundError(f"{origin} holds no runtime predictor")
         self.origin = origin
         try:
-            self.predictor = HybridPredictor.from_dict(doc["predictor"])
+            self.predictor = RuntimeModel.from_dict(doc["predictor"])
             self.entries = entries if entries is not None else InlineSeries(doc["series"])
             self.trained = doc["training"]
         except _LAYOUT_ERRORS as exc:
@@ -189,12 +211,7 @@ class LoadedPredictor:
         if len(found) > 1:
             notes.append(f"{len(found)} series match; using the best measured one "
                          "(narrow with --system / --problem-size)")
-        warning = self.predictor.thin_calibration(found[0]["weak"])
-        if warning:
-            notes.append(warning)
-        new_app = self.predictor.new_app_note(found[0]["key"][0])
-        if new_app:
-            notes.append(new_app)
+        notes += calibration_notes(self.predictor, found[0]["key"][0], found[0]["weak"])
         return found[0], notes
 
     def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
@@ -212,6 +229,12 @@ class LoadedPredictor:
                 out[i] = _make_estimate(queries[i], entry, series, ctx, pred, float(scales[i]),
                                         confidence, list(notes))
         return [e for e in out if e is not None]
+
+    def exceedance(self, query: Query, runtime_s: float) -> float:
+        """P(runtime > ``runtime_s``) for ``query``, from the interval model directly."""
+        scales, [(entry, _, _)] = self._group([query], 0.5)
+        series, ctx = self.series_context(entry)
+        return float(self.predictor.exceedance(series, scales, runtime_s, ctx)[0])
 
     def estimate_columns(self, queries: list[Query],
                          confidence: float = 0.9) -> dict[str, np.ndarray]:
@@ -280,7 +303,7 @@ def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: Ser
                    pred: Prediction, scale: float, confidence: float,
                    notes: list[str]) -> Estimate:
     speedup, efficiency = _speedup_efficiency(series, ctx, pred.runtime_s, scale)
-    law = ctx.laws.get(pred.law) or ctx.laws["amdahl"]
+    law = ctx.laws.get(pred.law) or ctx.laws["amdahl"]  # the breakdown's
     beyond = scale > ctx.scale_max
     if beyond:
         notes.append(f"extrapolating {pred.extrapolation_log2:.1f} doublings beyond the "
@@ -288,13 +311,16 @@ def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: Ser
     if pred.beyond_calibration:
         notes.append("farther than any extrapolation the interval was calibrated on; "
                      "the interval was widened in proportion and may still be too narrow")
+    if pred.noise_floor:
+        notes.append("one run per measured scale says nothing about run-to-run noise: the "
+                     "interval is widened to the noise of trained series with repeats")
     return Estimate(
         app=series.key[0], system=series.key[1], problem_size=series.key[2],
         series=series.name, nodes=query.nodes, scale=scale, scale_unit=series.scale_unit,
         confidence=confidence, predicted_runtime_s=pred.runtime_s,
         lower_runtime_s=max(pred.lower_s, 0.0), upper_runtime_s=pred.upper_s,
         speedup=speedup, efficiency=efficiency, scaling="weak" if series.weak else "strong",
-        law=pred.law, formula=law.formula(),
+        law=pred.law, formula=formula(ctx, pred.law),
         overhead_coefficient=pred.overhead_coefficient,
         extrapolation_doublings=max(pred.extrapolation_log2, 0.0),
         beyond_measured_range=beyond, beyond_calibration=pred.beyond_calibration,

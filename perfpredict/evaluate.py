@@ -57,7 +57,7 @@ import numpy as np
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
-from perfpredict.predictor import HybridPredictor
+from perfpredict.model.fit import HybridPredictor
 from perfpredict.series import SERIES_KEY, Series, build_series, key_part
 
 SCALE_SPLITS = ("extrapolate", "fewshot", "random")

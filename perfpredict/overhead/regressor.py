@@ -56,18 +56,6 @@ class OverheadRegressor:
         self.ensemble_ = TreeEnsemble.from_xgboost_json(self.model_json_)
         return self
 
-    @classmethod
-    def from_json(cls, model_json: str, tree_table: dict[str, Any] | None = None
-                  ) -> OverheadRegressor:
-        """The regressor whose booster is ``model_json`` (XGBoost's JSON), its trees read
-        from ``tree_table`` (:meth:`TreeEnsemble.to_table` of the same booster) when
-        given, which is much faster than parsing the JSON."""
-        regressor = cls()
-        regressor.model_json_ = model_json
-        regressor.ensemble_ = (TreeEnsemble.from_xgboost_json(model_json) if tree_table is None
-                               else TreeEnsemble.from_table(tree_table))
-        return regressor
-
     def predict(self, features: FloatArray) -> FloatArray:
         return np.asarray(self.ensemble_.predict(features), dtype=float)
 

@@ -59,7 +59,7 @@ def _wrong_layout(text: str) -> str:
 def _unknown_tree_table(text: str) -> str:
     """A tree table in a layout this perfpredict does not read (int64 indices)."""
     doc = json.loads(text)
-    doc["predictor"]["booster_table"]["arrays"]["left"]["dtype"] = "<i8"
+    doc["predictor"]["correction_trees"]["arrays"]["left"]["dtype"] = "<i8"
     return _resealed(doc)
 
 
@@ -191,29 +191,21 @@ def test_a_stored_document_with_its_series_inside_still_answers(tmp_path: Path) 
     assert "no trained series for application 'resnet'" in resnet.stderr
 
 
-def test_a_format_1_artifact_answers_the_same(
+def test_an_artifact_of_an_earlier_layout_is_refused_with_a_retrain_message(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Artifacts of format 1 (stores trained by an earlier perfpredict: conformal
-    quantiles as lists, no tree tables) answer from the boosters' XGBoost JSON, exactly
-    as format 2 does."""
+    """Format 2 (boosters as XGBoost JSON beside tree tables, the base law chosen per
+    kind) is not read: the estimate says to retrain, in one line."""
     from perfpredict.estimate import bundled_artifact_path
-    from perfpredict.packed import unpack
 
-    empty_store = f"sqlite:///{tmp_path / 'empty.db'}"
-    args = ["--db", empty_store, "estimate", "--app", "bert", "--nodes", "100", "--format",
-            "json"]
-    current = CliRunner().invoke(app, args)
     doc = json.loads(bundled_artifact_path().read_text())
-    assert doc["format_version"] == 2
+    assert doc["format_version"] == artifact.FORMAT_VERSION == 3
     predictor = doc["predictor"]
-    for name in ("booster_table", "spread_booster_table"):
-        del predictor[name]
-    for conformal in predictor["conformal"].values():
-        for bin_ in conformal["bins"]:
-            bin_["quantiles"] = unpack(bin_["quantiles"], "<f8").tolist()
+    predictor["booster_table"] = predictor.pop("correction_trees")
     earlier = tmp_path / "predictor.json"
-    earlier.write_text(_resealed({**doc, "format_version": 1}))
+    earlier.write_text(_resealed({**doc, "format_version": 2}))
     monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: earlier)
-    format_1 = CliRunner().invoke(app, args)
-    assert current.exit_code == 0 and format_1.exit_code == 0
-    assert json.loads(format_1.stdout) == json.loads(current.stdout)
+    result = CliRunner().invoke(app, ["--db", f"sqlite:///{tmp_path / 'empty.db'}", "estimate",
+                                      "--app", "bert", "--nodes", "100"])
+    assert result.exit_code == 1, result.output
+    assert "retrain with 'perfpredict train'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
