@@ -111,9 +111,9 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
 
     def label(by: str) -> Callable[[Series], str]:
         if by == "app":
-            return lambda s: s.key[0]
+            return lambda s: s.key.app
         if by == "system":
-            return lambda s: s.key[1]
+            return lambda s: s.key.system
         return lambda s: sources.get(s.key, "store")
 
     return summarise(backtest(

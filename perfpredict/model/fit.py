@@ -374,7 +374,7 @@ class HybridPredictor:
         n_series = len(usable)
         series_log, series_doublings = _series_evidence(n_series, group, target, weight,
                                                         distance)
-        names, app_of = np.unique([s.key[0] for s in usable], return_inverse=True)
+        names, app_of = np.unique([s.key.app for s in usable], return_inverse=True)
         fold = np.random.default_rng(self.random_state).permutation(n_series) % self.n_folds
         cell = app_of * self.n_folds + fold  # (application, fold)
         cells = names.size * self.n_folds

@@ -161,7 +161,7 @@ class RuntimeModel:
         base_log = ensemble_log(law_matrix)
         n = p.size
         # a new application trained with no other series' evidence, so it answers so
-        app_rate = 0.0 if self.is_new_app(series.key[0]) else self.app_rate(series.key[0])
+        app_rate = 0.0 if self.is_new_app(series.key.app) else self.app_rate(series.key.app)
         rows = features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
                         law_matrix, base_log, np.full(n, app_rate))
         distance = rows[:, 0]

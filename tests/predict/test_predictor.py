@@ -12,7 +12,7 @@ from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.runtime import RuntimeModel
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
-from perfpredict.series import Series, build_series
+from perfpredict.series import Series, SeriesKey, build_series
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +97,9 @@ def test_a_series_borrows_its_applications_evidence_beyond_its_runs(relearn_seri
     evidence: the same prediction inside the measured range, another one beyond it."""
     predictor = relearn_predictor
     known = relearn_series[3]
-    unseen = dataclasses.replace(known, key=("never-trained-app", *known.key[1:]))
+    unseen = dataclasses.replace(known, key=known.key._replace(app="never-trained-app"))
     assert predictor.model_.app_rate("never-trained-app") == 0.0
-    assert predictor.model_.app_rate(known.key[0]) != 0.0
+    assert predictor.model_.app_rate(known.key.app) != 0.0
     inside = known.scales
     beyond = np.array([2048.0, 8192.0])
     same = [p.runtime_s for p in predictor.predict(known, inside)]
@@ -137,7 +137,7 @@ def test_intervals_are_calibrated_by_application_given_enough_applications(relea
 
     assert relearn_predictor.model_.calibrated_by == "series"
     assert "may be too narrow" in new_app_notes(relearn_predictor.model_, "new code")
-    many = [dataclasses.replace(s, key=(f"code{i % 8}", *s.key[1:]))
+    many = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"))
             for i, s in enumerate(relearn_series)]
     model = HybridPredictor().fit(many).model_
     assert model.calibrated_by == "application"
@@ -151,7 +151,7 @@ def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
     p = np.array([1.0, 2, 4, 8, 16, 32])
     exponent = 0.8 if heavy else 0.1
     runtime = 1000 / p * np.maximum(p / 4, 1) ** exponent * rng.uniform(0.98, 1.02, p.size)
-    return Series(key=(name, "sys", "", "", ""), scale_unit="nodes", scale=p,
+    return Series(key=SeriesKey(name, "sys", "", "", "", ""), scale_unit="nodes", scale=p,
                   runtime_s=runtime, weak=False, io_bytes=(1e12 if heavy else 1e6) * p)
 
 
@@ -221,7 +221,7 @@ def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
 
     def series(n_scales: int, reps: int, name: str) -> Series:
         scale = np.repeat(2.0 ** np.arange(n_scales), reps)
-        return Series((name, "s", "", "", ""), "nodes", scale, 100.0 / scale + 1.0,
+        return Series(SeriesKey(name, "s", "", "", "", ""), "nodes", scale, 100.0 / scale + 1.0,
                       weak=False)
 
     short = [series(2, 1, f"short{i}") for i in range(19)]
@@ -294,7 +294,7 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     deviation, weight = repeat_deviations(relearn_series)
     assert deviation.size and weight.sum() == pytest.approx(len(relearn_series))
     # two runs at a scale: each deviates from the other by their log ratio
-    pair = Series(("a", "s", "", "", ""), "nodes", np.array([1.0, 1.0, 2.0]),
+    pair = Series(SeriesKey("a", "s", "", "", "", ""), "nodes", np.array([1.0, 1.0, 2.0]),
                   np.array([100.0, 110.0, 60.0]), weak=False)
     np.testing.assert_allclose(repeat_deviations([pair])[0], [np.log(1.1)] * 2)
 
