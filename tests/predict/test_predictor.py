@@ -318,3 +318,25 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     # and the kill probability of a walltime just above the prediction is the noise's
     walltime = pred.runtime_s * np.exp(half_width)
     np.testing.assert_allclose(quiet.exceedance(once, scales, walltime), 0.05, atol=0.01)
+
+
+def test_trees_train_on_one_thread_with_a_seed_whatever_the_caller_asks(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14, item 8: the same store gives the same trees on any machine, so XGBoost
+    is told one thread and the seed, and a caller's parameters cannot change the threads."""
+    import xgboost
+
+    seen: dict[str, object] = {}
+    real = xgboost.XGBRegressor
+
+    class Recording(real):  # type: ignore[misc, valid-type]
+        def __init__(self, **params: object) -> None:
+            seen.update(params)
+            super().__init__(**params)
+
+    monkeypatch.setattr(xgboost, "XGBRegressor", Recording)
+    with pytest.raises(TypeError):
+        OverheadRegressor(n_jobs=4)  # type: ignore[call-arg]
+    rng = np.random.default_rng(0)
+    OverheadRegressor(n_estimators=5, random_state=7).fit(rng.normal(size=(50, 3)),
+                                                           rng.normal(size=50))
+    assert seen["n_jobs"] == 1 and seen["random_state"] == 7
