@@ -1,9 +1,13 @@
 """Store-cut research backtest of the hybrid against each law, Extra-P and a black box.
 
-The store a user has never ran an application at large scale: every tested series (4+
-distinct scales) is cut at once (``extrapolate``: its lower half; ``fewshot``: its three
-smallest scales), one hybrid and one black box are trained on the cut pool (untested
-series in full), and the upper parts are scored. Nothing beyond a cut is seen by anything.
+Kept beside ``bench/accuracy_benchmark.py`` (the evaluate layer's store-cut protocol, which
+the figures in the docs come from) for the experiments of issue 13's hypotheses: the old
+by-series protocol on the same rows, a subset of data sets (``--only``), and fixed-weight
+averages of the laws scored beside the baselines. A store that never ran an application at
+large scale: every tested series (4+ distinct scales) is cut at once (``extrapolate``:
+its lower half; ``fewshot``: its three smallest scales), one hybrid and one black box
+are trained on the cut pool (untested series in full), and the upper parts are scored.
+Nothing beyond a cut is seen by anything.
 
     OMP_NUM_THREADS=1 python bench/storecut_research.py [--split extrapolate] [--json out.json]
 
@@ -26,7 +30,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from perfpredict.evaluate import _blackbox, _law_prediction, context_scales
+from perfpredict.evaluate.baselines import blackbox as fit_blackbox
+from perfpredict.evaluate.baselines import law_prediction as _law_prediction
+from perfpredict.evaluate.protocols import context_scales
 from perfpredict.series import Series, build_series
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -120,7 +126,7 @@ def run(data: dict[str, list[Series]], split: str, fit_predictor, confidence: fl
     started = time.perf_counter()
     for train, fold_tests in folds:
         predictor = fit_predictor(train)
-        rows += _predict_tests(predictor, _blackbox(train, {"app": {}, "system": {}}),
+        rows += _predict_tests(predictor, fit_blackbox(train),
                                fold_tests, confidence)
     return rows, time.perf_counter() - started, predictor
 
