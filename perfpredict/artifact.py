@@ -20,10 +20,10 @@ from typing import Any
 
 from perfpredict.errors import ArtifactError
 
-#: 2: the conformal quantiles are packed and the boosters have tree tables beside their
-#: XGBoost JSON (:mod:`perfpredict.packed`), which perfpredict before 2 cannot read, so
-#: it says to upgrade; an artifact of an earlier version is refused: retrain.
-FORMAT_VERSION = 2
+#: 3: the runtime model of :mod:`perfpredict.model.runtime` (each booster stored once,
+#: as its tree table; a noise floor), which perfpredict before 3 cannot read, so it says
+#: to upgrade; an artifact of 1 or 2 is refused with a message to retrain.
+FORMAT_VERSION = 3
 KIND_RUNTIME = "runtime_predictor"
 
 
@@ -78,11 +78,6 @@ def loads(text: str, origin: str) -> dict[str, Any]:
         raise ArtifactError(
             f"the model artifact from {origin} has format version {doc['format_version']}, "
             f"newer than this perfpredict reads ({FORMAT_VERSION}); upgrade perfpredict")
-    if doc["format_version"] < FORMAT_VERSION:
-        raise ArtifactError(
-            f"the model artifact from {origin} has format version {doc['format_version']}, "
-            f"written by an earlier perfpredict (this one reads {FORMAT_VERSION}); retrain "
-            "with 'perfpredict train'")
     if not _verified(text, doc):
         raise ArtifactError(
             f"the model artifact from {origin} fails its checksum (it was modified or "

@@ -16,9 +16,9 @@ from typing import Any
 from perfpredict import __version__, artifact
 from perfpredict.errors import NotTrainedError
 from perfpredict.model.entry import SeriesEntry
+from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.series import Series, build_series
 from perfpredict.overhead.contexts import full_contexts
-from perfpredict.predictor import HybridPredictor
 
 #: Fewest scheduler jobs (with submit times) worth fitting a walltime advisor on.
 MIN_WALLTIME_JOBS = 200
@@ -64,7 +64,7 @@ def build_artifact(series_list: list[Series], n_runs: int,
         "created_epoch_s": time.time(),
         "training": {"n_runs": n_runs, "n_series": len(entries),
                      "data_fingerprint": fingerprint},
-        "predictor": predictor.to_dict(), "series": entries,
+        "predictor": predictor.model_.to_dict(), "series": entries,
     })
 
 
@@ -97,7 +97,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
-        report.base_law = predictor["base_law"]
+        report.base_law = {kind: predictor["base"] for kind in predictor["apply_correction"]}
         report.apply_correction = predictor["apply_correction"]
         report.metrics = predictor["metrics"]
         report.artifact_sha256 = doc["sha256"]

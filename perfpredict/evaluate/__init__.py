@@ -34,7 +34,7 @@ from perfpredict.evaluate.protocols import (
     plan_split,
     training_rounds,
 )
-from perfpredict.predictor import HybridPredictor
+from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.series import SERIES_KEY, Series, SeriesKey, build_series, key_part
 
 __all__ = ["LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",

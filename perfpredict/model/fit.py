@@ -1,26 +1,30 @@
-"""The hybrid runtime predictor: a scaling law gives the shape, a learned overhead
-coefficient corrects it, a conformal interval says how far to trust it.
+"""Training: the hybrid runtime model learned from nested extrapolation.
 
-    T(p) = T_law(p) * c(features),   log c learned by gradient-boosted trees
+    T(p) = T_base(p) * c(features),   log c learned by gradient-boosted trees
 
 Training follows how predictions are used. For every series with three or more scales,
 and every cut k, the laws are fitted on the k smallest scales and asked for the larger
-ones (nested extrapolation). Pooled over all series, those examples decide
+ones (nested extrapolation). The base is fixed (:data:`perfpredict.model.runtime.ENSEMBLE`,
+the log-space mean of Amdahl, Amdahl + log and the power law), so no series picks its law
+from its own three points and no pool picks one from nested contexts unlike the use.
+Pooled over all series, the examples decide
 
-1. which law family to trust as the base, per scaling kind (weak or strong): the one
-   with the smallest nested-extrapolation error, so no series picks its law from its own
-   three points;
-2. the overhead correction log c, learned on the law's nested errors with the
+1. the overhead correction log c, learned on the base's nested errors with the
    extrapolation distance, the shape of the measured curve and what the application's
    other series showed beyond their measured range as features (so a new series of a
    known application borrows its application's overhead, and a new application falls
    back on the shape alone); it is applied to a scaling kind only if, cross-fitted by
-   series, it beats the plain law;
-3. the interval: split-conformal quantiles of the cross-fitted residuals, by distance,
-   with interpolation examples (each interior scale of every cut of a series predicted
-   from the cut's other scales) calibrating the intervals between measured scales; an
-   application no other training series shares gets quantiles of residuals cross-fitted
-   by application instead.
+   series, it beats the plain base;
+2. the interval: split-conformal quantiles of residuals cross-fitted by application
+   (by series when the store holds too few applications), by distance, with
+   interpolation examples (each interior scale of every cut of a series predicted from
+   the cut's other scales) calibrating the intervals between measured scales;
+3. the noise floor under the intervals of series measured once per scale
+   (:mod:`perfpredict.uncertainty.noise`).
+
+:class:`HybridPredictor` follows the estimator contract (``fit`` returns self, learned
+state in ``model_``, a :class:`perfpredict.model.runtime.RuntimeModel` that answers and
+that an estimate loads without importing this module).
 """
 
 from __future__ import annotations
@@ -31,6 +35,15 @@ from typing import Any
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
+from perfpredict.model.runtime import (
+    APP_PRIOR_DOUBLINGS,
+    KINDS,
+    Prediction,
+    Predictions,
+    RuntimeModel,
+    ensemble_log,
+    features,
+)
 from perfpredict.model.series import Series
 from perfpredict.overhead.contexts import (
     ContextBatch,
@@ -38,27 +51,13 @@ from perfpredict.overhead.contexts import (
     block_positions,
     fit_contexts,
 )
-from perfpredict.overhead.features import (
-    CANDIDATE_LAWS,
-    FEATURE_NAMES,
-    SeriesContext,
-    fit_context,
-    law_log_predictions,
-)
+from perfpredict.overhead.features import FEATURE_NAMES, SeriesContext
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.uncertainty.conformal import DistanceConformal
+from perfpredict.uncertainty.noise import NoiseFloor
 
-KINDS = ("strong", "weak")
 #: Added to |log residual| before taking its log: below 1% the spread is repetition noise.
 SPREAD_FLOOR_LOG = 0.01
-#: The shrinkage of an application's evidence toward c = 1, in doublings: its rate is
-#: sum(w * log error) / (sum(w * doublings) + APP_PRIOR_DOUBLINGS), so an application
-#: whose series have extrapolated little or once suggests little.
-APP_PRIOR_DOUBLINGS = 2.0
-
-
-def _kind(series: Series) -> str:
-    return "weak" if series.weak else "strong"
 
 
 @dataclass
@@ -236,15 +235,6 @@ def _add_examples(examples: NestedExamples, table: SeriesTable, weak: np.ndarray
     examples.kind.append(np.where(weak[series], "weak", "strong"))
 
 
-def _features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,
-              law_logs: FloatArray, base_log: FloatArray, app_rate: FloatArray) -> FloatArray:
-    """The rows of :data:`FEATURE_NAMES`; ``app_rate``: the application's log error of
-    the base law per doubling (:meth:`HybridPredictor.app_rate`) for each row."""
-    distance = np.log2(scale / scale_max)
-    return np.column_stack([distance, np.log2(scale), summary, law_logs - base_log[:, None],
-                            app_rate * np.maximum(distance, 0.0)])
-
-
 def _series_evidence(n_series: int, group: FloatArray, target: FloatArray, weight: FloatArray,
                      distance: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Per series (``group`` holds each example's): the weighted sum of its examples' log
@@ -255,42 +245,17 @@ def _series_evidence(n_series: int, group: FloatArray, target: FloatArray, weigh
     return log_sum.astype(np.float64), doublings.astype(np.float64)
 
 
+def _residual(target: FloatArray, oof: FloatArray, kind: np.ndarray, beyond: np.ndarray,
+              apply_correction: dict[str, bool]) -> FloatArray:
+    """log(measured / predicted): the base's error less the cross-fitted correction
+    where it applies (beyond the measured range, in a kind that keeps it)."""
+    corrected = beyond & np.where(kind == "weak", apply_correction["weak"],
+                                  apply_correction["strong"])
+    return np.where(corrected, target - oof, target)
+
+
 def _weighted_mean_abs(values: FloatArray, weight: FloatArray) -> float:
     return float(np.sum(np.abs(values) * weight) / np.sum(weight))
-
-
-@dataclass
-class Prediction:
-    runtime_s: float
-    lower_s: float
-    upper_s: float
-    law: str
-    overhead_coefficient: float
-    extrapolation_log2: float
-    beyond_calibration: bool
-
-
-@dataclass
-class Predictions:
-    """Predictions at many scales of one series, as columns: a batch estimate writes
-    them as they are, without one :class:`Prediction` object per query."""
-
-    runtime_s: FloatArray
-    lower_s: FloatArray
-    upper_s: FloatArray
-    law: str
-    overhead_coefficient: FloatArray
-    extrapolation_log2: FloatArray
-    beyond_calibration: np.ndarray  # bool
-
-    def rows(self) -> list[Prediction]:
-        """One :class:`Prediction` per scale, as :meth:`HybridPredictor.predict` returns."""
-        return [Prediction(runtime_s=r, lower_s=lo, upper_s=up, law=self.law,
-                           overhead_coefficient=c, extrapolation_log2=d, beyond_calibration=b)
-                for r, lo, up, c, d, b in zip(
-                    self.runtime_s.tolist(), self.lower_s.tolist(), self.upper_s.tolist(),
-                    self.overhead_coefficient.tolist(), self.extrapolation_log2.tolist(),
-                    self.beyond_calibration.tolist(), strict=True)]
 
 
 class HybridPredictor:
@@ -321,73 +286,83 @@ class HybridPredictor:
         weight, kind, group = data["weight"], data["kind"], data["group"]
         law_logs = data["law_logs"]
         distance = np.log2(data["scale"] / data["scale_max"])
-        # the law and its correction are chosen and learned on extrapolation; the
-        # interior (interpolation) examples only calibrate the intervals there
+        # the correction is learned on extrapolation; the interior (interpolation)
+        # examples only calibrate the intervals there
         beyond = distance > 0
-
-        # 1. the base law per scaling kind, by pooled nested-extrapolation error
-        self.base_law_: dict[str, str] = {}
-        for k in KINDS:
-            mask = (kind == k) & beyond
-            if not mask.any():
-                self.base_law_[k] = "amdahl" if k == "strong" else "gustafson"
-                continue
-            errors = [_weighted_mean_abs(data["log_runtime"][mask] - law_logs[mask, j],
-                                         weight[mask]) for j in range(len(CANDIDATE_LAWS))]
-            self.base_law_[k] = CANDIDATE_LAWS[int(np.argmin(errors))]
-        base_index = np.array([CANDIDATE_LAWS.index(self.base_law_[k]) for k in kind])
-        base_log = law_logs[np.arange(kind.size), base_index]
+        base_log = ensemble_log(law_logs)
         target = data["log_runtime"] - base_log
-        series_app, app_rate = self._fit_app_evidence(usable, group[beyond], target[beyond],
-                                                      weight[beyond], distance[beyond])
-        features = _features(data["summary"], data["scale"], data["scale_max"], law_logs,
-                             base_log, app_rate[group.astype(np.int64)])
+        series_app, app_rate, app_evidence = self._fit_app_evidence(
+            usable, group[beyond], target[beyond], weight[beyond], distance[beyond])
+        rows = features(data["summary"], data["scale"], data["scale_max"], law_logs,
+                        base_log, app_rate[group.astype(np.int64)])
 
-        # 2. cross-fitted correction, kept per kind only where it beats the plain law
-        oof = self._oof_correction(features, target, weight, group, beyond)
-        self.apply_correction_: dict[str, bool] = {}
+        # 1. cross-fitted correction, kept per kind only where it beats the plain base
+        oof = self._oof_correction(rows, target, weight, group, beyond)
+        apply_correction: dict[str, bool] = {}
         for k in KINDS:
             mask = (kind == k) & beyond
             n_series = np.unique(group[mask]).size
             if n_series < self.min_series_for_correction:
-                self.apply_correction_[k] = False
+                apply_correction[k] = False
                 continue
             corrected = _weighted_mean_abs(target[mask] - oof[mask], weight[mask])
             plain = _weighted_mean_abs(target[mask], weight[mask])
-            self.apply_correction_[k] = corrected < plain
-        residual = self._residual(target, oof, kind, beyond)
+            apply_correction[k] = corrected < plain
+        residual = _residual(target, oof, kind, beyond, apply_correction)
 
-        # 3. intervals: a spread model for |residual|, then conformal quantiles of the
-        # normalised cross-fitted residuals, per kind where it has enough series
-        log_spread, score = self._normalised_scores(features, residual, weight, group)
-        pooled = DistanceConformal().fit(score, distance)
-        self.conformal_: dict[str, DistanceConformal] = {}
-        self.n_series_by_kind_: dict[str, int] = {}
-        for k in KINDS:
-            mask = kind == k
-            own_series = int(np.unique(group[mask & beyond]).size)
-            self.n_series_by_kind_[k] = own_series
-            self.conformal_[k] = (DistanceConformal().fit(score[mask], distance[mask])
-                                  if own_series >= self.min_series_for_correction else pooled)
-        self.new_app_conformal_ = self._fit_new_app_conformal(
-            features, target, weight, distance, kind, series_app[group.astype(np.int64)])
-        self.spread_regressor_ = self._regressor().fit(features, log_spread, weight)
-        self.regressor_ = self._regressor().fit(features[beyond], target[beyond],
-                                                weight[beyond])
-        self.n_series_ = len(usable)
-        self.n_examples_ = int(beyond.sum())
-        self.metrics_ = {
-            "nested_mean_abs_log_error_plain": _weighted_mean_abs(target[beyond],
-                                                                  weight[beyond]),
-            "nested_mean_abs_log_error_hybrid": _weighted_mean_abs(residual[beyond],
-                                                                   weight[beyond])}
+        # 2. intervals: a spread model for |residual|, then conformal quantiles of the
+        # normalised cross-fitted residuals; cross-fitted by application where there
+        # are enough applications (_app_scores), else by series, per kind where it has
+        # enough series
+        n_series_by_kind = {k: int(np.unique(group[(kind == k) & beyond]).size)
+                            for k in KINDS}
+        app = series_app[group.astype(np.int64)]
+        if np.unique(app).size >= self.min_series_for_correction:
+            calibrated_by = "application"
+            log_spread, score = self._app_scores(rows, target, weight, distance, kind, app,
+                                                 apply_correction)
+            pooled = DistanceConformal().fit(score, distance)
+            conformal = {k: pooled for k in KINDS}
+        else:
+            calibrated_by = "series"
+            log_spread, score = self._normalised_scores(rows, residual, weight, group)
+            pooled = DistanceConformal().fit(score, distance)
+            conformal = {k: (DistanceConformal().fit(score[kind == k], distance[kind == k])
+                             if n_series_by_kind[k] >= self.min_series_for_correction
+                             else pooled) for k in KINDS}
+        self.model_ = RuntimeModel(
+            apply_correction=apply_correction, app_evidence=app_evidence, conformal=conformal,
+            calibrated_by=calibrated_by,
+            correction_trees=self._regressor().fit(rows[beyond], target[beyond],
+                                                   weight[beyond]).ensemble_,
+            spread_trees=self._regressor().fit(rows, log_spread, weight).ensemble_,
+            # 3. the noise floor, from the series with repeats
+            noise_floor=NoiseFloor.fit(series_list),
+            n_series=len(usable), n_examples=int(beyond.sum()),
+            n_series_by_kind=n_series_by_kind,
+            min_series_for_calibration=self.min_series_for_correction,
+            metrics={"nested_mean_abs_log_error_plain": _weighted_mean_abs(target[beyond],
+                                                                           weight[beyond]),
+                     "nested_mean_abs_log_error_hybrid": _weighted_mean_abs(residual[beyond],
+                                                                            weight[beyond])})
         return self
 
+    def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
+                ctx: SeriesContext | None = None) -> list[Prediction]:
+        """:meth:`RuntimeModel.predict` of the fitted model."""
+        return self.model_.predict(series, scales, confidence, ctx)
+
+    def predict_columns(self, series: Series, scales: FloatArray, confidence: float = 0.9,
+                        ctx: SeriesContext | None = None) -> Predictions:
+        """:meth:`RuntimeModel.predict_columns` of the fitted model."""
+        return self.model_.predict_columns(series, scales, confidence, ctx)
+
     def _fit_app_evidence(self, usable: list[Series], group: FloatArray, target: FloatArray,
-                          weight: FloatArray, distance: FloatArray) -> tuple[IntArray, FloatArray]:
-        """Sum each application's evidence (:meth:`app_rate`) from the extrapolation
-        examples given; return each series' application (an index) and the rate each
-        series of ``usable`` trains with.
+                          weight: FloatArray, distance: FloatArray,
+                          ) -> tuple[IntArray, FloatArray, dict[str, tuple[float, float, int]]]:
+        """Sum each application's evidence (:meth:`RuntimeModel.app_rate`) from the
+        extrapolation examples given; return each series' application (an index), the
+        rate each series of ``usable`` trains with, and the evidence per application.
 
         A series trains with its application's rate from the series in the other folds
         only (cross-fitted target encoding, as scikit-learn's TargetEncoder). Leaving out
@@ -408,38 +383,38 @@ class HybridPredictor:
         app_log = cell_log.reshape(names.size, self.n_folds).sum(axis=1)
         app_doublings = cell_doublings.reshape(names.size, self.n_folds).sum(axis=1)
         app_series = np.bincount(app_of, minlength=names.size)
-        self.app_evidence_ = {name: (float(log_sum), float(doublings), int(count))
+        evidence = {name: (float(log_sum), float(doublings), int(count))
                               for name, log_sum, doublings, count in zip(
                                   names.tolist(), app_log, app_doublings, app_series,
                                   strict=True)}
         return app_of, ((app_log[app_of] - cell_log[cell])
-                        / (app_doublings[app_of] - cell_doublings[cell] + APP_PRIOR_DOUBLINGS))
+                        / (app_doublings[app_of] - cell_doublings[cell] + APP_PRIOR_DOUBLINGS)
+                        ), evidence
 
-    def _fit_new_app_conformal(self, features: FloatArray, target: FloatArray,
-                               weight: FloatArray, distance: FloatArray, kind: np.ndarray,
-                               app: IntArray) -> DistanceConformal | None:
-        """Intervals for an application no other training series shares, calibrated on
-        residuals of trees that never saw the application (cross-fitted by application,
-        with no application evidence); None with fewer applications than
-        ``min_series_for_correction``, too few for their residuals to stand for the next
-        one's (a pool of RELeARN, LULESH and one new code gave intervals of +-1%).
+    def _app_scores(self, features: FloatArray, target: FloatArray, weight: FloatArray,
+                    distance: FloatArray, kind: np.ndarray, app: IntArray,
+                    apply_correction: dict[str, bool]) -> tuple[FloatArray, FloatArray]:
+        """The log spreads and normalised conformal scores of residuals of trees that
+        never saw the residual's application (cross-fitted by application, with no
+        application evidence).
 
-        The other intervals are calibrated on residuals cross-fitted by series: an
-        application's other series were in training. Those residuals are exchangeable
-        with a new series of a known application, not with a new application's. One
-        assignment of applications to folds, not ``n_repeats``: these fits only serve
-        queries about a new application, and one assignment already adds ten tree fits,
-        28% of the training time on the bundled data (2.5 s to 3.2 s).
+        Why by application: a store that has never run an application at large scale
+        (the use) has no series whose residuals beyond the measured range are
+        exchangeable with the query's; an application's other series were. Under the
+        store-cut backtest (bench/storecut_research.py, fixed ensemble base), residuals
+        cross-fitted by series gave 90% intervals holding 0.80 of the test runs pooled
+        in extrapolation and 0.72 in few-shot (VASP 0.73 and 0.61, PencilFFTs 0.62 and
+        0.52); by application, 0.87 and 0.83. Needs ``min_series_for_correction``
+        applications or more: with fewer, their residuals do not stand for the next
+        one's (a pool of RELeARN, LULESH and one new code gave intervals of +-1%). One
+        assignment of applications to folds, not ``n_repeats``.
         """
-        if np.unique(app).size < self.min_series_for_correction:
-            return None
         features = features.copy()
         features[:, FEATURE_NAMES.index("app_prior_log")] = 0.0
         beyond = distance > 0
         oof = self._oof_correction(features, target, weight, app, beyond, n_repeats=1)
-        residual = self._residual(target, oof, kind, beyond)
-        _, score = self._normalised_scores(features, residual, weight, app, n_repeats=1)
-        return DistanceConformal().fit(score, distance)
+        residual = _residual(target, oof, kind, beyond, apply_correction)
+        return self._normalised_scores(features, residual, weight, app, n_repeats=1)
 
     def _oof_correction(self, features: FloatArray, target: FloatArray, weight: FloatArray,
                         group: np.ndarray, beyond: np.ndarray,
@@ -451,14 +426,6 @@ class HybridPredictor:
         oof[beyond] = self._cross_fit(features[beyond], target[beyond], weight[beyond],
                                       group[beyond], n_repeats)
         return oof
-
-    def _residual(self, target: FloatArray, oof: FloatArray, kind: np.ndarray,
-                  beyond: np.ndarray) -> FloatArray:
-        """log(measured / predicted): the base law's error less the cross-fitted
-        correction where it applies (beyond the measured range, in a kind that keeps it)."""
-        corrected = beyond & np.where(kind == "weak", self.apply_correction_["weak"],
-                                      self.apply_correction_["strong"])
-        return np.where(corrected, target - oof, target)
 
     def _normalised_scores(self, features: FloatArray, residual: FloatArray,
                            weight: FloatArray, group: np.ndarray,
@@ -498,139 +465,5 @@ class HybridPredictor:
                 total[test] += reg.predict(features[test])
         return total / n_repeats
 
-    def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
-                ctx: SeriesContext | None = None) -> list[Prediction]:
-        """Predictions for ``series`` (its runs as context) at each of ``scales``."""
-        return self.predict_columns(series, scales, confidence, ctx).rows()
 
-    def predict_columns(self, series: Series, scales: FloatArray, confidence: float = 0.9,
-                        ctx: SeriesContext | None = None) -> Predictions:
-        """:meth:`predict` as columns, one vectorised pass for all of ``scales``.
-
-        Every value depends on the scale alone, and a batch asks for the same few scales
-        of a series many times over, so each distinct scale is predicted once.
-        """
-        ctx = ctx or fit_context(series)
-        p, inverse = np.unique(np.asarray(scales, dtype=float), return_inverse=True)
-        logs = law_log_predictions(ctx, p)
-        kind = _kind(series)
-        base_name = self.base_law_[kind]
-        base_log = logs[base_name]
-        law_matrix = np.column_stack([logs[name] for name in CANDIDATE_LAWS])
-        n = p.size
-        new_app = self.is_new_app(series.key.app)
-        # a new application trained with no other series' evidence, so it answers so
-        app_rate = 0.0 if new_app else self.app_rate(series.key.app)
-        features = _features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
-                             law_matrix, base_log, np.full(n, app_rate))
-        distance = features[:, 0]
-        correction = np.zeros(n)
-        if self.apply_correction_[kind]:
-            correction = np.where(distance > 0, self.regressor_.predict(features), 0.0)
-        spread = np.exp(self.spread_regressor_.predict(features))
-        conformal = self.conformal_[kind]
-        if new_app and self.new_app_conformal_ is not None:
-            conformal = self.new_app_conformal_
-        bands = [conformal.bounds(max(float(d), 0.0), confidence) for d in distance]
-        runtime_s = np.exp(base_log + correction)
-        lower_s = runtime_s * np.exp(np.array([b.lower for b in bands]) * spread)
-        upper_s = runtime_s * np.exp(np.array([b.upper for b in bands]) * spread)
-        beyond = np.array([b.beyond_calibration for b in bands], dtype=bool)
-        return Predictions(
-            runtime_s=runtime_s[inverse], lower_s=lower_s[inverse], upper_s=upper_s[inverse],
-            law=base_name, overhead_coefficient=np.exp(correction)[inverse],
-            extrapolation_log2=distance[inverse], beyond_calibration=beyond[inverse])
-
-    def app_rate(self, app: str) -> float:
-        """The log error of the base law per doubling beyond the measured range that the
-        training series of ``app`` showed, pooled and shrunk toward 0 (c = 1); 0 for an
-        application trained on without such evidence, or not at all.
-
-        A series asked about draws on all of its application's evidence, its own nested
-        extrapolations included: they are measurements, and the artifact keeps the sums
-        per application only. In training a series sees the other folds' evidence only
-        (:meth:`_fit_app_evidence`), as a target encoder is fitted across folds and then
-        applied with every row.
-        """
-        log_sum, doublings, _ = self.app_evidence_.get(app, (0.0, 0.0, 0))
-        return log_sum / (doublings + APP_PRIOR_DOUBLINGS)
-
-    def is_new_app(self, app: str) -> bool:
-        """Whether no more than one training series (the one asked about) is of ``app``:
-        then there is nothing of the application to borrow, and its intervals are
-        calibrated for a new application."""
-        return self.app_evidence_.get(app, (0.0, 0.0, 0))[2] <= 1
-
-    def new_app_note(self, app: str) -> str | None:
-        """What an estimate for ``app`` should say when the application is new (else
-        None): it borrows nothing, and how its interval was calibrated."""
-        if not self.is_new_app(app):
-            return None
-        if self.new_app_conformal_ is None:
-            return (f"no other series of {app} was trained on, and too few applications "
-                    "to calibrate intervals for a new one: nothing of the application to "
-                    "borrow, and the interval may be too narrow")
-        return (f"no other series of {app} was trained on: nothing of the application to "
-                "borrow, and the interval is calibrated on applications left out of "
-                "training")
-
-    def thin_calibration(self, weak: bool) -> str | None:
-        """A warning when this scaling kind had too few series of its own to calibrate
-        its intervals (they were calibrated on all series pooled), else None."""
-        kind = "weak" if weak else "strong"
-        n_series = self.n_series_by_kind_[kind]
-        if n_series >= self.min_series_for_correction:
-            return None
-        return (f"only {n_series} {kind}-scaling series with 3+ scales were trained on, so "
-                "the interval is calibrated on all series pooled and may be too narrow; "
-                "train on more series (e.g. 'perfpredict datasets load')")
-
-    def to_dict(self) -> dict[str, Any]:
-        """The learned state as JSON-ready data: each booster as XGBoost's own JSON, and
-        as the tree table (:mod:`perfpredict.overhead.trees`) an estimate reads instead."""
-        return {
-            "params": {"n_folds": self.n_folds, "n_repeats": self.n_repeats,
-                       "min_series_for_correction": self.min_series_for_correction,
-                       "regressor_params": self.regressor_params,
-                       "random_state": self.random_state},
-            "feature_names": list(FEATURE_NAMES),
-            "base_law": self.base_law_, "apply_correction": self.apply_correction_,
-            "app_evidence": {app: list(sums) for app, sums in self.app_evidence_.items()},
-            "new_app_conformal": (None if self.new_app_conformal_ is None
-                                  else self.new_app_conformal_.to_dict()),
-            "conformal": {k: c.to_dict() for k, c in self.conformal_.items()},
-            "booster_json": self.regressor_.model_json_,
-            "spread_booster_json": self.spread_regressor_.model_json_,
-            # the same trees, as tables an estimate reads without parsing the JSON above
-            "booster_table": self.regressor_.ensemble_.to_table(),
-            "spread_booster_table": self.spread_regressor_.ensemble_.to_table(),
-            "n_series": self.n_series_, "n_examples": self.n_examples_,
-            "n_series_by_kind": self.n_series_by_kind_,
-            "metrics": self.metrics_,
-        }
-
-    @classmethod
-    def from_dict(cls, doc: dict[str, Any]) -> HybridPredictor:
-        if doc["feature_names"] != list(FEATURE_NAMES):
-            raise ValueError("the artifact's features differ from this perfpredict's")
-        self = cls(**doc["params"])
-        self.base_law_ = dict(doc["base_law"])
-        self.apply_correction_ = dict(doc["apply_correction"])
-        self.app_evidence_ = {app: (float(log_sum), float(doublings), int(count))
-                              for app, (log_sum, doublings, count) in doc["app_evidence"].items()}
-        new_app = doc["new_app_conformal"]
-        self.new_app_conformal_ = None if new_app is None else DistanceConformal.from_dict(new_app)
-        self.conformal_ = {k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()}
-        # artifacts written before the tree tables answer from the boosters' JSON
-        self.regressor_ = OverheadRegressor.from_json(doc["booster_json"],
-                                                      doc.get("booster_table"))
-        self.spread_regressor_ = OverheadRegressor.from_json(doc["spread_booster_json"],
-                                                             doc.get("spread_booster_table"))
-        self.n_series_, self.n_examples_ = doc["n_series"], doc["n_examples"]
-        self.n_series_by_kind_ = dict(doc["n_series_by_kind"])
-        self.metrics_ = doc["metrics"]
-        return self
-
-
-__all__ = ["FEATURE_NAMES", "HybridPredictor", "Prediction", "Predictions",
-           "nested_examples"]
+__all__ = ["HybridPredictor", "nested_examples"]
