@@ -138,8 +138,12 @@ def epoch_s(name: str, value: float | int | None) -> float | None:
 
 
 def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
-    """Epoch seconds UTC from sacct's local ``YYYY-MM-DDTHH:MM:SS`` read in ``zone``;
-    ``Unknown``/``None``/empty is None.
+    """Epoch seconds UTC from sacct's local ``YYYY-MM-DDTHH:MM:SS`` read in ``zone``, or
+    from plain epoch seconds (``SLURM_TIME_FORMAT=%s``), which are UTC whatever ``zone``
+    says; ``Unknown``/``None``/empty is None.
+
+    >>> local_epoch_s("End", "1690964225", ZoneInfo("Europe/Berlin"))
+    1690964225.0
 
     A wall-clock time that occurs twice when clocks go back is read as the first
     occurrence (``fold=0``); export with ``TZ=UTC sacct ...`` to avoid the ambiguity.
@@ -147,6 +151,8 @@ def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
     text = text.strip()
     if text.upper() in NO_TIME:
         return None
+    if is_digits(text):  # SLURM_TIME_FORMAT=%s (jobstats' export): epoch seconds, UTC
+        return epoch_s(name, int(text))
     if not _LOCAL_TIME.match(text):
         raise FieldError(f"{name} {text!r} is not a time like 2024-05-01T12:00:00 "
                          "(was SLURM_TIME_FORMAT set when exporting?)")
@@ -237,9 +243,10 @@ SLURM_FINISHED_STATES = frozenset({
 SLURM_UNFINISHED_STATES = frozenset({"PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED"})
 
 
-def slurm_state(text: str) -> str | None:
+def slurm_state(text: str, *, keep_unfinished: bool = False) -> str | None:
     """The base state of a Slurm job (``CANCELLED by 102216`` is ``CANCELLED``), or None
-    for a job still pending or running, which is not a run yet.
+    for a job still pending or running, which is not a run yet (its state all the same
+    with ``keep_unfinished``: jobs to advise a walltime for have not run).
 
     An unknown state is a :class:`FieldError`: guessing whether a job finished would put
     half-run jobs among the measurements.
@@ -249,7 +256,7 @@ def slurm_state(text: str) -> str | None:
     if state in SLURM_FINISHED_STATES:
         return state
     if state in SLURM_UNFINISHED_STATES:
-        return None
+        return state if keep_unfinished else None
     raise FieldError(
         f"unknown job state {text.strip()!r}; expected one of "
         f"{', '.join(sorted(SLURM_FINISHED_STATES | SLURM_UNFINISHED_STATES))}"

@@ -239,9 +239,11 @@ def split_fields(block: LineBlock, delimiter: bytes, n_columns: int,
     first = np.searchsorted(positions, block.starts)
     counts = np.diff(np.append(first, len(positions)))
     last = first + counts - 1
+    # The rule of sacct_rows.Layout.split: with a trailing delimiter (-p) every line has
+    # exactly one delimiter per column and ends with one; else one fewer.
     trailing = trailing_delimiter & (counts == n_columns) & (
         positions[np.maximum(last, 0)] + width == block.ends if len(positions) else False)
-    ok = ((counts == n_columns - 1) | trailing) & ~odd
+    ok = (trailing if trailing_delimiter else counts == n_columns - 1) & ~odd
     keep = np.repeat(ok, counts)
     keep[last[ok & trailing]] = False
     lines = np.flatnonzero(ok)
