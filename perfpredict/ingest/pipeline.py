@@ -3,8 +3,14 @@
 Guarantees a user relies on:
 
 * A file already ingested (same sha256 and format) stores nothing and says so.
-* Runs carry a natural key (system + job id, or a content hash for benchmark rows), so a
-  job seen in two overlapping accounting dumps is stored once.
+* Runs carry a natural key, system + job id, so a job seen in two overlapping
+  accounting dumps is stored once. A row without a job id (a benchmark result) is keyed
+  by its content, the file's sha256 and its occurrence in that file: identical rows are
+  repeated measurements, kept whether they repeat within a file or in a later file,
+  while the same file ingested again stores nothing (an edited file is a new file, so
+  its rows are stored again).
+* Jobs the parser skipped as not run yet (pending, running) are counted, and a file
+  that yields nothing, or no runtime at all, gets a warning.
 * ``on_error="fail"`` (default): the first bad record refuses the whole file with its
   path, 1-based line and reason; nothing from it is stored. ``on_error="skip"``: good
   records are stored and bad ones go to the rejects table with their reason.
@@ -36,9 +42,10 @@ from perfpredict.ingest.records import (
     ParsedItem,
     RunBatch,
     RunRecord,
+    Skipped,
 )
 from perfpredict.ingest.registry import get_batch_parser
-from perfpredict.ingest.textio import file_sha256
+from perfpredict.ingest.textio import file_sha256, readable_file
 from perfpredict.store import Store
 from perfpredict.store.dialect import (
     insert_ignoring_duplicates,
@@ -69,9 +76,26 @@ class BatchReport:
     n_attached: int = 0
     n_duplicates: int = 0
     n_rejected: int = 0
+    #: Jobs not run yet (pending, running...), skipped.
+    n_unfinished: int = 0
+    #: Records with a runtime (a file whose records have none gets a warning).
+    n_with_runtime: int = 0
     already_ingested: bool = False
     new_systems: list[str] = field(default_factory=list)
     first_rejects: list[dict[str, Any]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def add_warnings(self) -> None:
+        """The warnings a user must see: a file that gave nothing, or no runtimes."""
+        if self.n_records or self.n_rejected or self.n_unfinished:
+            if self.n_records and not self.n_with_runtime and not self.n_attached:
+                self.warnings.append(
+                    f"none of the {self.n_records} records has a runtime (no Elapsed, "
+                    "ElapsedRaw or runtime_s, and no Start and End); they cannot train "
+                    "a prediction")
+            return
+        self.warnings.append("the file holds no records; is it empty, or of another "
+                             "format than " + repr(self.format) + "?")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -93,17 +117,12 @@ def content_digests(batch: RunBatch, rows: list[int]) -> list[str]:
             for values in rows_values]
 
 
-def _content_key(system: str, digest: str, seen: Counter[str]) -> str:
-    """The natural key of a row identified by its content."""
-    # Identical benchmark rows in one file are genuine repetitions: number them.
+def _content_key(system: str, digest: str, file_sha256: str, seen: Counter[str]) -> str:
+    """The natural key of a row identified by its content: the content digest, the
+    file's sha256 and the occurrence of that content in the file. Identical benchmark
+    rows are genuine repetitions, within a file or in a later one: both are kept."""
     seen[digest] += 1
-    return f"{system}|sha1:{digest}#{seen[digest]}"
-
-
-def _natural_key(system: str, record: RunRecord, seen: Counter[str]) -> str:
-    if record.key is not None:
-        return f"{system}|{record.key}"
-    return _content_key(system, content_digests(RunBatch.of([record]), [0])[0], seen)
+    return f"{system}|sha1:{digest}@{file_sha256}#{seen[digest]}"
 
 
 def _json_texts(values: list[Any], cache: dict[int, tuple[Any, str]]) -> list[str | None]:
@@ -124,11 +143,12 @@ def _json_texts(values: list[Any], cache: dict[int, tuple[Any, str]]) -> list[st
     return out
 
 
-def _chunks(items: Iterable[BatchItem], size: int) -> Iterator[RunBatch | list[ParsedItem]]:
+def _chunks(items: Iterable[BatchItem], size: int,
+            ) -> Iterator[RunBatch | Skipped | list[ParsedItem]]:
     """Batches as they come, single items gathered into lists of up to ``size``."""
     chunk: list[ParsedItem] = []
     for item in items:
-        if isinstance(item, RunBatch):
+        if isinstance(item, RunBatch | Skipped):
             if chunk:
                 yield chunk
                 chunk = []
@@ -146,9 +166,10 @@ class _FileIngest:
     """State of one file's ingest inside its transaction."""
 
     def __init__(self, conn: Connection, path: Path, fmt: str, options: IngestOptions,
-                 report: BatchReport, batch_id: int, catalog_names: dict[str, str]) -> None:
+                 report: BatchReport, batch_id: int, catalog_names: dict[str, str],
+                 sha256: str) -> None:
         self.conn, self.path, self.fmt, self.options = conn, path, fmt, options
-        self.report, self.batch_id = report, batch_id
+        self.report, self.batch_id, self.sha256 = report, batch_id, sha256
         self.seen: Counter[str] = Counter()
         self.json_cache: dict[int, tuple[Any, str]] = {}
         self.known_systems = set(conn.execute(select(systems.c.name)).scalars())
@@ -204,15 +225,17 @@ class _FileIngest:
     def store_attached(self, record: RunRecord) -> None:
         """A record that belongs to a stored run (Darshan I/O), inserted when none is."""
         self.report.n_records += 1
+        self.report.n_with_runtime += record.runtime_s is not None
         system = self.system_of(record.system, record.line_no, record.app)
         if system is None:
             return
-        key = _natural_key(system, record, self.seen)
+        key = self.natural_keys(RunBatch.of([record]), [system])[0]
         if not self.attach(system, key, record):
             self.insert(RunBatch.of([record]), [system], [key])
 
     def store_batch(self, batch: RunBatch) -> None:
         self.report.n_records += len(batch)
+        self.report.n_with_runtime += sum(v is not None for v in batch.column("runtime_s"))
         decided = self.systems_of(batch)
         systems = [system for system in decided if system is not None]
         if len(systems) < len(batch):  # rejected rows (--on-error skip) are left out
@@ -225,7 +248,7 @@ class _FileIngest:
         natural = [f"{system}|{key}" for system, key in zip(systems, keys, strict=True)]
         unkeyed = [i for i, key in enumerate(keys) if key is None]
         for i, digest in zip(unkeyed, content_digests(batch, unkeyed), strict=True):
-            natural[i] = _content_key(systems[i], digest, self.seen)
+            natural[i] = _content_key(systems[i], digest, self.sha256, self.seen)
         return natural
 
     def systems_of(self, batch: RunBatch) -> list[str | None]:
@@ -351,8 +374,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     options = options or IngestOptions()
     path = Path(path)
     parse = get_batch_parser(fmt)
-    if not path.is_file():
-        raise BadInputError("no such file; check the path", path=path)
+    readable_file(path)
     sha256 = file_sha256(path)
     report = BatchReport(path=str(path), format=fmt)
     catalog_names = _catalog_names(store)
@@ -371,9 +393,12 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
             report.n_duplicates = conn.execute(select(ingest_batches.c.n_records).where(
                 ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).scalar_one()
             return report
-        state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names)
+        state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names, sha256)
         with _large_page_cache(conn), _cycle_collection_paused():
             for chunk in _chunks(parse(path, options), CHUNK_RECORDS):
+                if isinstance(chunk, Skipped):
+                    report.n_unfinished += chunk.n_unfinished
+                    continue
                 if isinstance(chunk, RunBatch):
                     state.store_batch(chunk)
                 else:
@@ -384,6 +409,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
             select(func.count()).select_from(runs).where(runs.c.batch_id == batch_id)
         ).scalar_one()
         report.n_duplicates = report.n_records - report.n_stored - report.n_attached
+        report.add_warnings()
         conn.execute(ingest_batches.update().where(ingest_batches.c.id == batch_id).values(
             n_records=report.n_records, n_stored=report.n_stored,
             n_duplicates=report.n_duplicates, n_rejected=report.n_rejected,
