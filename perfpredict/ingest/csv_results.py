@@ -4,7 +4,11 @@ Columns (DESIGN.md contract): app, system, problem_size, nodes, ranks_per_node,
 threads_per_rank, runtime_s; optional io_bytes, total_ranks (stands in for nodes when the
 node count is unknown, as in RELeARN), job_id, user, submit_time, requested_walltime_s and
 every other column of the store's run table (so ``runs export`` ingests back unchanged).
-Unknown columns are kept as extra fields, never rejected.
+Unknown columns are kept as extra fields, never rejected. Numbers and times may be
+missing (empty, NA, none, unknown, -); text columns are missing only when empty, since
+"unknown" is an application or user name as good as any (SWF logs have one). A runtime
+of 0 and a missing scale (nodes and total_ranks) are accepted only on a row with a
+job_id or a state: a scheduler job that never ran, as ``runs export`` writes it.
 """
 
 from __future__ import annotations
@@ -114,9 +118,8 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     for name in _FLOAT_FIELDS:
         if name in row:
             values[name] = _number(name, row[name])
-    for name in _TEXT_FIELDS:
-        text = (row.get(name) or "").strip()
-        values[name] = text if text.lower() not in _MISSING else None
+    for name in _TEXT_FIELDS:  # "unknown" is a name here (SWF's application, a user)
+        values[name] = (row.get(name) or "").strip() or None
     for name, column in _TIME_FIELDS.items():
         if name in row:
             values[column] = _checked_timestamp(name, row[name])
@@ -128,8 +131,11 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     runtime_s = values.get("runtime_s")
     if runtime_s is None and require_runtime:
         raise _FieldError("runtime_s is empty; every benchmark run needs its runtime")
-    if runtime_s is not None and runtime_s <= 0:
-        raise _FieldError(f"runtime_s must be positive, got {runtime_s:g}")
+    # A scheduler job (as `runs export` writes one) may never have run, on no node.
+    is_job = bool(values["job_id"] or values["state"])
+    if runtime_s is not None and (runtime_s < 0 or (runtime_s == 0 and not is_job)):
+        raise _FieldError(f"runtime_s must be positive, got {runtime_s:g} (0 only for a "
+                          "scheduler job, with its job_id or state, that never ran)")
     for name in ("runtime_s", "requested_walltime_s"):
         if (values.get(name) or 0) > MAX_DURATION_S:
             raise _FieldError(f"{name} of {values[name]:g} s is over a century; the row is "
@@ -138,7 +144,7 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
         if values.get(name) is not None and values[name] <= 0:
             raise _FieldError(f"{name} must be positive, got {values[name]:g}")
     nodes, ranks = values.get("nodes"), values.get("total_ranks")
-    if nodes is None and ranks is None:
+    if nodes is None and ranks is None and not is_job:
         raise _FieldError("neither 'nodes' nor 'total_ranks' is given; one is needed for scale")
     rpn = values.get("ranks_per_node")
     if ranks is None and nodes is not None and rpn is not None:
