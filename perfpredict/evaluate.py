@@ -182,7 +182,7 @@ def _blackbox(train: list[Series], codes: dict[str, dict[str, int]]) -> Callable
     import xgboost
 
     def features(series: Series, p: FloatArray) -> FloatArray:
-        app, system = series.key[0], series.key[1]
+        app, system = series.key.app, series.key.system
         n = p.size
         return np.column_stack([
             np.log2(p), np.full(n, series.ranks_per_node or np.nan),
@@ -320,9 +320,9 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
 
     def group_of(series: Series) -> str:
         if group_by == "app":
-            return series.key[0]
+            return series.key.app
         if group_by == "system":
-            return series.key[1]
+            return series.key.system
         return sources.get(series.key, "store")
 
     return summarise(backtest(series_list, split, group_of, confidence, repeats=repeats))
