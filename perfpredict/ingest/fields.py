@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
+from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from perfpredict.errors import BadInputError
@@ -42,8 +43,63 @@ _MEMORY_FACTOR = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P
 _LOCAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
 
 
+#: How tables (CSV) spell a missing number or time.
+MISSING = frozenset({"", "na", "nan", "none", "null", "unknown", "-"})
+
+
 class FieldError(ValueError):
     """One field of a record cannot be read; the message says which and how to fix it."""
+
+
+def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float | None:
+    """A finite number from text (``name`` says where, for the message), None when the
+    text is one of ``missing``. The one reader of numbers written as text, for the
+    parsers of CSV and SWF and for whatever else reads numbers from a table.
+
+    >>> number("column 'nodes'", "4"), number("column 'nodes'", "NA")
+    (4.0, None)
+    """
+    if text.strip().lower() in missing:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise FieldError(f"{name} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise FieldError(f"{name} must be finite, got {text!r}")
+    return value
+
+
+def whole_number(name: str, value: float | None, *, max_value: int | None = None) -> int | None:
+    """``value`` as an int when it is a whole number (at most ``max_value`` in size)."""
+    if value is None:
+        return None
+    if value != int(value):
+        raise FieldError(f"{name} must be a whole number, got {value:g}")
+    if max_value is not None and abs(value) > max_value:
+        raise FieldError(f"{name} is out of range (at most {max_value}), got {value:g}")
+    return int(value)
+
+
+def timestamp_s(name: str, text: str) -> float | None:
+    """Epoch seconds from epoch seconds or an ISO 8601 time (UTC when it names no zone),
+    between 1970 and 2100; a missing value is None."""
+    if text.strip().lower() in MISSING:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise FieldError(f"{name} must be ISO 8601 (2024-05-01T12:00:00) or epoch "
+                             f"seconds, got {text!r}") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt_timezone.utc)
+        value = moment.timestamp()
+    if not (math.isfinite(value) and 0 < value <= MAX_EPOCH_S):
+        raise FieldError(f"{name} is not a time between 1970 and 2100, got {text!r}")
+    return value
 
 
 def duration_s(name: str, text: str) -> float | None:
