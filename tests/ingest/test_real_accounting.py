@@ -211,6 +211,14 @@ def test_unfinished_jobs_are_counted(cli: Cli) -> None:
     assert "0 records" in result.stdout and "2 non-terminal jobs skipped" in result.stdout
 
 
+def test_unfinished_jobs_of_sacct_json_are_counted(cli: Cli) -> None:
+    result = cli("ingest", "sacct-json", str(shared_path(
+        "logs", "slurm", "sarc-generated-sacct-json-v0.0.43-mila_1714003200.json")))
+    assert result.exit_code == 0, result.output
+    assert "5 records, 5 stored" in result.stdout
+    assert "3 non-terminal jobs skipped" in result.stdout
+
+
 def test_an_empty_file_is_warned_about(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "empty.psv"
     path.write_text("")
