@@ -19,7 +19,7 @@ With ``--readers`` it measures instead what splits the sacct dump into fields, e
 its own child beside sqlite3's ``.import`` of the same file (issue 15: is the hand-written
 tokenizer worth keeping against the C readers that already do the job?):
 
-* handwritten: perfpredict's numpy tokenizer (``text_blocks.line_blocks`` +
+* handwritten: perfpredict's numpy tokenizer (``_text.blocks.line_blocks`` +
   ``split_fields``), every column of every line gathered as the parser gathers them;
 * pandas: ``read_csv(engine="c", sep="|", dtype=str)`` in chunks of 50k lines;
 * pyarrow: ``pyarrow.csv.open_csv`` (streaming, 4 MB blocks, every column a string),
@@ -68,7 +68,7 @@ _READERS = {
 import sys
 from pathlib import Path
 import numpy as np
-from perfpredict.ingest.text_blocks import line_blocks, split_fields
+from perfpredict.ingest._text.blocks import line_blocks, split_fields
 
 n_lines = 0
 n_columns = None

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import (
     MAX_COUNT,
     MAX_DURATION_S,
@@ -28,7 +29,6 @@ from perfpredict.ingest.fields import (
     whole_number,
 )
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
-from perfpredict.ingest.textio import numbered_lines
 from perfpredict.problem_size import problem_size_number
 
 DESCRIPTION = "benchmark results, one run per row (app, system, nodes, runtime_s, ...)"

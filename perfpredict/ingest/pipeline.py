@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from perfpredict.ingest._text.lines import file_sha256, readable_file
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
 from perfpredict.ingest.registry import get_batch_parser
-from perfpredict.ingest.textio import file_sha256, readable_file
 from perfpredict.store import Store
 from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 

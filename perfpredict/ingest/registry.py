@@ -68,7 +68,7 @@ def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS)) -> str:
 
     A file that none of these describe is bad input asking for the format by name.
     """
-    from perfpredict.ingest.textio import numbered_lines
+    from perfpredict.ingest._text.lines import numbered_lines
 
     name = path.name.lower().removesuffix(".gz")
     by_name = next((fmt for suffix, fmt in _SUFFIXES.items() if name.endswith(suffix)), None)

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
+from perfpredict.ingest._text.lines import open_binary
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import (
     BadRecord,
@@ -34,7 +35,6 @@ from perfpredict.ingest.records import (
     Skipped,
     expand_batches,
 )
-from perfpredict.ingest.textio import open_binary
 
 DESCRIPTION = "Slurm 'sacct --json' (Slurm 21.08 .. 25.x), one run per finished job"
 

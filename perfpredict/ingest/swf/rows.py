@@ -1,7 +1,7 @@
 """One SWF line at a time: the header comments, and the rule for every field.
 
 These functions are the definition of how a line is read (see :mod:`.swf` for the
-format and the mapping to runs). :mod:`.swf_columns` reads the common lines of a block
+format and the mapping to runs). :mod:`.columns` reads the common lines of a block
 as columns, with these rules applied once per distinct value where they build values,
 and hands every line it cannot vouch for to :meth:`LineReader.read`, in order.
 """
@@ -243,7 +243,7 @@ def _width_reason(n_fields: int, allow_extra: bool) -> str | None:
 class LineReader:
     """The per-line reading of an SWF file: header state, system, partial records.
 
-    The definition of every rule; :mod:`.swf_columns` reads the common lines of a block
+    The definition of every rule; :mod:`.columns` reads the common lines of a block
     as columns and hands every other line here, in order.
     """
 

@@ -25,10 +25,10 @@ in ``--timezone``, or epoch seconds (``SLURM_TIME_FORMAT=%s``), which are UTC.
 Fields: ``-P`` lines have one field per column; ``-p`` lines have the same and end with
 the delimiter. A line with any other count is a bad record, never shifted.
 
-The file is read in blocks of lines (:mod:`.text_blocks`), each converted column by
-column (:mod:`.sacct_columns`, with the per-row rules of :mod:`.sacct_rows` for whatever
-the column readers cannot vouch for) and its steps folded into the open jobs
-(:mod:`.sacct_folding`), so memory stays bounded on dumps of any size.
+The file is read in blocks of lines (:mod:`perfpredict.ingest._text.blocks`), each
+converted column by column (:mod:`.columns`, with the per-row rules of :mod:`.rows` for
+whatever the column readers cannot vouch for) and its steps folded into the open jobs
+(:mod:`.folding`), so memory stays bounded on dumps of any size.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from perfpredict.ingest import fields
+from perfpredict.ingest._text.blocks import LineBlock, line_blocks
 from perfpredict.ingest.field_columns import RuleMemo
 from perfpredict.ingest.records import (
     BadRecord,
@@ -46,10 +47,9 @@ from perfpredict.ingest.records import (
     Skipped,
     expand_batches,
 )
-from perfpredict.ingest.sacct_columns import read_block
-from perfpredict.ingest.sacct_folding import MAX_OPEN_JOBS, StepFolder
-from perfpredict.ingest.sacct_rows import XDMOD_COLUMNS, Layout, detect_layout
-from perfpredict.ingest.text_blocks import LineBlock, line_blocks
+from perfpredict.ingest.sacct.columns import read_block
+from perfpredict.ingest.sacct.folding import MAX_OPEN_JOBS, StepFolder
+from perfpredict.ingest.sacct.rows import XDMOD_COLUMNS, Layout, detect_layout
 
 __all__ = ["DESCRIPTION", "MAX_OPEN_JOBS", "XDMOD_COLUMNS", "parse", "parse_batches"]
 

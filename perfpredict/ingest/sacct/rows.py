@@ -1,6 +1,6 @@
 """One ``sacct -P`` line at a time: the layout of the fields, and the rule for every field.
 
-These functions are the definition of how a row is read. :mod:`.sacct_columns` applies
+These functions are the definition of how a row is read. :mod:`.columns` applies
 the same rules to whole columns (once per distinct value, or with a column reader from
 :mod:`.field_columns` for the common spelling) and sends every row it cannot read that
 way to :func:`read_line`, so an odd value gets the same value or error on either path.

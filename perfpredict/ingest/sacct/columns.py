@@ -1,6 +1,6 @@
 """A block of ``sacct -P`` lines read column by column.
 
-The rules are those of :mod:`.sacct_rows`: fields with few distinct values (state, exit
+The rules are those of :mod:`.rows`: fields with few distinct values (state, exit
 code, partition, TRES, job name...) go through the scalar rule once per distinct value,
 ids, times, elapsed seconds and step usage through the column readers of
 :mod:`.field_columns`. A row any of them cannot read, and every line that does not split
@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from perfpredict.ingest import sacct_rows
+from perfpredict.ingest._text.blocks import ByteColumn, FieldTable, LineBlock, split_fields
 from perfpredict.ingest.field_columns import (
     DistinctMap,
     Factorized,
@@ -32,10 +32,10 @@ from perfpredict.ingest.field_columns import (
 )
 from perfpredict.ingest.fields import SLURM_UNFINISHED_STATES
 from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord
-from perfpredict.ingest.sacct_rows import JobLine, Layout, PendingTasksLine, StepLine
-from perfpredict.ingest.text_blocks import ByteColumn, FieldTable, LineBlock, split_fields
+from perfpredict.ingest.sacct import rows as sacct_rows
+from perfpredict.ingest.sacct.rows import JobLine, Layout, PendingTasksLine, StepLine
 
-#: The run fields an allocation row gives; its steps add the rest (see .sacct_folding).
+#: The run fields an allocation row gives; its steps add the rest (see .folding).
 JOB_FIELDS = ("app", "system", "nodes", "gpus", "runtime_s", "requested_walltime_s", "state",
               "exit_code", "user", "account", "partition", "job_id", "submit_epoch_s",
               "start_epoch_s", "end_epoch_s", "censored", "extra", "key")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfpredict.ingest.textio import damaged_stream, open_binary
+from perfpredict.ingest._text.lines import damaged_stream, open_binary
 
 #: Bytes read per block: memory stays bounded (a few times this) on files of any size.
 BLOCK_BYTES = 4 << 20
@@ -54,7 +54,7 @@ class LineBlock:
         return self.first_line_no + np.arange(len(self.starts))
 
     def text(self, i: int) -> str:
-        """Line ``i`` decoded as :func:`~perfpredict.ingest.textio.numbered_lines` does."""
+        """Line ``i`` decoded as :func:`~perfpredict.ingest._text.lines.numbered_lines` does."""
         return self.data[self.starts[i]:self.ends[i]].decode("utf-8", errors="replace")
 
     def line_of(self, offsets: np.ndarray) -> np.ndarray:
