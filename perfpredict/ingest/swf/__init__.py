@@ -45,8 +45,8 @@ rest is kept as the ``swf_extra_fields`` extra field.
 
 The header is read line by line, the data lines in blocks
 (:mod:`perfpredict.ingest._text.blocks`) whose plain lines are converted column by column
-(:mod:`.columns`); every other line is read by :class:`.rows.LineReader`, which defines the rules, so memory stays bounded
-and each rule has one definition.
+(:mod:`.columns`); every other line is read by :class:`.rows.LineReader`, which defines
+the rules, so memory stays bounded and each rule has one definition.
 """
 
 from __future__ import annotations
