@@ -20,6 +20,7 @@ HEADER = ("JobID|JobIDRaw|Cluster|Partition|Account|User|JobName|Submit|Start|En
 PENDING = f"""{HEADER}
 4190001|4190001|demo-cluster|cpu|neuro|alice|relearn|2024-06-01T09:00:00|Unknown|Unknown|00:00:00|02:00:00|PENDING|0:0|4|128||billing=128,cpu=128,node=4||||
 4190002|4190002|demo-cluster|large|neuro|bob|relearn|2024-06-01T09:00:00|Unknown|Unknown|00:00:00|08:00:00|PENDING|0:0|16|512||billing=512,cpu=512,node=16||||
+4190003_[1-4%2]|4190003|demo-cluster|cpu|eng|dave|openfoam|2024-06-01T09:05:00|Unknown|Unknown|00:00:00|12:00:00|PENDING|0:0|4|192||billing=192,cpu=192,node=4||||
 """
 
 
@@ -30,15 +31,15 @@ def test_pending_sacct_jobs_get_advice_and_are_skipped_by_ingest(cli, tmp_path: 
     result = cli("advise", "walltime", "--input", str(pending), "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    assert [row["job_id"] for row in rows] == ["4190001", "4190002"]
-    assert [row["requested_walltime_s"] for row in rows] == ["7200.0", "28800.0"]
+    assert [row["job_id"] for row in rows] == ["4190001", "4190002", "4190003_[1-4%2]"]
+    assert [row["requested_walltime_s"] for row in rows] == ["7200.0", "28800.0", "43200.0"]
     assert all(0 < float(row["walltime_s"]) <= float(row["requested_walltime_s"])
                for row in rows)
 
     result = cli("ingest", "sacct", str(pending))
     assert result.exit_code == 0
     assert "0 records, 0 stored" in result.stdout
-    assert "2 non-terminal jobs skipped" in result.stdout
+    assert "3 non-terminal jobs skipped" in result.stdout
 
 
 @pytest.mark.parametrize(("name", "text", "expected"), [

@@ -276,7 +276,8 @@ class JobLine:
 
 @dataclass
 class PendingTasksLine:
-    """A pending array remainder (``4103947_[1-3]``): tasks not started yet."""
+    """A pending array remainder (``4103947_[1-3]``): tasks not started yet, so not runs
+    (read as one job when no runtime is required)."""
 
     line_no: int
 
@@ -316,7 +317,13 @@ def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo, options: 
     display_id = row.get("jobid", "").strip()
     raw_id = row.get("jobidraw", "").strip() or display_id
     if "_[" in display_id or "_[" in raw_id:
-        return [PendingTasksLine(line_no)]
+        if options.require_runtime:
+            return [PendingTasksLine(line_no)]
+        try:  # tasks to advise a walltime for: one job, named as sacct shows it
+            return [JobLine(display_id, line_no,
+                            job_record(row, display_id, line_no, zone, options))]
+        except FieldError as exc:
+            return [BadRecord(line_no, text, str(exc))]
     match = _JOB_ID.match(raw_id)
     if match is None:
         return [BadRecord(line_no, text, f"job id {raw_id!r} is not a Slurm job id like "
