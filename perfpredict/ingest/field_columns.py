@@ -19,8 +19,8 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pandas as pd
 
+from perfpredict.ingest._text.blocks import ByteColumn
 from perfpredict.ingest.fields import MAX_COUNT, MAX_EPOCH_S, FieldError
-from perfpredict.ingest.text_blocks import ByteColumn
 
 _SIZE_FACTORS = {ord(unit): 1024.0**power for power, unit in enumerate("KMGTP", start=1)}
 # Byte positions in "2024-05-01T12:00:00".

@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.generate_sacct import COLUMNS, job_lines
-from perfpredict.ingest import sacct_columns, text_blocks
+from perfpredict.ingest._text import blocks as text_blocks
+from perfpredict.ingest._text.blocks import FieldTable, LineBlock
 from perfpredict.ingest.records import IngestOptions, ParsedItem, RunRecord
 from perfpredict.ingest.sacct import MAX_OPEN_JOBS, parse
-from perfpredict.ingest.text_blocks import FieldTable, LineBlock
+from perfpredict.ingest.sacct import columns as sacct_columns
 from tests.conftest import shared_path
 
 SLURM_LOGS = ("xdmod-sacct-accounting-logs.psv", "xdmod-sacct-accounting-logs-with-job-arrays.psv",
