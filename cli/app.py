@@ -29,10 +29,28 @@ class Context:
 
         return resolve_db_url(self.db_flag)
 
-    def open_store(self, *, upgrade: bool = False):  # type: ignore[no-untyped-def]
+    def store_is_named(self) -> bool:
+        """Whether the user named the store (flag, environment, config file)."""
+        from perfpredict.config import named_db_url
+
+        return named_db_url(self.db_flag) is not None
+
+    def url_to_read(self) -> str | None:
+        """The store URL for ``estimate``, None for a default store not created yet."""
+        from perfpredict.store.location import url_to_read
+
+        return url_to_read(self.db_url(), named=self.store_is_named())
+
+    def open_store(self, *, upgrade: bool = False,  # type: ignore[no-untyped-def]
+                   create: bool = False, write: bool = False):
+        """The store. A store the user named is created only by the commands that
+        ``create`` (``db init``, ``ingest``); the default store in the user directory on
+        first use, as before. Commands that ``write`` refuse a store the user may only
+        read."""
         from perfpredict.store import open_store
 
-        return open_store(self.db_url(), upgrade=upgrade)
+        return open_store(self.db_url(), upgrade=upgrade,
+                          create=create or not self.store_is_named(), write=write or create)
 
 
 #: Each top-level command, in the order ``--help`` lists them, and the module in

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import typer
 
-db_app = typer.Typer(help="Inspect and upgrade the store's schema.", no_args_is_help=True)
+db_app = typer.Typer(help="Create a store, inspect and upgrade its schema.", no_args_is_help=True)
+
+
+@db_app.command("init")
+def init(ctx: typer.Context) -> None:
+    """Create a new, empty store at --db (or say that one is already there).
+
+    No other command but 'ingest' creates a store, so that a mistyped --db is an error
+    rather than a new, empty store."""
+    store = ctx.obj.open_store(create=True)
+    typer.echo(f"Store {store.safe_url} is ready at the current schema.")
 
 
 @db_app.command("upgrade")

@@ -54,7 +54,7 @@ def ingest(
         columns=[c.strip() for c in columns.split(",")] if columns else None,
         app_from=app_from, swf_allow_extra_fields=swf_allow_extra_fields,
     )
-    store = ctx.obj.open_store()
+    store = ctx.obj.open_store(create=True)
     with record_counter(enabled=sys.stderr.isatty() and output == "text") as progress:
         reports = ingest_paths(store, fmt.value, paths, options, progress)
     if output == "json":

@@ -38,7 +38,7 @@ def train(
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
-    report = train_store(ctx.obj.open_store(), app, dask)
+    report = train_store(ctx.obj.open_store(write=True), app, dask)
     if fmt == "json":
         print_json(report.as_dict())
         return
@@ -79,11 +79,11 @@ def estimate(
     from perfpredict.estimate import estimate as estimate_one
 
     if input_csv is not None:
-        estimate_csv(ctx.obj.db_url(), input_csv, sys.stdout, confidence)
+        estimate_csv(ctx.obj.url_to_read(), input_csv, sys.stdout, confidence)
         return
     if app is None or nodes is None:
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")
-    result = estimate_one(ctx.obj.db_url(), Query(
+    result = estimate_one(ctx.obj.url_to_read(), Query(
         app=app, nodes=nodes, system=system, problem_size=problem_size,
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
         confidence)
@@ -167,7 +167,7 @@ def datasets_load(
     """Ingest bundled data sets into the store (idempotent)."""
     from perfpredict import datasets
 
-    for r in datasets.ingest(ctx.obj.open_store(), names or list(datasets.NAMES)):
+    for r in datasets.ingest(ctx.obj.open_store(create=True), names or list(datasets.NAMES)):
         state = "already loaded" if r.already_ingested else f"{r.n_stored} runs stored"
         typer.echo(f"{Path(r.path).parent.name}: {state}")
 

@@ -93,6 +93,8 @@ def seed_catalog(store: Store) -> list[str]:
     """
     from perfpredict.catalog import bundled_systems
 
+    if store.read_only:  # a shared store: list_systems shows the shipped entries instead
+        return []
     with store.engine.connect() as conn:
         origin_by_name = dict(conn.execute(select(systems.c.name, systems.c.origin)).all())
     absent = [s for s in bundled_systems() if s.name not in origin_by_name]
@@ -114,10 +116,17 @@ def seed_catalog(store: Store) -> list[str]:
 
 def list_systems(store: Store) -> list[SystemSpec]:
     """Every system in the store (the shipped catalog included), by name."""
+    from perfpredict.catalog import bundled_systems
+
     seed_catalog(store)
     with store.engine.connect() as conn:
-        rows = conn.execute(select(systems)).mappings().all()
-    return sorted((row_to_spec(row) for row in rows), key=lambda s: s.name.casefold())
+        by_name = {spec.name: spec for spec in map(row_to_spec,
+                                                    conn.execute(select(systems)).mappings())}
+    if store.read_only:  # what seeding would have written, kept in memory
+        for spec in bundled_systems():
+            if spec.name not in by_name or by_name[spec.name].origin == "ingest":
+                by_name[spec.name] = spec
+    return sorted(by_name.values(), key=lambda s: s.name.casefold())
 
 
 def get_system(store: Store, name: str) -> SystemSpec | None:
@@ -126,7 +135,7 @@ def get_system(store: Store, name: str) -> SystemSpec | None:
     seed_catalog(store)
     with store.engine.connect() as conn:
         row = conn.execute(select(systems).where(systems.c.name == name)).mappings().first()
-    if row is not None:
+    if row is not None and not (store.read_only and row["origin"] == "ingest"):
         return row_to_spec(row)
     wanted = name.strip().casefold()
     for spec in list_systems(store):

@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from perfpredict import artifact
 from perfpredict.cli.app import app
+from perfpredict.store import open_store
 from tests.reliability._data import APPS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,6 +137,7 @@ def test_damaged_bundled_artifact_is_refused(tmp_path: Path, damage: str,
     bundled.write_text(change(bundled_artifact_path().read_text()))
     monkeypatch.setattr("perfpredict.estimate.bundled_artifact_path", lambda: bundled)
     empty_store = f"sqlite:///{tmp_path / 'empty.db'}"  # no artifact: the bundled one is used
+    open_store(empty_store).dispose()
     result = _estimate(empty_store)
     _assert_refused(result, phrase)
     assert "predictor.json" in result.stderr
@@ -200,6 +202,7 @@ def test_a_format_1_artifact_answers_the_same(
     from perfpredict.packed import unpack
 
     empty_store = f"sqlite:///{tmp_path / 'empty.db'}"
+    open_store(empty_store).dispose()
     args = ["--db", empty_store, "estimate", "--app", "bert", "--nodes", "100", "--format",
             "json"]
     current = CliRunner().invoke(app, args)
