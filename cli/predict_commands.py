@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from perfpredict.cli.render import print_json, print_rows
+from perfpredict.cli.render import SummaryFormat, TableFormat, print_json, print_rows
 
 
 class Split(str, Enum):
@@ -17,6 +17,12 @@ class Split(str, Enum):
     fewshot = "fewshot"
     random = "random"
     time = "time"
+
+
+class GroupBy(str, Enum):
+    source = "source"
+    app = "app"
+    system = "system"
 
 
 class ReportFormat(str, Enum):
@@ -29,7 +35,7 @@ class ReportFormat(str, Enum):
 def train(
     ctx: typer.Context,
     app: Annotated[list[str] | None, typer.Option("--app", help="Train only on these.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    fmt: Annotated[SummaryFormat, typer.Option("--format")] = SummaryFormat.text,
     dask: Annotated[str | None, typer.Option(
         "--dask", metavar="SCHEDULER",
         help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
@@ -39,7 +45,7 @@ def train(
     from perfpredict.train import train as train_store
 
     report = train_store(ctx.obj.open_store(write=True), app, dask)
-    if fmt == "json":
+    if fmt == SummaryFormat.json:
         print_json(report.as_dict())
         return
     typer.echo(f"Trained on {report.n_runs} runs.")
@@ -62,7 +68,7 @@ def train(
 def estimate(
     ctx: typer.Context,
     app: Annotated[str | None, typer.Option(help="Application name.")] = None,
-    nodes: Annotated[float | None, typer.Option(help="Node count to predict.")] = None,
+    nodes: Annotated[int | None, typer.Option(help="Node count to predict.")] = None,
     system: Annotated[str | None, typer.Option(help="System name.")] = None,
     problem_size: Annotated[str | None, typer.Option(help="Problem size label.")] = None,
     ranks_per_node: Annotated[float | None, typer.Option(help="MPI ranks per node.")] = None,
@@ -71,7 +77,7 @@ def estimate(
     input_csv: Annotated[Path | None, typer.Option(
         "--input", help="CSV of queries (app, nodes, ...): one output row per input row.")] = None,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
-    fmt: Annotated[str, typer.Option("--format", help="table, json or csv")] = "table",
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
 ) -> None:
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
     from perfpredict.errors import BadInputError
@@ -88,9 +94,9 @@ def estimate(
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
         confidence)
     values = result.as_dict()
-    if fmt == "json":
+    if fmt == TableFormat.json:
         print_json(values)
-    elif fmt == "csv":
+    elif fmt == TableFormat.csv:
         flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
         print_rows([flat], "csv")
     else:
@@ -126,7 +132,8 @@ def evaluate(
              "the store's median submission time -> runs submitted after it (needs "
              "submit times).")
     ] = Split.extrapolate,
-    group_by: Annotated[str, typer.Option(help="source (ingested file), app or system")] = "source",
+    group_by: Annotated[GroupBy, typer.Option(
+        help="Rows per ingested file (source), application or system.")] = GroupBy.source,
     app: Annotated[list[str] | None, typer.Option("--app")] = None,
     confidence: Annotated[float, typer.Option()] = 0.9,
     repeats: Annotated[int, typer.Option(
@@ -139,7 +146,7 @@ def evaluate(
     from perfpredict.evaluate import evaluate as run_evaluation
     from perfpredict.report.tables import markdown_table
 
-    rows = run_evaluation(ctx.obj.open_store(), split.value, group_by, confidence, app,
+    rows = run_evaluation(ctx.obj.open_store(), split.value, group_by.value, confidence, app,
                           repeats)
     if fmt == ReportFormat.markdown:
         typer.echo(markdown_table(rows))

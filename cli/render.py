@@ -18,6 +18,13 @@ class TableFormat(str, Enum):
     csv = "csv"
 
 
+class SummaryFormat(str, Enum):
+    """A command's report: sentences for people, JSON for scripts."""
+
+    text = "text"
+    json = "json"
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
