@@ -29,7 +29,8 @@ def status(ctx: typer.Context) -> None:
     """Print the store's URL (password hidden) and schema revision."""
     from perfpredict.store.database import describe_store
 
-    for key, value in describe_store(ctx.obj.db_url()).items():
+    for key, value in describe_store(ctx.obj.db_url(),
+                                     must_exist=ctx.obj.store_is_named()).items():
         typer.echo(f"{key}: {value}")
 
 

@@ -234,8 +234,15 @@ def open_store(url: str, *, upgrade: bool = False, create: bool = True,
     return Store(engine=engine, url=url, read_only=read_only)
 
 
-def describe_store(url: str) -> dict[str, str]:
-    """URL (password hidden), backend and schema revision, without changing anything."""
+def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str]:
+    """URL (password hidden), backend and schema revision, without changing anything.
+    A missing SQLite file is "no store at ..." when it ``must_exist`` (the user named
+    it), else a store not created yet (the default one, created on first use)."""
+    path = sqlite_file(url)
+    if path is not None and not path.exists() and not must_exist:
+        return {"url": redact_url(url), "backend": "sqlite",
+                "revision": "none yet (the default store is created on first use)",
+                "required_revision": SCHEMA_REVISION}
     engine = make_engine(url, create=False)
     try:
         revision = stored_revision(engine) or "empty (create it with 'perfpredict db init')"

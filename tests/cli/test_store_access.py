@@ -173,3 +173,10 @@ def test_the_default_store_is_still_created_on_first_use(isolated_home: Path) ->
     result = CliRunner().invoke(app, ["runs", "stats"])
     assert result.exit_code == 0, result.output
     assert (isolated_home / "perfpredict.db").exists()
+
+
+def test_db_status_of_the_default_store_before_first_use(isolated_home: Path) -> None:
+    result = CliRunner().invoke(app, ["db", "status"])
+    assert result.exit_code == 0, result.output
+    assert "revision: none yet (the default store is created on first use)" in result.stdout
+    assert not (isolated_home / "perfpredict.db").exists()
