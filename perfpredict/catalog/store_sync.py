@@ -130,18 +130,14 @@ def list_systems(store: Store) -> list[SystemSpec]:
 
 
 def get_system(store: Store, name: str) -> SystemSpec | None:
-    """The system called ``name``: exact name first, then any name or alias ignoring case
-    (so a log's ``frontier`` and a data set's long label find their entry)."""
-    seed_catalog(store)
-    with store.engine.connect() as conn:
-        row = conn.execute(select(systems).where(systems.c.name == name)).mappings().first()
-    if row is not None and not (store.read_only and row["origin"] == "ingest"):
-        return row_to_spec(row)
-    wanted = name.strip().casefold()
-    for spec in list_systems(store):
-        if wanted in {spec.name.casefold(), *(a.casefold() for a in spec.aliases)}:
-            return spec
-    return None
+    """The system called ``name`` or having it as an alias, compared by :func:`name_key`
+    (so a log's ``frontier``, "JUWELS Booster" and a data set's long label find their
+    entry). An entry of the catalog or a user comes before an ingest placeholder of the
+    same machine (which holds only what a log told), an exact name before an alias."""
+    candidates = [spec for spec in list_systems(store) if spec.known_as(name)]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda spec: (spec.origin == "ingest", spec.name != name))
 
 
 def require_system(store: Store, name: str) -> SystemSpec:
