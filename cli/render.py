@@ -37,10 +37,13 @@ def print_json(payload: Any) -> None:
     typer.echo(json.dumps(payload, indent=2, default=str))
 
 
-def _needed_width(label: str, cells: Sequence[str]) -> int:
-    """A column's narrowest readable width: its longest cell whole, and the longest word
-    of its label (labels wrap at spaces; snake_case names are shown with spaces)."""
-    return max([*(len(word) for word in label.split()), *(len(c) for c in cells), 1])
+def _needed_width(label: str, cells: Sequence[str], console_width: int) -> int:
+    """A column's width: every word of its label and cells whole (labels and text wrap at
+    spaces, snake_case names are shown with spaces, numbers never wrap), and short cells
+    on one line; long text (notes, sources) wraps within a third of the terminal."""
+    words = [len(word) for text in (label, *cells) for word in text.split()]
+    one_line = max((len(c) for c in cells), default=0)
+    return max([*words, min(one_line, max(24, console_width // 3)), 1])
 
 
 def _column_groups(widths: Sequence[int], console_width: int) -> list[list[int]]:
@@ -81,7 +84,7 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
         console = Console()
         labels = [c.replace("_", " ") for c in columns]
         cells = [[_cell(r.get(c)) for c in columns] for r in rows]
-        widths = [_needed_width(label, [row[i] for row in cells])
+        widths = [_needed_width(label, [row[i] for row in cells], console.width)
                   for i, label in enumerate(labels)]
         for n, group in enumerate(_column_groups(widths, console.width)):
             table = Table(title=title if n == 0 else None)
