@@ -3,11 +3,11 @@ errors become a one-line message and an exit code (2 bad input, 1 domain failure
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import os
 import sys
-from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -29,10 +29,28 @@ class Context:
 
         return resolve_db_url(self.db_flag)
 
-    def open_store(self, *, upgrade: bool = False):  # type: ignore[no-untyped-def]
+    def store_is_named(self) -> bool:
+        """Whether the user named the store (flag, environment, config file)."""
+        from perfpredict.config import named_db_url
+
+        return named_db_url(self.db_flag) is not None
+
+    def url_to_read(self) -> str | None:
+        """The store URL for ``estimate``, None for a default store not created yet."""
+        from perfpredict.store.location import url_to_read
+
+        return url_to_read(self.db_url(), named=self.store_is_named())
+
+    def open_store(self, *, upgrade: bool = False,  # type: ignore[no-untyped-def]
+                   create: bool = False, write: bool = False):
+        """The store. A store the user named is created only by the commands that
+        ``create`` (``db init``, ``ingest``); the default store in the user directory on
+        first use, as before. Commands that ``write`` refuse a store the user may only
+        read."""
         from perfpredict.store import open_store
 
-        return open_store(self.db_url(), upgrade=upgrade)
+        return open_store(self.db_url(), upgrade=upgrade,
+                          create=create or not self.store_is_named(), write=write or create)
 
 
 #: Each top-level command, in the order ``--help`` lists them, and the module in
@@ -46,68 +64,43 @@ COMMAND_MODULES = {
 
 
 @functools.cache
-def _registered(module_name: str) -> typer.Typer:
-    """What a command module registers, imported and registered once per process (a
-    module's ``register`` adds to its own sub-apps, so twice would add commands twice)."""
-    registered = typer.Typer()
+def _commands_of(module_name: str) -> dict[str, Any]:
+    """The Click commands a command module registers, by name: imported, registered and
+    built once per process (a module's ``register`` adds to its own sub-apps, so twice
+    would add commands twice). ``typer.main.get_command`` is Typer's documented bridge
+    to Click; a module that registers one command gets that command back, not a group."""
+    registered = typer.Typer(rich_markup_mode=app.rich_markup_mode,
+                             pretty_exceptions_short=app.pretty_exceptions_short,
+                             add_completion=False)
     importlib.import_module(f"perfpredict.cli.{module_name}").register(registered)
-    return registered
-
-
-def _build_command(name: str) -> Any:
-    """The Click command ``name``, built by Typer from its registration alone, with the
-    root's settings as building the whole tree would pass them."""
-    registered = _registered(COMMAND_MODULES[name])
-    one = typer.Typer(rich_markup_mode=app.rich_markup_mode,
-                      pretty_exceptions_short=app.pretty_exceptions_short,
-                      suggest_commands=app.suggest_commands)
-    one.registered_commands = [c for c in registered.registered_commands if c.name == name]
-    one.registered_groups = [g for g in registered.registered_groups if g.name == name]
-    return typer.main.get_group(one).commands[name]
-
-
-class _CommandsOnDemand(MutableMapping[str, Any]):
-    """The root's commands, each built when first looked up.
-
-    Importing every command module and letting Typer turn every command's options into
-    Click parameters cost a single ``perfpredict estimate`` about 15 ms of its start-up
-    target (2x ``import numpy``, issue 5); now it pays for its own command only.
-    ``--help`` and the typo suggestions still see every command, in the same order.
-    """
-
-    def __init__(self, built: MutableMapping[str, Any]) -> None:
-        self._built = built
-
-    def __getitem__(self, name: str) -> Any:
-        if name not in self._built:
-            if name not in COMMAND_MODULES:
-                raise KeyError(name)
-            self._built[name] = _build_command(name)
-        return self._built[name]
-
-    def __setitem__(self, name: str, command: Any) -> None:
-        self._built[name] = command
-
-    def __delitem__(self, name: str) -> None:
-        del self._built[name]
-
-    def _names(self) -> list[str]:
-        return [*COMMAND_MODULES, *(n for n in self._built if n not in COMMAND_MODULES)]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names())
-
-    def __len__(self) -> int:
-        return len(self._names())
+    built = typer.main.get_command(registered)
+    commands = getattr(built, "commands", None)
+    return dict(commands) if commands is not None else {str(built.name): built}
 
 
 class _ErrorTranslatingGroup(TyperGroup):
     """Turns exceptions into ``Error: ...`` and an exit code; tracebacks only with --debug.
-    Its commands are built on demand (:class:`_CommandsOnDemand`)."""
 
-    def __init__(self, **attrs: Any) -> None:
-        super().__init__(**attrs)
-        self.commands = _CommandsOnDemand(self.commands)
+    Its commands load lazily, Click's documented pattern ("Lazily Loading Subcommands":
+    ``list_commands`` names them, ``get_command`` imports and builds the one asked for).
+    Importing every command module and letting Typer turn every command's options into
+    Click parameters cost a single ``perfpredict estimate`` about 15 ms of its start-up
+    target (2x ``import numpy``, issue 5); now it pays for its own module only.
+    ``--help``, completion and the typo suggestions still see every command, in order.
+    """
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMAND_MODULES)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        if cmd_name in COMMAND_MODULES:
+            return _commands_of(COMMAND_MODULES[cmd_name])[cmd_name]
+        # Typer suggests from the commands already built, which lazily are none.
+        close = difflib.get_close_matches(cmd_name, list(COMMAND_MODULES))
+        if close and not ctx.resilient_parsing:
+            ctx.fail(f"No such command {cmd_name!r}. Did you mean "
+                     f"{', '.join(map(repr, close))}?")
+        return None
 
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
@@ -151,8 +144,16 @@ app = typer.Typer(
     "node counts, walltimes and allocation requests.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from perfpredict import __version__
+
+        typer.echo(f"perfpredict {__version__}")
+        raise typer.Exit()
 
 
 @app.callback()
@@ -165,6 +166,9 @@ def root(
                      "perfpredict.db in the user data directory ($PERFPREDICT_HOME)."),
     ] = None,
     debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_print_version, is_eager=True,
+        help="Print perfpredict's version and exit.")] = False,
 ) -> None:
     ctx.obj = Context(db_flag=db, debug=debug)
 

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 import typer
 
-db_app = typer.Typer(help="Inspect and upgrade the store's schema.", no_args_is_help=True)
+db_app = typer.Typer(help="Create a store, inspect and upgrade its schema.", no_args_is_help=True)
+
+
+@db_app.command("init")
+def init(ctx: typer.Context) -> None:
+    """Create a new, empty store at --db (or say that one is already there).
+
+    No other command but 'ingest' creates a store, so that a mistyped --db is an error
+    rather than a new, empty store."""
+    store = ctx.obj.open_store(create=True)
+    typer.echo(f"Store {store.safe_url} is ready at the current schema.")
 
 
 @db_app.command("upgrade")
@@ -19,7 +29,8 @@ def status(ctx: typer.Context) -> None:
     """Print the store's URL (password hidden) and schema revision."""
     from perfpredict.store.database import describe_store
 
-    for key, value in describe_store(ctx.obj.db_url()).items():
+    for key, value in describe_store(ctx.obj.db_url(),
+                                     must_exist=ctx.obj.store_is_named()).items():
         typer.echo(f"{key}: {value}")
 
 

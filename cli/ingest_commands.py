@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 
+from perfpredict.cli.render import SummaryFormat
 from perfpredict.ingest.registry import FORMATS
 
 _FORMAT_HELP = f"Input format: {', '.join(FORMATS)}."
@@ -39,7 +40,8 @@ def ingest(
     swf_allow_extra_fields: Annotated[bool, typer.Option(
         help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
         "first 18.")] = False,
-    output: Annotated[str, typer.Option("--format", help="Summary as text or json.")] = "text",
+    output: Annotated[SummaryFormat, typer.Option("--format", help="The summary's format.")
+                      ] = SummaryFormat.text,
 ) -> None:
     """Ingest benchmark results, scheduler accounting or Darshan logs into the store.
 
@@ -56,10 +58,10 @@ def ingest(
         columns=[c.strip() for c in columns.split(",")] if columns else None,
         app_from=app_from, swf_allow_extra_fields=swf_allow_extra_fields,
     )
-    store = ctx.obj.open_store()
-    with record_counter(enabled=sys.stderr.isatty() and output == "text") as progress:
+    store = ctx.obj.open_store(create=True)
+    with record_counter(enabled=sys.stderr.isatty() and output == SummaryFormat.text) as progress:
         reports = ingest_paths(store, fmt.value, paths, options, progress)
-    if output == "json":
+    if output == SummaryFormat.json:
         from perfpredict.cli.render import print_json
 
         print_json([r.as_dict() for r in reports])

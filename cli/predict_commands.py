@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from perfpredict.cli.render import print_json, print_rows
+from perfpredict.cli.render import SummaryFormat, TableFormat, print_json, print_rows
 
 
 class Split(str, Enum):
@@ -29,6 +29,12 @@ class LeaveOut(str, Enum):
     system = "system"
 
 
+class GroupBy(str, Enum):
+    source = "source"
+    app = "app"
+    system = "system"
+
+
 class ReportFormat(str, Enum):
     table = "table"
     json = "json"
@@ -39,7 +45,7 @@ class ReportFormat(str, Enum):
 def train(
     ctx: typer.Context,
     app: Annotated[list[str] | None, typer.Option("--app", help="Train only on these.")] = None,
-    fmt: Annotated[str, typer.Option("--format", help="text or json")] = "text",
+    fmt: Annotated[SummaryFormat, typer.Option("--format")] = SummaryFormat.text,
     dask: Annotated[str | None, typer.Option(
         "--dask", metavar="SCHEDULER",
         help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
@@ -53,8 +59,8 @@ def train(
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
-    report = train_store(ctx.obj.open_store(), app, dask, with_bundled)
-    if fmt == "json":
+    report = train_store(ctx.obj.open_store(write=True), app, dask, with_bundled)
+    if fmt == SummaryFormat.json:
         print_json(report.as_dict())
         return
     typer.echo(f"Trained on {report.n_runs} runs.")
@@ -80,7 +86,7 @@ def train(
 def estimate(
     ctx: typer.Context,
     app: Annotated[str | None, typer.Option(help="Application name.")] = None,
-    nodes: Annotated[float | None, typer.Option(help="Node count to predict.")] = None,
+    nodes: Annotated[int | None, typer.Option(help="Node count to predict.")] = None,
     system: Annotated[str | None, typer.Option(help="System name.")] = None,
     problem_size: Annotated[str | None, typer.Option(help="Problem size label.")] = None,
     variant: Annotated[str | None, typer.Option(
@@ -91,7 +97,7 @@ def estimate(
     input_csv: Annotated[Path | None, typer.Option(
         "--input", help="CSV of queries (app, nodes, ...): one output row per input row.")] = None,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
-    fmt: Annotated[str, typer.Option("--format", help="table, json or csv")] = "table",
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
 ) -> None:
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
     from perfpredict.errors import BadInputError
@@ -99,18 +105,18 @@ def estimate(
     from perfpredict.estimate import estimate as estimate_one
 
     if input_csv is not None:
-        estimate_csv(ctx.obj.db_url(), input_csv, sys.stdout, confidence)
+        estimate_csv(ctx.obj.url_to_read(), input_csv, sys.stdout, confidence)
         return
     if app is None or nodes is None:
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")
-    result = estimate_one(ctx.obj.db_url(), Query(
+    result = estimate_one(ctx.obj.url_to_read(), Query(
         app=app, nodes=nodes, system=system, problem_size=problem_size, variant=variant,
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
         confidence)
     values = result.as_dict()
-    if fmt == "json":
+    if fmt == TableFormat.json:
         print_json(values)
-    elif fmt == "csv":
+    elif fmt == TableFormat.csv:
         flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
         print_rows([flat], "csv")
     else:
@@ -160,7 +166,8 @@ def evaluate(
         "--with-bundled",
         help="Add the bundled public data sets to every training pool, in full (never "
              "a series that is also in the store, so none is seen beyond its cut).")] = False,
-    group_by: Annotated[str, typer.Option(help="source (ingested file), app or system")] = "source",
+    group_by: Annotated[GroupBy, typer.Option(
+        help="Rows per ingested file (source), application or system.")] = GroupBy.source,
     app: Annotated[list[str] | None, typer.Option("--app")] = None,
     confidence: Annotated[float, typer.Option()] = 0.9,
     repeats: Annotated[int, typer.Option(
@@ -175,7 +182,7 @@ def evaluate(
     from perfpredict.report.tables import markdown_table
 
     rows = run_evaluation(
-        ctx.obj.open_store(), split.value, group_by=group_by, confidence=confidence, app=app,
+        ctx.obj.open_store(), split.value, group_by=group_by.value, confidence=confidence, app=app,
         repeats=repeats, protocol=protocol.value,
         leave_out=leave_out.value if leave_out else None, with_bundled=with_bundled,
         random_state=seed)
@@ -205,7 +212,7 @@ def datasets_load(
     """Ingest bundled data sets into the store (idempotent)."""
     from perfpredict import datasets
 
-    for r in datasets.ingest(ctx.obj.open_store(), names or list(datasets.NAMES)):
+    for r in datasets.ingest(ctx.obj.open_store(create=True), names or list(datasets.NAMES)):
         state = "already loaded" if r.already_ingested else f"{r.n_stored} runs stored"
         typer.echo(f"{Path(r.path).parent.name}: {state}")
 

@@ -18,6 +18,13 @@ class TableFormat(str, Enum):
     csv = "csv"
 
 
+class SummaryFormat(str, Enum):
+    """A command's report: sentences for people, JSON for scripts."""
+
+    text = "text"
+    json = "json"
+
+
 def _cell(value: Any) -> str:
     if value is None:
         return ""
@@ -30,9 +37,38 @@ def print_json(payload: Any) -> None:
     typer.echo(json.dumps(payload, indent=2, default=str))
 
 
+def _needed_width(label: str, cells: Sequence[str], console_width: int) -> int:
+    """A column's width: every word of its label and cells whole (labels and text wrap at
+    spaces, snake_case names are shown with spaces, numbers never wrap), and short cells
+    on one line; long text (notes, sources) wraps within a third of the terminal."""
+    words = [len(word) for text in (label, *cells) for word in text.split()]
+    one_line = max((len(c) for c in cells), default=0)
+    return max([*words, min(one_line, max(24, console_width // 3)), 1])
+
+
+def _column_groups(widths: Sequence[int], console_width: int) -> list[list[int]]:
+    """Column indexes split into tables that each fit ``console_width``, the first
+    column (what a row is about) repeated in every one, as pandas wraps a wide frame."""
+    border = 3  # a cell's two padding spaces and its rule
+    groups: list[list[int]] = []
+    used = console_width  # force a new group at the start
+    for i in range(1, len(widths)):
+        if used + widths[i] + border > console_width:
+            groups.append([0])
+            used = 1 + widths[0] + border
+        groups[-1].append(i)
+        used += widths[i] + border
+    return groups or [[0]]
+
+
 def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] | None = None,
                title: str | None = None) -> None:
-    """Print ``rows`` as a table, JSON list or CSV with the given column order."""
+    """Print ``rows`` as a table, JSON list or CSV with the given column order.
+
+    A table is never cut: every cell is shown whole and labels wrap at spaces; when the
+    columns do not fit the terminal (80 columns, or $COLUMNS) together, they are shown
+    as several tables, each starting with the first column.
+    """
     columns = list(columns or (rows[0].keys() if rows else []))
     if fmt == "json":
         print_json([{c: r.get(c) for c in columns} for r in rows])
@@ -41,13 +77,19 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
         writer.writerow(columns)
         for r in rows:
             writer.writerow([("" if r.get(c) is None else r.get(c)) for c in columns])
-    else:
+    elif columns:  # a table of no columns (no rows, none named) shows nothing
         from rich.console import Console
         from rich.table import Table
 
-        table = Table(title=title)
-        for c in columns:
-            table.add_column(c)
-        for r in rows:
-            table.add_row(*[_cell(r.get(c)) for c in columns])
-        Console().print(table)
+        console = Console()
+        labels = [c.replace("_", " ") for c in columns]
+        cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+        widths = [_needed_width(label, [row[i] for row in cells], console.width)
+                  for i, label in enumerate(labels)]
+        for n, group in enumerate(_column_groups(widths, console.width)):
+            table = Table(title=title if n == 0 else None)
+            for i in group:
+                table.add_column(labels[i], width=widths[i], overflow="fold")
+            for row in cells:
+                table.add_row(*[row[i] for i in group])
+            console.print(table)

@@ -21,7 +21,7 @@ AppOption = Annotated[list[str] | None, typer.Option("--app", help="Only these a
 def list_runs(
     ctx: typer.Context,
     app: AppOption = None,
-    limit: Annotated[int, typer.Option(help="At most this many runs.")] = 50,
+    limit: Annotated[int, typer.Option(min=0, help="At most this many runs.")] = 50,
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
 ) -> None:
     """Show stored runs, oldest first."""

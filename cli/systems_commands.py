@@ -84,7 +84,7 @@ def add(
     """Add or replace systems from a TOML file (see docs/catalog.md for the fields)."""
     from perfpredict.catalog import add_systems_from_file
 
-    specs = add_systems_from_file(ctx.obj.open_store(), path)
+    specs = add_systems_from_file(ctx.obj.open_store(write=True), path)
     typer.echo(f"added {len(specs)} system(s): {', '.join(s.name for s in specs)}")
 
 

@@ -52,10 +52,16 @@ def read_config() -> dict[str, Any]:
                             path=path) from exc
 
 
+def named_db_url(flag: str | None = None) -> str | None:
+    """The store the user named (``--db`` flag, then ``PERFPREDICT_DB``, then config
+    ``db``), or None when they named none and the default store is meant."""
+    return flag or os.environ.get(DB_ENV) or read_config().get("db")
+
+
 def resolve_db_url(flag: str | None = None) -> str:
-    """The store URL: ``--db`` flag, then ``PERFPREDICT_DB``, then config ``db``, then a
-    SQLite file in the user directory. A bare file path is accepted as a SQLite store."""
-    url = flag or os.environ.get(DB_ENV) or read_config().get("db")
+    """The store URL: the one the user named (:func:`named_db_url`), else a SQLite file in
+    the user directory. A bare file path is accepted as a SQLite store."""
+    url = named_db_url(flag)
     if not url:
         url = f"sqlite:///{home_dir() / DEFAULT_DB_FILENAME}"
     if "://" not in url:

@@ -95,9 +95,12 @@ def sqlite_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def cli(db_url: str):  # type: ignore[no-untyped-def]
-    """Run the CLI against the test's store: ``cli("runs", "stats")`` -> Result."""
+    """Run the CLI against the test's store, created empty (as ``db init`` does):
+    ``cli("runs", "stats")`` -> Result."""
     from perfpredict.cli.app import app
+    from perfpredict.store import open_store
 
+    open_store(db_url).dispose()
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]

@@ -17,6 +17,7 @@ from perfpredict.catalog.entries import (
     SystemSpec,
     load_toml,
     load_toml_systems,
+    name_key,
     parse_toml,
     to_toml,
 )
@@ -33,7 +34,7 @@ from perfpredict.catalog.store_sync import (
 __all__ = [
     "Queue", "SystemSpec", "add_system", "add_systems_from_file", "bundled_system",
     "bundled_systems", "charge", "export_systems", "get_system", "list_systems", "load_toml",
-    "load_toml_systems",
+    "load_toml_systems", "name_key",
     "parse_toml", "queue_for", "require_system", "seed_catalog", "to_toml",
 ]
 
@@ -55,13 +56,10 @@ def bundled_systems() -> list[SystemSpec]:
 
 
 def bundled_system(name: str) -> SystemSpec | None:
-    """The shipped entry called ``name`` or having it as an alias (ignoring case), read
-    without opening a store (an estimate must stay fast)."""
-    wanted = name.strip().casefold()
-    for spec in _bundled():
-        if wanted in {spec.name.casefold(), *(a.casefold() for a in spec.aliases)}:
-            return spec
-    return None
+    """The shipped entry called ``name`` or having it as an alias (ignoring case, spaces
+    and punctuation: :func:`name_key`), read without opening a store (an estimate must
+    stay fast)."""
+    return next((spec for spec in _bundled() if spec.known_as(name)), None)
 
 
 def queue_for(spec: SystemSpec, nodes: int, queue_name: str | None = None) -> Queue | None:

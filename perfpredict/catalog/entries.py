@@ -19,6 +19,7 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,15 @@ ORIGINS = ("catalog", "ingest", "user")
 #: Source given to numbers an ingest placeholder derived from a log, so that an exported
 #: placeholder stays re-addable under the "every number has a source" rule.
 INGEST_SOURCE = "derived by 'perfpredict ingest' from the log named in this entry's notes"
+
+
+@lru_cache(maxsize=4096)  # ingest asks once per record, of a handful of names
+def name_key(name: str) -> str:
+    """A system name as it is compared with catalog names and aliases: case, spaces and
+    punctuation ignored ("JUWELS Booster", "juwels-booster" and "JUWELS_Booster" are one
+    machine). Exact rather than fuzzy: "Perlmutter-CPU" and "Perlmutter-GPU" are close
+    strings but different machines, with different charge pools."""
+    return re.sub(r"[\W_]+", "", name.casefold())
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,11 @@ class SystemSpec:
     aliases: tuple[str, ...] = ()
     notes: str | None = None
     origin: str = field(default="catalog", compare=False)
+
+    def known_as(self, name: str) -> bool:
+        """Whether ``name`` is this system's name or one of its aliases, compared by
+        :func:`name_key` (so a log's "JUWELS Booster" finds `JUWELS-Booster`)."""
+        return name_key(name) in {name_key(n) for n in (self.name, *self.aliases)}
 
     def sourced_fields(self) -> list[str]:
         """Fields that carry a fact and therefore need a source (numbers and queues)."""

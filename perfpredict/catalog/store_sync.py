@@ -93,6 +93,8 @@ def seed_catalog(store: Store) -> list[str]:
     """
     from perfpredict.catalog import bundled_systems
 
+    if store.read_only:  # a shared store: list_systems shows the shipped entries instead
+        return []
     with store.engine.connect() as conn:
         origin_by_name = dict(conn.execute(select(systems.c.name, systems.c.origin)).all())
     absent = [s for s in bundled_systems() if s.name not in origin_by_name]
@@ -114,25 +116,28 @@ def seed_catalog(store: Store) -> list[str]:
 
 def list_systems(store: Store) -> list[SystemSpec]:
     """Every system in the store (the shipped catalog included), by name."""
+    from perfpredict.catalog import bundled_systems
+
     seed_catalog(store)
     with store.engine.connect() as conn:
-        rows = conn.execute(select(systems)).mappings().all()
-    return sorted((row_to_spec(row) for row in rows), key=lambda s: s.name.casefold())
+        by_name = {spec.name: spec for spec in map(row_to_spec,
+                                                    conn.execute(select(systems)).mappings())}
+    if store.read_only:  # what seeding would have written, kept in memory
+        for spec in bundled_systems():
+            if spec.name not in by_name or by_name[spec.name].origin == "ingest":
+                by_name[spec.name] = spec
+    return sorted(by_name.values(), key=lambda s: s.name.casefold())
 
 
 def get_system(store: Store, name: str) -> SystemSpec | None:
-    """The system called ``name``: exact name first, then any name or alias ignoring case
-    (so a log's ``frontier`` and a data set's long label find their entry)."""
-    seed_catalog(store)
-    with store.engine.connect() as conn:
-        row = conn.execute(select(systems).where(systems.c.name == name)).mappings().first()
-    if row is not None:
-        return row_to_spec(row)
-    wanted = name.strip().casefold()
-    for spec in list_systems(store):
-        if wanted in {spec.name.casefold(), *(a.casefold() for a in spec.aliases)}:
-            return spec
-    return None
+    """The system called ``name`` or having it as an alias, compared by :func:`name_key`
+    (so a log's ``frontier``, "JUWELS Booster" and a data set's long label find their
+    entry). An entry of the catalog or a user comes before an ingest placeholder of the
+    same machine (which holds only what a log told), an exact name before an alias."""
+    candidates = [spec for spec in list_systems(store) if spec.known_as(name)]
+    if not candidates:
+        return None
+    return min(candidates, key=lambda spec: (spec.origin == "ingest", spec.name != name))
 
 
 def require_system(store: Store, name: str) -> SystemSpec:

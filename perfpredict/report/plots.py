@@ -3,9 +3,9 @@
 Left: time to solution against nodes (log-log): measured medians as filled markers, the
 predicted curve as a line with its interval as a shaded band, ideal scaling dashed, the
 range beyond the largest measurement shaded, and the recommended node count starred.
-Right: parallel efficiency against the smallest measured configuration, measured and
-predicted, with the efficiency floor. PNG, SVG or PDF by the file's extension; matplotlib
-is imported here only (Agg backend, no display needed).
+Right: parallel efficiency against the smallest measured configuration (100% there),
+measured and predicted, with the efficiency floor. PNG, SVG or PDF by the file's
+extension; matplotlib is imported here only (Agg backend, no display needed).
 """
 
 from __future__ import annotations
@@ -28,19 +28,23 @@ CSV_COLUMNS = ("nodes", "measured_runtime_s", "predicted_runtime_s", "lower_runt
 
 
 def plot_rows(plan: Plan) -> list[dict[str, Any]]:
-    """The plotted numbers, one row per node count (measured or predicted), ascending."""
-    first = plan.measured[0]
+    """The plotted numbers, one row per node count (measured or predicted), ascending.
 
-    def ideal_s(nodes: float) -> float:
-        return first.runtime_s if plan.weak else first.runtime_s * first.nodes / nodes
+    Efficiency is against the smallest measured configuration, 100% there by definition:
+    measured runtimes against the measured runtime at that base, predicted ones against
+    the predicted runtime at it. Dividing the measured base by a prediction instead put
+    the model's miss at the base into every predicted value (172% at the base itself for
+    a series whose law underpredicts its smallest run, issue 14).
+    """
+    base = plan.measured[0]
 
-    def efficiency(nodes: float, runtime_s: float) -> float:
-        return ideal_s(nodes) / runtime_s
+    def ideal_s(nodes: float, base_runtime_s: float) -> float:
+        return base_runtime_s if plan.weak else base_runtime_s * base.nodes / nodes
 
     rows: dict[float, dict[str, Any]] = {}
     for m in plan.measured:
         rows[m.nodes] = {"nodes": m.nodes, "measured_runtime_s": m.runtime_s,
-                         "measured_efficiency": efficiency(m.nodes, m.runtime_s),
+                         "measured_efficiency": ideal_s(m.nodes, base.runtime_s) / m.runtime_s,
                          "predicted_runtime_s": m.predicted_runtime_s,
                          "lower_runtime_s": m.lower_runtime_s,
                          "upper_runtime_s": m.upper_runtime_s}
@@ -51,8 +55,9 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
     out = []
     for nodes in sorted(rows):
         row = {column: None for column in CSV_COLUMNS} | rows[nodes]
-        row["ideal_runtime_s"] = ideal_s(nodes)
-        row["predicted_efficiency"] = efficiency(nodes, row["predicted_runtime_s"])
+        row["ideal_runtime_s"] = ideal_s(nodes, base.runtime_s)
+        row["predicted_efficiency"] = (ideal_s(nodes, base.predicted_runtime_s)
+                                       / row["predicted_runtime_s"])
         row["recommended"] = nodes == plan.recommended.nodes
         out.append(row)
     return out
@@ -135,7 +140,8 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
     if floor is not None:
         ax_eff.axhline(floor, color="tab:orange", linestyle=":", linewidth=1.5,
                        label=f"efficiency floor {floor:.0%}")
-    ax_eff.plot([rec.nodes], [rec.efficiency], "*", color="tab:red", markersize=16,
+    ax_eff.plot([rec.nodes], [next(r["predicted_efficiency"] for r in rows if r["recommended"])],
+                "*", color="tab:red", markersize=16,
                 markeredgecolor="black", zorder=6, label="recommended")
     top = max([1.05, *(r["predicted_efficiency"] for r in rows),
                *(r["measured_efficiency"] for r in measured)])

@@ -14,6 +14,7 @@ rest on, and any conversion used.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
@@ -156,16 +157,25 @@ def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[boo
     return rows, list(rows[0]), predicted
 
 
-def _notes(plan: Plan) -> list[str]:
+def _notes(plan: Plan, any_predicted: bool) -> list[str]:
+    """The basis, the walltime rule and how to read the evidence table (which mentions
+    italic rows only when there are some)."""
     pct = f"{100 * plan.request.confidence:g}%"
     ideal = ("ideal weak scaling keeps the time of the smallest measured run" if plan.weak
              else "ideal strong scaling divides the time of the smallest measured run by "
              "the node ratio")
+    reading = (f"Predicted rows are in italics with {pct} prediction intervals; {ideal}."
+               if any_predicted else f"Predictions carry {pct} prediction intervals; {ideal}.")
     return [plan.basis,
             f"Walltime: {walltime_text(plan)}, the {100 * (1 - plan.request.kill_risk):g}th "
             f"percentile of the predicted runtime rounded up to a multiple of "
             f"{plan.time_granularity_s} s.",
-            f"Predicted rows are in italics with {pct} prediction intervals; {ideal}."]
+            reading]
+
+
+def _label_slug(text: str) -> str:
+    """``text`` as a LaTeX label part: letters, digits and hyphens only."""
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-").lower() or "app"
 
 
 def proposal_markdown(plan: Plan) -> str:
@@ -178,7 +188,7 @@ def proposal_markdown(plan: Plan) -> str:
              markdown_table(resources, resource_columns), "",
              f"### Scaling evidence: {plan.series}", "",
              markdown_table(evidence, evidence_columns), ""]
-    return "\n".join(parts + [f"_{note}_  " for note in _notes(plan)])
+    return "\n".join(parts + [f"_{note}_  " for note in _notes(plan, any(predicted))])
 
 
 def proposal_latex(plan: Plan) -> str:
@@ -186,14 +196,16 @@ def proposal_latex(plan: Plan) -> str:
     resources, resource_columns = resource_rows(plan)
     evidence, evidence_columns, predicted = evidence_rows(plan)
     first_predicted = predicted.index(True) if True in predicted else len(predicted)
-    notes = _notes(plan)
+    notes = _notes(plan, any(predicted))
+    slug = _label_slug(plan.request.app)
     return "\n\n".join([
-        "% requires \\usepackage{booktabs}",
+        "% requires \\usepackage{booktabs} and \\usepackage{adjustbox}",
         latex_table(resources, resource_columns,
                     caption=f"Requested resources for {plan.request.app}. {notes[0]} "
-                            f"{notes[1]}"),
+                            f"{notes[1]}", label=f"tab:resources-{slug}"),
         latex_table(evidence, evidence_columns,
                     caption=f"Scaling evidence: {plan.series}. {notes[2]}",
                     italic=predicted, rule_before=[first_predicted],
-                    align="r" * (len(evidence_columns) - 1) + "l"),
+                    align="r" * (len(evidence_columns) - 1) + "l",
+                    label=f"tab:scaling-{slug}"),
     ])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,20 +39,36 @@ def latex_escape(text: str) -> str:
     return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
 
 
+#: A header wider than this (in characters) is set on several lines, so that a table of
+#: ten columns fits a page instead of running into the margin.
+LATEX_HEADER_CHARS = 14
+
+
+def _latex_header(label: str) -> str:
+    lines = [latex_escape(line)
+             for line in textwrap.wrap(label, LATEX_HEADER_CHARS, break_on_hyphens=False)]
+    if len(lines) <= 1:
+        return latex_escape(label)
+    return r"\shortstack{" + r" \\ ".join(lines) + "}"
+
+
 def latex_table(rows: Sequence[dict[str, Any]], columns: Sequence[str],
                 caption: str | None = None, italic: Sequence[bool] | None = None,
-                rule_before: Sequence[int] = (), align: str | None = None) -> str:
+                rule_before: Sequence[int] = (), align: str | None = None,
+                label: str | None = None) -> str:
     """A booktabs ``tabular`` (in a ``table`` float when captioned) of ``rows``.
     ``italic`` marks rows to set in italics and ``rule_before`` the row indexes to separate
     with a rule, so that predicted rows stand visibly apart from measured ones. ``align``
-    is the column spec (default: the first column left, the others right).
-    Needs ``\\usepackage{booktabs}``."""
+    is the column spec (default: the first column left, the others right); ``label`` the
+    float's ``\\label`` for ``\\ref``. Long headers are set on several lines, and in a
+    float the tabular is shrunk to the text width if it is still wider (never enlarged).
+    Needs ``\\usepackage{booktabs}`` (and ``adjustbox`` for a float)."""
     def cell(value: Any) -> str:
         return latex_escape(format_value(value))
 
     align = align or "l" + "r" * (len(columns) - 1)
     lines = [r"\begin{tabular}{" + align + "}", r"\toprule",
-             " & ".join(latex_escape(c) for c in columns) + r" \\", r"\midrule"]
+             " & ".join(_latex_header(c) for c in columns) + r" \\", r"\midrule"]
     for index, row in enumerate(rows):
         if index in rule_before:
             lines.append(r"\midrule")
@@ -62,8 +79,10 @@ def latex_table(rows: Sequence[dict[str, Any]], columns: Sequence[str],
     lines += [r"\bottomrule", r"\end{tabular}"]
     if caption is None:
         return "\n".join(lines)
-    return "\n".join([r"\begin{table}[ht]", r"\centering", *lines,
-                      r"\caption{" + latex_escape(caption) + "}", r"\end{table}"])
+    return "\n".join([r"\begin{table}[ht]", r"\centering",
+                      r"\begin{adjustbox}{max width=\linewidth}", *lines, r"\end{adjustbox}",
+                      r"\caption{" + latex_escape(caption) + "}",
+                      *([r"\label{" + label + "}"] if label else []), r"\end{table}"])
 
 
 def display_rows(rows: Sequence[dict[str, Any]],

@@ -81,7 +81,9 @@ def _rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | None:
             return None
         import sqlite3  # here: an estimate without a store (the bundled predictor) skips it
 
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=60)
+        from perfpredict.store.location import sqlite_uri
+
+        conn = sqlite3.connect(sqlite_uri(path, read_only=True), uri=True, timeout=60)
         try:
             revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
             check_revision(revision[0] if revision else None, db_url)
@@ -97,7 +99,7 @@ def _rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | None:
     names = [f"p{i}" for i in range(len(params))]
     for name in names:
         sql = sql.replace("?", f":{name}", 1)
-    with open_store(db_url) as store, store.engine.connect() as sa_conn:
+    with open_store(db_url, create=False) as store, store.engine.connect() as sa_conn:
         result = sa_conn.execute(text(sql), dict(zip(names, params, strict=True)))
         return [tuple(row) for row in result]
 

@@ -1,8 +1,10 @@
 """Opening a store: engine settings per backend and the schema gate.
 
 SQLite gets WAL journaling and a busy timeout so that ingest, train and estimate can run
-at the same time without "database is locked" reaching the user. A new, empty store is
-created at the newest revision (under a lock, so parallel first uses create it once); an
+at the same time without "database is locked" reaching the user. A new store is created,
+when asked for (``db init``, ``ingest``), at the newest revision (under a lock, so parallel
+first uses create it once); every other command refuses a missing one. A store the user
+may only read is opened read-only and nothing tries to write to it. An
 older store is refused with the exact command that upgrades it (optuna's habit), a newer
 one with the advice to upgrade perfpredict, so no command ever writes to a schema it does
 not understand.
@@ -12,12 +14,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import QueuePool
 
 from perfpredict.config import redact_url
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
+from perfpredict.store.location import (
+    missing_store,
+    require_sqlite_file,
+    sqlite_file,
+    sqlite_read_only,
+    sqlite_uri,
+)
 from perfpredict.store.revision import SCHEMA_REVISION, SCHEMA_REVISIONS, check_revision
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
@@ -25,10 +36,13 @@ SQLITE_BUSY_TIMEOUT_MS = 60_000
 
 @dataclass
 class Store:
-    """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print)."""
+    """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
+    ``read_only``: the user may read but not write it (a shared store: a SQLite file they
+    cannot write, a PostgreSQL role without INSERT); reads never try to write to it."""
 
     engine: Engine
     url: str
+    read_only: bool = False
 
     @property
     def safe_url(self) -> str:
@@ -49,13 +63,19 @@ class Store:
         self.dispose()
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
-    cursor = dbapi_connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-    _enable_wal(cursor)
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.close()
+def _sqlite_pragmas(*, read_only: bool):  # type: ignore[no-untyped-def]
+    """The per-connection settings; a read-only store keeps the journal mode it has."""
+
+    def apply(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        if not read_only:
+            _enable_wal(cursor)
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    return apply
 
 
 def _enable_wal(cursor) -> None:  # type: ignore[no-untyped-def]
@@ -79,16 +99,31 @@ def _enable_wal(cursor) -> None:  # type: ignore[no-untyped-def]
             delay_s = min(delay_s * 2, 0.5)
 
 
-def make_engine(url: str) -> Engine:
+def _sqlite_engine(path: Path, *, create: bool) -> tuple[Engine, bool]:
+    """An engine on the store file ``path`` and whether it is read-only. A missing file
+    is created (with its directory) only when ``create``; else "no store at PATH"."""
+    import sqlite3
+
+    if create and not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        uri, read_only = f"file:{quote(str(path.resolve()))}", False
+    else:
+        require_sqlite_file(path)
+        uri, read_only = sqlite_uri(path), sqlite_read_only(path)
+    engine = create_engine("sqlite://", poolclass=QueuePool, creator=lambda: sqlite3.connect(
+        uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False))
+    event.listen(engine, "connect", _sqlite_pragmas(read_only=read_only))
+    return engine, read_only
+
+
+def make_engine(url: str, *, create: bool = True) -> Engine:
     """An engine for ``url`` with the settings perfpredict relies on."""
-    if url.startswith("sqlite"):
-        path = url.split(":///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(
-            url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
-        )
-        event.listen(engine, "connect", _sqlite_pragmas)
+    path = sqlite_file(url)
+    if path is not None:
+        return _sqlite_engine(path, create=create)[0]
+    if url.startswith("sqlite"):  # in memory
+        engine = create_engine(url)
+        event.listen(engine, "connect", _sqlite_pragmas(read_only=False))
         return engine
     try:
         return create_engine(url, pool_pre_ping=True)
@@ -105,12 +140,21 @@ def make_engine(url: str) -> Engine:
 
 
 def _cannot_open(url: str, exc: Exception) -> BadInputError:
-    """What a user sees when the store cannot be reached, password hidden."""
+    """What a user sees when the store cannot be reached, password hidden. Only a
+    server's store can be down: a SQLite file's message names the file's permissions."""
     first_line = str(exc).splitlines()[0] if str(exc) else ""
+    check = ("that the file is a perfpredict store you can read" if sqlite_file(url)
+             else "that the server is running")
     return BadInputError(
         f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
-        f"{redact_url(first_line)}; check the --db URL or PERFPREDICT_DB and that the "
-        "server is running")
+        f"{redact_url(first_line)}; check the --db URL or PERFPREDICT_DB and {check}")
+
+
+def _server_read_only(engine: Engine) -> bool:
+    """Whether the role may not write (a SELECT-only role on a shared PostgreSQL store)."""
+    with engine.connect() as conn:
+        return not conn.execute(
+            text("SELECT has_table_privilege(current_user, 'systems', 'INSERT')")).scalar()
 
 
 def stored_revision(bind: Engine | Connection) -> str | None:
@@ -146,18 +190,39 @@ def _migrate(engine: Engine, *, upgrade: bool) -> None:
         conn.commit()
 
 
-def open_store(url: str, *, upgrade: bool = False) -> Store:
-    """Open (creating if empty) the store at ``url``, refusing one at another revision.
+def open_store(url: str, *, upgrade: bool = False, create: bool = True,
+               write: bool = False) -> Store:
+    """Open the store at ``url``, refusing one at another revision, and with ``write``
+    one the user may only read (one line now rather than a failed INSERT later).
 
-    With ``upgrade=True`` an older store is migrated to the newest revision first; that is
-    what ``perfpredict db upgrade`` calls.
+    With ``create`` (the library's default; the CLI passes it only for ``db init`` and
+    ``ingest``) a missing or empty store is created at the newest revision; without it,
+    it is "no store at ...". With ``upgrade=True`` an older store is migrated to the
+    newest revision first; that is what ``perfpredict db upgrade`` calls.
     """
-    engine = make_engine(url)
+    path = sqlite_file(url)
+    if path is not None:
+        engine, read_only = _sqlite_engine(path, create=create)
+    else:
+        engine, read_only = make_engine(url), False
     try:
         revision = stored_revision(engine)
-        if revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1]):
+        if revision is None and not create:
+            raise missing_store(str(path) if path else redact_url(url))
+        if path is None and revision is not None and engine.dialect.name != "sqlite":
+            read_only = _server_read_only(engine)
+        migrate = revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1])
+        if read_only and (write or migrate):
+            raise BadInputError(
+                f"the store at {redact_url(url)} is read-only to you and this command "
+                "writes to it; ask its owner for write access, or use a store of your own "
+                "with --db")
+        if migrate:
             _migrate(engine, upgrade=upgrade)
             revision = stored_revision(engine)
+    except PerfPredictError:
+        engine.dispose()
+        raise
     except Exception as exc:  # connection refused, bad credentials, unreadable file
         engine.dispose()
         raise _cannot_open(url, exc) from exc
@@ -166,14 +231,21 @@ def open_store(url: str, *, upgrade: bool = False) -> Store:
     except PerfPredictError:
         engine.dispose()
         raise
-    return Store(engine=engine, url=url)
+    return Store(engine=engine, url=url, read_only=read_only)
 
 
-def describe_store(url: str) -> dict[str, str]:
-    """URL (password hidden), backend and schema revision, without changing anything."""
-    engine = make_engine(url)
+def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str]:
+    """URL (password hidden), backend and schema revision, without changing anything.
+    A missing SQLite file is "no store at ..." when it ``must_exist`` (the user named
+    it), else a store not created yet (the default one, created on first use)."""
+    path = sqlite_file(url)
+    if path is not None and not path.exists() and not must_exist:
+        return {"url": redact_url(url), "backend": "sqlite",
+                "revision": "none yet (the default store is created on first use)",
+                "required_revision": SCHEMA_REVISION}
+    engine = make_engine(url, create=False)
     try:
-        revision = stored_revision(engine) or "empty (created on first use)"
+        revision = stored_revision(engine) or "empty (create it with 'perfpredict db init')"
     except Exception as exc:
         raise _cannot_open(url, exc) from exc
     finally:

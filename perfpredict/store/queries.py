@@ -11,7 +11,7 @@ from typing import IO, Any
 from sqlalchemy import Select, func, select, tuple_
 
 from perfpredict.store import Store
-from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs, systems
+from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
 
 #: Leading columns of ``runs export --format csv``, named as ``ingest csv`` reads them.
 EXPORT_COLUMNS = [
@@ -96,7 +96,9 @@ def run_stats(store: Store) -> dict[str, Any]:
         totals = {
             "n_runs": conn.execute(select(func.count()).select_from(runs)).scalar_one(),
             "n_apps": conn.execute(select(func.count(func.distinct(runs.c.app)))).scalar_one(),
-            "n_systems": conn.execute(select(func.count()).select_from(systems)).scalar_one(),
+            # systems that have runs, not catalog entries (every store holds the catalog)
+            "n_systems": conn.execute(
+                select(func.count(func.distinct(runs.c.system)))).scalar_one(),
             "n_batches": conn.execute(
                 select(func.count()).select_from(ingest_batches)).scalar_one(),
             "n_rejects": conn.execute(select(func.count()).select_from(rejects)).scalar_one(),

@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection
 
+from perfpredict.catalog.entries import name_key
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.records import (
     BadRecord,
@@ -154,7 +155,7 @@ class _FileIngest:
     def canonical_system(self, name: str) -> str:
         """A catalog entry's own name for ``name`` when it is one of its aliases ("frontier",
         a data set's long label), so one machine is one system in the store."""
-        return self.catalog_names.get(name.strip().casefold(), name)
+        return self.catalog_names.get(name_key(name), name)
 
     def reject(self, bad: BadRecord) -> None:
         if self.options.on_error == "fail":
@@ -336,11 +337,12 @@ def _cycle_collection_paused() -> Iterator[None]:
 
 
 def _catalog_names(store: Store) -> dict[str, str]:
-    """Every catalog name and alias, case-folded, mapped to its entry's name (seeding the
-    shipped catalog first, so a machine it knows is never reported as new)."""
+    """Every catalog name and alias, by :func:`~perfpredict.catalog.name_key` (case,
+    spaces and punctuation ignored), mapped to its entry's name (seeding the shipped
+    catalog first, so a machine it knows is never reported as new)."""
     from perfpredict.catalog import list_systems
 
-    return {alias.casefold(): spec.name for spec in list_systems(store)
+    return {name_key(alias): spec.name for spec in list_systems(store)
             for alias in (spec.name, *spec.aliases)}
 
 

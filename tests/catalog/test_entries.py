@@ -25,7 +25,7 @@ from perfpredict.errors import BadInputError
 
 REQUIRED_SYSTEMS = {"Frontier", "Aurora", "Perlmutter-GPU", "Perlmutter-CPU", "Polaris",
                     "ARCHER2", "LUMI-G", "JUWELS-Booster", "Fugaku", "opal", "Lichtenberg",
-                    "Eos", "Selene"}
+                    "Eos", "Selene", "LUMI-C", "El Capitan"}
 
 
 def by_name(name: str) -> SystemSpec:

@@ -10,9 +10,13 @@ from perfpredict.cli.app import app
 
 
 def _command_paths(command, prefix=()):  # type: ignore[no-untyped-def]
+    """Every command path, through Click's group API (the root builds its commands only
+    when asked for them)."""
     yield prefix
-    for name, sub in getattr(command, "commands", {}).items():
-        yield from _command_paths(sub, (*prefix, name))
+    if hasattr(command, "list_commands"):
+        ctx = command.make_context("perfpredict", [], resilient_parsing=True)
+        for name in command.list_commands(ctx):
+            yield from _command_paths(command.get_command(ctx, name), (*prefix, name))
 
 
 PATHS = list(_command_paths(get_command(app)))

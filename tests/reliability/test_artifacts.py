@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from perfpredict import artifact
 from perfpredict.cli.app import app
+from perfpredict.store import open_store
 from tests.reliability._data import APPS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -136,6 +137,7 @@ def test_damaged_bundled_artifact_is_refused(tmp_path: Path, damage: str,
     bundled.write_text(change(bundled_artifact_path().read_text()))
     monkeypatch.setattr("perfpredict.estimate.lookup.bundled_artifact_path", lambda: bundled)
     empty_store = f"sqlite:///{tmp_path / 'empty.db'}"  # no artifact: the bundled one is used
+    open_store(empty_store).dispose()
     result = _estimate(empty_store)
     _assert_refused(result, phrase)
     assert "predictor.json" in result.stderr
@@ -201,8 +203,10 @@ def test_an_artifact_of_an_earlier_layout_is_refused_with_a_retrain_message(
     earlier = tmp_path / "predictor.json"
     earlier.write_text(_resealed({**doc, "format_version": 2}))
     monkeypatch.setattr("perfpredict.estimate.lookup.bundled_artifact_path", lambda: earlier)
-    result = CliRunner().invoke(app, ["--db", f"sqlite:///{tmp_path / 'empty.db'}", "estimate",
-                                      "--app", "bert", "--nodes", "100"])
+    empty_store = f"sqlite:///{tmp_path / 'empty.db'}"
+    open_store(empty_store).dispose()
+    result = CliRunner().invoke(app, ["--db", empty_store, "estimate", "--app", "bert",
+                                      "--nodes", "100"])
     assert result.exit_code == 1, result.output
     assert "retrain with 'perfpredict train'" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

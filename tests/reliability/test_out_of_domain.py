@@ -60,7 +60,7 @@ def test_far_extrapolation_is_flagged_and_the_interval_widens(trained_url: str) 
 
 
 @pytest.mark.parametrize("args", [
-    ("--nodes", "0"), ("--nodes", "-4"), ("--nodes", "nan"), ("--nodes", "inf"),
+    ("--nodes", "0"), ("--nodes", "-4"),
     ("--nodes", "8", "--io-bytes", "-1"), ("--nodes", "8", "--ranks-per-node", "0"),
     ("--nodes", "8", "--threads-per-rank", "nan"), ("--nodes", "8", "--confidence", "1.5"),
     ("--nodes", "8", "--confidence", "0"), ("--nodes", "8", "--confidence", "nan"),
@@ -69,3 +69,11 @@ def test_nonsense_inputs_are_bad_input(trained_url: str, args: tuple[str, ...]) 
     result = _run(trained_url, "estimate", "--app", APPS[0], *args)
     assert result.exit_code == 2, result.output
     _one_error_line(result)
+
+
+@pytest.mark.parametrize("nodes", ["nan", "inf", "4.5"])
+def test_a_node_count_is_a_whole_number(trained_url: str, nodes: str) -> None:
+    """Refused while parsing, as a usage error, before anything is read."""
+    result = _run(trained_url, "estimate", "--app", APPS[0], "--nodes", nodes)
+    assert result.exit_code == 2
+    assert f"Invalid value for '--nodes': '{nodes}' is not a valid int" in result.stderr

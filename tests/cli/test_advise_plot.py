@@ -1,0 +1,39 @@
+"""The efficiency panel of ``advise --plot`` (issue 14, item 16), checked on the numbers
+it plots (the CSV written beside the figure)."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from perfpredict.cli.app import app
+
+#: Measured at 1, 8, 128 and 512 nodes; the bundled predictor's runtime at 1 node is not
+#: the measured median there, so a base mixing the two cannot give 100% (the per-row checks
+#: compare at pytest.approx's 1e-6, far finer than that difference).
+BERT = ["--app", "bert", "--system", "dgxa100_ngc22.04"]
+
+
+def test_efficiency_is_100_percent_at_the_base_for_measured_and_predicted(tmp_path: Path) -> None:
+    figure = tmp_path / "scaling.svg"
+    result = CliRunner().invoke(app, ["advise", *BERT, "--plot", str(figure)])
+    assert result.exit_code == 0, result.output
+    assert figure.exists()
+    with figure.with_suffix(".csv").open(newline="") as fh:
+        rows = [{k: float(v) if v not in ("", "True", "False") else v for k, v in r.items()}
+                for r in csv.DictReader(fh)]
+    base = next(r for r in rows if r["measured_runtime_s"] != "")
+    assert base["nodes"] == 1.0
+    assert base["predicted_runtime_s"] != pytest.approx(base["measured_runtime_s"], rel=1e-4)
+    assert base["measured_efficiency"] == pytest.approx(1.0)
+    assert base["predicted_efficiency"] == pytest.approx(1.0)
+    for row in rows:  # strong scaling: T(base) * base / (T(p) * p), each from its own curve
+        assert row["predicted_efficiency"] == pytest.approx(
+            base["predicted_runtime_s"] * base["nodes"] / (row["predicted_runtime_s"] * row["nodes"]))
+        if row["measured_runtime_s"] != "":
+            assert row["measured_efficiency"] == pytest.approx(
+                base["measured_runtime_s"] * base["nodes"]
+                / (row["measured_runtime_s"] * row["nodes"]))

@@ -1,0 +1,70 @@
+"""Command-line conventions (issue 14, items 17 and 18; issue 15's CLI part): --version,
+-h, shell completion, and every choice and number checked before any work is done."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from perfpredict import __version__
+from perfpredict.cli.app import app
+
+
+def _run(*args: str):  # type: ignore[no-untyped-def]
+    return CliRunner().invoke(app, list(args), prog_name="perfpredict")
+
+
+def test_version() -> None:
+    result = _run("--version")
+    assert result.exit_code == 0
+    assert result.stdout == f"perfpredict {__version__}\n"
+
+
+@pytest.mark.parametrize("path", [(), ("estimate",), ("runs", "stats"), ("advise", "walltime")])
+def test_dash_h_is_help(path: tuple[str, ...]) -> None:
+    short, long = _run(*path, "-h"), _run(*path, "--help")
+    assert short.exit_code == 0 and short.stdout == long.stdout
+    assert "Usage: perfpredict" in short.stdout
+
+
+def _complete(words: str) -> list[str]:
+    """What bash completion offers after ``words`` (Click's protocol, as the script that
+    --install-completion writes calls it)."""
+    env = {**os.environ, "_PERFPREDICT_COMPLETE": "complete_bash", "COMP_WORDS": words,
+           "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
+    done = subprocess.run(
+        [sys.executable, "-c", "from perfpredict.cli.app import app; app(prog_name='perfpredict')"],
+        env=env, capture_output=True, text=True, timeout=120, check=True)
+    return done.stdout.split()
+
+
+def test_shell_completion_offers_commands_and_choices() -> None:
+    assert "--install-completion" in _run("--help").stdout
+    assert _run("--show-completion", "bash").stdout.count("_PERFPREDICT_COMPLETE") == 1
+    assert _complete("perfpredict est") == ["estimate"]
+    assert _complete("perfpredict runs st") == ["stats"]
+    assert _complete("perfpredict estimate --format ") == ["table", "json", "csv"]
+
+
+@pytest.mark.parametrize("args", [
+    ("estimate", "--app", "bert", "--nodes", "8", "--format", "yaml"),
+    ("estimate", "--app", "bert", "--nodes", "4.5"),
+    ("runs", "list", "--limit", "-1"),
+    ("runs", "stats", "--format", "yaml"),
+    ("train", "--format", "yaml"),
+    ("ingest", "csv", "runs.csv", "--format", "yaml"),
+    ("evaluate", "--group-by", "user"),
+    ("advise", "--app", "bert", "--format", "yaml"),
+    ("advise", "walltime", "--input", "jobs.csv", "--format", "yaml"),
+    ("systems", "show", "Frontier", "--format", "yaml"),
+], ids=lambda a: " ".join(a))
+def test_a_wrong_choice_or_number_is_a_usage_error(args: tuple[str, ...]) -> None:
+    """Exit 2 with Click's message naming the option, before any store is opened (the
+    default store, which does not exist here, is never created)."""
+    result = _run(*args)
+    assert result.exit_code == 2
+    assert "Invalid value for" in result.stderr

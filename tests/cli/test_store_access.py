@@ -1,0 +1,182 @@
+"""Which commands may create a store, and a shared store that the user may only read
+(issue 14, items 11 and 12), through the CLI."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from perfpredict.cli.app import app
+from tests.conftest import _postgres_url
+
+LULESH = ("--app", "LULESH 2.0.3", "--ranks-per-node", "36")
+#: Commands a reader of a shared store runs, and that must not write to it.
+READS = [("runs", "stats"), ("estimate", *LULESH, "--nodes", "20"), ("advise", *LULESH),
+         ("systems", "show", "Frontier")]
+
+
+def _cli(db: str, *args: str) -> Result:
+    return CliRunner().invoke(app, ["--db", db, *args])
+
+
+def _trained(url: str) -> None:
+    """A store holding the LULESH data set and a predictor trained on it, whose catalog
+    lacks Frontier, as a store seeded by an older perfpredict lacks a newer entry (the
+    reads then want to add it: exactly what a reader must not do)."""
+    for args in (("datasets", "load", "lulesh_thicket"), ("train",),
+                 ("systems", "show", "Frontier")):
+        assert _cli(url, *args).exit_code == 0
+    from sqlalchemy import delete
+
+    from perfpredict.store import open_store
+    from perfpredict.store.schema import systems
+
+    with open_store(url) as store, store.engine.begin() as conn:
+        conn.execute(delete(systems).where(systems.c.name == "Frontier"))
+
+
+@pytest.fixture(scope="module")
+def trained_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("trained") / "store.db"
+    _trained(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture
+def read_only_copy(trained_file: Path, tmp_path: Path) -> Iterator[Path]:
+    """The trained store copied into a directory, both made read-only (file 444, folder
+    555), as a center shares one; permissions restored afterwards for clean-up."""
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "store.db"
+    with sqlite3.connect(trained_file) as source, sqlite3.connect(path) as copy:
+        source.backup(copy)  # with what the WAL still holds, which copying the file misses
+    path.chmod(0o444)
+    folder.chmod(0o555)
+    yield path
+    folder.chmod(0o755)
+    path.chmod(0o644)
+
+
+@pytest.mark.parametrize("args", READS, ids=[a[0] for a in READS])
+def test_read_only_sqlite_store_answers_and_is_left_untouched(
+        read_only_copy: Path, args: tuple[str, ...]) -> None:
+    """Tests run as root, whom no chmod stops: that nothing appears beside the store
+    (SQLite's -wal and -shm files) and nothing in it changes shows that it was opened
+    read-only, as an ordinary user's command must open it."""
+    digest = hashlib.sha256(read_only_copy.read_bytes()).hexdigest()
+    result = _cli(str(read_only_copy), *args)
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in read_only_copy.parent.iterdir()) == ["store.db"]
+    assert hashlib.sha256(read_only_copy.read_bytes()).hexdigest() == digest
+
+
+def test_read_only_store_shows_the_shipped_catalog_it_lacks(read_only_copy: Path) -> None:
+    result = _cli(str(read_only_copy), "systems", "show", "Frontier")
+    assert "Frontier" in result.stdout
+
+
+@pytest.mark.parametrize("args", [("train",), ("datasets", "load", "relearn")])
+def test_writing_to_a_read_only_sqlite_store_is_one_line(
+        read_only_copy: Path, args: tuple[str, ...]) -> None:
+    result = _cli(str(read_only_copy), *args)
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: the store at ")
+    assert "is read-only to you" in result.stderr and "server" not in result.stderr
+
+
+def test_sqlite_errors_never_mention_a_server(tmp_path: Path) -> None:
+    not_a_store = tmp_path / "notes.db"
+    not_a_store.write_text("these are notes, not a SQLite database\n" * 100)
+    result = _cli(str(not_a_store), "runs", "stats")
+    assert result.exit_code == 2
+    assert "server" not in result.stderr and str(not_a_store) in result.stderr
+
+
+@pytest.fixture
+def select_only_url() -> Iterator[str]:
+    """A trained PostgreSQL store and the URL of a role that may only SELECT from it."""
+    from sqlalchemy import create_engine, text
+
+    for url in _postgres_url():
+        _trained(url)
+        role = f"reader_{uuid.uuid4().hex[:8]}"
+        owner = create_engine(url, isolation_level="AUTOCOMMIT")
+        with owner.connect() as conn:
+            conn.execute(text(f"CREATE ROLE {role} LOGIN"))
+            conn.execute(text(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"))
+        scheme, rest = url.split("://", 1)
+        try:
+            yield f"{scheme}://{role}@{rest.split('@', 1)[-1]}"
+        finally:
+            with owner.connect() as conn:
+                conn.execute(text(f"DROP OWNED BY {role}"))
+                conn.execute(text(f"DROP ROLE {role}"))
+            owner.dispose()
+
+
+@pytest.mark.postgres
+def test_select_only_postgres_role_reads_the_store(select_only_url: str) -> None:
+    for args in READS:
+        result = _cli(select_only_url, *args)
+        assert result.exit_code == 0, (args, result.output)
+    refused = _cli(select_only_url, "train")
+    assert refused.exit_code == 2 and "is read-only to you" in refused.stderr
+
+
+MISSING_STORE_COMMANDS = [("runs", "stats"), ("estimate", "--app", "bert", "--nodes", "8"),
+                          ("advise", "--app", "bert"), ("train",), ("systems", "list"),
+                          ("db", "status"), ("db", "upgrade")]
+
+
+@pytest.mark.parametrize("args", MISSING_STORE_COMMANDS, ids=" ".join)
+def test_a_missing_store_is_not_created(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A mistyped --db is an error (exit 1), not a new empty store nor an answer from the
+    bundled predictor."""
+    missing = tmp_path / "no-such-dir" / "store.db"
+    result = _cli(str(missing), *args)
+    assert result.exit_code == 1, result.output
+    assert result.stderr.startswith(f"Error: no store at {missing}; create it with ")
+    assert not missing.parent.exists()
+
+
+def test_db_init_and_ingest_create_a_store(tmp_path: Path) -> None:
+    initialised = tmp_path / "a" / "store.db"
+    assert _cli(str(initialised), "db", "init").exit_code == 0
+    stats = _cli(str(initialised), "runs", "stats")
+    assert stats.exit_code == 0 and stats.stdout.startswith("runs: 0,")
+    ingested = tmp_path / "b" / "store.db"
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\nx,Frontier,2,10\n")
+    assert _cli(str(ingested), "ingest", "csv", str(runs)).exit_code == 0
+    assert _cli(str(ingested), "runs", "stats").stdout.startswith("runs: 1,")
+
+
+def test_a_store_named_in_the_environment_must_exist_too(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "typo.db"
+    monkeypatch.setenv("PERFPREDICT_DB", str(missing))
+    result = CliRunner().invoke(app, ["runs", "stats"])
+    assert result.exit_code == 1 and f"no store at {missing}" in result.stderr
+    assert not missing.exists()
+
+
+def test_the_default_store_is_still_created_on_first_use(isolated_home: Path) -> None:
+    """Nobody named it, so nothing was mistyped: a first 'advise' in a fresh user
+    directory answers from the bundled predictor, as the examples do."""
+    result = CliRunner().invoke(app, ["runs", "stats"])
+    assert result.exit_code == 0, result.output
+    assert (isolated_home / "perfpredict.db").exists()
+
+
+def test_db_status_of_the_default_store_before_first_use(isolated_home: Path) -> None:
+    result = CliRunner().invoke(app, ["db", "status"])
+    assert result.exit_code == 0, result.output
+    assert "revision: none yet (the default store is created on first use)" in result.stdout
+    assert not (isolated_home / "perfpredict.db").exists()

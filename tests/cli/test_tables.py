@@ -1,0 +1,77 @@
+"""Tables as people read them (issue 14, item 19): whole at 80 columns, LaTeX that fits a
+page and can be referenced, notes that describe the table printed, honest counts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from perfpredict.cli.app import app
+
+BERT = ["--app", "bert", "--system", "dgxa100_ngc22.04"]
+
+
+def _at_80_columns(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args), env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def _assert_fits_80_columns(text: str) -> None:
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "…" not in text  # nothing cut short
+
+
+@pytest.fixture
+def runs_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s,job_id\n"
+        + "".join(f"solver,Perlmutter-CPU,TGV1024 with a long label,{n},128,1,"
+                  f"{1234.5678 / n:.4f},job-{n}\n" for n in (1, 2, 4)))
+    return path
+
+
+def test_runs_list_and_systems_list_are_whole_at_80_columns(cli, db_url: str, runs_csv: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("ingest", "csv", str(runs_csv)).exit_code == 0
+    listed = _at_80_columns("--db", db_url, "runs", "list")
+    _assert_fits_80_columns(listed)
+    for value in ("TGV1024 with a long label", "1234.57", "308.642", "job-4", "Perlmutter-CPU"):
+        assert value in listed
+    systems = _at_80_columns("--db", db_url, "systems", "list")
+    _assert_fits_80_columns(systems)
+    assert "Frontier node-hours" in systems
+
+
+def test_advise_table_is_whole_at_80_columns() -> None:
+    shown = _at_80_columns("advise", *BERT)
+    table = shown[shown.index("Node counts considered"):]
+    _assert_fits_80_columns(table)
+    assert "efficiency" in table and "doubling" in table
+
+
+def test_runs_stats_counts_systems_that_have_runs(cli, runs_csv: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("ingest", "csv", str(runs_csv)).exit_code == 0
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_systems"] == 1
+    assert "systems: 1," in cli("runs", "stats").stdout
+
+
+def test_latex_tables_have_labels_and_fit_the_page() -> None:
+    latex = _at_80_columns("advise", *BERT, "--format", "latex")
+    assert "\\label{tab:resources-bert}" in latex and "\\label{tab:scaling-bert}" in latex
+    assert latex.count("\\begin{adjustbox}{max width=\\linewidth}") == 2
+    assert "\\usepackage{adjustbox}" in latex
+    assert "Wallclock per run P50 (h)" not in latex  # set on several lines
+    assert "\\shortstack{Wallclock per \\\\ run P50 (h)}" in latex
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+def test_the_italics_note_only_when_rows_are_in_italics(fmt: str) -> None:
+    """Up to 8 nodes bert's recommendation is a measured node count: no predicted row."""
+    measured_only = _at_80_columns("advise", *BERT, "--max-nodes", "8", "--format", fmt)
+    assert "italics" not in measured_only and "*predicted" not in measured_only
+    with_predicted = _at_80_columns("advise", *BERT, "--format", fmt)
+    assert "italics" in with_predicted
