@@ -48,10 +48,6 @@ class Store:
     def safe_url(self) -> str:
         return redact_url(self.url)
 
-    @property
-    def is_sqlite(self) -> bool:
-        return self.engine.dialect.name == "sqlite"
-
     def dispose(self) -> None:
         self.engine.dispose()
 
