@@ -88,7 +88,7 @@ class LoadedPredictor:
     that loading costs the same for a store of ten series or fifty thousand."""
 
     def __init__(self, doc: dict[str, Any], origin: str,
-                 entries: SeriesEntries | None = None) -> None:
+                 entries: SeriesEntries | None = None, db_url: str | None = None) -> None:
         from perfpredict import artifact
 
         if doc.get("kind") != artifact.KIND_RUNTIME:
@@ -96,6 +96,7 @@ class LoadedPredictor:
 
             raise NotFoundError(f"{origin} holds no runtime predictor")
         self.origin = origin
+        self.db_url = db_url  # the store whose runs explain an application not trained on
         try:
             self.predictor = HybridPredictor.from_dict(doc["predictor"])
             self.entries = entries if entries is not None else InlineSeries(doc["series"])
@@ -118,7 +119,7 @@ class LoadedPredictor:
     def find_series(self, query: Query) -> Match:
         """The series that answers ``query``, and notes about the choice."""
         try:
-            return find_series(self.entries, self.predictor, query)
+            return find_series(self.entries, self.predictor, query, self.db_url)
         except LAYOUT_ERRORS as exc:
             raise stale_layout(self.origin, exc) from exc
 
@@ -234,7 +235,7 @@ def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArra
 def load_predictor(db_url: str | None) -> LoadedPredictor:
     """The store's newest predictor, else the bundled one trained on the shipped data."""
     doc, origin, entries = load_artifact(db_url)
-    return LoadedPredictor(doc, origin, entries)
+    return LoadedPredictor(doc, origin, entries, db_url)
 
 
 def estimate(db_url: str | None, query: Query, confidence: float = 0.9) -> Estimate:
