@@ -60,10 +60,12 @@ def _entry(ctx: SeriesContext) -> dict[str, Any]:
 
 
 def build_artifact(series_list: list[Series], n_runs: int,
-                   predictor: HybridPredictor | None = None) -> dict[str, Any]:
-    """Fit the hybrid on ``series_list`` and pack it with the series' entries."""
+                   predictor: HybridPredictor | None = None,
+                   client: Any | None = None) -> dict[str, Any]:
+    """Fit the hybrid on ``series_list`` (on ``client``'s dask cluster, when given) and
+    pack it with the series' entries."""
     predictor = predictor or HybridPredictor()
-    predictor.fit(series_list)
+    predictor.fit(series_list, client=client)
     entries = series_entries(series_list)
     fingerprint = hashlib.sha256(json.dumps(
         [[e["key"], e["scales"], e["medians_s"]] for e in entries]).encode()).hexdigest()
@@ -77,13 +79,14 @@ def build_artifact(series_list: list[Series], n_runs: int,
 
 
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
-                   n_runs: int) -> TrainReport:
-    """Fit and save the runtime predictor when some series has three or more scales."""
+                   n_runs: int, client: Any | None = None) -> TrainReport:
+    """Fit and save the runtime predictor when some series has three or more scales (on
+    ``client``'s dask cluster, when given)."""
     from perfpredict.store.artifacts import save_artifact
 
     report = TrainReport(n_runs=n_runs)
     if any(s.scales.size >= 3 for s in series_list):
-        doc = save_artifact(store, build_artifact(series_list, n_runs))
+        doc = save_artifact(store, build_artifact(series_list, n_runs, client=client))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
@@ -113,7 +116,8 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
         from perfpredict.distributed import dask_training, read_series
 
         with dask_training(dask) as client:
-            report = _train_runtime(store, *read_series(client, store.url, apps))
+            report = _train_runtime(store, *read_series(client, store.url, apps),
+                                    client=client)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor
