@@ -19,6 +19,16 @@ class Split(str, Enum):
     time = "time"
 
 
+class Protocol(str, Enum):
+    store_cut = "store-cut"
+    by_series = "by-series"
+
+
+class LeaveOut(str, Enum):
+    source = "source"
+    system = "system"
+
+
 class ReportFormat(str, Enum):
     table = "table"
     json = "json"
@@ -136,21 +146,39 @@ def evaluate(
              "the store's median submission time -> runs submitted after it (needs "
              "submit times).")
     ] = Split.extrapolate,
+    protocol: Annotated[Protocol, typer.Option(
+        help="store-cut: every tested series cut at once, one predictor trained on the "
+             "cut store, nothing beyond a cut seen by anything (the use); by-series: "
+             "cross-fitting, each fold predicted by a predictor trained on the other "
+             "series in full (other applications already ran large). The time split "
+             "is a store cut either way.")] = Protocol.store_cut,
+    leave_out: Annotated[LeaveOut | None, typer.Option(
+        help="Per data set (source) or system: train on that group cut and the rest "
+             "of the store in full, then predict the group (transfer to a new center "
+             "or machine).")] = None,
+    with_bundled: Annotated[bool, typer.Option(
+        "--with-bundled",
+        help="Add the bundled public data sets to every training pool, in full (never "
+             "a series that is also in the store, so none is seen beyond its cut).")] = False,
     group_by: Annotated[str, typer.Option(help="source (ingested file), app or system")] = "source",
     app: Annotated[list[str] | None, typer.Option("--app")] = None,
     confidence: Annotated[float, typer.Option()] = 0.9,
     repeats: Annotated[int, typer.Option(
-        help="Run the backtest N times with other fold assignments (and random draws) "
-             "and pool the predictions: with a few dozen series, one assignment moves "
-             "a data set's coverage by several points.")] = 1,
+        help="Run the backtest N times with other seeds (the hybrid's, the folds, the "
+             "random draws) and pool the predictions: one seed's figure says something "
+             "about the seed.")] = 1,
+    seed: Annotated[int, typer.Option(help="The first seed.")] = 0,
     fmt: Annotated[ReportFormat, typer.Option("--format")] = ReportFormat.table,
 ) -> None:
     """Backtest the hybrid against each law, Extra-P and black-box XGBoost on the store."""
     from perfpredict.evaluate import evaluate as run_evaluation
     from perfpredict.report.tables import markdown_table
 
-    rows = run_evaluation(ctx.obj.open_store(), split.value, group_by, confidence, app,
-                          repeats)
+    rows = run_evaluation(
+        ctx.obj.open_store(), split.value, group_by=group_by, confidence=confidence, app=app,
+        repeats=repeats, protocol=protocol.value,
+        leave_out=leave_out.value if leave_out else None, with_bundled=with_bundled,
+        random_state=seed)
     if fmt == ReportFormat.markdown:
         typer.echo(markdown_table(rows))
     else:

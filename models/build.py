@@ -32,13 +32,13 @@ def relayout() -> None:
     """The shipped predictor written again from its learned state; every other part of
     the document (series entries, training card, creation time) is kept as it is."""
     from perfpredict import artifact
-    from perfpredict.predictor import HybridPredictor
+    from perfpredict.model.runtime import RuntimeModel
 
     path = HERE / "predictor.json"
     doc = artifact.read_file(path)
-    predictor = HybridPredictor.from_dict(doc["predictor"]).to_dict()
+    predictor = RuntimeModel.from_dict(doc["predictor"]).to_dict()
     # read back, the new layout holds exactly the state read from the old one
-    assert HybridPredictor.from_dict(predictor).to_dict() == predictor
+    assert RuntimeModel.from_dict(predictor).to_dict() == predictor
     body = {k: v for k, v in doc.items() if k != "sha256"}
     doc = artifact.seal({**body, "predictor": predictor})
     path.write_text(artifact.to_text(doc))
@@ -70,7 +70,6 @@ def build() -> None:
 def model_card(doc: dict) -> str:  # type: ignore[type-arg]
     """The human-readable card shipped beside the artifact."""
     predictor, training = doc["predictor"], doc["training"]
-    laws = ", ".join(f"{kind}: {law}" for kind, law in predictor["base_law"].items())
     corrections = ", ".join(f"{kind}: {'on' if on else 'off'}"
                             for kind, on in predictor["apply_correction"].items())
     metrics = predictor["metrics"]
@@ -85,7 +84,10 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
   {predictor["n_examples"]} nested-extrapolation examples.
 - **Data fingerprint** (sha256 of the series' scales and medians):
   `{training["data_fingerprint"]}`
-- **Base law per scaling kind**: {laws}. **Learned correction**: {corrections}.
+- **Base**: {predictor["base"]} (the log-space mean of Amdahl, Amdahl + log and the power
+  law). **Learned correction**: {corrections}. **Intervals calibrated by**:
+  {predictor["calibrated_by"]}; noise floor from {predictor["noise_floor"]["n_series"]}
+  series with repeats.
 - **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law
   {metrics["nested_mean_abs_log_error_plain"]:.3f}, hybrid
   {metrics["nested_mean_abs_log_error_hybrid"]:.3f}.

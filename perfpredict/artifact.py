@@ -20,10 +20,10 @@ from typing import Any
 
 from perfpredict.errors import ArtifactError
 
-#: 2: the conformal quantiles are packed and the boosters have tree tables beside their
-#: XGBoost JSON (:mod:`perfpredict.packed`), which perfpredict before 2 cannot read, so
-#: it says to upgrade; an artifact of an earlier version is refused: retrain.
-FORMAT_VERSION = 2
+#: 3: the runtime model of :mod:`perfpredict.model.runtime` (each booster stored once,
+#: as its tree table; a noise floor), which perfpredict before 3 cannot read, so it says
+#: to upgrade; an artifact of 1 or 2 is refused with a message to retrain.
+FORMAT_VERSION = 3
 KIND_RUNTIME = "runtime_predictor"
 
 

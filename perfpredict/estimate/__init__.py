@@ -18,7 +18,7 @@ from perfpredict.estimate.estimates import (
     estimate,
     load_predictor,
 )
-from perfpredict.estimate.lookup import Query, bundled_artifact_path
+from perfpredict.estimate.lookup import Query, bundled_artifact_path, calibration_notes
 
 __all__ = ["BATCH_COLUMNS", "Estimate", "LoadedPredictor", "Query", "bundled_artifact_path",
-           "estimate", "estimate_csv", "load_predictor", "read_queries"]
+           "calibration_notes", "estimate", "estimate_csv", "load_predictor", "read_queries"]

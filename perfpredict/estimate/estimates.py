@@ -29,18 +29,18 @@ from perfpredict.estimate.lookup import (
 )
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.entry import SeriesEntry
+from perfpredict.model.runtime import RuntimeModel, formula
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
-from perfpredict.predictor import HybridPredictor
 
 #: Columns ``estimate --input`` appends to each input row.
 BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
                  "efficiency", "law", "series", "beyond_measured_range")
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
-           "beyond_calibration")
+           "beyond_calibration", "noise_floor")
 _TEXT_COLUMNS = ("law", "series")
-_BOOL_COLUMNS = ("beyond_measured_range", "beyond_calibration")
+_BOOL_COLUMNS = ("beyond_measured_range", "beyond_calibration", "noise_floor")
 
 
 @dataclass
@@ -98,7 +98,7 @@ class LoadedPredictor:
         self.origin = origin
         self.db_url = db_url  # the store whose runs explain an application not trained on
         try:
-            self.predictor = HybridPredictor.from_dict(doc["predictor"])
+            self.predictor = RuntimeModel.from_dict(doc["predictor"])
             self.entries = entries if entries is not None else InlineSeries(doc["series"])
             self.trained = doc["training"]
         except LAYOUT_ERRORS as exc:
@@ -137,6 +137,12 @@ class LoadedPredictor:
                 out[i] = _make_estimate(queries[i], group.match, series, ctx, row, confidence)
         return [e for e in out if e is not None]
 
+    def exceedance(self, query: Query, runtime_s: float) -> float:
+        """P(runtime > ``runtime_s``) for ``query``, from the interval model directly."""
+        scales, [group] = self._group([query], 0.5)
+        series, ctx = self.series_context(group.match.entry)
+        return float(self.predictor.exceedance(series, scales, runtime_s, ctx)[0])
+
     def columns(self, queries: list[Query], confidence: float = 0.9) -> dict[str, np.ndarray]:
         """The :data:`COLUMNS` of the estimates for ``queries``, one array each in query
         order: what a batch writes, without an :class:`Estimate` per query (with their
@@ -164,7 +170,8 @@ class LoadedPredictor:
                     ("beyond_measured_range", p > ctx.scale_max), ("scale", p),
                     ("overhead_coefficient", pred.overhead_coefficient),
                     ("extrapolation_log2", pred.extrapolation_log2),
-                    ("beyond_calibration", pred.beyond_calibration)):
+                    ("beyond_calibration", pred.beyond_calibration),
+                    ("noise_floor", pred.noise_floor)):
                 columns[name][group.indices] = values
         return columns, groups
 
@@ -196,7 +203,7 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     """One query's estimate from its row of :meth:`LoadedPredictor.columns`."""
     runtime_s, scale = float(row["predicted_runtime_s"]), float(row["scale"])
     law_name = str(row["law"])
-    law = ctx.laws.get(law_name) or ctx.laws["amdahl"]
+    law = ctx.laws.get(law_name) or ctx.laws["amdahl"]  # the breakdown's
     notes = list(match.notes)
     beyond = bool(row["beyond_measured_range"])
     if beyond:
@@ -205,6 +212,9 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     if row["beyond_calibration"]:
         notes.append("farther than any extrapolation the interval was calibrated on; "
                      "the interval was widened in proportion and may still be too narrow")
+    if row["noise_floor"]:
+        notes.append("one run per measured scale says nothing about run-to-run noise: the "
+                     "interval is widened to the noise of trained series with repeats")
     key = series.key
     return Estimate(
         app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,
@@ -213,7 +223,7 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         lower_runtime_s=float(row["lower_runtime_s"]),
         upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
         efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",
-        law=law_name, formula=law.formula(),
+        law=law_name, formula=formula(ctx, law_name),
         overhead_coefficient=float(row["overhead_coefficient"]),
         extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
         beyond_measured_range=beyond, beyond_calibration=bool(row["beyond_calibration"]),

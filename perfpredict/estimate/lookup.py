@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from perfpredict import artifact
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.model.entry import SeriesEntry
-from perfpredict.predictor import HybridPredictor
+from perfpredict.model.runtime import RuntimeModel
 
 BUNDLED_ARTIFACT = "predictor.json"
 #: What a document or entry of another layout raises when read (a stale artifact).
@@ -96,7 +96,7 @@ class Match:
     notes: list[str]
 
 
-def find_series(entries: SeriesEntries, predictor: HybridPredictor, query: Query,
+def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
                 db_url: str | None = None) -> Match:
     """The series that answers ``query``: the application's series narrowed by system,
     problem size and variant (an exact label wins over labels that contain the one
@@ -134,10 +134,29 @@ def find_series(entries: SeriesEntries, predictor: HybridPredictor, query: Query
     if len(found) > 1:
         notes.append(f"{len(found)} series match; using the best measured one "
                      "(narrow with --system / --problem-size / --variant)")
-    for note in (predictor.thin_calibration(entry.weak), predictor.new_app_note(entry.key.app)):
-        if note:
-            notes.append(note)
-    return Match(entry, notes)
+    return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
+
+
+def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
+    """What an estimate of ``app`` should say about how its interval was calibrated: a
+    scaling kind with too few series of its own, an application nothing was trained on."""
+    notes = []
+    n_series = model.thinly_calibrated(weak)
+    if n_series is not None:
+        kind = "weak" if weak else "strong"
+        notes.append(f"only {n_series} {kind}-scaling series with 3+ scales were trained "
+                     "on, so the interval is calibrated on all series pooled and may be too "
+                     "narrow; train on more series (e.g. 'perfpredict datasets load')")
+    if model.is_new_app(app):
+        if model.calibrated_by == "application":
+            notes.append(f"no other series of {app} was trained on: nothing of the "
+                         "application to borrow, and the interval is calibrated on "
+                         "applications left out of training")
+        else:
+            notes.append(f"no other series of {app} was trained on, and too few "
+                         "applications to calibrate intervals for a new one: nothing of "
+                         "the application to borrow, and the interval may be too narrow")
+    return notes
 
 
 def _unknown_app(entries: SeriesEntries, app: str, db_url: str | None) -> NotFoundError:

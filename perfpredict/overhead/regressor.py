@@ -15,15 +15,21 @@ class OverheadRegressor:
 
     Strong leaf regularisation (``reg_lambda``) and a minimum evidence per leaf
     (``min_child_weight``) shrink the correction toward c = 1 where few series support it.
-    One thread by default (``n_jobs=1``): the nested examples are small enough that
-    XGBoost's per-tree thread synchronisation costs more than it saves, and the machines
-    this runs on are shared.
+    One thread, always, and the trees' row sampling seeded by ``random_state``: trained
+    on the same store, the same trees on any machine (issue 14, item 8: a coverage test
+    passed on one machine and failed on another). The nested examples are small enough
+    that XGBoost's per-tree thread synchronisation costs more than a second thread saves,
+    and the machines this runs on are shared.
     """
+
+    #: XGBoost's threads per fit: not a parameter, so no caller makes results depend on
+    #: the machine's cores.
+    n_threads = 1
 
     def __init__(self, n_estimators: int = 300, max_depth: int = 3,
                  learning_rate: float = 0.03, min_child_weight: float = 3.0,
                  reg_lambda: float = 5.0, subsample: float = 0.8,
-                 random_state: int = 0, n_jobs: int = 1) -> None:
+                 random_state: int = 0) -> None:
         self.n_estimators = n_estimators
         self.max_depth = max_depth
         self.learning_rate = learning_rate
@@ -31,22 +37,20 @@ class OverheadRegressor:
         self.reg_lambda = reg_lambda
         self.subsample = subsample
         self.random_state = random_state
-        self.n_jobs = n_jobs
 
     def get_params(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
             "n_estimators", "max_depth", "learning_rate", "min_child_weight", "reg_lambda",
-            "subsample", "random_state", "n_jobs")}
+            "subsample", "random_state")}
 
     def fit(self, features: FloatArray, log_overhead: FloatArray,
-            sample_weight: FloatArray | None = None) -> OverheadRegressor:
+            sample_weight: FloatArray | None = None,
+            client: Any | None = None) -> OverheadRegressor:
+        """Fit in this process, or with ``xgboost.dask`` on ``client``'s workers."""
         import xgboost
 
-        from perfpredict.distributed import current_client
-
         params = {"objective": "reg:squarederror", "base_score": 0.0, "tree_method": "hist",
-                  **self.get_params()}
-        client = current_client()
+                  "n_jobs": self.n_threads, **self.get_params()}
         if client is None:
             booster = xgboost.XGBRegressor(**params)
             booster.fit(features, log_overhead, sample_weight=sample_weight)
@@ -55,18 +59,6 @@ class OverheadRegressor:
         self.model_json_: str = booster.get_booster().save_raw("json").decode()
         self.ensemble_ = TreeEnsemble.from_xgboost_json(self.model_json_)
         return self
-
-    @classmethod
-    def from_json(cls, model_json: str, tree_table: dict[str, Any] | None = None
-                  ) -> OverheadRegressor:
-        """The regressor whose booster is ``model_json`` (XGBoost's JSON), its trees read
-        from ``tree_table`` (:meth:`TreeEnsemble.to_table` of the same booster) when
-        given, which is much faster than parsing the JSON."""
-        regressor = cls()
-        regressor.model_json_ = model_json
-        regressor.ensemble_ = (TreeEnsemble.from_xgboost_json(model_json) if tree_table is None
-                               else TreeEnsemble.from_table(tree_table))
-        return regressor
 
     def predict(self, features: FloatArray) -> FloatArray:
         return np.asarray(self.ensemble_.predict(features), dtype=float)

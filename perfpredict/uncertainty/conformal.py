@@ -27,6 +27,9 @@ from perfpredict.packed import pack, unpack
 #: Upper edges of the distance bins, in doublings beyond the largest measured scale.
 DISTANCE_EDGES = (0.0, 1.0, 2.0, 3.0, 4.5, 1e9)  # the last bin takes every farther residual
 MIN_PER_BIN = 30
+#: Confidences the upper tail (:meth:`DistanceConformal.upper_tail`) is resolved on:
+#: tails from 0.5 down to 0.0001, a kill probability to a hundredth of a percent.
+TAIL_CONFIDENCES = np.linspace(0.0, 0.9998, 1000)
 _LEVELS = np.linspace(0.0, 1.0, 2001)
 
 
@@ -66,6 +69,7 @@ class DistanceConformal:
             raise ValueError("no calibration residuals")
         self.bins_: list[dict[str, Any]] = []
         self._bounds_cache: dict[float, list[tuple[float, float]]] = {}
+        self._upper_cache: FloatArray | None = None
         pending = np.zeros(residual_log.size, dtype=bool)
         lower = -math.inf
         for upper in DISTANCE_EDGES:
@@ -106,16 +110,56 @@ class DistanceConformal:
             cache[confidence] = list(zip(lower, isotonic_increasing(q_hi, n), strict=True))
         return cache[confidence]
 
-    def bounds(self, distance_log2: float, confidence: float) -> ScoreBounds:
-        bounds_by_bin = self._monotone_bounds(confidence)
+    def _bin_and_stretch(self, distance_log2: float) -> tuple[int, float]:
+        """The bin a distance falls in, and the factor its bounds are widened by beyond
+        every calibration distance (in proportion to the distance)."""
         index = next((i for i, bin_ in enumerate(self.bins_)
-                      if distance_log2 <= bin_["upper_log2"]), len(bounds_by_bin) - 1)
-        q_lo, q_hi = bounds_by_bin[index]
-        beyond = distance_log2 > self.max_distance_log2_
-        if beyond and self.max_distance_log2_ > 0:
-            stretch = distance_log2 / self.max_distance_log2_
-            q_lo, q_hi = q_lo * stretch, q_hi * stretch
-        return ScoreBounds(q_lo, q_hi, beyond)
+                      if distance_log2 <= bin_["upper_log2"]), len(self.bins_) - 1)
+        if distance_log2 > self.max_distance_log2_ and self.max_distance_log2_ > 0:
+            return index, distance_log2 / self.max_distance_log2_
+        return index, 1.0
+
+    def bounds(self, distance_log2: float, confidence: float) -> ScoreBounds:
+        index, stretch = self._bin_and_stretch(distance_log2)
+        q_lo, q_hi = self._monotone_bounds(confidence)[index]
+        return ScoreBounds(q_lo * stretch, q_hi * stretch,
+                           distance_log2 > self.max_distance_log2_)
+
+    def upper_tail(self, distance_log2: float, score: float) -> float:
+        """P(normalised log residual > ``score``) at a distance: (1 - c) / 2 for the
+        confidence c whose upper bound (:meth:`bounds`) is ``score``, so that a
+        walltime at the upper bound of the interval at confidence c is outrun by
+        (1 - c) / 2 of runs (by more where the bound is flat in c). 0.5 at or below zero
+        (the point prediction); the smallest tail resolved is
+        (1 - TAIL_CONFIDENCES[-1]) / 2."""
+        if score <= 0:
+            return 0.5
+        index, stretch = self._bin_and_stretch(distance_log2)
+        upper = self._upper_curve()[:, index] * stretch
+        if score * (1 - 1e-9) > upper[-1]:
+            return float((1.0 - TAIL_CONFIDENCES[-1]) / 2)
+        # the first confidence whose upper bound reaches the score: with few residuals
+        # in a bin the bound is a step function of the confidence (the finite-sample
+        # correction's order statistics), and a walltime on a step is outrun as often
+        # as the step's lowest confidence says, not its highest
+        # (less a rounding margin: a walltime computed from the bound comes back
+        # through exp and log a few ulps off)
+        i = int(np.searchsorted(upper, score * (1 - 1e-9), side="left"))
+        if i == 0 or upper[i] == upper[i - 1]:
+            return float((1.0 - TAIL_CONFIDENCES[i]) / 2)
+        share = (score - upper[i - 1]) / (upper[i] - upper[i - 1])
+        step = TAIL_CONFIDENCES[i] - TAIL_CONFIDENCES[i - 1]
+        confidence = TAIL_CONFIDENCES[i - 1] + share * step
+        return float((1.0 - confidence) / 2)
+
+    def _upper_curve(self) -> FloatArray:
+        """Upper bounds (rows: :data:`TAIL_CONFIDENCES`, columns: bins), made
+        non-decreasing in confidence; computed once per loaded model."""
+        if self._upper_cache is None:
+            curve = np.array([[hi for _, hi in self._monotone_bounds(float(c))]
+                              for c in TAIL_CONFIDENCES])
+            self._upper_cache = np.maximum.accumulate(curve, axis=0)
+        return self._upper_cache
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready; each bin's 2001 quantiles packed (:mod:`perfpredict.packed`),
@@ -127,14 +171,8 @@ class DistanceConformal:
     def from_dict(cls, doc: dict[str, Any]) -> DistanceConformal:
         self = cls()
         self.bins_ = [{**b, "upper_log2": float(b["upper_log2"]),
-                       "quantiles": _quantiles(b["quantiles"])} for b in doc["bins"]]
+                       "quantiles": unpack(b["quantiles"], "<f8")} for b in doc["bins"]]
         self.max_distance_log2_ = float(doc["max_distance_log2"])
         self._bounds_cache = {}
+        self._upper_cache = None
         return self
-
-
-def _quantiles(stored: dict[str, str] | list[float]) -> FloatArray:
-    """A bin's quantiles, packed or (in artifacts written before they were) a list."""
-    if isinstance(stored, list):
-        return np.asarray(stored, dtype=float)
-    return unpack(stored, "<f8")

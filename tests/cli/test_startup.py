@@ -80,3 +80,9 @@ def test_estimate_builds_only_its_own_command(tmp_path: Path) -> None:
     assert cli_modules == {"perfpredict.cli.app", "perfpredict.cli.predict_commands",
                            "perfpredict.cli.render"}, cli_modules
     assert not any(name.startswith("perfpredict.ingest") for name in report["own"])
+    # answering imports nothing of training (issue 15): the model's fit, the trees'
+    # trainer, the train and evaluate layers
+    training = {"perfpredict.model.fit", "perfpredict.overhead.regressor", "perfpredict.train",
+                "perfpredict.evaluate", "perfpredict.distributed"}
+    assert "perfpredict.model.runtime" in report["own"]
+    assert training.isdisjoint(report["own"]), training & set(report["own"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from sklearn.isotonic import isotonic_regression
@@ -51,17 +52,38 @@ def test_coverage_of_exchangeable_residuals_is_near_nominal() -> None:
     assert 0.88 <= np.mean(inside) <= 0.95
 
 
-def test_packed_quantiles_read_back_bit_for_bit_and_lists_still_read() -> None:
-    """Artifacts store each bin's quantiles packed; those written before hold lists."""
+def test_packed_quantiles_read_back_bit_for_bit() -> None:
     rng = np.random.default_rng(2)
     distance = rng.uniform(0, 4, 1000)
     conformal = DistanceConformal().fit(rng.normal(0, 0.1 * (1 + distance)), distance)
-    stored = conformal.to_dict()
-    as_lists = {**stored, "bins": [{**b, "quantiles": list(q["quantiles"])}
-                                   for b, q in zip(stored["bins"], conformal.bins_, strict=True)]}
-    for doc in (stored, as_lists):
-        read = DistanceConformal.from_dict(doc)
-        for b, original in zip(read.bins_, conformal.bins_, strict=True):
-            assert np.array_equal(b["quantiles"], original["quantiles"])
-        for d in (0.0, 0.7, 2.5, 9.0):
-            assert read.bounds(d, 0.8) == conformal.bounds(d, 0.8)
+    read = DistanceConformal.from_dict(conformal.to_dict())
+    for b, original in zip(read.bins_, conformal.bins_, strict=True):
+        assert np.array_equal(b["quantiles"], original["quantiles"])
+    for d in (0.0, 0.7, 2.5, 9.0):
+        assert read.bounds(d, 0.8) == conformal.bounds(d, 0.8)
+
+
+def test_finite_sample_correction_takes_the_largest_of_few_scores() -> None:
+    """With 30 scores, the 90% interval's upper bound is the ceil(31 * 0.95) / 30 = 1
+    quantile, the largest score, and its lower bound the floor(31 * 0.05) / 30 = 1/30
+    quantile: the plain 0.95 and 0.05 quantiles (without the correction) lie inside
+    them, and a new score would fall outside more often than 10% of the time."""
+    scores = np.arange(1.0, 31.0) - 15.5  # -14.5, ..., 14.5, all in one bin
+    conformal = DistanceConformal().fit(scores, np.zeros(30))
+    assert conformal.bounds(0.0, 0.9).upper == pytest.approx(14.5)
+    assert conformal.bounds(0.0, 0.9).lower == pytest.approx(-14.5 + 29 / 30)
+
+
+def test_upper_tail_inverts_the_upper_bound() -> None:
+    """The kill probability of a walltime at the upper bound of the interval at
+    confidence c is (1 - c) / 2, at any distance, beyond the calibrated ones too."""
+    rng = np.random.default_rng(4)
+    distance = rng.uniform(0, 4, 3000)
+    conformal = DistanceConformal().fit(rng.normal(0, 0.1 * (1 + distance)), distance)
+    for d in (0.0, 1.5, 3.5, 8.0):
+        for confidence in (0.2, 0.5, 0.8, 0.9, 0.98):
+            upper = conformal.bounds(d, confidence).upper
+            assert conformal.upper_tail(d, upper) == pytest.approx((1 - confidence) / 2,
+                                                                   abs=2e-3)
+        assert conformal.upper_tail(d, -0.1) == 0.5
+        assert conformal.upper_tail(d, 1e6) == pytest.approx(1e-4)

@@ -11,10 +11,10 @@ import pytest
 
 from perfpredict import datasets
 from perfpredict.laws import LAWS
+from perfpredict.model.fit import nested_examples
 from perfpredict.model.series import Series, build_series
 from perfpredict.overhead.contexts import CANDIDATE_LAWS, SeriesTable, fit_contexts
 from perfpredict.overhead.features import FEATURE_NAMES, fit_context
-from perfpredict.predictor import nested_examples
 
 
 @pytest.fixture(scope="module")

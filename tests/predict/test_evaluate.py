@@ -9,13 +9,20 @@ import numpy as np
 import pytest
 
 from perfpredict.errors import NotTrainedError
-from perfpredict.evaluate import _Outcomes, backtest, evaluate, plan_split, summarise
-from perfpredict.model.series import Series, build_series
+from perfpredict.evaluate import (
+    Outcomes,
+    backtest,
+    evaluate,
+    plan_split,
+    summarise,
+    training_rounds,
+)
+from perfpredict.model.series import Series, SeriesKey, build_series
 
 
-def _outcomes(inside_by_series: dict[str, list[bool]]) -> _Outcomes:
+def _outcomes(inside_by_series: dict[str, list[bool]]) -> Outcomes:
     """Hybrid outcomes with a 10% band: each run inside or outside it as given."""
-    outcomes = _Outcomes()
+    outcomes = Outcomes()
     for name, inside in inside_by_series.items():
         true = np.array([100.0 if hit else 150.0 for hit in inside])
         n = true.size
@@ -24,7 +31,7 @@ def _outcomes(inside_by_series: dict[str, list[bool]]) -> _Outcomes:
     return outcomes
 
 
-def _row(outcomes: _Outcomes) -> dict:  # type: ignore[type-arg]
+def _row(outcomes: Outcomes) -> dict:  # type: ignore[type-arg]
     return next(r for r in summarise(outcomes) if r["group"] == "g")
 
 
@@ -39,7 +46,7 @@ def test_coverage_interval_resamples_series_not_runs() -> None:
 
 
 def test_rows_without_intervals_have_no_coverage() -> None:
-    outcomes = _Outcomes()
+    outcomes = Outcomes()
     outcomes.add("amdahl", "g", "s", np.array([100.0]), np.array([120.0]))
     row = _row(outcomes)
     assert row["mape_pct"] == 20.0
@@ -55,7 +62,7 @@ def _series(name: str, scales: list[float], repeats: int = 3,
     else:
         scale = np.asarray(scales, dtype=float)
     times = None if submitted_epoch_s is None else np.asarray(submitted_epoch_s, dtype=float)
-    return Series((name, "s", "", "", ""), "nodes", scale, 100.0 / scale + 1.0, False,
+    return Series(SeriesKey(name, "s", "", "", "", ""), "nodes", scale, 100.0 / scale + 1.0, False,
                   submitted_epoch_s=times)
 
 
@@ -93,7 +100,7 @@ def test_random_split_is_reproducible_and_varies_with_the_seed() -> None:
 def test_random_split_tests_only_series_of_four_scales() -> None:
     plan = plan_split([_series("a", [1, 2, 4]), _series("b", [1, 2, 4, 8])], "random")
     assert list(plan.holdouts) == [1]
-    assert plan.cross_fitted and plan.visible[0] is not None
+    assert plan.full[0] is not None
 
 
 def test_extrapolate_split_is_unchanged_by_the_generalisation() -> None:
@@ -113,15 +120,16 @@ def test_time_split_cuts_the_whole_store_at_its_median_submission() -> None:
     # c: an undated run is on no side
     c = _series("c", [1, 2, 8], submitted_epoch_s=[0, 2 * day_s, np.nan])
     plan = plan_split([a, b, c], "time")  # the median of the 11 dated runs is day 2
-    assert not plan.cross_fitted
+    # nothing lies beyond the cut, so cross-fitting has nothing to add: one predictor
+    assert len(training_rounds(plan, "by-series")) == 1
     assert list(plan.holdouts) == [0]
     holdout = plan.holdouts[0]
     assert holdout.context.scale.tolist() == [1, 2, 4]
     assert a.scale[holdout.test].tolist() == [4, 8]  # a context scale may be rerun
     # nothing submitted after the cut is visible to any predictor
-    assert plan.visible[0] is holdout.context
-    assert plan.visible[1] is not None and plan.visible[1].scale.tolist() == [1, 1]
-    assert plan.visible[2] is not None and plan.visible[2].scale.tolist() == [1, 2]
+    assert plan.full[0] is holdout.context
+    assert plan.full[1] is not None and plan.full[1].scale.tolist() == [1, 1]
+    assert plan.full[2] is not None and plan.full[2].scale.tolist() == [1, 2]
 
 
 def test_time_split_without_submission_times_says_what_it_needs() -> None:
@@ -173,7 +181,7 @@ def timed_store(sqlite_url: str, timed_runs_csv: Path):  # type: ignore[no-untyp
 @pytest.mark.parametrize(("split", "n_runs"), [("random", 6 * 4), ("time", 6 * 5)])
 def test_backtest_on_a_small_store_compares_every_method(timed_store, split, n_runs) -> None:  # type: ignore[no-untyped-def]
     rows = {r["method"]: r for r in evaluate(timed_store, split) if r["group"] == "all"}
-    assert set(rows) == {"hybrid", "amdahl", "amdahl_log", "extrap", "blackbox_xgboost"}
+    assert set(rows) == {"hybrid", "amdahl", "amdahl_log", "power", "extrap", "blackbox_xgboost"}
     assert {r["n_series"] for r in rows.values()} == {6}
     assert {r["n_runs"] for r in rows.values()} == {n_runs}
     assert 0 <= rows["hybrid"]["coverage"] <= 1
@@ -191,3 +199,143 @@ def test_repeats_pool_every_assignment_of_the_same_test_runs(timed_store) -> Non
     assert pooled["amdahl"]["mape_pct"] == pytest.approx(once["amdahl"]["mape_pct"])
     assert pooled["hybrid"]["n_runs"] == once["hybrid"]["n_runs"]
     assert 0 <= pooled["hybrid"]["coverage"] <= 1
+
+
+def _max_scale_seen(pool: list[Series]) -> dict[SeriesKey, float]:
+    return {s.key: float(s.scale.max()) for s in pool}
+
+
+def test_store_cut_trains_one_predictor_on_the_cut_store() -> None:
+    tested, untested = _series("a", [1, 2, 4, 8, 16, 32]), _series("b", [1, 2, 4])
+    plan = plan_split([tested, untested], "extrapolate")
+    (training,) = training_rounds(plan, "store-cut")
+    assert training.tested == [0]
+    # the tested series up to its cut, the untested one in full
+    assert _max_scale_seen(training.pool) == {tested.key: 4.0, untested.key: 4.0}
+
+
+def test_by_series_trains_each_fold_on_the_other_series_in_full() -> None:
+    series_list = [_series(f"s{i}", [1, 2, 4, 8, 16]) for i in range(4)]
+    plan = plan_split(series_list, "extrapolate")
+    rounds = training_rounds(plan, "by-series", n_folds=2)
+    assert sorted(i for r in rounds for i in r.tested) == [0, 1, 2, 3]
+    for training in rounds:
+        seen = _max_scale_seen(training.pool)
+        for i, series in enumerate(series_list):
+            assert seen[series.key] == (4.0 if i in training.tested else 16.0)
+
+
+def test_leave_out_cuts_one_group_and_shows_the_rest_in_full() -> None:
+    a, b, c = (_series("a", [1, 2, 4, 8, 16]), _series("b", [1, 2, 4]),
+               _series("c", [1, 2, 4, 8, 16]))
+    group = {"a": "center1", "b": "center1", "c": "center2"}
+    plan = plan_split([a, b, c], "extrapolate")
+    rounds = training_rounds(plan, leave_out_group=lambda i: group[[a, b, c][i].key.app])
+    assert [r.tested for r in rounds] == [[0], [2]]
+    assert _max_scale_seen(rounds[0].pool) == {a.key: 4.0, b.key: 4.0, c.key: 16.0}
+    assert _max_scale_seen(rounds[1].pool) == {a.key: 16.0, b.key: 4.0, c.key: 4.0}
+
+
+def test_trimmed_mape_leaves_out_the_worst_five_percent_of_series() -> None:
+    outcomes = Outcomes()
+    for i in range(20):
+        # one series misses by 500%, the others by 10%
+        pred = 600.0 if i == 0 else 110.0
+        outcomes.add("amdahl", "g", f"s{i}", np.array([100.0, 100.0]), np.full(2, pred))
+    row = _row(outcomes)
+    assert row["mape_pct"] == pytest.approx((500 + 19 * 10) / 20)
+    assert row["trimmed_mape_pct"] == pytest.approx(10.0)
+    assert row["within_10pct_series"] == pytest.approx(19 / 20)
+
+
+@pytest.mark.parametrize("protocol", ["store-cut", "by-series"])
+def test_nothing_beyond_a_cut_reaches_the_hybrid_or_the_black_box(monkeypatch, protocol) -> None:  # type: ignore[no-untyped-def]
+    import perfpredict.evaluate as evaluation
+
+    pools: dict[str, list[list[Series]]] = {"hybrid": [], "blackbox": []}
+
+    def recording(name, fit):  # type: ignore[no-untyped-def]
+        def wrapped(pool, seed):  # type: ignore[no-untyped-def]
+            pools[name].append(pool)
+            return fit(pool, seed)
+        return wrapped
+
+    monkeypatch.setattr(evaluation, "_fit_hybrid", recording("hybrid", evaluation._fit_hybrid))
+    monkeypatch.setattr(evaluation, "blackbox", recording("blackbox", evaluation.blackbox))
+    series_list = [_series(f"s{i}", [1, 2, 4, 8, 16, 32]) for i in range(6)]
+    outcomes = backtest(series_list, "extrapolate", lambda s: "g", protocol=protocol)
+    assert pools["hybrid"] == pools["blackbox"]
+    tested_by_round = []
+    for pool in pools["hybrid"]:
+        tested_by_round.append({k for k, v in _max_scale_seen(pool).items() if v == 4.0})
+    # each series is predicted from a pool that stops at its cut
+    assert set().union(*tested_by_round) == {s.key for s in series_list}
+    if protocol == "store-cut":
+        assert len(pools["hybrid"]) == 1
+    assert {r["method"] for r in outcomes.rows} == {
+        "hybrid", "amdahl", "amdahl_log", "power", "extrap", "blackbox_xgboost"}
+
+
+def test_bundled_series_join_training_but_never_a_stored_one_twice(  # type: ignore[no-untyped-def]
+        monkeypatch, timed_store) -> None:
+    import perfpredict.evaluate as evaluation
+    from perfpredict.store.queries import runs_frame
+
+    frame = runs_frame(timed_store, with_source=True)
+    stored = build_series(frame)
+    # a bundled copy of a stored series, in full, and a series the store does not have
+    copy_of_stored, new = stored[0], _series("bundled_app", [1, 2, 4, 8, 16, 32])
+    pools: list[list[Series]] = []
+    fit = evaluation._fit_hybrid
+    monkeypatch.setattr(evaluation, "_fit_hybrid",
+                        lambda pool, seed: pools.append(pool) or fit(pool, seed))
+    rows = evaluation.evaluate_frame(frame, "extrapolate", extra_pool=[copy_of_stored, new])
+    (pool,) = pools
+    assert [s.key for s in pool].count(copy_of_stored.key) == 1
+    assert _max_scale_seen(pool)[copy_of_stored.key] < copy_of_stored.scale.max()
+    assert any(s is new for s in pool)
+    assert "bundled_app" not in {r["group"] for r in rows}
+
+
+def test_evaluate_command_takes_a_protocol_and_a_group_to_leave_out(cli, timed_runs_csv) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
+    figures = {}
+    for args in (["--protocol", "store-cut"], ["--protocol", "by-series"],
+                 ["--leave-out", "system"]):
+        result = cli("evaluate", "--split", "extrapolate", *args, "--format", "json")
+        assert result.exit_code == 0, result.output
+        rows = {r["method"]: r for r in json.loads(result.output) if r["group"] == "all"}
+        assert {"hybrid", "power", "blackbox_xgboost"} <= set(rows)
+        assert rows["hybrid"]["n_series"] == 6
+        figures[args[-1]] = rows
+    # the laws see only each series' context, whatever the protocol
+    law_mape = [f["amdahl"]["mape_pct"] for f in figures.values()]
+    assert law_mape == pytest.approx([law_mape[0]] * 3)
+    bad = cli("evaluate", "--protocol", "everything")
+    assert bad.exit_code == 2
+
+
+def _table_row(group: str, method: str, mape: float, median: float,
+               coverage: float | None = None) -> dict:  # type: ignore[type-arg]
+    return {"group": group, "method": method, "n_series": 5, "n_runs": 20,
+            "mape_pct": mape, "median_ape_pct": median, "coverage": coverage,
+            "coverage_ci_low": coverage, "coverage_ci_high": coverage}
+
+
+def test_acceptance_ranks_each_figure_against_its_own_best_baseline() -> None:
+    from perfpredict.evaluate.metrics import acceptance
+
+    table = [_table_row("d", "hybrid", 20.0, 12.0, 0.9),
+             _table_row("d", "amdahl", 21.0, 11.0),  # better median error, worse MAPE
+             _table_row("d", "power", 30.0, 15.0)]
+    verdict = acceptance(table, "d")
+    assert (verdict["best_mape_pct_method"], verdict["best_mape_pct"]) == ("amdahl", 21.0)
+    assert verdict["best_median_ape_pct_method"] == "amdahl"
+    assert verdict["failures"] == ["median_ape_pct not below amdahl"]
+    pooled = acceptance([{**r, "group": "all"} for r in table], "all")
+    # 20% against 21%: lower, but not 15% lower
+    assert pooled["failures"][-1].startswith("pooled MAPE not 15% below")
+    badly_covered = acceptance([_table_row("d", "hybrid", 1.0, 1.0, 0.8), *table[1:]], "d")
+    assert badly_covered["failures"] == ["coverage outside 0.85-0.95"]

@@ -8,10 +8,11 @@ import pytest
 
 from perfpredict import artifact, datasets
 from perfpredict.errors import ArtifactError
+from perfpredict.model.fit import HybridPredictor
+from perfpredict.model.runtime import RuntimeModel
 from perfpredict.model.series import Series, SeriesKey, build_series
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
-from perfpredict.predictor import HybridPredictor
 
 
 @pytest.fixture(scope="module")
@@ -59,32 +60,27 @@ def _assert_same_trees(a: TreeEnsemble, b: TreeEnsemble) -> None:
 
 
 def test_tree_table_holds_the_trees_of_the_xgboost_json() -> None:
-    """The table an artifact stores beside XGBoost's JSON predicts bit for bit as the
-    JSON does: on the shipped predictor's two boosters, over random rows with NaNs."""
-    from perfpredict.estimate import bundled_artifact_path
-
-    doc = artifact.read_file(bundled_artifact_path())["predictor"]
+    """The table an artifact stores predicts bit for bit as XGBoost's JSON of the same
+    booster does, over random rows with NaNs, after a trip through JSON."""
     rng = np.random.default_rng(2)
-    x = rng.normal(scale=3.0, size=(5000, len(doc["feature_names"])))
+    x = rng.normal(scale=3.0, size=(5000, 6))
+    y = np.cos(x[:, 2]) - 0.2 * x[:, 4]
     x[rng.random(x.shape) < 0.1] = np.nan
-    for name in ("booster", "spread_booster"):
-        from_json = TreeEnsemble.from_xgboost_json(doc[f"{name}_json"])
-        stored = TreeEnsemble.from_table(json.loads(json.dumps(doc[f"{name}_table"])))
-        _assert_same_trees(stored, from_json)
-        _assert_same_trees(TreeEnsemble.from_table(from_json.to_table()), from_json)
-        assert np.array_equal(stored.predict(x), from_json.predict(x))
+    regressor = OverheadRegressor(n_estimators=60).fit(x, y)
+    from_json = TreeEnsemble.from_xgboost_json(regressor.model_json_)
+    stored = TreeEnsemble.from_table(json.loads(json.dumps(regressor.ensemble_.to_table())))
+    _assert_same_trees(stored, from_json)
+    assert np.array_equal(stored.predict(x), from_json.predict(x))
 
 
 def test_predictor_round_trips_through_a_sealed_artifact(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     predictor = relearn_predictor
-    text = artifact.dumps({"kind": "test", "predictor": predictor.to_dict()})
-    rebuilt = HybridPredictor.from_dict(artifact.loads(text, "test")["predictor"])
+    text = artifact.dumps({"kind": "test", "predictor": predictor.model_.to_dict()})
+    rebuilt = RuntimeModel.from_dict(artifact.loads(text, "test")["predictor"])
+    assert rebuilt.to_dict() == predictor.model_.to_dict()
     series = relearn_series[3]
     scales = np.array([512.0, 1024, 4096])
-    a = predictor.predict(series, scales)
-    b = rebuilt.predict(series, scales)
-    assert [x.runtime_s for x in a] == pytest.approx([x.runtime_s for x in b])
-    assert [x.upper_s for x in a] == pytest.approx([x.upper_s for x in b])
+    assert predictor.predict(series, scales) == rebuilt.predict(series, scales)
 
 
 def test_intervals_contain_the_prediction_and_widen_with_distance(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
@@ -102,8 +98,8 @@ def test_a_series_borrows_its_applications_evidence_beyond_its_runs(relearn_seri
     predictor = relearn_predictor
     known = relearn_series[3]
     unseen = dataclasses.replace(known, key=known.key._replace(app="never-trained-app"))
-    assert predictor.app_rate("never-trained-app") == 0.0
-    assert predictor.app_rate(known.key.app) != 0.0
+    assert predictor.model_.app_rate("never-trained-app") == 0.0
+    assert predictor.model_.app_rate(known.key.app) != 0.0
     inside = known.scales
     beyond = np.array([2048.0, 8192.0])
     same = [p.runtime_s for p in predictor.predict(known, inside)]
@@ -122,32 +118,31 @@ def test_a_series_trains_with_application_evidence_free_of_its_own(relearn_serie
     target, weight = rng.normal(0.1, 0.05, group.size), np.ones(group.size)
     distance = np.tile([0.5, 1.0, 2.0], n)
     predictor = HybridPredictor()
-    _, before = predictor._fit_app_evidence(relearn_series, group, target, weight, distance)
+    _, before, _ = predictor._fit_app_evidence(relearn_series, group, target, weight, distance)
     changed = target.copy()
     changed[group == 7] += 1.0
-    _, after = predictor._fit_app_evidence(relearn_series, group, changed, weight, distance)
+    _, after, _ = predictor._fit_app_evidence(relearn_series, group, changed, weight, distance)
     assert after[7] == before[7]
     assert np.unique(before).size <= predictor.n_folds
     assert (after != before).sum() >= n - n // predictor.n_folds - 1
 
 
-def test_a_new_application_gets_intervals_calibrated_on_left_out_applications() -> None:
-    """In the shipped predictor LULESH is one series, a new application: its intervals
-    come from trees that never saw the application, which err as widely as the bundled
-    applications differ, and are wider than the same runs get as a series of RELeARN, a
-    known application whose own series agree closely."""
-    from perfpredict.estimate import LoadedPredictor, bundled_artifact_path
+def test_intervals_are_calibrated_by_application_given_enough_applications(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """With eight applications or more the residuals are cross-fitted by application and
+    an estimate of a new one says so; with one, by series, and a new one is warned."""
+    from perfpredict.estimate import calibration_notes
 
-    loaded = LoadedPredictor(artifact.read_file(bundled_artifact_path()), "bundled")
-    predictor = loaded.predictor
-    assert predictor.is_new_app("LULESH 2.0.3") and not predictor.is_new_app("RELeARN")
-    assert predictor.is_new_app("an application never trained on")
-    series, ctx = loaded.series_context(loaded.entries.of_app("LULESH 2.0.3")[0])
-    as_known = dataclasses.replace(series, key=series.key._replace(app="RELeARN"))
-    scales = np.array([100.0, 512.0, 2048.0])
-    for new, known in zip(predictor.predict(series, scales, ctx=ctx),
-                          predictor.predict(as_known, scales, ctx=ctx), strict=True):
-        assert new.upper_s / new.lower_s > known.upper_s / known.lower_s
+    def new_app_notes(model: RuntimeModel, app: str) -> str:
+        return " ".join(calibration_notes(model, app, weak=False)[-1:])
+
+    assert relearn_predictor.model_.calibrated_by == "series"
+    assert "may be too narrow" in new_app_notes(relearn_predictor.model_, "new code")
+    many = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"))
+            for i, s in enumerate(relearn_series)]
+    model = HybridPredictor().fit(many).model_
+    assert model.calibrated_by == "application"
+    assert "applications left out" in new_app_notes(model, "new code")
+    assert not model.is_new_app("code3")
 
 
 def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
@@ -200,8 +195,8 @@ def test_tampered_artifact_is_refused() -> None:
 
 
 def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    from perfpredict.model.fit import _examples_per_run, nested_examples
     from perfpredict.overhead.contexts import SeriesTable
-    from perfpredict.predictor import _examples_per_run, nested_examples
 
     full = nested_examples(relearn_series).arrays()
     # the sample is drawn by the examples each series gives, so their count must be exact
@@ -221,12 +216,12 @@ def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  
 def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
     """Two-scale series give no nested examples: a chunk of only those (as dask cuts
     them) is empty, and the capped sample never consists of them."""
+    from perfpredict.model.fit import _nested_part, nested_examples
     from perfpredict.model.series import Series
-    from perfpredict.predictor import _nested_part, nested_examples
 
     def series(n_scales: int, reps: int, name: str) -> Series:
         scale = np.repeat(2.0 ** np.arange(n_scales), reps)
-        return Series((name, "s", "", "", ""), "nodes", scale, 100.0 / scale + 1.0,
+        return Series(SeriesKey(name, "s", "", "", "", ""), "nodes", scale, 100.0 / scale + 1.0,
                       weak=False)
 
     short = [series(2, 1, f"short{i}") for i in range(19)]
@@ -235,3 +230,101 @@ def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
     for seed in range(8):
         data = nested_examples(mixed, max_examples=100, random_state=seed).arrays()
         assert np.unique(data["group"]).tolist() == [0.0]
+
+
+class _ConstantTrees:
+    """Stands in for the spread trees: the same log spread for every row."""
+
+    def __init__(self, log_spread: float) -> None:
+        self.log_spread = log_spread
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        return np.full(rows.shape[0], self.log_spread)
+
+
+def test_interval_widths_scale_with_the_predicted_spread(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """The normalised conformal scores are multiplied back by the spread model's
+    prediction: twice the spread, twice the log half-widths."""
+    series = relearn_series[0].select(np.repeat([True, False], [6, 4]))  # a series with repeats
+    scales = np.array([128.0, 1024.0, 8192.0])
+    narrow, wide = (dataclasses.replace(relearn_predictor.model_,
+                                        spread_trees=_ConstantTrees(np.log(s)))
+                    for s in (0.5, 1.0))
+    a, b = (m.predict_columns(series, scales) for m in (narrow, wide))
+    np.testing.assert_allclose(np.log(b.upper_s / b.runtime_s),
+                               2 * np.log(a.upper_s / a.runtime_s))
+    np.testing.assert_allclose(np.log(b.lower_s / b.runtime_s),
+                               2 * np.log(a.lower_s / a.runtime_s))
+
+
+def test_exceedance_is_the_tail_beyond_the_quantile(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """The interval model answers P(runtime > walltime) directly: at the q quantile it is
+    1 - q (more where few residuals make the bound a step in q: never less), it falls as
+    the walltime grows, and it is 0.5 at the point prediction."""
+    model = relearn_predictor.model_
+    series, scales = relearn_series[2], np.array([256.0, 2048.0, 16384.0])
+    for q in (0.6, 0.9, 0.99):
+        walltime = model.quantile(series, scales, q)
+        tail = model.exceedance(series, scales, walltime)
+        assert np.all(tail >= 1 - q - 2e-3) and np.any(np.abs(tail - (1 - q)) < 2e-3)
+        assert np.all(model.exceedance(series, scales, walltime * 1.5) < 1 - q)
+    median = model.quantile(series, scales, 0.5)
+    assert np.all(model.exceedance(series, scales, median) == 0.5)
+    longer = model.exceedance(series, scales[:1], median[0] * np.array([1.05, 1.2, 2.0]))
+    assert np.all(np.diff(longer) <= 0) and longer[0] > longer[-1]
+
+
+def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """RELeARN measures each scale twice: the noise floor is learned from those repeats,
+    and a series of single runs gets an interval no narrower than that noise, flagged."""
+    from perfpredict.uncertainty.noise import NoiseFloor, repeat_deviations
+
+    deviation, weight = repeat_deviations(relearn_series)
+    assert deviation.size and weight.sum() == pytest.approx(len(relearn_series))
+    # two runs at a scale: each deviates from the other by their log ratio
+    pair = Series(SeriesKey("a", "s", "", "", "", ""), "nodes", np.array([1.0, 1.0, 2.0]),
+                  np.array([100.0, 110.0, 60.0]), weak=False)
+    np.testing.assert_allclose(repeat_deviations([pair])[0], [np.log(1.1)] * 2)
+
+    model = HybridPredictor().fit(relearn_series).model_
+    assert model.noise_floor.n_series == len(relearn_series)
+    single = relearn_series[5]
+    first_runs = np.unique(single.scale, return_index=True)[1]
+    once = single.select(np.isin(np.arange(single.scale.size), first_runs))
+    scales = once.scales
+    half_width = model.noise_floor.half_width_log(0.9)
+    assert half_width > 0.0 == NoiseFloor(np.empty(0), 0).half_width_log(0.9)
+    # a quiet curve: residuals a hundredth of the noise
+    quiet = dataclasses.replace(model, spread_trees=_ConstantTrees(np.log(1e-4)))
+    pred = quiet.predict_columns(once, scales, 0.9)
+    np.testing.assert_allclose(np.log(pred.upper_s / pred.runtime_s), half_width)
+    np.testing.assert_allclose(np.log(pred.runtime_s / pred.lower_s), half_width)
+    assert pred.noise_floor.all()
+    with_repeats = quiet.predict_columns(single, scales, 0.9)
+    assert not with_repeats.noise_floor.any()
+    assert np.all(np.log(with_repeats.upper_s / with_repeats.runtime_s) < half_width / 10)
+    # and the kill probability of a walltime just above the prediction is the noise's
+    walltime = pred.runtime_s * np.exp(half_width)
+    np.testing.assert_allclose(quiet.exceedance(once, scales, walltime), 0.05, atol=0.01)
+
+
+def test_trees_train_on_one_thread_with_a_seed_whatever_the_caller_asks(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Issue 14, item 8: the same store gives the same trees on any machine, so XGBoost
+    is told one thread and the seed, and a caller's parameters cannot change the threads."""
+    import xgboost
+
+    seen: dict[str, object] = {}
+    real = xgboost.XGBRegressor
+
+    class Recording(real):  # type: ignore[misc, valid-type]
+        def __init__(self, **params: object) -> None:
+            seen.update(params)
+            super().__init__(**params)
+
+    monkeypatch.setattr(xgboost, "XGBRegressor", Recording)
+    with pytest.raises(TypeError):
+        OverheadRegressor(n_jobs=4)  # type: ignore[call-arg]
+    rng = np.random.default_rng(0)
+    OverheadRegressor(n_estimators=5, random_state=7).fit(rng.normal(size=(50, 3)),
+                                                           rng.normal(size=50))
+    assert seen["n_jobs"] == 1 and seen["random_state"] == 7

@@ -17,8 +17,8 @@ def trained_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A SQLite store holding the training CSV's runs and a predictor trained on them
     (small trees: these tests are about the store and the CLI, not accuracy)."""
     from perfpredict.ingest import ingest_file
+    from perfpredict.model.fit import HybridPredictor
     from perfpredict.model.series import build_series
-    from perfpredict.predictor import HybridPredictor
     from perfpredict.store import open_store
     from perfpredict.store.artifacts import save_artifact
     from perfpredict.store.queries import runs_frame

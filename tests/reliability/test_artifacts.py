@@ -59,7 +59,7 @@ def _wrong_layout(text: str) -> str:
 def _unknown_tree_table(text: str) -> str:
     """A tree table in a layout this perfpredict does not read (int64 indices)."""
     doc = json.loads(text)
-    doc["predictor"]["booster_table"]["arrays"]["left"]["dtype"] = "<i8"
+    doc["predictor"]["correction_trees"]["arrays"]["left"]["dtype"] = "<i8"
     return _resealed(doc)
 
 
@@ -188,18 +188,21 @@ def test_a_stored_document_with_its_series_inside_asks_to_retrain(tmp_path: Path
     assert len(bert.stderr.strip().splitlines()) == 1
 
 
-def test_a_format_1_artifact_asks_to_retrain(
+def test_an_artifact_of_an_earlier_layout_is_refused_with_a_retrain_message(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Artifacts of format 1 (stores trained by an earlier perfpredict) are refused with
-    the command that replaces them, not read through a second path."""
+    """Format 2 (boosters as XGBoost JSON beside tree tables, the base law chosen per
+    kind) is not read: the estimate says to retrain, in one line."""
     from perfpredict.estimate import bundled_artifact_path
 
     doc = json.loads(bundled_artifact_path().read_text())
+    assert doc["format_version"] == artifact.FORMAT_VERSION == 3
+    predictor = doc["predictor"]
+    predictor["booster_table"] = predictor.pop("correction_trees")
     earlier = tmp_path / "predictor.json"
-    earlier.write_text(_resealed({**doc, "format_version": 1}))
+    earlier.write_text(_resealed({**doc, "format_version": 2}))
     monkeypatch.setattr("perfpredict.estimate.lookup.bundled_artifact_path", lambda: earlier)
     result = CliRunner().invoke(app, ["--db", f"sqlite:///{tmp_path / 'empty.db'}", "estimate",
                                       "--app", "bert", "--nodes", "100"])
-    assert result.exit_code == 1
-    assert "format version 1" in result.stderr
+    assert result.exit_code == 1, result.output
     assert "retrain with 'perfpredict train'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

@@ -1,0 +1,153 @@
+"""Issue 13's acceptance table: every judged data set in a fresh store, backtested.
+
+Judged are the data sets with at least five series of at least five distinct scales
+(MLPerf Training, RELeARN, VASP, CP2K, Castro, PencilFFTs); LULESH has one series and is
+reported, not judged (it counts in the pooled figures). A data set is read from the
+project's datasets/ where it is bundled, else from ../shared/datasets (GPL data such as
+VASP and CP2K are read from there only, never copied).
+
+While the store's series key has no ``variant`` (build, NCORE/KPAR, transport scheme),
+a data set's variant column is folded into its problem size, so that VASP's
+configurations do not mix into one curve no law fits.
+
+Run:
+    python -m bench.accuracy_benchmark                      # extrapolate + fewshot, store-cut
+    python -m bench.accuracy_benchmark --protocol by-series
+    python -m bench.accuracy_benchmark --leave-out source
+    python -m bench.accuracy_benchmark --with-bundled --repeats 3
+
+Each backtest prints, as Markdown, one row per data set and a pooled row: the hybrid's
+MAPE and median APE beside the best single baseline's on each (Amdahl, Amdahl + log,
+Gustafson where weak, power law, Extra-P, black-box XGBoost), its 90% coverage with the
+series-bootstrap interval, and what fails the acceptance; then the hybrid's other figures
+(trimmed MAPE, share of series within 10%, median signed bias, median relative width).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATASETS = Path(os.environ.get("PERFPREDICT_SHARED", REPO.parent / "shared")) / "datasets"
+JUDGED = ("mlperf_training", "relearn", "vasp_archer", "cp2k_readme", "castro_scaling",
+          "pencilffts_jeanzay")
+REPORTED = ("lulesh_thicket",)
+
+
+def dataset_file(name: str, shared_datasets: Path = SHARED_DATASETS) -> Path:
+    """The bundled copy of data set ``name`` where there is one, else the shared one."""
+    bundled = REPO / "datasets" / name / "runs.csv.gz"
+    if bundled.exists():
+        return bundled
+    shared = shared_datasets / name / "runs.csv"
+    if not shared.exists():
+        raise FileNotFoundError(f"{name}: neither {bundled} nor {shared} exists")
+    return shared
+
+
+def _ingestible_copy(name: str, source: Path, folder: Path) -> Path:
+    """``source`` as ``folder/name/runs.csv`` (the store names the data set by the
+    folder), with its variant folded into the problem size when the series key lacks it."""
+    import pandas as pd
+
+    from perfpredict.model.series import SERIES_KEY
+
+    frame = pd.read_csv(source, low_memory=False)
+    if "variant" in frame and "variant" not in SERIES_KEY:
+        variant = frame.pop("variant").fillna("").astype(str)
+        frame["problem_size"] = (frame["problem_size"].fillna("").astype(str)
+                                 + variant.where(variant == "", " | " + variant))
+    target = folder / name / "runs.csv"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(target, index=False)
+    return target
+
+
+def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
+                shared_datasets: Path = SHARED_DATASETS):  # type: ignore[no-untyped-def]
+    """A store at ``url`` holding the data sets ``names``, each its own ingest source."""
+    from perfpredict.ingest import ingest_file
+    from perfpredict.store import open_store
+
+    store = open_store(url)
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            ingest_file(store, "csv", _ingestible_copy(
+                name, dataset_file(name, shared_datasets), Path(tmp)))
+    return store
+
+
+def acceptance_table(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One verdict row per data set in the backtest's table, then the pooled one."""
+    from perfpredict.evaluate.metrics import acceptance
+
+    groups = [g for g in (*JUDGED, *REPORTED) if any(r["group"] == g for r in table)]
+    rows = []
+    for group in [*groups, "all"]:
+        verdict = acceptance(table, group)
+        rows.append({
+            "data set": group + (" (reported)" if group in REPORTED else ""),
+            "series": verdict["n_series"], "runs": verdict["n_runs"],
+            "hybrid MAPE": verdict["hybrid_mape_pct"],
+            "best MAPE": f"{verdict['best_mape_pct']:.1f} "
+                         f"({verdict['best_mape_pct_method']})",
+            "hybrid median APE": verdict["hybrid_median_ape_pct"],
+            "best median APE": f"{verdict['best_median_ape_pct']:.1f} "
+                               f"({verdict['best_median_ape_pct_method']})",
+            "coverage": f"{verdict['coverage']:.3f} [{verdict['coverage_ci'][0]:.2f}-"
+                        f"{verdict['coverage_ci'][1]:.2f}]",
+            "verdict": "reported" if group in REPORTED else (
+                "; ".join(verdict["failures"]) or "pass"),
+        })
+    return rows
+
+
+def hybrid_rows(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The hybrid's full row per data set (trimmed MAPE, bias, width, ...)."""
+    keep = ("group", "n_series", "n_runs", "mape_pct", "median_ape_pct", "trimmed_mape_pct",
+            "within_10pct_series", "bias_pct", "coverage", "median_rel_width")
+    return [{k: r[k] for k in keep} for r in table if r["method"] == "hybrid"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", action="append", choices=["extrapolate", "fewshot", "random"],
+                        help="repeatable; default: extrapolate and fewshot")
+    parser.add_argument("--protocol", default="store-cut", choices=["store-cut", "by-series"])
+    parser.add_argument("--leave-out", choices=["source", "system"])
+    parser.add_argument("--with-bundled", action="store_true")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+
+    from perfpredict.evaluate import evaluate
+    from perfpredict.report.tables import markdown_table
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = build_store(f"sqlite:///{Path(tmp) / 'accuracy.db'}")
+        try:
+            for split in args.split or ["extrapolate", "fewshot"]:
+                started = time.perf_counter()
+                table = evaluate(store, split, protocol=args.protocol,
+                                 leave_out=args.leave_out, with_bundled=args.with_bundled,
+                                 repeats=args.repeats, random_state=args.seed)
+                took_s = time.perf_counter() - started
+                label = (f"leave-out {args.leave_out}" if args.leave_out else args.protocol)
+                print(f"\n## {split}, {label}{', with bundled' if args.with_bundled else ''}"
+                      f", repeats {args.repeats}, seed {args.seed} ({took_s:.0f} s)\n")
+                for rows in (acceptance_table(table), hybrid_rows(table)):
+                    print(markdown_table(rows) + "\n")
+                sys.stdout.flush()
+        finally:
+            store.dispose()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""Backtests on the store: the hybrid against each law alone, Extra-P and a black box,
+measured in one run on the same splits and the same training pools.
+
+The splits and protocols are described in :mod:`perfpredict.evaluate.protocols`, the
+baselines in :mod:`perfpredict.evaluate.baselines` and the figures in
+:mod:`perfpredict.evaluate.metrics`.
+
+``repeats`` runs a backtest again with other seeds (the hybrid's, the fold assignments of
+``by-series`` and the draws of ``random``) and pools the predictions, so every figure is a
+mean over the repetitions: one seed's figure says something about the seed, and the
+spread between seeds is what a statistical test's margin must exceed.
+
+``with_bundled`` adds the public data sets shipped with perfpredict to every training
+pool, in full, as ``train --with-bundled`` does; a bundled data set the store already
+holds (by its folder name) and a bundled series whose key is in the store are left out of
+the addition, so a tested series is never seen beyond its cut.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from perfpredict.errors import BadInputError, NotTrainedError
+from perfpredict.evaluate.baselines import BLACKBOX, blackbox, law_names, law_prediction
+from perfpredict.evaluate.metrics import Outcomes, summarise
+from perfpredict.evaluate.protocols import (
+    LEAVE_OUT,
+    PROTOCOLS,
+    SCALE_SPLITS,
+    SPLITS,
+    TrainingRound,
+    plan_split,
+    training_rounds,
+)
+from perfpredict.model.fit import HybridPredictor
+from perfpredict.model.series import SERIES_KEY, Series, build_series, key_part
+
+__all__ = ["LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
+           "evaluate", "evaluate_frame", "plan_split", "summarise", "training_rounds"]
+
+
+def _fit_hybrid(pool: list[Series], random_state: int) -> HybridPredictor:
+    """The hybrid trained on ``pool``, or a domain error when it has nothing to learn
+    from (a cut can leave every series with two scales or fewer)."""
+    if not any(s.scales.size >= 3 for s in pool):
+        raise NotTrainedError(
+            "no series the backtest may train on has three or more distinct scales; "
+            "ingest more runs")
+    return HybridPredictor(random_state=random_state).fit(pool)
+
+
+def backtest(series_list: list[Series], split: str, group_of: Callable[[Series], str],
+             confidence: float = 0.9, protocol: str = "store-cut",
+             leave_out_of: Callable[[Series], str] | None = None,
+             extra_pool: list[Series] | None = None, n_folds: int = 5,
+             random_state: int = 0, repeats: int = 1) -> Outcomes:
+    """Predict every tested run of ``split`` under ``protocol`` (or leaving out each
+    group of ``leave_out_of`` in turn), ``repeats`` times with the seeds
+    ``random_state``, ``random_state + 1``, ..., pooled. ``extra_pool`` joins every
+    training pool in full and is never tested."""
+    outcomes = Outcomes(n_repeats=repeats)
+    for seed in range(random_state, random_state + repeats):
+        plan = plan_split(series_list, split, seed)
+        leave_out_group = (None if leave_out_of is None
+                           else lambda i: leave_out_of(series_list[i]))
+        for training in training_rounds(plan, protocol, leave_out_group, n_folds, seed):
+            _predict_round(outcomes, series_list, plan.holdouts, training,
+                           extra_pool or [], group_of, confidence, seed)
+    return outcomes
+
+
+def _predict_round(outcomes: Outcomes, series_list: list[Series], holdouts: dict,  # type: ignore[type-arg]
+                   training: TrainingRound, extra_pool: list[Series],
+                   group_of: Callable[[Series], str], confidence: float, seed: int) -> None:
+    """Train the hybrid and the black box on one round's pool and add every method's
+    predictions of the round's tested runs."""
+    pool = training.pool + extra_pool
+    hybrid = _fit_hybrid(pool, seed)
+    black_box = blackbox(pool, seed)
+    for i in training.tested:
+        series, context = series_list[i], holdouts[i].context
+        test = holdouts[i].test
+        p, true = series.scale[test], series.runtime_s[test]
+        group, name = group_of(series), series.name
+        preds = hybrid.predict_columns(context, p, confidence)
+        outcomes.add("hybrid", group, name, true, preds.runtime_s, preds.lower_s,
+                     preds.upper_s)
+        for law in law_names(series):
+            outcomes.add(law, group, name, true, law_prediction(law, context, p))
+        outcomes.add(BLACKBOX, group, name, true, black_box(context, p))
+
+
+def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
+                   confidence: float = 0.9, repeats: int = 1, protocol: str = "store-cut",
+                   leave_out: str | None = None,
+                   extra_pool: list[Series] | None = None,
+                   random_state: int = 0) -> list[dict[str, Any]]:
+    """The evaluate table for a runs DataFrame (``runs_frame``)."""
+    if protocol not in PROTOCOLS:
+        raise BadInputError(f"unknown protocol {protocol!r}; choose one of: "
+                            f"{', '.join(PROTOCOLS)}")
+    if leave_out is not None and leave_out not in LEAVE_OUT:
+        raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
+                            f"{leave_out!r}")
+    series_list = build_series(frame)
+    sources = _series_sources(frame)
+    store_keys = {s.key for s in series_list}
+    extra = [s for s in extra_pool or [] if s.key not in store_keys]
+
+    def label(by: str) -> Callable[[Series], str]:
+        if by == "app":
+            return lambda s: s.key.app
+        if by == "system":
+            return lambda s: s.key.system
+        return lambda s: sources.get(s.key, "store")
+
+    return summarise(backtest(
+        series_list, split, label(group_by), confidence, protocol,
+        None if leave_out is None else label(leave_out), extra,
+        random_state=random_state, repeats=repeats))
+
+
+def _series_sources(frame) -> dict[tuple[str, ...], str]:  # type: ignore[no-untyped-def]
+    """Series key -> the name of the data set (ingest file's folder or stem) it came from."""
+    if "source" not in frame:
+        return {}
+    out: dict[tuple[str, ...], str] = {}
+    for row in frame[[*SERIES_KEY, "source"]].itertuples(index=False):
+        key = tuple(key_part(v) for v in row[:-1])
+        path = Path(str(row[-1]))
+        out.setdefault(key, path.parent.name if path.name.startswith("runs.csv") else path.stem)
+    return out
+
+
+def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Series]:
+    """The series of every public data set shipped with perfpredict but those named in
+    ``exclude``, read through a throwaway store so they are grouped exactly as an
+    ingested copy would be."""
+    import tempfile
+
+    # installed from datasets/ through the package-dir mapping, which mypy does not follow
+    from perfpredict import datasets  # type: ignore[attr-defined]
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import runs_frame
+
+    names = [n for n in datasets.NAMES if n not in exclude]
+    if not names:
+        return []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = open_store(f"sqlite:///{Path(tmp) / 'bundled.db'}")
+        try:
+            datasets.ingest(store, names)
+            return build_series(runs_frame(store))
+        finally:
+            store.dispose()
+
+
+def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
+             confidence: float = 0.9, app: list[str] | None = None, repeats: int = 1,
+             protocol: str = "store-cut", leave_out: str | None = None,
+             with_bundled: bool = False, random_state: int = 0) -> list[dict[str, Any]]:
+    """Backtest the store's runs; see the module docstring."""
+    from perfpredict.store.queries import runs_frame
+
+    if repeats < 1:
+        raise BadInputError(f"--repeats must be 1 or more, not {repeats}")
+    frame = runs_frame(store, app=app, with_source=True)
+    # a bundled data set the store holds (its series perhaps keyed otherwise) stays out
+    extra = (bundled_series(exclude=set(_series_sources(frame).values())) if with_bundled
+             else None)
+    return evaluate_frame(frame, split, group_by, confidence, repeats, protocol, leave_out,
+                          extra, random_state)
+

@@ -1,0 +1,146 @@
+"""The evaluate table's figures, from the predictions of every method for the test runs.
+
+Every figure is over test runs (each repetition counts), except ``within_10pct_series``,
+the share of series whose mean absolute percentage error is at most 10%, and
+``trimmed_mape_pct``, the MAPE without the worst 5% of series (rounded down: no series is
+dropped below 20): a few real series jump 5-10x between two node counts, and one of them
+can move a data set's MAPE more than every other series together.
+
+A series' test runs hit or miss their intervals together (its repetitions share one
+context), so a data set's coverage is known only to within a few points. The 95% interval
+of the coverage (``coverage_ci_low`` to ``coverage_ci_high``) comes from a bootstrap that
+resamples whole series, not runs.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from perfpredict.laws.base import FloatArray
+
+#: the share of series, worst first, that the trimmed MAPE leaves out
+TRIMMED_SHARE = 0.05
+
+
+@dataclass
+class Outcomes:
+    """Per method: predictions for the test runs, grouped for the report."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    n_repeats: int = 1
+
+    def add(self, method: str, group: str, series: str, true_s: FloatArray,
+            pred_s: FloatArray, lower_s: FloatArray | None = None,
+            upper_s: FloatArray | None = None) -> None:
+        for i in range(true_s.size):
+            self.rows.append({
+                "method": method, "group": group, "series": series, "true": true_s[i],
+                "pred": pred_s[i],
+                "lower": None if lower_s is None else lower_s[i],
+                "upper": None if upper_s is None else upper_s[i]})
+
+
+def summarise(outcomes: Outcomes) -> list[dict[str, Any]]:
+    """One row per (group, method) plus an 'all' group: the evaluate table."""
+    buckets: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for row in outcomes.rows:
+        buckets[(row["group"], row["method"])].append(row)
+        buckets[("all", row["method"])].append(row)
+    return [_summary_row(group, method, rows, outcomes.n_repeats)
+            for (group, method), rows in sorted(buckets.items())]
+
+
+def _summary_row(group: str, method: str, rows: list[dict[str, Any]],
+                 n_repeats: int) -> dict[str, Any]:
+    true = np.array([r["true"] for r in rows])
+    pred = np.array([r["pred"] for r in rows])
+    ape = np.abs(pred - true) / true
+    names = [r["series"] for r in rows]
+    per_series: dict[str, list[float]] = defaultdict(list)
+    for name, e in zip(names, ape, strict=True):
+        per_series[name].append(e)
+    entry: dict[str, Any] = {
+        "group": group, "method": method, "n_series": len(per_series),
+        "n_runs": round(len(rows) / n_repeats),
+        "mape_pct": 100 * float(ape.mean()),
+        "median_ape_pct": 100 * float(np.median(ape)),
+        "trimmed_mape_pct": 100 * _trimmed_mape(ape, names, per_series),
+        "within_10pct_series": float(np.mean([np.mean(v) <= 0.10
+                                              for v in per_series.values()])),
+        "bias_pct": 100 * float(np.median((pred - true) / true)),
+        "coverage": None, "coverage_ci_low": None, "coverage_ci_high": None,
+        "median_rel_width": None,
+    }
+    if rows[0]["lower"] is not None:
+        lower = np.array([r["lower"] for r in rows])
+        upper = np.array([r["upper"] for r in rows])
+        inside = (true >= lower) & (true <= upper)
+        entry["coverage"] = float(np.mean(inside))
+        entry["coverage_ci_low"], entry["coverage_ci_high"] = series_bootstrap_interval(
+            inside, names)
+        entry["median_rel_width"] = float(np.median((upper - lower) / pred))
+    return entry
+
+
+def _trimmed_mape(ape: FloatArray, names: list[str],
+                  per_series: dict[str, list[float]]) -> float:
+    """The MAPE over the runs of every series but the worst :data:`TRIMMED_SHARE`."""
+    n_dropped = int(TRIMMED_SHARE * len(per_series))
+    worst = sorted(per_series, key=lambda s: float(np.mean(per_series[s])))[
+        len(per_series) - n_dropped:]
+    kept = ~np.isin(np.asarray(names), worst)
+    return float(ape[kept].mean())
+
+
+def series_bootstrap_interval(inside: np.ndarray, series: list[str],
+                              n_resamples: int = 2000) -> tuple[float, float]:
+    """95% interval of the share of ``inside`` runs, resampling whole series."""
+    names, index = np.unique(np.asarray(series), return_inverse=True)
+    hits = np.bincount(index, weights=inside.astype(float), minlength=names.size)
+    runs = np.bincount(index, minlength=names.size).astype(float)
+    draw = np.random.default_rng(0).integers(0, names.size, (n_resamples, names.size))
+    shares = hits[draw].sum(axis=1) / runs[draw].sum(axis=1)
+    low, high = np.quantile(shares, [0.025, 0.975])
+    return float(low), float(high)
+
+
+#: the figures on which the hybrid must beat the best single baseline (issue 13)
+RANKED_FIGURES = ("mape_pct", "median_ape_pct")
+#: the share of 90% intervals' test runs that must fall inside them
+COVERAGE_RANGE = (0.85, 0.95)
+#: pooled over the data sets, the hybrid's MAPE at most this share of the best baseline's
+POOLED_MAPE_RATIO = 0.85
+
+
+def acceptance(table: list[dict[str, Any]], group: str) -> dict[str, Any]:
+    """The hybrid's figures for ``group`` beside the best single baseline's on each ranked
+    figure (each figure's own best: the baseline with the lowest MAPE need not have the
+    lowest median error), and whether it meets issue 13's acceptance there."""
+    rows = {r["method"]: r for r in table if r["group"] == group}
+    hybrid = rows.pop("hybrid")
+    verdict: dict[str, Any] = {"group": group, "n_series": hybrid["n_series"],
+                               "n_runs": hybrid["n_runs"]}
+    failures = []
+    for figure in RANKED_FIGURES:
+        best = min(rows.values(), key=lambda r: r[figure])
+        verdict[f"hybrid_{figure}"] = hybrid[figure]
+        verdict[f"best_{figure}"] = best[figure]
+        verdict[f"best_{figure}_method"] = best["method"]
+        if not hybrid[figure] < best[figure]:
+            failures.append(f"{figure} not below {best['method']}")
+    low, high = COVERAGE_RANGE
+    verdict["coverage"] = hybrid["coverage"]
+    verdict["coverage_ci"] = (hybrid["coverage_ci_low"], hybrid["coverage_ci_high"])
+    if not low <= hybrid["coverage"] <= high:
+        failures.append(f"coverage outside {low:.2f}-{high:.2f}")
+    if group == "all":
+        best_mape = verdict["best_mape_pct"]
+        verdict["mape_ratio_to_best"] = hybrid["mape_pct"] / best_mape
+        if hybrid["mape_pct"] > POOLED_MAPE_RATIO * best_mape:
+            failures.append(f"pooled MAPE not {1 - POOLED_MAPE_RATIO:.0%} below the best")
+    verdict["failures"] = failures
+    return verdict

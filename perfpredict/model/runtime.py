@@ -1,0 +1,310 @@
+"""Answering: the trained runtime model, as an estimate reads it from an artifact.
+
+    T(p) = T_base(p) * c(features),   log c from the overhead trees
+
+:class:`RuntimeModel` holds what training (:mod:`perfpredict.model.fit`) learned: the
+overhead and spread trees as tree tables (:mod:`perfpredict.overhead.trees`), the
+conformal quantiles by distance, the application evidence and the noise floor. It
+predicts, gives quantiles and exceedance probabilities, and round-trips through JSON. It
+imports nothing of training (no xgboost, no scikit-learn, no pandas): every estimate
+imports this module, and ``tests/cli/test_startup.py`` holds it to that.
+
+Facts an estimate should tell the user (a new application, a calibration on few series,
+a query beyond the calibrated distances, a noise floor) are returned as fields and
+predicates; the estimate layer writes the English.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from perfpredict.laws.base import FloatArray
+from perfpredict.model.series import Series
+from perfpredict.overhead.features import (
+    CANDIDATE_LAWS,
+    FEATURE_NAMES,
+    SeriesContext,
+    fit_context,
+    law_log_predictions,
+)
+from perfpredict.overhead.trees import TreeEnsemble
+from perfpredict.uncertainty.conformal import DistanceConformal
+from perfpredict.uncertainty.noise import NoiseFloor
+
+KINDS = ("strong", "weak")
+#: The shrinkage of an application's evidence toward c = 1, in doublings: its rate is
+#: sum(w * log error) / (sum(w * doublings) + APP_PRIOR_DOUBLINGS), so an application
+#: whose series have extrapolated little or once suggests little.
+APP_PRIOR_DOUBLINGS = 2.0
+#: The base every prediction starts from: the mean in log space, with equal and fixed
+#: weights, of structurally different extrapolators (Amdahl flattens, Amdahl + log turns
+#: up, the power law keeps scaling). Under the store-cut backtest
+#: (bench/storecut_research.py) choosing one law per scaling kind by the pooled nested
+#: error gave RELeARN 60% MAPE in extrapolation (it chose Gustafson: nested contexts of
+#: two scales cannot fit Amdahl + log, so the choice was made on evidence unlike the
+#: use), the ensemble 17%; on the five strong-scaling data sets the two were within
+#: 1.1 points of each other in 9 of 10 (data set, split) cells.
+ENSEMBLE = ("amdahl", "amdahl_log", "power")
+ENSEMBLE_NAME = "ensemble"
+#: What training calibrated the intervals on (:attr:`RuntimeModel.calibrated_by`).
+CALIBRATED_BY = ("application", "series")
+
+
+def kind_of(series: Series) -> str:
+    return "weak" if series.weak else "strong"
+
+
+def ensemble_log(law_logs: FloatArray) -> FloatArray:
+    """The ensemble's log runtime from the candidate laws' (columns in
+    :data:`CANDIDATE_LAWS` order)."""
+    return law_logs[:, [CANDIDATE_LAWS.index(n) for n in ENSEMBLE]].mean(axis=1)
+
+
+def formula(ctx: SeriesContext, law: str) -> str:
+    """The fitted law ``law`` (or the ensemble) of a series, as a human-readable formula."""
+    if law != ENSEMBLE_NAME:
+        return ctx.laws[law].formula()
+    members = [ctx.laws[name].formula().removeprefix("T(p) = ") for name in ENSEMBLE
+               if name in ctx.laws]
+    return "T(p) = geometric mean of " + ", ".join(f"[{m}]" for m in members)
+
+
+def features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,
+             law_logs: FloatArray, base_log: FloatArray, app_rate: FloatArray) -> FloatArray:
+    """The rows of :data:`FEATURE_NAMES`; ``app_rate``: the application's log error of
+    the base per doubling (:meth:`RuntimeModel.app_rate`) for each row."""
+    distance = np.log2(scale / scale_max)
+    return np.column_stack([distance, np.log2(scale), summary, law_logs - base_log[:, None],
+                            app_rate * np.maximum(distance, 0.0)])
+
+
+@dataclass
+class Prediction:
+    runtime_s: float
+    lower_s: float
+    upper_s: float
+    law: str
+    overhead_coefficient: float
+    extrapolation_log2: float
+    beyond_calibration: bool
+    noise_floor: bool
+
+
+@dataclass
+class Predictions:
+    """Predictions at many scales of one series, as columns: a batch estimate writes
+    them as they are, without one :class:`Prediction` object per query.
+
+    ``beyond_calibration``: the scale lies farther beyond the measured range than any
+    calibration residual did, so the interval was widened in proportion to the
+    distance. ``noise_floor``: the series has one run per scale, and its interval was
+    widened to the run-to-run noise of series that have repeats.
+    """
+
+    runtime_s: FloatArray
+    lower_s: FloatArray
+    upper_s: FloatArray
+    law: str
+    overhead_coefficient: FloatArray
+    extrapolation_log2: FloatArray
+    beyond_calibration: np.ndarray  # bool
+    noise_floor: np.ndarray  # bool
+
+    def rows(self) -> list[Prediction]:
+        """One :class:`Prediction` per scale, as :meth:`RuntimeModel.predict` returns."""
+        return [Prediction(runtime_s=r, lower_s=lo, upper_s=up, law=self.law,
+                           overhead_coefficient=c, extrapolation_log2=d, beyond_calibration=b,
+                           noise_floor=f)
+                for r, lo, up, c, d, b, f in zip(
+                    self.runtime_s.tolist(), self.lower_s.tolist(), self.upper_s.tolist(),
+                    self.overhead_coefficient.tolist(), self.extrapolation_log2.tolist(),
+                    self.beyond_calibration.tolist(), self.noise_floor.tolist(), strict=True)]
+
+
+@dataclass
+class _Point:
+    """What every interval and probability of a series at some scales rests on."""
+
+    runtime_s: FloatArray  # the point prediction
+    spread: FloatArray  # the predicted spread of the log residual
+    distance: FloatArray  # doublings beyond the largest measured scale
+    correction: FloatArray  # log c
+    conformal: DistanceConformal
+    floored: bool  # one run per scale: the noise floor applies
+
+
+@dataclass
+class RuntimeModel:
+    """A trained hybrid: ``predict(series, scales)`` extrapolates one series (its
+    measured runs are the context) to new scales, with intervals;
+    ``exceedance(series, scales, walltime_s)`` is the probability of running longer."""
+
+    apply_correction: dict[str, bool]
+    app_evidence: dict[str, tuple[float, float, int]]
+    conformal: dict[str, DistanceConformal]
+    calibrated_by: str
+    correction_trees: TreeEnsemble
+    spread_trees: TreeEnsemble
+    noise_floor: NoiseFloor
+    n_series: int
+    n_examples: int
+    n_series_by_kind: dict[str, int]
+    min_series_for_calibration: int
+    metrics: dict[str, float]
+
+    def _point(self, series: Series, p: FloatArray, ctx: SeriesContext) -> _Point:
+        logs = law_log_predictions(ctx, p)
+        kind = kind_of(series)
+        law_matrix = np.column_stack([logs[name] for name in CANDIDATE_LAWS])
+        base_log = ensemble_log(law_matrix)
+        n = p.size
+        # a new application trained with no other series' evidence, so it answers so
+        app_rate = 0.0 if self.is_new_app(series.key.app) else self.app_rate(series.key.app)
+        rows = features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
+                        law_matrix, base_log, np.full(n, app_rate))
+        distance = rows[:, 0]
+        correction = np.zeros(n)
+        if self.apply_correction[kind]:
+            correction = np.where(distance > 0, self.correction_trees.predict(rows), 0.0)
+        return _Point(runtime_s=np.exp(base_log + correction),
+                      spread=np.exp(self.spread_trees.predict(rows)),
+                      distance=distance, correction=correction,
+                      conformal=self.conformal[kind],
+                      floored=series.scales.size == series.scale.size)
+
+    def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
+                ctx: SeriesContext | None = None) -> list[Prediction]:
+        """Predictions for ``series`` (its runs as context) at each of ``scales``."""
+        return self.predict_columns(series, scales, confidence, ctx).rows()
+
+    def predict_columns(self, series: Series, scales: FloatArray, confidence: float = 0.9,
+                        ctx: SeriesContext | None = None) -> Predictions:
+        """:meth:`predict` as columns, one vectorised pass for all of ``scales``.
+
+        Every value depends on the scale alone, and a batch asks for the same few scales
+        of a series many times over, so each distinct scale is predicted once.
+        """
+        p, inverse = np.unique(np.asarray(scales, dtype=float), return_inverse=True)
+        point = self._point(series, p, ctx or fit_context(series))
+        bands = [point.conformal.bounds(max(float(d), 0.0), confidence)
+                 for d in point.distance]
+        lower_log = np.array([b.lower for b in bands]) * point.spread
+        upper_log = np.array([b.upper for b in bands]) * point.spread
+        floored = np.zeros(p.size, dtype=bool)
+        if point.floored:
+            half_width = self.noise_floor.half_width_log(confidence)
+            floored = (upper_log < half_width) | (lower_log > -half_width)
+            lower_log = np.minimum(lower_log, -half_width)
+            upper_log = np.maximum(upper_log, half_width)
+        beyond = np.array([b.beyond_calibration for b in bands], dtype=bool)
+        return Predictions(
+            runtime_s=point.runtime_s[inverse],
+            lower_s=(point.runtime_s * np.exp(lower_log))[inverse],
+            upper_s=(point.runtime_s * np.exp(upper_log))[inverse],
+            law=ENSEMBLE_NAME, overhead_coefficient=np.exp(point.correction)[inverse],
+            extrapolation_log2=point.distance[inverse], beyond_calibration=beyond[inverse],
+            noise_floor=floored[inverse])
+
+    def quantile(self, series: Series, scales: FloatArray, quantile: float,
+                 ctx: SeriesContext | None = None) -> FloatArray:
+        """The ``quantile`` of the runtime at each of ``scales``: the upper bound of the
+        central interval at confidence 2q - 1 (q above 0.5), the lower bound at 1 - 2q
+        (below), the point prediction at 0.5."""
+        if not 0 < quantile < 1:
+            raise ValueError(f"a quantile is between 0 and 1, not {quantile:g}")
+        if quantile == 0.5:
+            return self.predict_columns(series, scales, 0.5, ctx).runtime_s
+        pred = self.predict_columns(series, scales, abs(2 * quantile - 1), ctx)
+        return pred.upper_s if quantile > 0.5 else pred.lower_s
+
+    def exceedance(self, series: Series, scales: FloatArray, walltime_s: float | FloatArray,
+                   ctx: SeriesContext | None = None) -> FloatArray:
+        """P(runtime > ``walltime_s``) at each of ``scales`` (the two broadcast against
+        each other): the share of runs a
+        walltime would kill, read off the interval model directly (the tail of the
+        central interval whose upper bound is the walltime), not searched for over whole
+        estimates. At most 0.5 for a walltime at or below the point prediction's
+        quantile 0.5: the intervals are central and say nothing finer below it."""
+        p, walltime = np.broadcast_arrays(np.asarray(scales, dtype=float),
+                                          np.asarray(walltime_s, dtype=float))
+        point = self._point(series, p, ctx or fit_context(series))
+        log_ratio = np.log(walltime / point.runtime_s)
+        tail = np.array([point.conformal.upper_tail(max(float(d), 0.0), float(r / s))
+                         for d, r, s in zip(point.distance, log_ratio, point.spread,
+                                            strict=True)])
+        if point.floored:
+            tail = np.maximum(tail, self.noise_floor.upper_tail(log_ratio))
+        return tail
+
+    def cdf(self, series: Series, scales: FloatArray, runtime_s: float | FloatArray,
+            ctx: SeriesContext | None = None) -> FloatArray:
+        """P(runtime <= ``runtime_s``) at each of ``scales`` (:meth:`exceedance`)."""
+        return 1.0 - self.exceedance(series, scales, runtime_s, ctx)
+
+    def app_rate(self, app: str) -> float:
+        """The log error of the base per doubling beyond the measured range that the
+        training series of ``app`` showed, pooled and shrunk toward 0 (c = 1); 0 for an
+        application trained on without such evidence, or not at all.
+
+        A series asked about draws on all of its application's evidence, its own nested
+        extrapolations included: they are measurements, and the artifact keeps the sums
+        per application only. In training a series sees the other folds' evidence only,
+        as a target encoder is fitted across folds and then applied with every row.
+        """
+        log_sum, doublings, _ = self.app_evidence.get(app, (0.0, 0.0, 0))
+        return log_sum / (doublings + APP_PRIOR_DOUBLINGS)
+
+    def is_new_app(self, app: str) -> bool:
+        """Whether no more than one training series (the one asked about) is of ``app``:
+        then there is nothing of the application to borrow."""
+        return self.app_evidence.get(app, (0.0, 0.0, 0))[2] <= 1
+
+    def thinly_calibrated(self, weak: bool) -> int | None:
+        """The number of series of this scaling kind the intervals were calibrated with,
+        when too few to calibrate the kind on its own (they were pooled); else None."""
+        n_series = self.n_series_by_kind["weak" if weak else "strong"]
+        return n_series if n_series < self.min_series_for_calibration else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The learned state as JSON-ready data; each booster once, as its tree table
+        (:meth:`TreeEnsemble.to_table`), which an estimate reads in 0.3 ms where XGBoost's
+        own JSON of the same trees took 13-21 ms to parse per booster."""
+        return {
+            "feature_names": list(FEATURE_NAMES),
+            "base": ENSEMBLE_NAME, "apply_correction": self.apply_correction,
+            "app_evidence": {app: list(sums) for app, sums in self.app_evidence.items()},
+            "conformal": {k: c.to_dict() for k, c in self.conformal.items()},
+            "calibrated_by": self.calibrated_by,
+            "correction_trees": self.correction_trees.to_table(),
+            "spread_trees": self.spread_trees.to_table(),
+            "noise_floor": self.noise_floor.to_dict(),
+            "n_series": self.n_series, "n_examples": self.n_examples,
+            "n_series_by_kind": self.n_series_by_kind,
+            "min_series_for_calibration": self.min_series_for_calibration,
+            "metrics": self.metrics,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> RuntimeModel:
+        if doc["feature_names"] != list(FEATURE_NAMES) or doc["base"] != ENSEMBLE_NAME:
+            raise ValueError("the artifact's features differ from this perfpredict's")
+        return cls(
+            apply_correction=dict(doc["apply_correction"]),
+            app_evidence={app: (float(log_sum), float(doublings), int(count))
+                          for app, (log_sum, doublings, count) in doc["app_evidence"].items()},
+            conformal={k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()},
+            calibrated_by=doc["calibrated_by"],
+            correction_trees=TreeEnsemble.from_table(doc["correction_trees"]),
+            spread_trees=TreeEnsemble.from_table(doc["spread_trees"]),
+            noise_floor=NoiseFloor.from_dict(doc["noise_floor"]),
+            n_series=doc["n_series"], n_examples=doc["n_examples"],
+            n_series_by_kind=dict(doc["n_series_by_kind"]),
+            min_series_for_calibration=doc["min_series_for_calibration"],
+            metrics=doc["metrics"])
+
+
+__all__ = ["ENSEMBLE", "KINDS", "Prediction", "Predictions", "RuntimeModel", "ensemble_log",
+           "features", "formula", "kind_of"]
