@@ -78,6 +78,11 @@ def loads(text: str, origin: str) -> dict[str, Any]:
         raise ArtifactError(
             f"the model artifact from {origin} has format version {doc['format_version']}, "
             f"newer than this perfpredict reads ({FORMAT_VERSION}); upgrade perfpredict")
+    if doc["format_version"] < FORMAT_VERSION:
+        raise ArtifactError(
+            f"the model artifact from {origin} has format version {doc['format_version']}, "
+            f"written by an earlier perfpredict (this one reads {FORMAT_VERSION}); retrain "
+            "with 'perfpredict train'")
     if not _verified(text, doc):
         raise ArtifactError(
             f"the model artifact from {origin} fails its checksum (it was modified or "

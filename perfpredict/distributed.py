@@ -7,15 +7,15 @@ every overhead regressor is fitted with ``xgboost.dask.DaskXGBRegressor`` on the
 cluster's workers. Outside it, nothing changes: the single-process path is the default
 and imports no dask.
 
-The client travels in a context variable rather than through the estimators' parameters,
-because those are saved in the artifact as JSON and a client is a live connection.
+The client is passed to ``HybridPredictor.fit`` (and on to the nested examples and every
+tree fit), not given as an estimator parameter: parameters are saved in the artifact as
+JSON, and a client is a live connection.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from contextvars import ContextVar
 from typing import Any
 
 from perfpredict._imports import require
@@ -26,32 +26,13 @@ LOCAL = "local"
 #: Store partitions per worker: enough that a large pair does not leave workers idle.
 PARTITIONS_PER_WORKER = 4
 
-_CLIENT: ContextVar[Any | None] = ContextVar("perfpredict_dask_client", default=None)
-
-
-def current_client() -> Any | None:
-    """The dask.distributed client training runs on, or None for a single process."""
-    return _CLIENT.get()
-
-
-@contextmanager
-def use_client(client: Any) -> Iterator[Any]:
-    """Train on ``client``'s cluster within the block."""
-    token = _CLIENT.set(client)
-    try:
-        yield client
-    finally:
-        _CLIENT.reset(token)
-
-
 @contextmanager
 def dask_training(scheduler: str) -> Iterator[Any]:
     """Connect to the scheduler at ``scheduler`` (or start a local cluster for
-    :data:`LOCAL`) and train on it within the block; disconnects afterwards."""
+    :data:`LOCAL`) and yield the client to train with; disconnects afterwards."""
     distributed = require("dask.distributed", "dask")
     # a Client without an address starts a LocalCluster sized to this machine
-    with (distributed.Client() if scheduler == LOCAL
-          else distributed.Client(scheduler)) as client, use_client(client):
+    with distributed.Client() if scheduler == LOCAL else distributed.Client(scheduler) as client:
         yield client
 
 

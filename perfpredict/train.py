@@ -52,10 +52,12 @@ def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
 
 
 def build_artifact(series_list: list[Series], n_runs: int,
-                   predictor: HybridPredictor | None = None) -> dict[str, Any]:
-    """Fit the hybrid on ``series_list`` and pack it with the series' entries."""
+                   predictor: HybridPredictor | None = None,
+                   client: Any | None = None) -> dict[str, Any]:
+    """Fit the hybrid on ``series_list`` (on ``client``'s dask cluster, when given) and
+    pack it with the series' entries."""
     predictor = predictor or HybridPredictor()
-    predictor.fit(series_list)
+    predictor.fit(series_list, client=client)
     entries = series_entries(series_list)
     fingerprint = hashlib.sha256(json.dumps(
         [[e["key"], e["scales"], e["medians_s"]] for e in entries]).encode()).hexdigest()
@@ -82,8 +84,10 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
 
 
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
-                   n_runs: int, with_bundled: bool) -> TrainReport:
-    """Fit and save the runtime predictor when some series has three or more scales."""
+                   n_runs: int, with_bundled: bool,
+                   client: Any | None = None) -> TrainReport:
+    """Fit and save the runtime predictor when some series has three or more scales (on
+    ``client``'s dask cluster, when given)."""
     from perfpredict.store.artifacts import save_artifact
 
     report = TrainReport(n_runs=n_runs)
@@ -93,7 +97,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         report.n_runs += report.n_runs_bundled
         series_list = series_list + bundled
     if any(s.scales.size >= 3 for s in series_list):
-        doc = save_artifact(store, build_artifact(series_list, report.n_runs))
+        doc = save_artifact(store, build_artifact(series_list, report.n_runs, client=client))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
@@ -128,7 +132,7 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
 
         with dask_training(dask) as client:
             report = _train_runtime(store, *read_series(client, store.url, apps),
-                                    with_bundled)
+                                    with_bundled, client=client)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor

@@ -88,7 +88,7 @@ class LoadedPredictor:
     that loading costs the same for a store of ten series or fifty thousand."""
 
     def __init__(self, doc: dict[str, Any], origin: str,
-                 entries: SeriesEntries | None = None) -> None:
+                 entries: SeriesEntries | None = None, db_url: str | None = None) -> None:
         from perfpredict import artifact
 
         if doc.get("kind") != artifact.KIND_RUNTIME:
@@ -96,6 +96,7 @@ class LoadedPredictor:
 
             raise NotFoundError(f"{origin} holds no runtime predictor")
         self.origin = origin
+        self.db_url = db_url  # the store whose runs explain an application not trained on
         try:
             self.predictor = RuntimeModel.from_dict(doc["predictor"])
             self.entries = entries if entries is not None else InlineSeries(doc["series"])
@@ -118,18 +119,12 @@ class LoadedPredictor:
     def find_series(self, query: Query) -> Match:
         """The series that answers ``query``, and notes about the choice."""
         try:
-            return find_series(self.entries, self.predictor, query)
+            return find_series(self.entries, self.predictor, query, self.db_url)
         except LAYOUT_ERRORS as exc:
             raise stale_layout(self.origin, exc) from exc
 
     def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
         return self.estimate_many([query], confidence)[0]
-
-    def exceedance(self, query: Query, runtime_s: float) -> float:
-        """P(runtime > ``runtime_s``) for ``query``, from the interval model directly."""
-        scales, [group] = self._group([query], 0.5)
-        series, ctx = self.series_context(group.match.entry)
-        return float(self.predictor.exceedance(series, scales, runtime_s, ctx)[0])
 
     def estimate_many(self, queries: list[Query], confidence: float = 0.9) -> list[Estimate]:
         """One :class:`Estimate` per query, in order, built from :meth:`columns`."""
@@ -141,6 +136,12 @@ class LoadedPredictor:
                 row = {name: values[i] for name, values in columns.items()}
                 out[i] = _make_estimate(queries[i], group.match, series, ctx, row, confidence)
         return [e for e in out if e is not None]
+
+    def exceedance(self, query: Query, runtime_s: float) -> float:
+        """P(runtime > ``runtime_s``) for ``query``, from the interval model directly."""
+        scales, [group] = self._group([query], 0.5)
+        series, ctx = self.series_context(group.match.entry)
+        return float(self.predictor.exceedance(series, scales, runtime_s, ctx)[0])
 
     def columns(self, queries: list[Query], confidence: float = 0.9) -> dict[str, np.ndarray]:
         """The :data:`COLUMNS` of the estimates for ``queries``, one array each in query
@@ -244,7 +245,7 @@ def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArra
 def load_predictor(db_url: str | None) -> LoadedPredictor:
     """The store's newest predictor, else the bundled one trained on the shipped data."""
     doc, origin, entries = load_artifact(db_url)
-    return LoadedPredictor(doc, origin, entries)
+    return LoadedPredictor(doc, origin, entries, db_url)
 
 
 def estimate(db_url: str | None, query: Query, confidence: float = 0.9) -> Estimate:

@@ -96,16 +96,18 @@ class Match:
     notes: list[str]
 
 
-def find_series(entries: SeriesEntries, predictor: RuntimeModel, query: Query) -> Match:
+def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
+                db_url: str | None = None) -> Match:
     """The series that answers ``query``: the application's series narrowed by system,
     problem size and variant (an exact label wins over labels that contain the one
-    asked), then by layout where that leaves any, and the best measured of the rest."""
+    asked), then by layout where that leaves any, and the best measured of the rest.
+    An application with none says why, from its runs in the store at ``db_url``."""
     def same(a: str, b: str) -> bool:
         return a.casefold() == b.casefold()
 
     found = list(entries.of_app(query.app))
     if not found:
-        raise _unknown_app(entries, query.app)
+        raise _unknown_app(entries, query.app, db_url)
     for label, part, wanted in (("system", "system", query.system),
                                 ("problem size", "problem_size", query.problem_size),
                                 ("variant", "variant", query.variant)):
@@ -132,8 +134,7 @@ def find_series(entries: SeriesEntries, predictor: RuntimeModel, query: Query) -
     if len(found) > 1:
         notes.append(f"{len(found)} series match; using the best measured one "
                      "(narrow with --system / --problem-size / --variant)")
-    notes += calibration_notes(predictor, entry.key.app, entry.weak)
-    return Match(entry, notes)
+    return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
 
 
 def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
@@ -158,7 +159,10 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
     return notes
 
 
-def _unknown_app(entries: SeriesEntries, app: str) -> NotFoundError:
+def _unknown_app(entries: SeriesEntries, app: str, db_url: str | None) -> NotFoundError:
+    reason = _why_untrained(db_url, app) if db_url is not None else None
+    if reason is not None:
+        return NotFoundError(f"no trained series for application {app!r}: {reason}")
     apps = entries.apps()
     # Matched without case, as the lookup is: "LULESH2" suggests "lulesh".
     by_folded = {name.casefold(): name for name in apps}
@@ -168,6 +172,20 @@ def _unknown_app(entries: SeriesEntries, app: str) -> NotFoundError:
         f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")
     return NotFoundError(f"no trained series for application {app!r}{hint} "
                          "(ingest its runs and run 'perfpredict train')")
+
+
+def _why_untrained(db_url: str, app: str) -> str | None:
+    """Why the store's runs of ``app`` gave no trained series; None when it holds none
+    (or there is no store: asking must not create one)."""
+    if db_url.startswith("sqlite:///") and not Path(db_url.split(":///", 1)[1]).exists():
+        return None
+    from perfpredict.model.series import why_no_series
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import app_names, runs_frame
+
+    with open_store(db_url) as store:
+        names = app_names(store, app)
+        return why_no_series(runs_frame(store, app=names)) if names else None
 
 
 def scale_per_node(entry: SeriesEntry, query: Query) -> float:

@@ -1,4 +1,3 @@
-"""What a runtime prediction is made of: series and their keys (:mod:`.series`), the entry
-a trained predictor keeps of each series (:mod:`.entry`), and the runtime model, whose
-training (:mod:`.fit`) is apart from answering (:mod:`.runtime`), which an estimate
-imports alone."""
+"""The runtime model and what it is made of: series and their keys (:mod:`.series`), the
+entry a trained predictor keeps of each series (:mod:`.entry`), training
+(:mod:`.fit`) apart from answering (:mod:`.runtime`), which an estimate imports alone."""

@@ -94,20 +94,18 @@ MAX_NESTED_EXAMPLES = 30_000
 
 def nested_examples(series_list: list[Series], min_context: int = 2,
                     max_examples: int = MAX_NESTED_EXAMPLES,
-                    random_state: int = 0) -> NestedExamples:
-    """Fit on the k smallest scales of each series, target its larger runs, for every k.
+                    random_state: int = 0, client: Any | None = None) -> NestedExamples:
+    """Fit on the k smallest scales of each series, target its larger runs, for every k;
+    on ``client``'s dask.distributed cluster, one task per chunk of series, when given.
 
     With more than ``max_examples`` examples, those of a uniform sample of series (drawn
     with ``random_state``, so training stays reproducible) are used, as many series as
     fit within ``max_examples``; each example's group stays its series' index in
     ``series_list``.
     """
-    # training's own imports: an estimate imports this module too
     from perfpredict._imports import require
-    from perfpredict.distributed import current_client
 
     indices = _sample_series(series_list, min_context, max_examples, random_state)
-    client = current_client()
     if client is None:
         return _nested_part([series_list[i] for i in indices], indices.tolist(), min_context)
     # on dask.distributed: one task per chunk of series, merged back in series order
@@ -274,15 +272,29 @@ class HybridPredictor:
         self.regressor_params = regressor_params
         self.random_state = random_state
 
-    def _regressor(self) -> OverheadRegressor:
+    def _fit_trees(self, features: FloatArray, target: FloatArray,
+                   weight: FloatArray) -> OverheadRegressor:
         return OverheadRegressor(random_state=self.random_state,
-                                 **(self.regressor_params or {}))
+                                 **(self.regressor_params or {})).fit(
+            features, target, weight, client=self._client)
 
-    def fit(self, series_list: list[Series]) -> HybridPredictor:
+    def fit(self, series_list: list[Series], client: Any | None = None) -> HybridPredictor:
+        """Learn from ``series_list``; on ``client``'s dask.distributed cluster (nested
+        examples and every tree fit), when given. The client is an argument of ``fit``,
+        not a parameter of the estimator: parameters are saved as JSON, and a client is
+        a live connection."""
+        self._client = client
+        try:
+            return self._fit(series_list)
+        finally:
+            self._client = None
+
+    def _fit(self, series_list: list[Series]) -> HybridPredictor:
         usable = [s for s in series_list if s.scales.size >= 3]
         if not usable:
             raise ValueError("no series with three or more scales to learn from")
-        data = nested_examples(usable, random_state=self.random_state).arrays()
+        data = nested_examples(usable, random_state=self.random_state,
+                               client=self._client).arrays()
         weight, kind, group = data["weight"], data["kind"], data["group"]
         law_logs = data["law_logs"]
         distance = np.log2(data["scale"] / data["scale_max"])
@@ -333,9 +345,9 @@ class HybridPredictor:
         self.model_ = RuntimeModel(
             apply_correction=apply_correction, app_evidence=app_evidence, conformal=conformal,
             calibrated_by=calibrated_by,
-            correction_trees=self._regressor().fit(rows[beyond], target[beyond],
-                                                   weight[beyond]).ensemble_,
-            spread_trees=self._regressor().fit(rows, log_spread, weight).ensemble_,
+            correction_trees=self._fit_trees(rows[beyond], target[beyond],
+                                             weight[beyond]).ensemble_,
+            spread_trees=self._fit_trees(rows, log_spread, weight).ensemble_,
             # 3. the noise floor, from the series with repeats
             noise_floor=NoiseFloor.fit(series_list),
             n_series=len(usable), n_examples=int(beyond.sum()),
@@ -461,7 +473,7 @@ class HybridPredictor:
                 test = folds == fold
                 if test.all() or not test.any():
                     continue
-                reg = self._regressor().fit(features[~test], target[~test], weight[~test])
+                reg = self._fit_trees(features[~test], target[~test], weight[~test])
                 total[test] += reg.predict(features[test])
         return total / n_repeats
 

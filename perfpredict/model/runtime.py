@@ -67,8 +67,9 @@ def formula(ctx: SeriesContext, law: str) -> str:
     """The fitted law ``law`` (or the ensemble) of a series, as a human-readable formula."""
     if law != ENSEMBLE_NAME:
         return ctx.laws[law].formula()
-    members = [ctx.laws[name].formula() for name in ENSEMBLE if name in ctx.laws]
-    return f"geometric mean of {len(members)}: " + "; ".join(members)
+    members = [ctx.laws[name].formula().removeprefix("T(p) = ") for name in ENSEMBLE
+               if name in ctx.laws]
+    return "T(p) = geometric mean of " + ", ".join(f"[{m}]" for m in members)
 
 
 def features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,

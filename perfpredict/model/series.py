@@ -5,6 +5,13 @@ A series is the unit every law is fitted to. Its scale is the node count when ev
 records it, else the total rank count (RELeARN logs ranks, not nodes). Only runs that
 measure the work count: failed and cancelled jobs are not runtimes of the work, and a
 TIMEOUT is a lower bound, not a measurement.
+
+Jobs from scheduler accounting join a series only with evidence that they are one
+workload at several scales: a stated problem size or variant. A job name alone is not
+that evidence: one executable runs many inputs, and a law fitted to them (382 unrelated
+runs made "T(p) = 10.24 + 0.213 p") describes none. They are left out rather than kept
+with a warning, because every series also teaches the pooled correction and the
+intervals of all the others.
 """
 
 from __future__ import annotations
@@ -38,6 +45,9 @@ class SeriesKey(NamedTuple):
 #: The run columns that make up a :class:`SeriesKey`, in its order.
 SERIES_KEY = SeriesKey._fields
 GOOD_STATES = {"", "COMPLETED", "SUCCESS", "SUCCESSFUL"}
+#: Ingest formats of runs someone measured as a benchmark; the others (sacct, SWF, PBS,
+#: LSF, Darshan) are scheduler accounting and I/O logs, jobs that ran for their own sake.
+BENCHMARK_FORMATS = frozenset({"csv"})
 _WEAK_LABEL = re.compile(r"(per|/)\s*(rank|node|gpu|process|proc|core)\b",
                          re.IGNORECASE)
 
@@ -132,6 +142,48 @@ def usable_runs(frame):  # type: ignore[no-untyped-def]
     return frame[(frame["runtime_s"] > 0) & ~censored & state.isin(GOOD_STATES)]
 
 
+def scaling_study_runs(runs):  # type: ignore[no-untyped-def]
+    """The runs that can be part of a scaling study: benchmark runs, and scheduler jobs
+    with a stated problem size or variant (see the module docstring). A frame without a
+    ``source_format`` column (``runs_frame`` gives one) is taken as benchmark runs."""
+    if runs.empty or "source_format" not in runs:
+        return runs
+    stated = _stated(runs["problem_size"])
+    if "variant" in runs:
+        stated |= _stated(runs["variant"])
+    return runs[runs["source_format"].isin(BENCHMARK_FORMATS) | stated]
+
+
+def _stated(column):  # type: ignore[no-untyped-def]
+    return column.astype(object).where(column.notna(), "").astype(str).str.strip() != ""
+
+
+def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
+    """Why one application's runs (a ``runs_frame``) gave no series of two or more
+    measured scales, naming what was found, for a user who asks to estimate it."""
+    usable = usable_runs(frame)
+    if usable.empty:
+        return (f"its {len(frame)} runs in the store measure no completed work (failed, "
+                "cancelled, timed out, or no runtime)")
+    studied = scaling_study_runs(usable)
+    if studied.empty:
+        formats = ", ".join(sorted(set(usable["source_format"])))
+        return (f"its {len(usable)} completed runs are scheduler jobs ({formats}) with no "
+                "problem size or variant, so nothing shows they are one workload at several "
+                "scales: they are not a controlled scaling study; run it on one input at "
+                "several node counts and ingest those runs as CSV with a problem_size column")
+    series = build_series(studied)
+    if any(s.scales.size >= 2 for s in series):
+        return ("its runs form a series of 2+ scales now, ingested after the predictor was "
+                "trained; run 'perfpredict train'")
+    found = "; ".join(f"{s.name}: {s.runtime_s.size} run(s) at {s.scales[0]:g} {s.scale_unit}"
+                      for s in series[:6])
+    more = f"; and {len(series) - 6} more" if len(series) > 6 else ""
+    return ("its runs form no series of 2+ scales (one system, problem size, variant and "
+            f"layout at two node counts or more); found {found}{more}; run it at another "
+            "node count with the same input and layout")
+
+
 def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
     """Group a runs DataFrame (``perfpredict.store.queries.runs_frame``) into series.
 
@@ -140,7 +192,7 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
     group, and a Python step per run about as much in total, minutes and tens of seconds
     for the tens of thousands of series and millions of runs a center's store holds.
     """
-    runs = usable_runs(frame)
+    runs = scaling_study_runs(usable_runs(frame))
     if runs.empty:
         return []
     group, keys = _series_groups(runs)

@@ -44,14 +44,13 @@ class OverheadRegressor:
             "subsample", "random_state")}
 
     def fit(self, features: FloatArray, log_overhead: FloatArray,
-            sample_weight: FloatArray | None = None) -> OverheadRegressor:
+            sample_weight: FloatArray | None = None,
+            client: Any | None = None) -> OverheadRegressor:
+        """Fit in this process, or with ``xgboost.dask`` on ``client``'s workers."""
         import xgboost
-
-        from perfpredict.distributed import current_client
 
         params = {"objective": "reg:squarederror", "base_score": 0.0, "tree_method": "hist",
                   "n_jobs": self.n_threads, **self.get_params()}
-        client = current_client()
         if client is None:
             booster = xgboost.XGBRegressor(**params)
             booster.fit(features, log_overhead, sample_weight=sample_weight)

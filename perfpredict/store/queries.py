@@ -127,6 +127,13 @@ def ingested_sha256s(store: Store) -> set[str]:
         return set(conn.execute(select(ingest_batches.c.sha256)).scalars())
 
 
+def app_names(store: Store, app: str) -> list[str]:
+    """The stored application names equal to ``app`` but for case."""
+    query = select(runs.c.app).distinct().where(func.lower(runs.c.app) == app.lower())
+    with store.engine.connect() as conn:
+        return sorted(conn.execute(query).scalars())
+
+
 def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> int:
     """Runs with a submit time: the scheduler jobs the walltime advisor learns from."""
     query = select(func.count()).select_from(runs).where(runs.c.submit_epoch_s.is_not(None))
@@ -138,7 +145,8 @@ def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> i
 def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignore[no-untyped-def]
                with_source: bool = False,
                app_systems: Sequence[tuple[str, str]] | None = None):
-    """All runs as a pandas DataFrame (the predictor's and evaluator's input).
+    """All runs as a pandas DataFrame (the predictor's and evaluator's input), with the
+    format each was ingested from (``source_format``).
 
     ``with_source`` adds the path of the file each run was ingested from;
     ``app_systems`` keeps only the runs of those (application, system) pairs.
@@ -146,6 +154,8 @@ def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignor
     import pandas as pd
 
     columns: list[Any] = [runs.c[name] for name in ["id", *RUN_FIELDS]]
+    # benchmark rows or scheduler jobs (perfpredict.model.series.scaling_study_runs)
+    columns.append(ingest_batches.c.format.label("source_format"))
     if with_source:
         columns.append(ingest_batches.c.path.label("source"))
     query = select(*columns).select_from(

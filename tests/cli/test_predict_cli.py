@@ -137,9 +137,24 @@ def test_evaluate_new_splits_on_a_store_with_submit_times(cli, timed_runs_csv, s
     assert "blackbox_xgboost" in rows and "amdahl" in rows
 
 
-def test_evaluate_time_split_on_scheduler_logs(cli) -> None:  # type: ignore[no-untyped-def]
+def test_evaluate_time_split_on_scheduler_logs(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Scheduler jobs form series once a problem size marks them as one workload (issue
+    14 item 13): here the user exports them and states one, then ingests the table."""
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+
     sacct = REPO / "examples" / "data" / "synthetic_sacct.psv"
-    assert cli("ingest", "sacct", str(sacct)).exit_code == 0
+    jobs = f"sqlite:///{tmp_path / 'jobs.db'}"
+    assert CliRunner().invoke(app, ["--db", jobs, "ingest", "sacct", str(sacct)]).exit_code == 0
+    export = CliRunner().invoke(app, ["--db", jobs, "runs", "export", "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(export.stdout)))
+    marked = tmp_path / "marked.csv"
+    with marked.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows({**row, "problem_size": "synthetic input"} for row in rows)
+    assert cli("ingest", "csv", str(marked)).exit_code == 0
     result = cli("evaluate", "--split", "time", "--group-by", "app", "--format", "markdown")
     assert result.exit_code == 0, result.output
     assert "| relearn | hybrid |" in result.stdout

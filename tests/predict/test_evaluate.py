@@ -201,7 +201,7 @@ def test_repeats_pool_every_assignment_of_the_same_test_runs(timed_store) -> Non
     assert 0 <= pooled["hybrid"]["coverage"] <= 1
 
 
-def _max_scale_seen(pool: list[Series]) -> dict[tuple[str, ...], float]:
+def _max_scale_seen(pool: list[Series]) -> dict[SeriesKey, float]:
     return {s.key: float(s.scale.max()) for s in pool}
 
 
