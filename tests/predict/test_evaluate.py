@@ -17,7 +17,7 @@ from perfpredict.evaluate import (
     summarise,
     training_rounds,
 )
-from perfpredict.series import Series, build_series
+from perfpredict.series import Series, SeriesKey, build_series
 
 
 def _outcomes(inside_by_series: dict[str, list[bool]]) -> Outcomes:
@@ -62,7 +62,7 @@ def _series(name: str, scales: list[float], repeats: int = 3,
     else:
         scale = np.asarray(scales, dtype=float)
     times = None if submitted_epoch_s is None else np.asarray(submitted_epoch_s, dtype=float)
-    return Series((name, "s", "", "", ""), "nodes", scale, 100.0 / scale + 1.0, False,
+    return Series(SeriesKey(name, "s", "", "", "", ""), "nodes", scale, 100.0 / scale + 1.0, False,
                   submitted_epoch_s=times)
 
 
