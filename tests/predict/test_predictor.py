@@ -328,3 +328,23 @@ def test_trees_train_on_one_thread_with_a_seed_whatever_the_caller_asks(monkeypa
     OverheadRegressor(n_estimators=5, random_state=7).fit(rng.normal(size=(50, 3)),
                                                            rng.normal(size=50))
     assert seen["n_jobs"] == 1 and seen["random_state"] == 7
+
+
+def test_intervals_beyond_one_doubling_grow_at_least_with_the_distance(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """Calibrated on residuals that do not grow with distance, the interval d doublings
+    out is still d times the one-doubling interval, and the kill probability of its
+    upper bound is the interval's tail."""
+    from perfpredict.uncertainty.conformal import DistanceConformal
+
+    rng = np.random.default_rng(5)
+    distance = rng.uniform(0, 5, 4000)
+    flat = DistanceConformal().fit(rng.normal(0, 0.1, distance.size), distance)
+    model = dataclasses.replace(relearn_predictor.model_, conformal={"strong": flat, "weak": flat},
+                                spread_trees=_ConstantTrees(0.0))
+    series = relearn_series[1]
+    top = series.scales[-1]
+    scales = top * 2.0 ** np.array([1.0, 3.0, 4.0])
+    pred = model.predict_columns(series, scales, 0.9)
+    half = np.log(pred.upper_s / pred.runtime_s)
+    np.testing.assert_allclose(half[1:] / half[0], [3.0, 4.0], rtol=1e-9)
+    np.testing.assert_allclose(model.exceedance(series, scales, pred.upper_s), 0.05, atol=2e-3)
