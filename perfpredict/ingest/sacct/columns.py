@@ -195,10 +195,13 @@ class _BlockReader:
         values["key"] = np.array([f"{cluster or ''}:{job_id}" for cluster, job_id
                                   in zip(values["system"], job_ids, strict=True)], dtype=object)
         values["censored"] = values["state"] == "TIMEOUT"
-        renamed = np.flatnonzero((display[is_run & ~failed] != job_ids) & ok)
-        for i in renamed:  # array tasks and het components: a dict of their own
+        # Array tasks and het components: a dict of their own. A dump without JobID
+        # (jobstats') has an empty display id on every row, which says nothing more.
+        run_display = display[is_run & ~failed]
+        renamed = np.flatnonzero((run_display != job_ids) & (run_display != "") & ok)
+        for i in renamed:
             values["extra"][i] = {**values["extra"][i], **sacct_rows.job_id_extra(
-                display[is_run & ~failed][i].strip(), job_ids[i])}
+                run_display[i].strip(), job_ids[i])}
         self.scalar[runs[~ok]] = True
         placed = np.flatnonzero(is_run & ~failed)
         for name in JOB_FIELDS:
