@@ -12,8 +12,9 @@ import pytest
 
 from perfpredict import artifact
 from perfpredict.advise.walltime import (
+    KILL_PRICES,
     WalltimeAdvisor,
-    _conformal_threshold,
+    _conformal_index,
     advise_walltime,
     fit_walltime_advisor,
     load_walltime_advisor,
@@ -37,14 +38,16 @@ def test_slurm_time_rounds_up_to_minutes(seconds: float, text: str) -> None:
     assert slurm_time(seconds) == text
 
 
-def test_conformal_threshold_counts_like_split_conformal() -> None:
-    critical = np.array([0.3, 0.1, -np.inf, 0.2, np.inf] * 20)  # 100 jobs
-    # At 5%: (kills + 1) / 101 <= 0.05 allows 4 kills; the 20 -inf ones are killed anyway.
-    assert _conformal_threshold(critical, 0.05) == -np.inf
-    # At 50%: 49 kills allowed: all -inf (20) and 0.1 (20) but not all of 0.2.
-    threshold = _conformal_threshold(critical, 0.5)
-    assert 0.1 <= threshold < 0.2
-    assert _conformal_threshold(np.array([0.5]), 0.05) == -np.inf
+def test_conformal_index_counts_like_split_conformal() -> None:
+    # critical index k: the job is killed at any price index below k
+    critical = np.array([30, 10, len(KILL_PRICES), 20, 0] * 20)  # 100 jobs
+    # At 5%: (kills + 1) / 101 <= 0.05 allows 4 kills; the 20 always-killed ones exceed it.
+    assert _conformal_index(critical, 0.05) == len(KILL_PRICES) - 1
+    # At 50%: 49 kills allowed: the always-killed (20), those at 30 (20), not all at 20.
+    assert _conformal_index(critical, 0.5) == 20
+    # At 70%: 69 allowed: 60 jobs above 10 are killed, the 20 at 10 are not.
+    assert _conformal_index(critical, 0.7) == 10
+    assert _conformal_index(np.array([5]), 0.05) == len(KILL_PRICES) - 1
 
 
 @pytest.fixture(scope="module")
