@@ -5,7 +5,8 @@ memory on 2 cores. The jobs come from ``bench/generate_swf.py`` (KTH-SP2's shape
 into a fresh SQLite store by ``perfpredict ingest swf`` (ingest speed is measured apart, in
 ``bench/ingest_benchmark.py``); then one process reads the store and fits the advisor, as
 ``perfpredict train`` does, under ``/usr/bin/time -v``, which reports its wall time and
-peak resident set size.
+peak resident set size (and CPU time: on a machine shared with other work the wall time
+is not the program's alone).
 
 Run: python -m bench.walltime_train_benchmark [--jobs 1000000] [--store DIR]
 (``fit URL`` is the measured step, run by the benchmark itself.)
@@ -30,6 +31,7 @@ LIMIT_BYTES = 2 * 2**30
 class Measurement:
     n_jobs: int
     wall_s: float
+    cpu_s: float
     peak_rss_bytes: int
 
     def line(self) -> str:
@@ -74,12 +76,14 @@ def measure(url: str, n_jobs: int) -> Measurement:
     rss_kb = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
     wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): ([\d:.]+)",
                      done.stderr)
+    cpu_s = sum(float(m) for m in re.findall(r"(?:User|System) time \(seconds\): ([\d.]+)",
+                                             done.stderr))
     if rss_kb is None or wall is None:
         raise RuntimeError(f"/usr/bin/time -v gave no figures:\n{done.stderr}")
     seconds = 0.0
     for part in wall.group(1).split(":"):
         seconds = 60.0 * seconds + float(part)
-    return Measurement(n_jobs, seconds, int(rss_kb.group(1)) * 1024)
+    return Measurement(n_jobs, seconds, cpu_s, int(rss_kb.group(1)) * 1024)
 
 
 def main(argv: list[str] | None = None) -> int:

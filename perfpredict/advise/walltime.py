@@ -612,15 +612,63 @@ def read_jobs(path: str, input_format: str, system: str | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def advise_walltime(store: Store, path: str, *, input_format: str = "swf",
-                    kill_risk: float = 0.05, system: str | None = None) -> list[dict[str, Any]]:
-    """What ``perfpredict advise walltime`` prints: one row per job in ``path``.
+@dataclass(frozen=True)
+class WalltimeAdvice:
+    """What ``advise walltime`` answers: one row per job, and a summary a person reads."""
 
-    Uses the advisor ``train`` saved, or fits one on the store when none is saved.
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def summarize(rows: list[dict[str, Any]], kill_risk: float) -> dict[str, Any]:
+    """The advice over a file at a glance: expected kill share, the allocation reserved
+    against the users' requests, and how many jobs were kept at their request and why.
+
+    Reservations are node-hours when every job with a request gives its nodes, else
+    processor-hours (SWF logs give processors only).
     """
+    with_request = [r for r in rows if r["requested_walltime_s"] is not None]
+    unit = "node" if all(r["nodes"] for r in with_request) else "processor"
+    size = "nodes" if unit == "node" else "total_ranks"
+    requested_h = sum(r["requested_walltime_s"] * (r[size] or 1) for r in with_request) / 3600
+    advised_h = sum(r["walltime_s"] * (r[size] or 1) for r in with_request) / 3600
+    kept = [r for r in with_request if r["capped_at_request"]]
+    too_short = sum(r["request_likely_too_short"] for r in rows)
+    return {
+        "n_jobs": len(rows),
+        "kill_risk": kill_risk,
+        "expected_kill_share": round(sum(r["kill_probability"] for r in rows)
+                                     / max(len(rows), 1), 4),
+        "reserved_unit": f"{unit}-hours",
+        "requested_hours": round(requested_h, 1),
+        "advised_hours": round(advised_h, 1),
+        "freed_share": round(1.0 - advised_h / requested_h, 4) if requested_h else None,
+        "n_kept_at_request": len(kept),
+        "n_kept_request_likely_too_short": sum(r["request_likely_too_short"] for r in kept),
+        "n_request_likely_too_short": too_short,
+        "n_above_request": sum(r["requested_walltime_s"] is not None
+                               and r["walltime_s"] > r["requested_walltime_s"] for r in rows),
+        "n_without_request": len(rows) - len(with_request),
+    }
+
+
+def advise_walltime(store: Store, path: str, *, input_format: str = "swf",
+                    kill_risk: float = 0.05, system: str | None = None,
+                    allow_above_request: bool = False) -> WalltimeAdvice:
+    """What ``perfpredict advise walltime`` prints: one row per job in ``path``, and a
+    summary.
+
+    Uses the advisor ``train`` saved, or fits one on the store when none is saved. The
+    history a job's advice reads is the store plus the finished jobs of ``path`` itself
+    that the store does not hold (a replayed log is advised as if its jobs had been
+    ingested as they finished); as always, only runs that ended before the job's
+    submission count.
+    """
+    import pandas as pd
+
     jobs = read_jobs(path, input_format, system)
-    history = jobs_frame(store)
-    known_systems = set(history["system"].dropna())
+    stored = jobs_frame(store)
+    known_systems = set(stored["system"].dropna())
     unknown = sorted({str(s) for s in jobs["system"]} - known_systems)
     if unknown:
         hint = ", ".join(sorted(known_systems)) or "none yet"
@@ -628,5 +676,27 @@ def advise_walltime(store: Store, path: str, *, input_format: str = "swf",
             f"jobs for system {unknown[0]!r} have no history in the store (its systems: "
             f"{hint}); pass --system NAME, or ingest that system's accounting first",
             path=path)
-    advisor = load_walltime_advisor(store) or WalltimeAdvisor().fit(history)
-    return advisor.advise(history, jobs, kill_risk)
+    advisor = load_walltime_advisor(store) or WalltimeAdvisor().fit(stored)
+    finished = jobs[jobs["runtime_s"].notna()]
+    finished = finished[~_stored_mask(store, finished)]
+    history = pd.concat([stored, finished.reindex(columns=stored.columns)], ignore_index=True)
+    rows = advisor.advise(history, jobs, kill_risk, allow_above_request=allow_above_request)
+    return WalltimeAdvice(rows, summarize(rows, kill_risk))
+
+
+def _stored_mask(store: Store, jobs: pd.DataFrame) -> np.ndarray:
+    """Which of ``jobs`` the store already holds, by (system, job id)."""
+    import numpy as np
+    from sqlalchemy import select
+
+    from perfpredict.store.schema import runs
+
+    ids = sorted({str(j) for j in jobs["job_id"].dropna()})
+    stored: set[tuple[str, str]] = set()
+    with store.engine.connect() as conn:
+        for lo in range(0, len(ids), 500):
+            query = select(runs.c.system, runs.c.job_id).where(
+                runs.c.job_id.in_(ids[lo:lo + 500]))
+            stored.update((str(a), str(b)) for a, b in conn.execute(query))
+    return np.array([(str(a), str(b)) in stored
+                     for a, b in zip(jobs["system"], jobs["job_id"], strict=True)], dtype=bool)

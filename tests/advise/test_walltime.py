@@ -67,7 +67,7 @@ def kth_parts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
     history, advised = kth_parts
     ingest_file(store, "swf", history)
-    rows = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.05)
+    rows = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.05).rows
     jobs = read_jobs(str(advised), "swf", None)
     assert [r["job_id"] for r in rows] == list(jobs["job_id"])
     for row, request in zip(rows, jobs["requested_walltime_s"], strict=True):
@@ -78,7 +78,7 @@ def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # t
         assert 0 < row["expected_runtime_over_walltime"] <= 1
         assert row["slurm_time"] == slurm_time(row["walltime_s"])
     # Asking for less risk never advises less time.
-    safer = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.01)
+    safer = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.01).rows
     assert all(s["walltime_s"] >= r["walltime_s"] for s, r in zip(safer, rows, strict=True))
 
 
@@ -124,7 +124,7 @@ def test_cli_ingest_then_advise(cli, kth_parts) -> None:  # type: ignore[no-unty
     result = cli("advise", "walltime", "--input", str(advised), "--input-format", "swf",
                  "--kill-risk", "0.05", "--format", "csv")
     assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(io.StringIO(result.output)))
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert len(rows) == N_ADVISED
     assert {"job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
             "expected_runtime_over_walltime"} <= set(rows[0])
@@ -140,3 +140,33 @@ def test_cli_bad_input_is_one_line_exit_2(cli, kth_parts, tmp_path: Path) -> Non
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {alea}:1: expected 18")
+
+
+def test_cli_table_reads_at_80_columns_with_a_summary(  # type: ignore[no-untyped-def]
+        cli, kth_parts, monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfpredict.cli.walltime_commands import TABLE_COLUMNS
+
+    monkeypatch.setenv("COLUMNS", "80")
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    result = cli("advise", "walltime", "--input", str(advised), "--kill-risk", "0.1")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = next(line for line in lines if "job" in line and "note" in line)
+    assert all(name in header for name in TABLE_COLUMNS)  # no header cut to "jo…"
+    assert "…" not in result.output
+    assert "expected kill share" in result.output and "freed" in result.output
+
+
+def test_cli_csv_keeps_stdout_for_rows_and_says_why_jobs_stay_at_request(  # type: ignore[no-untyped-def]
+        cli, kth_parts) -> None:
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    result = cli("advise", "walltime", "--input", str(advised), "--format", "csv",
+                 "--allow-above-request")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == N_ADVISED
+    assert {"request_kill_probability", "request_likely_too_short"} <= set(rows[0])
+    assert "Kept at their request" in result.stderr
