@@ -170,3 +170,15 @@ def test_cli_csv_keeps_stdout_for_rows_and_says_why_jobs_stay_at_request(  # typ
     assert len(rows) == N_ADVISED
     assert {"request_kill_probability", "request_likely_too_short"} <= set(rows[0])
     assert "Kept at their request" in result.stderr
+
+
+def test_aft_alternative_fits_and_unknown_methods_are_refused(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """``method="aft"`` (the measured alternative in docs/walltime.md) still advises."""
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    past, jobs = runs_frame(store), read_jobs(str(advised), "swf", None)
+    advisor = WalltimeAdvisor(method="aft", n_estimators=20).fit(past)
+    rows = advisor.advise(past, jobs, 0.1)
+    assert all(60 <= r["walltime_s"] <= r["requested_walltime_s"] for r in rows)
+    with pytest.raises(ValueError, match="'quantile' or 'aft'"):
+        WalltimeAdvisor(method="weibull").fit(past)
