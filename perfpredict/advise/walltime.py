@@ -222,17 +222,17 @@ class WalltimeAdvisor:
         walltimes_s = _candidates(requests_s, allow_above_request)
         raw_p = _raw_kill_p(log_q, walltimes_s)
         gain = _expected_fit(log_q, walltimes_s)
-        calibrations = self._calibrations(past, queries["submit_epoch_s"].to_numpy(),
-                                          kill_risk, allow_above_request)
-        prices = np.array([KILL_PRICES[c.price_index] for c in calibrations])
+        calibrations, which = self._calibrations(
+            past, queries["submit_epoch_s"].to_numpy(), kill_risk, allow_above_request)
+        prices = np.array([KILL_PRICES[c.price_index] for c in calibrations])[which]
         pick = _choose(gain, raw_p, prices)
         chosen_s = walltimes_s[np.arange(len(pick)), pick]
         chosen_raw_p = raw_p[np.arange(len(pick)), pick]
         request_raw_p = _raw_kill_p(log_q, np.fmax(requests_s, 1.0)[:, None])[:, 0]
         kill_p = np.empty(len(pick))
         overrun_p = np.full(len(pick), np.nan)
-        for calibration in {id(c): c for c in calibrations}.values():
-            mine = np.array([c is calibration for c in calibrations])
+        for number, calibration in enumerate(calibrations):
+            mine = which == number
             kill_p[mine] = calibration.report(chosen_raw_p[mine])
             overrun_p[mine] = calibration.overrun(request_raw_p[mine])
         overrun_p[np.isnan(requests_s)] = np.nan
@@ -281,9 +281,10 @@ class WalltimeAdvisor:
         return np.sort(predicted.reshape(len(matrix), -1).astype(float), axis=1)
 
     def _calibrations(self, past: pd.DataFrame, submits_s: np.ndarray, kill_risk: float,
-                      allow_above_request: bool) -> list[_Calibration]:
-        """Per advised job, the calibration of the recent out-of-training jobs that ended
-        before it was submitted (the last ``calibration_jobs`` of them).
+                      allow_above_request: bool) -> tuple[list[_Calibration], np.ndarray]:
+        """The calibrations the advised jobs need, and per job the index of its own: that
+        of the recent out-of-training jobs that ended before it was submitted (the last
+        ``calibration_jobs`` of them).
 
         Windows end on a step of a twentieth of ``calibration_jobs``, so that a day of
         advice shares a handful of calibrations instead of fitting one per job; a job never
@@ -310,11 +311,13 @@ class WalltimeAdvisor:
         step = max(1, self.calibration_jobs // 20)
         visible = np.where(visible == len(ends), visible, visible // step * step)
         visible = np.maximum(visible, MIN_CALIBRATION_JOBS)
-        outcome = _Outcomes.of(self, past, recent, allow_above_request)
-        cache: dict[int, _Calibration] = {}
-        for hi in np.unique(visible).tolist():
-            cache[hi] = outcome.calibrate(max(0, hi - self.calibration_jobs), hi, kill_risk)
-        return [cache[hi] for hi in visible.tolist()]
+        ends_of_windows, which = np.unique(visible, return_inverse=True)
+        # only the jobs some window holds are scored
+        first = max(0, int(ends_of_windows[0]) - self.calibration_jobs)
+        outcome = _Outcomes.of(self, past, recent.iloc[first:int(ends_of_windows[-1])],
+                               allow_above_request)
+        return [outcome.calibrate(max(first, hi - self.calibration_jobs) - first, hi - first,
+                                  kill_risk) for hi in ends_of_windows.tolist()], which
 
     # -- persistence (JSON, no pickle) ---------------------------------------------------
 
