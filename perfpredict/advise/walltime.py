@@ -218,12 +218,11 @@ class WalltimeAdvisor:
         past = _frame(history)
         queries = _frame(jobs.reset_index(drop=True))
         requests_s = queries["requested_walltime_s"].to_numpy()
-        log_q = self._log_quantiles_s(past, queries)
+        calibrations, which, log_q = self._calibrations(past, queries, kill_risk,
+                                                        allow_above_request)
         walltimes_s = _candidates(requests_s, allow_above_request)
         raw_p = _raw_kill_p(log_q, walltimes_s)
         gain = _expected_fit(log_q, walltimes_s)
-        calibrations, which = self._calibrations(
-            past, queries["submit_epoch_s"].to_numpy(), kill_risk, allow_above_request)
         prices = np.array([KILL_PRICES[c.price_index] for c in calibrations])[which]
         pick = _choose(gain, raw_p, prices)
         chosen_s = walltimes_s[np.arange(len(pick)), pick]
@@ -280,20 +279,24 @@ class WalltimeAdvisor:
         # quantile crossing happens at the edges of the data; sorting repairs it
         return np.sort(predicted.reshape(len(matrix), -1).astype(float), axis=1)
 
-    def _calibrations(self, past: pd.DataFrame, submits_s: np.ndarray, kill_risk: float,
-                      allow_above_request: bool) -> tuple[list[_Calibration], np.ndarray]:
-        """The calibrations the advised jobs need, and per job the index of its own: that
-        of the recent out-of-training jobs that ended before it was submitted (the last
-        ``calibration_jobs`` of them).
+    def _calibrations(self, past: pd.DataFrame, queries: pd.DataFrame, kill_risk: float,
+                      allow_above_request: bool
+                      ) -> tuple[list[_Calibration], np.ndarray, np.ndarray]:
+        """The calibrations the advised jobs need, per job the index of its own (that of
+        the recent out-of-training jobs that ended before it was submitted, the last
+        ``calibration_jobs`` of them), and the advised jobs' log runtime quantiles (one
+        pass over the history describes both the advised and the calibration jobs).
 
         Windows end on a step of a twentieth of ``calibration_jobs``, so that a day of
         advice shares a handful of calibrations instead of fitting one per job; a job never
         sees a run that ended after its submission.
         """
         import numpy as np
+        import pandas as pd
 
         from perfpredict.advise.walltime_features import JobColumns, known_end_epochs_s
 
+        submits_s = queries["submit_epoch_s"].to_numpy()
         recent = past[(past["submit_epoch_s"] > self.trained_until_epoch_s_)
                       & past["runtime_s"].notna()]
         ends = known_end_epochs_s(JobColumns(recent))
@@ -314,10 +317,13 @@ class WalltimeAdvisor:
         ends_of_windows, which = np.unique(visible, return_inverse=True)
         # only the jobs some window holds are scored
         first = max(0, int(ends_of_windows[0]) - self.calibration_jobs)
-        outcome = _Outcomes.of(self, past, recent.iloc[first:int(ends_of_windows[-1])],
-                               allow_above_request)
+        window_jobs = recent.iloc[first:int(ends_of_windows[-1])]
+        log_q = self._log_quantiles_s(past, pd.concat([queries, window_jobs],
+                                                      ignore_index=True))
+        outcome = _Outcomes.of(window_jobs, log_q[len(queries):], allow_above_request)
         return [outcome.calibrate(max(first, hi - self.calibration_jobs) - first, hi - first,
-                                  kill_risk) for hi in ends_of_windows.tolist()], which
+                                  kill_risk) for hi in ends_of_windows.tolist()
+                ], which, log_q[:len(queries)]
 
     # -- persistence (JSON, no pickle) ---------------------------------------------------
 
@@ -387,13 +393,13 @@ class _Outcomes:
     overran_request: np.ndarray
 
     @classmethod
-    def of(cls, advisor: WalltimeAdvisor, past: pd.DataFrame, recent: pd.DataFrame,
+    def of(cls, recent: pd.DataFrame, log_q: np.ndarray,
            allow_above_request: bool) -> _Outcomes:
+        """The outcomes of ``recent`` jobs, given their log runtime quantiles."""
         import numpy as np
 
         requests_s = recent["requested_walltime_s"].to_numpy()
         runtime_s = recent["runtime_s"].to_numpy()
-        log_q = advisor._log_quantiles_s(past, recent)
         walltimes_s = _candidates(requests_s, allow_above_request)
         raw_p = _raw_kill_p(log_q, walltimes_s)
         gain = _expected_fit(log_q, walltimes_s)
