@@ -35,8 +35,8 @@ class Measurement:
     peak_rss_bytes: int
 
     def line(self) -> str:
-        return (f"walltime advisor trained on {self.n_jobs} jobs: {self.wall_s:.1f} s wall, "
-                f"{self.peak_rss_bytes / 2**30:.2f} GiB peak RSS "
+        return (f"walltime advisor trained on {self.n_jobs} jobs: {self.wall_s:.1f} s wall "
+                f"({self.cpu_s:.1f} s CPU), {self.peak_rss_bytes / 2**30:.2f} GiB peak RSS "
                 f"(limits {LIMIT_S:.0f} s, {LIMIT_BYTES / 2**30:.0f} GiB)")
 
 
