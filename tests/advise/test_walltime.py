@@ -182,3 +182,24 @@ def test_aft_alternative_fits_and_unknown_methods_are_refused(store, kth_parts) 
     assert all(60 <= r["walltime_s"] <= r["requested_walltime_s"] for r in rows)
     with pytest.raises(ValueError, match="'quantile' or 'aft'"):
         WalltimeAdvisor(method="weibull").fit(past)
+
+
+def test_a_jobs_own_runtime_never_enters_its_advice(cli, kth_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Finished jobs of --input are history for the file's later jobs only: changing the
+    runtime of the last job submitted changes no row."""
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    lines = advised.read_text().splitlines()
+    last = max((i for i, line in enumerate(lines) if not line.startswith(";")),
+               key=lambda i: float(lines[i].split()[1]))
+    fields = lines[last].split()
+    fields[3] = str(int(float(fields[3])) * 10 + 7)
+    changed = tmp_path / "changed.swf"
+    changed.write_text("\n".join([*lines[:last], " ".join(fields), *lines[last + 1:]]) + "\n")
+
+    def advice(path: Path) -> str:
+        result = cli("advise", "walltime", "--input", str(path), "--format", "csv")
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    assert advice(changed) == advice(advised)
