@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -12,7 +12,7 @@ from perfpredict.cli.render import TableFormat
 
 COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
            "kill_probability", "expected_runtime_over_walltime", "requested_walltime_s",
-           "capped_at_request")
+           "capped_at_request", "request_kill_probability", "request_likely_too_short")
 
 
 class JobsFormat(str, Enum):
@@ -30,6 +30,10 @@ def walltime(
         "file's name, else its first line).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of such jobs that may outrun the advised walltime.")] = 0.05,
+    allow_above_request: Annotated[bool, typer.Option(
+        "--allow-above-request",
+        help="Advise more than the job's own request where the request is likely too "
+             "short (otherwise the advice never exceeds it).")] = False,
     system: Annotated[str | None, typer.Option(
         help="System of the jobs when the file does not say (the name used at ingest).")
     ] = None,
@@ -39,16 +43,68 @@ def walltime(
     """Walltime to request per job, so that at most --kill-risk of such jobs are killed.
 
     Uses only what is known at submission: the request, user, account, application and the
-    store's earlier jobs. Never above the job's own request. Uses the advisor 'train' saved,
-    or fits one from the store.
+    store's earlier jobs. Never above the job's own request unless --allow-above-request.
+    Uses the advisor 'train' saved, or fits one from the store. The summary (on stderr for
+    csv and json) gives the expected kill share and the allocation the advice frees.
     """
     from perfpredict.advise.walltime import advise_walltime
     from perfpredict.cli.render import print_rows
 
-    rows = advise_walltime(ctx.obj.open_store(), str(input_path),
-                           input_format=input_format and input_format.value,
-                           kill_risk=kill_risk, system=system)
-    print_rows(rows, output.value, COLUMNS, title="Advised walltimes")
+    advice = advise_walltime(ctx.obj.open_store(), str(input_path),
+                             input_format=input_format and input_format.value,
+                             kill_risk=kill_risk,
+                             system=system, allow_above_request=allow_above_request)
+    if output is TableFormat.table:
+        print_rows([_table_row(r) for r in advice.rows], "table", TABLE_COLUMNS,
+                   title="Advised walltimes")
+    else:
+        print_rows(advice.rows, output.value, COLUMNS)
+    typer.echo(summary_text(advice.summary), err=output is not TableFormat.table)
+
+
+#: The table a person reads, narrow enough for 80 columns; csv and json carry every field.
+TABLE_COLUMNS = ("job", "--time", "kill %", "predicted", "request", "note")
+
+
+def _table_row(row: dict[str, Any]) -> dict[str, Any]:
+    from perfpredict.advise.walltime import slurm_time
+
+    request = row["requested_walltime_s"]
+    if row["request_likely_too_short"]:
+        note = f"request too short? {row['request_kill_probability']:.0%}"
+    elif request is not None and row["walltime_s"] > request:
+        note = "above request"
+    elif row["capped_at_request"]:
+        note = "at request"
+    else:
+        note = ""
+    return {"job": row["job_id"], "--time": row["slurm_time"],
+            "kill %": f"{row['kill_probability']:.1%}",
+            "predicted": slurm_time(row["predicted_runtime_s"]),
+            "request": "" if request is None else slurm_time(request), "note": note}
+
+
+def summary_text(summary: dict[str, Any]) -> str:
+    """The summary as sentences, wrapped for an 80-column terminal."""
+    import textwrap
+
+    lines = [
+        f"{summary['n_jobs']} jobs at --kill-risk {summary['kill_risk']:g}: expected kill "
+        f"share {summary['expected_kill_share']:.1%}.",
+    ]
+    if summary["requested_hours"]:
+        lines.append(
+            f"Reserved {summary['advised_hours']:,.0f} {summary['reserved_unit']} against "
+            f"the requests' {summary['requested_hours']:,.0f} "
+            f"({summary['freed_share']:.0%} freed).")
+    lines.append(
+        f"Kept at their request: {summary['n_kept_at_request']} "
+        f"({summary['n_kept_request_likely_too_short']} because the request is likely too "
+        f"short, the rest because nothing shorter meets the risk); requests likely too "
+        f"short: {summary['n_request_likely_too_short']}; advised above the request: "
+        f"{summary['n_above_request']}; without a request: "
+        f"{summary['n_without_request']}.")
+    return "\n".join(textwrap.fill(line, 79) for line in lines)
 
 
 def register(advise_app: typer.Typer) -> None:

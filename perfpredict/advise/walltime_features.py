@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
 
 #: Applications that say nothing about the job (SWF without executable numbers).
 ANONYMOUS_APPS = frozenset({"", "unknown"})
 RECENT_JOBS = 10
 JOB_COLUMNS = (
-    "system", "user", "account", "app", "partition", "nodes", "total_ranks",
+    "system", "user", "account", "app", "nodes", "total_ranks",
     "requested_walltime_s", "submit_epoch_s", "start_epoch_s", "end_epoch_s", "runtime_s",
-    "state", "censored",
+    "censored",
 )
 FEATURE_NAMES = (
     "log_request_s", "log_ranks", "log_nodes", "hour_utc", "weekday_utc",
@@ -45,10 +46,12 @@ def log_runtime(runtime_s: float) -> float:
     return math.log(max(runtime_s, 1.0))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Recent:
-    """Rolling memory of one user's, application's or account's finished jobs."""
+    """Rolling memory of one user's, application's or account's finished jobs; only a
+    user's memory keeps runtimes per (request, ranks) shape, the only one read."""
 
+    track_shapes: bool = False
     n_jobs: int = 0
     log_runtimes: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_JOBS))
     log_ratios: deque[float] = field(default_factory=lambda: deque(maxlen=RECENT_JOBS))
@@ -62,6 +65,8 @@ class _Recent:
         if request_s:
             self.log_ratios.append(log_run - math.log(max(request_s, 1.0)))
         self.last_request_s = request_s
+        if not self.track_shapes:
+            return
         shape = (request_s, ranks)
         _, n_shape = self.by_shape.get(shape, (0.0, 0))
         self.by_shape[shape] = (log_run, n_shape + 1)
@@ -90,17 +95,16 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def known_end_epoch_s(row: dict[str, Any]) -> float | None:
-    """When a run's runtime became known: its end, else submit + runtime (the earliest it
-    can have ended, exact when the log's submit times are start times, as in NASA-iPSC)."""
-    end = _num(row.get("end_epoch_s"))
-    if end is not None:
-        return end
-    start = _num(row.get("start_epoch_s"))
-    if start is None:
-        start = _num(row.get("submit_epoch_s"))
-    runtime = _num(row.get("runtime_s"))
-    return start + runtime if start is not None and runtime is not None else None
+def known_end_epochs_s(columns: JobColumns) -> np.ndarray:
+    """When each run's runtime became known: its end, else start (or submit) + runtime,
+    the earliest it can have ended (exact when the log's submit times are start times,
+    as in NASA-iPSC); NaN when it cannot be told."""
+    import numpy as np
+
+    start = columns.numbers("start_epoch_s")
+    start = np.where(np.isnan(start), columns.numbers("submit_epoch_s"), start)
+    end = columns.numbers("end_epoch_s")
+    return np.where(np.isnan(end), start + columns.numbers("runtime_s"), end)
 
 
 def _hour_weekday(submit_epoch_s: float | None) -> tuple[float, float]:
@@ -122,52 +126,80 @@ def history_features(history: pd.DataFrame, jobs: pd.DataFrame) -> pd.DataFrame:
     import numpy as np
     import pandas as pd
 
-    events: list[tuple[float, int, dict[str, Any]]] = []
-    for position, row in enumerate(_records(history)):
-        end = known_end_epoch_s(row)
-        if end is None or _num(row.get("runtime_s")) is None:
-            continue
-        events.append((end, position, row))
-    events.sort(key=lambda event: (event[0], event[1]))
+    past = JobColumns(history)
+    ends = known_end_epochs_s(past)
+    runtimes = past.numbers("runtime_s")
+    usable = np.flatnonzero(~np.isnan(ends) & ~np.isnan(runtimes))
+    events = usable[np.argsort(ends[usable], kind="stable")]
 
-    job_rows = _records(jobs)
-    order = sorted(range(len(job_rows)), key=lambda i: (
-        _num(job_rows[i].get("submit_epoch_s")) is None,
-        _num(job_rows[i].get("submit_epoch_s")) or 0.0, i))
+    queries = JobColumns(jobs)
+    submits = queries.numbers("submit_epoch_s")
+    # jobs without a submit time are being submitted now: last, after every past run
+    order = np.lexsort((np.arange(queries.n_rows), np.nan_to_num(submits, nan=np.inf)))
     users: dict[tuple[Any, Any], _Recent] = {}
     apps: dict[tuple[Any, Any], _Recent] = {}
     accounts: dict[tuple[Any, Any], _Recent] = {}
     systems: dict[Any, _Recent] = {}
-    out = np.full((len(job_rows), len(FEATURE_NAMES)), np.nan)
+    out = np.full((queries.n_rows, len(FEATURE_NAMES)), np.nan)
+    requests = past.numbers("requested_walltime_s").tolist()
+    ranks = past.numbers("total_ranks").tolist()
+    who = [past.texts(name) for name in ("system", "user", "app", "account")]
+    event_list, end_list, runtime_list = events.tolist(), ends.tolist(), runtimes.tolist()
     next_event = 0
-    for i in order:
-        job = job_rows[i]
-        submit = _num(job.get("submit_epoch_s"))
-        while next_event < len(events) and (submit is None or events[next_event][0] < submit):
-            _, _, done = events[next_event]
+    for i in order.tolist():
+        submit = submits[i]
+        while next_event < len(event_list) and (math.isnan(submit)
+                                                or end_list[event_list[next_event]] < submit):
+            done = event_list[next_event]
             next_event += 1
-            log_run = log_runtime(float(done["runtime_s"]))
-            request = _num(done.get("requested_walltime_s"))
-            ranks = _num(done.get("total_ranks"))
-            system = done.get("system")
-            for memory, who in ((users, _text(done.get("user"))),
-                                (apps, _app(done.get("app"))),
-                                (accounts, _text(done.get("account")))):
-                if who is not None:
-                    memory.setdefault((system, who), _Recent()).add(log_run, request, ranks)
-            systems.setdefault(system, _Recent()).add(log_run, request, ranks)
-        out[i] = _describe(job, users, apps, accounts, systems)
+            log_run = log_runtime(runtime_list[done])
+            request = None if math.isnan(requests[done]) else requests[done]
+            rank = None if math.isnan(ranks[done]) else ranks[done]
+            system, user, app, account = (column[done] for column in who)
+            if (key := _text(user)) is not None:
+                if (memory := users.get((system, key))) is None:
+                    memory = users[system, key] = _Recent(track_shapes=True)
+                memory.add(log_run, request, rank)
+            for group, key in ((apps, _app(app)), (accounts, _text(account))):
+                if key is not None:
+                    group.setdefault((system, key), _Recent()).add(log_run, request, rank)
+            systems.setdefault(system, _Recent()).add(log_run, request, rank)
+        out[i] = _describe(queries.row(i), users, apps, accounts, systems)
     return pd.DataFrame(out, columns=list(FEATURE_NAMES), index=jobs.index)
+
+
+class JobColumns:
+    """A frame's :data:`JOB_COLUMNS` as plain lists, one row built as a dict on demand.
+
+    A dict per row for the whole history (``to_dict("records")``) repeats every key in
+    every row; a million-job store is read with each column held once instead.
+    """
+
+    def __init__(self, frame: pd.DataFrame) -> None:
+        self.n_rows = len(frame)
+        self.columns = {c: frame[c].tolist() for c in JOB_COLUMNS if c in frame.columns}
+
+    def numbers(self, column: str) -> np.ndarray:
+        """``column`` as floats, NaN where missing or not a number."""
+        import numpy as np
+        import pandas as pd
+
+        if column not in self.columns:
+            return np.full(self.n_rows, np.nan)
+        values = pd.to_numeric(pd.Series(self.columns[column], dtype=object), errors="coerce")
+        return values.to_numpy(dtype=float, na_value=np.nan)
+
+    def texts(self, column: str) -> list[Any]:
+        """``column`` as a list (None for every row when the frame lacks it)."""
+        return self.columns.get(column, [None] * self.n_rows)
+
+    def row(self, i: int) -> dict[str, Any]:
+        return {c: values[i] for c, values in self.columns.items()}
 
 
 def _app(value: Any) -> str | None:
     text = _text(value)
     return None if text is None or text.lower() in ANONYMOUS_APPS else text
-
-
-def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    columns = [c for c in JOB_COLUMNS if c in frame.columns]
-    return frame[columns].to_dict("records")  # type: ignore[return-value]
 
 
 def _describe(job: dict[str, Any], users: dict[tuple[Any, Any], _Recent],

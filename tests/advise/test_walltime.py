@@ -12,8 +12,9 @@ import pytest
 
 from perfpredict import artifact
 from perfpredict.advise.walltime import (
+    KILL_PRICES,
     WalltimeAdvisor,
-    _conformal_threshold,
+    _conformal_index,
     advise_walltime,
     fit_walltime_advisor,
     load_walltime_advisor,
@@ -37,14 +38,16 @@ def test_slurm_time_rounds_up_to_minutes(seconds: float, text: str) -> None:
     assert slurm_time(seconds) == text
 
 
-def test_conformal_threshold_counts_like_split_conformal() -> None:
-    critical = np.array([0.3, 0.1, -np.inf, 0.2, np.inf] * 20)  # 100 jobs
-    # At 5%: (kills + 1) / 101 <= 0.05 allows 4 kills; the 20 -inf ones are killed anyway.
-    assert _conformal_threshold(critical, 0.05) == -np.inf
-    # At 50%: 49 kills allowed: all -inf (20) and 0.1 (20) but not all of 0.2.
-    threshold = _conformal_threshold(critical, 0.5)
-    assert 0.1 <= threshold < 0.2
-    assert _conformal_threshold(np.array([0.5]), 0.05) == -np.inf
+def test_conformal_index_counts_like_split_conformal() -> None:
+    # critical index k: the job is killed at any price index below k
+    critical = np.array([30, 10, len(KILL_PRICES), 20, 0] * 20)  # 100 jobs
+    # At 5%: (kills + 1) / 101 <= 0.05 allows 4 kills; the 20 always-killed ones exceed it.
+    assert _conformal_index(critical, 0.05) == len(KILL_PRICES) - 1
+    # At 50%: 49 kills allowed: the always-killed (20), those at 30 (20), not all at 20.
+    assert _conformal_index(critical, 0.5) == 20
+    # At 70%: 69 allowed: 60 jobs above 10 are killed, the 20 at 10 are not.
+    assert _conformal_index(critical, 0.7) == 10
+    assert _conformal_index(np.array([5]), 0.05) == len(KILL_PRICES) - 1
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +67,7 @@ def kth_parts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
     history, advised = kth_parts
     ingest_file(store, "swf", history)
-    rows = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.05)
+    rows = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.05).rows
     jobs = read_jobs(str(advised), "swf", None)
     assert [r["job_id"] for r in rows] == list(jobs["job_id"])
     for row, request in zip(rows, jobs["requested_walltime_s"], strict=True):
@@ -75,7 +78,7 @@ def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # t
         assert 0 < row["expected_runtime_over_walltime"] <= 1
         assert row["slurm_time"] == slurm_time(row["walltime_s"])
     # Asking for less risk never advises less time.
-    safer = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.01)
+    safer = advise_walltime(store, str(advised), input_format="swf", kill_risk=0.01).rows
     assert all(s["walltime_s"] >= r["walltime_s"] for s, r in zip(safer, rows, strict=True))
 
 
@@ -121,7 +124,7 @@ def test_cli_ingest_then_advise(cli, kth_parts) -> None:  # type: ignore[no-unty
     result = cli("advise", "walltime", "--input", str(advised), "--input-format", "swf",
                  "--kill-risk", "0.05", "--format", "csv")
     assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(io.StringIO(result.output)))
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert len(rows) == N_ADVISED
     assert {"job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
             "expected_runtime_over_walltime"} <= set(rows[0])
@@ -137,3 +140,67 @@ def test_cli_bad_input_is_one_line_exit_2(cli, kth_parts, tmp_path: Path) -> Non
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {alea}:1: expected 18")
+
+
+def test_cli_table_reads_at_80_columns_with_a_summary(  # type: ignore[no-untyped-def]
+        cli, kth_parts, monkeypatch: pytest.MonkeyPatch) -> None:
+    from perfpredict.cli.walltime_commands import TABLE_COLUMNS
+
+    monkeypatch.setenv("COLUMNS", "80")
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    result = cli("advise", "walltime", "--input", str(advised), "--kill-risk", "0.1")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    # the header rows (labels wrap at spaces, as in every table) above the header rule
+    header = " ".join(lines[:next(i for i, line in enumerate(lines) if line.startswith("┡"))])
+    assert all(word in header.split() for name in TABLE_COLUMNS for word in name.split())
+    assert "…" not in result.output
+    assert "expected kill share" in result.output and "freed" in result.output
+
+
+def test_cli_csv_keeps_stdout_for_rows_and_says_why_jobs_stay_at_request(  # type: ignore[no-untyped-def]
+        cli, kth_parts) -> None:
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    result = cli("advise", "walltime", "--input", str(advised), "--format", "csv",
+                 "--allow-above-request")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert len(rows) == N_ADVISED
+    assert {"request_kill_probability", "request_likely_too_short"} <= set(rows[0])
+    assert "Kept at their request" in result.stderr
+
+
+def test_aft_alternative_fits_and_unknown_methods_are_refused(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """``method="aft"`` (the measured alternative in docs/walltime.md) still advises."""
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    past, jobs = runs_frame(store), read_jobs(str(advised), "swf", None)
+    advisor = WalltimeAdvisor(method="aft", n_estimators=20).fit(past)
+    rows = advisor.advise(past, jobs, 0.1)
+    assert all(60 <= r["walltime_s"] <= r["requested_walltime_s"] for r in rows)
+    with pytest.raises(ValueError, match="'quantile' or 'aft'"):
+        WalltimeAdvisor(method="weibull").fit(past)
+
+
+def test_a_jobs_own_runtime_never_enters_its_advice(cli, kth_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Finished jobs of --input are history for the file's later jobs only: changing the
+    runtime of the last job submitted changes no row."""
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    lines = advised.read_text().splitlines()
+    last = max((i for i, line in enumerate(lines) if not line.startswith(";")),
+               key=lambda i: float(lines[i].split()[1]))
+    fields = lines[last].split()
+    fields[3] = str(int(float(fields[3])) * 10 + 7)
+    changed = tmp_path / "changed.swf"
+    changed.write_text("\n".join([*lines[:last], " ".join(fields), *lines[last + 1:]]) + "\n")
+
+    def advice(path: Path) -> str:
+        result = cli("advise", "walltime", "--input", str(path), "--format", "csv")
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    assert advice(changed) == advice(advised)
