@@ -15,8 +15,21 @@ the ratio and no measurement includes this script's own memory.
 SWF is measured twice: on the real KTH-SP2 log (28.5k lines, where start-up weighs
 most) and on a 1M-job log written by bench/generate_swf.py.
 
+With ``--readers`` it measures instead what splits the sacct dump into fields, each in
+its own child beside sqlite3's ``.import`` of the same file (issue 15: is the hand-written
+tokenizer worth keeping against the C readers that already do the job?):
+
+* handwritten: perfpredict's numpy tokenizer (``_text.blocks.line_blocks`` +
+  ``split_fields``), every column of every line gathered as the parser gathers them;
+* pandas: ``read_csv(engine="c", sep="|", dtype=str)`` in chunks of 50k lines;
+* pyarrow: ``pyarrow.csv.open_csv`` (streaming, 4 MB blocks, every column a string),
+  on one thread (as the others) and with its default thread pool.
+
+Each reader yields the same fields (the time of reading the file into columns, not of
+converting them); the figure is the reader's time over ``.import``'s.
+
 Run: python -m bench.ingest_benchmark [--sacct FILE] [--swf FILE] [--csv FILE]
-     [--formats sacct,swf,csv]
+     [--formats sacct,swf,csv] [--readers] [--repeat N]
      (without --sacct a 1M-line dump is generated with bench/generate_sacct.py)
 """
 
@@ -47,6 +60,58 @@ store = open_store(sys.argv[1])
 report = ingest_file(store, sys.argv[2], sys.argv[3], IngestOptions(system=sys.argv[4]))
 print(report.n_stored + report.n_duplicates + report.n_attached)
 """
+
+
+#: Each reader splits the file (argv[1]) into per-column fields and prints the line count.
+_READERS = {
+    "handwritten": """
+import sys
+from pathlib import Path
+import numpy as np
+from perfpredict.ingest._text.blocks import line_blocks, split_fields
+
+n_lines = 0
+n_columns = None
+for block in line_blocks(Path(sys.argv[1])):
+    if n_columns is None:
+        n_columns = block.text(0).count("|") + 1
+    table = split_fields(block, b"|", n_columns, False)
+    rows = np.arange(len(table.lines))
+    columns = [table.column(j, rows) for j in range(n_columns)]
+    n_lines += len(table.lines)
+print(n_lines)
+""",
+    "pandas": """
+import csv, sys
+import pandas as pd
+
+n_lines = 0
+for chunk in pd.read_csv(sys.argv[1], sep="|", dtype=str, engine="c", keep_default_na=False,
+                         quoting=csv.QUOTE_NONE, chunksize=50_000):
+    columns = [chunk[name].to_numpy() for name in chunk.columns]
+    n_lines += len(chunk)
+print(n_lines + 1)
+""",
+    "pyarrow": """
+import sys
+import pyarrow as pa
+from pyarrow import csv
+
+with open(sys.argv[1], "rb") as fh:
+    names = fh.readline().decode().rstrip().split("|")
+threads = sys.argv[2] == "threads"
+reader = csv.open_csv(sys.argv[1], read_options=csv.ReadOptions(block_size=4 << 20,
+                                                                use_threads=threads),
+                      parse_options=csv.ParseOptions(delimiter="|", quote_char=False),
+                      convert_options=csv.ConvertOptions(
+                          column_types={name: pa.string() for name in names}))
+n_lines = 0
+for batch in reader:
+    columns = batch.columns
+    n_lines += batch.num_rows
+print(n_lines + 1)
+""",
+}
 
 
 def _run(argv: list[str]) -> tuple[float, int, str]:
@@ -91,6 +156,23 @@ def measure(fmt: str, path: Path, system: str, workdir: Path) -> dict[str, objec
             "sqlite3_peak_mib": ref_rss / 2**20}
 
 
+def measure_readers(path: Path, workdir: Path, repeat: int) -> list[dict[str, object]]:
+    """Each reader's time to split the sacct dump ``path`` into fields, against sqlite3's
+    ``.import`` run right before it, ``repeat`` times in turn (so load drifts hit all)."""
+    rows = []
+    for attempt in range(repeat):
+        for name, code, mode in [*[(name, code, "") for name, code in _READERS.items()],
+                                 ("pyarrow", _READERS["pyarrow"], "threads")]:
+            ref_db = workdir / f"ref-{name}-{attempt}.db"
+            ref_s, _, _ = _run(_sqlite_import("sacct", path, ref_db))
+            ref_db.unlink()
+            ours_s, rss, out = _run([sys.executable, "-c", code, str(path), mode])
+            name = f"{name} (threads)" if mode else name
+            rows.append({"reader": name, "lines": int(out), "sqlite3_import_s": ref_s,
+                         "reader_s": ours_s, "ratio": ours_s / ref_s, "peak_mib": rss / 2**20})
+    return rows
+
+
 def write_csv(path: Path, n_rows: int) -> None:
     """Benchmark rows as ``ingest csv`` reads them (no job ids: keyed by content)."""
     with path.open("w", encoding="utf-8") as out:
@@ -112,11 +194,24 @@ def main() -> None:
                         help="jobs of the generated SWF log (0: measure only --swf)")
     parser.add_argument("--formats", default="sacct,swf,csv",
                         help="comma-separated subset of sacct,swf,csv to measure")
+    parser.add_argument("--readers", action="store_true",
+                        help="compare the readers that split the sacct dump into fields")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of --readers")
     args = parser.parse_args()
     formats = set(args.formats.split(","))
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if args.readers:
+            sacct = args.sacct or work / "sacct.txt"
+            if args.sacct is None:
+                write_dump(sacct)
+            print("| reader | lines | sqlite3 .import s | reader s | ratio | peak MiB |\n"
+                  "|---|---:|---:|---:|---:|---:|")
+            for r in measure_readers(sacct, work, args.repeat):
+                print(f"| {r['reader']} | {r['lines']} | {r['sqlite3_import_s']:.2f} | "
+                      f"{r['reader_s']:.2f} | {r['ratio']:.2f} | {r['peak_mib']:.0f} |")
+            return
         if "sacct" in formats:
             sacct = args.sacct or work / "sacct.txt"
             if args.sacct is None:

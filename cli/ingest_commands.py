@@ -43,8 +43,10 @@ def ingest(
 ) -> None:
     """Ingest benchmark results, scheduler accounting or Darshan logs into the store.
 
-    Re-ingesting a file stores nothing twice. A bad record refuses the whole file (exit 2,
-    file and line named) unless --on-error skip.
+    Re-ingesting a file stores nothing twice; identical rows without a job id in another
+    file are repeated measurements and are kept. Jobs not finished yet (pending, running)
+    are skipped and counted. A bad record refuses the whole file (exit 2, file and line
+    named) unless --on-error skip.
     """
     from perfpredict.cli.progress import record_counter
     from perfpredict.ingest import IngestOptions, ingest_paths
@@ -66,11 +68,15 @@ def ingest(
         if r.already_ingested:
             typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records); nothing stored.")
             continue
+        plural = "s" if r.n_unfinished != 1 else ""
+        skipped = f", {r.n_unfinished} non-terminal job{plural} skipped" if r.n_unfinished else ""
         typer.echo(
             f"{r.path}: {r.n_records} records, {r.n_stored} stored, "
             f"{r.n_duplicates} already in the store, {r.n_attached} attached to stored jobs, "
-            f"{r.n_rejected} rejected."
+            f"{r.n_rejected} rejected{skipped}."
         )
+        for warning in r.warnings:
+            typer.echo(f"Warning: {r.path}: {warning}", err=True)
         for rej in r.first_rejects:
             typer.echo(f"  rejected line {rej['line_no']}: {rej['reason']}")
         if r.new_systems:

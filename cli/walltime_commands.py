@@ -25,8 +25,9 @@ def walltime(
     ctx: typer.Context,
     input_path: Annotated[Path, typer.Option(
         "--input", help="Jobs about to be submitted (a log or a CSV); read, not stored.")],
-    input_format: Annotated[JobsFormat, typer.Option(
-        help="Format of --input, read by the same parser as 'ingest'.")] = JobsFormat.swf,
+    input_format: Annotated[JobsFormat | None, typer.Option(
+        help="Format of --input, read by the same parser as 'ingest' (default: told by the "
+        "file's name, else its first line).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of such jobs that may outrun the advised walltime.")] = 0.05,
     system: Annotated[str | None, typer.Option(
@@ -45,7 +46,8 @@ def walltime(
     from perfpredict.cli.render import print_rows
 
     rows = advise_walltime(ctx.obj.open_store(), str(input_path),
-                           input_format=input_format.value, kill_risk=kill_risk, system=system)
+                           input_format=input_format and input_format.value,
+                           kill_risk=kill_risk, system=system)
     print_rows(rows, output.value, COLUMNS, title="Advised walltimes")
 
 

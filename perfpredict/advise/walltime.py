@@ -380,16 +380,19 @@ def load_walltime_advisor(store: Store) -> WalltimeAdvisor | None:
     return None if document is None else WalltimeAdvisor.from_document(document)
 
 
-def read_jobs(path: str, input_format: str, system: str | None) -> pd.DataFrame:
-    """Jobs to advise, read with the ingest parser of ``input_format`` (not stored)."""
+def read_jobs(path: str, input_format: str | None, system: str | None) -> pd.DataFrame:
+    """Jobs to advise, read with the ingest parser of ``input_format`` (not stored; None:
+    told by the file's name or content). Jobs not run yet are read too: sacct's PENDING
+    jobs, which ingest skips, are what a walltime is advised for."""
     from dataclasses import asdict
     from pathlib import Path
 
     import pandas as pd
 
     from perfpredict.ingest.records import BadRecord, IngestOptions
-    from perfpredict.ingest.registry import get_parser
+    from perfpredict.ingest.registry import get_parser, sniff_format
 
+    input_format = input_format or sniff_format(Path(path), ("swf", "sacct", "csv"))
     parse = get_parser(input_format)
     rows = []
     for item in parse(Path(path), IngestOptions(system=system, require_runtime=False)):
@@ -404,7 +407,7 @@ def read_jobs(path: str, input_format: str, system: str | None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def advise_walltime(store: Store, path: str, *, input_format: str = "swf",
+def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
                     kill_risk: float = 0.05, system: str | None = None) -> list[dict[str, Any]]:
     """What ``perfpredict advise walltime`` prints: one row per job in ``path``.
 

@@ -1,5 +1,6 @@
 """Ingest: one parser module per input format behind one dispatcher, and the pipeline
-that stores their records idempotently.
+that checksums a file, parses it and hands the records to the store writer
+(:mod:`perfpredict.store.writer`), which stores them idempotently.
 
 The names below are loaded on first use, so that importing the format registry (which
 ``perfpredict --help`` does) does not pull in SQLAlchemy.
@@ -11,7 +12,7 @@ import importlib
 from typing import Any
 
 _LAZY = {
-    "BatchReport": "perfpredict.ingest.pipeline",
+    "BatchReport": "perfpredict.store.writer",
     "ingest_file": "perfpredict.ingest.pipeline",
     "ingest_paths": "perfpredict.ingest.pipeline",
     "BadRecord": "perfpredict.ingest.records",

@@ -4,7 +4,11 @@ Columns (DESIGN.md contract): app, system, problem_size, nodes, ranks_per_node,
 threads_per_rank, runtime_s; optional variant, io_bytes, total_ranks (stands in for nodes when the
 node count is unknown, as in RELeARN), job_id, user, submit_time, requested_walltime_s and
 every other column of the store's run table (so ``runs export`` ingests back unchanged).
-Unknown columns are kept as extra fields, never rejected.
+Unknown columns are kept as extra fields, never rejected. Numbers and times may be
+missing (empty, NA, none, unknown, -); text columns are missing only when empty, since
+"unknown" is an application or user name as good as any (SWF logs have one). A runtime
+of 0 and a missing scale (nodes and total_ranks) are accepted only on a row with a
+job_id or a state: a scheduler job that never ran, as ``runs export`` writes it.
 """
 
 from __future__ import annotations
@@ -12,13 +16,19 @@ from __future__ import annotations
 import csv
 import math
 from collections.abc import Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from perfpredict.ingest.fields import MAX_COUNT, MAX_DURATION_S, MAX_EPOCH_S
+from perfpredict.ingest._text.lines import numbered_lines
+from perfpredict.ingest.fields import (
+    MAX_COUNT,
+    MAX_DURATION_S,
+    FieldError,
+    number,
+    timestamp_s,
+    whole_number,
+)
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
-from perfpredict.ingest.textio import numbered_lines
 from perfpredict.problem_size import problem_size_number
 
 DESCRIPTION = "benchmark results, one run per row (app, system, nodes, runtime_s, ...)"
@@ -33,61 +43,6 @@ _TEXT_FIELDS = ("app", "system", "problem_size", "variant", "state", "user", "ac
 _TIME_FIELDS = {"submit_time": "submit_epoch_s", "start_time": "start_epoch_s",
                 "end_time": "end_epoch_s"}
 _KNOWN = {*_INT_FIELDS, *_FLOAT_FIELDS, *_TEXT_FIELDS, *_TIME_FIELDS, "censored"}
-_MISSING = {"", "na", "nan", "none", "null", "unknown", "-"}
-
-
-class _FieldError(ValueError):
-    pass
-
-
-def _number(name: str, text: str) -> float | None:
-    if text.strip().lower() in _MISSING:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise _FieldError(f"column {name!r} must be a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise _FieldError(f"column {name!r} must be finite, got {text!r}")
-    return value
-
-
-def _integer(name: str, text: str) -> int | None:
-    value = _number(name, text)
-    if value is None:
-        return None
-    if value != int(value):
-        raise _FieldError(f"column {name!r} must be a whole number, got {text!r}")
-    if abs(value) > MAX_COUNT:  # the store's integer columns are 32-bit on PostgreSQL
-        raise _FieldError(f"column {name!r} is out of range (at most {MAX_COUNT}), got {text!r}")
-    return int(value)
-
-
-def _timestamp(name: str, text: str) -> float | None:
-    """Epoch seconds from an epoch number or an ISO 8601 time (UTC when no zone is given)."""
-    if text.strip().lower() in _MISSING:
-        return None
-    try:
-        return float(text)
-    except ValueError:
-        pass
-    try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise _FieldError(
-            f"column {name!r} must be ISO 8601 (2024-05-01T12:00:00) or epoch seconds, "
-            f"got {text!r}"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.timestamp()
-
-
-def _checked_timestamp(name: str, text: str) -> float | None:
-    value = _timestamp(name, text)
-    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_EPOCH_S):
-        raise _FieldError(f"column {name!r} is not a time between 1970 and 2100, got {text!r}")
-    return value
 
 
 def _typed(text: str) -> str | int | float:
@@ -110,36 +65,39 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     values: dict[str, Any] = {}
     for name in _INT_FIELDS:
         if name in row:
-            values[name] = _integer(name, row[name])
+            values[name] = whole_number(f"column {name!r}", number(f"column {name!r}", row[name]),
+                                        max_value=MAX_COUNT)  # INTEGER is 32-bit on PostgreSQL
     for name in _FLOAT_FIELDS:
         if name in row:
-            values[name] = _number(name, row[name])
-    for name in _TEXT_FIELDS:
-        text = (row.get(name) or "").strip()
-        values[name] = text if text.lower() not in _MISSING else None
+            values[name] = number(f"column {name!r}", row[name])
+    for name in _TEXT_FIELDS:  # "unknown" is a name here (SWF's application, a user)
+        values[name] = (row.get(name) or "").strip() or None
     for name, column in _TIME_FIELDS.items():
         if name in row:
-            values[column] = _checked_timestamp(name, row[name])
+            values[column] = timestamp_s(f"column {name!r}", row[name])
     if "censored" in row:
         values["censored"] = row["censored"].strip().lower() in {"1", "true", "yes"}
 
     if not values.get("app"):
-        raise _FieldError("column 'app' is empty; every run needs an application name")
+        raise FieldError("column 'app' is empty; every run needs an application name")
     runtime_s = values.get("runtime_s")
     if runtime_s is None and require_runtime:
-        raise _FieldError("runtime_s is empty; every benchmark run needs its runtime")
-    if runtime_s is not None and runtime_s <= 0:
-        raise _FieldError(f"runtime_s must be positive, got {runtime_s:g}")
+        raise FieldError("runtime_s is empty; every benchmark run needs its runtime")
+    # A scheduler job (as `runs export` writes one) may never have run, on no node.
+    is_job = bool(values["job_id"] or values["state"])
+    if runtime_s is not None and (runtime_s < 0 or (runtime_s == 0 and not is_job)):
+        raise FieldError(f"runtime_s must be positive, got {runtime_s:g} (0 only for a "
+                          "scheduler job, with its job_id or state, that never ran)")
     for name in ("runtime_s", "requested_walltime_s"):
         if (values.get(name) or 0) > MAX_DURATION_S:
-            raise _FieldError(f"{name} of {values[name]:g} s is over a century; the row is "
+            raise FieldError(f"{name} of {values[name]:g} s is over a century; the row is "
                               "damaged")
     for name in ("nodes", "total_ranks", "threads_per_rank", "ranks_per_node"):
         if values.get(name) is not None and values[name] <= 0:
-            raise _FieldError(f"{name} must be positive, got {values[name]:g}")
+            raise FieldError(f"{name} must be positive, got {values[name]:g}")
     nodes, ranks = values.get("nodes"), values.get("total_ranks")
-    if nodes is None and ranks is None:
-        raise _FieldError("neither 'nodes' nor 'total_ranks' is given; one is needed for scale")
+    if nodes is None and ranks is None and not is_job:
+        raise FieldError("neither 'nodes' nor 'total_ranks' is given; one is needed for scale")
     rpn = values.get("ranks_per_node")
     if ranks is None and nodes is not None and rpn is not None:
         values["total_ranks"] = round(nodes * rpn)
@@ -206,5 +164,5 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         try:
             yield _record(dict(zip(header, cells, strict=True)), line_no,
                           options.require_runtime)
-        except _FieldError as exc:
+        except FieldError as exc:
             yield BadRecord(line_no, raw, str(exc))

@@ -19,8 +19,8 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import pandas as pd
 
+from perfpredict.ingest._text.blocks import ByteColumn
 from perfpredict.ingest.fields import MAX_COUNT, MAX_EPOCH_S, FieldError
-from perfpredict.ingest.text_blocks import ByteColumn
 
 _SIZE_FACTORS = {ord(unit): 1024.0**power for power, unit in enumerate("KMGTP", start=1)}
 # Byte positions in "2024-05-01T12:00:00".
@@ -135,9 +135,9 @@ def key_values(column: ByteColumn, key: bytes) -> tuple[ByteColumn, np.ndarray, 
 
 def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.ndarray]:
     """:func:`~perfpredict.ingest.fields.local_epoch_s` of ``2024-05-01T12:00:00``,
-    ``Unknown``, ``None`` and empty: epoch seconds UTC (NaN: not set) and which rows were
-    read. Wall-clock times that occur twice or never in ``zone`` (DST changes) are left to
-    the scalar reader, which decides them by ``fold=0``."""
+    epoch seconds, ``Unknown``, ``None`` and empty: epoch seconds UTC (NaN: not set) and
+    which rows were read. Wall-clock times that occur twice or never in ``zone`` (DST
+    changes) are left to the scalar reader, which decides them by ``fold=0``."""
     upper = _uppercase(column)
     unset = (column.lengths == 0) | upper.equals(b"UNKNOWN") | upper.equals(b"NONE")
     matrix = np.zeros((len(column.lengths), _TIME_WIDTH), dtype=np.int64)
@@ -170,7 +170,11 @@ def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.n
         moments = np.asarray(utc.values, dtype="datetime64[s]")
         ok &= ~np.isnat(moments)
         epochs = np.where(ok, moments.astype(np.int64), 0).astype(np.float64)
-    ok &= (epochs > 0) & (epochs <= MAX_EPOCH_S)
+    # SLURM_TIME_FORMAT=%s: epoch seconds, UTC whatever the zone; 0 is "not set"
+    epoch_digits, is_epoch = _digit_values(column, 10)
+    unset |= is_epoch & (epoch_digits == 0)
+    epochs = np.where(is_epoch, epoch_digits, epochs).astype(np.float64)
+    ok = (ok | is_epoch) & (epochs > 0) & (epochs <= MAX_EPOCH_S)
     return np.where(unset, np.nan, epochs), unset | ok
 
 

@@ -15,6 +15,7 @@ import math
 import re
 from collections.abc import Mapping
 from datetime import datetime
+from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from perfpredict.errors import BadInputError
@@ -42,8 +43,63 @@ _MEMORY_FACTOR = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P
 _LOCAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
 
 
+#: How tables (CSV) spell a missing number or time.
+MISSING = frozenset({"", "na", "nan", "none", "null", "unknown", "-"})
+
+
 class FieldError(ValueError):
     """One field of a record cannot be read; the message says which and how to fix it."""
+
+
+def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float | None:
+    """A finite number from text (``name`` says where, for the message), None when the
+    text is one of ``missing``. The one reader of numbers written as text, for the
+    parsers of CSV and SWF and for whatever else reads numbers from a table.
+
+    >>> number("column 'nodes'", "4"), number("column 'nodes'", "NA")
+    (4.0, None)
+    """
+    if text.strip().lower() in missing:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise FieldError(f"{name} must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise FieldError(f"{name} must be finite, got {text!r}")
+    return value
+
+
+def whole_number(name: str, value: float | None, *, max_value: int | None = None) -> int | None:
+    """``value`` as an int when it is a whole number (at most ``max_value`` in size)."""
+    if value is None:
+        return None
+    if value != int(value):
+        raise FieldError(f"{name} must be a whole number, got {value:g}")
+    if max_value is not None and abs(value) > max_value:
+        raise FieldError(f"{name} is out of range (at most {max_value}), got {value:g}")
+    return int(value)
+
+
+def timestamp_s(name: str, text: str) -> float | None:
+    """Epoch seconds from epoch seconds or an ISO 8601 time (UTC when it names no zone),
+    between 1970 and 2100; a missing value is None."""
+    if text.strip().lower() in MISSING:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        try:
+            moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        except ValueError:
+            raise FieldError(f"{name} must be ISO 8601 (2024-05-01T12:00:00) or epoch "
+                             f"seconds, got {text!r}") from None
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=dt_timezone.utc)
+        value = moment.timestamp()
+    if not (math.isfinite(value) and 0 < value <= MAX_EPOCH_S):
+        raise FieldError(f"{name} is not a time between 1970 and 2100, got {text!r}")
+    return value
 
 
 def duration_s(name: str, text: str) -> float | None:
@@ -138,8 +194,12 @@ def epoch_s(name: str, value: float | int | None) -> float | None:
 
 
 def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
-    """Epoch seconds UTC from sacct's local ``YYYY-MM-DDTHH:MM:SS`` read in ``zone``;
-    ``Unknown``/``None``/empty is None.
+    """Epoch seconds UTC from sacct's local ``YYYY-MM-DDTHH:MM:SS`` read in ``zone``, or
+    from plain epoch seconds (``SLURM_TIME_FORMAT=%s``), which are UTC whatever ``zone``
+    says; ``Unknown``/``None``/empty is None.
+
+    >>> local_epoch_s("End", "1690964225", ZoneInfo("Europe/Berlin"))
+    1690964225.0
 
     A wall-clock time that occurs twice when clocks go back is read as the first
     occurrence (``fold=0``); export with ``TZ=UTC sacct ...`` to avoid the ambiguity.
@@ -147,6 +207,8 @@ def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
     text = text.strip()
     if text.upper() in NO_TIME:
         return None
+    if is_digits(text):  # SLURM_TIME_FORMAT=%s (jobstats' export): epoch seconds, UTC
+        return epoch_s(name, int(text))
     if not _LOCAL_TIME.match(text):
         raise FieldError(f"{name} {text!r} is not a time like 2024-05-01T12:00:00 "
                          "(was SLURM_TIME_FORMAT set when exporting?)")
@@ -237,9 +299,10 @@ SLURM_FINISHED_STATES = frozenset({
 SLURM_UNFINISHED_STATES = frozenset({"PENDING", "RUNNING", "REQUEUED", "RESIZING", "SUSPENDED"})
 
 
-def slurm_state(text: str) -> str | None:
+def slurm_state(text: str, *, keep_unfinished: bool = False) -> str | None:
     """The base state of a Slurm job (``CANCELLED by 102216`` is ``CANCELLED``), or None
-    for a job still pending or running, which is not a run yet.
+    for a job still pending or running, which is not a run yet (its state all the same
+    with ``keep_unfinished``: jobs to advise a walltime for have not run).
 
     An unknown state is a :class:`FieldError`: guessing whether a job finished would put
     half-run jobs among the measurements.
@@ -249,7 +312,7 @@ def slurm_state(text: str) -> str | None:
     if state in SLURM_FINISHED_STATES:
         return state
     if state in SLURM_UNFINISHED_STATES:
-        return None
+        return state if keep_unfinished else None
     raise FieldError(
         f"unknown job state {text.strip()!r}; expected one of "
         f"{', '.join(sorted(SLURM_FINISHED_STATES | SLURM_UNFINISHED_STATES))}"

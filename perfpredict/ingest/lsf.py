@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
+from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
-from perfpredict.ingest.textio import numbered_lines
 
 DESCRIPTION = "IBM LSF lsb.acct accounting (JOB_FINISH records), one run per job"
 

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
+from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
-from perfpredict.ingest.textio import numbered_lines
 
 DESCRIPTION = "PBS / Torque / PBS Pro accounting logs (E records), one run per job"
 

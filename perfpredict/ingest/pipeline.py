@@ -1,10 +1,17 @@
-"""Ingest files into the store: checksum, parse, store, in one transaction per file.
+"""Ingest files into the store: checksum, parse, and hand the records to the store
+writer (:mod:`perfpredict.store.writer`), one transaction per file.
 
 Guarantees a user relies on:
 
 * A file already ingested (same sha256 and format) stores nothing and says so.
-* Runs carry a natural key (system + job id, or a content hash for benchmark rows), so a
-  job seen in two overlapping accounting dumps is stored once.
+* Runs carry a natural key, system + job id, so a job seen in two overlapping
+  accounting dumps is stored once. A row without a job id (a benchmark result) is keyed
+  by its content, the file's sha256 and its occurrence in that file: identical rows are
+  repeated measurements, kept whether they repeat within a file or in a later file,
+  while the same file ingested again stores nothing (an edited file is a new file, so
+  its rows are stored again).
+* Jobs the parser skipped as not run yet (pending, running) are counted, and a file
+  that yields nothing, or no runtime at all, gets a warning.
 * ``on_error="fail"`` (default): the first bad record refuses the whole file with its
   path, 1-based line and reason; nothing from it is stored. ``on_error="skip"``: good
   records are stored and bad ones go to the rejects table with their reason.
@@ -14,129 +21,26 @@ Guarantees a user relies on:
 
 from __future__ import annotations
 
-import gc
-import hashlib
-import json
-import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
 
-from sqlalchemy import func, select, update
-from sqlalchemy.engine import Connection
-
-from perfpredict.errors import BadInputError
-from perfpredict.ingest.records import (
-    BadRecord,
-    BatchItem,
-    IngestOptions,
-    ParsedItem,
-    RunBatch,
-    RunRecord,
-)
+from perfpredict.ingest._text.lines import file_sha256, readable_file
+from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
 from perfpredict.ingest.registry import get_batch_parser
-from perfpredict.ingest.textio import file_sha256
 from perfpredict.store import Store
-from perfpredict.store.dialect import (
-    insert_ignoring_duplicates,
-    insert_rows_ignoring_duplicates,
-)
-from perfpredict.store.schema import ingest_batches, rejects, runs, systems
+from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
+
+__all__ = ["BatchReport", "ingest_file", "ingest_paths"]
 
 CHUNK_RECORDS = 5_000
-#: Encoded ``extra`` dicts kept for the rows and batches that follow (see _json_texts).
-JSON_CACHE_ENTRIES = 4096
-#: SQLite page cache while a file is ingested (64 MiB, within the 512 MiB budget).
-INGEST_CACHE_KIB = 64 * 1024
-_RECORD_ONLY = {"line_no", "key", "mode", "attach_fields"}
-_CONTENT_FIELDS = [f for f in RunRecord.__slots__ if f not in _RECORD_ONLY]  # type: ignore[attr-defined]
-#: Hashed into a benchmark row's content key. ``variant`` came after keys were first
-#: stored, so it is hashed only where given (see content_digests).
-_HASHED_FIELDS = [f for f in _CONTENT_FIELDS if f not in ("system", "variant")]
-
-ProgressCallback = Callable[[int], None]
 
 
-@dataclass
-class BatchReport:
-    """What ingesting one file did, for the summary line and ``--format json``."""
-
-    path: str
-    format: str
-    n_records: int = 0
-    n_stored: int = 0
-    n_attached: int = 0
-    n_duplicates: int = 0
-    n_rejected: int = 0
-    already_ingested: bool = False
-    new_systems: list[str] = field(default_factory=list)
-    first_rejects: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def content_digests(batch: RunBatch, rows: list[int]) -> list[str]:
-    """SHA-1 of ``repr`` of the list of each row's :data:`_HASHED_FIELDS`: the identity
-    of a benchmark row without one of its own, which stored runs carry, so it must never
-    change. Formatting every value with one ``%r`` template (``None`` where the batch has
-    no such column) gives that text without building a list per row. A row with a
-    ``variant`` has it appended to the list, so rows without one keep the keys they had
-    before variants existed, and rows told apart only by their variant are not merged."""
-    template = "[" + ", ".join("%r" if name in batch.columns else "None"
-                               for name in _HASHED_FIELDS) + "]"
-    columns = [batch.columns[name] for name in _HASHED_FIELDS if name in batch.columns]
-    variants = batch.column("variant")
-    if len(rows) < len(batch):
-        columns = [[column[i] for i in rows] for column in columns]
-        variants = [variants[i] for i in rows]
-    rows_values = zip(*columns, strict=True) if columns else [()] * len(rows)
-    sha1 = hashlib.sha1
-    with_variant = template[:-1] + ", %r]"
-    return [sha1((template % values if variant is None else with_variant % (*values, variant))
-                 .encode("utf-8", "replace")).hexdigest()
-            for values, variant in zip(rows_values, variants, strict=True)]
-
-
-def _content_key(system: str, digest: str, seen: Counter[str]) -> str:
-    """The natural key of a row identified by its content."""
-    # Identical benchmark rows in one file are genuine repetitions: number them.
-    seen[digest] += 1
-    return f"{system}|sha1:{digest}#{seen[digest]}"
-
-
-def _natural_key(system: str, record: RunRecord, seen: Counter[str]) -> str:
-    if record.key is not None:
-        return f"{system}|{record.key}"
-    return _content_key(system, content_digests(RunBatch.of([record]), [0])[0], seen)
-
-
-def _json_texts(values: list[Any], cache: dict[int, tuple[Any, str]]) -> list[str | None]:
-    """JSON of each value, encoding a dict shared by many rows (a batch parser's extra
-    fields per distinct combination, shared from block to block) once. ``cache`` holds
-    each encoded dict beside its text, so that no other object takes its id meanwhile."""
-    out: list[str | None] = []
-    for value in values:
-        if value is None:
-            out.append(None)
-            continue
-        found = cache.get(id(value))
-        if found is None:
-            if len(cache) >= JSON_CACHE_ENTRIES:
-                cache.clear()
-            found = cache[id(value)] = (value, json.dumps(value))
-        out.append(found[1])
-    return out
-
-
-def _chunks(items: Iterable[BatchItem], size: int) -> Iterator[RunBatch | list[ParsedItem]]:
+def _chunks(items: Iterable[BatchItem], size: int,
+            ) -> Iterator[RunBatch | Skipped | list[ParsedItem]]:
     """Batches as they come, single items gathered into lists of up to ``size``."""
     chunk: list[ParsedItem] = []
     for item in items:
-        if isinstance(item, RunBatch):
+        if isinstance(item, RunBatch | Skipped):
             if chunk:
                 yield chunk
                 chunk = []
@@ -150,253 +54,16 @@ def _chunks(items: Iterable[BatchItem], size: int) -> Iterator[RunBatch | list[P
         yield chunk
 
 
-class _FileIngest:
-    """State of one file's ingest inside its transaction."""
-
-    def __init__(self, conn: Connection, path: Path, fmt: str, options: IngestOptions,
-                 report: BatchReport, batch_id: int, catalog_names: dict[str, str]) -> None:
-        self.conn, self.path, self.fmt, self.options = conn, path, fmt, options
-        self.report, self.batch_id = report, batch_id
-        self.seen: Counter[str] = Counter()
-        self.json_cache: dict[int, tuple[Any, str]] = {}
-        self.known_systems = set(conn.execute(select(systems.c.name)).scalars())
-        self.catalog_names = catalog_names
-
-    def canonical_system(self, name: str) -> str:
-        """A catalog entry's own name for ``name`` when it is one of its aliases ("frontier",
-        a data set's long label), so one machine is one system in the store."""
-        return self.catalog_names.get(name.strip().casefold(), name)
-
-    def reject(self, bad: BadRecord) -> None:
-        if self.options.on_error == "fail":
-            raise BadInputError(
-                f"{bad.reason}; nothing from this file was stored (fix the line, or pass "
-                "--on-error skip to store the good records and keep this one as a reject)",
-                path=self.path, line_no=bad.line_no,
-            )
-        self.report.n_rejected += 1
-        if len(self.report.first_rejects) < 5:
-            self.report.first_rejects.append({"line_no": bad.line_no, "reason": bad.reason})
-        self.conn.execute(rejects.insert().values(
-            batch_id=self.batch_id, line_no=bad.line_no, raw=bad.raw[:10_000], reason=bad.reason,
-        ))
-
-    def store(self, chunk: list[ParsedItem]) -> None:
-        """Single items in order: runs are inserted together, up to the next item that
-        must see them stored (a bad record may end the ingest; an attach looks runs up)."""
-        inserts: list[RunRecord] = []
-        for item in chunk:
-            if isinstance(item, RunRecord) and item.mode == "insert":
-                inserts.append(item)
-                continue
-            if inserts:
-                self.store_batch(RunBatch.of(inserts))
-                inserts = []
-            if isinstance(item, BadRecord):
-                self.reject(item)
-            else:
-                self.store_attached(item)
-        if inserts:
-            self.store_batch(RunBatch.of(inserts))
-
-    def system_of(self, given: str | None, line_no: int | None, app: str) -> str | None:
-        """The canonical system of a run, or None (rejected) when neither the run nor
-        ``--system`` names one."""
-        system = given or self.options.system
-        if not system:
-            self.reject(BadRecord(line_no, app, "no system for this run; add a 'system' "
-                                  "column or pass --system NAME"))
-            return None
-        return self.canonical_system(system)
-
-    def store_attached(self, record: RunRecord) -> None:
-        """A record that belongs to a stored run (Darshan I/O), inserted when none is."""
-        self.report.n_records += 1
-        system = self.system_of(record.system, record.line_no, record.app)
-        if system is None:
-            return
-        key = _natural_key(system, record, self.seen)
-        if not self.attach(system, key, record):
-            self.insert(RunBatch.of([record]), [system], [key])
-
-    def store_batch(self, batch: RunBatch) -> None:
-        self.report.n_records += len(batch)
-        decided = self.systems_of(batch)
-        systems = [system for system in decided if system is not None]
-        if len(systems) < len(batch):  # rejected rows (--on-error skip) are left out
-            batch = batch.take([i for i, system in enumerate(decided) if system is not None])
-        self.insert(batch, systems, self.natural_keys(batch, systems))
-
-    def natural_keys(self, batch: RunBatch, systems: list[str]) -> list[str]:
-        """Each row's natural key: system and the parser's key, or the row's content."""
-        keys = batch.column("key")
-        natural = [f"{system}|{key}" for system, key in zip(systems, keys, strict=True)]
-        unkeyed = [i for i, key in enumerate(keys) if key is None]
-        for i, digest in zip(unkeyed, content_digests(batch, unkeyed), strict=True):
-            natural[i] = _content_key(systems[i], digest, self.seen)
-        return natural
-
-    def systems_of(self, batch: RunBatch) -> list[str | None]:
-        """:meth:`system_of` per row, deciding each distinct name once; a row that names
-        none (and no ``--system``) is rejected on its own, with its line."""
-        names = batch.column("system")
-        distinct = set(names)
-        decided = {name: self.system_of(name, None, "") for name in distinct
-                   if name or self.options.system}
-        if len(decided) == len(distinct):
-            return [decided[name] for name in names]
-        return [decided[name] if name in decided else self.system_of(name, line_no, app)
-                for name, line_no, app in zip(names, batch.column("line_no"),
-                                              batch.column("app"), strict=True)]
-
-    def insert(self, batch: RunBatch, systems: list[str], natural_keys: list[str]) -> None:
-        """Insert the rows of ``batch`` with their canonical systems and natural keys; a
-        key already stored is skipped (counted as a duplicate at the end)."""
-        if not len(batch):
-            return
-        # in order of first appearance, so that the report lists new systems as the file does
-        for system in sorted(set(systems) - self.known_systems, key=systems.index):
-            self.ensure_system(system, batch, systems.index(system))
-        # Fields the parser never gives stay out of the statement (NULL): fewer bindings.
-        values = {name: batch.columns[name] for name in _CONTENT_FIELDS if name in batch.columns}
-        values["system"] = systems
-        values.setdefault("censored", [False] * len(batch))
-        if "extra" in values:
-            values["extra"] = _json_texts(values["extra"], self.json_cache)
-        values["natural_key"] = natural_keys
-        values["batch_id"] = [self.batch_id] * len(batch)
-        values["source_line"] = batch.column("line_no")
-        insert_rows_ignoring_duplicates(self.conn, runs, list(values),
-                                        list(zip(*values.values(), strict=True)), "natural_key")
-
-    def attach(self, system: str, key: str, record: RunRecord) -> bool:
-        """Merge ``record.attach_fields`` into the stored run it describes; False if none.
-
-        The run is found by system + job id (indexed), not by natural key: a scheduler
-        dump with a Cluster column keys its jobs "cluster:id" while a Darshan log knows
-        only the id. When a job id was reused, the run that started nearest the record
-        wins. ``extra`` is merged, not replaced, so the scheduler's extra fields survive.
-        """
-        where = (runs.c.natural_key == key if record.job_id is None
-                 else (runs.c.system == system) & (runs.c.job_id == record.job_id))
-        candidates = self.conn.execute(
-            select(runs.c.id, runs.c.start_epoch_s, runs.c.extra).where(where)).all()
-        if not candidates:
-            return False
-        target = min(candidates, key=lambda row: abs(
-            (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
-        values = {name: getattr(record, name) for name in record.attach_fields}
-        if "extra" in values:
-            values["extra"] = {**(target.extra or {}), **(record.extra or {})}
-        self.conn.execute(update(runs).where(runs.c.id == target.id).values(values))
-        self.report.n_attached += 1
-        return True
-
-    def ensure_system(self, name: str, batch: RunBatch, row: int) -> None:
-        """A system first named by a log is created from what the log tells (its run
-        ``row``), and reported so the user can complete its catalog entry."""
-        if name in self.known_systems:
-            return
-        self.known_systems.add(name)
-        cores = None
-        nodes = batch.column("nodes")[row]
-        total_ranks = batch.column("total_ranks")[row]
-        threads_per_rank = batch.column("threads_per_rank")[row]
-        if nodes and total_ranks and threads_per_rank:
-            cores = round(total_ranks * threads_per_rank / nodes)
-        self.conn.execute(insert_ignoring_duplicates(self.conn, systems, "name"), [{
-            "name": name, "cores_per_node": cores, "origin": "ingest", "details": {
-                "note": f"created by ingest of {self.path.name}; complete it with "
-                        "'perfpredict systems add FILE.toml'"},
-        }])
-        self.report.new_systems.append(name)
-
-
-@contextmanager
-def _large_page_cache(conn: Connection) -> Iterator[None]:
-    """SQLite's page cache at :data:`INGEST_CACHE_KIB` while a file is stored. With the
-    default 2 MB, inserting a large file re-reads pages of the natural-key index
-    (content hashes land anywhere in it): a third of the time of 500k CSV rows. The
-    setting belongs to the pooled connection, so it is put back."""
-    if conn.dialect.name != "sqlite":
-        yield
-        return
-    previous = int(conn.exec_driver_sql("PRAGMA cache_size").scalar_one())
-    conn.exec_driver_sql(f"PRAGMA cache_size=-{INGEST_CACHE_KIB}")
-    try:
-        yield
-    finally:
-        conn.exec_driver_sql(f"PRAGMA cache_size={previous}")
-
-
-@contextmanager
-def _cycle_collection_paused() -> Iterator[None]:
-    """Python's cycle collector off while a file is parsed and stored. An ingest makes
-    millions of short-lived containers (row tuples, lists, dicts) and next to no garbage
-    cycles, so the collector's passes over them cost 5-9% of a 1M-line sacct ingest and
-    found a few hundred objects; everything else is still freed by reference counts."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-def _catalog_names(store: Store) -> dict[str, str]:
-    """Every catalog name and alias, case-folded, mapped to its entry's name (seeding the
-    shipped catalog first, so a machine it knows is never reported as new)."""
-    from perfpredict.catalog import list_systems
-
-    return {alias.casefold(): spec.name for spec in list_systems(store)
-            for alias in (spec.name, *spec.aliases)}
-
-
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None) -> BatchReport:
     """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees."""
     options = options or IngestOptions()
     path = Path(path)
     parse = get_batch_parser(fmt)
-    if not path.is_file():
-        raise BadInputError("no such file; check the path", path=path)
+    readable_file(path)
     sha256 = file_sha256(path)
-    report = BatchReport(path=str(path), format=fmt)
-    catalog_names = _catalog_names(store)
-    with store.engine.begin() as conn:
-        # Claiming the batch's unique (sha256, format) decides whether the file is new,
-        # also when another ingest of it runs at the same time (two cron jobs): this one
-        # waits for the other's outcome instead of failing on the unique index.
-        batch_id: int | None = conn.execute(
-            insert_ignoring_duplicates(conn, ingest_batches, "sha256", "format").values(
-                path=str(path.resolve()), sha256=sha256, format=fmt, system=options.system,
-                started_epoch_s=time.time(), n_records=0, n_stored=0, n_duplicates=0,
-                n_rejected=0,
-            ).returning(ingest_batches.c.id)).scalar()
-        if batch_id is None:
-            report.already_ingested = True
-            report.n_duplicates = conn.execute(select(ingest_batches.c.n_records).where(
-                ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).scalar_one()
-            return report
-        state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names)
-        with _large_page_cache(conn), _cycle_collection_paused():
-            for chunk in _chunks(parse(path, options), CHUNK_RECORDS):
-                if isinstance(chunk, RunBatch):
-                    state.store_batch(chunk)
-                else:
-                    state.store(chunk)
-                if progress:
-                    progress(len(chunk))
-        report.n_stored = conn.execute(
-            select(func.count()).select_from(runs).where(runs.c.batch_id == batch_id)
-        ).scalar_one()
-        report.n_duplicates = report.n_records - report.n_stored - report.n_attached
-        conn.execute(ingest_batches.update().where(ingest_batches.c.id == batch_id).values(
-            n_records=report.n_records, n_stored=report.n_stored,
-            n_duplicates=report.n_duplicates, n_rejected=report.n_rejected,
-        ))
-    return report
+    return write_file(store, path, fmt, sha256, options,
+                      _chunks(parse(path, options), CHUNK_RECORDS), progress)
 
 
 def ingest_paths(store: Store, fmt: str, paths: Iterable[str | Path],

@@ -95,16 +95,25 @@ class RunBatch:
         return cls({name: [getattr(r, name) for r in records] for name in names})
 
 
+@dataclass(slots=True)
+class Skipped:
+    """Jobs a batch parser read and left out because they are not runs yet (pending,
+    running, requeued, pending array remainders), so the summary can say how many."""
+
+    n_unfinished: int
+
+
 ParsedItem = RunRecord | BadRecord
-BatchItem = RunRecord | BadRecord | RunBatch
+BatchItem = RunRecord | BadRecord | RunBatch | Skipped
 
 
 def expand_batches(items: Iterable[BatchItem]) -> Iterator[ParsedItem]:
-    """A batch parser's items one record at a time, for readers of single records."""
+    """A batch parser's items one record at a time, for readers of single records (which
+    are not told what was skipped)."""
     for item in items:
         if isinstance(item, RunBatch):
             yield from item.records()
-        else:
+        elif not isinstance(item, Skipped):
             yield item
 
 
@@ -137,5 +146,6 @@ class IngestOptions:
     columns: list[str] | None = None  # sacct dumps without a header line
     app_from: str = "jobname"  # sacct: jobname | comment | regex:PATTERN
     swf_allow_extra_fields: bool = False
-    #: False for jobs not run yet (walltime advice input): a missing runtime is allowed.
+    #: False for jobs not run yet (walltime advice input): a missing runtime is allowed,
+    #: and sacct's pending and running jobs are read as jobs instead of skipped.
     require_runtime: bool = True

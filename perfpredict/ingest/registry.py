@@ -10,6 +10,7 @@ record per run.
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -53,3 +54,32 @@ def get_batch_parser(fmt: str) -> BatchParser:
     module = _module(fmt)
     parse: BatchParser = getattr(module, "parse_batches", module.parse)
     return parse
+
+
+#: File name endings that say the format (after a ``.gz``).
+_SUFFIXES = {".swf": "swf", ".json": "sacct-json", ".csv": "csv", ".psv": "sacct"}
+_SWF_LINE = re.compile(r"^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){17}\s*$")
+
+
+def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS)) -> str:
+    """The format of a jobs file among ``choices``, from its name (``.swf``, ``.json``,
+    ``.csv``, ``.psv``, each also gzipped) or else its first line: ``;`` comments or 18
+    numbers are SWF, a ``|``-separated line sacct, ``{`` sacct's JSON, commas CSV.
+
+    A file that none of these describe is bad input asking for the format by name.
+    """
+    from perfpredict.ingest._text.lines import numbered_lines
+
+    name = path.name.lower().removesuffix(".gz")
+    by_name = next((fmt for suffix, fmt in _SUFFIXES.items() if name.endswith(suffix)), None)
+    if by_name in choices:
+        return by_name
+    first = next((text.strip() for _, text in numbered_lines(path) if text.strip()), "")
+    by_content = ("swf" if first.startswith(";") or _SWF_LINE.match(first)
+                  else "sacct" if "|" in first
+                  else "sacct-json" if first.startswith("{")
+                  else "csv" if "," in first else None)
+    if by_content in choices:
+        return by_content
+    raise BadInputError(f"cannot tell the format of the file from its name or first line; "
+                        f"pass it by name, one of: {', '.join(choices)}", path=path)

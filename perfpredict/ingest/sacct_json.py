@@ -24,9 +24,17 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
+from perfpredict.ingest._text.lines import open_binary
 from perfpredict.ingest.fields import FieldError
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
-from perfpredict.ingest.textio import open_binary
+from perfpredict.ingest.records import (
+    BadRecord,
+    BatchItem,
+    IngestOptions,
+    ParsedItem,
+    RunRecord,
+    Skipped,
+    expand_batches,
+)
 
 DESCRIPTION = "Slurm 'sacct --json' (Slurm 21.08 .. 25.x), one run per finished job"
 
@@ -217,6 +225,11 @@ def _load(path: Path) -> Any:
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """Runs of the jobs in ``path``; a job that cannot be read is a bad record naming its
     index and job id (JSON jobs have no line of their own)."""
+    return expand_batches(parse_batches(path, options))
+
+
+def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
+    """:func:`parse`'s items, and how many jobs were skipped as not finished."""
     fields.check_app_from(options)
     try:
         document = _load(path)
@@ -236,6 +249,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         yield BadRecord(1, "", "no 'jobs' list at the top level; this is not the output of "
                         "sacct --json")
         return
+    n_unfinished = 0
     for index, job in enumerate(jobs):
         if not isinstance(job, dict):
             yield BadRecord(None, repr(job)[:200], f"jobs[{index}] is not a job object")
@@ -251,6 +265,10 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         else:
             if record is not None:
                 yield record
+            else:
+                n_unfinished += 1
             continue
         yield BadRecord(None, json.dumps(job)[:2000],
                         f"jobs[{index}] (job {job.get('job_id')!r}): {reason}")
+    if n_unfinished:
+        yield Skipped(n_unfinished)

@@ -13,8 +13,8 @@ import hashlib
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfpredict.ingest.pipeline import _HASHED_FIELDS, content_digests
 from perfpredict.ingest.records import RunBatch
+from perfpredict.store.writer import _HASHED_FIELDS, content_digests
 
 VALUES = st.one_of(
     st.none(), st.booleans(), st.integers(), st.floats(allow_nan=True),

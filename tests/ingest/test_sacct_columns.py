@@ -18,10 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.generate_sacct import COLUMNS, job_lines
-from perfpredict.ingest import sacct_columns, text_blocks
+from perfpredict.ingest._text import blocks as text_blocks
+from perfpredict.ingest._text.blocks import FieldTable, LineBlock
 from perfpredict.ingest.records import IngestOptions, ParsedItem, RunRecord
 from perfpredict.ingest.sacct import MAX_OPEN_JOBS, parse
-from perfpredict.ingest.text_blocks import FieldTable, LineBlock
+from perfpredict.ingest.sacct import columns as sacct_columns
 from tests.conftest import shared_path
 
 SLURM_LOGS = ("xdmod-sacct-accounting-logs.psv", "xdmod-sacct-accounting-logs-with-job-arrays.psv",
@@ -37,7 +38,8 @@ TRICKY = ("", " ", "0", "00", "007", "2147483647", "2147483648", "99999999999", 
           "0:0", "1:9", "0:300", "x", "COMPLETED", "CANCELLED by 7", "cancelled+", "RUNNING",
           "FOO", "fs/disk=5", "fs/disk=", "fs/disk=1.5M,fs/disk=2", "cpu=1,fs/disk=7G",
           " fs/disk=3", "fs/disk2=4", "gres/gpu=2", "gres/gpu:a100=1", "12.batch", "12.0",
-          "12.extern", "12_3", "12_[1-3]", "12+1", "12.x.y", "12.", ".0", "àé", "a\x00b")
+          "12.extern", "12_3", "12_[1-3]", "12+1", "12.x.y", "12.", ".0", "àé", "a\x00b",
+          "1700000000", "0000000001", "4102444800", "4102444801", "17000000000")
 
 
 def per_record(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -69,10 +71,29 @@ def generated_dump(n_jobs: int, seed: int = 0) -> list[str]:
 
 @pytest.mark.parametrize("name", SLURM_LOGS)
 @pytest.mark.parametrize("timezone", ["UTC", "America/New_York"])
+@pytest.mark.parametrize("require_runtime", [True, False], ids=["ingest", "walltime input"])
 def test_real_logs_read_the_same_by_column_and_by_record(
-        name: str, timezone: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    fast, slow = both_ways(shared_path("logs", "slurm", name), monkeypatch, timezone=timezone)
+        name: str, timezone: str, require_runtime: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, slow = both_ways(shared_path("logs", "slurm", name), monkeypatch, timezone=timezone,
+                           require_runtime=require_runtime)
     assert fast == slow
+
+
+def test_epoch_times_without_elapsed_read_the_same_by_column_and_by_record(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """jobstats' layout (SLURM_TIME_FORMAT=%s, no Elapsed): read by the column readers,
+    End - Start as the runtime."""
+    rng = random.Random(1)
+    lines = ["JobIDRaw|Start|End|State|NNodes|JobName"]
+    for job_id in range(500):
+        start = 1_700_000_000 + rng.randrange(10**6)
+        lines.append(f"{job_id}|{start}|{start + rng.randrange(1, 10**5)}|COMPLETED|1|a")
+    path = tmp_path / "jobstats.psv"
+    path.write_text("\n".join(lines) + "\n")
+    fast, slow = both_ways(path, monkeypatch, timezone="Europe/Berlin")
+    assert fast == slow and len(fast) == 500
+    assert all(isinstance(run, RunRecord) and run.runtime_s and run.start_epoch_s
+               and run.end_epoch_s == run.start_epoch_s + run.runtime_s for run in fast)
 
 
 def test_generated_dump_reads_the_same_by_column_and_by_record(

@@ -17,10 +17,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bench.generate_swf import HEADER, job_line
-from perfpredict.ingest import swf_columns, text_blocks
+from perfpredict.ingest._text import blocks as text_blocks
+from perfpredict.ingest._text.blocks import FieldTable, LineBlock
 from perfpredict.ingest.records import IngestOptions, ParsedItem
+from perfpredict.ingest.swf import columns as swf_columns
 from perfpredict.ingest.swf import parse
-from perfpredict.ingest.text_blocks import FieldTable, LineBlock
 from tests.conftest import shared_path
 from tests.ingest._mutate import mutants
 

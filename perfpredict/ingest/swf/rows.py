@@ -1,7 +1,7 @@
 """One SWF line at a time: the header comments, and the rule for every field.
 
 These functions are the definition of how a line is read (see :mod:`.swf` for the
-format and the mapping to runs). :mod:`.swf_columns` reads the common lines of a block
+format and the mapping to runs). :mod:`.columns` reads the common lines of a block
 as columns, with these rules applied once per distinct value where they build values,
 and hands every line it cannot vouch for to :meth:`LineReader.read`, in order.
 """
@@ -13,6 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from perfpredict.ingest import fields
+from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
 
 N_FIELDS = 18
@@ -29,10 +31,6 @@ _STATES = {1: "COMPLETED", 0: "FAILED", 5: "CANCELLED", 2: "PARTIAL", 3: "PARTIA
 _HEADER_ITEM = re.compile(r"^;\s*(?P<key>[A-Za-z][A-Za-z ]*?)\s*:\s*(?P<value>.*?)\s*$")
 _NUMBERED_NAME = re.compile(r"^(?P<number>-?\d+)\s+(?P<name>\S.*?)\s*$")
 _UNKNOWN = {"", "unknown", "none", "n/a"}
-
-
-class _FieldError(ValueError):
-    pass
 
 
 @dataclass
@@ -92,36 +90,27 @@ def read_header_line(header: SwfHeader, text: str) -> str | None:
     return None
 
 
+def _field_name(index: int) -> str:
+    return f"field {index + 1} ({FIELD_NAMES[index]})"
+
+
 def _numbers(tokens: list[str]) -> list[float | None]:
+    """The fields as numbers, None for SWF's -1 (missing)."""
     values: list[float | None] = []
     for index, token in enumerate(tokens):
-        try:
-            value = float(token)
-        except ValueError:
-            raise _FieldError(
-                f"field {index + 1} ({FIELD_NAMES[index]}) must be a number, got {token!r}"
-            ) from None
-        if not math.isfinite(value):
-            raise _FieldError(
-                f"field {index + 1} ({FIELD_NAMES[index]}) must be finite, got {token!r}")
+        value = fields.number(_field_name(index), token, missing=frozenset())
         if value == -1:
             values.append(None)
-        elif value < 0:
-            raise _FieldError(
-                f"field {index + 1} ({FIELD_NAMES[index]}) must be >= 0 or -1 (missing), "
-                f"got {token!r}")
+        elif value is not None and value < 0:
+            raise FieldError(
+                f"{_field_name(index)} must be >= 0 or -1 (missing), got {token!r}")
         else:
             values.append(value)
     return values
 
 
 def _whole(index: int, value: float | None) -> int | None:
-    if value is None:
-        return None
-    if value != int(value):
-        raise _FieldError(
-            f"field {index + 1} ({FIELD_NAMES[index]}) must be a whole number, got {value:g}")
-    return int(value)
+    return fields.whole_number(_field_name(index), value)
 
 
 def _positive_int(index: int, value: float | None) -> int | None:
@@ -196,10 +185,10 @@ def _record(tokens: list[str], header: SwfHeader, line_no: int,
      req_mem_kb, status_f, user_f, group_f, exe_f, queue_f, part_f, prev_f, think_s) = values
     job = _whole(0, job_f)
     if job is None:
-        raise _FieldError("field 1 (job number) is missing (-1); every job needs its number")
+        raise FieldError("field 1 (job number) is missing (-1); every job needs its number")
     status = _whole(10, status_f)
     if status is not None and status not in _STATES:
-        raise _FieldError(f"field 11 (status) must be 0, 1, 2, 3, 4, 5 or -1, got {status}")
+        raise FieldError(f"field 11 (status) must be 0, 1, 2, 3, 4, 5 or -1, got {status}")
     submit_epoch_s, start_epoch_s, end_epoch_s, offset_s = epochs_s(header, submit_s, wait_s,
                                                                     run_s)
     allocated, requested = _positive_int(4, alloc_f), _positive_int(7, req_procs_f)
@@ -254,7 +243,7 @@ def _width_reason(n_fields: int, allow_extra: bool) -> str | None:
 class LineReader:
     """The per-line reading of an SWF file: header state, system, partial records.
 
-    The definition of every rule; :mod:`.swf_columns` reads the common lines of a block
+    The definition of every rule; :mod:`.columns` reads the common lines of a block
     as columns and hands every other line here, in order.
     """
 
@@ -293,7 +282,7 @@ class LineReader:
             return BadRecord(line_no, text, reason)
         try:
             record = _record(tokens, self.header, line_no, self.partial_counts)
-        except _FieldError as exc:
+        except FieldError as exc:
             return BadRecord(line_no, text, str(exc))
         record.system = self.system
         return record

@@ -12,14 +12,23 @@ NTasks / NNodes of the step with the most tasks, the ``extern`` step excluded), 
 (max over steps) and I/O bytes (``fs/disk`` of ``TRESUsageInTot`` + ``TRESUsageOutTot``,
 summed over steps; None when no step reports it).
 
-Not runs, skipped without a bad record: jobs still pending or running (and their steps),
-and pending array remainders such as ``4103947_[1-3]``. A TIMEOUT job is kept as
-``censored``: it ran at least its limit.
+Not runs, skipped without a bad record but counted (:class:`~.records.Skipped`): jobs
+still pending or running (and their steps), and pending array remainders such as
+``4103947_[1-3]``; with ``require_runtime`` False (jobs to advise a walltime for) the
+jobs are read, without a runtime. A TIMEOUT job is kept as ``censored``: it ran at least
+its limit.
 
-The file is read in blocks of lines (:mod:`.text_blocks`), each converted column by
-column (:mod:`.sacct_columns`, with the per-row rules of :mod:`.sacct_rows` for whatever
-the column readers cannot vouch for) and its steps folded into the open jobs
-(:mod:`.sacct_folding`), so memory stays bounded on dumps of any size.
+Runtime is ElapsedRaw, else Elapsed; a dump with neither (jobstats' ``sacct -P -X -o
+jobidraw,start,end,...``) gives End - Start. Times are local ``YYYY-MM-DDTHH:MM:SS`` read
+in ``--timezone``, or epoch seconds (``SLURM_TIME_FORMAT=%s``), which are UTC.
+
+Fields: ``-P`` lines have one field per column; ``-p`` lines have the same and end with
+the delimiter. A line with any other count is a bad record, never shifted.
+
+The file is read in blocks of lines (:mod:`perfpredict.ingest._text.blocks`), each
+converted column by column (:mod:`.columns`, with the per-row rules of :mod:`.rows` for
+whatever the column readers cannot vouch for) and its steps folded into the open jobs
+(:mod:`.folding`), so memory stays bounded on dumps of any size.
 """
 
 from __future__ import annotations
@@ -28,18 +37,19 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from perfpredict.ingest import fields
+from perfpredict.ingest._text.blocks import LineBlock, line_blocks
 from perfpredict.ingest.field_columns import RuleMemo
 from perfpredict.ingest.records import (
     BadRecord,
     BatchItem,
     IngestOptions,
     ParsedItem,
+    Skipped,
     expand_batches,
 )
-from perfpredict.ingest.sacct_columns import read_block
-from perfpredict.ingest.sacct_folding import MAX_OPEN_JOBS, StepFolder
-from perfpredict.ingest.sacct_rows import XDMOD_COLUMNS, Layout, detect_layout
-from perfpredict.ingest.text_blocks import LineBlock, line_blocks
+from perfpredict.ingest.sacct.columns import read_block
+from perfpredict.ingest.sacct.folding import MAX_OPEN_JOBS, StepFolder
+from perfpredict.ingest.sacct.rows import XDMOD_COLUMNS, Layout, detect_layout
 
 __all__ = ["DESCRIPTION", "MAX_OPEN_JOBS", "XDMOD_COLUMNS", "parse", "parse_batches"]
 
@@ -89,6 +99,8 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
                       "the dump was cut or reordered")
             for i, reason in folded.bad_steps]
         yield from sorted(bad, key=lambda b: b.line_no or 0)
+        if rows.n_unfinished:
+            yield Skipped(rows.n_unfinished)
         if folded.runs is not None:
             yield folded.runs
     if (last := folder.finish()) is not None:

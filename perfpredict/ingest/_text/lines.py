@@ -12,17 +12,23 @@ from perfpredict.errors import BadInputError
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-def open_binary(path: Path):  # type: ignore[no-untyped-def]
-    """The file as a binary stream, decompressed when it is gzip (by content, not name)."""
+def readable_file(path: Path) -> bytes:
+    """The first two bytes of ``path``; a missing file, a directory or a file the user
+    may not read is bad input that says which."""
     try:
         with path.open("rb") as probe:
-            magic = probe.read(2)
+            return probe.read(2)
     except FileNotFoundError as exc:
         raise BadInputError("no such file; check the path", path=path) from exc
     except IsADirectoryError as exc:
         raise BadInputError("is a directory, not a file; name the files inside", path=path) from exc
     except PermissionError as exc:
         raise BadInputError("permission denied; check the file's permissions", path=path) from exc
+
+
+def open_binary(path: Path):  # type: ignore[no-untyped-def]
+    """The file as a binary stream, decompressed when it is gzip (by content, not name)."""
+    magic = readable_file(path)
     return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
 
 

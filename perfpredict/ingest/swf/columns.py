@@ -3,10 +3,10 @@
 A line whose 18 fields are all plain decimals (``-1`` for missing), whole where the
 format wants whole numbers, with a job number and a status of 0, 1, 5 or -1, is read
 here: numbers by :func:`~.field_columns.decimals`, the epochs and limits with numpy, and
-names, states and extra fields by the rules of :mod:`.swf_rows` once per distinct
+names, states and extra fields by the rules of :mod:`.rows` once per distinct
 combination. Every other line (comments, partial-execution records, whose keys count
 earlier records of their job, and anything odd) goes to
-:meth:`.swf_rows.LineReader.read`, in order; so the result is the one of reading every
+:meth:`.rows.LineReader.read`, in order; so the result is the one of reading every
 line alone, only faster.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from perfpredict.ingest._text.blocks import FieldTable, LineBlock, split_whitespace
 from perfpredict.ingest.field_columns import (
     Factorized,
     decimals,
@@ -25,7 +26,7 @@ from perfpredict.ingest.field_columns import (
     nullable_ints,
 )
 from perfpredict.ingest.records import BatchItem, ParsedItem, RunBatch, in_line_order
-from perfpredict.ingest.swf_rows import (
+from perfpredict.ingest.swf.rows import (
     ABSOLUTE_EPOCH_MIN_S,
     N_FIELDS,
     LineReader,
@@ -34,7 +35,6 @@ from perfpredict.ingest.swf_rows import (
     number_text,
     state_of,
 )
-from perfpredict.ingest.text_blocks import FieldTable, LineBlock, split_whitespace
 
 #: Fields the format defines as whole numbers (0-based): job, processors, status, ids...
 _WHOLE_FIELDS = [0, 4, 7, 10, 11, 12, 13, 14, 15, 16]

@@ -1,6 +1,6 @@
 """A block of ``sacct -P`` lines read column by column.
 
-The rules are those of :mod:`.sacct_rows`: fields with few distinct values (state, exit
+The rules are those of :mod:`.rows`: fields with few distinct values (state, exit
 code, partition, TRES, job name...) go through the scalar rule once per distinct value,
 ids, times, elapsed seconds and step usage through the column readers of
 :mod:`.field_columns`. A row any of them cannot read, and every line that does not split
@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 
 import numpy as np
 
-from perfpredict.ingest import sacct_rows
+from perfpredict.ingest._text.blocks import ByteColumn, FieldTable, LineBlock, split_fields
 from perfpredict.ingest.field_columns import (
     DistinctMap,
     Factorized,
@@ -30,11 +30,12 @@ from perfpredict.ingest.field_columns import (
     sizes_bytes,
     whole_numbers,
 )
+from perfpredict.ingest.fields import SLURM_UNFINISHED_STATES
 from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord
-from perfpredict.ingest.sacct_rows import JobLine, Layout, StepLine
-from perfpredict.ingest.text_blocks import ByteColumn, FieldTable, LineBlock, split_fields
+from perfpredict.ingest.sacct import rows as sacct_rows
+from perfpredict.ingest.sacct.rows import JobLine, Layout, PendingTasksLine, StepLine
 
-#: The run fields an allocation row gives; its steps add the rest (see .sacct_folding).
+#: The run fields an allocation row gives; its steps add the rest (see .folding).
 JOB_FIELDS = ("app", "system", "nodes", "gpus", "runtime_s", "requested_walltime_s", "state",
               "exit_code", "user", "account", "partition", "job_id", "submit_epoch_s",
               "start_epoch_s", "end_epoch_s", "censored", "extra", "key")
@@ -53,6 +54,8 @@ class BlockRows:
     jobs: Columns
     steps: Columns
     bad: list[BadRecord] = field(default_factory=list)
+    #: Jobs not finished (pending, running...) and pending array remainders: skipped.
+    n_unfinished: int = 0
 
 
 def is_set(values: np.ndarray) -> np.ndarray:
@@ -94,6 +97,8 @@ class _BlockReader:
         #: Row sets (jobs, steps) whose columns are factorized once for every rule.
         self.groups: dict[str, np.ndarray] = {}
         self.factorized: dict[tuple[str, str], Factorized] = {}
+        #: Allocation rows read here whose job has not finished.
+        self.n_unfinished = 0
 
     def column(self, name: str, rows: np.ndarray) -> ByteColumn:
         return self.table.column(self.layout.index(name), rows)
@@ -143,8 +148,11 @@ class _BlockReader:
         """Allocation rows: the run fields of those that finished."""
         options = self.options
         self.groups["jobs"] = rows
-        state, failed = self.distinct(sacct_rows.state, ("state",), "jobs", np.arange(len(rows)))
+        keep_unfinished = not options.require_runtime
+        state, failed = self.distinct(partial(sacct_rows.state, keep_unfinished=keep_unfinished),
+                                      ("state",), "jobs", np.arange(len(rows)))
         is_run = is_set(state(0))
+        self.n_unfinished = int(np.count_nonzero(~is_run & ~failed))
         self.scalar[rows[failed]] = True
         run_positions = np.flatnonzero(is_run & ~failed)
         runs = rows[run_positions]
@@ -157,13 +165,18 @@ class _BlockReader:
             return getter
 
         values: dict[str, np.ndarray] = {"state": state(0)[is_run & ~failed]}
-        values["runtime_s"] = self.runtime_s(runs, run_positions, ok)
         values["exit_code"] = mapped(sacct_rows.exit_code, "exitcode")(0)
         epochs = {}
         for name in ("submit", "start", "end"):
             epochs[name], time_ok = local_epochs_s(self.column(name, runs), self.zone)
             ok &= time_ok
         ok &= ~(epochs["end"] < epochs["start"])
+        if sacct_rows.ELAPSED_COLUMNS & set(self.layout.columns):
+            values["runtime_s"] = self.runtime_s(runs, run_positions, ok)
+        else:
+            values["runtime_s"] = _nullable(epochs["end"] - epochs["start"])
+        if keep_unfinished:  # a pending or running job has no runtime yet
+            values["runtime_s"][np.isin(values["state"], list(SLURM_UNFINISHED_STATES))] = None
         for name in ("submit", "start", "end"):
             values[f"{name}_epoch_s"] = _nullable(epochs[name])
         app_extra = mapped(lambda row: sacct_rows.app_and_extra(row, options), "state",
@@ -182,10 +195,13 @@ class _BlockReader:
         values["key"] = np.array([f"{cluster or ''}:{job_id}" for cluster, job_id
                                   in zip(values["system"], job_ids, strict=True)], dtype=object)
         values["censored"] = values["state"] == "TIMEOUT"
-        renamed = np.flatnonzero((display[is_run & ~failed] != job_ids) & ok)
-        for i in renamed:  # array tasks and het components: a dict of their own
+        # Array tasks and het components: a dict of their own. A dump without JobID
+        # (jobstats') has an empty display id on every row, which says nothing more.
+        run_display = display[is_run & ~failed]
+        renamed = np.flatnonzero((run_display != job_ids) & (run_display != "") & ok)
+        for i in renamed:
             values["extra"][i] = {**values["extra"][i], **sacct_rows.job_id_extra(
-                display[is_run & ~failed][i].strip(), job_ids[i])}
+                run_display[i].strip(), job_ids[i])}
         self.scalar[runs[~ok]] = True
         placed = np.flatnonzero(is_run & ~failed)
         for name in JOB_FIELDS:
@@ -277,10 +293,15 @@ def read_block(block: LineBlock, layout: Layout, first_line: int, zone: ZoneInfo
     scalar_jobs: list[JobLine] = []
     scalar_steps: list[StepLine] = []
     bad: list[BadRecord] = []
+    # (a job row the columns could not read is re-read below, and counted there)
+    n_unfinished = reader.n_unfinished
     for index in np.flatnonzero(~clean):
         line_no = block.first_line_no + int(index)
         for item in sacct_rows.read_line(block.text(int(index)), line_no, layout, zone, options):
-            if isinstance(item, JobLine):
+            if isinstance(item, PendingTasksLine):
+                n_unfinished += 1
+            elif isinstance(item, JobLine):
+                n_unfinished += item.unfinished
                 scalar_jobs.append(item)
             elif isinstance(item, StepLine):
                 scalar_steps.append(item)
@@ -290,7 +311,7 @@ def read_block(block: LineBlock, layout: Layout, first_line: int, zone: ZoneInfo
     step_table = _with_scalar_steps(step_table, scalar_steps, block.first_line_no)
     step_table["line_no"] = block.first_line_no + step_table["line_index"]
     step_table["jobs_before"] = np.searchsorted(job_table["line_no"], step_table["line_no"])
-    return BlockRows(job_table, step_table, bad)
+    return BlockRows(job_table, step_table, bad, n_unfinished)
 
 
 def _objects(values: list[Any]) -> np.ndarray:

@@ -1,6 +1,6 @@
 """One ``sacct -P`` line at a time: the layout of the fields, and the rule for every field.
 
-These functions are the definition of how a row is read. :mod:`.sacct_columns` applies
+These functions are the definition of how a row is read. :mod:`.columns` applies
 the same rules to whole columns (once per distinct value, or with a column reader from
 :mod:`.field_columns` for the common spelling) and sends every row it cannot read that
 way to :func:`read_line`, so an odd value gets the same value or error on either path.
@@ -47,11 +47,25 @@ class Layout:
 
     def split(self, text: str) -> list[str] | None:
         """The fields of a line, or None when their count differs from the columns (a
-        delimiter inside a value: rejecting beats mis-shifting every later field)."""
+        delimiter inside a value, or a line cut short: rejecting beats mis-shifting every
+        later field).
+
+        One rule for ``-P`` and ``-p``: a line has exactly one field per column; with
+        ``-p`` every line also ends with the delimiter, which is not a field. So under
+        ``-p`` a line of one field too few (whose last delimiter would otherwise pass
+        for a field) is refused like the same line under ``-P``.
+        """
         cells = text.split(self.delimiter)
-        if self.trailing_delimiter and len(cells) == len(self.columns) + 1 and not cells[-1]:
+        if self.trailing_delimiter:
+            if cells[-1]:
+                return None
             cells.pop()
         return cells if len(cells) == len(self.columns) else None
+
+    def n_fields(self, text: str) -> int:
+        """How many fields the line has under this layout (for the message)."""
+        cells = text.split(self.delimiter)
+        return len(cells) - (1 if self.trailing_delimiter and not cells[-1] else 0)
 
     def index(self, name: str) -> int | None:
         """Position of column ``name``, None when the file does not have it."""
@@ -79,15 +93,30 @@ def detect_layout(text: str, options: IngestOptions) -> tuple[Layout, bool]:
 
 # --- the allocation row of a job ----------------------------------------------------------
 
-def state(row: Row) -> tuple[str | None, str | None]:
-    """Base state (None: not finished, so not a run) and the full text when it says more
-    (``CANCELLED by 102216``)."""
+def state(row: Row, keep_unfinished: bool = False) -> tuple[str | None, str | None]:
+    """Base state (None: not finished, so not a run, unless ``keep_unfinished``) and the
+    full text when it says more (``CANCELLED by 102216``)."""
     text = row.get("state", "")
-    base = fields.slurm_state(text)
-    return base, (text.strip() if text.strip() != base else None)
+    base = fields.slurm_state(text, keep_unfinished=True)
+    detail = text.strip() if text.strip() != base else None
+    if base in fields.SLURM_UNFINISHED_STATES and not keep_unfinished:
+        return None, detail
+    return base, detail
+
+
+#: Columns that give a job's runtime; without them it is End - Start.
+ELAPSED_COLUMNS = frozenset({"elapsedraw", "elapsed"})
+
+
+def runtime_from_times_s(start: float | None, end: float | None) -> float | None:
+    """The runtime of a dump without Elapsed or ElapsedRaw (jobstats asks sacct for
+    ``jobidraw,start,end,...`` only): End - Start, None when either is not set."""
+    return None if start is None or end is None else end - start
 
 
 def runtime_s(row: Row) -> float | None:
+    """Runtime from ElapsedRaw, else Elapsed (see :func:`runtime_from_times_s` for
+    dumps with neither)."""
     raw_elapsed = row.get("elapsedraw", "").strip()
     if raw_elapsed:
         return float(fields.count("ElapsedRaw", raw_elapsed) or 0)
@@ -178,12 +207,17 @@ def check_order(start: float | None, end: float | None, row: Row) -> None:
 def job_record(row: Row, job_id: str, line_no: int, zone: ZoneInfo,
                options: IngestOptions) -> RunRecord | None:
     """The run of an allocation row, or None for a job that has not finished."""
-    base_state, _ = state(row)
+    base_state, _ = state(row, keep_unfinished=not options.require_runtime)
     if base_state is None:
         return None
-    runtime = runtime_s(row)
     code, _ = exit_code(row)
     submit, start, end = times(row, zone)
+    if base_state in fields.SLURM_UNFINISHED_STATES:
+        runtime = None  # a pending or running job has no runtime yet
+    elif ELAPSED_COLUMNS & row.keys():
+        runtime = runtime_s(row)
+    else:
+        runtime = runtime_from_times_s(start, end)
     app, extra = app_and_extra(row, options)
     extra.update(job_id_extra(row.get("jobid", "").strip(), job_id))
     cluster = row.get("cluster", "").strip()
@@ -236,6 +270,16 @@ class JobLine:
     base: str
     line_no: int
     record: RunRecord | None
+    #: The job has not finished: skipped, and counted as such.
+    unfinished: bool = False
+
+
+@dataclass
+class PendingTasksLine:
+    """A pending array remainder (``4103947_[1-3]``): tasks not started yet, so not runs
+    (read as one job when no runtime is required)."""
+
+    line_no: int
 
 
 @dataclass
@@ -251,7 +295,7 @@ class StepLine:
 
 
 def field_count_reason(layout: Layout, text: str) -> str:
-    found = len(text.split(layout.delimiter))
+    found = layout.n_fields(text)
     expected = len(layout.columns)
     if found > expected:
         return (f"expected {expected} fields, found {found}; a '|' inside a job name or "
@@ -260,9 +304,9 @@ def field_count_reason(layout: Layout, text: str) -> str:
             "--columns does not match the export")
 
 
-def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo,
-              options: IngestOptions) -> list[JobLine | StepLine | BadRecord]:
-    """Everything one line says: nothing (blank, pending array remainder), a bad record,
+def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo, options: IngestOptions,
+              ) -> list[JobLine | StepLine | PendingTasksLine | BadRecord]:
+    """Everything one line says: nothing (blank), a pending array remainder, a bad record,
     a job row (with a bad record when its fields cannot be read) or a step row."""
     if not text.strip():
         return []
@@ -273,7 +317,13 @@ def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo,
     display_id = row.get("jobid", "").strip()
     raw_id = row.get("jobidraw", "").strip() or display_id
     if "_[" in display_id or "_[" in raw_id:
-        return []  # pending array remainder: tasks not started yet
+        if options.require_runtime:
+            return [PendingTasksLine(line_no)]
+        try:  # tasks to advise a walltime for: one job, named as sacct shows it
+            return [JobLine(display_id, line_no,
+                            job_record(row, display_id, line_no, zone, options))]
+        except FieldError as exc:
+            return [BadRecord(line_no, text, str(exc))]
     match = _JOB_ID.match(raw_id)
     if match is None:
         return [BadRecord(line_no, text, f"job id {raw_id!r} is not a Slurm job id like "
@@ -281,7 +331,8 @@ def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo,
     base, step = match["base"], match["step"]
     if step is None:
         try:
-            return [JobLine(base, line_no, job_record(row, base, line_no, zone, options))]
+            record = job_record(row, base, line_no, zone, options)
+            return [JobLine(base, line_no, record, unfinished=record is None)]
         except FieldError as exc:
             return [JobLine(base, line_no, None), BadRecord(line_no, text, str(exc))]
     try:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from perfpredict.ingest.field_columns import nullable_floats, nullable_ints
 from perfpredict.ingest.records import RunBatch
-from perfpredict.ingest.sacct_columns import JOB_FIELDS, Columns, is_set
+from perfpredict.ingest.sacct.columns import JOB_FIELDS, Columns, is_set
 
 MAX_OPEN_JOBS = 256
 #: What the steps add to a job, NaN until a step says.

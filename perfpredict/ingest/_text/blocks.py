@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfpredict.ingest.textio import damaged_stream, open_binary
+from perfpredict.ingest._text.lines import damaged_stream, open_binary
 
 #: Bytes read per block: memory stays bounded (a few times this) on files of any size.
 BLOCK_BYTES = 4 << 20
@@ -54,7 +54,7 @@ class LineBlock:
         return self.first_line_no + np.arange(len(self.starts))
 
     def text(self, i: int) -> str:
-        """Line ``i`` decoded as :func:`~perfpredict.ingest.textio.numbered_lines` does."""
+        """Line ``i`` decoded as :func:`~perfpredict.ingest._text.lines.numbered_lines` does."""
         return self.data[self.starts[i]:self.ends[i]].decode("utf-8", errors="replace")
 
     def line_of(self, offsets: np.ndarray) -> np.ndarray:
@@ -239,9 +239,11 @@ def split_fields(block: LineBlock, delimiter: bytes, n_columns: int,
     first = np.searchsorted(positions, block.starts)
     counts = np.diff(np.append(first, len(positions)))
     last = first + counts - 1
+    # The rule of sacct_rows.Layout.split: with a trailing delimiter (-p) every line has
+    # exactly one delimiter per column and ends with one; else one fewer.
     trailing = trailing_delimiter & (counts == n_columns) & (
         positions[np.maximum(last, 0)] + width == block.ends if len(positions) else False)
-    ok = ((counts == n_columns - 1) | trailing) & ~odd
+    ok = (trailing if trailing_delimiter else counts == n_columns - 1) & ~odd
     keep = np.repeat(ok, counts)
     keep[last[ok & trailing]] = False
     lines = np.flatnonzero(ok)

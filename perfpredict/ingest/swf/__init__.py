@@ -43,10 +43,10 @@ A line without exactly 18 fields is bad input. With ``--swf-allow-extra-fields``
 adds a node list, a queue name and a PBS resource spec) is read from its first 18 and the
 rest is kept as the ``swf_extra_fields`` extra field.
 
-The header is read line by line, the data lines in blocks (:mod:`.text_blocks`) whose
-plain lines are converted column by column (:mod:`.swf_columns`); every other line is
-read by :class:`.swf_rows.LineReader`, which defines the rules, so memory stays bounded
-and each rule has one definition.
+The header is read line by line, the data lines in blocks
+(:mod:`perfpredict.ingest._text.blocks`) whose plain lines are converted column by column
+(:mod:`.columns`); every other line is read by :class:`.rows.LineReader`, which defines
+the rules, so memory stays bounded and each rule has one definition.
 """
 
 from __future__ import annotations
@@ -54,17 +54,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+from perfpredict.ingest._text.blocks import line_blocks
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, expand_batches
-from perfpredict.ingest.swf_columns import read_block
-from perfpredict.ingest.swf_rows import LineReader
-from perfpredict.ingest.text_blocks import line_blocks
+from perfpredict.ingest.swf.columns import read_block
+from perfpredict.ingest.swf.rows import LineReader
 
 DESCRIPTION = "Standard Workload Format (Parallel Workloads Archive), 18 fields per job"
 
 
 def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     """Runs of ``path`` in batches and single items, in line order: the header line by
-    line, then blocks of lines read as columns (:mod:`.swf_columns`)."""
+    line, then blocks of lines read as columns (:mod:`.columns`)."""
     reader = LineReader(options)
     for block in line_blocks(path):
         first = 0

@@ -1,0 +1,233 @@
+"""Real accounting through the CLI (issue 14, items 1-6): sacct outputs laid out as
+reportseff and jobstats ask for them, repeated benchmark rows, the export round trip for
+every format, and what a user is told about what was not stored."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from tests.conftest import shared_path
+
+REPORTSEFF = Path(__file__).parent / "data" / "reportseff"
+#: reportseff's `sacct --format` (tests/test_reportseff.py), and with Timelimit.
+REPORTSEFF_COLUMNS = "AdminComment,AllocCPUS,Elapsed,JobID,JobIDRaw,MaxRSS,NNodes,NTasks,REQMEM,State,TotalCPU"
+REPORTSEFF_TIMELIMIT_COLUMNS = REPORTSEFF_COLUMNS.replace("TotalCPU", "Timelimit,TotalCPU")
+
+#: jobstats' layout (`sacct -P -X -o jobidraw,start,end,cluster,...` with
+#: SLURM_TIME_FORMAT=%s, PrincetonUniversity/jobstats tests/test_jobstats.py). jobstats is
+#: GPL-2.0, so these rows are written here in its layout, not copied; their Start and End
+#: differences are the `total_time` its tests expect (36322 s, 50944 s).
+JOBSTATS = """\
+JobIDRaw|Start|End|Cluster|AllocTRES|AdminComment|User|Account|State|NNodes|NCPUS|ReqMem|QOS|Partition|TimelimitRaw|JobName
+1001|1700000000|Unknown|tiger2|billing=40,cpu=40,mem=10G,node=1|JS1:Short|alice|physics|RUNNING|1|40|10G|tiger-short|serial|1440|myjob
+1002|1700000100|1700036422|della|billing=15,cpu=15,mem=1G,node=1|JS1:Short|bob|chem|TIMEOUT|1|15|1G|short|cpu|600|scf.cmd
+1003|1700001000|1700051944|della|billing=10485,cpu=12,gres/gpu=1,mem=128G,node=1||carol|cs|COMPLETED|1|12|128G|gpu-short|gpu-shared|990|emb
+1004|1700002000|1700013540|della|billing=20480,cpu=1,gres/gpu=1,mem=250G,node=1||dave|ee|CANCELLED by 223988|1|1|250G|gpu-short|gpu|840|run_main_1.cmd
+"""
+
+Cli = Callable[..., Result]
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    from perfpredict.cli.app import app
+
+    runner = CliRunner()  # Click >= 8.2: stdout and stderr apart, output both
+
+    def invoke(*args: str, db: str = "store.db") -> Result:
+        return runner.invoke(app, ["--db", f"sqlite:///{tmp_path / db}", *args])
+
+    return invoke
+
+
+def exported(cli: Cli, db: str = "store.db") -> list[dict[str, str]]:
+    result = cli("runs", "export", "--format", "csv", db=db)
+    assert result.exit_code == 0, result.output
+    return list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+def by_job(rows: list[dict[str, str]]) -> dict[str, dict[str, str]]:
+    return {row["job_id"]: row for row in rows}
+
+
+# --- 1. one field-count rule for -p and -P ----------------------------------------------
+
+@pytest.mark.parametrize("trailing", ["|", ""], ids=["sacct -p", "sacct -P"])
+def test_a_short_row_is_refused_with_and_without_the_trailing_delimiter(
+        cli: Cli, tmp_path: Path, trailing: str) -> None:
+    """reportseff's array job 24221219 printed with 11 fields under a 12-column header:
+    under -p its trailing '|' once passed for the 12th field, and TotalCPU 09:28.052
+    was stored as the time limit."""
+    header = REPORTSEFF_TIMELIMIT_COLUMNS.replace(",", "|") + trailing
+    lines = [line.replace("^|^", "|") + trailing
+             for line in (REPORTSEFF / "console-jobs.psv").read_text().splitlines()
+             if "24221219" in line]
+    path = tmp_path / "short.psv"
+    path.write_text("\n".join([header, *lines]) + "\n")
+    result = cli("ingest", "sacct", str(path), "--system", "della")
+    assert result.exit_code == 2
+    assert f"{path}:2: expected 12 fields, found 11" in result.output
+    assert exported(cli) == []
+
+
+def test_a_p_dump_with_the_right_count_is_read(cli: Cli, tmp_path: Path) -> None:
+    header = REPORTSEFF_TIMELIMIT_COLUMNS.replace(",", "|") + "|"
+    lines = [line.replace("^|^", "|") + "|"
+             for line in (REPORTSEFF / "timelimit-jobs.psv").read_text().splitlines()]
+    path = tmp_path / "p.psv"
+    path.write_text("\n".join([header, *lines]) + "\n")
+    assert cli("ingest", "sacct", str(path), "--system", "della").exit_code == 0
+    job = by_job(exported(cli))["24418435"]
+    assert (job["runtime_s"], job["requested_walltime_s"]) == ("5262.0", "10800.0")
+
+
+# --- acceptance: reportseff's fixtures, with the values its tests expect -----------------
+
+def test_reportseff_fixtures_ingest_with_reportseffs_values(cli: Cli) -> None:
+    result = cli("ingest", "sacct", str(REPORTSEFF / "timelimit-jobs.psv"), "--system",
+                 "della", "--columns", REPORTSEFF_TIMELIMIT_COLUMNS)
+    assert result.exit_code == 0, result.output
+    result = cli("ingest", "sacct", str(REPORTSEFF / "console-jobs.psv"), "--system", "della",
+                 "--columns", REPORTSEFF_COLUMNS)
+    assert result.exit_code == 0, result.output
+    # 24418435 is in both files: stored once
+    assert "5 records, 4 stored, 1 already in the store" in result.stdout
+    assert "1 non-terminal job skipped" in result.stdout  # 24221220 is PENDING
+    jobs = by_job(exported(cli))
+    assert "24221220" not in jobs
+    # reportseff: 24418435 COMPLETED 01:27:42, 25569410 COMPLETED 21:14:48,
+    # 23000233 CANCELLED 00:00:00
+    assert (jobs["24418435"]["state"], jobs["24418435"]["runtime_s"]) == ("COMPLETED", "5262.0")
+    assert float(jobs["24418435"]["max_rss_bytes"]) == 499092 * 1024
+    assert jobs["24418435"]["requested_walltime_s"] == "10800.0"
+    assert (jobs["25569410"]["state"], jobs["25569410"]["runtime_s"]) == ("COMPLETED", "76488.0")
+    assert float(jobs["25569410"]["max_rss_bytes"]) == 62328 * 1024
+    assert (jobs["23000233"]["state"], jobs["23000233"]["runtime_s"]) == ("CANCELLED", "0.0")
+    assert jobs["23000233"]["state_detail"] == "CANCELLED by 129319"
+    assert jobs["23000233"]["requested_walltime_s"] == str(6 * 86400.0)
+    # an array task: JobIDRaw is the job, JobID its array name; TotalCPU is no time limit
+    array_task = jobs["24221219"]
+    assert (array_task["runtime_s"], array_task["requested_walltime_s"]) == ("574.0", "")
+    assert (array_task["array_job_id"], array_task["array_task_id"]) == ("24220929", "421")
+    assert (jobs["23000381"]["state"], jobs["23000381"]["runtime_s"]) == ("FAILED", "12.0")
+
+
+# --- 2, 3. jobstats' layout: epoch seconds, runtime from End - Start ------------------------
+
+def test_jobstats_layout_gives_runtimes_from_epoch_start_and_end(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "jobstats.psv"
+    path.write_text(JOBSTATS)
+    result = cli("ingest", "sacct", str(path), "--timezone", "America/New_York")
+    assert result.exit_code == 0, result.output
+    assert "3 records, 3 stored" in result.stdout
+    assert "1 non-terminal job skipped" in result.stdout  # RUNNING
+    assert not result.stderr
+    jobs = by_job(exported(cli))
+    timeout, completed, cancelled = jobs["1002"], jobs["1003"], jobs["1004"]
+    assert (timeout["runtime_s"], timeout["requested_walltime_s"]) == ("36322.0", "36000.0")
+    assert (timeout["state"], timeout["censored"]) == ("TIMEOUT", "True")
+    # epoch seconds are UTC whatever --timezone says
+    assert timeout["start_time"] == "2023-11-14T22:15:00Z"
+    assert (completed["runtime_s"], completed["gpus"], completed["system"]) == (
+        "50944.0", "1", "della")
+    assert (cancelled["runtime_s"], cancelled["state_detail"]) == ("11540.0", "CANCELLED by 223988")
+
+
+def test_a_dump_without_any_runtime_is_warned_about(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "no-times.psv"
+    path.write_text("JobIDRaw|State|NNodes|JobName\n7|COMPLETED|2|a\n8|FAILED|4|b\n")
+    result = cli("ingest", "sacct", str(path), "--system", "della")
+    assert result.exit_code == 0
+    assert "none of the 2 records has a runtime" in result.stderr
+
+
+# --- 4. repeated benchmark measurements ----------------------------------------------------
+
+def test_repeats_in_a_later_file_are_kept_and_the_same_file_stays_idempotent(
+        cli: Cli, tmp_path: Path) -> None:
+    row = "lulesh,frontier,s100,8,8,7,812.5\n"
+    header = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+    first, second = tmp_path / "monday.csv", tmp_path / "tuesday.csv"
+    first.write_text(header + row + row)
+    second.write_text(header + row + "\n")  # the same measurement, repeated a day later
+    assert "2 records, 2 stored" in cli("ingest", "csv", str(first)).stdout
+    assert "1 records, 1 stored, 0 already" in cli("ingest", "csv", str(second)).stdout
+    again = cli("ingest", "csv", str(first), str(second))
+    assert again.stdout.count("already ingested") == 2
+    assert len(exported(cli)) == 3
+
+
+# --- 5. runs export, then ingest csv, for every format ------------------------------------
+
+def _kth_excerpt(tmp_path: Path) -> Path:
+    with gzip.open(shared_path("logs", "swf", "KTH-SP2-1996-2.1-cln.swf.gz"), "rt") as fh:
+        lines = [next(fh) for _ in range(400)]
+    path = tmp_path / "kth.swf"
+    path.write_text("".join(lines))
+    return path
+
+
+ROUND_TRIPS = {
+    "sacct": lambda tmp: shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"),
+    "sacct-json": lambda tmp: shared_path("logs", "slurm", "clockwork-sacct_1.json"),
+    "swf": _kth_excerpt,  # SWF jobs have no application name: "unknown"
+    "swf-nasa": lambda tmp: shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf"),
+    "pbs": lambda tmp: shared_path("logs", "pbs", "xdmod-accounting-logs.log"),
+    "lsf": lambda tmp: shared_path("logs", "lsf", "xdmod-accounting-logs.log"),
+    "darshan": lambda tmp: shared_path(
+        "logs", "darshan", "release_logs__mpi-io-test-x86_64-3.5.0.darshan"),
+}
+
+
+@pytest.mark.parametrize("source", sorted(ROUND_TRIPS))
+def test_export_ingests_back_unchanged(cli: Cli, tmp_path: Path, source: str) -> None:
+    if source == "darshan":
+        pytest.importorskip("darshan")
+    fmt = source.split("-nasa")[0]
+    result = cli("ingest", fmt, str(ROUND_TRIPS[source](tmp_path)), "--system", "site")
+    assert result.exit_code == 0, result.output
+    first = cli("runs", "export", "--format", "csv").stdout
+    assert len(first.splitlines()) > 1
+    export = tmp_path / "export.csv"
+    export.write_text(first)
+    result = cli("ingest", "csv", str(export), db="copy.db")
+    assert result.exit_code == 0, result.output
+    assert cli("runs", "export", "--format", "csv", db="copy.db").stdout == first
+
+
+# --- 6. what was not stored is said ---------------------------------------------------------
+
+def test_unfinished_jobs_are_counted(cli: Cli) -> None:
+    result = cli("ingest", "sacct", str(shared_path(
+        "logs", "slurm", "xdmod-sacct-non-ended-job-state.psv")))
+    assert result.exit_code == 0, result.output
+    assert "0 records" in result.stdout and "2 non-terminal jobs skipped" in result.stdout
+
+
+def test_unfinished_jobs_of_sacct_json_are_counted(cli: Cli) -> None:
+    result = cli("ingest", "sacct-json", str(shared_path(
+        "logs", "slurm", "sarc-generated-sacct-json-v0.0.43-mila_1714003200.json")))
+    assert result.exit_code == 0, result.output
+    assert "5 records, 5 stored" in result.stdout
+    assert "3 non-terminal jobs skipped" in result.stdout
+
+
+def test_an_empty_file_is_warned_about(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "empty.psv"
+    path.write_text("")
+    result = cli("ingest", "sacct", str(path), "--system", "della")
+    assert result.exit_code == 0
+    assert f"Warning: {path}: the file holds no records" in result.stderr
+
+
+def test_a_directory_is_named_as_such(cli: Cli, tmp_path: Path) -> None:
+    result = cli("ingest", "csv", str(tmp_path))
+    assert result.exit_code == 2
+    assert "is a directory, not a file" in result.output
