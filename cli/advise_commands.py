@@ -41,6 +41,8 @@ SystemOption = Annotated[str | None, typer.Option(
     help="System the runs were measured on (narrows the series; also looked up in the "
     "catalog for queues, granularity and charge).")]
 SizeOption = Annotated[str | None, typer.Option(help="Problem size label.")]
+VariantOption = Annotated[str | None, typer.Option(
+    help="Configuration that tells series apart (build, input parameters).")]
 RanksOption = Annotated[float | None, typer.Option(
     help="MPI ranks per node (needed for series measured in ranks).")]
 ThreadsOption = Annotated[float | None, typer.Option(help="Threads per rank.")]
@@ -51,6 +53,7 @@ def advise(
     app: AppOption = None,
     system: SystemOption = None,
     problem_size: SizeOption = None,
+    variant: VariantOption = None,
     ranks_per_node: RanksOption = None,
     threads_per_rank: ThreadsOption = None,
     runs: Annotated[int, typer.Option(help="Number of production runs to budget for.")] = 1,
@@ -90,7 +93,8 @@ def advise(
     from perfpredict.report import proposal
 
     plan = advise_plan(ctx.obj.open_store(), PlanRequest(
-        app=app, system=system, problem_size=problem_size, ranks_per_node=ranks_per_node,
+        app=app, system=system, problem_size=problem_size, variant=variant,
+        ranks_per_node=ranks_per_node,
         threads_per_rank=threads_per_rank, runs=runs, objective=objective.value,
         min_efficiency=min_efficiency, min_speedup_per_doubling=min_speedup_per_doubling,
         max_nodes=max_nodes, kill_risk=kill_risk, confidence=confidence))
@@ -122,6 +126,7 @@ def next_runs(
     app: Annotated[str, typer.Option("--app", help="Application name.")],
     system: SystemOption = None,
     problem_size: SizeOption = None,
+    variant: VariantOption = None,
     ranks_per_node: RanksOption = None,
     threads_per_rank: ThreadsOption = None,
     budget_node_hours: Annotated[float | None, typer.Option(
@@ -142,7 +147,8 @@ def next_runs(
     from perfpredict.cli.render import print_json, print_rows
 
     result = plan_next_runs(ctx.obj.open_store(), PlanRequest(
-        app=app, system=system, problem_size=problem_size, ranks_per_node=ranks_per_node,
+        app=app, system=system, problem_size=problem_size, variant=variant,
+        ranks_per_node=ranks_per_node,
         threads_per_rank=threads_per_rank), target_nodes=target_nodes,
         budget_node_hours=budget_node_hours)
     if fmt == TableFormat.json:

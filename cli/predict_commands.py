@@ -75,6 +75,8 @@ def estimate(
     nodes: Annotated[float | None, typer.Option(help="Node count to predict.")] = None,
     system: Annotated[str | None, typer.Option(help="System name.")] = None,
     problem_size: Annotated[str | None, typer.Option(help="Problem size label.")] = None,
+    variant: Annotated[str | None, typer.Option(
+        help="Configuration that tells series apart (build, input parameters).")] = None,
     ranks_per_node: Annotated[float | None, typer.Option(help="MPI ranks per node.")] = None,
     threads_per_rank: Annotated[float | None, typer.Option(help="Threads per rank.")] = None,
     io_bytes: Annotated[float | None, typer.Option(help="Bytes read + written.")] = None,
@@ -94,7 +96,7 @@ def estimate(
     if app is None or nodes is None:
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")
     result = estimate_one(ctx.obj.db_url(), Query(
-        app=app, nodes=nodes, system=system, problem_size=problem_size,
+        app=app, nodes=nodes, system=system, problem_size=problem_size, variant=variant,
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
         confidence)
     values = result.as_dict()

@@ -21,7 +21,7 @@ from perfpredict.laws import LAWS
 from perfpredict.laws.base import FloatArray
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.predictor import HybridPredictor, Prediction
-from perfpredict.series import Series
+from perfpredict.series import Series, SeriesKey
 
 BUNDLED_ARTIFACT = "predictor.json"
 _Num = TypeVar("_Num", float, FloatArray)
@@ -35,6 +35,7 @@ class Query:
     nodes: float
     system: str | None = None
     problem_size: str | None = None
+    variant: str | None = None
     ranks_per_node: float | None = None
     threads_per_rank: float | None = None
     io_bytes: float | None = None
@@ -56,6 +57,7 @@ class Estimate:
     app: str
     system: str
     problem_size: str
+    variant: str
     series: str
     nodes: float
     scale: float
@@ -97,13 +99,14 @@ class InlineSeries:
     def __init__(self, entries: list[dict[str, Any]]) -> None:
         self._by_app: dict[str, list[dict[str, Any]]] = {}
         for entry in entries:
-            self._by_app.setdefault(entry["key"][0].casefold(), []).append(entry)
+            self._by_app.setdefault(SeriesKey(*entry["key"]).app.casefold(), []).append(entry)
 
     def of_app(self, app: str) -> list[dict[str, Any]]:
         return self._by_app.get(app.casefold(), [])
 
     def apps(self) -> list[str]:
-        return sorted({e["key"][0] for entries in self._by_app.values() for e in entries})
+        return sorted({SeriesKey(*e["key"]).app for entries in self._by_app.values()
+                       for e in entries})
 
 
 def _stale_layout(origin: str, exc: Exception) -> ArtifactError:
@@ -152,7 +155,7 @@ class LoadedPredictor:
             return a.casefold() == b.casefold()
 
         try:
-            found = list(self.entries.of_app(query.app))
+            found = [(SeriesKey(*e["key"]), e) for e in self.entries.of_app(query.app)]
         except _LAYOUT_ERRORS as exc:
             raise _stale_layout(self.origin, exc) from exc
         if not found:
@@ -165,37 +168,42 @@ class LoadedPredictor:
                 f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")
             raise NotFoundError(f"no trained series for application {query.app!r}{hint} "
                                 "(ingest its runs and run 'perfpredict train')")
-        for label, index, wanted in (("system", 1, query.system),
-                                     ("problem size", 2, query.problem_size)):
+        for label, part, wanted in (("system", "system", query.system),
+                                    ("problem size", "problem_size", query.problem_size),
+                                    ("variant", "variant", query.variant)):
             if wanted is None:
                 continue
             # an exact label wins over labels that merely contain it
-            narrowed = ([e for e in found if same(e["key"][index], wanted)]
-                        or [e for e in found if wanted.casefold() in e["key"][index].casefold()])
+            narrowed = ([(k, e) for k, e in found if same(getattr(k, part), wanted)]
+                        or [(k, e) for k, e in found
+                            if wanted.casefold() in getattr(k, part).casefold()])
             if not narrowed:
-                options = sorted({e["key"][index] for e in found})
+                options = sorted({getattr(k, part) for k, _ in found})
                 raise NotFoundError(f"{query.app} has no runs with {label} {wanted!r}; "
                                     f"measured: {'; '.join(options[:10])}")
             found = narrowed
-        for index, wanted_num in ((3, query.ranks_per_node), (4, query.threads_per_rank)):
+        for part, wanted_num in (("ranks_per_node", query.ranks_per_node),
+                                 ("threads_per_rank", query.threads_per_rank)):
             if wanted_num is None:
                 continue
-            narrowed = [e for e in found if e["key"][index] in ("", _num_text(wanted_num))]
+            narrowed = [(k, e) for k, e in found
+                        if getattr(k, part) in ("", _num_text(wanted_num))]
             if narrowed:
                 found = narrowed
         # Prefer the best-measured series: most scales, then most runs.
-        found.sort(key=lambda e: (len(e["scales"]), e["n_runs"]), reverse=True)
+        found.sort(key=lambda ke: (len(ke[1]["scales"]), ke[1]["n_runs"]), reverse=True)
+        key, entry = found[0]
         notes = []
         if len(found) > 1:
             notes.append(f"{len(found)} series match; using the best measured one "
-                         "(narrow with --system / --problem-size)")
-        warning = self.predictor.thin_calibration(found[0]["weak"])
+                         "(narrow with --system / --problem-size / --variant)")
+        warning = self.predictor.thin_calibration(entry["weak"])
         if warning:
             notes.append(warning)
-        new_app = self.predictor.new_app_note(found[0]["key"][0])
+        new_app = self.predictor.new_app_note(key.app)
         if new_app:
             notes.append(new_app)
-        return found[0], notes
+        return entry, notes
 
     def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
         return self.estimate_many([query], confidence)[0]
@@ -251,8 +259,8 @@ class LoadedPredictor:
         scales: list[float] = []
         for i, query in enumerate(queries):
             query.validate()
-            lookup = (query.app, query.system, query.problem_size, query.ranks_per_node,
-                      query.threads_per_rank)
+            lookup = (query.app, query.system, query.problem_size, query.variant,
+                      query.ranks_per_node, query.threads_per_rank)
             if lookup not in resolved:
                 resolved[lookup] = self.find_series(query)
             entry, notes = resolved[lookup]
@@ -269,10 +277,10 @@ def _scale(entry: dict[str, Any], query: Query) -> float:
         return query.nodes
     rpn = query.ranks_per_node or entry["ranks_per_node"]
     if rpn is None:
-        app, system, size = entry["key"][:3]
+        key = SeriesKey(*entry["key"])
         raise BadInputError(
-            f"{app} on {system} [{size}] is measured in MPI ranks, not nodes; pass "
-            "--ranks-per-node so the node count can be turned into ranks")
+            f"{key.app} on {key.system} [{key.problem_size}] is measured in MPI ranks, not "
+            "nodes; pass --ranks-per-node so the node count can be turned into ranks")
     return query.nodes * rpn
 
 
@@ -289,8 +297,9 @@ def _make_estimate(query: Query, entry: dict[str, Any], series: Series, ctx: Ser
         notes.append("farther than any extrapolation the interval was calibrated on; "
                      "the interval was widened in proportion and may still be too narrow")
     return Estimate(
-        app=series.key[0], system=series.key[1], problem_size=series.key[2],
-        series=series.name, nodes=query.nodes, scale=scale, scale_unit=series.scale_unit,
+        app=series.key.app, system=series.key.system, problem_size=series.key.problem_size,
+        variant=series.key.variant, series=series.name, nodes=query.nodes, scale=scale,
+        scale_unit=series.scale_unit,
         confidence=confidence, predicted_runtime_s=pred.runtime_s,
         lower_runtime_s=max(pred.lower_s, 0.0), upper_runtime_s=pred.upper_s,
         speedup=speedup, efficiency=efficiency, scaling="weak" if series.weak else "strong",
@@ -320,7 +329,7 @@ def _num_text(value: float) -> str:
 def _context(entry: dict[str, Any]) -> tuple[Series, SeriesContext]:
     scales = np.asarray(entry["scales"], dtype=float)
     medians = np.asarray(entry["medians_s"], dtype=float)
-    series = Series(key=tuple(entry["key"]), scale_unit=entry["scale_unit"], scale=scales,
+    series = Series(key=SeriesKey(*entry["key"]), scale_unit=entry["scale_unit"], scale=scales,
                     runtime_s=medians, weak=entry["weak"],
                     problem_size_num=entry["problem_size_num"],
                     ranks_per_node=entry["ranks_per_node"],
@@ -348,9 +357,9 @@ def _roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale:
         return {}
     from perfpredict.catalog import bundled_system
 
-    spec = bundled_system(series.key[1])
+    spec = bundled_system(series.key.system)
     if spec is None:
-        notes.append(f"{series.key[1]} is not in the shipped catalog, so --io-bytes could "
+        notes.append(f"{series.key.system} is not in the shipped catalog, so --io-bytes could "
                      "not be turned into I/O time")
         return {}
     roofline = Roofline(query.io_bytes, spec.fs_bw_bytes_per_s,
@@ -416,7 +425,8 @@ def estimate(db_url: str | None, query: Query, confidence: float = 0.9) -> Estim
 BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
                  "efficiency", "law", "series", "beyond_measured_range")
 _QUERY_COLUMNS = {"app": str, "nodes": float, "system": str, "problem_size": str,
-                  "ranks_per_node": float, "threads_per_rank": float, "io_bytes": float}
+                  "variant": str, "ranks_per_node": float, "threads_per_rank": float,
+                  "io_bytes": float}
 
 
 def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query]]:

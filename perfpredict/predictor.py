@@ -399,7 +399,7 @@ class HybridPredictor:
         n_series = len(usable)
         series_log, series_doublings = _series_evidence(n_series, group, target, weight,
                                                         distance)
-        names, app_of = np.unique([s.key[0] for s in usable], return_inverse=True)
+        names, app_of = np.unique([s.key.app for s in usable], return_inverse=True)
         fold = np.random.default_rng(self.random_state).permutation(n_series) % self.n_folds
         cell = app_of * self.n_folds + fold  # (application, fold)
         cells = names.size * self.n_folds
@@ -518,9 +518,9 @@ class HybridPredictor:
         base_log = logs[base_name]
         law_matrix = np.column_stack([logs[name] for name in CANDIDATE_LAWS])
         n = p.size
-        new_app = self.is_new_app(series.key[0])
+        new_app = self.is_new_app(series.key.app)
         # a new application trained with no other series' evidence, so it answers so
-        app_rate = 0.0 if new_app else self.app_rate(series.key[0])
+        app_rate = 0.0 if new_app else self.app_rate(series.key.app)
         features = _features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
                              law_matrix, base_log, np.full(n, app_rate))
         distance = features[:, 0]

@@ -13,13 +13,31 @@ import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from perfpredict.laws.base import FloatArray
 
-SERIES_KEY = ("app", "system", "problem_size", "ranks_per_node", "threads_per_rank")
+
+class SeriesKey(NamedTuple):
+    """What tells one series from another, each part as text ('' for unknown).
+
+    ``variant`` holds what else tells curves of one code apart on one system (a build,
+    input parameters such as VASP's NCORE and KPAR, a transport scheme): without it
+    their runs mix into one series that no law fits.
+    """
+
+    app: str
+    system: str
+    problem_size: str
+    variant: str
+    ranks_per_node: str
+    threads_per_rank: str
+
+
+#: The run columns that make up a :class:`SeriesKey`, in its order.
+SERIES_KEY = SeriesKey._fields
 GOOD_STATES = {"", "COMPLETED", "SUCCESS", "SUCCESSFUL"}
 _WEAK_LABEL = re.compile(r"(per|/)\s*(rank|node|gpu|process|proc|core)\b",
                          re.IGNORECASE)
@@ -38,7 +56,7 @@ def key_part(value: Any) -> str:
 class Series:
     """The usable runs of one series, sorted by scale."""
 
-    key: tuple[str, ...]
+    key: SeriesKey
     scale_unit: str  # "nodes" or "ranks"
     scale: FloatArray  # one entry per run
     runtime_s: FloatArray
@@ -57,10 +75,12 @@ class Series:
 
     @property
     def name(self) -> str:
-        app, system, size, rpn, threads = self.key
-        layout = f", {rpn} ranks/node" if rpn else ""
-        layout += f", {threads} threads/rank" if threads else ""
-        return f"{app} on {system} [{size or 'default size'}{layout}]"
+        key = self.key
+        label = key.problem_size or "default size"
+        label += f", {key.variant}" if key.variant else ""
+        label += f", {key.ranks_per_node} ranks/node" if key.ranks_per_node else ""
+        label += f", {key.threads_per_rank} threads/rank" if key.threads_per_rank else ""
+        return f"{key.app} on {key.system} [{label}]"
 
     @property
     def scales(self) -> FloatArray:
@@ -161,10 +181,10 @@ def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
             scale_unit="nodes" if use_nodes[g] else "ranks",
             scale=scale_all[mine],
             runtime_s=runtime_all[mine],
-            weak=_is_weak(key[2], hint),
+            weak=_is_weak(key.problem_size, hint),
             problem_size_num=None if np.isnan(size_num[g]) else float(size_num[g]),
-            ranks_per_node=_float_or_none(key[3]),
-            threads_per_rank=_float_or_none(key[4]),
+            ranks_per_node=_float_or_none(key.ranks_per_node),
+            threads_per_rank=_float_or_none(key.threads_per_rank),
             io_share=io_share,
             submitted_epoch_s=None if submitted_all is None else submitted_all[mine],
             io_bytes=None if np.isnan(io_all[mine]).all() else io_all[mine],
@@ -183,18 +203,20 @@ def _submitted(runs) -> FloatArray | None:  # type: ignore[no-untyped-def]
     return times[np.arange(times.shape[0]), first_known]
 
 
-def _series_groups(runs) -> tuple[np.ndarray, list[tuple[str, ...]]]:  # type: ignore[no-untyped-def]
+def _series_groups(runs) -> tuple[np.ndarray, list[SeriesKey]]:  # type: ignore[no-untyped-def]
     """Each run's series (an index into the keys) and the series keys, sorted.
 
     Only each column's distinct values go through :func:`key_part`; runs are matched
-    by codes (a hash table per column), not by a Python step per run.
+    by codes (a hash table per column), not by a Python step per run. A frame without a
+    ``variant`` column (data sets that do not tell builds or inputs apart) has none.
     """
     import pandas as pd
 
     combined = np.zeros(len(runs), dtype=np.int64)
     columns = []
     for name in SERIES_KEY:
-        codes, uniques = pd.factorize(runs[name], use_na_sentinel=False)
+        values = runs[name] if name in runs or name != "variant" else np.full(len(runs), "")
+        codes, uniques = pd.factorize(values, use_na_sentinel=False)
         texts = [key_part(v) for v in uniques]
         # values with the same text ('36' and 36.0) are one key part
         text_code: dict[str, int] = {}
@@ -205,7 +227,8 @@ def _series_groups(runs) -> tuple[np.ndarray, list[tuple[str, ...]]]:  # type: i
     n_groups = int(combined.max()) + 1
     first = np.zeros(n_groups, dtype=np.int64)
     first[combined[::-1]] = np.arange(len(runs) - 1, -1, -1)  # the first run of each
-    keys = [tuple(texts[codes[row]] for codes, texts in columns) for row in first.tolist()]
+    keys = [SeriesKey(*(texts[codes[row]] for codes, texts in columns))
+            for row in first.tolist()]
     rank = sorted(range(n_groups), key=keys.__getitem__)
     position = np.empty(n_groups, dtype=np.int64)
     position[rank] = np.arange(n_groups)

@@ -125,7 +125,7 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
     if report.artifact_sha256 is None and not report.walltime_jobs:
         raise NotTrainedError(
             f"nothing to train on: the store holds {report.n_runs} runs, but no series "
-            "(application, system, problem size, layout) with three or more measured "
+            "(application, system, problem size, variant, layout) with three or more measured "
             f"scales and fewer than {MIN_WALLTIME_JOBS} scheduler jobs with submit times; "
             "ingest more runs (e.g. 'perfpredict datasets load')")
     return report

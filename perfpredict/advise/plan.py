@@ -51,6 +51,7 @@ class PlanRequest:
     app: str
     system: str | None = None
     problem_size: str | None = None
+    variant: str | None = None
     ranks_per_node: float | None = None
     threads_per_rank: float | None = None
     runs: int = 1
@@ -88,7 +89,8 @@ class PlanRequest:
         from perfpredict.estimate import Query
 
         return Query(app=self.app, nodes=nodes, system=self.system,
-                     problem_size=self.problem_size, ranks_per_node=self.ranks_per_node,
+                     problem_size=self.problem_size, variant=self.variant,
+                     ranks_per_node=self.ranks_per_node,
                      threads_per_rank=self.threads_per_rank)
 
 

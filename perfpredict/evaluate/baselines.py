@@ -43,7 +43,7 @@ def blackbox(pool: list[Series],
     codes: dict[str, dict[str, int]] = {"app": {}, "system": {}}
 
     def features(series: Series, p: FloatArray) -> FloatArray:
-        app, system = series.key[0], series.key[1]
+        app, system = series.key.app, series.key.system
         n = p.size
         return np.column_stack([
             np.log2(p), np.full(n, series.ranks_per_node or np.nan),

@@ -1,7 +1,7 @@
 """Benchmark results as CSV: one row per run.
 
 Columns (DESIGN.md contract): app, system, problem_size, nodes, ranks_per_node,
-threads_per_rank, runtime_s; optional io_bytes, total_ranks (stands in for nodes when the
+threads_per_rank, runtime_s; optional variant, io_bytes, total_ranks (stands in for nodes when the
 node count is unknown, as in RELeARN), job_id, user, submit_time, requested_walltime_s and
 every other column of the store's run table (so ``runs export`` ingests back unchanged).
 Unknown columns are kept as extra fields, never rejected.
@@ -28,7 +28,7 @@ _FLOAT_FIELDS = (
     "ranks_per_node", "io_bytes", "runtime_s", "requested_walltime_s", "max_rss_bytes",
     "problem_size_num",
 )
-_TEXT_FIELDS = ("app", "system", "problem_size", "state", "user", "account", "partition",
+_TEXT_FIELDS = ("app", "system", "problem_size", "variant", "state", "user", "account", "partition",
                 "job_id")
 _TIME_FIELDS = {"submit_time": "submit_epoch_s", "start_time": "start_epoch_s",
                 "end_time": "end_epoch_s"}

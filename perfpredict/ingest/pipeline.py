@@ -53,7 +53,9 @@ JSON_CACHE_ENTRIES = 4096
 INGEST_CACHE_KIB = 64 * 1024
 _RECORD_ONLY = {"line_no", "key", "mode", "attach_fields"}
 _CONTENT_FIELDS = [f for f in RunRecord.__slots__ if f not in _RECORD_ONLY]  # type: ignore[attr-defined]
-_HASHED_FIELDS = [f for f in _CONTENT_FIELDS if f != "system"]
+#: Hashed into a benchmark row's content key. ``variant`` came after keys were first
+#: stored, so it is hashed only where given (see content_digests).
+_HASHED_FIELDS = [f for f in _CONTENT_FIELDS if f not in ("system", "variant")]
 
 ProgressCallback = Callable[[int], None]
 
@@ -81,16 +83,22 @@ def content_digests(batch: RunBatch, rows: list[int]) -> list[str]:
     """SHA-1 of ``repr`` of the list of each row's :data:`_HASHED_FIELDS`: the identity
     of a benchmark row without one of its own, which stored runs carry, so it must never
     change. Formatting every value with one ``%r`` template (``None`` where the batch has
-    no such column) gives that text without building a list per row."""
+    no such column) gives that text without building a list per row. A row with a
+    ``variant`` has it appended to the list, so rows without one keep the keys they had
+    before variants existed, and rows told apart only by their variant are not merged."""
     template = "[" + ", ".join("%r" if name in batch.columns else "None"
                                for name in _HASHED_FIELDS) + "]"
     columns = [batch.columns[name] for name in _HASHED_FIELDS if name in batch.columns]
+    variants = batch.column("variant")
     if len(rows) < len(batch):
         columns = [[column[i] for i in rows] for column in columns]
+        variants = [variants[i] for i in rows]
     rows_values = zip(*columns, strict=True) if columns else [()] * len(rows)
     sha1 = hashlib.sha1
-    return [sha1((template % values).encode("utf-8", "replace")).hexdigest()
-            for values in rows_values]
+    with_variant = template[:-1] + ", %r]"
+    return [sha1((template % values if variant is None else with_variant % (*values, variant))
+                 .encode("utf-8", "replace")).hexdigest()
+            for values, variant in zip(rows_values, variants, strict=True)]
 
 
 def _content_key(system: str, digest: str, seen: Counter[str]) -> str:

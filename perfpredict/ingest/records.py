@@ -18,6 +18,9 @@ class RunRecord:
     system: str | None = None  # None: the --system option supplies it
     problem_size: str | None = None
     problem_size_num: float | None = None
+    #: What else tells this run's scaling curve apart (build, input parameters): part of
+    #: its series key.
+    variant: str | None = None
     nodes: int | None = None
     ranks_per_node: float | None = None
     threads_per_rank: int | None = None

@@ -38,6 +38,13 @@ def _entry_text(entry: dict[str, Any]) -> str:
     return json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+def entry_app(entry: dict[str, Any]) -> str:
+    """The application of a series entry."""
+    from perfpredict.series import SeriesKey
+
+    return SeriesKey(*entry["key"]).app
+
+
 def _digest(texts: list[str]) -> str:
     return hashlib.sha256("\n".join(texts).encode()).hexdigest()
 
@@ -53,7 +60,7 @@ def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore
     if SERIES in doc:
         by_app: dict[str, list[str]] = {}
         for entry, text in zip(entries, texts, strict=True):
-            by_app.setdefault(entry["key"][0].casefold(), []).append(text)
+            by_app.setdefault(entry_app(entry).casefold(), []).append(text)
         body = {k: v for k, v in doc.items() if k not in (SERIES, "sha256")}
         doc = artifact.seal({**body, DIGESTS: {app: _digest(t) for app, t in by_app.items()}})
     with store.engine.begin() as conn:
@@ -63,8 +70,8 @@ def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore
             document=artifact.to_text(doc))).inserted_primary_key[0]
         if texts:
             conn.execute(artifact_series.insert(), [
-                {"artifact_id": artifact_id, "app": e["key"][0],
-                 "app_folded": e["key"][0].casefold(), "entry": text}
+                {"artifact_id": artifact_id, "app": entry_app(e),
+                 "app_folded": entry_app(e).casefold(), "entry": text}
                 for e, text in zip(entries, texts, strict=True)])
     return doc
 

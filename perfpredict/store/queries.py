@@ -15,9 +15,9 @@ from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs, 
 
 #: Leading columns of ``runs export --format csv``, named as ``ingest csv`` reads them.
 EXPORT_COLUMNS = [
-    "job_id", "app", "system", "problem_size", "nodes", "ranks_per_node", "threads_per_rank",
-    "total_ranks", "runtime_s", "io_bytes", "requested_walltime_s", "user", "submit_time",
-    "state",
+    "job_id", "app", "system", "problem_size", "variant", "nodes", "ranks_per_node",
+    "threads_per_rank", "total_ranks", "runtime_s", "io_bytes", "requested_walltime_s", "user",
+    "submit_time", "state",
 ]
 _TIME_COLUMNS = {"submit_epoch_s": "submit_time", "start_epoch_s": "start_time",
                  "end_epoch_s": "end_time"}

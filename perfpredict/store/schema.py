@@ -75,6 +75,8 @@ runs = Table(
     Column("system", String(200), nullable=False),
     Column("problem_size", String(300)),
     Column("problem_size_num", Float),
+    # what else tells one scaling curve apart: build, input parameters (VASP's NCORE, KPAR)
+    Column("variant", String(300)),
     Column("nodes", Integer),
     Column("ranks_per_node", Float),
     Column("threads_per_rank", Integer),

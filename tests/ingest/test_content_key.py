@@ -44,3 +44,15 @@ def test_column_digests_equal_the_repr_of_each_row(
                                   for name in _HASHED_FIELDS]) for row in rows]
     assert content_digests(batch, list(range(len(rows)))) == expected
     assert content_digests(batch, subset) == [expected[i] for i in subset]
+
+
+def test_a_variant_joins_the_digest_only_where_given() -> None:
+    """Rows stored before variants existed keep their keys; rows told apart only by their
+    variant get keys of their own, so a second file with another build is not a duplicate."""
+    batch = RunBatch({"app": ["vasp"] * 3, "runtime_s": [5.0] * 3,
+                      "variant": [None, "NCORE=4", "NCORE=8"], "line_no": [1, 2, 3]})
+    values = [{"app": "vasp", "runtime_s": 5.0}.get(name) for name in _HASHED_FIELDS]
+    assert content_digests(batch, [0, 1, 2]) == [
+        reference_digest(values), reference_digest([*values, "NCORE=4"]),
+        reference_digest([*values, "NCORE=8"])]
+    assert content_digests(batch, [2]) == [reference_digest([*values, "NCORE=8"])]

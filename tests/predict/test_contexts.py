@@ -221,8 +221,8 @@ def test_series_keys_merge_equal_texts_and_keep_frame_order_within_a_scale() -> 
         {"app": "b", "ranks_per_node": None, "nodes": 1, "runtime_s": 5.0},
     ])
     series = build_series(frame)
-    assert [s.key for s in series] == [("a", "s", "", "4", ""), ("a", "s", "36", "4", ""),
-                                       ("b", "s", "n", "", "")]
+    assert [s.key for s in series] == [("a", "s", "", "", "4", ""), ("a", "s", "36", "", "4", ""),
+                                       ("b", "s", "n", "", "", "")]
     unsized, sized, other = series
     # a run without a node count makes the whole series count ranks
     assert unsized.scale_unit == "ranks" and list(unsized.scale) == [8, 16]

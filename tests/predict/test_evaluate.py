@@ -17,7 +17,7 @@ from perfpredict.evaluate import (
     summarise,
     training_rounds,
 )
-from perfpredict.series import Series, build_series
+from perfpredict.series import Series, SeriesKey, build_series
 
 
 def _outcomes(inside_by_series: dict[str, list[bool]]) -> Outcomes:
@@ -62,7 +62,7 @@ def _series(name: str, scales: list[float], repeats: int = 3,
     else:
         scale = np.asarray(scales, dtype=float)
     times = None if submitted_epoch_s is None else np.asarray(submitted_epoch_s, dtype=float)
-    return Series((name, "s", "", "", ""), "nodes", scale, 100.0 / scale + 1.0, False,
+    return Series(SeriesKey(name, "s", "", "", "", ""), "nodes", scale, 100.0 / scale + 1.0, False,
                   submitted_epoch_s=times)
 
 
@@ -230,7 +230,7 @@ def test_leave_out_cuts_one_group_and_shows_the_rest_in_full() -> None:
                _series("c", [1, 2, 4, 8, 16]))
     group = {"a": "center1", "b": "center1", "c": "center2"}
     plan = plan_split([a, b, c], "extrapolate")
-    rounds = training_rounds(plan, leave_out_group=lambda i: group[[a, b, c][i].key[0]])
+    rounds = training_rounds(plan, leave_out_group=lambda i: group[[a, b, c][i].key.app])
     assert [r.tested for r in rounds] == [[0], [2]]
     assert _max_scale_seen(rounds[0].pool) == {a.key: 4.0, b.key: 4.0, c.key: 16.0}
     assert _max_scale_seen(rounds[1].pool) == {a.key: 16.0, b.key: 4.0, c.key: 4.0}

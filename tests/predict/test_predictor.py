@@ -11,7 +11,7 @@ from perfpredict.errors import ArtifactError
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
 from perfpredict.predictor import HybridPredictor
-from perfpredict.series import Series, build_series
+from perfpredict.series import Series, SeriesKey, build_series
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +101,9 @@ def test_a_series_borrows_its_applications_evidence_beyond_its_runs(relearn_seri
     evidence: the same prediction inside the measured range, another one beyond it."""
     predictor = relearn_predictor
     known = relearn_series[3]
-    unseen = dataclasses.replace(known, key=("never-trained-app", *known.key[1:]))
+    unseen = dataclasses.replace(known, key=known.key._replace(app="never-trained-app"))
     assert predictor.app_rate("never-trained-app") == 0.0
-    assert predictor.app_rate(known.key[0]) != 0.0
+    assert predictor.app_rate(known.key.app) != 0.0
     inside = known.scales
     beyond = np.array([2048.0, 8192.0])
     same = [p.runtime_s for p in predictor.predict(known, inside)]
@@ -143,7 +143,7 @@ def test_a_new_application_gets_intervals_calibrated_on_left_out_applications() 
     assert predictor.is_new_app("LULESH 2.0.3") and not predictor.is_new_app("RELeARN")
     assert predictor.is_new_app("an application never trained on")
     series, ctx = loaded.series_context(loaded.entries.of_app("LULESH 2.0.3")[0])
-    as_known = dataclasses.replace(series, key=("RELeARN", *series.key[1:]))
+    as_known = dataclasses.replace(series, key=series.key._replace(app="RELeARN"))
     scales = np.array([100.0, 512.0, 2048.0])
     for new, known in zip(predictor.predict(series, scales, ctx=ctx),
                           predictor.predict(as_known, scales, ctx=ctx), strict=True):
@@ -156,7 +156,7 @@ def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
     p = np.array([1.0, 2, 4, 8, 16, 32])
     exponent = 0.8 if heavy else 0.1
     runtime = 1000 / p * np.maximum(p / 4, 1) ** exponent * rng.uniform(0.98, 1.02, p.size)
-    return Series(key=(name, "sys", "", "", ""), scale_unit="nodes", scale=p,
+    return Series(key=SeriesKey(name, "sys", "", "", "", ""), scale_unit="nodes", scale=p,
                   runtime_s=runtime, weak=False, io_bytes=(1e12 if heavy else 1e6) * p)
 
 

@@ -28,14 +28,14 @@ COMMANDS = [
 ]
 
 
-def build_golden_store(path: Path) -> str:
-    """A store as perfpredict 0001_initial left it, with a batch, a system, runs, a reject."""
+def build_golden_store(path: Path, revision: str = OLD_REVISION) -> str:
+    """A store as perfpredict at ``revision`` left it, with a batch, a system, runs, a reject."""
     from perfpredict.store import migrations
 
     url = f"sqlite:///{path}"
     engine = create_engine(url)
     try:
-        migrations.upgrade(engine, OLD_REVISION)
+        migrations.upgrade(engine, revision)
         with engine.begin() as conn:
             conn.execute(text(
                 "INSERT INTO systems (name, cores_per_node, origin) VALUES ('opal', 36, 'ingest')"))
@@ -112,13 +112,48 @@ def test_db_upgrade_migrates_the_golden_store_without_losing_a_row(tmp_path: Pat
     result = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
     assert result.exit_code == 0, result.output
     assert _revision(path) == SCHEMA_REVISION
-    assert _rows(path) == before
+    # 0004 gives every run a variant, unknown (NULL) for the runs stored before it
+    upgraded = {**before, "runs": [(*run, None) for run in before["runs"]]}
+    assert _rows(path) == upgraded
     # ... and the store is usable afterwards, its runs counted.
     stats = CliRunner().invoke(app, ["--db", url, "runs", "stats", "--format", "json"])
     assert stats.exit_code == 0, stats.output
     assert '"n_runs": 3' in stats.stdout
     again = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
-    assert again.exit_code == 0 and _rows(path) == before
+    assert again.exit_code == 0 and _rows(path) == upgraded
+
+
+def test_an_upgrade_to_variants_keeps_the_runs_and_asks_to_retrain_the_predictor(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A predictor trained before 0004 keys its series without a variant: an estimate
+    refuses it with the command that replaces it, rather than misreading its keys."""
+    from types import SimpleNamespace
+
+    from perfpredict import artifact
+    from perfpredict.estimate import bundled_artifact_path
+    from perfpredict.store import artifacts
+
+    path = tmp_path / "store.db"
+    url = build_golden_store(path, "0003_artifact_series")
+    trained = artifact.read_file(bundled_artifact_path())
+    for entry in trained["series"]:
+        del entry["key"][3]  # the key as trained before variants: app, system, size, layout
+    engine = create_engine(url)
+    with monkeypatch.context() as before_variants:
+        before_variants.setattr(artifacts, "entry_app", lambda entry: entry["key"][0])
+        artifacts.save_artifact(SimpleNamespace(engine=engine), artifact.seal(
+            {k: v for k, v in trained.items() if k != "sha256"}))
+    engine.dispose()
+    assert CliRunner().invoke(app, ["--db", url, "db", "upgrade"]).exit_code == 0
+    export = CliRunner().invoke(app, ["--db", url, "runs", "export", "--format", "csv"])
+    assert export.exit_code == 0, export.output
+    header, first = export.stdout.splitlines()[:2]
+    assert header.startswith("job_id,app,system,problem_size,variant,nodes,")
+    assert first.startswith("101,lulesh,opal,,,1,")  # no problem size, no variant
+    result = CliRunner().invoke(app, ["--db", url, "estimate", "--app", "bert", "--nodes", "8"])
+    assert result.exit_code == 1, result.output
+    assert "retrain with 'perfpredict train'" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
 
 
 def _newer_store(path: Path) -> str:
