@@ -6,15 +6,16 @@ reported, not judged (it counts in the pooled figures). A data set is read from 
 project's datasets/ where it is bundled, else from ../shared/datasets (GPL data such as
 VASP and CP2K are read from there only, never copied).
 
-While the store's series key has no ``variant`` (build, NCORE/KPAR, transport scheme),
-a data set's variant column is folded into its problem size, so that VASP's
-configurations do not mix into one curve no law fits.
+A data set's ``variant`` column (build, NCORE/KPAR, transport scheme) is part of the
+series key, so VASP's configurations do not mix into one curve no law fits. Each data set
+is stored from its own ``<name>/runs.csv[.gz]``, so the evaluate table groups by its name.
 
 Run:
     python -m bench.accuracy_benchmark                      # extrapolate + fewshot, store-cut
     python -m bench.accuracy_benchmark --protocol by-series
     python -m bench.accuracy_benchmark --leave-out source
     python -m bench.accuracy_benchmark --with-bundled --repeats 3
+    python -m bench.accuracy_benchmark --dataset vasp_archer --dataset cp2k_readme --with-bundled
 
 Each backtest prints, as Markdown, one row per data set and a pooled row: the hybrid's
 MAPE and median APE beside the best single baseline's on each (Amdahl, Amdahl + log,
@@ -51,24 +52,6 @@ def dataset_file(name: str, shared_datasets: Path = SHARED_DATASETS) -> Path:
     return shared
 
 
-def _ingestible_copy(name: str, source: Path, folder: Path) -> Path:
-    """``source`` as ``folder/name/runs.csv`` (the store names the data set by the
-    folder), with its variant folded into the problem size when the series key lacks it."""
-    import pandas as pd
-
-    from perfpredict.model.series import SERIES_KEY
-
-    frame = pd.read_csv(source, low_memory=False)
-    if "variant" in frame and "variant" not in SERIES_KEY:
-        variant = frame.pop("variant").fillna("").astype(str)
-        frame["problem_size"] = (frame["problem_size"].fillna("").astype(str)
-                                 + variant.where(variant == "", " | " + variant))
-    target = folder / name / "runs.csv"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(target, index=False)
-    return target
-
-
 def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
                 shared_datasets: Path = SHARED_DATASETS):  # type: ignore[no-untyped-def]
     """A store at ``url`` holding the data sets ``names``, each its own ingest source."""
@@ -76,10 +59,8 @@ def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
     from perfpredict.store import open_store
 
     store = open_store(url)
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            ingest_file(store, "csv", _ingestible_copy(
-                name, dataset_file(name, shared_datasets), Path(tmp)))
+    for name in names:
+        ingest_file(store, "csv", dataset_file(name, shared_datasets))
     return store
 
 
@@ -115,30 +96,81 @@ def hybrid_rows(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{k: r[k] for k in keep} for r in table if r["method"] == "hybrid"]
 
 
+#: the verdict's figures whose seed-to-seed spread the acceptance tests' margins rest on
+SPREAD_FIGURES = ("hybrid_mape_pct", "mape_gap_pct", "hybrid_median_ape_pct",
+                  "median_ape_gap_pct", "coverage")
+
+
+def seed_spread(store, split: str, n_seeds: int, first_seed: int = 0,  # type: ignore[no-untyped-def]
+                **options: Any) -> list[dict[str, Any]]:
+    """Per data set and figure: mean, standard deviation, minimum and maximum over
+    ``n_seeds`` backtests that differ only in their seeds (the hybrid's, the black box's,
+    the folds and draws). A backtest of ``repeats`` pools that many seeds; the backtests'
+    seeds do not overlap (``first_seed``, ``first_seed + repeats``, ...), so their spread
+    is that of independent runs. A gap is the hybrid's figure minus the best baseline's."""
+    import numpy as np
+
+    from perfpredict.evaluate import evaluate
+    from perfpredict.evaluate.metrics import acceptance
+
+    values: dict[tuple[str, str], list[float]] = {}
+    step = options.get("repeats", 1)
+    for seed in range(first_seed, first_seed + n_seeds * step, step):
+        table = evaluate(store, split, random_state=seed, **options)
+        for group in sorted({r["group"] for r in table}):
+            verdict = acceptance(table, group)
+            verdict["mape_gap_pct"] = verdict["hybrid_mape_pct"] - verdict["best_mape_pct"]
+            verdict["median_ape_gap_pct"] = (verdict["hybrid_median_ape_pct"]
+                                             - verdict["best_median_ape_pct"])
+            for figure in SPREAD_FIGURES:
+                values.setdefault((group, figure), []).append(verdict[figure])
+    return [{"data set": group, "figure": figure, "mean": float(np.mean(v)),
+             "sd": float(np.std(v, ddof=1)) if len(v) > 1 else 0.0,
+             "min": float(np.min(v)), "max": float(np.max(v))}
+            for (group, figure), v in sorted(values.items())]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", action="append", choices=["extrapolate", "fewshot", "random"],
                         help="repeatable; default: extrapolate and fewshot")
     parser.add_argument("--protocol", default="store-cut", choices=["store-cut", "by-series"])
     parser.add_argument("--leave-out", choices=["source", "system"])
-    parser.add_argument("--with-bundled", action="store_true")
+    parser.add_argument("--with-bundled", action="store_true",
+                        help="add the bundled data sets the store does not hold to training")
+    parser.add_argument("--dataset", action="append", choices=JUDGED + REPORTED,
+                        help="repeatable; the data sets in the store (default: all)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed-spread", type=int, metavar="N",
+                        help="run each split with N seeds and print each figure's spread")
     args = parser.parse_args(argv)
 
     from perfpredict.evaluate import evaluate
     from perfpredict.report.tables import markdown_table
 
     with tempfile.TemporaryDirectory() as tmp:
-        store = build_store(f"sqlite:///{Path(tmp) / 'accuracy.db'}")
+        store = build_store(f"sqlite:///{Path(tmp) / 'accuracy.db'}",
+                            tuple(args.dataset or JUDGED + REPORTED))
         try:
             for split in args.split or ["extrapolate", "fewshot"]:
                 started = time.perf_counter()
+                if args.seed_spread:
+                    rows = seed_spread(store, split, args.seed_spread, args.seed,
+                                       protocol=args.protocol, leave_out=args.leave_out,
+                                       with_bundled=args.with_bundled, repeats=args.repeats)
+                    print(f"\n## {split}: spread over {args.seed_spread} seeds from "
+                          f"{args.seed}, repeats {args.repeats} "
+                          f"({time.perf_counter() - started:.0f} s)\n")
+                    print(markdown_table(rows))
+                    continue
                 table = evaluate(store, split, protocol=args.protocol,
                                  leave_out=args.leave_out, with_bundled=args.with_bundled,
                                  repeats=args.repeats, random_state=args.seed)
                 took_s = time.perf_counter() - started
                 label = (f"leave-out {args.leave_out}" if args.leave_out else args.protocol)
+                if args.dataset:
+                    label += f", store of {' + '.join(args.dataset)}"
                 print(f"\n## {split}, {label}{', with bundled' if args.with_bundled else ''}"
                       f", repeats {args.repeats}, seed {args.seed} ({took_s:.0f} s)\n")
                 for rows in (acceptance_table(table), hybrid_rows(table)):

@@ -25,12 +25,21 @@ def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.
     return home
 
 
+#: set to 1 where ../shared must be present (CI): a test that needs it then fails
+#: instead of skipping, so the checks on real data cannot silently stop running
+REQUIRE_SHARED_ENV = "PERFPREDICT_REQUIRE_SHARED"
+
+
 def shared_path(*parts: str) -> Path:
-    """A path under ../shared, skipping the test when it is absent (a user's fresh clone)."""
+    """A path under ../shared, skipping the test when it is absent (a user's fresh clone),
+    or failing it when ``PERFPREDICT_REQUIRE_SHARED=1``."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"{path} is not here: the shared logs and data sets sit beside the "
-                    "repository only in the development workspace and CI")
+        reason = (f"{path} is not here: the shared logs and data sets sit beside the "
+                  "repository only in the development workspace and CI")
+        if os.environ.get(REQUIRE_SHARED_ENV) == "1":
+            pytest.fail(f"{reason}, and {REQUIRE_SHARED_ENV}=1 says they must", pytrace=False)
+        pytest.skip(reason)
     return path
 
 

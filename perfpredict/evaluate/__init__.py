@@ -35,7 +35,7 @@ from perfpredict.evaluate.protocols import (
     training_rounds,
 )
 from perfpredict.model.fit import HybridPredictor
-from perfpredict.model.series import SERIES_KEY, Series, build_series, key_part
+from perfpredict.model.series import SERIES_KEY, Series, SeriesKey, build_series, key_part
 
 __all__ = ["LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
            "evaluate", "evaluate_frame", "plan_split", "summarise", "training_rounds"]
@@ -122,13 +122,13 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
         random_state=random_state, repeats=repeats))
 
 
-def _series_sources(frame) -> dict[tuple[str, ...], str]:  # type: ignore[no-untyped-def]
+def _series_sources(frame) -> dict[SeriesKey, str]:  # type: ignore[no-untyped-def]
     """Series key -> the name of the data set (ingest file's folder or stem) it came from."""
     if "source" not in frame:
         return {}
-    out: dict[tuple[str, ...], str] = {}
+    out: dict[SeriesKey, str] = {}
     for row in frame[[*SERIES_KEY, "source"]].itertuples(index=False):
-        key = tuple(key_part(v) for v in row[:-1])
+        key = SeriesKey(*(key_part(v) for v in row[:-1]))
         path = Path(str(row[-1]))
         out.setdefault(key, path.parent.name if path.name.startswith("runs.csv") else path.stem)
     return out
