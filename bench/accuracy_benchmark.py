@@ -6,9 +6,9 @@ reported, not judged (it counts in the pooled figures). A data set is read from 
 project's datasets/ where it is bundled, else from ../shared/datasets (GPL data such as
 VASP and CP2K are read from there only, never copied).
 
-While the store's series key has no ``variant`` (build, NCORE/KPAR, transport scheme),
-a data set's variant column is folded into its problem size, so that VASP's
-configurations do not mix into one curve no law fits.
+A data set's ``variant`` column (build, NCORE/KPAR, transport scheme) is part of the
+series key, so VASP's configurations do not mix into one curve no law fits. Each data set
+is stored from its own ``<name>/runs.csv[.gz]``, so the evaluate table groups by its name.
 
 Run:
     python -m bench.accuracy_benchmark                      # extrapolate + fewshot, store-cut
@@ -52,24 +52,6 @@ def dataset_file(name: str, shared_datasets: Path = SHARED_DATASETS) -> Path:
     return shared
 
 
-def _ingestible_copy(name: str, source: Path, folder: Path) -> Path:
-    """``source`` as ``folder/name/runs.csv`` (the store names the data set by the
-    folder), with its variant folded into the problem size when the series key lacks it."""
-    import pandas as pd
-
-    from perfpredict.model.series import SERIES_KEY
-
-    frame = pd.read_csv(source, low_memory=False)
-    if "variant" in frame and "variant" not in SERIES_KEY:
-        variant = frame.pop("variant").fillna("").astype(str)
-        frame["problem_size"] = (frame["problem_size"].fillna("").astype(str)
-                                 + variant.where(variant == "", " | " + variant))
-    target = folder / name / "runs.csv"
-    target.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(target, index=False)
-    return target
-
-
 def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
                 shared_datasets: Path = SHARED_DATASETS):  # type: ignore[no-untyped-def]
     """A store at ``url`` holding the data sets ``names``, each its own ingest source."""
@@ -77,10 +59,8 @@ def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
     from perfpredict.store import open_store
 
     store = open_store(url)
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in names:
-            ingest_file(store, "csv", _ingestible_copy(
-                name, dataset_file(name, shared_datasets), Path(tmp)))
+    for name in names:
+        ingest_file(store, "csv", dataset_file(name, shared_datasets))
     return store
 
 

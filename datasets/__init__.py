@@ -78,7 +78,7 @@ def runs_frame(names: tuple[str, ...] | list[str] = NAMES) -> pd.DataFrame:
 
 def loaded_in(store: Store) -> list[str]:
     """The bundled data sets ``store`` holds (the very files ingested, by checksum)."""
-    from perfpredict.ingest.textio import file_sha256
+    from perfpredict.ingest._text.lines import file_sha256
     from perfpredict.store.queries import ingested_sha256s
 
     held = ingested_sha256s(store)

@@ -9,14 +9,15 @@ from perfpredict.errors import BadInputError
 from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
 from perfpredict.estimate.lookup import Query
 
-_QUERY_COLUMNS = {"app": str, "nodes": float, "system": str, "problem_size": str,
-                  "variant": str, "ranks_per_node": float, "threads_per_rank": float,
-                  "io_bytes": float}
+_TEXT_COLUMNS = ("app", "system", "problem_size", "variant")
+_NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
 
 
 def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query]]:
     """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
     import csv
+
+    from perfpredict.ingest.fields import FieldError, number
 
     try:
         with path.open(newline="", encoding="utf-8") as fh:
@@ -31,16 +32,15 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
                                 "at least app and nodes", path=path, line_no=1)
     queries = []
     for line_no, row in enumerate(rows, start=2):
-        values: dict[str, Any] = {}
-        for name, kind in _QUERY_COLUMNS.items():
-            text = (row.get(name) or "").strip()
-            if not text:
-                continue
-            try:
-                values[name] = kind(text)
-            except ValueError:
-                raise BadInputError(f"column {name!r} must be a number, got {text!r}",
-                                    path=path, line_no=line_no) from None
+        values: dict[str, Any] = {name: text for name in _TEXT_COLUMNS
+                                  if (text := (row.get(name) or "").strip())}
+        for name in _NUMBER_COLUMNS:
+            try:  # the one reader of numbers written in tables (ingest csv's too)
+                value = number(f"column {name!r}", row.get(name) or "")
+            except FieldError as exc:
+                raise BadInputError(str(exc), path=path, line_no=line_no) from None
+            if value is not None:
+                values[name] = value
         if "nodes" not in values or "app" not in values:
             raise BadInputError("app and nodes are required on every row", path=path,
                                 line_no=line_no)

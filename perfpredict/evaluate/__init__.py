@@ -138,23 +138,11 @@ def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Ser
     """The series of every public data set shipped with perfpredict but those named in
     ``exclude``, read through a throwaway store so they are grouped exactly as an
     ingested copy would be."""
-    import tempfile
-
     # installed from datasets/ through the package-dir mapping, which mypy does not follow
     from perfpredict import datasets  # type: ignore[attr-defined]
-    from perfpredict.store import open_store
-    from perfpredict.store.queries import runs_frame
 
     names = [n for n in datasets.NAMES if n not in exclude]
-    if not names:
-        return []
-    with tempfile.TemporaryDirectory() as tmp:
-        store = open_store(f"sqlite:///{Path(tmp) / 'bundled.db'}")
-        try:
-            datasets.ingest(store, names)
-            return build_series(runs_frame(store))
-        finally:
-            store.dispose()
+    return build_series(datasets.runs_frame(names)) if names else []
 
 
 def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]

@@ -85,6 +85,19 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     assert f"{queries}:3:" in result.stderr
 
 
+def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """One reader of numbers in tables: 'NA' is missing, 'inf' is refused at its line."""
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,ranks_per_node\nRELeARN,8,4\nresnet,16,NA\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert len(list(csv.DictReader(io.StringIO(result.stdout)))) == 2
+    queries.write_text("app,nodes\nresnet,16\nresnet,inf\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert f"{queries}:3: column 'nodes' must be finite" in result.stderr
+
+
 def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # type: ignore[no-untyped-def]
     loaded = cli("datasets", "load", "relearn", "lulesh_thicket")
     assert loaded.exit_code == 0, loaded.output
