@@ -177,13 +177,16 @@ def _unknown_app(entries: SeriesEntries, app: str, db_url: str | None) -> NotFou
 def _why_untrained(db_url: str, app: str) -> str | None:
     """Why the store's runs of ``app`` gave no trained series; None when it holds none
     (or there is no store: asking must not create one)."""
-    if db_url.startswith("sqlite:///") and not Path(db_url.split(":///", 1)[1]).exists():
-        return None
+    from perfpredict.errors import NotFoundError
     from perfpredict.model.series import why_no_series
     from perfpredict.store import open_store
     from perfpredict.store.queries import app_names, runs_frame
 
-    with open_store(db_url) as store:
+    try:
+        store = open_store(db_url, create=False)
+    except NotFoundError:
+        return None
+    with store:
         names = app_names(store, app)
         return why_no_series(runs_frame(store, app=names)) if names else None
 
