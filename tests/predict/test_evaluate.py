@@ -340,3 +340,13 @@ def test_acceptance_ranks_each_figure_against_its_own_best_baseline() -> None:
     assert pooled["failures"][-1].startswith("pooled MAPE not 15% below")
     badly_covered = acceptance([_table_row("d", "hybrid", 1.0, 1.0, 0.8), *table[1:]], "d")
     assert badly_covered["failures"] == ["coverage outside 0.85-0.95"]
+
+
+@pytest.mark.parametrize("split", ["extrapolate", "time"])
+def test_an_unknown_protocol_is_bad_input_whatever_the_split(split: str) -> None:
+    from perfpredict.errors import BadInputError
+
+    series = _series("a", [1, 2, 4, 8], submitted_epoch_s=[0, 1, 2, 3])
+    plan = plan_split([series, _series("b", [1, 2, 4, 8, 16])], split)
+    with pytest.raises(BadInputError, match="unknown protocol 'sideways'"):
+        training_rounds(plan, "sideways")
