@@ -30,6 +30,7 @@ from perfpredict.evaluate.protocols import (
     PROTOCOLS,
     SCALE_SPLITS,
     SPLITS,
+    Holdout,
     TrainingRound,
     plan_split,
     training_rounds,
@@ -71,8 +72,8 @@ def backtest(series_list: list[Series], split: str, group_of: Callable[[Series],
     return outcomes
 
 
-def _predict_round(outcomes: Outcomes, series_list: list[Series], holdouts: dict,  # type: ignore[type-arg]
-                   training: TrainingRound, extra_pool: list[Series],
+def _predict_round(outcomes: Outcomes, series_list: list[Series],
+                   holdouts: dict[int, Holdout], training: TrainingRound, extra_pool: list[Series],
                    group_of: Callable[[Series], str], confidence: float, seed: int) -> None:
     """Train the hybrid and the black box on one round's pool and add every method's
     predictions of the round's tested runs."""
@@ -98,9 +99,6 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
                    extra_pool: list[Series] | None = None,
                    random_state: int = 0) -> list[dict[str, Any]]:
     """The evaluate table for a runs DataFrame (``runs_frame``)."""
-    if protocol not in PROTOCOLS:
-        raise BadInputError(f"unknown protocol {protocol!r}; choose one of: "
-                            f"{', '.join(PROTOCOLS)}")
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")

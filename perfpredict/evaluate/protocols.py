@@ -130,6 +130,9 @@ def training_rounds(plan: SplitPlan, protocol: str = "store-cut",
                     random_state: int = 0) -> list[TrainingRound]:
     """The predictors a backtest trains under ``protocol`` (or, with ``leave_out_group``,
     one per group of series, each seeing its own group cut and the rest in full)."""
+    if protocol not in PROTOCOLS:
+        raise BadInputError(f"unknown protocol {protocol!r}; choose one of: "
+                            f"{', '.join(PROTOCOLS)}")
     tests = sorted(plan.holdouts)
     if all(plan.full[i] is plan.holdouts[i].context for i in tests):
         # nothing lies beyond a cut (the time split): every protocol is the store cut
@@ -143,9 +146,6 @@ def training_rounds(plan: SplitPlan, protocol: str = "store-cut",
                 for g, tested in sorted(groups.items())]
     if protocol == "store-cut":
         return [_round(plan, set(tests), cut_too=set(range(len(plan.full))))]
-    if protocol != "by-series":
-        raise BadInputError(f"unknown protocol {protocol!r}; choose one of: "
-                            f"{', '.join(PROTOCOLS)}")
     rng = np.random.default_rng(random_state)
     fold_of = dict(zip(tests, rng.permutation(len(tests)) % n_folds, strict=True))
     return [_round(plan, {i for i in tests if fold_of[i] == fold})

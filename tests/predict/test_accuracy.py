@@ -1,52 +1,145 @@
-"""The acceptance check of the hybrid predictor on the bundled real data (slow; CI runs it).
+"""Issue 13's acceptance of the hybrid predictor on real strong-scaling data (slow; CI runs
+it): under the store-cut protocol, in the extrapolate and few-shot splits, on every data set
+with at least five series of at least five distinct scales (MLPerf Training, RELeARN, VASP,
+CP2K, Castro, PencilFFTs; LULESH has one series, is reported and counts in the pooled
+figures), the hybrid's MAPE and median APE are below the best single baseline's (each
+figure against its own best: Amdahl, Amdahl + log, Gustafson where weak, power law,
+Extra-P, black-box XGBoost), its 90% intervals cover 85-95% of the test runs, and pooled
+over the data sets its MAPE is at least 15% below the best baseline's.
 
-Per data set with series of four or more scales, on the extrapolate, few-shot and random splits,
-the hybrid's MAPE must be below the best baseline's (each law alone, Extra-P, black-box
-XGBoost), and its 90% intervals must cover 85-95% of the test runs pooled, with 90%
-inside each data set's series-bootstrap 95% interval. Each split is run five times with
-other fold assignments and pooled (``repeats=5``): test runs come in clusters (10 to 120
-repetitions of one series), so one assignment moves a data set's coverage by several
-points (docs/accuracy.md).
+The data sets are read from ../shared (VASP and CP2K are GPL and only ever read from
+there), so every test skips with its reason where ../shared is absent, and fails instead
+under ``PERFPREDICT_REQUIRE_SHARED=1`` (CI).
 
-The random split holds out interior scales too, so it checks the intervals between
-measured scales as well. LULESH has one series with two test runs, from which no ranking
-or coverage can be read; it counts in the pooled checks.
+Margins (issue 14, item 8): each backtest pools ``REPEATS`` seeds (the hybrid's, the black
+box's), and each figure is allowed its own seed-to-seed noise, so that a reseed (or another
+machine's floating point) cannot flip a test. The noise was measured with
+``python -m bench.accuracy_benchmark --seed-spread 5 --repeats 3``: five backtests of
+three pooled seeds each, disjoint seeds 0-14, main's hybrid at f34caa3. Each margin is
+three standard deviations of that figure over the five backtests (the larger of the two
+splits), rounded up; they are per data set because a data set of 7 series is noisier than
+one of 165. Measured standard deviations (extrapolation / few-shot):
+
+    data set              MAPE gap     median APE gap   coverage
+    mlperf_training       1.10 / 0.21  0.65 / 0.08      0.041 / 0.018
+    relearn               1.72 / 1.19  1.23 / 0.87      0.035 / 0.055
+    vasp_archer           0.10 / 0.29  0.34 / 0.65      0.012 / 0.011
+    cp2k_readme           0.95 / 0.07  0.87 / 0.75      0.034 / 0.020
+    castro_scaling        0.54 / 0.22  1.13 / 0.36      0.013 / 0.006
+    pencilffts_jeanzay    0.48 / 0.23  0.58 / 0.50      0.028 / 0.026
+    all                   0.41 / 0.19  0.42 / 0.25      -
+
+A margin is a tolerance, not a target: the acceptance is the threshold, and a figure within
+its margin of the threshold is noise. When the predictor changes, measure again with the
+same command and update the margins.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 
-from perfpredict import datasets
+from bench.accuracy_benchmark import JUDGED, build_store
 from perfpredict.evaluate import evaluate
-from perfpredict.store import open_store
+from perfpredict.evaluate.metrics import COVERAGE_RANGE, POOLED_MAPE_RATIO, acceptance
+from tests.conftest import shared_path
 
 pytestmark = pytest.mark.slow
-DATASETS_CHECKED = ("mlperf_training", "relearn")
-REPEATS = 5
+SPLITS = ("extrapolate", "fewshot")
+REPEATS = 3
+# Per data set: three standard deviations of the seed-to-seed spread of a 3-seed backtest
+# (see the module docstring): percentage points of MAPE and of median APE (the hybrid's
+# minus the best baseline's), and of coverage.
+MAPE_MARGIN_PCT = {
+    "mlperf_training": 3.3,
+    "relearn": 5.2,
+    "vasp_archer": 0.9,
+    "cp2k_readme": 2.9,
+    "castro_scaling": 1.7,
+    "pencilffts_jeanzay": 1.5,
+    "all": 1.3,
+}
+MEDIAN_APE_MARGIN_PCT = {
+    "mlperf_training": 2.0,
+    "relearn": 3.7,
+    "vasp_archer": 2.0,
+    "cp2k_readme": 2.7,
+    "castro_scaling": 3.4,
+    "pencilffts_jeanzay": 1.8,
+}
+COVERAGE_MARGIN = {
+    "mlperf_training": 0.13,
+    "relearn": 0.17,
+    "vasp_archer": 0.04,
+    "cp2k_readme": 0.11,
+    "castro_scaling": 0.04,
+    "pencilffts_jeanzay": 0.09,
+}
+
+Table = list[dict[str, Any]]
+
+# Where today's hybrid (main at f34caa3) fails the acceptance beyond its margin, or lies
+# within a point of a coverage margin, by the means of the seed-spread measurement above:
+# expected failures until issue 13's reworked predictor lands. The coordinator removes
+# them as the predictor passes; they are not a statement of what is acceptable.
+_TODAY = "today's hybrid fails it under store-cut (docs/accuracy.md); issue 13's rework"
+LOSES_TO_A_BASELINE = {("extrapolate", "relearn"), ("extrapolate", "cp2k_readme"),
+                       ("fewshot", "relearn"), ("fewshot", "vasp_archer"),
+                       ("fewshot", "cp2k_readme")}
+COVERAGE_OUTSIDE = ({(split, name) for split in SPLITS for name in JUDGED}
+                    - {("extrapolate", "mlperf_training"), ("extrapolate", "cp2k_readme")})
+POOLED_FAILS = {"fewshot"}
+
+
+def _cases(expected_failures: set[tuple[str, str]]) -> list[Any]:
+    return [pytest.param(split, name, id=f"{split}-{name}",
+                         marks=[pytest.mark.xfail(strict=False, reason=_TODAY)]
+                         if (split, name) in expected_failures else [])
+            for split in SPLITS for name in JUDGED]
 
 
 @pytest.fixture(scope="module")
-def bundled_store(tmp_path_factory):  # type: ignore[no-untyped-def]
-    store = open_store(f"sqlite:///{tmp_path_factory.mktemp('acc') / 'store.db'}")
-    datasets.ingest(store)
-    yield store
+def backtest_table(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Table]:
+    """The store-cut backtest of a split on every judged data set, computed once per split."""
+    shared_datasets = shared_path("datasets")
+    store = build_store(f"sqlite:///{tmp_path_factory.mktemp('accuracy') / 'store.db'}",
+                        shared_datasets=shared_datasets)
+    tables: dict[str, Table] = {}
+
+    def table(split: str) -> Table:
+        if split not in tables:
+            tables[split] = evaluate(store, split, protocol="store-cut", repeats=REPEATS)
+        return tables[split]
+
+    yield table
     store.dispose()
 
 
-def _hybrid_and_best_baseline(table: list[dict], group: str) -> tuple[dict, dict]:  # type: ignore[type-arg]
-    rows = {r["method"]: r for r in table if r["group"] == group}
-    hybrid = rows.pop("hybrid")
-    return hybrid, min(rows.values(), key=lambda r: r["mape_pct"])
+@pytest.mark.parametrize(("split", "data_set"), _cases(LOSES_TO_A_BASELINE))
+def test_hybrid_beats_the_best_single_baseline(backtest_table, split: str,  # type: ignore[no-untyped-def]
+                                               data_set: str) -> None:
+    verdict = acceptance(backtest_table(split), data_set)
+    assert (verdict["hybrid_mape_pct"]
+            < verdict["best_mape_pct"] + MAPE_MARGIN_PCT[data_set]), verdict
+    assert (verdict["hybrid_median_ape_pct"]
+            < verdict["best_median_ape_pct"] + MEDIAN_APE_MARGIN_PCT[data_set]), verdict
 
 
-@pytest.mark.parametrize("split", ["extrapolate", "fewshot", "random"])
-def test_hybrid_beats_every_baseline_with_calibrated_intervals(bundled_store, split) -> None:  # type: ignore[no-untyped-def]
-    table = evaluate(bundled_store, split, repeats=REPEATS)
-    for group in (*DATASETS_CHECKED, "all"):
-        hybrid, best = _hybrid_and_best_baseline(table, group)
-        assert hybrid["mape_pct"] < best["mape_pct"], (group, split, hybrid, best)
-        assert 0.85 <= hybrid["coverage"] <= 0.95, (group, split, hybrid)
-        assert hybrid["coverage_ci_low"] <= 0.9 <= hybrid["coverage_ci_high"], (
-            group, split, hybrid)
-        assert abs(hybrid["bias_pct"]) < 10, (group, split, hybrid)
+@pytest.mark.parametrize(("split", "data_set"), _cases(COVERAGE_OUTSIDE))
+def test_90pct_intervals_cover_85_to_95pct(backtest_table, split: str,  # type: ignore[no-untyped-def]
+                                           data_set: str) -> None:
+    coverage = acceptance(backtest_table(split), data_set)["coverage"]
+    low, high = COVERAGE_RANGE
+    margin = COVERAGE_MARGIN[data_set]
+    assert low - margin <= coverage <= high + margin, (data_set, coverage)
+
+
+@pytest.mark.parametrize("split", [
+    pytest.param(split, marks=[pytest.mark.xfail(strict=False, reason=_TODAY)]
+                 if split in POOLED_FAILS else []) for split in SPLITS])
+def test_pooled_mape_is_15pct_below_the_best_baseline(backtest_table, split: str) -> None:  # type: ignore[no-untyped-def]
+    verdict = acceptance(backtest_table(split), "all")
+    assert (verdict["hybrid_mape_pct"]
+            <= POOLED_MAPE_RATIO * verdict["best_mape_pct"] + MAPE_MARGIN_PCT["all"]), verdict
