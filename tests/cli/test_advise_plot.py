@@ -37,3 +37,20 @@ def test_efficiency_is_100_percent_at_the_base_for_measured_and_predicted(tmp_pa
             assert row["measured_efficiency"] == pytest.approx(
                 base["measured_runtime_s"] * base["nodes"]
                 / (row["measured_runtime_s"] * row["nodes"]))
+
+
+def test_the_table_and_the_plot_share_one_base(tmp_path: Path) -> None:
+    """The advise table's efficiency (an estimate's) is the plotted predicted efficiency,
+    node count by node count, and 100% at the smallest measured configuration."""
+    import json
+
+    figure = tmp_path / "scaling.png"
+    result = CliRunner().invoke(app, ["advise", *BERT, "--format", "json", "--plot", str(figure)])
+    assert result.exit_code == 0, result.output
+    candidates = {c["nodes"]: c for c in json.loads(result.stdout)["candidates"]}
+    with figure.with_suffix(".csv").open(newline="") as fh:
+        plotted = {float(r["nodes"]): float(r["predicted_efficiency"]) for r in csv.DictReader(fh)}
+    assert candidates[1]["efficiency"] == pytest.approx(1.0)
+    assert candidates[1]["speedup"] == pytest.approx(1.0)
+    for nodes, candidate in candidates.items():
+        assert candidate["efficiency"] == pytest.approx(plotted[float(nodes)])
