@@ -184,7 +184,10 @@ def test_backtest_on_a_small_store_compares_every_method(timed_store, split, n_r
     assert set(rows) == {"hybrid", "amdahl", "amdahl_log", "power", "extrap", "blackbox_xgboost"}
     assert {r["n_series"] for r in rows.values()} == {6}
     assert {r["n_runs"] for r in rows.values()} == {n_runs}
-    assert 0 <= rows["hybrid"]["coverage"] <= 1
+    # coverage is the share of those runs whose interval held them, with its bootstrap band
+    hybrid = rows["hybrid"]
+    assert hybrid["coverage"] * n_runs == pytest.approx(round(hybrid["coverage"] * n_runs))
+    assert hybrid["coverage_ci_low"] <= hybrid["coverage"] <= hybrid["coverage_ci_high"]
     # Amdahl data, Amdahl baseline: a few percent of noise is all there is to miss
     assert rows["amdahl"]["mape_pct"] < 10
 
@@ -198,7 +201,8 @@ def test_repeats_pool_every_assignment_of_the_same_test_runs(timed_store) -> Non
     assert pooled["amdahl"]["n_runs"] == once["amdahl"]["n_runs"]
     assert pooled["amdahl"]["mape_pct"] == pytest.approx(once["amdahl"]["mape_pct"])
     assert pooled["hybrid"]["n_runs"] == once["hybrid"]["n_runs"]
-    assert 0 <= pooled["hybrid"]["coverage"] <= 1
+    assert (pooled["hybrid"]["coverage_ci_low"] <= pooled["hybrid"]["coverage"]
+            <= pooled["hybrid"]["coverage_ci_high"])
 
 
 def _max_scale_seen(pool: list[Series]) -> dict[SeriesKey, float]:
