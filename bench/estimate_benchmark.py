@@ -22,8 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from perfpredict import artifact
-from perfpredict.estimate import bundled_artifact_path, estimate_csv
+from perfpredict.estimate import bundled_artifact_path, estimate_batch
 from perfpredict.model.series import SeriesKey
+from perfpredict.report.csv_rows import write_csv
 
 COLUMNS = ("app", "system", "problem_size", "ranks_per_node", "nodes")
 
@@ -55,7 +56,8 @@ def _read_csv_s(path: Path) -> float:
 
 def _estimate_s(path: Path) -> float:
     start = time.perf_counter()
-    estimate_csv(None, path, io.StringIO())
+    batch = estimate_batch(None, path)
+    write_csv(io.StringIO(), batch.columns, batch.rows, float_format=".6g")
     return time.perf_counter() - start
 
 

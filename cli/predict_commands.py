@@ -101,11 +101,14 @@ def estimate(
 ) -> None:
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
     from perfpredict.errors import BadInputError
-    from perfpredict.estimate import Query, estimate_csv
+    from perfpredict.estimate import Query, estimate_batch
     from perfpredict.estimate import estimate as estimate_one
 
     if input_csv is not None:
-        estimate_csv(ctx.obj.url_to_read(), input_csv, sys.stdout, confidence)
+        from perfpredict.report.csv_rows import write_csv
+
+        batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
+        write_csv(sys.stdout, batch.columns, batch.rows, float_format=".6g")
         return
     if app is None or nodes is None:
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")

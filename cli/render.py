@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from collections.abc import Sequence
@@ -73,10 +72,9 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
     if fmt == "json":
         print_json([{c: r.get(c) for c in columns} for r in rows])
     elif fmt == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(columns)
-        for r in rows:
-            writer.writerow([("" if r.get(c) is None else r.get(c)) for c in columns])
+        from perfpredict.report.csv_rows import write_csv
+
+        write_csv(sys.stdout, columns, rows)
     elif columns:  # a table of no columns (no rows, none named) shows nothing
         from rich.console import Console
         from rich.table import Table

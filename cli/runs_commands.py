@@ -56,11 +56,14 @@ def export(
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.csv,
 ) -> None:
     """Write every stored job as CSV (ingestable with 'ingest csv') or JSON to stdout."""
-    from perfpredict.store.queries import export_csv, export_row, iter_runs
+    from perfpredict.store.queries import export_row, export_runs, iter_runs
 
     store = ctx.obj.open_store()
     if fmt.value == "csv":
-        export_csv(store, sys.stdout, app=app)
+        from perfpredict.report.csv_rows import write_csv
+
+        export = export_runs(store, app=app)
+        write_csv(sys.stdout, export.columns, export.rows)
     elif fmt.value == "json":
         print_json([export_row(r) for r in iter_runs(store, app=app)])
     else:

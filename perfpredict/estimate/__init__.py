@@ -4,13 +4,13 @@
   series answers a query, in which unit, and the notes on that choice;
 - :mod:`.estimates`: the one columnar path every estimate takes, and :class:`Estimate`;
 - :mod:`.breakdown`: where the time goes (law parts, roofline I/O);
-- :mod:`.batch`: ``estimate --input``, a CSV of queries in and out.
+- :mod:`.batch`: ``estimate --input``, a CSV of queries in, rows of answers out.
 
 An estimate imports none of pandas, scikit-learn, xgboost, matplotlib or SQLAlchemy (for
 a SQLite store): ``tests/cli/test_startup.py`` holds it to that.
 """
 
-from perfpredict.estimate.batch import estimate_csv, read_queries
+from perfpredict.estimate.batch import BatchEstimates, estimate_batch, read_queries
 from perfpredict.estimate.estimates import (
     BATCH_COLUMNS,
     Estimate,
@@ -20,5 +20,6 @@ from perfpredict.estimate.estimates import (
 )
 from perfpredict.estimate.lookup import Query, bundled_artifact_path, calibration_notes
 
-__all__ = ["BATCH_COLUMNS", "Estimate", "LoadedPredictor", "Query", "bundled_artifact_path",
-           "calibration_notes", "estimate", "estimate_csv", "load_predictor", "read_queries"]
+__all__ = ["BATCH_COLUMNS", "BatchEstimates", "Estimate", "LoadedPredictor", "Query",
+           "bundled_artifact_path", "calibration_notes", "estimate", "estimate_batch",
+           "load_predictor", "read_queries"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -53,21 +54,26 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
     return header, rows, queries
 
 
-def estimate_csv(db_url: str | None, path: Path, out: Any, confidence: float = 0.9) -> int:
-    """Answer every row of a query CSV, same order, input columns first; returns rows."""
-    import csv
+@dataclass(frozen=True)
+class BatchEstimates:
+    """``estimate --input``'s answer: the input's columns then :data:`BATCH_COLUMNS`, and
+    one row per input row, in its order."""
 
+    columns: list[str]
+    rows: list[dict[str, Any]]
+
+
+def estimate_batch(db_url: str | None, path: Path, confidence: float = 0.9) -> BatchEstimates:
+    """Answer every row of a query CSV: its own cells, then the estimate's columns.
+
+    A column of the input named like an answer is replaced by the answer; ``runtime_s``
+    is kept as it was, not used.
+    """
     header, rows, queries = read_queries(path)
-    columns = load_predictor(db_url).columns(queries, confidence)
-    kept = [c for c in header if c not in BATCH_COLUMNS]  # runtime_s is kept, not used
-    answers = zip(*([_csv_value(v) for v in columns[c].tolist()] for c in BATCH_COLUMNS),
-                  strict=True)
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*kept, *BATCH_COLUMNS])
-    for row, answer in zip(rows, answers, strict=True):
-        writer.writerow([*(row.get(c, "") for c in kept), *answer])
-    return len(rows)
-
-
-def _csv_value(value: Any) -> Any:
-    return f"{value:.6g}" if isinstance(value, float) else value
+    answers = load_predictor(db_url).columns(queries, confidence)
+    kept = [c for c in header if c not in BATCH_COLUMNS]
+    values = zip(*(answers[c].tolist() for c in BATCH_COLUMNS), strict=True)
+    return BatchEstimates(
+        [*kept, *BATCH_COLUMNS],
+        [{**{c: row.get(c, "") for c in kept}, **dict(zip(BATCH_COLUMNS, answer, strict=True))}
+         for row, answer in zip(rows, values, strict=True)])

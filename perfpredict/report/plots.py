@@ -10,13 +10,13 @@ extension; matplotlib is imported here only (Agg backend, no display needed).
 
 from __future__ import annotations
 
-import csv
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.plan import ranks_per_node_text
 from perfpredict.errors import BadInputError
+from perfpredict.report.csv_rows import write_csv
 
 if TYPE_CHECKING:
     from perfpredict.advise.plan import Plan
@@ -159,7 +159,5 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
 
     csv_path = path.with_suffix(".csv")
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
-        writer = csv.DictWriter(fh, fieldnames=CSV_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
+        write_csv(fh, CSV_COLUMNS, rows)
     return csv_path

@@ -3,10 +3,10 @@ predictor trains on."""
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import IO, Any
+from typing import Any
 
 from sqlalchemy import Select, func, select, tuple_
 
@@ -57,11 +57,20 @@ def export_row(run: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def export_csv(store: Store, out: IO[str], *, app: Sequence[str] | None = None) -> int:
-    """Write every stored job as one CSV row; returns the number of rows written.
+@dataclass(frozen=True)
+class RunExport:
+    """``runs export``: the header and the rows, streamed from the store as they are read."""
 
-    The header is the contract's columns, then the other run columns, then the union of
-    extra fields, so that the file ingests back into another store unchanged.
+    columns: list[str]
+    rows: Iterator[dict[str, Any]]
+
+
+def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
+    """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
+    collect the extra fields' names and a second, lazy one for the rows.
+
+    The columns are the contract's, then the other run columns, then the union of extra
+    fields, so that a CSV of them ingests back into another store unchanged.
     """
     extra_keys: dict[str, None] = {}
     for run in iter_runs(store, app=app):
@@ -72,15 +81,8 @@ def export_csv(store: Store, out: IO[str], *, app: Sequence[str] | None = None) 
         name = _TIME_COLUMNS.get(name, name)
         if name not in base and name != "extra":
             base.append(name)
-    header = base + [k for k in extra_keys if k not in base]
-    writer = csv.DictWriter(out, fieldnames=header, extrasaction="ignore", lineterminator="\n")
-    writer.writeheader()
-    n_rows = 0
-    for run in iter_runs(store, app=app):
-        row = export_row(run)
-        writer.writerow({k: ("" if v is None else v) for k, v in row.items()})
-        n_rows += 1
-    return n_rows
+    columns = base + [k for k in extra_keys if k not in base]
+    return RunExport(columns, (export_row(run) for run in iter_runs(store, app=app)))
 
 
 def run_stats(store: Store) -> dict[str, Any]:

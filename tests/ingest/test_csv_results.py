@@ -10,7 +10,8 @@ from perfpredict.errors import BadInputError
 from perfpredict.ingest import IngestOptions, ingest_file
 from perfpredict.ingest.csv_results import parse
 from perfpredict.ingest.records import BadRecord, RunRecord
-from perfpredict.store.queries import export_csv, iter_runs, run_stats
+from perfpredict.report.csv_rows import write_csv
+from perfpredict.store.queries import export_runs, iter_runs, run_stats
 
 HEADER = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s,custom\n"
 
@@ -90,7 +91,8 @@ def test_export_ingests_back_unchanged(store, tmp_path: Path) -> None:  # type: 
     ingest_file(store, "csv", path)
     exported = tmp_path / "export.csv"
     with exported.open("w") as fh:
-        assert export_csv(store, fh) == 2
+        export = export_runs(store)
+        assert write_csv(fh, export.columns, export.rows) == 2
     from perfpredict.store import open_store
 
     other = open_store(f"sqlite:///{tmp_path / 'other.db'}")
@@ -105,7 +107,8 @@ def test_export_ingests_back_unchanged(store, tmp_path: Path) -> None:  # type: 
     # The export of the copy is byte-identical to the export of the original.
     second = tmp_path / "export2.csv"
     with second.open("w") as fh:
-        export_csv(other, fh)
+        export = export_runs(other)
+        write_csv(fh, export.columns, export.rows)
     assert second.read_text() == exported.read_text()
 
 
