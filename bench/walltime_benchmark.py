@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 
 from perfpredict.advise.walltime import WalltimeAdvisor
-from perfpredict.advise.walltime_features import history_features
+from perfpredict.advise.walltime.features import history_features
 from perfpredict.ingest.records import IngestOptions, RunRecord
 from perfpredict.ingest.swf import parse
 

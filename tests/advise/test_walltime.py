@@ -14,7 +14,6 @@ from perfpredict.advise.walltime import (
     CANDIDATE_WALLTIMES_S,
     KILL_PRICES,
     WalltimeAdvisor,
-    _conformal_index,
     advise_walltime,
     fit_walltime_advisor,
     load_walltime_advisor,
@@ -22,6 +21,7 @@ from perfpredict.advise.walltime import (
     save_walltime_advisor,
     slurm_time,
 )
+from perfpredict.advise.walltime.calibration import conformal_index
 from perfpredict.errors import ArtifactError, BadInputError
 from perfpredict.ingest import ingest_file
 from perfpredict.store.queries import runs_frame
@@ -42,12 +42,12 @@ def test_conformal_index_counts_like_split_conformal() -> None:
     # critical index k: the job is killed at any price index below k
     critical = np.array([30, 10, len(KILL_PRICES), 20, 0] * 20)  # 100 jobs
     # At 5%: (kills + 1) / 101 <= 0.05 allows 4 kills; the 20 always-killed ones exceed it.
-    assert _conformal_index(critical, 0.05) == len(KILL_PRICES) - 1
+    assert conformal_index(critical, 0.05) == len(KILL_PRICES) - 1
     # At 50%: 49 kills allowed: the always-killed (20), those at 30 (20), not all at 20.
-    assert _conformal_index(critical, 0.5) == 20
+    assert conformal_index(critical, 0.5) == 20
     # At 70%: 69 allowed: 60 jobs above 10 are killed, the 20 at 10 are not.
-    assert _conformal_index(critical, 0.7) == 10
-    assert _conformal_index(np.array([5]), 0.05) == len(KILL_PRICES) - 1
+    assert conformal_index(critical, 0.7) == 10
+    assert conformal_index(np.array([5]), 0.05) == len(KILL_PRICES) - 1
 
 
 @pytest.fixture(scope="module")

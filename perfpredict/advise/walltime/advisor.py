@@ -1,0 +1,315 @@
+"""The walltime advisor: XGBoost quantile trees of a job's log runtime, fitted on the
+store's history, calibrated on its recent jobs, saved as a sealed JSON artifact."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import TYPE_CHECKING, Any
+
+from perfpredict import artifact
+from perfpredict.advise.walltime.calibration import (
+    KILL_PRICES,
+    MIN_CALIBRATION_JOBS,
+    Calibration,
+    Outcomes,
+)
+from perfpredict.advise.walltime.distribution import (
+    CANDIDATE_WALLTIMES_S,
+    QUANTILE_LEVELS,
+    candidates,
+    choose,
+    expected_fit,
+    expected_ratio,
+    log_quantile_at,
+    raw_kill_p,
+)
+from perfpredict.advise.walltime.features import (
+    FEATURE_NAMES,
+    JOB_COLUMNS,
+    history_features,
+)
+from perfpredict.errors import BadInputError, NotTrainedError, PerfPredictError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+ARTIFACT_KIND = "walltime_advisor"
+
+
+def slurm_time(walltime_s: float) -> str:
+    """Slurm ``--time`` as ``D-HH:MM:SS``, rounded up to whole minutes.
+
+    >>> slurm_time(3601)
+    '0-01:01:00'
+    """
+    minutes = math.ceil(walltime_s / 60.0 - 1e-9)
+    days, minutes = divmod(minutes, 1440)
+    return f"{days}-{minutes // 60:02d}:{minutes % 60:02d}:00"
+
+
+def _frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """``rows`` with every column of :data:`JOB_COLUMNS`, sorted by submit time."""
+    import numpy as np
+
+    frame = rows.copy()
+    for column in JOB_COLUMNS:
+        if column not in frame.columns:
+            frame[column] = None
+    for column in ("requested_walltime_s", "runtime_s", "submit_epoch_s", "total_ranks",
+                   "nodes", "start_epoch_s", "end_epoch_s"):
+        frame[column] = frame[column].astype(float)
+    frame["requested_walltime_s"] = frame["requested_walltime_s"].where(
+        frame["requested_walltime_s"] > 0, np.nan)
+    frame["censored"] = frame["censored"].fillna(False).astype(bool)
+    return frame.sort_values("submit_epoch_s", kind="stable", na_position="last")
+
+
+class WalltimeAdvisor:
+    """Advises walltimes at a chosen kill risk from a store's job history.
+
+    Follows the estimator contract: ``__init__`` stores parameters, :meth:`fit` learns the
+    ``_``-suffixed attributes and returns self, ``random_state`` and ``n_threads`` pin the
+    trees (the same store gives the same advisor on any machine).
+    """
+
+    def __init__(self, *, holdout_fraction: float = 0.25, calibration_jobs: int = 2000,
+                 max_train_jobs: int = 50_000, n_estimators: int = 100, max_depth: int = 6,
+                 learning_rate: float = 0.1, method: str = "quantile", aft_scale: float = 1.0,
+                 random_state: int = 0, n_threads: int = 2) -> None:
+        self.method = method
+        self.holdout_fraction = holdout_fraction
+        self.calibration_jobs = calibration_jobs
+        self.max_train_jobs = max_train_jobs
+        self.n_estimators = n_estimators
+        self.max_depth = max_depth
+        self.learning_rate = learning_rate
+        self.aft_scale = aft_scale
+        self.random_state = random_state
+        self.n_threads = n_threads
+
+    def get_params(self) -> dict[str, Any]:
+        """The constructor's parameters (what the artifact stores to rebuild the advisor)."""
+        return {name: getattr(self, name) for name in (
+            "holdout_fraction", "calibration_jobs", "max_train_jobs", "n_estimators",
+            "max_depth", "learning_rate", "method", "aft_scale", "random_state", "n_threads")}
+
+    # -- fitting -------------------------------------------------------------------------
+
+    def fit(self, history: pd.DataFrame) -> WalltimeAdvisor:
+        """Learn runtime distributions from the first ``1 - holdout_fraction`` of
+        ``history`` (by submit time; at most its last ``max_train_jobs`` jobs); the rest is
+        left for calibration."""
+        import numpy as np
+        import xgboost as xgb
+
+        jobs = _frame(history)
+        jobs = jobs[jobs["submit_epoch_s"].notna() & jobs["runtime_s"].notna()]
+        n_train = int(len(jobs) * (1.0 - self.holdout_fraction))
+        if n_train < MIN_CALIBRATION_JOBS or len(jobs) - n_train < MIN_CALIBRATION_JOBS:
+            raise PerfPredictError(
+                f"walltime advice needs at least {2 * MIN_CALIBRATION_JOBS} past jobs with "
+                f"submit time and runtime to learn and calibrate on, the store has "
+                f"{len(jobs)}; ingest scheduler accounting (sacct, swf, pbs) first")
+        train = jobs.iloc[max(0, n_train - self.max_train_jobs):n_train]
+        matrix = history_features(jobs.iloc[:n_train], train).to_numpy(dtype=np.float32)
+        runtime_s = np.maximum(train["runtime_s"].to_numpy(), 1.0)
+        data = xgb.DMatrix(matrix, feature_names=list(FEATURE_NAMES), nthread=self.n_threads)
+        params: dict[str, Any] = {
+            "tree_method": "hist", "max_depth": self.max_depth, "eta": self.learning_rate,
+            "min_child_weight": 5, "subsample": 0.8, "seed": self.random_state,
+            "nthread": self.n_threads}
+        if self.method == "aft":
+            # A censored run (TIMEOUT) ran at least its runtime: an interval open above.
+            data.set_float_info("label_lower_bound", runtime_s)
+            data.set_float_info("label_upper_bound",
+                                np.where(train["censored"].to_numpy(), np.inf, runtime_s))
+            params |= {"objective": "survival:aft", "aft_loss_distribution": "normal",
+                       "aft_loss_distribution_scale": self.aft_scale}
+        elif self.method == "quantile":
+            data.set_label(np.log(runtime_s))
+            params |= {"objective": "reg:quantileerror",
+                       "quantile_alpha": np.asarray(QUANTILE_LEVELS)}
+        else:
+            raise ValueError(f"method must be 'quantile' or 'aft', not {self.method!r}")
+        self.booster_ = xgb.train(params, data, num_boost_round=self.n_estimators)
+        self.trained_until_epoch_s_ = float(train["submit_epoch_s"].iloc[-1])
+        self.n_train_jobs_ = len(train)
+        return self
+
+    # -- advice --------------------------------------------------------------------------
+
+    def advise(self, history: pd.DataFrame, jobs: pd.DataFrame, kill_risk: float = 0.05,
+               *, allow_above_request: bool = False) -> list[dict[str, Any]]:
+        """One advice row per row of ``jobs`` (in their order); see the module doc.
+
+        ``history`` is the store's runs; only what ended before each job's submission is
+        used (a job without submit time is being submitted now and sees all of it).
+        """
+        import numpy as np
+
+        if not 0.0 < kill_risk < 1.0:
+            raise BadInputError(f"--kill-risk must be between 0 and 1, got {kill_risk:g}; "
+                                "0.05 means one job in twenty may be killed")
+        self._check_fitted()
+        past = _frame(history)
+        queries = _frame(jobs.reset_index(drop=True))
+        requests_s = queries["requested_walltime_s"].to_numpy()
+        calibrations, which, log_q = self._calibrations(past, queries, kill_risk,
+                                                        allow_above_request)
+        walltimes_s = candidates(requests_s, allow_above_request)
+        raw_p = raw_kill_p(log_q, walltimes_s)
+        gain = expected_fit(log_q, walltimes_s)
+        prices = np.array([KILL_PRICES[c.price_index] for c in calibrations])[which]
+        pick = choose(gain, raw_p, prices)
+        chosen_s = walltimes_s[np.arange(len(pick)), pick]
+        chosen_raw_p = raw_p[np.arange(len(pick)), pick]
+        request_raw_p = raw_kill_p(log_q, np.fmax(requests_s, 1.0)[:, None])[:, 0]
+        kill_p = np.empty(len(pick))
+        overrun_p = np.full(len(pick), np.nan)
+        for number, calibration in enumerate(calibrations):
+            mine = which == number
+            kill_p[mine] = calibration.report(chosen_raw_p[mine])
+            overrun_p[mine] = calibration.overrun(request_raw_p[mine])
+        overrun_p[np.isnan(requests_s)] = np.nan
+        ratio = expected_ratio(log_q, chosen_s)
+        log_median = log_quantile_at(log_q, 0.5)
+        rows: list[dict[str, Any]] = [{} for _ in range(len(queries))]
+        for position, index in enumerate(queries.index):
+            request_s = requests_s[position]
+            has_request = not math.isnan(request_s)
+            rows[index] = {
+                "job_id": jobs.iloc[index].get("job_id"),
+                "walltime_s": float(chosen_s[position]),
+                "slurm_time": slurm_time(float(chosen_s[position])),
+                "predicted_runtime_s": round(float(np.exp(log_median[position])), 1),
+                "kill_risk": kill_risk,
+                "kill_probability": round(float(kill_p[position]), 4),
+                "expected_runtime_over_walltime": round(float(ratio[position]), 4),
+                "requested_walltime_s": float(request_s) if has_request else None,
+                "capped_at_request": bool(has_request and chosen_s[position] == request_s),
+                "request_kill_probability": (round(float(overrun_p[position]), 4)
+                                             if has_request else None),
+                "request_likely_too_short": bool(has_request and overrun_p[position] > 0.5),
+                "nodes": _positive(queries.at[index, "nodes"]),
+                "total_ranks": _positive(queries.at[index, "total_ranks"]),
+            }
+        return rows
+
+    def _check_fitted(self) -> None:
+        if not hasattr(self, "booster_"):
+            raise NotTrainedError("the walltime advisor is not fitted; run 'perfpredict "
+                                  "train' or let 'advise walltime' fit one from the store")
+
+    def _log_quantiles_s(self, past: pd.DataFrame, jobs: pd.DataFrame) -> np.ndarray:
+        """Per job, log runtime at each of :data:`QUANTILE_LEVELS` (ascending)."""
+        import numpy as np
+        import xgboost as xgb
+        from scipy.special import ndtri
+
+        matrix = history_features(past, jobs).to_numpy(dtype=np.float32)
+        predicted = self.booster_.predict(xgb.DMatrix(
+            matrix, feature_names=list(FEATURE_NAMES), nthread=self.n_threads))
+        if self.method == "aft":  # the median runtime of a log-normal of known spread
+            log_median = np.log(np.maximum(predicted.astype(float), 1.0))
+            return log_median[:, None] + self.aft_scale * ndtri(np.asarray(QUANTILE_LEVELS))
+        # quantile crossing happens at the edges of the data; sorting repairs it
+        return np.sort(predicted.reshape(len(matrix), -1).astype(float), axis=1)
+
+    def _calibrations(self, past: pd.DataFrame, queries: pd.DataFrame, kill_risk: float,
+                      allow_above_request: bool
+                      ) -> tuple[list[Calibration], np.ndarray, np.ndarray]:
+        """The calibrations the advised jobs need, per job the index of its own (that of
+        the recent out-of-training jobs that ended before it was submitted, the last
+        ``calibration_jobs`` of them), and the advised jobs' log runtime quantiles (one
+        pass over the history describes both the advised and the calibration jobs).
+
+        Windows end on a step of a twentieth of ``calibration_jobs``, so that a day of
+        advice shares a handful of calibrations instead of fitting one per job; a job never
+        sees a run that ended after its submission.
+        """
+        import numpy as np
+        import pandas as pd
+
+        from perfpredict.advise.walltime.features import JobColumns, known_end_epochs_s
+
+        submits_s = queries["submit_epoch_s"].to_numpy()
+        recent = past[(past["submit_epoch_s"] > self.trained_until_epoch_s_)
+                      & past["runtime_s"].notna()]
+        ends = known_end_epochs_s(JobColumns(recent))
+        recent, ends = recent[~np.isnan(ends)], ends[~np.isnan(ends)]
+        order = np.argsort(ends, kind="stable")
+        recent, ends = recent.iloc[order], ends[order]
+        visible = np.searchsorted(ends, np.where(np.isnan(submits_s), np.inf, submits_s),
+                                  side="left")
+        if visible.min(initial=len(ends)) < MIN_CALIBRATION_JOBS:
+            raise NotTrainedError(
+                f"only {int(visible.min(initial=0))} jobs ended between the advisor's "
+                f"training and the earliest job to advise, {MIN_CALIBRATION_JOBS} are needed "
+                "to calibrate the kill risk; ingest more recent accounting and run "
+                "'perfpredict train' again")
+        step = max(1, self.calibration_jobs // 20)
+        visible = np.where(visible == len(ends), visible, visible // step * step)
+        visible = np.maximum(visible, MIN_CALIBRATION_JOBS)
+        ends_of_windows, which = np.unique(visible, return_inverse=True)
+        # only the jobs some window holds are scored
+        first = max(0, int(ends_of_windows[0]) - self.calibration_jobs)
+        window_jobs = recent.iloc[first:int(ends_of_windows[-1])]
+        log_q = self._log_quantiles_s(past, pd.concat([queries, window_jobs],
+                                                      ignore_index=True))
+        outcome = Outcomes.of(window_jobs, log_q[len(queries):], allow_above_request)
+        return [outcome.calibrate(max(first, hi - self.calibration_jobs) - first, hi - first,
+                                  kill_risk) for hi in ends_of_windows.tolist()
+                ], which, log_q[:len(queries)]
+
+    # -- persistence (JSON, no pickle) ---------------------------------------------------
+
+    def to_json(self) -> str:
+        """The fitted advisor as a sealed artifact (JSON with format version and sha256):
+        parameters, XGBoost's own JSON model, training span."""
+        self._check_fitted()
+        return artifact.dumps({
+            "kind": ARTIFACT_KIND,
+            "params": self.get_params(),
+            "features": list(FEATURE_NAMES),
+            "candidate_walltimes_s": list(CANDIDATE_WALLTIMES_S),
+            "trained_until_epoch_s": self.trained_until_epoch_s_,
+            "n_train_jobs": self.n_train_jobs_,
+            "booster": json.loads(bytes(self.booster_.save_raw("json")).decode("utf-8")),
+        })
+
+    @classmethod
+    def from_json(cls, text: str) -> WalltimeAdvisor:
+        """Load what :meth:`to_json` wrote: checksum verified, other kinds refused."""
+        return cls.from_document(artifact.loads(text, "the walltime advisor"))
+
+    @classmethod
+    def from_document(cls, document: dict[str, Any]) -> WalltimeAdvisor:
+        """Build the advisor from a verified artifact document."""
+        import xgboost as xgb
+
+        from perfpredict.errors import ArtifactError
+
+        if document.get("kind") != ARTIFACT_KIND:
+            raise ArtifactError(f"this is a {document.get('kind')!r} artifact, not a "
+                                "walltime advisor; run 'perfpredict train' to make one")
+        if (document.get("features") != list(FEATURE_NAMES)
+                or document.get("candidate_walltimes_s") != list(CANDIDATE_WALLTIMES_S)):
+            raise ArtifactError("the walltime advisor was saved by another perfpredict "
+                                "version; run 'perfpredict train' again")
+        try:
+            advisor = cls(**document["params"])
+            booster = xgb.Booster()
+            booster.load_model(bytearray(json.dumps(document["booster"]).encode("utf-8")))
+            advisor.booster_ = booster
+            advisor.trained_until_epoch_s_ = float(document["trained_until_epoch_s"])
+            advisor.n_train_jobs_ = int(document["n_train_jobs"])
+        except (ValueError, KeyError, TypeError, xgb.core.XGBoostError) as exc:
+            raise ArtifactError(f"the walltime advisor document is damaged ({exc}); run "
+                                "'perfpredict train' again") from exc
+        return advisor
+
+
+def _positive(value: Any) -> float | None:
+    return float(value) if value is not None and value == value and value > 0 else None

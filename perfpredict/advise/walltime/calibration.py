@@ -1,0 +1,132 @@
+"""Calibrating the kill risk on the recent jobs the advisor did not train on: the price of
+a kill that keeps the kills within ``--kill-risk`` (a split-conformal count), and the maps
+from raw probabilities to the shares of jobs that were killed or outran their request."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from perfpredict.advise.walltime.distribution import (
+    candidates,
+    choose,
+    expected_fit,
+    raw_kill_p,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+#: Prices of a kill, in units of expected runtime/walltime, that the calibration chooses
+#: from: the higher the price, the safer the advice.
+KILL_PRICES: tuple[float, ...] = tuple(0.01 * 10 ** (k / 32) for k in range(161))
+#: Fewer recent out-of-training jobs than this cannot calibrate a risk of a few percent.
+MIN_CALIBRATION_JOBS = 50
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the recent out-of-training jobs say at one ``--kill-risk``, for one window.
+
+    ``price_index`` points into :data:`KILL_PRICES`; ``report`` maps the raw kill
+    probability of a chosen walltime to the share of such choices that were killed,
+    ``overrun`` the raw probability of outrunning the request to the share that did (both
+    isotonic, fitted on the window).
+    """
+
+    price_index: int
+    report: Callable[[np.ndarray], np.ndarray]
+    overrun: Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Outcomes:
+    """The recent out-of-training jobs, as the calibration needs them.
+
+    ``critical`` is, per job, the index into :data:`KILL_PRICES` from which on the advice
+    would have let it finish (0: never killed; ``len(KILL_PRICES)``: always killed, as when
+    even the cap, its request, was shorter than its runtime, or when it was censored and
+    the advice may exceed its request: its true runtime is unknown above what was recorded,
+    so it counts as killed, an upper bound).
+    """
+
+    raw_p: np.ndarray
+    gain: np.ndarray
+    walltimes_s: np.ndarray
+    runtime_s: np.ndarray
+    critical: np.ndarray
+    request_raw_p: np.ndarray
+    overran_request: np.ndarray
+
+    @classmethod
+    def of(cls, recent: pd.DataFrame, log_q: np.ndarray,
+           allow_above_request: bool) -> Outcomes:
+        """The outcomes of ``recent`` jobs, given their log runtime quantiles."""
+        import numpy as np
+
+        requests_s = recent["requested_walltime_s"].to_numpy()
+        runtime_s = recent["runtime_s"].to_numpy()
+        walltimes_s = candidates(requests_s, allow_above_request)
+        raw_p = raw_kill_p(log_q, walltimes_s)
+        gain = expected_fit(log_q, walltimes_s)
+        rows = np.arange(len(raw_p))
+        critical = np.zeros(len(raw_p), dtype=int)
+        for index, price in enumerate(KILL_PRICES):
+            chosen_s = walltimes_s[rows, choose(gain, raw_p, np.full(len(rows), price))]
+            critical[runtime_s > chosen_s] = index + 1
+        always_killed = walltimes_s[:, -1] < runtime_s
+        if allow_above_request:
+            always_killed |= recent["censored"].to_numpy()
+        critical[always_killed] = len(KILL_PRICES)
+        request_raw_p = raw_kill_p(log_q, np.fmax(requests_s, 1.0)[:, None])[:, 0]
+        return cls(raw_p, gain, walltimes_s, runtime_s, critical, request_raw_p,
+                   np.where(np.isnan(requests_s), np.nan, runtime_s > requests_s))
+
+    def calibrate(self, lo: int, hi: int, kill_risk: float) -> Calibration:
+        """The price of a kill and the reporting maps of the window ``[lo, hi)``."""
+        import numpy as np
+
+        window = slice(lo, hi)
+        price_index = conformal_index(self.critical[window], kill_risk)
+        raw_p = self.raw_p[window]
+        rows = np.arange(len(raw_p))
+        pick = choose(self.gain[window], raw_p,
+                       np.full(len(rows), KILL_PRICES[price_index]))
+        killed = self.critical[window] > price_index
+        with_request = ~np.isnan(self.overran_request[window])
+        return Calibration(
+            price_index,
+            _isotonic(raw_p[rows, pick], killed),
+            _isotonic(self.request_raw_p[window][with_request],
+                      self.overran_request[window][with_request].astype(bool)))
+
+
+def _isotonic(raw_p: np.ndarray, happened: np.ndarray) -> Callable[[np.ndarray], np.ndarray]:
+    """The share of events as a non-decreasing function of the raw probability (isotonic
+    regression: on the window it averages exactly to the window's share of events)."""
+    import numpy as np
+    from sklearn.isotonic import IsotonicRegression
+
+    if len(raw_p) == 0:
+        return lambda p: np.full(len(p), np.nan)
+    iso = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip")
+    iso.fit(raw_p, happened.astype(float))
+    return lambda p: np.asarray(iso.predict(p), dtype=float)
+
+
+def conformal_index(critical: np.ndarray, kill_risk: float) -> int:
+    """The smallest index into :data:`KILL_PRICES` that kills at most ``kill_risk`` of the
+    window, counted as split conformal prediction does: ``(kills + 1) / (n + 1) <=
+    kill_risk``, a job being killed at index ``k`` when its critical index exceeds ``k``."""
+    import numpy as np
+
+    allowed_kills = math.floor(kill_risk * (len(critical) + 1)) - 1
+    if allowed_kills < 0:
+        return len(KILL_PRICES) - 1
+    if allowed_kills >= len(critical):
+        return 0
+    ranked = np.sort(critical)[::-1]
+    return int(min(ranked[allowed_kills], len(KILL_PRICES) - 1))

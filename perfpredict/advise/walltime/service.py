@@ -1,0 +1,186 @@
+"""What ``train`` and ``advise walltime`` call: the advisor fitted on, saved in and loaded
+from a store, the jobs to advise read from a file, and the advice over that file with its
+summary."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from perfpredict.advise.walltime.advisor import ARTIFACT_KIND, WalltimeAdvisor
+from perfpredict.advise.walltime.features import JOB_COLUMNS
+from perfpredict.errors import BadInputError
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from perfpredict.store import Store
+
+
+def fit_walltime_advisor(store: Store, apps: list[str] | None = None,
+                         **params: Any) -> WalltimeAdvisor:
+    """Fit a :class:`WalltimeAdvisor` on the store's scheduler jobs (what ``train`` calls)."""
+    return WalltimeAdvisor(**params).fit(jobs_frame(store, apps))
+
+
+def jobs_frame(store: Store, apps: list[str] | None = None) -> pd.DataFrame:
+    """The columns the advisor reads (:data:`JOB_COLUMNS`) of every run with a submit
+    time, read in chunks with repeated texts as categories.
+
+    Reading every column as Python tuples (``runs_frame``) peaked at 2.1 GB for a million
+    jobs; this keeps one chunk of tuples at a time.
+    """
+    import pandas as pd
+    from sqlalchemy import select
+
+    from perfpredict.store.schema import runs
+
+    names = list(JOB_COLUMNS)
+    query = select(*[runs.c[name] for name in names]).where(runs.c.submit_epoch_s.is_not(None))
+    if apps:
+        query = query.where(runs.c.app.in_(apps))
+    texts = ("system", "user", "account", "app")
+    chunks = []
+    with store.engine.connect() as conn:
+        result = conn.execution_options(stream_results=True).execute(query.order_by(runs.c.id))
+        while rows := result.fetchmany(100_000):
+            chunk = pd.DataFrame.from_records([tuple(row) for row in rows], columns=names)
+            chunks.append(chunk.astype({name: "category" for name in texts}))
+    if not chunks:
+        return pd.DataFrame(columns=names)
+    return pd.concat(chunks, ignore_index=True).astype(
+        {name: "object" for name in texts})
+
+
+def save_walltime_advisor(store: Store, advisor: WalltimeAdvisor) -> None:
+    """Store the advisor in the artifacts table (newest wins)."""
+    from perfpredict.store.artifacts import save_artifact
+
+    save_artifact(store, json.loads(advisor.to_json()))
+
+
+def load_walltime_advisor(store: Store) -> WalltimeAdvisor | None:
+    """The newest saved advisor, or None when ``train`` has not saved one."""
+    from perfpredict.store.artifacts import load_latest_artifact
+
+    document = load_latest_artifact(store.url, ARTIFACT_KIND)
+    return None if document is None else WalltimeAdvisor.from_document(document)
+
+
+def read_jobs(path: str, input_format: str | None, system: str | None) -> pd.DataFrame:
+    """Jobs to advise, read with the ingest parser of ``input_format`` (not stored; None:
+    told by the file's name or content). Jobs not run yet are read too: sacct's PENDING
+    jobs, which ingest skips, are what a walltime is advised for."""
+    from dataclasses import asdict
+    from pathlib import Path
+
+    import pandas as pd
+
+    from perfpredict.ingest.records import BadRecord, IngestOptions
+    from perfpredict.ingest.registry import get_parser, sniff_format
+
+    input_format = input_format or sniff_format(Path(path), ("swf", "sacct", "csv"))
+    parse = get_parser(input_format)
+    rows = []
+    for item in parse(Path(path), IngestOptions(system=system, require_runtime=False)):
+        if isinstance(item, BadRecord):
+            raise BadInputError(item.reason, path=path, line_no=item.line_no)
+        row = asdict(item)
+        row["system"] = item.system or system
+        rows.append(row)
+    if not rows:
+        raise BadInputError(f"no jobs in the file (read as {input_format}); check the path "
+                            "and --input-format", path=path)
+    return pd.DataFrame(rows)
+
+
+@dataclass(frozen=True)
+class WalltimeAdvice:
+    """What ``advise walltime`` answers: one row per job, and a summary a person reads."""
+
+    rows: list[dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def summarize(rows: list[dict[str, Any]], kill_risk: float) -> dict[str, Any]:
+    """The advice over a file at a glance: expected kill share, the allocation reserved
+    against the users' requests, and how many jobs were kept at their request and why.
+
+    Reservations are node-hours when every job with a request gives its nodes, else
+    processor-hours (SWF logs give processors only).
+    """
+    with_request = [r for r in rows if r["requested_walltime_s"] is not None]
+    unit = "node" if all(r["nodes"] for r in with_request) else "processor"
+    size = "nodes" if unit == "node" else "total_ranks"
+    requested_h = sum(r["requested_walltime_s"] * (r[size] or 1) for r in with_request) / 3600
+    advised_h = sum(r["walltime_s"] * (r[size] or 1) for r in with_request) / 3600
+    kept = [r for r in with_request if r["capped_at_request"]]
+    too_short = sum(r["request_likely_too_short"] for r in rows)
+    return {
+        "n_jobs": len(rows),
+        "kill_risk": kill_risk,
+        "expected_kill_share": round(sum(r["kill_probability"] for r in rows)
+                                     / max(len(rows), 1), 4),
+        "reserved_unit": f"{unit}-hours",
+        "requested_hours": round(requested_h, 1),
+        "advised_hours": round(advised_h, 1),
+        "freed_share": round(1.0 - advised_h / requested_h, 4) if requested_h else None,
+        "n_kept_at_request": len(kept),
+        "n_kept_request_likely_too_short": sum(r["request_likely_too_short"] for r in kept),
+        "n_request_likely_too_short": too_short,
+        "n_above_request": sum(r["requested_walltime_s"] is not None
+                               and r["walltime_s"] > r["requested_walltime_s"] for r in rows),
+        "n_without_request": len(rows) - len(with_request),
+    }
+
+
+def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
+                    kill_risk: float = 0.05, system: str | None = None,
+                    allow_above_request: bool = False) -> WalltimeAdvice:
+    """What ``perfpredict advise walltime`` prints: one row per job in ``path``, and a
+    summary.
+
+    Uses the advisor ``train`` saved, or fits one on the store when none is saved. The
+    history a job's advice reads is the store plus the finished jobs of ``path`` itself
+    that the store does not hold (a replayed log is advised as if its jobs had been
+    ingested as they finished); as always, only runs that ended before the job's
+    submission count.
+    """
+    import pandas as pd
+
+    jobs = read_jobs(path, input_format, system)
+    stored = jobs_frame(store)
+    known_systems = set(stored["system"].dropna())
+    unknown = sorted({str(s) for s in jobs["system"]} - known_systems)
+    if unknown:
+        hint = ", ".join(sorted(known_systems)) or "none yet"
+        raise BadInputError(
+            f"jobs for system {unknown[0]!r} have no history in the store (its systems: "
+            f"{hint}); pass --system NAME, or ingest that system's accounting first",
+            path=path)
+    advisor = load_walltime_advisor(store) or WalltimeAdvisor().fit(stored)
+    finished = jobs[jobs["runtime_s"].notna()]
+    finished = finished[~_stored_mask(store, finished)]
+    history = pd.concat([stored, finished.reindex(columns=stored.columns)], ignore_index=True)
+    rows = advisor.advise(history, jobs, kill_risk, allow_above_request=allow_above_request)
+    return WalltimeAdvice(rows, summarize(rows, kill_risk))
+
+
+def _stored_mask(store: Store, jobs: pd.DataFrame) -> np.ndarray:
+    """Which of ``jobs`` the store already holds, by (system, job id)."""
+    import numpy as np
+    from sqlalchemy import select
+
+    from perfpredict.store.schema import runs
+
+    ids = sorted({str(j) for j in jobs["job_id"].dropna()})
+    stored: set[tuple[str, str]] = set()
+    with store.engine.connect() as conn:
+        for lo in range(0, len(ids), 500):
+            query = select(runs.c.system, runs.c.job_id).where(
+                runs.c.job_id.in_(ids[lo:lo + 500]))
+            stored.update((str(a), str(b)) for a, b in conn.execute(query))
+    return np.array([(str(a), str(b)) in stored
+                     for a, b in zip(jobs["system"], jobs["job_id"], strict=True)], dtype=bool)
