@@ -64,17 +64,27 @@ def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, messa
 
 def test_estimate_input_keeps_rows_order_and_input_columns(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     queries = tmp_path / "q.csv"
-    queries.write_text("app,nodes,runtime_s,note\nresnet,64,1,a\nbert,16,,b\nresnet,2,99,c\n")
+    queries.write_text("app,nodes,runtime_s,note\nresnet,64,1,a\nbert,16,,b\nresnet,2,99,c\n"
+                       "resnet,64,5000,d\n")
     result = cli("estimate", "--input", str(queries), "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    assert [r["note"] for r in rows] == ["a", "b", "c"]
-    assert [r["runtime_s"] for r in rows] == ["1", "", "99"]
+    assert [r["note"] for r in rows] == ["a", "b", "c", "d"]
+    assert [r["runtime_s"] for r in rows] == ["1", "", "99", "5000"]
     for r in rows:
         assert float(r["lower_runtime_s"]) <= float(r["predicted_runtime_s"]) <= float(r["upper_runtime_s"])
-        assert float(r["speedup"]) > 0 and float(r["efficiency"]) > 0
     # runtime_s is ignored: the same query with another runtime_s gets the same answer
+    answers = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
+               "efficiency")
+    assert [rows[3][c] for c in answers] == [rows[0][c] for c in answers]
     assert rows[0]["predicted_runtime_s"] != rows[2]["predicted_runtime_s"]
+
+    # efficiency is speedup per unit of scale: for one series, speedup / efficiency goes
+    # as the node count (64 and 2 nodes of resnet)
+    def scale(row: dict[str, str]) -> float:
+        return float(row["speedup"]) / float(row["efficiency"])
+
+    assert scale(rows[0]) / scale(rows[2]) == pytest.approx(64 / 2, rel=1e-4)
 
 
 def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
