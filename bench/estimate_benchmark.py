@@ -24,7 +24,7 @@ import numpy as np
 from perfpredict import artifact
 from perfpredict.estimate import bundled_artifact_path, estimate_batch
 from perfpredict.model.series import SeriesKey
-from perfpredict.report.csv_rows import write_csv
+from perfpredict.report.csv_rows import write_csv_cells
 
 COLUMNS = ("app", "system", "problem_size", "ranks_per_node", "nodes")
 
@@ -57,7 +57,7 @@ def _read_csv_s(path: Path) -> float:
 def _estimate_s(path: Path) -> float:
     start = time.perf_counter()
     batch = estimate_batch(None, path)
-    write_csv(io.StringIO(), batch.columns, batch.rows, float_format=".6g")
+    write_csv_cells(io.StringIO(), batch.columns, batch.rows, float_format=".6g")
     return time.perf_counter() - start
 
 

@@ -105,10 +105,10 @@ def estimate(
     from perfpredict.estimate import estimate as estimate_one
 
     if input_csv is not None:
-        from perfpredict.report.csv_rows import write_csv
+        from perfpredict.report.csv_rows import write_csv_cells
 
         batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
-        write_csv(sys.stdout, batch.columns, batch.rows, float_format=".6g")
+        write_csv_cells(sys.stdout, batch.columns, batch.rows, float_format=".6g")
         return
     if app is None or nodes is None:
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")

@@ -60,20 +60,19 @@ class BatchEstimates:
     one row per input row, in its order."""
 
     columns: list[str]
-    rows: list[dict[str, Any]]
+    rows: list[tuple[Any, ...]]  # cells in the order of ``columns``
 
 
 def estimate_batch(db_url: str | None, path: Path, confidence: float = 0.9) -> BatchEstimates:
     """Answer every row of a query CSV: its own cells, then the estimate's columns.
 
-    A column of the input named like an answer is replaced by the answer; ``runtime_s``
-    is kept as it was, not used.
+    An input column named like an answer is dropped (the answer, after the input's
+    columns, takes its name); ``runtime_s`` is kept as it was, not used.
     """
     header, rows, queries = read_queries(path)
     answers = load_predictor(db_url).columns(queries, confidence)
     kept = [c for c in header if c not in BATCH_COLUMNS]
+    columns = [*kept, *BATCH_COLUMNS]
     values = zip(*(answers[c].tolist() for c in BATCH_COLUMNS), strict=True)
-    return BatchEstimates(
-        [*kept, *BATCH_COLUMNS],
-        [{**{c: row.get(c, "") for c in kept}, **dict(zip(BATCH_COLUMNS, answer, strict=True))}
-         for row, answer in zip(rows, values, strict=True)])
+    return BatchEstimates(columns, [(*(row.get(c) for c in kept), *answer)
+                                    for row, answer in zip(rows, values, strict=True)])
