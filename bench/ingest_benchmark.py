@@ -21,15 +21,21 @@ tokenizer worth keeping against the C readers that already do the job?):
 
 * handwritten: perfpredict's numpy tokenizer (``_text.blocks.line_blocks`` +
   ``split_fields``), every column of every line gathered as the parser gathers them;
+  "split only": the fields found (byte offsets), not gathered;
 * pandas: ``read_csv(engine="c", sep="|", dtype=str)`` in chunks of 50k lines;
 * pyarrow: ``pyarrow.csv.open_csv`` (streaming, 4 MB blocks, every column a string),
-  on one thread (as the others) and with its default thread pool.
+  on one thread (as the others) and with its default thread pool; "adapter": on one
+  thread, every Arrow column gathered into the byte matrices the column readers take,
+  so that it compares with "handwritten" as "pyarrow" compares with "split only".
 
 Each reader yields the same fields (the time of reading the file into columns, not of
 converting them); the figure is the reader's time over ``.import``'s.
 
+With ``--split-share`` the ingest child also sums the time it spends reading blocks of
+lines, splitting them and gathering columns: the most a faster splitter could save.
+
 Run: python -m bench.ingest_benchmark [--sacct FILE] [--swf FILE] [--csv FILE]
-     [--formats sacct,swf,csv] [--readers] [--repeat N]
+     [--formats sacct,swf,csv] [--readers] [--repeat N] [--split-share]
      (without --sacct a 1M-line dump is generated with bench/generate_sacct.py)
 """
 
@@ -61,6 +67,46 @@ report = ingest_file(store, sys.argv[2], sys.argv[3], IngestOptions(system=sys.a
 print(report.n_stored + report.n_duplicates + report.n_attached)
 """
 
+#: The same ingest, with the time spent in the tokenizer's parts summed: what a faster
+#: splitter could save of the whole (argv as _INGEST's).
+_SPLIT_SHARE = """
+import sys, time
+from perfpredict.ingest._text import blocks
+from perfpredict.ingest.sacct import columns as sacct_columns
+from perfpredict.ingest.swf import columns as swf_columns
+import perfpredict.ingest.sacct as sacct, perfpredict.ingest.swf as swf
+
+spent = {"reading lines": 0.0, "splitting": 0.0, "gathering columns": 0.0}
+
+def timed(part, fn):
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[part] += time.perf_counter() - start
+    return wrapper
+
+def timed_blocks(path, block_bytes=None):
+    blocks_ = blocks.line_blocks(path, block_bytes)
+    while True:
+        start = time.perf_counter()
+        block = next(blocks_, None)
+        spent["reading lines"] += time.perf_counter() - start
+        if block is None:
+            return
+        yield block
+
+sacct.line_blocks = swf.line_blocks = timed_blocks
+sacct_columns.split_fields = timed("splitting", blocks.split_fields)
+swf_columns.split_whitespace = timed("splitting", blocks.split_whitespace)
+blocks.gather = timed("gathering columns", blocks.gather)
+start = time.perf_counter()
+""" + _INGEST + """
+total = time.perf_counter() - start
+print(" ".join(f"{part}={seconds:.2f}s" for part, seconds in
+               [("whole", total), *spent.items()]))
+"""
 
 #: Each reader splits the file (argv[1]) into per-column fields and prints the line count.
 _READERS = {
@@ -165,8 +211,10 @@ def _sqlite_import(fmt: str, path: Path, db: Path) -> list[str]:
     return [sqlite3, str(db), *mode, import_]
 
 
-def measure(fmt: str, path: Path, system: str, workdir: Path) -> dict[str, object]:
-    """One file: the reference and perfpredict, each in a fresh database."""
+def measure(fmt: str, path: Path, system: str, workdir: Path,
+            split_share: bool = False) -> dict[str, object]:
+    """One file: the reference and perfpredict, each in a fresh database (with
+    ``split_share``, the tokenizer's parts timed inside the ingest)."""
     raw = path
     if path.suffix == ".gz":  # the reference reads plain text; expanding it is not timed
         raw = workdir / path.stem
@@ -174,10 +222,12 @@ def measure(fmt: str, path: Path, system: str, workdir: Path) -> dict[str, objec
             shutil.copyfileobj(src, dst)
     ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
     ref_s, ref_rss, _ = _run(_sqlite_import(fmt, raw, ref_db))
-    ours_s, ours_rss, out = _run([sys.executable, "-c", _INGEST, f"sqlite:///{store_db}",
-                                  fmt, str(path), system])
+    ours_s, ours_rss, out = _run([sys.executable, "-c", _SPLIT_SHARE if split_share else _INGEST,
+                                  f"sqlite:///{store_db}", fmt, str(path), system])
+    runs, _, parts = out.partition("\n")
     n_lines = sum(1 for _ in raw.open("rb"))
-    return {"format": fmt, "file": path.name, "lines": n_lines, "runs": int(out),
+    return {"format": fmt, "file": path.name, "lines": n_lines, "runs": int(runs),
+            "parts": parts.strip(),
             "sqlite3_import_s": ref_s, "perfpredict_s": ours_s, "ratio": ours_s / ref_s,
             "lines_per_s": n_lines / ours_s, "peak_mib": ours_rss / 2**20,
             "sqlite3_peak_mib": ref_rss / 2**20}
@@ -225,6 +275,8 @@ def main() -> None:
     parser.add_argument("--readers", action="store_true",
                         help="compare the readers that split the sacct dump into fields")
     parser.add_argument("--repeat", type=int, default=3, help="rounds of --readers")
+    parser.add_argument("--split-share", action="store_true",
+                        help="time the tokenizer's parts inside each ingest (adds a column)")
     args = parser.parse_args()
     formats = set(args.formats.split(","))
     rows = []
@@ -244,24 +296,26 @@ def main() -> None:
             sacct = args.sacct or work / "sacct.txt"
             if args.sacct is None:
                 write_dump(sacct)
-            rows.append(measure("sacct", sacct, "frontier", work))
+            rows.append(measure("sacct", sacct, "frontier", work, args.split_share))
         if "swf" in formats:
-            rows.append(measure("swf", args.swf, "kth-sp2", work))
+            rows.append(measure("swf", args.swf, "kth-sp2", work, args.split_share))
             if args.swf_jobs:
                 generated = work / "generated.swf"
                 write_log(generated, args.swf_jobs)
-                rows.append(measure("swf", generated, "generated", work))
+                rows.append(measure("swf", generated, "generated", work, args.split_share))
         if "csv" in formats:
             csv = args.csv or work / "runs.csv"
             if args.csv is None:
                 write_csv(csv, args.csv_rows)
             rows.append(measure("csv", csv, "bench", work))
     print("| format | file | lines | runs stored | sqlite3 .import s | perfpredict s | ratio |"
-          " lines/s | peak MiB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          " lines/s | peak MiB |" + (" inside the ingest |" if args.split_share else "")
+          + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---|" if args.split_share else ""))
     for r in rows:
         print(f"| {r['format']} | {r['file']} | {r['lines']} | {r['runs']} | "
               f"{r['sqlite3_import_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.2f} | "
-              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} |")
+              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} |"
+              + (f" {r['parts']} |" if args.split_share else ""))
 
 
 if __name__ == "__main__":
