@@ -33,9 +33,11 @@ converting them); the figure is the reader's time over ``.import``'s.
 
 With ``--split-share`` the ingest child also sums the time it spends reading blocks of
 lines, splitting them and gathering columns: the most a faster splitter could save.
+With ``--pyarrow-split`` the sacct ingest is measured ``--repeat`` times as it is and
+with pyarrow splitting its blocks, in alternating order.
 
 Run: python -m bench.ingest_benchmark [--sacct FILE] [--swf FILE] [--csv FILE]
-     [--formats sacct,swf,csv] [--readers] [--repeat N] [--split-share]
+     [--formats sacct,swf,csv] [--readers] [--repeat N] [--split-share] [--pyarrow-split]
      (without --sacct a 1M-line dump is generated with bench/generate_sacct.py)
 """
 
@@ -108,6 +110,65 @@ print(" ".join(f"{part}={seconds:.2f}s" for part, seconds in
                [("whole", total), *spent.items()]))
 """
 
+#: An Arrow string column as the field ends (offsets) into its data buffer, padded as
+#: ``LineBlock.padded_codes`` is, so that ``gather`` never copies the buffer.
+_ARROW_BUFFERS = """
+import numpy as np
+from perfpredict.ingest._text.blocks import MAX_FIELD_BYTES, gather
+
+def arrow_buffers(array):
+    _, offsets, data = array.buffers()
+    ends = np.frombuffer(offsets, np.int32)[array.offset:array.offset + len(array) + 1]
+    codes = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return ends.astype(np.int64), np.concatenate([codes, np.zeros(MAX_FIELD_BYTES + 1, np.uint8)])
+"""
+
+#: The same ingest with pyarrow's CSV reader splitting each block in place of
+#: ``split_fields``, its string columns gathered into the column readers' byte matrices
+#: (the adapter a replacement needs). A what-if for a clean dump only: it does not set
+#: aside the lines pyarrow rejects, as the replacement would have to (issue 15).
+_PYARROW_SPLIT = _ARROW_BUFFERS + """
+import pyarrow as pa
+from pyarrow import csv
+from perfpredict.ingest._text.blocks import ByteColumn
+from perfpredict.ingest.sacct import columns as sacct_columns
+
+
+class ArrowTable:
+    '''``lines``: block line indices; ``starts``: the rows of the Arrow batch.'''
+
+    def __init__(self, block, lines, starts, ends, arrays=None):
+        # read_block rebuilds the table for a block's later lines: same block, same arrays
+        self.block, self.lines, self.starts, self.ends = block, lines, starts, ends
+        self.arrays = arrays if arrays is not None else ArrowTable.last.arrays
+
+    def column(self, j, rows):
+        if j is None:
+            return ByteColumn(np.zeros((len(rows), 1), np.uint8), np.zeros(len(rows), np.int64))
+        ends, codes = self.arrays[j]
+        rows = self.starts[rows]
+        return gather(codes, ends[rows], ends[rows + 1] - ends[rows])
+
+
+def arrow_split(block, delimiter, n_columns, trailing):
+    table = csv.read_csv(pa.py_buffer(block.data),
+                         read_options=csv.ReadOptions(use_threads=False,
+                                                      autogenerate_column_names=True,
+                                                      block_size=len(block.data) + 1),
+                         parse_options=csv.ParseOptions(delimiter=delimiter.decode(),
+                                                        quote_char=False),
+                         convert_options=csv.ConvertOptions(column_types={
+                             f"f{j}": pa.string() for j in range(n_columns)}))
+    arrays = [arrow_buffers(table.column(j).combine_chunks()) for j in range(n_columns)]
+    rows = np.arange(table.num_rows)
+    ArrowTable.last = ArrowTable(block, rows, rows, rows, arrays)
+    return ArrowTable.last
+
+
+sacct_columns.split_fields = arrow_split
+sacct_columns.FieldTable = ArrowTable
+""" + _INGEST
+
 #: Each reader splits the file (argv[1]) into per-column fields and prints the line count.
 _READERS = {
     "handwritten": """
@@ -175,15 +236,10 @@ print(n_lines + 1)
 }
 #: What replacing the tokenizer by pyarrow needs on top of reading: each Arrow string
 #: column turned into the zero-padded byte matrix the column readers take.
-_ARROW_ADAPTER = """
-import numpy as np
-from perfpredict.ingest._text.blocks import gather
-
+_ARROW_ADAPTER = _ARROW_BUFFERS + """
 def arrow_column(array):
-    _, offsets, data = array.buffers()
-    ends = np.frombuffer(offsets, dtype=np.int32)[array.offset:array.offset + len(array) + 1]
-    codes = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(1, np.uint8)
-    return gather(codes, ends[:-1].astype(np.int64), np.diff(ends).astype(np.int64))
+    ends, codes = arrow_buffers(array)
+    return gather(codes, ends[:-1], np.diff(ends))
 """
 
 
@@ -211,10 +267,10 @@ def _sqlite_import(fmt: str, path: Path, db: Path) -> list[str]:
     return [sqlite3, str(db), *mode, import_]
 
 
-def measure(fmt: str, path: Path, system: str, workdir: Path,
-            split_share: bool = False) -> dict[str, object]:
-    """One file: the reference and perfpredict, each in a fresh database (with
-    ``split_share``, the tokenizer's parts timed inside the ingest)."""
+def measure(fmt: str, path: Path, system: str, workdir: Path, child: str = _INGEST,
+            label: str = "") -> dict[str, object]:
+    """One file: the reference and perfpredict (the ingest script ``child``), each in a
+    fresh database."""
     raw = path
     if path.suffix == ".gz":  # the reference reads plain text; expanding it is not timed
         raw = workdir / path.stem
@@ -222,11 +278,13 @@ def measure(fmt: str, path: Path, system: str, workdir: Path,
             shutil.copyfileobj(src, dst)
     ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
     ref_s, ref_rss, _ = _run(_sqlite_import(fmt, raw, ref_db))
-    ours_s, ours_rss, out = _run([sys.executable, "-c", _SPLIT_SHARE if split_share else _INGEST,
-                                  f"sqlite:///{store_db}", fmt, str(path), system])
+    ours_s, ours_rss, out = _run([sys.executable, "-c", child, f"sqlite:///{store_db}", fmt,
+                                  str(path), system])
+    for db in workdir.glob(f"*-{raw.name}.db*"):  # the next round starts from empty ones
+        db.unlink()
     runs, _, parts = out.partition("\n")
     n_lines = sum(1 for _ in raw.open("rb"))
-    return {"format": fmt, "file": path.name, "lines": n_lines, "runs": int(runs),
+    return {"format": label or fmt, "file": path.name, "lines": n_lines, "runs": int(runs),
             "parts": parts.strip(),
             "sqlite3_import_s": ref_s, "perfpredict_s": ours_s, "ratio": ours_s / ref_s,
             "lines_per_s": n_lines / ours_s, "peak_mib": ours_rss / 2**20,
@@ -274,11 +332,16 @@ def main() -> None:
                         help="comma-separated subset of sacct,swf,csv to measure")
     parser.add_argument("--readers", action="store_true",
                         help="compare the readers that split the sacct dump into fields")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of --readers")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds of --readers and --pyarrow-split")
     parser.add_argument("--split-share", action="store_true",
                         help="time the tokenizer's parts inside each ingest (adds a column)")
+    parser.add_argument("--pyarrow-split", action="store_true",
+                        help="sacct: --repeat rounds of the ingest as it is and with pyarrow "
+                             "splitting, interleaved")
     args = parser.parse_args()
     formats = set(args.formats.split(","))
+    child = _SPLIT_SHARE if args.split_share else _INGEST
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -296,13 +359,17 @@ def main() -> None:
             sacct = args.sacct or work / "sacct.txt"
             if args.sacct is None:
                 write_dump(sacct)
-            rows.append(measure("sacct", sacct, "frontier", work, args.split_share))
+            variants = [("sacct", child)] + ([("sacct, pyarrow split", _PYARROW_SPLIT)]
+                                             if args.pyarrow_split else [])
+            for attempt in range(args.repeat if args.pyarrow_split else 1):
+                for label, code in variants[::-1] if attempt % 2 else variants:
+                    rows.append(measure("sacct", sacct, "frontier", work, code, label))
         if "swf" in formats:
-            rows.append(measure("swf", args.swf, "kth-sp2", work, args.split_share))
+            rows.append(measure("swf", args.swf, "kth-sp2", work, child))
             if args.swf_jobs:
                 generated = work / "generated.swf"
                 write_log(generated, args.swf_jobs)
-                rows.append(measure("swf", generated, "generated", work, args.split_share))
+                rows.append(measure("swf", generated, "generated", work, child))
         if "csv" in formats:
             csv = args.csv or work / "runs.csv"
             if args.csv is None:
