@@ -183,22 +183,10 @@ for block in line_blocks(Path(sys.argv[1])):
     if n_columns is None:
         n_columns = block.text(0).count("|") + 1
     table = split_fields(block, b"|", n_columns, False)
-    rows = np.arange(len(table.lines))
-    columns = [table.column(j, rows) for j in range(n_columns)]
+    if sys.argv[2] != "split only":
+        rows = np.arange(len(table.lines))
+        columns = [table.column(j, rows) for j in range(n_columns)]
     n_lines += len(table.lines)
-print(n_lines)
-""",
-    "handwritten (split only)": """
-import sys
-from pathlib import Path
-from perfpredict.ingest._text.blocks import line_blocks, split_fields
-
-n_lines = 0
-n_columns = None
-for block in line_blocks(Path(sys.argv[1])):
-    if n_columns is None:
-        n_columns = block.text(0).count("|") + 1
-    n_lines += len(split_fields(block, b"|", n_columns, False).lines)
 print(n_lines)
 """,
     "pandas": """
@@ -297,6 +285,7 @@ def measure_readers(path: Path, workdir: Path, repeat: int) -> list[dict[str, ob
     rows = []
     for attempt in range(repeat):
         for name, code, mode in [*[(name, code, "") for name, code in _READERS.items()],
+                                 ("handwritten", _READERS["handwritten"], "split only"),
                                  ("pyarrow", _READERS["pyarrow"], "threads"),
                                  ("pyarrow", _ARROW_ADAPTER + _READERS["pyarrow"], "adapter")]:
             ref_db = workdir / f"ref-{name}-{attempt}.db"
