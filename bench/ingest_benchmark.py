@@ -21,15 +21,23 @@ tokenizer worth keeping against the C readers that already do the job?):
 
 * handwritten: perfpredict's numpy tokenizer (``_text.blocks.line_blocks`` +
   ``split_fields``), every column of every line gathered as the parser gathers them;
+  "split only": the fields found (byte offsets), not gathered;
 * pandas: ``read_csv(engine="c", sep="|", dtype=str)`` in chunks of 50k lines;
 * pyarrow: ``pyarrow.csv.open_csv`` (streaming, 4 MB blocks, every column a string),
-  on one thread (as the others) and with its default thread pool.
+  on one thread (as the others) and with its default thread pool; "adapter": on one
+  thread, every Arrow column gathered into the byte matrices the column readers take,
+  so that it compares with "handwritten" as "pyarrow" compares with "split only".
 
 Each reader yields the same fields (the time of reading the file into columns, not of
 converting them); the figure is the reader's time over ``.import``'s.
 
+With ``--split-share`` the ingest child also sums the time it spends reading blocks of
+lines, splitting them and gathering columns: the most a faster splitter could save.
+With ``--pyarrow-split`` the sacct ingest is measured ``--repeat`` times as it is and
+with pyarrow splitting its blocks, in alternating order.
+
 Run: python -m bench.ingest_benchmark [--sacct FILE] [--swf FILE] [--csv FILE]
-     [--formats sacct,swf,csv] [--readers] [--repeat N]
+     [--formats sacct,swf,csv] [--readers] [--repeat N] [--split-share] [--pyarrow-split]
      (without --sacct a 1M-line dump is generated with bench/generate_sacct.py)
 """
 
@@ -61,6 +69,105 @@ report = ingest_file(store, sys.argv[2], sys.argv[3], IngestOptions(system=sys.a
 print(report.n_stored + report.n_duplicates + report.n_attached)
 """
 
+#: The same ingest, with the time spent in the tokenizer's parts summed: what a faster
+#: splitter could save of the whole (argv as _INGEST's).
+_SPLIT_SHARE = """
+import sys, time
+from perfpredict.ingest._text import blocks
+from perfpredict.ingest.sacct import columns as sacct_columns
+from perfpredict.ingest.swf import columns as swf_columns
+import perfpredict.ingest.sacct as sacct, perfpredict.ingest.swf as swf
+
+spent = {"reading lines": 0.0, "splitting": 0.0, "gathering columns": 0.0}
+
+def timed(part, fn):
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            spent[part] += time.perf_counter() - start
+    return wrapper
+
+def timed_blocks(path, block_bytes=None):
+    blocks_ = blocks.line_blocks(path, block_bytes)
+    while True:
+        start = time.perf_counter()
+        block = next(blocks_, None)
+        spent["reading lines"] += time.perf_counter() - start
+        if block is None:
+            return
+        yield block
+
+sacct.line_blocks = swf.line_blocks = timed_blocks
+sacct_columns.split_fields = timed("splitting", blocks.split_fields)
+swf_columns.split_whitespace = timed("splitting", blocks.split_whitespace)
+blocks.gather = timed("gathering columns", blocks.gather)
+start = time.perf_counter()
+""" + _INGEST + """
+total = time.perf_counter() - start
+print(" ".join(f"{part}={seconds:.2f}s" for part, seconds in
+               [("whole", total), *spent.items()]))
+"""
+
+#: An Arrow string column as the field ends (offsets) into its data buffer, padded as
+#: ``LineBlock.padded_codes`` is, so that ``gather`` never copies the buffer.
+_ARROW_BUFFERS = """
+import numpy as np
+from perfpredict.ingest._text.blocks import MAX_FIELD_BYTES, gather
+
+def arrow_buffers(array):
+    _, offsets, data = array.buffers()
+    ends = np.frombuffer(offsets, np.int32)[array.offset:array.offset + len(array) + 1]
+    codes = np.frombuffer(data, np.uint8) if data is not None else np.zeros(0, np.uint8)
+    return ends.astype(np.int64), np.concatenate([codes, np.zeros(MAX_FIELD_BYTES + 1, np.uint8)])
+"""
+
+#: The same ingest with pyarrow's CSV reader splitting each block in place of
+#: ``split_fields``, its string columns gathered into the column readers' byte matrices
+#: (the adapter a replacement needs). A what-if for a clean dump only: it does not set
+#: aside the lines pyarrow rejects, as the replacement would have to (issue 15).
+_PYARROW_SPLIT = _ARROW_BUFFERS + """
+import pyarrow as pa
+from pyarrow import csv
+from perfpredict.ingest._text.blocks import ByteColumn
+from perfpredict.ingest.sacct import columns as sacct_columns
+
+
+class ArrowTable:
+    '''``lines``: block line indices; ``starts``: the rows of the Arrow batch.'''
+
+    def __init__(self, block, lines, starts, ends, arrays=None):
+        # read_block rebuilds the table for a block's later lines: same block, same arrays
+        self.block, self.lines, self.starts, self.ends = block, lines, starts, ends
+        self.arrays = arrays if arrays is not None else ArrowTable.last.arrays
+
+    def column(self, j, rows):
+        if j is None:
+            return ByteColumn(np.zeros((len(rows), 1), np.uint8), np.zeros(len(rows), np.int64))
+        ends, codes = self.arrays[j]
+        rows = self.starts[rows]
+        return gather(codes, ends[rows], ends[rows + 1] - ends[rows])
+
+
+def arrow_split(block, delimiter, n_columns, trailing):
+    table = csv.read_csv(pa.py_buffer(block.data),
+                         read_options=csv.ReadOptions(use_threads=False,
+                                                      autogenerate_column_names=True,
+                                                      block_size=len(block.data) + 1),
+                         parse_options=csv.ParseOptions(delimiter=delimiter.decode(),
+                                                        quote_char=False),
+                         convert_options=csv.ConvertOptions(column_types={
+                             f"f{j}": pa.string() for j in range(n_columns)}))
+    arrays = [arrow_buffers(table.column(j).combine_chunks()) for j in range(n_columns)]
+    rows = np.arange(table.num_rows)
+    ArrowTable.last = ArrowTable(block, rows, rows, rows, arrays)
+    return ArrowTable.last
+
+
+sacct_columns.split_fields = arrow_split
+sacct_columns.FieldTable = ArrowTable
+""" + _INGEST
 
 #: Each reader splits the file (argv[1]) into per-column fields and prints the line count.
 _READERS = {
@@ -76,8 +183,9 @@ for block in line_blocks(Path(sys.argv[1])):
     if n_columns is None:
         n_columns = block.text(0).count("|") + 1
     table = split_fields(block, b"|", n_columns, False)
-    rows = np.arange(len(table.lines))
-    columns = [table.column(j, rows) for j in range(n_columns)]
+    if sys.argv[2] != "split only":
+        rows = np.arange(len(table.lines))
+        columns = [table.column(j, rows) for j in range(n_columns)]
     n_lines += len(table.lines)
 print(n_lines)
 """,
@@ -108,10 +216,19 @@ reader = csv.open_csv(sys.argv[1], read_options=csv.ReadOptions(block_size=4 << 
 n_lines = 0
 for batch in reader:
     columns = batch.columns
+    if sys.argv[2] == "adapter":
+        columns = [arrow_column(array) for array in columns]
     n_lines += batch.num_rows
 print(n_lines + 1)
 """,
 }
+#: What replacing the tokenizer by pyarrow needs on top of reading: each Arrow string
+#: column turned into the zero-padded byte matrix the column readers take.
+_ARROW_ADAPTER = _ARROW_BUFFERS + """
+def arrow_column(array):
+    ends, codes = arrow_buffers(array)
+    return gather(codes, ends[:-1], np.diff(ends))
+"""
 
 
 def _run(argv: list[str]) -> tuple[float, int, str]:
@@ -138,8 +255,10 @@ def _sqlite_import(fmt: str, path: Path, db: Path) -> list[str]:
     return [sqlite3, str(db), *mode, import_]
 
 
-def measure(fmt: str, path: Path, system: str, workdir: Path) -> dict[str, object]:
-    """One file: the reference and perfpredict, each in a fresh database."""
+def measure(fmt: str, path: Path, system: str, workdir: Path, child: str = _INGEST,
+            label: str = "") -> dict[str, object]:
+    """One file: the reference and perfpredict (the ingest script ``child``), each in a
+    fresh database."""
     raw = path
     if path.suffix == ".gz":  # the reference reads plain text; expanding it is not timed
         raw = workdir / path.stem
@@ -147,10 +266,14 @@ def measure(fmt: str, path: Path, system: str, workdir: Path) -> dict[str, objec
             shutil.copyfileobj(src, dst)
     ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
     ref_s, ref_rss, _ = _run(_sqlite_import(fmt, raw, ref_db))
-    ours_s, ours_rss, out = _run([sys.executable, "-c", _INGEST, f"sqlite:///{store_db}",
-                                  fmt, str(path), system])
+    ours_s, ours_rss, out = _run([sys.executable, "-c", child, f"sqlite:///{store_db}", fmt,
+                                  str(path), system])
+    for db in workdir.glob(f"*-{raw.name}.db*"):  # the next round starts from empty ones
+        db.unlink()
+    runs, _, parts = out.partition("\n")
     n_lines = sum(1 for _ in raw.open("rb"))
-    return {"format": fmt, "file": path.name, "lines": n_lines, "runs": int(out),
+    return {"format": label or fmt, "file": path.name, "lines": n_lines, "runs": int(runs),
+            "parts": parts.strip(),
             "sqlite3_import_s": ref_s, "perfpredict_s": ours_s, "ratio": ours_s / ref_s,
             "lines_per_s": n_lines / ours_s, "peak_mib": ours_rss / 2**20,
             "sqlite3_peak_mib": ref_rss / 2**20}
@@ -162,12 +285,14 @@ def measure_readers(path: Path, workdir: Path, repeat: int) -> list[dict[str, ob
     rows = []
     for attempt in range(repeat):
         for name, code, mode in [*[(name, code, "") for name, code in _READERS.items()],
-                                 ("pyarrow", _READERS["pyarrow"], "threads")]:
+                                 ("handwritten", _READERS["handwritten"], "split only"),
+                                 ("pyarrow", _READERS["pyarrow"], "threads"),
+                                 ("pyarrow", _ARROW_ADAPTER + _READERS["pyarrow"], "adapter")]:
             ref_db = workdir / f"ref-{name}-{attempt}.db"
             ref_s, _, _ = _run(_sqlite_import("sacct", path, ref_db))
             ref_db.unlink()
             ours_s, rss, out = _run([sys.executable, "-c", code, str(path), mode])
-            name = f"{name} (threads)" if mode else name
+            name = f"{name} ({mode})" if mode else name
             rows.append({"reader": name, "lines": int(out), "sqlite3_import_s": ref_s,
                          "reader_s": ours_s, "ratio": ours_s / ref_s, "peak_mib": rss / 2**20})
     return rows
@@ -196,9 +321,16 @@ def main() -> None:
                         help="comma-separated subset of sacct,swf,csv to measure")
     parser.add_argument("--readers", action="store_true",
                         help="compare the readers that split the sacct dump into fields")
-    parser.add_argument("--repeat", type=int, default=3, help="rounds of --readers")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds of --readers and --pyarrow-split")
+    parser.add_argument("--split-share", action="store_true",
+                        help="time the tokenizer's parts inside each ingest (adds a column)")
+    parser.add_argument("--pyarrow-split", action="store_true",
+                        help="sacct: --repeat rounds of the ingest as it is and with pyarrow "
+                             "splitting, interleaved")
     args = parser.parse_args()
     formats = set(args.formats.split(","))
+    child = _SPLIT_SHARE if args.split_share else _INGEST
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -216,24 +348,30 @@ def main() -> None:
             sacct = args.sacct or work / "sacct.txt"
             if args.sacct is None:
                 write_dump(sacct)
-            rows.append(measure("sacct", sacct, "frontier", work))
+            variants = [("sacct", child)] + ([("sacct, pyarrow split", _PYARROW_SPLIT)]
+                                             if args.pyarrow_split else [])
+            for attempt in range(args.repeat if args.pyarrow_split else 1):
+                for label, code in variants[::-1] if attempt % 2 else variants:
+                    rows.append(measure("sacct", sacct, "frontier", work, code, label))
         if "swf" in formats:
-            rows.append(measure("swf", args.swf, "kth-sp2", work))
+            rows.append(measure("swf", args.swf, "kth-sp2", work, child))
             if args.swf_jobs:
                 generated = work / "generated.swf"
                 write_log(generated, args.swf_jobs)
-                rows.append(measure("swf", generated, "generated", work))
+                rows.append(measure("swf", generated, "generated", work, child))
         if "csv" in formats:
             csv = args.csv or work / "runs.csv"
             if args.csv is None:
                 write_csv(csv, args.csv_rows)
             rows.append(measure("csv", csv, "bench", work))
     print("| format | file | lines | runs stored | sqlite3 .import s | perfpredict s | ratio |"
-          " lines/s | peak MiB |\n|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          " lines/s | peak MiB |" + (" inside the ingest |" if args.split_share else "")
+          + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---|" if args.split_share else ""))
     for r in rows:
         print(f"| {r['format']} | {r['file']} | {r['lines']} | {r['runs']} | "
               f"{r['sqlite3_import_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.2f} | "
-              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} |")
+              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} |"
+              + (f" {r['parts']} |" if args.split_share else ""))
 
 
 if __name__ == "__main__":
