@@ -49,7 +49,7 @@ APP_PRIOR_DOUBLINGS = 2.0
 #: 1.1 points of each other in 9 of 10 (data set, split) cells.
 ENSEMBLE = ("amdahl", "amdahl_log", "power")
 ENSEMBLE_NAME = "ensemble"
-#: What training calibrated the intervals on (:attr:`RuntimeModel.calibrated_by`).
+#: What training calibrated a scaling kind's intervals on (:attr:`RuntimeModel.calibrated_by`).
 CALIBRATED_BY = ("application", "series")
 
 
@@ -148,9 +148,10 @@ class RuntimeModel:
     apply_correction: dict[str, bool]
     app_evidence: dict[str, tuple[float, float, int]]
     conformal: dict[str, DistanceConformal]
-    calibrated_by: str
+    calibrated_by: dict[str, str]  # per kind, one of CALIBRATED_BY
     correction_trees: TreeEnsemble
-    spread_trees: TreeEnsemble
+    #: Per way of calibrating (:data:`CALIBRATED_BY`) that some kind uses.
+    spread_trees: dict[str, TreeEnsemble]
     noise_floor: NoiseFloor
     n_series: int
     n_examples: int
@@ -173,7 +174,7 @@ class RuntimeModel:
         correction = np.zeros(n)
         if self.apply_correction[kind]:
             correction = np.where(distance > 0, self.correction_trees.predict(rows), 0.0)
-        spread = np.exp(self.spread_trees.predict(rows))
+        spread = np.exp(self.spread_trees[self.calibrated_by[kind]].predict(rows))
         return _Point(runtime_s=np.exp(base_log + correction)[:-1], spread=spread[:-1],
                       distance=distance[:-1], correction=correction[:-1],
                       conformal=self.conformal[kind],
@@ -279,6 +280,11 @@ class RuntimeModel:
         log_sum, doublings, _ = self.app_evidence.get(app, (0.0, 0.0, 0))
         return log_sum / (doublings + APP_PRIOR_DOUBLINGS)
 
+    def calibration(self, weak: bool) -> str:
+        """What the intervals of this scaling kind were calibrated on
+        (:data:`CALIBRATED_BY`)."""
+        return self.calibrated_by["weak" if weak else "strong"]
+
     def is_new_app(self, app: str) -> bool:
         """Whether no more than one training series (the one asked about) is of ``app``:
         then there is nothing of the application to borrow."""
@@ -301,7 +307,8 @@ class RuntimeModel:
             "conformal": {k: c.to_dict() for k, c in self.conformal.items()},
             "calibrated_by": self.calibrated_by,
             "correction_trees": self.correction_trees.to_table(),
-            "spread_trees": self.spread_trees.to_table(),
+            "spread_trees": {method: trees.to_table()
+                             for method, trees in self.spread_trees.items()},
             "noise_floor": self.noise_floor.to_dict(),
             "n_series": self.n_series, "n_examples": self.n_examples,
             "n_series_by_kind": self.n_series_by_kind,
@@ -313,14 +320,19 @@ class RuntimeModel:
     def from_dict(cls, doc: dict[str, Any]) -> RuntimeModel:
         if doc["feature_names"] != list(FEATURE_NAMES) or doc["base"] != ENSEMBLE_NAME:
             raise ValueError("the artifact's features differ from this perfpredict's")
+        calibrated_by, spread_tables = doc["calibrated_by"], doc["spread_trees"]
+        if isinstance(calibrated_by, str):  # an artifact calibrated one way for both kinds
+            spread_tables = {calibrated_by: spread_tables}
+            calibrated_by = dict.fromkeys(KINDS, calibrated_by)
         return cls(
             apply_correction=dict(doc["apply_correction"]),
             app_evidence={app: (float(log_sum), float(doublings), int(count))
                           for app, (log_sum, doublings, count) in doc["app_evidence"].items()},
             conformal={k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()},
-            calibrated_by=doc["calibrated_by"],
+            calibrated_by=calibrated_by,
             correction_trees=TreeEnsemble.from_table(doc["correction_trees"]),
-            spread_trees=TreeEnsemble.from_table(doc["spread_trees"]),
+            spread_trees={method: TreeEnsemble.from_table(table)
+                          for method, table in spread_tables.items()},
             noise_floor=NoiseFloor.from_dict(doc["noise_floor"]),
             n_series=doc["n_series"], n_examples=doc["n_examples"],
             n_series_by_kind=dict(doc["n_series_by_kind"]),
