@@ -87,7 +87,8 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
 - **Data fingerprint** (sha256 of the series' scales and medians):
   `{training["data_fingerprint"]}`
 - **Base**: {predictor["base"]} (the log-space mean of Amdahl, Amdahl + log and the power
-  law). **Learned correction**: {corrections}. **Intervals calibrated by**:
+  law, and beyond a strong-scaling series' measured range the slope drift pooled from the
+  training series). **Learned correction**: {corrections}. **Intervals calibrated by**:
   {calibration}; noise floor from {predictor["noise_floor"]["n_series"]}
   series with repeats.
 - **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law

@@ -5,8 +5,10 @@
 Training follows how predictions are used. For every series with three or more scales,
 and every cut k, the laws are fitted on the k smallest scales and asked for the larger
 ones (nested extrapolation). The base is fixed (:data:`perfpredict.model.runtime.ENSEMBLE`,
-the log-space mean of Amdahl, Amdahl + log and the power law), so no series picks its law
-from its own three points and no pool picks one from nested contexts unlike the use.
+the log-space mean of Amdahl, Amdahl + log and the power law, and for strong scaling
+beyond the measured range the slope drift pooled from every training series), so no series
+picks its law from its own three points and no pool picks one from nested contexts unlike
+the use.
 Pooled over all series, the examples decide
 
 1. the overhead correction log c, learned on the base's nested errors with the
@@ -35,12 +37,14 @@ from typing import Any
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
+from perfpredict.laws.drift import SlopeDrift
 from perfpredict.model.runtime import (
     APP_PRIOR_DOUBLINGS,
     KINDS,
     Prediction,
     Predictions,
     RuntimeModel,
+    drift_log,
     ensemble_log,
     features,
 )
@@ -51,7 +55,7 @@ from perfpredict.overhead.contexts import (
     block_positions,
     fit_contexts,
 )
-from perfpredict.overhead.features import FEATURE_NAMES, SeriesContext
+from perfpredict.overhead.features import FEATURE_NAMES, SUMMARY_NAMES, SeriesContext
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.uncertainty.conformal import DistanceConformal
 from perfpredict.uncertainty.noise import NoiseFloor
@@ -72,13 +76,15 @@ class NestedExamples:
     group: list[FloatArray] = field(default_factory=list)
     weight: list[FloatArray] = field(default_factory=list)
     kind: list[np.ndarray] = field(default_factory=list)
+    #: log median runtime at the context's largest scale
+    edge_log_runtime: list[FloatArray] = field(default_factory=list)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.scale:
             raise ValueError("no nested examples")
         return {name: np.concatenate(getattr(self, name)) for name in (
             "summary", "scale", "scale_max", "law_logs", "log_runtime", "group", "weight",
-            "kind")}
+            "kind", "edge_log_runtime")}
 
 
 #: Tasks the nested examples are split into on dask.distributed (a few per worker).
@@ -231,6 +237,9 @@ def _add_examples(examples: NestedExamples, table: SeriesTable, weak: np.ndarray
     scale_row = table.scale_start[series] + table.run_scale_index[run]
     examples.weight.append(1.0 / table.repetitions[scale_row])
     examples.kind.append(np.where(weak[series], "weak", "strong"))
+    top = (contexts.table.scale_start[contexts.series_index[context]]
+           + contexts.n_scales[context] - 1)
+    examples.edge_log_runtime.append(np.log(contexts.table.medians_s[top]))
 
 
 def _series_evidence(n_series: int, group: FloatArray, target: FloatArray, weight: FloatArray,
@@ -301,7 +310,13 @@ class HybridPredictor:
         # the correction is learned on extrapolation; the interior (interpolation)
         # examples only calibrate the intervals there
         beyond = distance > 0
-        base_log = ensemble_log(law_logs)
+        table = SeriesTable.of(usable)
+        drift = SlopeDrift.fit(table.scales, table.medians_s, table.scale_start,
+                               np.array([not s.weak for s in usable], dtype=bool))
+        base_log = ensemble_log(law_logs, drift_log(
+            drift, kind == "strong", data["scale"], data["scale_max"],
+            data["edge_log_runtime"],
+            data["summary"][:, SUMMARY_NAMES.index("edge_slope")]))
         target = data["log_runtime"] - base_log
         series_app, app_rate, app_evidence = self._fit_app_evidence(
             usable, group[beyond], target[beyond], weight[beyond], distance[beyond])
@@ -341,7 +356,7 @@ class HybridPredictor:
             # 3. the noise floor, from the series with repeats
             noise_floor=NoiseFloor.fit(series_list),
             n_series=len(usable), n_examples=int(beyond.sum()),
-            n_series_by_kind=n_series_by_kind,
+            n_series_by_kind=n_series_by_kind, drift=drift,
             min_series_for_calibration=self.min_series_for_correction,
             metrics={"nested_mean_abs_log_error_plain": _weighted_mean_abs(target[beyond],
                                                                            weight[beyond]),

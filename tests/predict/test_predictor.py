@@ -356,3 +356,27 @@ def test_intervals_beyond_one_doubling_grow_at_least_with_the_distance(relearn_s
     half = np.log(pred.upper_s / pred.runtime_s)
     np.testing.assert_allclose(half[1:] / half[0], [3.0, 4.0], rtol=1e-9)
     np.testing.assert_allclose(model.exceedance(series, scales, pred.upper_s), 0.05, atol=2e-3)
+
+
+def test_the_slope_drift_joins_the_base_beyond_the_measured_range_of_strong_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """The drift is the base's fourth member for strong-scaling series beyond their
+    largest measured scale only: inside the range, and for weak scaling, the three laws
+    answer as before."""
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    model = HybridPredictor().fit(strong).model_
+    assert model.drift is not None
+    without = dataclasses.replace(model, drift=None)
+    series = strong[0]
+    inside, beyond = series.scales, series.scales[-1] * np.array([2.0, 8.0])
+    loaded = RuntimeModel.from_dict(model.to_dict()).drift
+    assert loaded is not None
+    np.testing.assert_array_equal(loaded.drift, model.drift.drift)
+    earlier = {k: v for k, v in model.to_dict().items() if k != "drift"}
+    assert RuntimeModel.from_dict(earlier).drift is None  # an artifact from before it
+    np.testing.assert_array_equal(model.predict_columns(series, inside).runtime_s,
+                                  without.predict_columns(series, inside).runtime_s)
+    assert np.all(model.predict_columns(series, beyond).runtime_s
+                  != without.predict_columns(series, beyond).runtime_s)
+    weak = relearn_series[0]
+    np.testing.assert_array_equal(model.predict_columns(weak, beyond).runtime_s,
+                                  without.predict_columns(weak, beyond).runtime_s)
