@@ -33,7 +33,9 @@ import pandas as pd
 from perfpredict.evaluate.baselines import blackbox as fit_blackbox
 from perfpredict.evaluate.baselines import law_prediction as _law_prediction
 from perfpredict.evaluate.protocols import context_scales
+from perfpredict.laws.drift import SlopeDrift
 from perfpredict.model.series import Series, build_series
+from perfpredict.overhead.contexts import SeriesTable
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "datasets"
@@ -126,61 +128,26 @@ def run(data: dict[str, list[Series]], split: str, fit_predictor, confidence: fl
     started = time.perf_counter()
     for train, fold_tests in folds:
         predictor = fit_predictor(train)
-        rows += _predict_tests(predictor, fit_blackbox(train), SlopeDrift.fit(train),
+        rows += _predict_tests(predictor, fit_blackbox(train), fit_drift(train),
                                fold_tests, confidence)
     return rows, time.perf_counter() - started, predictor
 
 
-class SlopeDrift:
-    """A pooled, scale-free shape candidate (issue 13's hint): the local scaling exponent
-    s = d ln T / d ln p continues from a series' edge slope (between its two largest
-    measured scales) and drifts per doubling as the training series' slopes drifted
-    between consecutive intervals, as a non-increasing function of the slope (isotonic
-    regression on slope bins), integrated outward from the largest measured point. So a
-    series still scaling borrows how others' slopes turned toward saturation.
-
-    Fitted on the cut pool only (every strong-scaling series with 3+ scales, each
-    weighing one), like every other method here.
-    """
-
-    STEPS = 32  # integration steps between the edge and the query
-
-    def __init__(self, slope: np.ndarray, drift: np.ndarray) -> None:
-        self.slope, self.drift = slope, drift
-
-    @classmethod
-    def fit(cls, pool: list[Series]) -> SlopeDrift:
-        from sklearn.isotonic import IsotonicRegression
-
-        slopes, drifts, weights = [], [], []
-        for series in pool:
-            if series.weak or series.scales.size < 3:
-                continue
-            lp, lt = np.log(series.scales), np.log(_medians(series))
-            slope = np.diff(lt) / np.diff(lp)
-            doublings = np.diff((lp[1:] + lp[:-1]) / 2) / np.log(2)
-            drift = np.diff(slope) / doublings
-            slopes += slope[:-1].tolist()
-            drifts += drift.tolist()
-            weights += [1.0 / drift.size] * drift.size
-        iso = IsotonicRegression(increasing=False, out_of_bounds="clip").fit(
-            slopes, drifts, sample_weight=weights)
-        return cls(np.asarray(iso.X_thresholds_), np.asarray(iso.y_thresholds_))
-
-    def predict(self, context: Series, p: np.ndarray) -> np.ndarray:
-        lp, lt = np.log(context.scales), np.log(_medians(context))
-        slope = np.full(p.size, (lt[-1] - lt[-2]) / (lp[-1] - lp[-2]))
-        log_t = np.full(p.size, lt[-1])
-        step = (np.log(p) - lp[-1]) / self.STEPS
-        for _ in range(self.STEPS):
-            log_t += slope * step
-            slope += np.interp(slope, self.slope, self.drift) * step / np.log(2)
-        return np.exp(log_t)
+def fit_drift(pool: list[Series]) -> SlopeDrift | None:
+    """The hybrid's slope drift (:mod:`perfpredict.laws.drift`) fitted on the cut pool,
+    to score alone and in the laws' mean."""
+    table = SeriesTable.of(pool)
+    return SlopeDrift.fit(table.scales, table.medians_s, table.scale_start,
+                          np.array([not s.weak for s in pool], dtype=bool))
 
 
-def _medians(series: Series) -> np.ndarray:
-    """The median runtime at each of the series' distinct scales."""
-    return np.array([np.median(series.runtime_s[series.scale == p]) for p in series.scales])
+def drift_prediction(drift: SlopeDrift, context: Series, p: np.ndarray) -> np.ndarray:
+    """The slope drift's runtime at ``p`` beyond ``context``'s largest measured scale."""
+    table = SeriesTable.of([context])
+    lp, lt = np.log(table.scales[-2:]), np.log(table.medians_s[-2:])
+    edge_slope = (lt[1] - lt[0]) / (lp[1] - lp[0])
+    return np.exp(drift.predict_log(np.full(p.size, lp[1]), np.full(p.size, lt[1]),
+                                    np.full(p.size, edge_slope), p))
 
 
 def _predict_tests(predictor, blackbox, drift, tests, confidence):  # type: ignore[no-untyped-def]
@@ -195,8 +162,8 @@ def _predict_tests(predictor, blackbox, drift, tests, confidence):  # type: igno
                 for law in ("amdahl", "amdahl_log", "power", "extrap")}
         methods.update({law: (pred, None, None) for law, pred in laws.items()})
         # fixed-weight log-space averages: candidates, not baselines (names start with ~)
-        if not series.weak:
-            laws["drift"] = drift.predict(context, p)
+        if not series.weak and drift is not None:
+            laws["drift"] = drift_prediction(drift, context, p)
             methods["~drift"] = (laws["drift"], None, None)
         for combo in (("amdahl_log", "power"), ("amdahl", "amdahl_log", "power"),
                       ("amdahl", "amdahl_log", "power", "drift")):
