@@ -33,7 +33,9 @@ import pandas as pd
 from perfpredict.evaluate.baselines import blackbox as fit_blackbox
 from perfpredict.evaluate.baselines import law_prediction as _law_prediction
 from perfpredict.evaluate.protocols import context_scales
+from perfpredict.laws.drift import SlopeDrift
 from perfpredict.model.series import Series, build_series
+from perfpredict.overhead.contexts import SeriesTable
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared" / "datasets"
@@ -126,12 +128,29 @@ def run(data: dict[str, list[Series]], split: str, fit_predictor, confidence: fl
     started = time.perf_counter()
     for train, fold_tests in folds:
         predictor = fit_predictor(train)
-        rows += _predict_tests(predictor, fit_blackbox(train),
+        rows += _predict_tests(predictor, fit_blackbox(train), fit_drift(train),
                                fold_tests, confidence)
     return rows, time.perf_counter() - started, predictor
 
 
-def _predict_tests(predictor, blackbox, tests, confidence):  # type: ignore[no-untyped-def]
+def fit_drift(pool: list[Series]) -> SlopeDrift | None:
+    """The hybrid's slope drift (:mod:`perfpredict.laws.drift`) fitted on the cut pool,
+    to score alone and in the laws' mean."""
+    table = SeriesTable.of(pool)
+    return SlopeDrift.fit(table.scales, table.medians_s, table.scale_start,
+                          np.array([not s.weak for s in pool], dtype=bool))
+
+
+def drift_prediction(drift: SlopeDrift, context: Series, p: np.ndarray) -> np.ndarray:
+    """The slope drift's runtime at ``p`` beyond ``context``'s largest measured scale."""
+    table = SeriesTable.of([context])
+    lp, lt = np.log(table.scales[-2:]), np.log(table.medians_s[-2:])
+    edge_slope = (lt[1] - lt[0]) / (lp[1] - lp[0])
+    return np.exp(drift.predict_log(np.full(p.size, lp[1]), np.full(p.size, lt[1]),
+                                    np.full(p.size, edge_slope), p))
+
+
+def _predict_tests(predictor, blackbox, drift, tests, confidence):  # type: ignore[no-untyped-def]
     rows: list[dict] = []  # type: ignore[type-arg]
     for name, series, context, test in tests:
         p, true = series.scale[test], series.runtime_s[test]
@@ -143,9 +162,14 @@ def _predict_tests(predictor, blackbox, tests, confidence):  # type: ignore[no-u
                 for law in ("amdahl", "amdahl_log", "power", "extrap")}
         methods.update({law: (pred, None, None) for law, pred in laws.items()})
         # fixed-weight log-space averages: candidates, not baselines (names start with ~)
-        for combo in (("amdahl_log", "power"), ("amdahl", "amdahl_log", "power")):
-            mean = np.exp(np.mean([np.log(laws[c]) for c in combo], axis=0))
-            methods["~" + "+".join(combo)] = (mean, None, None)
+        if not series.weak and drift is not None:
+            laws["drift"] = drift_prediction(drift, context, p)
+            methods["~drift"] = (laws["drift"], None, None)
+        for combo in (("amdahl_log", "power"), ("amdahl", "amdahl_log", "power"),
+                      ("amdahl", "amdahl_log", "power", "drift")):
+            if all(c in laws for c in combo):
+                mean = np.exp(np.mean([np.log(laws[c]) for c in combo], axis=0))
+                methods["~" + "+".join(combo)] = (mean, None, None)
         if series.weak:
             methods["gustafson"] = (_law_prediction("gustafson", context, p), None, None)
         methods["blackbox_xgboost"] = (blackbox(context, p), None, None)

@@ -72,6 +72,8 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
     predictor, training = doc["predictor"], doc["training"]
     corrections = ", ".join(f"{kind}: {'on' if on else 'off'}"
                             for kind, on in predictor["apply_correction"].items())
+    calibration = ", ".join(f"{kind}: {way}"
+                            for kind, way in predictor["calibrated_by"].items())
     metrics = predictor["metrics"]
     return f"""# Model card: bundled runtime predictor (`predictor.json`)
 
@@ -85,8 +87,9 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
 - **Data fingerprint** (sha256 of the series' scales and medians):
   `{training["data_fingerprint"]}`
 - **Base**: {predictor["base"]} (the log-space mean of Amdahl, Amdahl + log and the power
-  law). **Learned correction**: {corrections}. **Intervals calibrated by**:
-  {predictor["calibrated_by"]}; noise floor from {predictor["noise_floor"]["n_series"]}
+  law, and beyond a strong-scaling series' measured range the slope drift pooled from the
+  training series). **Learned correction**: {corrections}. **Intervals calibrated by**:
+  {calibration}; noise floor from {predictor["noise_floor"]["n_series"]}
   series with repeats.
 - **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law
   {metrics["nested_mean_abs_log_error_plain"]:.3f}, hybrid

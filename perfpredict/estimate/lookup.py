@@ -148,7 +148,7 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
                      "on, so the interval is calibrated on all series pooled and may be too "
                      "narrow; train on more series (e.g. 'perfpredict datasets load')")
     if model.is_new_app(app):
-        if model.calibrated_by == "application":
+        if model.calibration(weak) == "application":
             notes.append(f"no other series of {app} was trained on: nothing of the "
                          "application to borrow, and the interval is calibrated on "
                          "applications left out of training")

@@ -64,3 +64,32 @@ def test_predictions_stay_positive_and_finite(runtimes: list[float]) -> None:
 def test_fit_rejects_nonpositive_input() -> None:
     with pytest.raises(ValueError, match="positive"):
         Amdahl().fit([1, 2], [1.0, -1.0])
+
+
+def _table(curves: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(scales, medians, scale_start) of curves measured at P, as SeriesTable lays them."""
+    scales = np.tile(P, len(curves))
+    start = np.arange(len(curves) + 1, dtype=np.int64) * P.size
+    return scales, np.concatenate(curves), start
+
+
+def test_slope_drift_lets_a_scaling_series_borrow_saturation_others_reached() -> None:
+    """Amdahl curves flatten as they go: the pooled drift turns a series still scaling
+    at its edge toward the saturation those curves reached, where continuing its edge
+    slope (a power law) keeps it scaling; without strong series there is no drift."""
+    from perfpredict.laws.drift import SlopeDrift
+
+    curves = [serial + 100 / P for serial in (0.5, 1.0, 2.0, 4.0)]
+    drift = SlopeDrift.fit(*_table(curves), np.ones(len(curves), dtype=bool))
+    assert drift is not None
+    assert np.all(np.diff(drift.drift) <= 0) and np.all(drift.drift > 0)
+    # a series measured at 1 and 2 nodes of 1 + 100 / p, asked at 32 nodes
+    edge_slope = np.log2((1 + 50) / (1 + 100))
+    predicted = drift.predict_log(np.log([2.0]), np.log([51.0]), np.array([edge_slope]),
+                                  np.array([32.0]))
+    continued = np.log(51.0) + edge_slope * np.log2(16)
+    assert continued < predicted[0] < np.log(51.0)
+    assert abs(predicted[0] - np.log(1 + 100 / 32)) < abs(continued - np.log(1 + 100 / 32))
+    again = SlopeDrift.from_dict(drift.to_dict())
+    np.testing.assert_array_equal(again.drift, drift.drift)
+    assert SlopeDrift.fit(*_table(curves), np.zeros(len(curves), dtype=bool)) is None

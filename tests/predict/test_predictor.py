@@ -9,7 +9,7 @@ import pytest
 from perfpredict import artifact, datasets
 from perfpredict.errors import ArtifactError
 from perfpredict.model.fit import HybridPredictor
-from perfpredict.model.runtime import RuntimeModel
+from perfpredict.model.runtime import CALIBRATED_BY, RuntimeModel
 from perfpredict.model.series import Series, SeriesKey, build_series
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
@@ -127,22 +127,25 @@ def test_a_series_trains_with_application_evidence_free_of_its_own(relearn_serie
     assert (after != before).sum() >= n - n // predictor.n_folds - 1
 
 
-def test_intervals_are_calibrated_by_application_given_enough_applications(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
-    """With eight applications or more the residuals are cross-fitted by application and
-    an estimate of a new one says so; with one, by series, and a new one is warned."""
+def test_intervals_are_calibrated_by_application_in_a_kind_with_enough_applications(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """A scaling kind with eight applications or more has its residuals cross-fitted by
+    application, and an estimate of a new one says so; a kind with one, in the same
+    store, by series, and a new one is warned."""
     from perfpredict.estimate import calibration_notes
 
-    def new_app_notes(model: RuntimeModel, app: str) -> str:
-        return " ".join(calibration_notes(model, app, weak=False)[-1:])
+    def new_app_notes(model: RuntimeModel, app: str, weak: bool) -> str:
+        return " ".join(calibration_notes(model, app, weak=weak)[-1:])
 
-    assert relearn_predictor.model_.calibrated_by == "series"
-    assert "may be too narrow" in new_app_notes(relearn_predictor.model_, "new code")
-    many = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"))
-            for i, s in enumerate(relearn_series)]
-    model = HybridPredictor().fit(many).model_
-    assert model.calibrated_by == "application"
-    assert "applications left out" in new_app_notes(model, "new code")
+    assert relearn_predictor.model_.calibrated_by == {"strong": "series", "weak": "series"}
+    assert "may be too narrow" in new_app_notes(relearn_predictor.model_, "new code", True)
+    strong = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"), weak=False)
+              for i, s in enumerate(relearn_series)]
+    model = HybridPredictor().fit(strong + relearn_series).model_
+    assert model.calibrated_by == {"strong": "application", "weak": "series"}
+    assert "applications left out" in new_app_notes(model, "new code", False)
+    assert "may be too narrow" in new_app_notes(model, "new code", True)
     assert not model.is_new_app("code3")
+    assert RuntimeModel.from_dict(model.to_dict()).calibrated_by == model.calibrated_by
 
 
 def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
@@ -242,13 +245,18 @@ class _ConstantTrees:
         return np.full(rows.shape[0], self.log_spread)
 
 
+def _constant_spread(log_spread: float) -> dict[str, _ConstantTrees]:
+    """Spread trees for every way of calibrating, each the same constant."""
+    return dict.fromkeys(CALIBRATED_BY, _ConstantTrees(log_spread))
+
+
 def test_interval_widths_scale_with_the_predicted_spread(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     """The normalised conformal scores are multiplied back by the spread model's
     prediction: twice the spread, twice the log half-widths."""
     series = relearn_series[0].select(np.repeat([True, False], [6, 4]))  # a series with repeats
     scales = np.array([128.0, 1024.0, 8192.0])
     narrow, wide = (dataclasses.replace(relearn_predictor.model_,
-                                        spread_trees=_ConstantTrees(np.log(s)))
+                                        spread_trees=_constant_spread(np.log(s)))
                     for s in (0.5, 1.0))
     a, b = (m.predict_columns(series, scales) for m in (narrow, wide))
     np.testing.assert_allclose(np.log(b.upper_s / b.runtime_s),
@@ -295,7 +303,7 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     half_width = model.noise_floor.half_width_log(0.9)
     assert half_width > 0.0 == NoiseFloor(np.empty(0), 0).half_width_log(0.9)
     # a quiet curve: residuals a hundredth of the noise
-    quiet = dataclasses.replace(model, spread_trees=_ConstantTrees(np.log(1e-4)))
+    quiet = dataclasses.replace(model, spread_trees=_constant_spread(np.log(1e-4)))
     pred = quiet.predict_columns(once, scales, 0.9)
     np.testing.assert_allclose(np.log(pred.upper_s / pred.runtime_s), half_width)
     np.testing.assert_allclose(np.log(pred.runtime_s / pred.lower_s), half_width)
@@ -340,7 +348,7 @@ def test_intervals_beyond_one_doubling_grow_at_least_with_the_distance(relearn_s
     distance = rng.uniform(0, 5, 4000)
     flat = DistanceConformal().fit(rng.normal(0, 0.1, distance.size), distance)
     model = dataclasses.replace(relearn_predictor.model_, conformal={"strong": flat, "weak": flat},
-                                spread_trees=_ConstantTrees(0.0))
+                                spread_trees=_constant_spread(0.0))
     series = relearn_series[1]
     top = series.scales[-1]
     scales = top * 2.0 ** np.array([1.0, 3.0, 4.0])
@@ -348,3 +356,27 @@ def test_intervals_beyond_one_doubling_grow_at_least_with_the_distance(relearn_s
     half = np.log(pred.upper_s / pred.runtime_s)
     np.testing.assert_allclose(half[1:] / half[0], [3.0, 4.0], rtol=1e-9)
     np.testing.assert_allclose(model.exceedance(series, scales, pred.upper_s), 0.05, atol=2e-3)
+
+
+def test_the_slope_drift_joins_the_base_beyond_the_measured_range_of_strong_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """The drift is the base's fourth member for strong-scaling series beyond their
+    largest measured scale only: inside the range, and for weak scaling, the three laws
+    answer as before."""
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    model = HybridPredictor().fit(strong).model_
+    assert model.drift is not None
+    without = dataclasses.replace(model, drift=None)
+    series = strong[0]
+    inside, beyond = series.scales, series.scales[-1] * np.array([2.0, 8.0])
+    loaded = RuntimeModel.from_dict(model.to_dict()).drift
+    assert loaded is not None
+    np.testing.assert_array_equal(loaded.drift, model.drift.drift)
+    earlier = {k: v for k, v in model.to_dict().items() if k != "drift"}
+    assert RuntimeModel.from_dict(earlier).drift is None  # an artifact from before it
+    np.testing.assert_array_equal(model.predict_columns(series, inside).runtime_s,
+                                  without.predict_columns(series, inside).runtime_s)
+    assert np.all(model.predict_columns(series, beyond).runtime_s
+                  != without.predict_columns(series, beyond).runtime_s)
+    weak = relearn_series[0]
+    np.testing.assert_array_equal(model.predict_columns(weak, beyond).runtime_s,
+                                  without.predict_columns(weak, beyond).runtime_s)
