@@ -33,7 +33,7 @@ What it prints, and the output to expect:
        4190007  frank  gromacs       2  1-00:00:00  0-15:00:00  1-00:00:00  0.027
        4190008  frank  gromacs       4  1-00:00:00  0-15:00:00  1-00:00:00  0.027
 
-   Requests shrink 2-7x at a 5% kill risk. At 1% most advice is the request: the store's
+   Requests shrink 1.6-7x at a 5% kill risk. At 1% most advice is the request: the store's
    calibration window holds 132 recent jobs, and ``(kills + 1) / (n + 1) <= 0.01`` then
    allows no kill at all, which only the requests meet. Advice never exceeds the user's
    own request (unless ``--allow-above-request``). ``kill_probability`` is calibrated: the
