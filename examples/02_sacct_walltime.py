@@ -8,8 +8,8 @@ Data: examples/data/synthetic_sacct.psv, a SYNTHETIC `sacct -P` dump of a fictio
 examples/data/pending_jobs.csv, 8 jobs about to be submitted with the users' habitual
 requests. Both are written by examples/data/make_synthetic_sacct.py (seeded, so they are
 the same on every run); the runtimes of its `relearn` jobs are real RELeARN measurements
-from the bundled data set, everything else is invented. Runs in one to two minutes
-in a throw-away PERFPREDICT_HOME.
+from the bundled data set, everything else is invented. Runs in 8-18 s on a
+shared 2-core machine (it depends on the machine) in a throw-away PERFPREDICT_HOME.
 
 What it prints, and the output to expect:
 
@@ -20,7 +20,7 @@ What it prints, and the output to expect:
 2. ``runs stats``: runs 530, apps 5, censored 4, one row per application series
    (relearn at 1-16 nodes, lammps 2-8, openfoam 4-16, gromacs 1-4, postproc 1).
 
-3. ``advise walltime --kill-risk 0.05`` (fits the advisor on the store: 10-30 s), and the
+3. ``advise walltime --kill-risk 0.05`` (fits the advisor on the store), and the
    same at 0.01, next to what each user asked for:
 
        job_id   user   app       nodes  requested   advised@5%  advised@1%  P(kill)@5%
@@ -33,7 +33,7 @@ What it prints, and the output to expect:
        4190007  frank  gromacs       2  1-00:00:00  0-15:00:00  1-00:00:00  0.027
        4190008  frank  gromacs       4  1-00:00:00  0-15:00:00  1-00:00:00  0.027
 
-   Requests shrink 2-7x at a 5% kill risk. At 1% most advice is the request: the store's
+   Requests shrink 1.6-7x at a 5% kill risk. At 1% most advice is the request: the store's
    calibration window holds 132 recent jobs, and ``(kills + 1) / (n + 1) <= 0.01`` then
    allows no kill at all, which only the requests meet. Advice never exceeds the user's
    own request (unless ``--allow-above-request``). ``kill_probability`` is calibrated: the

@@ -23,15 +23,17 @@ What it shows, and the output to expect:
    breakdown:
 
        nodes  predicted_s  interval_90_s      io_staging_s  efficiency  beyond_measured
-         128       1166.7  895.3-2111.3             114.8        100%  False
-         256        995.3  829.2-1498.2              97.9         59%  False
-         512        829.4  476.5-1309.4              81.6         35%  True
-        1024        718.9  353.2-1290.9              70.7         20%  True
+         128       1166.7  839.9-1570.9             114.8        100%  False
+         256        995.3  655.4-1452.9              97.9         59%  False
+         512        777.6  464.3-1240.1              76.5         38%  True
+        1024        684.4  180.2-2158.5              67.3         21%  True
          note at 1024 nodes: no other series of cosmoflow was trained on: nothing of the
          application to borrow, and the interval is calibrated on applications left out
          of training
          note at 1024 nodes: extrapolating 2.0 doublings beyond the largest measured
          scale (256 nodes)
+       (law: T(p) = geometric mean of [824 s + 4.387e+04 s / p], [3547 s * p^(-0.229)]
+       ...; rests on 20 runs at 128, 256 nodes)
 
    The breakdown's ``io_staging_s`` is the prediction times the staging share measured
    over the whole series (about 10% here), so it shrinks with the prediction. The runs
@@ -40,7 +42,7 @@ What it shows, and the output to expect:
    Efficiency is against the smallest measured scale (128 nodes). CosmoFlow has no other
    series with three or more scales, so it is a new application to the predictor: its
    interval rests on how far predictions for applications left out of training erred at
-   the same distance. Two doublings out it spans 353-1291 s, a factor of 3.7; the honest
+   the same distance. Two doublings out it spans 180-2159 s, a factor of 12; the honest
    answer is "measure at 512 nodes first".
 
 Exact numbers can move when the bundled predictor is retrained; the shape holds.
