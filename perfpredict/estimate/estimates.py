@@ -205,7 +205,10 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     """One query's estimate from its row of :meth:`LoadedPredictor.columns`."""
     runtime_s, scale = float(row["predicted_runtime_s"]), float(row["scale"])
     law_name = str(row["law"])
-    law = ctx.laws.get(law_name) or ctx.laws["amdahl"]  # the breakdown's
+    # The geometric mean has no parts of its own: its time is split in the proportions of
+    # its Amdahl + log member (serial, parallel, communication).
+    parts_law = law_name if law_name in ctx.laws else (
+        "amdahl_log" if "amdahl_log" in ctx.laws else "amdahl")
     notes = list(match.notes)
     beyond = bool(row["beyond_measured_range"])
     if beyond:
@@ -225,14 +228,14 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         lower_runtime_s=float(row["lower_runtime_s"]),
         upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
         efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",
-        law=law_name, formula=formula(ctx, law_name),
+        law=law_name, formula=formula(ctx, law_name, with_drift=beyond and not series.weak),
         overhead_coefficient=float(row["overhead_coefficient"]),
         extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
         beyond_measured_range=beyond, beyond_calibration=bool(row["beyond_calibration"]),
         n_runs=match.entry.n_runs, measured_scales=[float(s) for s in ctx.scales],
         breakdown_s=(roofline_breakdown(series, ctx, query, scale, runtime_s, notes)
-                     or law_breakdown(law.params(), law_name, scale, runtime_s,
-                                      match.entry.io_share)),
+                     or law_breakdown(ctx.laws[parts_law].params(), parts_law, scale,
+                                      runtime_s, match.entry.io_share)),
         notes=notes)
 
 

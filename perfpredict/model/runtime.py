@@ -89,14 +89,17 @@ def drift_log(drift: SlopeDrift | None, strong: np.ndarray, scale: FloatArray,
     return out
 
 
-def formula(ctx: SeriesContext, law: str) -> str:
-    """The fitted law ``law`` (or the ensemble) of a series, as a human-readable formula."""
+def formula(ctx: SeriesContext, law: str, with_drift: bool = False) -> str:
+    """The fitted law ``law`` (or the ensemble) of a series, as a human-readable formula;
+    ``with_drift``: the prediction is of a strong-scaling series beyond its measured range,
+    where the pooled slope drift is a member of the mean too."""
     if law != ENSEMBLE_NAME:
         return ctx.laws[law].formula()
-    members = [ctx.laws[name].formula().removeprefix("T(p) = ") for name in ENSEMBLE
+    members = [f"[{ctx.laws[name].formula().removeprefix('T(p) = ')}]" for name in ENSEMBLE
                if name in ctx.laws]
-    return ("T(p) = geometric mean of " + ", ".join(f"[{m}]" for m in members)
-            + " (strong scaling beyond the measured range: and the pooled slope drift)")
+    if with_drift:
+        members.append("the pooled slope drift from the largest measured scale")
+    return "T(p) = geometric mean of " + ", ".join(members)
 
 
 def features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,

@@ -25,6 +25,23 @@ def test_estimate_answers_from_the_bundled_predictor_on_an_empty_store(cli) -> N
     assert doc["formula"].startswith("T(p) =")
 
 
+def test_the_ensemble_names_the_slope_drift_only_where_it_joins_and_splits_its_time(cli) -> None:  # type: ignore[no-untyped-def]
+    """The slope drift is a member of a strong-scaling series' mean beyond its measured
+    range only, and the formula says so there alone; the mean's time is split in the
+    proportions of its Amdahl + log member, adding up to the prediction."""
+    docs = {}
+    for nodes in ("64", "1024"):  # inside (1-512 measured) and beyond
+        result = cli("estimate", *BERT, "--nodes", nodes, "--format", "json")
+        assert result.exit_code == 0, result.output
+        docs[nodes] = json.loads(result.stdout)
+    assert docs["64"]["law"] == docs["1024"]["law"] == "ensemble"
+    assert "slope drift" not in docs["64"]["formula"]
+    assert docs["1024"]["formula"].endswith("the pooled slope drift from the largest measured scale")
+    for doc in docs.values():
+        assert set(doc["breakdown_s"]) == {"serial_s", "parallel_s", "communication_s"}
+        assert sum(doc["breakdown_s"].values()) == pytest.approx(doc["predicted_runtime_s"])
+
+
 def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("estimate", *BERT, "--nodes", "256")
     assert result.exit_code == 0, result.output
