@@ -111,7 +111,7 @@ class NextRunsPlan:
         return "\n".join([text, *(f"note: {n}" for n in self.notes)])
 
 
-def _with_run(series: Series, ctx: SeriesContext, scale: float,
+def with_simulated_run(series: Series, ctx: SeriesContext, scale: float,
               runtime_s: float) -> tuple[Series, SeriesContext]:
     """``series`` with one more run at ``scale`` taking ``runtime_s``, and its refitted
     context (the edge noise and I/O carried over from ``ctx``: a new run's scatter and
@@ -184,7 +184,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                 continue
             scale = n * per_node
             runtime_s = predictor.predictor.predict(series, np.array([scale]), 0.5, ctx)[0]
-            ext_series, ext_ctx = _with_run(series, ctx, scale, runtime_s.runtime_s)
+            ext_series, ext_ctx = with_simulated_run(series, ctx, scale, runtime_s.runtime_s)
             after = _target_spread(predictor, ext_series, ext_ctx, target_scale)
             value = (spread - after) / cost_p50[n]
             if spread - after >= MIN_SPREAD_REDUCTION and (best is None or value > best[0]):

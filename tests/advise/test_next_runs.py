@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from perfpredict.advise.next_runs import NEXT_RUN_COLUMNS, _with_run, plan_next_runs
+from perfpredict.advise.next_runs import NEXT_RUN_COLUMNS, plan_next_runs, with_simulated_run
 from perfpredict.advise.plan import PlanRequest
 from perfpredict.errors import BadInputError
 from perfpredict.estimate import Query, load_predictor
@@ -23,7 +23,7 @@ def test_a_simulated_measurement_extends_the_context(trained_url) -> None:
     predictor = load_predictor(trained_url)
     match = predictor.find_series(Query(app="bert", nodes=1, system="dgxa100_ngc22.04"))
     series, ctx = predictor.series_context(match.entry)
-    extended, refitted = _with_run(series, ctx, 1024.0, 9.0)
+    extended, refitted = with_simulated_run(series, ctx, 1024.0, 9.0)
     assert refitted.scale_max == 1024 and extended.scales.size == series.scales.size + 1
     carried = [SUMMARY_NAMES.index("noise_log"), SUMMARY_NAMES.index("log2_io_bytes_per_node")]
     # noise and I/O (none here) are unknown until the run is done: carried over
