@@ -16,7 +16,7 @@ predicates; the estimate layer writes the English.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,7 @@ from perfpredict.overhead.features import (
     fit_context,
     law_log_predictions,
 )
+from perfpredict.overhead.shrinkage import line_moments, pooled_exponent_log
 from perfpredict.overhead.trees import TreeEnsemble
 from perfpredict.uncertainty.conformal import DistanceConformal
 from perfpredict.uncertainty.noise import NoiseFloor
@@ -103,12 +104,15 @@ def formula(ctx: SeriesContext, law: str, with_drift: bool = False) -> str:
 
 
 def features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,
-             law_logs: FloatArray, base_log: FloatArray, app_rate: FloatArray) -> FloatArray:
+             law_logs: FloatArray, base_log: FloatArray, app_rate: FloatArray,
+             pooled_exponent_log: FloatArray) -> FloatArray:
     """The rows of :data:`FEATURE_NAMES`; ``app_rate``: the application's log error of
-    the base per doubling (:meth:`RuntimeModel.app_rate`) for each row."""
+    the base per doubling (:meth:`RuntimeModel.app_rate`) for each row;
+    ``pooled_exponent_log``: what the application's power-law exponent changes in the
+    series' own power law (:meth:`RuntimeModel.pooled_exponent_log`) there."""
     distance = np.log2(scale / scale_max)
     return np.column_stack([distance, np.log2(scale), summary, law_logs - base_log[:, None],
-                            app_rate * np.maximum(distance, 0.0)])
+                            app_rate * np.maximum(distance, 0.0), pooled_exponent_log])
 
 
 @dataclass
@@ -190,6 +194,27 @@ class RuntimeModel:
     metrics: dict[str, float]
     #: The base's fourth member, for strong scaling (None: the three laws alone).
     drift: SlopeDrift | None = None
+    #: Per application, the power-law exponent evidence of its strong-scaling series
+    #: (:data:`perfpredict.overhead.shrinkage.SUM_NAMES`); empty (an artifact from
+    #: before it): the feature is 0, which its trees never read.
+    exponent_evidence: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def pooled_exponent_log(self, series: Series, ctx: SeriesContext,
+                            p: FloatArray) -> FloatArray:
+        """log(power law with the series' exponent shrunk toward its application's / its
+        own power law) at each of ``p`` (:mod:`perfpredict.overhead.shrinkage`); 0 for
+        weak scaling and an application without exponent evidence. The series asked
+        about draws on all of its application's evidence, its own included, as
+        :meth:`app_rate` does."""
+        sums = self.exponent_evidence.get(series.key.app)
+        if series.weak or sums is None:
+            return np.zeros(p.size)
+        x_mean, sxx, exponent, _ = line_moments(np.log(ctx.scales), np.log(ctx.medians_s),
+                                                np.zeros(1, dtype=np.int64),
+                                                np.array([ctx.scales.size]))
+        n = p.size
+        return pooled_exponent_log(np.repeat(exponent, n), np.repeat(sxx, n),
+                                   np.repeat(x_mean, n), np.log(p), np.tile(sums, (n, 1)))
 
     def _point(self, series: Series, p: FloatArray, ctx: SeriesContext) -> _Point:
         p = np.append(p, 2.0 * ctx.scale_max)  # and the reference doubling, last
@@ -204,7 +229,8 @@ class RuntimeModel:
         # a new application trained with no other series' evidence, so it answers so
         app_rate = 0.0 if self.is_new_app(series.key.app) else self.app_rate(series.key.app)
         rows = features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
-                        law_matrix, base_log, np.full(n, app_rate))
+                        law_matrix, base_log, np.full(n, app_rate),
+                        self.pooled_exponent_log(series, ctx, p))
         distance = rows[:, 0]
         correction = np.zeros(n)
         if self.apply_correction[kind]:
@@ -355,11 +381,15 @@ class RuntimeModel:
             "min_series_for_calibration": self.min_series_for_calibration,
             "metrics": self.metrics,
             "drift": None if self.drift is None else self.drift.to_dict(),
+            "exponent_evidence": {app: list(sums)
+                                  for app, sums in self.exponent_evidence.items()},
         }
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> RuntimeModel:
-        if doc["feature_names"] != list(FEATURE_NAMES) or doc["base"] != ENSEMBLE_NAME:
+        # an artifact from before a feature was appended: its trees never read it
+        names = doc["feature_names"]
+        if names != list(FEATURE_NAMES[:len(names)]) or doc["base"] != ENSEMBLE_NAME:
             raise ValueError("the artifact's features differ from this perfpredict's")
         calibrated_by, spread_tables = doc["calibrated_by"], doc["spread_trees"]
         if isinstance(calibrated_by, str):  # an artifact calibrated one way for both kinds
@@ -380,7 +410,10 @@ class RuntimeModel:
             min_series_for_calibration=doc["min_series_for_calibration"],
             metrics=doc["metrics"],
             # an artifact from before the drift took part: the three laws alone
-            drift=None if doc.get("drift") is None else SlopeDrift.from_dict(doc["drift"]))
+            drift=None if doc.get("drift") is None else SlopeDrift.from_dict(doc["drift"]),
+            # an artifact from before the exponents were pooled: each series' own
+            exponent_evidence={app: tuple(float(v) for v in sums)
+                               for app, sums in doc.get("exponent_evidence", {}).items()})
 
 
 __all__ = ["ENSEMBLE", "KINDS", "Prediction", "Predictions", "RuntimeModel", "drift_log",

@@ -49,6 +49,9 @@ FEATURE_NAMES = (
     # log c the application's other series suggest at this distance (their pooled
     # error of the base law per doubling beyond their measured range, shrunk toward 0)
     "app_prior_log",
+    # log(power law with its exponent shrunk toward its application's / its own) at p
+    # (perfpredict.overhead.shrinkage; 0 for weak scaling or without the evidence)
+    "pooled_exponent_log",
 )
 
 

@@ -11,6 +11,7 @@ from perfpredict.errors import ArtifactError
 from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.runtime import CALIBRATED_BY, RuntimeModel
 from perfpredict.model.series import Series, SeriesKey, build_series
+from perfpredict.overhead.features import fit_context
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
 
@@ -118,10 +119,14 @@ def test_a_series_trains_with_application_evidence_free_of_its_own(relearn_serie
     target, weight = rng.normal(0.1, 0.05, group.size), np.ones(group.size)
     distance = np.tile([0.5, 1.0, 2.0], n)
     predictor = HybridPredictor()
-    _, before, _ = predictor._fit_app_evidence(relearn_series, group, target, weight, distance)
+    names, app_of = np.unique([s.key.app for s in relearn_series], return_inverse=True)
+    fold = predictor._series_folds(n)
+    before, _ = predictor._fit_app_evidence(names, app_of, fold, group, target, weight,
+                                            distance)
     changed = target.copy()
     changed[group == 7] += 1.0
-    _, after, _ = predictor._fit_app_evidence(relearn_series, group, changed, weight, distance)
+    after, _ = predictor._fit_app_evidence(names, app_of, fold, group, changed, weight,
+                                           distance)
     assert after[7] == before[7]
     assert np.unique(before).size <= predictor.n_folds
     assert (after != before).sum() >= n - n // predictor.n_folds - 1
@@ -380,3 +385,24 @@ def test_the_slope_drift_joins_the_base_beyond_the_measured_range_of_strong_scal
     weak = relearn_series[0]
     np.testing.assert_array_equal(model.predict_columns(weak, beyond).runtime_s,
                                   without.predict_columns(weak, beyond).runtime_s)
+
+
+def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """The pooled exponent is a feature of strong-scaling series of an application with
+    evidence only; an artifact from before it loads, with no evidence and a feature
+    list one shorter (its trees never read the appended feature)."""
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    model = HybridPredictor().fit(strong).model_
+    series = strong[0]
+    ctx = fit_context(series.select(series.scale <= series.scales[2]))
+    beyond = series.scales[-1] * np.array([2.0, 8.0])
+    assert np.all(model.pooled_exponent_log(series, ctx, beyond) != 0.0)
+    weak = relearn_series[0]
+    assert np.all(model.pooled_exponent_log(weak, ctx, beyond) == 0.0)
+    doc = model.to_dict()
+    assert RuntimeModel.from_dict(doc).exponent_evidence == model.exponent_evidence
+    earlier = {k: v for k, v in doc.items() if k != "exponent_evidence"}
+    earlier["feature_names"] = doc["feature_names"][:-1]
+    loaded = RuntimeModel.from_dict(earlier)
+    assert loaded.exponent_evidence == {}
+    assert np.all(loaded.pooled_exponent_log(series, ctx, beyond) == 0.0)
