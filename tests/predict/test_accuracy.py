@@ -21,13 +21,13 @@ splits), rounded up; they are per data set because a data set of 7 series is noi
 one of 165. Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
-    mlperf_training       0.72 / 0.75  1.56 / 0.73      0.011 / 0.010
-    relearn               1.26 / 0.39  1.49 / 0.59      0.023 / 0.007
-    vasp_archer           0.08 / 0.13  0.25 / 0.34      0.006 / 0.035
-    cp2k_readme           0.82 / 0.32  0.71 / 0.70      0.016 / 0.057
-    castro_scaling        0.33 / 0.39  0.73 / 0.55      0.006 / 0.006
-    pencilffts_jeanzay    0.37 / 0.25  0.70 / 0.81      0.020 / 0.047
-    all                   0.16 / 0.28  0.21 / 0.19      -
+    mlperf_training       0.35 / 0.84  1.5 / 1.4        0.017 / 0.014
+    relearn               1.9 / 0.43   1.9 / 0.18       0.065 / 0.014
+    vasp_archer           0.12 / 0.074 0.14 / 0.065     0.0065 / 0.033
+    cp2k_readme           0.72 / 0.24  0.67 / 1.1       0.012 / 0.053
+    castro_scaling        0.35 / 0.36  0.59 / 0.85      0.012 / 0.0059
+    pencilffts_jeanzay    0.64 / 0.25  0.88 / 0.65      0.013 / 0.036
+    all                   0.23 / 0.24  0.3 / 0.36       -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
 whose five-backtest mean misses the threshold is an expected failure (xfail, not strict),
@@ -54,29 +54,29 @@ REPEATS = 3
 # (see the module docstring): percentage points of MAPE and of median APE (the hybrid's
 # minus the best baseline's), and of coverage.
 MAPE_MARGIN_PCT = {
-    "mlperf_training": 2.3,
-    "relearn": 3.8,
+    "mlperf_training": 2.6,
+    "relearn": 5.6,
     "vasp_archer": 0.4,
-    "cp2k_readme": 2.5,
-    "castro_scaling": 1.2,
-    "pencilffts_jeanzay": 1.2,
-    "all": 0.9,
+    "cp2k_readme": 2.2,
+    "castro_scaling": 1.1,
+    "pencilffts_jeanzay": 2.0,
+    "all": 0.8,
 }
 MEDIAN_APE_MARGIN_PCT = {
-    "mlperf_training": 4.7,
-    "relearn": 4.5,
-    "vasp_archer": 1.1,
-    "cp2k_readme": 2.2,
-    "castro_scaling": 2.2,
-    "pencilffts_jeanzay": 2.5,
+    "mlperf_training": 4.5,
+    "relearn": 5.8,
+    "vasp_archer": 0.5,
+    "cp2k_readme": 3.2,
+    "castro_scaling": 2.6,
+    "pencilffts_jeanzay": 2.7,
 }
 COVERAGE_MARGIN = {
-    "mlperf_training": 0.04,
-    "relearn": 0.08,
-    "vasp_archer": 0.11,
-    "cp2k_readme": 0.18,
-    "castro_scaling": 0.02,
-    "pencilffts_jeanzay": 0.15,
+    "mlperf_training": 0.06,
+    "relearn": 0.2,
+    "vasp_archer": 0.1,
+    "cp2k_readme": 0.16,
+    "castro_scaling": 0.04,
+    "pencilffts_jeanzay": 0.11,
 }
 
 Table = list[dict[str, Any]]
@@ -86,19 +86,18 @@ Table = list[dict[str, Any]]
 # failures until the predictor passes them; they are not a statement of what is acceptable.
 _OPEN = "misses issue 13's acceptance under store-cut today (docs/accuracy.md)"
 LOSES_TO_A_BASELINE = {
-    ("extrapolate", "mlperf_training"),  # median APE +5.7
-    ("extrapolate", "cp2k_readme"),      # median APE +4.6
-    ("extrapolate", "castro_scaling"),   # MAPE +0.1, median APE +2.0
+    ("extrapolate", "mlperf_training"),  # median APE +5.6
+    ("extrapolate", "cp2k_readme"),      # median APE +3.0
+    ("extrapolate", "castro_scaling"),   # median APE +1.5
     ("fewshot", "vasp_archer"),          # MAPE +0.6
     ("fewshot", "castro_scaling"),       # median APE +3.7
 }
 COVERAGE_OUTSIDE = {
-    ("extrapolate", "mlperf_training"),  # 0.959
-    ("extrapolate", "relearn"),          # 0.985
-    ("extrapolate", "cp2k_readme"),      # 0.961
-    ("extrapolate", "castro_scaling"),   # 0.974
+    ("extrapolate", "relearn"),          # 0.957
+    ("extrapolate", "cp2k_readme"),      # 0.972
+    ("extrapolate", "castro_scaling"),   # 0.966
     ("fewshot", "mlperf_training"),      # 0.984
-    ("fewshot", "castro_scaling"),       # 0.991
+    ("fewshot", "castro_scaling"),       # 0.977
 }
 POOLED_FAILS: set[str] = set()
 
