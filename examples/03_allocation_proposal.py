@@ -11,8 +11,8 @@ at the end).
 What it writes and prints, and the output to expect:
 
 * proposal.md (``advise --format markdown``): "Requested resources" with one row per run
-  class, here "production (recommended) | 50 | 4 | 0.444 | 0.527 | 0-00:35:00 / 00:35:00 |
-  1.78 | 2.11 | 88.8 | 105" (nodes, wallclock per run P50/P90 in hours, walltime request,
+  class, here "production (recommended) | 50 | 4 | 0.444 | 0.507 | 0-00:33:00 / 00:33:00 |
+  1.78 | 2.03 | 88.8 | 101" (nodes, wallclock per run P50/P90 in hours, walltime request,
   node-hours per run and in total at P50/P90), then "Scaling evidence" in OLCF's shape:
   nodes | time to solution, actual | ideal | predicted [90% interval] | source, from
   5,441 s at 1 node to 431 s at 32 nodes, and footnotes naming the runs and node counts

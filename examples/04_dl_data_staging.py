@@ -23,10 +23,10 @@ What it shows, and the output to expect:
    breakdown:
 
        nodes  predicted_s  interval_90_s      io_staging_s  efficiency  beyond_measured
-         128       1166.7  839.9-1570.9             114.8        100%  False
-         256        995.3  655.4-1452.9              97.9         59%  False
-         512        777.6  464.3-1240.1              76.5         38%  True
-        1024        684.4  180.2-2158.5              67.3         21%  True
+         128       1166.7  868.0-1524.8             114.8        100%  False
+         256        995.3  666.8-1430.5              97.9         59%  False
+         512        835.3  509.7-1306.2              82.2         35%  True
+        1024        732.2  272.6-1790.4              72.0         20%  True
          note at 1024 nodes: no other series of cosmoflow was trained on: nothing of the
          application to borrow, and the interval is calibrated on applications left out
          of training
@@ -42,7 +42,7 @@ What it shows, and the output to expect:
    Efficiency is against the smallest measured scale (128 nodes). CosmoFlow has no other
    series with three or more scales, so it is a new application to the predictor: its
    interval rests on how far predictions for applications left out of training erred at
-   the same distance. Two doublings out it spans 180-2159 s, a factor of 12; the honest
+   the same distance. Two doublings out it spans 273-1790 s, a factor of 6.6; the honest
    answer is "measure at 512 nodes first".
 
 Exact numbers can move when the bundled predictor is retrained; the shape holds.
