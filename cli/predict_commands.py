@@ -67,13 +67,14 @@ def train(
     if report.bundled_datasets is not None:
         typer.echo(f"  of which {report.n_runs_bundled} from the bundled data sets not in "
                    f"the store: {', '.join(report.bundled_datasets) or 'none'}")
-    if report.base_law and report.apply_correction and report.metrics:
+    if report.base_law and report.apply_correction and report.calibrated_by and report.metrics:
         typer.echo(f"  runtime predictor: {report.n_series} series can be estimated, "
                    f"{report.n_series_learned_from} with 3+ scales taught the overhead "
                    "regressor")
         for kind, law in report.base_law.items():
             state = "on" if report.apply_correction[kind] else "off (did not beat the law)"
-            typer.echo(f"  {kind} scaling: base law {law}, learned correction {state}")
+            typer.echo(f"  {kind} scaling: base law {law}, learned correction {state}, "
+                       f"intervals calibrated by {report.calibrated_by[kind]}")
         typer.echo("  nested-extrapolation mean |log error|: law "
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")

@@ -31,6 +31,8 @@ class TrainReport:
     n_series_learned_from: int = 0
     base_law: dict[str, str] | None = None
     apply_correction: dict[str, bool] | None = None
+    #: per scaling kind, what its intervals were calibrated on ("application", "series")
+    calibrated_by: dict[str, str] | None = None
     metrics: dict[str, float] | None = None
     artifact_sha256: str | None = None
     walltime_jobs: int = 0  # jobs the walltime advisor was fitted on (0: not fitted)
@@ -103,6 +105,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         report.n_series_learned_from = predictor["n_series"]
         report.base_law = {kind: predictor["base"] for kind in predictor["apply_correction"]}
         report.apply_correction = predictor["apply_correction"]
+        report.calibrated_by = predictor["calibrated_by"]
         report.metrics = predictor["metrics"]
         report.artifact_sha256 = doc["sha256"]
     return report

@@ -143,6 +143,12 @@ def test_intervals_are_calibrated_by_application_in_a_kind_with_enough_applicati
 
     assert relearn_predictor.model_.calibrated_by == {"strong": "series", "weak": "series"}
     assert "may be too narrow" in new_app_notes(relearn_predictor.model_, "new code", True)
+    # a known strong-scaling application among too few to calibrate by application
+    few_apps = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 3}"), weak=False)
+                for i, s in enumerate(relearn_series)]
+    few = HybridPredictor().fit(few_apps).model_
+    assert few.calibrated_by["strong"] == "series" and not few.is_new_app("code1")
+    assert "calibrated by series and may be too narrow" in new_app_notes(few, "code1", False)
     strong = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"), weak=False)
               for i, s in enumerate(relearn_series)]
     model = HybridPredictor().fit(strong + relearn_series).model_
@@ -150,6 +156,7 @@ def test_intervals_are_calibrated_by_application_in_a_kind_with_enough_applicati
     assert "applications left out" in new_app_notes(model, "new code", False)
     assert "may be too narrow" in new_app_notes(model, "new code", True)
     assert not model.is_new_app("code3")
+    assert not calibration_notes(model, "code3", weak=False)
     assert RuntimeModel.from_dict(model.to_dict()).calibrated_by == model.calibrated_by
 
 
