@@ -16,9 +16,9 @@ box's), and each figure is allowed its own seed-to-seed noise, so that a reseed 
 machine's floating point) cannot flip a test. The noise was measured with
 ``python -m bench.accuracy_benchmark --seed-spread 5 --repeats 3``: five backtests of
 three pooled seeds each, disjoint seeds 0-14, on the hybrid of this commit. Each margin is
-three standard deviations of that figure over the five backtests (the larger of the two
-splits), rounded up; they are per data set because a data set of 7 series is noisier than
-one of 165. Measured standard deviations (extrapolation / few-shot):
+three standard deviations of that figure over the five backtests, rounded up; they are per
+split and data set because a data set of 7 series is noisier than one of 165, and one
+split's coverage than the other's (RELeARN's: 0.065 in extrapolation, 0.014 in few-shot). Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
     mlperf_training       0.35 / 0.84  1.5 / 1.4        0.017 / 0.014
@@ -50,33 +50,64 @@ from tests.conftest import shared_path
 pytestmark = pytest.mark.slow
 SPLITS = ("extrapolate", "fewshot")
 REPEATS = 3
-# Per data set: three standard deviations of the seed-to-seed spread of a 3-seed backtest
-# (see the module docstring): percentage points of MAPE and of median APE (the hybrid's
-# minus the best baseline's), and of coverage.
+# Per split and data set: three standard deviations of the seed-to-seed spread of a
+# 3-seed backtest (see the module docstring): percentage points of MAPE and of median APE
+# (the hybrid's minus the best baseline's), and of coverage.
 MAPE_MARGIN_PCT = {
-    "mlperf_training": 2.6,
-    "relearn": 5.6,
-    "vasp_archer": 0.4,
-    "cp2k_readme": 2.2,
-    "castro_scaling": 1.1,
-    "pencilffts_jeanzay": 2.0,
-    "all": 0.8,
+    "extrapolate": {
+        "mlperf_training": 1.1,
+        "relearn": 5.6,
+        "vasp_archer": 0.4,
+        "cp2k_readme": 2.2,
+        "castro_scaling": 1.1,
+        "pencilffts_jeanzay": 2.0,
+        "all": 0.8,
+    },
+    "fewshot": {
+        "mlperf_training": 2.6,
+        "relearn": 1.4,
+        "vasp_archer": 0.3,
+        "cp2k_readme": 0.8,
+        "castro_scaling": 1.1,
+        "pencilffts_jeanzay": 0.8,
+        "all": 0.8,
+    },
 }
 MEDIAN_APE_MARGIN_PCT = {
-    "mlperf_training": 4.5,
-    "relearn": 5.8,
-    "vasp_archer": 0.5,
-    "cp2k_readme": 3.2,
-    "castro_scaling": 2.6,
-    "pencilffts_jeanzay": 2.7,
+    "extrapolate": {
+        "mlperf_training": 4.5,
+        "relearn": 5.8,
+        "vasp_archer": 0.5,
+        "cp2k_readme": 2.1,
+        "castro_scaling": 1.8,
+        "pencilffts_jeanzay": 2.7,
+    },
+    "fewshot": {
+        "mlperf_training": 4.3,
+        "relearn": 0.6,
+        "vasp_archer": 0.2,
+        "cp2k_readme": 3.2,
+        "castro_scaling": 2.6,
+        "pencilffts_jeanzay": 2.0,
+    },
 }
 COVERAGE_MARGIN = {
-    "mlperf_training": 0.06,
-    "relearn": 0.2,
-    "vasp_archer": 0.1,
-    "cp2k_readme": 0.16,
-    "castro_scaling": 0.04,
-    "pencilffts_jeanzay": 0.11,
+    "extrapolate": {
+        "mlperf_training": 0.06,
+        "relearn": 0.2,
+        "vasp_archer": 0.02,
+        "cp2k_readme": 0.04,
+        "castro_scaling": 0.04,
+        "pencilffts_jeanzay": 0.05,
+    },
+    "fewshot": {
+        "mlperf_training": 0.05,
+        "relearn": 0.05,
+        "vasp_archer": 0.1,
+        "cp2k_readme": 0.16,
+        "castro_scaling": 0.02,
+        "pencilffts_jeanzay": 0.11,
+    },
 }
 
 Table = list[dict[str, Any]]
@@ -131,9 +162,9 @@ def test_hybrid_beats_the_best_single_baseline(backtest_table, split: str,  # ty
                                                data_set: str) -> None:
     verdict = acceptance(backtest_table(split), data_set)
     assert (verdict["hybrid_mape_pct"]
-            < verdict["best_mape_pct"] + MAPE_MARGIN_PCT[data_set]), verdict
+            < verdict["best_mape_pct"] + MAPE_MARGIN_PCT[split][data_set]), verdict
     assert (verdict["hybrid_median_ape_pct"]
-            < verdict["best_median_ape_pct"] + MEDIAN_APE_MARGIN_PCT[data_set]), verdict
+            < verdict["best_median_ape_pct"] + MEDIAN_APE_MARGIN_PCT[split][data_set]), verdict
 
 
 @pytest.mark.parametrize(("split", "data_set"), _cases(COVERAGE_OUTSIDE))
@@ -141,7 +172,7 @@ def test_90pct_intervals_cover_85_to_95pct(backtest_table, split: str,  # type: 
                                            data_set: str) -> None:
     coverage = acceptance(backtest_table(split), data_set)["coverage"]
     low, high = COVERAGE_RANGE
-    margin = COVERAGE_MARGIN[data_set]
+    margin = COVERAGE_MARGIN[split][data_set]
     assert low - margin <= coverage <= high + margin, (data_set, coverage)
 
 
@@ -151,4 +182,4 @@ def test_90pct_intervals_cover_85_to_95pct(backtest_table, split: str,  # type: 
 def test_pooled_mape_is_15pct_below_the_best_baseline(backtest_table, split: str) -> None:  # type: ignore[no-untyped-def]
     verdict = acceptance(backtest_table(split), "all")
     assert (verdict["hybrid_mape_pct"]
-            <= POOLED_MAPE_RATIO * verdict["best_mape_pct"] + MAPE_MARGIN_PCT["all"]), verdict
+            <= POOLED_MAPE_RATIO * verdict["best_mape_pct"] + MAPE_MARGIN_PCT[split]["all"]), verdict
