@@ -78,6 +78,12 @@ def train(
         typer.echo("  nested-extrapolation mean |log error|: law "
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
+        if report.strong_calibrated_by_series():
+            typer.echo("  note: too few strong-scaling applications to calibrate their "
+                       "intervals on applications left out, so they are calibrated by "
+                       "series and may be too narrow beyond the measured range; "
+                       "'perfpredict train --with-bundled' adds the bundled applications "
+                       "(docs/accuracy.md)")
     else:
         typer.echo("  runtime predictor: not trained (no series with 3+ measured scales)")
     if report.walltime_jobs:

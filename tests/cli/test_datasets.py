@@ -93,3 +93,18 @@ def test_train_with_bundled_adds_the_bundled_runs_not_already_stored(tmp_path: P
     assert json.loads(out)["app"] == "Castro-wdmerger"
     code, out, _ = _invoke(db, "runs", "stats", "--format", "json")
     assert json.loads(out)["n_runs"] == 244  # trained on, not stored
+
+
+def test_train_says_when_strong_scaling_intervals_lack_applications(tmp_path: Path) -> None:
+    """Castro alone is two strong-scaling applications: too few to calibrate intervals by
+    leaving applications out, so train says they may be too narrow and how to fix it; with
+    the bundled data sets it does not."""
+    db = f"sqlite:///{tmp_path}/store.db"
+    assert _invoke(db, "datasets", "load", "castro_scaling")[0] == 0
+    code, out, err = _invoke(db, "train")
+    assert code == 0, err
+    assert "strong scaling: base law ensemble" in out and "intervals calibrated by series" in out
+    assert "may be too narrow beyond the measured range" in out and "--with-bundled" in out
+    code, out, err = _invoke(db, "train", "--with-bundled")
+    assert code == 0, err
+    assert "intervals calibrated by application" in out and "note:" not in out
