@@ -138,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--leave-out", choices=["source", "system"])
     parser.add_argument("--with-bundled", action="store_true",
                         help="add the bundled data sets the store does not hold to training")
+    parser.add_argument("--no-bundled-calibration", action="store_true",
+                        help="a store of fewer than 8 strong-scaling applications calibrates "
+                             "its intervals on its own series alone")
     parser.add_argument("--dataset", action="append", choices=JUDGED + REPORTED,
                         help="repeatable; the data sets in the store (default: all)")
     parser.add_argument("--repeats", type=int, default=1)
@@ -158,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
                 if args.seed_spread:
                     rows = seed_spread(store, split, args.seed_spread, args.seed,
                                        protocol=args.protocol, leave_out=args.leave_out,
-                                       with_bundled=args.with_bundled, repeats=args.repeats)
+                                       with_bundled=args.with_bundled, repeats=args.repeats,
+                                       bundled_calibration=not args.no_bundled_calibration)
                     print(f"\n## {split}: spread over {args.seed_spread} seeds from "
                           f"{args.seed}, repeats {args.repeats} "
                           f"({time.perf_counter() - started:.0f} s)\n")
@@ -166,11 +170,14 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 table = evaluate(store, split, protocol=args.protocol,
                                  leave_out=args.leave_out, with_bundled=args.with_bundled,
-                                 repeats=args.repeats, random_state=args.seed)
+                                 repeats=args.repeats, random_state=args.seed,
+                                 bundled_calibration=not args.no_bundled_calibration)
                 took_s = time.perf_counter() - started
                 label = (f"leave-out {args.leave_out}" if args.leave_out else args.protocol)
                 if args.dataset:
                     label += f", store of {' + '.join(args.dataset)}"
+                if args.no_bundled_calibration:
+                    label += ", no bundled calibration"
                 print(f"\n## {split}, {label}{', with bundled' if args.with_bundled else ''}"
                       f", repeats {args.repeats}, seed {args.seed} ({took_s:.0f} s)\n")
                 for rows in (acceptance_table(table), hybrid_rows(table)):

@@ -16,7 +16,7 @@ from typing import Any
 from perfpredict import __version__, artifact
 from perfpredict.errors import NotTrainedError
 from perfpredict.model.entry import SeriesEntry
-from perfpredict.model.fit import HybridPredictor
+from perfpredict.model.fit import HybridPredictor, too_few_applications
 from perfpredict.model.series import Series, build_series
 from perfpredict.overhead.contexts import full_contexts
 
@@ -41,6 +41,9 @@ class TrainReport:
     #: with ``--with-bundled``: the bundled data sets trained on beside the store, and
     #: their runs (in ``n_runs`` too); None without it
     bundled_datasets: list[str] | None = None
+    #: the bundled data sets the intervals were calibrated on too, for want of
+    #: applications in the store (:func:`too_few_applications`); None: not so
+    calibration_datasets: list[str] | None = None
     n_runs_bundled: int = 0
 
     def as_dict(self) -> dict[str, Any]:
@@ -49,15 +52,9 @@ class TrainReport:
     def strong_calibrated_by_series(self) -> bool:
         """Whether strong-scaling series were trained on but too few applications of them
         to calibrate their intervals by application (leaving applications out), and the
-        bundled data sets were not added to make up for it.
-
-        Such intervals held too few test runs beyond the measured range in store-cut
-        backtests of stores that few applications make up: 0.58 and 0.73 of VASP's
-        (extrapolation, few-shot), 0.61 and 0.46 of PencilFFTs', 0.82 and 0.83 of
-        Castro's, 0.73 and 0.75 in a store of four HPC data sets (CP2K alone, seven
-        series, was the exception: 1.0 and 0.94); trained with the bundled data sets too,
-        0.885-1.0 in each (docs/accuracy.md).
-        """
+        bundled data sets were not added to make up for it (``--no-bundled-calibration``):
+        such intervals held 0.46-0.83 of the test runs beyond the measured range in
+        store-cut backtests of stores of one HPC data set (docs/accuracy.md)."""
         return bool(self.calibrated_by and self.n_series_by_kind
                     and self.calibrated_by.get("strong") == "series"
                     and self.n_series_by_kind.get("strong", 0) > 0
@@ -74,11 +71,13 @@ def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
 
 def build_artifact(series_list: list[Series], n_runs: int,
                    predictor: HybridPredictor | None = None,
-                   client: Any | None = None) -> dict[str, Any]:
-    """Fit the hybrid on ``series_list`` (on ``client``'s dask cluster, when given) and
-    pack it with the series' entries."""
+                   client: Any | None = None,
+                   calibration_series: list[Series] | None = None) -> dict[str, Any]:
+    """Fit the hybrid on ``series_list`` (on ``client``'s dask cluster, when given; its
+    intervals calibrated on ``calibration_series`` too) and pack it with the series'
+    entries."""
     predictor = predictor or HybridPredictor()
-    predictor.fit(series_list, client=client)
+    predictor.fit(series_list, client=client, calibration_series=calibration_series)
     entries = series_entries(series_list)
     fingerprint = hashlib.sha256(json.dumps(
         [[e["key"], e["scales"], e["medians_s"]] for e in entries]).encode()).hexdigest()
@@ -105,7 +104,7 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
 
 
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
-                   n_runs: int, with_bundled: bool,
+                   n_runs: int, with_bundled: bool, bundled_calibration: bool,
                    client: Any | None = None) -> TrainReport:
     """Fit and save the runtime predictor when some series has three or more scales (on
     ``client``'s dask cluster, when given)."""
@@ -117,8 +116,12 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         report.n_runs_bundled = sum(int(s.runtime_s.size) for s in bundled)
         report.n_runs += report.n_runs_bundled
         series_list = series_list + bundled
+    calibration: list[Series] = []
+    if bundled_calibration and not with_bundled and too_few_applications(series_list):
+        calibration, report.calibration_datasets = _bundled_series(store, series_list)
     if any(s.scales.size >= 3 for s in series_list):
-        doc = save_artifact(store, build_artifact(series_list, report.n_runs, client=client))
+        doc = save_artifact(store, build_artifact(series_list, report.n_runs, client=client,
+                                                  calibration_series=calibration))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
@@ -132,7 +135,8 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
 
 
 def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
-          dask: str | None = None, with_bundled: bool = False) -> TrainReport:
+          dask: str | None = None, with_bundled: bool = False,
+          bundled_calibration: bool = True) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
     the runtime predictor when some series has three or more scales, and the walltime
     advisor when the store holds scheduler jobs with submit times.
@@ -143,19 +147,24 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
     perfpredict too (whatever ``apps`` says), without storing them: a store with a few
     runs of a code borrows how other codes scaled, which its own runs cannot show. A data
     set the store holds, or a bundled series whose key a stored one has, counts once.
+    Without it, ``bundled_calibration`` calibrates the intervals on the bundled data sets
+    too when the store has too few strong-scaling applications to calibrate them on
+    applications left out (:func:`perfpredict.model.fit.too_few_applications`); the
+    point predictions stay the store's own.
     """
     from perfpredict.store.queries import count_submitted_jobs, runs_frame
 
     frame = None
     if dask is None:
         frame = runs_frame(store, app=apps)
-        report = _train_runtime(store, build_series(frame), len(frame), with_bundled)
+        report = _train_runtime(store, build_series(frame), len(frame), with_bundled,
+                                bundled_calibration)
     else:
         from perfpredict.distributed import dask_training, read_series
 
         with dask_training(dask) as client:
             report = _train_runtime(store, *read_series(client, store.url, apps),
-                                    with_bundled, client=client)
+                                    with_bundled, bundled_calibration, client=client)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor

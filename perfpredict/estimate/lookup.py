@@ -169,8 +169,9 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
     elif n_series is None and not weak and model.calibration(weak) == "series":
         notes.append(f"fewer than {model.min_series_for_calibration} strong-scaling "
                      "applications were trained on, so the interval is calibrated by series "
-                     "and may be too narrow beyond the measured range; 'perfpredict train "
-                     "--with-bundled' adds the bundled applications")
+                     "and may be too narrow beyond the measured range; train without "
+                     "--no-bundled-calibration to calibrate it on the bundled "
+                     "applications too")
     return notes
 
 

@@ -13,7 +13,10 @@ spread between seeds is what a statistical test's margin must exceed.
 ``with_bundled`` adds the public data sets shipped with perfpredict to every training
 pool, in full, as ``train --with-bundled`` does; a bundled data set the store already
 holds (by its folder name) and a bundled series whose key is in the store are left out of
-the addition, so a tested series is never seen beyond its cut.
+the addition, so a tested series is never seen beyond its cut. Without it,
+``bundled_calibration`` does as ``train`` does by default: a store of too few
+strong-scaling applications (:func:`perfpredict.model.fit.too_few_applications`) has its
+intervals calibrated on the same bundled series too, its point predictions untouched.
 """
 
 from __future__ import annotations
@@ -35,32 +38,37 @@ from perfpredict.evaluate.protocols import (
     plan_split,
     training_rounds,
 )
-from perfpredict.model.fit import HybridPredictor
+from perfpredict.model.fit import HybridPredictor, too_few_applications
 from perfpredict.model.series import SERIES_KEY, Series, SeriesKey, build_series, key_part
 
 __all__ = ["LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
            "evaluate", "evaluate_frame", "plan_split", "summarise", "training_rounds"]
 
 
-def _fit_hybrid(pool: list[Series], random_state: int) -> HybridPredictor:
-    """The hybrid trained on ``pool``, or a domain error when it has nothing to learn
-    from (a cut can leave every series with two scales or fewer)."""
+def _fit_hybrid(pool: list[Series], random_state: int,
+                calibration_pool: list[Series]) -> HybridPredictor:
+    """The hybrid trained on ``pool`` (its intervals calibrated on ``calibration_pool``
+    too), or a domain error when it has nothing to learn from (a cut can leave every
+    series with two scales or fewer)."""
     if not any(s.scales.size >= 3 for s in pool):
         raise NotTrainedError(
             "no series the backtest may train on has three or more distinct scales; "
             "ingest more runs")
-    return HybridPredictor(random_state=random_state).fit(pool)
+    return HybridPredictor(random_state=random_state).fit(
+        pool, calibration_series=calibration_pool)
 
 
 def backtest(series_list: list[Series], split: str, group_of: Callable[[Series], str],
              confidence: float = 0.9, protocol: str = "store-cut",
              leave_out_of: Callable[[Series], str] | None = None,
              extra_pool: list[Series] | None = None, n_folds: int = 5,
-             random_state: int = 0, repeats: int = 1) -> Outcomes:
+             random_state: int = 0, repeats: int = 1,
+             calibration_pool: list[Series] | None = None) -> Outcomes:
     """Predict every tested run of ``split`` under ``protocol`` (or leaving out each
     group of ``leave_out_of`` in turn), ``repeats`` times with the seeds
     ``random_state``, ``random_state + 1``, ..., pooled. ``extra_pool`` joins every
-    training pool in full and is never tested."""
+    training pool in full and is never tested; ``calibration_pool`` joins the hybrid's
+    interval calibration only."""
     outcomes = Outcomes(n_repeats=repeats)
     for seed in range(random_state, random_state + repeats):
         plan = plan_split(series_list, split, seed)
@@ -68,17 +76,19 @@ def backtest(series_list: list[Series], split: str, group_of: Callable[[Series],
                            else lambda i: leave_out_of(series_list[i]))
         for training in training_rounds(plan, protocol, leave_out_group, n_folds, seed):
             _predict_round(outcomes, series_list, plan.holdouts, training,
-                           extra_pool or [], group_of, confidence, seed)
+                           extra_pool or [], calibration_pool or [], group_of, confidence,
+                           seed)
     return outcomes
 
 
 def _predict_round(outcomes: Outcomes, series_list: list[Series],
                    holdouts: dict[int, Holdout], training: TrainingRound, extra_pool: list[Series],
-                   group_of: Callable[[Series], str], confidence: float, seed: int) -> None:
+                   calibration_pool: list[Series], group_of: Callable[[Series], str],
+                   confidence: float, seed: int) -> None:
     """Train the hybrid and the black box on one round's pool and add every method's
     predictions of the round's tested runs."""
     pool = training.pool + extra_pool
-    hybrid = _fit_hybrid(pool, seed)
+    hybrid = _fit_hybrid(pool, seed, calibration_pool)
     black_box = blackbox(pool, seed)
     for i in training.tested:
         series, context = series_list[i], holdouts[i].context
@@ -97,8 +107,12 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
                    confidence: float = 0.9, repeats: int = 1, protocol: str = "store-cut",
                    leave_out: str | None = None,
                    extra_pool: list[Series] | None = None,
-                   random_state: int = 0) -> list[dict[str, Any]]:
-    """The evaluate table for a runs DataFrame (``runs_frame``)."""
+                   random_state: int = 0,
+                   calibration_pool: Callable[[], list[Series]] | None = None,
+                   ) -> list[dict[str, Any]]:
+    """The evaluate table for a runs DataFrame (``runs_frame``); ``calibration_pool``
+    gives the series the hybrid's intervals are calibrated on too, asked for only where
+    the store has too few strong-scaling applications."""
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")
@@ -106,6 +120,9 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
     sources = _series_sources(frame)
     store_keys = {s.key for s in series_list}
     extra = [s for s in extra_pool or [] if s.key not in store_keys]
+    calibration = ([s for s in calibration_pool() if s.key not in store_keys]
+                   if calibration_pool is not None and too_few_applications(series_list)
+                   else [])
 
     def label(by: str) -> Callable[[Series], str]:
         if by == "app":
@@ -117,7 +134,7 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
     return summarise(backtest(
         series_list, split, label(group_by), confidence, protocol,
         None if leave_out is None else label(leave_out), extra,
-        random_state=random_state, repeats=repeats))
+        random_state=random_state, repeats=repeats, calibration_pool=calibration))
 
 
 def _series_sources(frame) -> dict[SeriesKey, str]:  # type: ignore[no-untyped-def]
@@ -146,7 +163,8 @@ def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Ser
 def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
              confidence: float = 0.9, app: list[str] | None = None, repeats: int = 1,
              protocol: str = "store-cut", leave_out: str | None = None,
-             with_bundled: bool = False, random_state: int = 0) -> list[dict[str, Any]]:
+             with_bundled: bool = False, random_state: int = 0,
+             bundled_calibration: bool = True) -> list[dict[str, Any]]:
     """Backtest the store's runs; see the module docstring."""
     from perfpredict.store.queries import runs_frame
 
@@ -154,8 +172,10 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
         raise BadInputError(f"--repeats must be 1 or more, not {repeats}")
     frame = runs_frame(store, app=app, with_source=True)
     # a bundled data set the store holds (its series perhaps keyed otherwise) stays out
-    extra = (bundled_series(exclude=set(_series_sources(frame).values())) if with_bundled
-             else None)
+    held = set(_series_sources(frame).values())
     return evaluate_frame(frame, split, group_by, confidence, repeats, protocol, leave_out,
-                          extra, random_state)
+                          bundled_series(exclude=held) if with_bundled else None,
+                          random_state,
+                          (lambda: bundled_series(exclude=held))
+                          if bundled_calibration and not with_bundled else None)
 

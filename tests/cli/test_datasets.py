@@ -95,16 +95,30 @@ def test_train_with_bundled_adds_the_bundled_runs_not_already_stored(tmp_path: P
     assert json.loads(out)["n_runs"] == 244  # trained on, not stored
 
 
-def test_train_says_when_strong_scaling_intervals_lack_applications(tmp_path: Path) -> None:
+def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_ones(tmp_path: Path) -> None:
     """Castro alone is two strong-scaling applications: too few to calibrate intervals by
-    leaving applications out, so train says they may be too narrow and how to fix it; with
-    the bundled data sets it does not."""
+    leaving applications out. By default train calibrates them on the bundled data sets'
+    applications too and says so, while the point predictions stay the store's own;
+    with --no-bundled-calibration it calibrates by series and warns."""
     db = f"sqlite:///{tmp_path}/store.db"
     assert _invoke(db, "datasets", "load", "castro_scaling")[0] == 0
+    query = ("estimate", "--app", "Castro-wdmerger", "--system", "Frontier", "--nodes", "4096",
+             "--format", "json")
+    code, out, err = _invoke(db, "train", "--no-bundled-calibration")
+    assert code == 0, err
+    assert "intervals calibrated by series" in out
+    assert "may be too narrow beyond the measured range" in out and "without --no-bundled-calibration" in out
+    alone = json.loads(_invoke(db, *query)[1])
+    assert any("calibrated by series" in note for note in alone["notes"])
+
     code, out, err = _invoke(db, "train")
     assert code == 0, err
-    assert "strong scaling: base law ensemble" in out and "intervals calibrated by series" in out
-    assert "may be too narrow beyond the measured range" in out and "--with-bundled" in out
-    code, out, err = _invoke(db, "train", "--with-bundled")
-    assert code == 0, err
+    assert "strong scaling: base law ensemble" in out
     assert "intervals calibrated by application" in out and "note:" not in out
+    assert "calibrated on the bundled data sets' applications too" in out
+    assert "mlperf_training" in out and "castro_scaling" not in out.split("too")[-1]
+    calibrated = json.loads(_invoke(db, *query)[1])
+    assert not any("calibrated by series" in note for note in calibrated["notes"])
+    # the bundled runs calibrate; they are neither stored nor estimated from
+    assert json.loads(_invoke(db, "runs", "stats", "--format", "json")[1])["n_runs"] == sum(
+        1 for _ in _rows(REPO / "datasets" / "castro_scaling" / "runs.csv.gz"))

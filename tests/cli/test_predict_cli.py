@@ -163,8 +163,9 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     assert doc["breakdown_s"]["io_s"] > 0
     assert sum(doc["breakdown_s"].values()) == pytest.approx(doc["predicted_runtime_s"])
     assert any("file-system bandwidth in the catalog" in n for n in doc["notes"])
-    # one series of its kind: the interval borrows its calibration, and says so
-    assert any("may be too narrow" in n for n in doc["notes"])
+    # one application: the interval is calibrated on the bundled applications left out,
+    # and says so
+    assert any("calibrated on applications left out" in n for n in doc["notes"])
 
 
 @pytest.mark.parametrize("split", ["random", "time"])

@@ -17,6 +17,7 @@ from perfpredict.evaluate import (
     summarise,
     training_rounds,
 )
+from perfpredict.model.fit import too_few_applications
 from perfpredict.model.series import Series, SeriesKey, build_series
 
 
@@ -259,9 +260,9 @@ def test_nothing_beyond_a_cut_reaches_the_hybrid_or_the_black_box(monkeypatch, p
     pools: dict[str, list[list[Series]]] = {"hybrid": [], "blackbox": []}
 
     def recording(name, fit):  # type: ignore[no-untyped-def]
-        def wrapped(pool, seed):  # type: ignore[no-untyped-def]
+        def wrapped(pool, seed, *calibration):  # type: ignore[no-untyped-def]
             pools[name].append(pool)
-            return fit(pool, seed)
+            return fit(pool, seed, *calibration)
         return wrapped
 
     monkeypatch.setattr(evaluation, "_fit_hybrid", recording("hybrid", evaluation._fit_hybrid))
@@ -291,14 +292,26 @@ def test_bundled_series_join_training_but_never_a_stored_one_twice(  # type: ign
     # a bundled copy of a stored series, in full, and a series the store does not have
     copy_of_stored, new = stored[0], _series("bundled_app", [1, 2, 4, 8, 16, 32])
     pools: list[list[Series]] = []
+    calibrations: list[list[Series]] = []
     fit = evaluation._fit_hybrid
     monkeypatch.setattr(evaluation, "_fit_hybrid",
-                        lambda pool, seed: pools.append(pool) or fit(pool, seed))
+                        lambda pool, seed, calibration: pools.append(pool)
+                        or calibrations.append(calibration) or fit(pool, seed, calibration))
     rows = evaluation.evaluate_frame(frame, "extrapolate", extra_pool=[copy_of_stored, new])
     (pool,) = pools
     assert [s.key for s in pool].count(copy_of_stored.key) == 1
     assert _max_scale_seen(pool)[copy_of_stored.key] < copy_of_stored.scale.max()
     assert any(s is new for s in pool)
+    assert "bundled_app" not in {r["group"] for r in rows}
+    # the same rule for series that calibrate the intervals only (a store of few
+    # applications): a bundled copy of a stored series is left out, and nothing is tested
+    assert too_few_applications(stored)
+    pools.clear()
+    rows = evaluation.evaluate_frame(frame, "extrapolate",
+                                     calibration_pool=lambda: [copy_of_stored, new])
+    (pool,), (calibration,) = pools, calibrations[-1:]
+    assert [s.key for s in calibration] == [new.key]
+    assert all(s.key != new.key for s in pool)
     assert "bundled_app" not in {r["group"] for r in rows}
 
 

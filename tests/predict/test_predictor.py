@@ -413,3 +413,25 @@ def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) 
     loaded = RuntimeModel.from_dict(earlier)
     assert loaded.exponent_evidence == {}
     assert np.all(loaded.pooled_exponent_log(series, ctx, beyond) == 0.0)
+
+
+def test_calibration_series_calibrate_the_intervals_but_teach_no_correction(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """A store of one strong-scaling application borrows eight others for its intervals'
+    calibration only: they are calibrated on applications left out, while the correction
+    trees and whether they apply are learned from the store's own series."""
+    own = [dataclasses.replace(s, key=s.key._replace(app="mine"), weak=False)
+           for s in relearn_series[:12]]
+    others = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"), weak=False)
+              for i, s in enumerate(relearn_series)]
+    alone = HybridPredictor().fit(own).model_
+    borrowed = HybridPredictor().fit(own, calibration_series=others).model_
+    assert alone.calibrated_by["strong"] == "series"
+    assert borrowed.calibrated_by["strong"] == "application"
+    assert borrowed.n_series == alone.n_series == len(own)
+    assert borrowed.n_examples == alone.n_examples
+    # the correction is learned on the same examples (the folds of its application
+    # evidence differ with the calibration series, so not to the last digit)
+    p = np.array([own[0].scale.max() * 4])
+    a, b = (m.predict(own[0], p)[0] for m in (alone, borrowed))
+    assert b.runtime_s == pytest.approx(a.runtime_s, rel=0.02)
+    assert (b.upper_s - b.lower_s) != pytest.approx(a.upper_s - a.lower_s)
