@@ -51,14 +51,13 @@ class TrainReport:
 
     def strong_calibrated_by_series(self) -> bool:
         """Whether strong-scaling series were trained on but too few applications of them
-        to calibrate their intervals by application (leaving applications out), and the
-        bundled data sets were not added to make up for it (``--no-bundled-calibration``):
+        to calibrate their intervals by application (leaving applications out), the
+        bundled data sets not added to make up for it (``--no-bundled-calibration``):
         such intervals held 0.46-0.83 of the test runs beyond the measured range in
         store-cut backtests of stores of one HPC data set (docs/accuracy.md)."""
         return bool(self.calibrated_by and self.n_series_by_kind
                     and self.calibrated_by.get("strong") == "series"
-                    and self.n_series_by_kind.get("strong", 0) > 0
-                    and self.bundled_datasets is None)
+                    and self.n_series_by_kind.get("strong", 0) > 0)
 
 
 def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:

@@ -171,11 +171,12 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
     if repeats < 1:
         raise BadInputError(f"--repeats must be 1 or more, not {repeats}")
     frame = runs_frame(store, app=app, with_source=True)
-    # a bundled data set the store holds (its series perhaps keyed otherwise) stays out
-    held = set(_series_sources(frame).values())
+
+    def bundled() -> list[Series]:
+        # a bundled data set the store holds (its series perhaps keyed otherwise) stays out
+        return bundled_series(exclude=set(_series_sources(frame).values()))
+
     return evaluate_frame(frame, split, group_by, confidence, repeats, protocol, leave_out,
-                          bundled_series(exclude=held) if with_bundled else None,
-                          random_state,
-                          (lambda: bundled_series(exclude=held))
-                          if bundled_calibration and not with_bundled else None)
+                          bundled() if with_bundled else None, random_state,
+                          bundled if bundled_calibration and not with_bundled else None)
 

@@ -102,6 +102,10 @@ NESTED_CHUNKS = 64
 #: this many (on 1M generated runs: 0.72, 0.73, 0.73, 0.73, 0.72 with 15k, 30k, 60k, 120k
 #: and 240k examples; a center's store yields millions).
 MAX_NESTED_EXAMPLES = 30_000
+#: Fewest series of a scaling kind for the learned correction to apply to it, and fewest
+#: applications of a kind for its intervals to be calibrated by leaving applications out
+#: (with fewer, their residuals do not stand for the next one's; see _app_scores).
+MIN_SERIES_FOR_CORRECTION = 8
 
 
 def nested_examples(series_list: list[Series], min_context: int = 2,
@@ -285,7 +289,8 @@ class HybridPredictor:
     context) to new scales.
     """
 
-    def __init__(self, n_folds: int = 5, n_repeats: int = 3, min_series_for_correction: int = 8,
+    def __init__(self, n_folds: int = 5, n_repeats: int = 3,
+                 min_series_for_correction: int = MIN_SERIES_FOR_CORRECTION,
                  regressor_params: dict[str, Any] | None = None, random_state: int = 0) -> None:
         self.n_folds = n_folds
         self.n_repeats = n_repeats
@@ -340,6 +345,7 @@ class HybridPredictor:
         pooled_log, exponent_evidence = self._pool_exponents(usable, table, data, app_of,
                                                              fold, names)
         own = group < len(usable_own)
+        own_beyond = own & beyond  # the examples the correction is learned and judged on
         own_table = SeriesTable.of(usable_own)
         drift = SlopeDrift.fit(own_table.scales, own_table.medians_s, own_table.scale_start,
                                np.array([not s.weak for s in usable_own], dtype=bool))
@@ -365,7 +371,7 @@ class HybridPredictor:
                                                 group[own], beyond[own])
         apply_correction: dict[str, bool] = {}
         for k in KINDS:
-            mask = (kind == k) & beyond & own
+            mask = (kind == k) & own_beyond
             n_series = np.unique(group[mask]).size
             if n_series < self.min_series_for_correction:
                 apply_correction[k] = False
@@ -390,19 +396,19 @@ class HybridPredictor:
             apply_correction=apply_correction, app_evidence=app_evidence,
             exponent_evidence=exponent_evidence, conformal=conformal,
             calibrated_by=calibrated_by,
-            correction_trees=self._fit_trees(rows[beyond & own], target[beyond & own],
-                                             weight[beyond & own]).ensemble_,
+            correction_trees=self._fit_trees(rows[own_beyond], target[own_beyond],
+                                             weight[own_beyond]).ensemble_,
             spread_trees={method: self._fit_trees(rows, log_spread, weight).ensemble_
                           for method, log_spread in log_spreads.items()},
             # 3. the noise floor, from the series with repeats
             noise_floor=NoiseFloor.fit(series_list),
-            n_series=len(usable_own), n_examples=int((beyond & own).sum()),
+            n_series=len(usable_own), n_examples=int(own_beyond.sum()),
             n_series_by_kind=n_series_by_kind, drift=drift,
             min_series_for_calibration=self.min_series_for_correction,
             metrics={"nested_mean_abs_log_error_plain": _weighted_mean_abs(
-                target[beyond & own], weight[beyond & own]),
+                target[own_beyond], weight[own_beyond]),
                      "nested_mean_abs_log_error_hybrid": _weighted_mean_abs(
-                residual[beyond & own], weight[beyond & own])})
+                residual[own_beyond], weight[own_beyond])})
         return self
 
     def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
@@ -626,7 +632,7 @@ class HybridPredictor:
 
 
 def too_few_applications(series_list: list[Series],
-                         minimum: int = HybridPredictor().min_series_for_correction) -> bool:
+                         minimum: int = MIN_SERIES_FOR_CORRECTION) -> bool:
     """Whether ``series_list`` holds strong-scaling series of three or more scales from
     fewer than ``minimum`` applications: too few to calibrate their intervals on
     applications left out (:meth:`HybridPredictor._calibration`), so that they would be
