@@ -16,6 +16,7 @@ Run:
     python -m bench.accuracy_benchmark --leave-out source
     python -m bench.accuracy_benchmark --with-bundled --repeats 3
     python -m bench.accuracy_benchmark --dataset vasp_archer --dataset cp2k_readme --with-bundled
+    python -m bench.accuracy_benchmark --small-stores 4 --repeats 6   # a code run a few times
 
 Each backtest prints, as Markdown, one row per data set and a pooled row: the hybrid's
 MAPE and median APE beside the best single baseline's on each (Amdahl, Amdahl + log,
@@ -130,6 +131,57 @@ def seed_spread(store, split: str, n_seeds: int, first_seed: int = 0,  # type: i
             for (group, figure), v in sorted(values.items())]
 
 
+#: Fewest distinct scales of a series drawn into a small store (:func:`small_stores`):
+#: as the judged data sets' series, so that both splits leave it runs to test.
+SMALL_STORE_MIN_SCALES = 5
+
+
+def small_stores(store, split: str, n_series: int, repeats: int, seed: int = 0,  # type: ignore[no-untyped-def]
+                 with_bundled: bool = False,
+                 bundled_calibration: bool = True) -> list[dict[str, Any]]:
+    """The evaluate table of stores of ``n_series`` series, as a center that has run a
+    code a few times holds: for each data set in ``store`` with more strong-scaling
+    series of SMALL_STORE_MIN_SCALES+ scales than that, ``repeats`` draws of
+    ``n_series`` of them (seeds ``seed``, ``seed + 1``, ...), each a store of its own
+    backtested as ``evaluate`` does (the bundled data sets, that one left out, join as
+    ``train`` would add them), the predictions of all draws pooled."""
+    import numpy as np
+
+    from perfpredict.evaluate import (
+        Outcomes,
+        bundled_series,
+        frame_outcomes,
+        series_sources,
+        summarise,
+    )
+    from perfpredict.model.series import SERIES_KEY, build_series, key_part
+    from perfpredict.store.queries import runs_frame
+
+    frame = runs_frame(store, with_source=True)
+    sources = series_sources(frame)
+    row_keys = np.array(["\0".join(key_part(v) for v in row)
+                         for row in frame[list(SERIES_KEY)].itertuples(index=False)])
+    eligible: dict[str, list[str]] = {}
+    for s in build_series(frame):
+        if not s.weak and s.scales.size >= SMALL_STORE_MIN_SCALES:
+            eligible.setdefault(sources[s.key], []).append("\0".join(s.key))
+    outcomes = Outcomes(n_repeats=repeats)
+    for name, keys in sorted(eligible.items()):
+        if len(keys) <= n_series:
+            continue
+        others = bundled_series(exclude={name})
+        for draw in range(seed, seed + repeats):
+            picked = np.random.default_rng(draw).choice(keys, n_series, replace=False)
+            part = frame[np.isin(row_keys, picked)]
+            outcomes.rows.extend(frame_outcomes(
+                part, split, extra_pool=others if with_bundled else None,
+                random_state=draw,
+                calibration_pool=(lambda pool=others: pool)
+                if bundled_calibration and not with_bundled
+                else None).rows)
+    return summarise(outcomes)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", action="append", choices=["extrapolate", "fewshot", "random"],
@@ -145,6 +197,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="repeatable; the data sets in the store (default: all)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--small-stores", type=int, metavar="K",
+                        help="backtest stores of K series of one data set each, drawn "
+                             "--repeats times per data set, pooled")
     parser.add_argument("--seed-spread", type=int, metavar="N",
                         help="run each split with N seeds and print each figure's spread")
     args = parser.parse_args(argv)
@@ -168,12 +223,19 @@ def main(argv: list[str] | None = None) -> int:
                           f"({time.perf_counter() - started:.0f} s)\n")
                     print(markdown_table(rows))
                     continue
-                table = evaluate(store, split, protocol=args.protocol,
-                                 leave_out=args.leave_out, with_bundled=args.with_bundled,
-                                 repeats=args.repeats, random_state=args.seed,
-                                 bundled_calibration=not args.no_bundled_calibration)
+                if args.small_stores:
+                    table = small_stores(store, split, args.small_stores, args.repeats,
+                                         args.seed, args.with_bundled,
+                                         not args.no_bundled_calibration)
+                else:
+                    table = evaluate(store, split, protocol=args.protocol,
+                                     leave_out=args.leave_out, with_bundled=args.with_bundled,
+                                     repeats=args.repeats, random_state=args.seed,
+                                     bundled_calibration=not args.no_bundled_calibration)
                 took_s = time.perf_counter() - started
                 label = (f"leave-out {args.leave_out}" if args.leave_out else args.protocol)
+                if args.small_stores:
+                    label += f", stores of {args.small_stores} series"
                 if args.dataset:
                     label += f", store of {' + '.join(args.dataset)}"
                 if args.no_bundled_calibration:

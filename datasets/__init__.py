@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from perfpredict.ingest.pipeline import BatchReport
+    from perfpredict.model.series import Series
     from perfpredict.store import Store
 
 NAMES = ("mlperf_training", "mlperf_hpc", "relearn", "lulesh_thicket", "castro_scaling",
@@ -74,6 +75,15 @@ def runs_frame(names: tuple[str, ...] | list[str] = NAMES) -> pd.DataFrame:
         with open_store(f"sqlite:///{tmp}/datasets.db") as bundled:
             ingest(bundled, names)
             return store_runs_frame(bundled)
+
+
+def series(names: tuple[str, ...] | list[str] = NAMES) -> list[Series]:
+    """The series of the bundled data sets ``names`` (:func:`runs_frame`), grouped as an
+    ingested copy's would be: what ``train`` and ``evaluate`` add to a store's for
+    ``--with-bundled`` and for the calibration of a store of few applications."""
+    from perfpredict.model.series import build_series
+
+    return build_series(runs_frame(names)) if names else []
 
 
 def loaded_in(store: Store) -> list[str]:

@@ -17,6 +17,7 @@ from perfpredict import __version__, artifact
 from perfpredict.errors import NotTrainedError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor, too_few_applications
+from perfpredict.model.runtime import kind_of
 from perfpredict.model.series import Series, build_series
 from perfpredict.overhead.contexts import full_contexts
 
@@ -32,9 +33,12 @@ class TrainReport:
     base_law: dict[str, str] | None = None
     apply_correction: dict[str, bool] | None = None
     #: per scaling kind, what its intervals were calibrated on ("application", "series"),
-    #: and how many series of the kind taught the predictor
+    #: and how many series of the kind (with 3+ scales) taught the predictor, not
+    #: counting those it was only calibrated on
     calibrated_by: dict[str, str] | None = None
     n_series_by_kind: dict[str, int] | None = None
+    #: fewest series of a kind for its learned correction to apply
+    min_series_for_correction: int = 0
     metrics: dict[str, float] | None = None
     artifact_sha256: str | None = None
     walltime_jobs: int = 0  # jobs the walltime advisor was fitted on (0: not fitted)
@@ -49,15 +53,41 @@ class TrainReport:
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
 
+    def correction_state(self, kind: str) -> str:
+        """Whether the learned correction applies to scaling kind ``kind``, and if not,
+        why: too few series of the kind to learn it from, or it did not beat the plain
+        base on them (cross-fitted)."""
+        if self.apply_correction and self.apply_correction.get(kind):
+            return "on"
+        if self.too_few_series(kind):
+            return (f"off (only {self._n_series(kind)} series, "
+                    f"{self.min_series_for_correction} needed: predictions are the base "
+                    "law's)")
+        return "off (did not beat the law)"
+
+    def _n_series(self, kind: str) -> int:
+        return (self.n_series_by_kind or {}).get(kind, 0)
+
+    def too_few_series(self, kind: str) -> bool:
+        """Whether the store held some series of scaling kind ``kind`` but too few to
+        learn a correction for them."""
+        return 0 < self._n_series(kind) < self.min_series_for_correction
+
+    def could_borrow_correction(self) -> bool:
+        """Whether strong-scaling series went without a correction for want of series,
+        the bundled data sets not trained on (``--with-bundled``): in store-cut backtests
+        of stores of four series of one data set, training on them too lowered the MAPE
+        in 8 of 10 (data set, split) cells (docs/accuracy.md, "Stores of a few series")."""
+        return self.bundled_datasets is None and self.too_few_series("strong")
+
     def strong_calibrated_by_series(self) -> bool:
         """Whether strong-scaling series were trained on but too few applications of them
         to calibrate their intervals by application (leaving applications out), the
         bundled data sets not added to make up for it (``--no-bundled-calibration``):
         such intervals held 0.46-0.83 of the test runs beyond the measured range in
         store-cut backtests of stores of one HPC data set (docs/accuracy.md)."""
-        return bool(self.calibrated_by and self.n_series_by_kind
-                    and self.calibrated_by.get("strong") == "series"
-                    and self.n_series_by_kind.get("strong", 0) > 0)
+        return bool(self.calibrated_by and self.calibrated_by.get("strong") == "series"
+                    and self._n_series("strong") > 0)
 
 
 def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
@@ -99,7 +129,7 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
     held = set(datasets.loaded_in(store))
     names = [n for n in datasets.NAMES if n not in held]
     keys = {s.key for s in stored}
-    return [s for s in build_series(datasets.runs_frame(names)) if s.key not in keys], names
+    return [s for s in datasets.series(names) if s.key not in keys], names
 
 
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
@@ -127,7 +157,10 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         report.base_law = {kind: predictor["base"] for kind in predictor["apply_correction"]}
         report.apply_correction = predictor["apply_correction"]
         report.calibrated_by = predictor["calibrated_by"]
-        report.n_series_by_kind = predictor["n_series_by_kind"]
+        report.n_series_by_kind = {kind: sum(1 for s in series_list if kind_of(s) == kind
+                                             and s.scales.size >= 3)
+                                   for kind in predictor["apply_correction"]}
+        report.min_series_for_correction = predictor["min_series_for_calibration"]
         report.metrics = predictor["metrics"]
         report.artifact_sha256 = doc["sha256"]
     return report

@@ -42,7 +42,8 @@ from perfpredict.model.fit import HybridPredictor, too_few_applications
 from perfpredict.model.series import SERIES_KEY, Series, SeriesKey, build_series, key_part
 
 __all__ = ["LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
-           "evaluate", "evaluate_frame", "plan_split", "summarise", "training_rounds"]
+           "bundled_series", "evaluate", "evaluate_frame", "frame_outcomes", "plan_split",
+           "series_sources", "summarise", "training_rounds"]
 
 
 def _fit_hybrid(pool: list[Series], random_state: int,
@@ -110,14 +111,27 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
                    random_state: int = 0,
                    calibration_pool: Callable[[], list[Series]] | None = None,
                    ) -> list[dict[str, Any]]:
-    """The evaluate table for a runs DataFrame (``runs_frame``); ``calibration_pool``
+    """The evaluate table for a runs DataFrame (``runs_frame``): :func:`summarise` of
+    :func:`frame_outcomes`."""
+    return summarise(frame_outcomes(frame, split, group_by, confidence, repeats, protocol,
+                                    leave_out, extra_pool, random_state, calibration_pool))
+
+
+def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
+                   confidence: float = 0.9, repeats: int = 1, protocol: str = "store-cut",
+                   leave_out: str | None = None,
+                   extra_pool: list[Series] | None = None,
+                   random_state: int = 0,
+                   calibration_pool: Callable[[], list[Series]] | None = None) -> Outcomes:
+    """Every method's predictions of the tested runs of a runs DataFrame (``runs_frame``),
+    which backtests of several stores pool before summarising; ``calibration_pool``
     gives the series the hybrid's intervals are calibrated on too, asked for only where
     the store has too few strong-scaling applications."""
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")
     series_list = build_series(frame)
-    sources = _series_sources(frame)
+    sources = series_sources(frame)
     store_keys = {s.key for s in series_list}
     extra = [s for s in extra_pool or [] if s.key not in store_keys]
     calibration = ([s for s in calibration_pool() if s.key not in store_keys]
@@ -131,13 +145,12 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
             return lambda s: s.key.system
         return lambda s: sources.get(s.key, "store")
 
-    return summarise(backtest(
-        series_list, split, label(group_by), confidence, protocol,
-        None if leave_out is None else label(leave_out), extra,
-        random_state=random_state, repeats=repeats, calibration_pool=calibration))
+    return backtest(series_list, split, label(group_by), confidence, protocol,
+                    None if leave_out is None else label(leave_out), extra,
+                    random_state=random_state, repeats=repeats, calibration_pool=calibration)
 
 
-def _series_sources(frame) -> dict[SeriesKey, str]:  # type: ignore[no-untyped-def]
+def series_sources(frame) -> dict[SeriesKey, str]:  # type: ignore[no-untyped-def]
     """Series key -> the name of the data set (ingest file's folder or stem) it came from."""
     if "source" not in frame:
         return {}
@@ -151,13 +164,11 @@ def _series_sources(frame) -> dict[SeriesKey, str]:  # type: ignore[no-untyped-d
 
 def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Series]:
     """The series of every public data set shipped with perfpredict but those named in
-    ``exclude``, read through a throwaway store so they are grouped exactly as an
-    ingested copy would be."""
+    ``exclude``."""
     # installed from datasets/ through the package-dir mapping, which mypy does not follow
     from perfpredict import datasets  # type: ignore[attr-defined]
 
-    names = [n for n in datasets.NAMES if n not in exclude]
-    return build_series(datasets.runs_frame(names)) if names else []
+    return datasets.series([n for n in datasets.NAMES if n not in exclude])
 
 
 def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
@@ -174,7 +185,7 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
 
     def bundled() -> list[Series]:
         # a bundled data set the store holds (its series perhaps keyed otherwise) stays out
-        return bundled_series(exclude=set(_series_sources(frame).values()))
+        return bundled_series(exclude=set(series_sources(frame).values()))
 
     return evaluate_frame(frame, split, group_by, confidence, repeats, protocol, leave_out,
                           bundled() if with_bundled else None, random_state,

@@ -114,6 +114,7 @@ def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_one
     code, out, err = _invoke(db, "train")
     assert code == 0, err
     assert "strong scaling: base law ensemble" in out
+    assert "weak scaling" not in out  # Castro holds none
     assert "intervals calibrated by application" in out and "note:" not in out
     assert "calibrated on the bundled data sets' applications too" in out
     assert "mlperf_training" in out and "castro_scaling" not in out.split("too")[-1]
@@ -122,3 +123,20 @@ def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_one
     # the bundled runs calibrate; they are neither stored nor estimated from
     assert json.loads(_invoke(db, "runs", "stats", "--format", "json")[1])["n_runs"] == sum(
         1 for _ in _rows(REPO / "datasets" / "castro_scaling" / "runs.csv.gz"))
+
+
+def test_train_says_a_kind_of_too_few_series_gets_no_correction(tmp_path: Path) -> None:
+    """Two strong-scaling series are too few to learn a correction from: train says so,
+    rather than that the correction lost to the law."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,problem_size,nodes,runtime_s\n" + "".join(
+        f"mycode,demo,{size},{nodes},{base / nodes ** 0.8:.3f}\n"
+        for size, base in (("small", 1000.0), ("large", 8000.0)) for nodes in (1, 2, 4, 8)))
+    db = f"sqlite:///{tmp_path}/store.db"
+    assert _invoke(db, "ingest", "csv", str(runs))[0] == 0
+    code, out, err = _invoke(db, "train")
+    assert code == 0, err
+    assert "strong scaling: base law ensemble, learned correction off (only 2 series, 8 " \
+           "needed: predictions are the base law's)" in out
+    assert "weak scaling" not in out
+    assert "train --with-bundled learns it on the bundled data sets too" in out
