@@ -134,7 +134,8 @@ class LoadedPredictor:
             series, ctx = self.series_context(group.match.entry)
             for i in group.indices.tolist():
                 row = {name: values[i] for name, values in columns.items()}
-                out[i] = _make_estimate(queries[i], group.match, series, ctx, row, confidence)
+                out[i] = _make_estimate(queries[i], group.match, series, ctx, row, confidence,
+                                        self.predictor.apply_correction)
         return [e for e in out if e is not None]
 
     def exceedance(self, query: Query, runtime_s: float) -> float:
@@ -201,8 +202,10 @@ class LoadedPredictor:
 
 
 def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContext,
-                   row: dict[str, Any], confidence: float) -> Estimate:
-    """One query's estimate from its row of :meth:`LoadedPredictor.columns`."""
+                   row: dict[str, Any], confidence: float,
+                   apply_correction: dict[str, bool]) -> Estimate:
+    """One query's estimate from its row of :meth:`LoadedPredictor.columns`
+    (``apply_correction``: whether the predictor corrects each scaling kind)."""
     runtime_s, scale = float(row["predicted_runtime_s"]), float(row["scale"])
     law_name = str(row["law"])
     # The geometric mean has no parts of its own: its time is split in the proportions of
@@ -214,6 +217,14 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     if beyond:
         notes.append(f"extrapolating {row['extrapolation_log2']:.1f} doublings beyond the "
                      f"largest measured scale ({ctx.scale_max:g} {series.scale_unit})")
+        kind = "weak" if series.weak else "strong"
+        if not apply_correction[kind]:
+            # stores of four series, store-cut: median error -27% (VASP) to -11%
+            # (PencilFFTs) on codes that stop scaling (docs/accuracy.md)
+            notes.append(f"no learned correction for {kind} scaling (too few series to "
+                         "learn one, or it did not beat the laws): the estimate is the "
+                         "laws' mean, which ran optimistic for codes that stop scaling; "
+                         "see what 'perfpredict train' said")
     if row["beyond_calibration"]:
         notes.append("farther than any extrapolation the interval was calibrated on; "
                      "the interval was widened in proportion and may still be too narrow")

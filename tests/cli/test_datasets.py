@@ -140,3 +140,12 @@ def test_train_says_a_kind_of_too_few_series_gets_no_correction(tmp_path: Path) 
            "needed: predictions are the base law's)" in out
     assert "weak scaling" not in out
     assert "train --with-bundled learns it on the bundled data sets too" in out
+    code, out, err = _invoke(db, "estimate", "--app", "mycode", "--problem-size", "large",
+                             "--nodes", "64", "--format", "json")
+    assert code == 0, err
+    assert any(n.startswith("no learned correction for strong scaling")
+               for n in json.loads(out)["notes"])
+    code, out, err = _invoke(db, "estimate", "--app", "mycode", "--problem-size", "large",
+                             "--nodes", "4", "--format", "json")
+    assert code == 0, err  # inside the measured range nothing is extrapolated or corrected
+    assert not any("no learned correction" in n for n in json.loads(out)["notes"])
