@@ -82,7 +82,7 @@ def train(
                    f"{report.n_series_learned_from} with 3+ scales taught the overhead "
                    "regressor")
         for kind, law in report.base_law.items():
-            if not report.n_series_by_kind or not report.n_series_by_kind.get(kind):
+            if not report.n_series_of(kind):
                 continue  # no series of this kind: nothing was learned for it
             typer.echo(f"  {kind} scaling: base law {law}, learned correction "
                        f"{report.correction_state(kind)}, "

@@ -60,18 +60,19 @@ class TrainReport:
         if self.apply_correction and self.apply_correction.get(kind):
             return "on"
         if self.too_few_series(kind):
-            return (f"off (only {self._n_series(kind)} series, "
+            return (f"off (only {self.n_series_of(kind)} series, "
                     f"{self.min_series_for_correction} needed: predictions are the base "
                     "law's)")
         return "off (did not beat the law)"
 
-    def _n_series(self, kind: str) -> int:
+    def n_series_of(self, kind: str) -> int:
+        """Series of scaling kind ``kind`` (3+ scales) the predictor learned from."""
         return (self.n_series_by_kind or {}).get(kind, 0)
 
     def too_few_series(self, kind: str) -> bool:
         """Whether the store held some series of scaling kind ``kind`` but too few to
         learn a correction for them."""
-        return 0 < self._n_series(kind) < self.min_series_for_correction
+        return 0 < self.n_series_of(kind) < self.min_series_for_correction
 
     def could_borrow_correction(self) -> bool:
         """Whether strong-scaling series went without a correction for want of series,
@@ -87,7 +88,7 @@ class TrainReport:
         such intervals held 0.46-0.83 of the test runs beyond the measured range in
         store-cut backtests of stores of one HPC data set (docs/accuracy.md)."""
         return bool(self.calibrated_by and self.calibrated_by.get("strong") == "series"
-                    and self._n_series("strong") > 0)
+                    and self.n_series_of("strong") > 0)
 
 
 def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:

@@ -29,7 +29,7 @@ from perfpredict.estimate.lookup import (
 )
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.entry import SeriesEntry
-from perfpredict.model.runtime import RuntimeModel, formula
+from perfpredict.model.runtime import RuntimeModel, formula, kind_of
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
 
@@ -217,7 +217,7 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     if beyond:
         notes.append(f"extrapolating {row['extrapolation_log2']:.1f} doublings beyond the "
                      f"largest measured scale ({ctx.scale_max:g} {series.scale_unit})")
-        kind = "weak" if series.weak else "strong"
+        kind = kind_of(series)
         if not apply_correction[kind]:
             # stores of four series, store-cut: median error -27% (VASP) to -11%
             # (PencilFFTs) on codes that stop scaling (docs/accuracy.md)

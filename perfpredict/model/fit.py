@@ -346,7 +346,9 @@ class HybridPredictor:
                                                              fold, names)
         own = group < len(usable_own)
         own_beyond = own & beyond  # the examples the correction is learned and judged on
-        own_table = SeriesTable.of(usable_own)
+        # without calibration series the store's own table is the whole one
+        own_table = (table if len(usable_own) == len(usable)
+                     else SeriesTable.of(usable_own))
         drift = SlopeDrift.fit(own_table.scales, own_table.medians_s, own_table.scale_start,
                                np.array([not s.weak for s in usable_own], dtype=bool))
         base_log = ensemble_log(law_logs, drift_log(
