@@ -1,8 +1,10 @@
-"""The accuracy benchmark's stores of a few series (``--small-stores K``), on the bundled
-Castro data set (BSD-3, so present on every clone)."""
+"""The accuracy benchmark's stores of a few series (``--small-stores K``) and its
+comparison across stores (``--across-stores``), on the bundled Castro and PencilFFTs data
+sets (BSD-3 and MIT, so present on every clone)."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -37,3 +39,31 @@ def test_a_data_set_of_no_more_series_than_k_is_not_drawn_from(castro_store) -> 
     from bench.accuracy_benchmark import small_stores
 
     assert small_stores(castro_store, "extrapolate", n_series=10_000, repeats=1) == []
+
+
+@pytest.mark.slow
+def test_across_stores_reports_each_store_as_its_own_backtest() -> None:
+    """One row per store and split, whose pooled figures are those of the same backtest
+    run on its own, with every judged data set of the store listed."""
+    from bench.accuracy_benchmark import BenchStore, across_stores, build_store
+    from perfpredict.evaluate import evaluate
+    from perfpredict.evaluate.metrics import acceptance
+
+    names = ("castro_scaling", "pencilffts_jeanzay")
+    stores = (BenchStore("both", names, {}),
+              BenchStore("both, leave-out", names, {"leave_out": "source"}))
+    rows = across_stores(stores, splits=("extrapolate",))
+    assert [(r["store"], r["split"]) for r in rows] == [("both", "extrapolate"),
+                                                        ("both, leave-out", "extrapolate")]
+    for row in rows:
+        assert row["data sets beaten on MAPE"].endswith("of 2")
+        assert all(name in row["hybrid MAPE per data set (best)"] for name in names)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = build_store(f"sqlite:///{Path(tmp) / 'alone.db'}", names)
+        try:
+            pooled = acceptance(evaluate(store, "extrapolate", leave_out="source"), "all")
+        finally:
+            store.dispose()
+    assert rows[1]["hybrid MAPE"] == round(pooled["hybrid_mape_pct"], 1)
+    assert rows[1]["coverage"] == round(pooled["coverage"], 3)
+    assert rows[0]["hybrid MAPE"] != rows[1]["hybrid MAPE"]
