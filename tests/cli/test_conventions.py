@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 
@@ -31,20 +32,30 @@ def test_dash_h_is_help(path: tuple[str, ...]) -> None:
     assert "Usage: perfpredict" in short.stdout
 
 
+#: The perfpredict command, run by this Python
+PERFPREDICT = [sys.executable, "-c",
+               "from perfpredict.cli.app import app; app(prog_name='perfpredict')"]
+
+
 def _complete(words: str) -> list[str]:
     """What bash completion offers after ``words`` (Click's protocol, as the script that
     --install-completion writes calls it)."""
     env = {**os.environ, "_PERFPREDICT_COMPLETE": "complete_bash", "COMP_WORDS": words,
            "COMP_CWORD": str(len(words.split()) - (0 if words.endswith(" ") else 1))}
-    done = subprocess.run(
-        [sys.executable, "-c", "from perfpredict.cli.app import app; app(prog_name='perfpredict')"],
-        env=env, capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(PERFPREDICT, env=env, capture_output=True, text=True, timeout=120,
+                          check=True)
     return done.stdout.split()
 
 
 def test_shell_completion_offers_commands_and_choices() -> None:
     assert "--install-completion" in _run("--help").stdout
-    assert _run("--show-completion", "bash").stdout.count("_PERFPREDICT_COMPLETE") == 1
+    # typed in bash, as a user does: Typer finds the shell among the command's parent
+    # processes, which a test runner started from an IDE or a detached job has none of
+    # (the "; true" keeps bash from replacing itself with the command)
+    script = subprocess.run(["bash", "-c", shlex.join([*PERFPREDICT, "--show-completion"])
+                             + "; true"], capture_output=True, text=True, timeout=120,
+                            check=True).stdout
+    assert script.count("_PERFPREDICT_COMPLETE") == 1
     assert _complete("perfpredict est") == ["estimate"]
     assert _complete("perfpredict runs st") == ["stats"]
     assert _complete("perfpredict estimate --format ") == ["table", "json", "csv"]
