@@ -132,12 +132,6 @@ def seed_spread(store, split: str, n_seeds: int, first_seed: int = 0,  # type: i
             for (group, figure), v in sorted(values.items())]
 
 
-#: The stores a modelling change is judged across (:func:`across_stores`): label, the
-#: data sets the store holds, and the backtest's options. A change to the correction
-#: that lowered the acceptance store's pooled MAPE in both splits raised it in
-#: extrapolation for the four HPC data sets alone and under --leave-out source
-#: (docs/accuracy.md, the correction read as a rate as well as a level): one store's
-#: figures do not say how a change generalises.
 class BenchStore(NamedTuple):
     """A store to backtest in: what to call it, the data sets it holds, and the options
     of :func:`perfpredict.evaluate.evaluate` it is backtested with."""
@@ -148,6 +142,11 @@ class BenchStore(NamedTuple):
 
 
 HPC_STRONG_SCALING = ("vasp_archer", "cp2k_readme", "castro_scaling", "pencilffts_jeanzay")
+#: The stores a modelling change is judged across (:func:`across_stores`). A change to
+#: the correction that lowered the acceptance store's pooled MAPE in both splits raised
+#: it in extrapolation for the four HPC data sets alone and under --leave-out source
+#: (docs/accuracy.md, the correction read as a rate as well as a level): one store's
+#: figures do not say how a change generalises.
 STORES = (
     BenchStore("every data set, store-cut", JUDGED + REPORTED, {}),
     BenchStore("the four HPC data sets alone, store-cut", HPC_STRONG_SCALING, {}),
@@ -268,10 +267,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-spread", type=int, metavar="N",
                         help="run each split with N seeds and print each figure's spread")
     parser.add_argument("--across-stores", action="store_true",
-                        help="the pooled figures in every store of STORES: every data set "
-                             "store-cut, the four HPC data sets alone, every data set "
-                             "leaving each out")
+                        help="backtest three stores in one run (every data set store-cut, "
+                             "the four HPC data sets alone store-cut, every data set "
+                             "leaving each out) and print their pooled figures; takes "
+                             "--split, --repeats and --seed only")
     args = parser.parse_args(argv)
+    if args.across_stores and (args.dataset or args.leave_out or args.small_stores
+                               or args.seed_spread or args.with_bundled
+                               or args.no_bundled_calibration
+                               or args.protocol != "store-cut"):
+        parser.error("--across-stores chooses its own stores and protocols; it takes "
+                     "--split, --repeats and --seed only")
 
     from perfpredict.evaluate import evaluate
     from perfpredict.report.tables import markdown_table

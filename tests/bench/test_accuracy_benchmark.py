@@ -67,3 +67,14 @@ def test_across_stores_reports_each_store_as_its_own_backtest() -> None:
     assert rows[1]["hybrid MAPE"] == round(pooled["hybrid_mape_pct"], 1)
     assert rows[1]["coverage"] == round(pooled["coverage"], 3)
     assert rows[0]["hybrid MAPE"] != rows[1]["hybrid MAPE"]
+
+
+@pytest.mark.parametrize("option", [["--dataset", "relearn"], ["--leave-out", "source"],
+                                    ["--with-bundled"], ["--protocol", "by-series"]])
+def test_across_stores_refuses_options_that_choose_a_store(option: list[str], capsys) -> None:  # type: ignore[no-untyped-def]
+    from bench.accuracy_benchmark import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["--across-stores", *option])
+    assert exit_.value.code == 2
+    assert "--across-stores chooses its own stores" in capsys.readouterr().err
