@@ -141,6 +141,8 @@ class BenchStore(NamedTuple):
     options: dict[str, Any]
 
 
+#: The splits the acceptance judges, and every mode's default.
+ACCEPTANCE_SPLITS = ("extrapolate", "fewshot")
 HPC_STRONG_SCALING = ("vasp_archer", "cp2k_readme", "castro_scaling", "pencilffts_jeanzay")
 #: The stores a modelling change is judged across (:func:`across_stores`). A change to
 #: the correction that lowered the acceptance store's pooled MAPE in both splits raised
@@ -155,7 +157,7 @@ STORES = (
 
 
 def across_stores(stores: tuple[BenchStore, ...] = STORES,
-                  splits: tuple[str, ...] = ("extrapolate", "fewshot"), repeats: int = 1,
+                  splits: tuple[str, ...] = ACCEPTANCE_SPLITS, repeats: int = 1,
                   seed: int = 0, shared_datasets: Path = SHARED_DATASETS,
                   ) -> list[dict[str, Any]]:
     """One row per store and split: the hybrid's pooled MAPE, median APE and 90%
@@ -272,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
                              "leaving each out) and print their pooled figures; takes "
                              "--split, --repeats and --seed only")
     args = parser.parse_args(argv)
+    splits = tuple(args.split or ACCEPTANCE_SPLITS)
     if args.across_stores and (args.dataset or args.leave_out or args.small_stores
                                or args.seed_spread or args.with_bundled
                                or args.no_bundled_calibration
@@ -284,8 +287,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if args.across_stores:
         started = time.perf_counter()
-        rows = across_stores(splits=tuple(args.split or ["extrapolate", "fewshot"]),
-                             repeats=args.repeats, seed=args.seed)
+        rows = across_stores(splits=splits, repeats=args.repeats, seed=args.seed)
         print(f"\n## across stores, repeats {args.repeats}, seed {args.seed} "
               f"({time.perf_counter() - started:.0f} s)\n")
         print(markdown_table(rows))
@@ -295,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         store = build_store(f"sqlite:///{Path(tmp) / 'accuracy.db'}",
                             tuple(args.dataset or JUDGED + REPORTED))
         try:
-            for split in args.split or ["extrapolate", "fewshot"]:
+            for split in splits:
                 started = time.perf_counter()
                 if args.seed_spread:
                     rows = seed_spread(store, split, args.seed_spread, args.seed,
