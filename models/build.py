@@ -88,9 +88,11 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
   `{training["data_fingerprint"]}`
 - **Base**: {predictor["base"]} (the log-space mean of Amdahl, Amdahl + log and the power
   law, and beyond a strong-scaling series' measured range the slope drift pooled from the
-  training series). **Learned correction**: {corrections}. **Intervals calibrated by**:
-  {calibration}; noise floor from {predictor["noise_floor"]["n_series"]}
-  series with repeats.
+  training series; there, where other series of the application and input measured both
+  scales, the estimate weighs their median speed-up half against the hybrid's own, read
+  from the artifact's series entries). **Learned correction**: {corrections}.
+  **Intervals calibrated by**: {calibration}; noise floor from
+  {predictor["noise_floor"]["n_series"]} series with repeats.
 - **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law
   {metrics["nested_mean_abs_log_error_plain"]:.3f}, hybrid
   {metrics["nested_mean_abs_log_error_hybrid"]:.3f}.

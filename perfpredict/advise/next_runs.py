@@ -183,7 +183,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
             if budget_node_hours is not None and spent + cost_p90[n] > budget_node_hours:
                 continue
             scale = n * per_node
-            runtime_s = predictor.predictor.predict(series, np.array([scale]), 0.5, ctx)[0]
+            runtime_s = predictor.predictor.predict(series, np.array([scale]), 0.5, ctx,
+                                                    predictor.peers(series))[0]
             ext_series, ext_ctx = with_simulated_run(series, ctx, scale, runtime_s.runtime_s)
             after = _target_spread(predictor, ext_series, ext_ctx, target_scale)
             value = (spread - after) / cost_p50[n]

@@ -29,7 +29,8 @@ from perfpredict.estimate.lookup import (
 )
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.entry import SeriesEntry
-from perfpredict.model.runtime import RuntimeModel, formula, kind_of
+from perfpredict.model.peers import PeerCurves
+from perfpredict.model.runtime import PEER_WEIGHT, RuntimeModel, formula, kind_of
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
 
@@ -38,9 +39,10 @@ BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "s
                  "efficiency", "law", "series", "beyond_measured_range")
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
-           "beyond_calibration", "noise_floor")
+           "beyond_calibration", "noise_floor", "peer_series")
 _TEXT_COLUMNS = ("law", "series")
 _BOOL_COLUMNS = ("beyond_measured_range", "beyond_calibration", "noise_floor")
+_INT_COLUMNS = ("peer_series",)
 
 
 @dataclass
@@ -66,6 +68,9 @@ class Estimate:
     extrapolation_doublings: float
     beyond_measured_range: bool
     beyond_calibration: bool
+    #: Other series of the application and input whose measured speed-up to this scale
+    #: the estimate weighs in (:data:`perfpredict.model.runtime.PEER_WEIGHT`).
+    peer_series: int
     n_runs: int
     measured_scales: list[float]
     breakdown_s: dict[str, float]
@@ -104,6 +109,7 @@ class LoadedPredictor:
         except LAYOUT_ERRORS as exc:
             raise stale_layout(origin, exc) from exc
         self._contexts: dict[SeriesKey, tuple[Series, SeriesContext]] = {}
+        self._peers: dict[str, PeerCurves] = {}
 
     def series_context(self, entry: SeriesEntry) -> tuple[Series, SeriesContext]:
         """The series (its per-scale medians) and the fitted context an entry holds: what
@@ -115,6 +121,20 @@ class LoadedPredictor:
             except LAYOUT_ERRORS as exc:
                 raise stale_layout(self.origin, exc) from exc
         return self._contexts[entry.key]
+
+    def peers(self, series: Series) -> PeerCurves:
+        """The measured curves of the trained series of ``series``' application: its
+        peers among them weigh in beyond its measured range (:mod:`perfpredict.model.peers`).
+        Read one application at a time, as the entries are."""
+        app = series.key.app
+        if app not in self._peers:
+            try:
+                self._peers[app] = PeerCurves.of(
+                    (e.key, e.scale_unit, e.weak, e.scales, e.medians_s)
+                    for e in self.entries.of_app(app))
+            except LAYOUT_ERRORS as exc:
+                raise stale_layout(self.origin, exc) from exc
+        return self._peers[app]
 
     def find_series(self, query: Query) -> Match:
         """The series that answers ``query``, and notes about the choice."""
@@ -142,7 +162,8 @@ class LoadedPredictor:
         """P(runtime > ``runtime_s``) for ``query``, from the interval model directly."""
         scales, [group] = self._group([query], 0.5)
         series, ctx = self.series_context(group.match.entry)
-        return float(self.predictor.exceedance(series, scales, runtime_s, ctx)[0])
+        return float(self.predictor.exceedance(series, scales, runtime_s, ctx,
+                                               self.peers(series))[0])
 
     def columns(self, queries: list[Query], confidence: float = 0.9) -> dict[str, np.ndarray]:
         """The :data:`COLUMNS` of the estimates for ``queries``, one array each in query
@@ -155,13 +176,15 @@ class LoadedPredictor:
                  ) -> tuple[dict[str, np.ndarray], list[Group]]:
         n = len(queries)
         columns = {name: np.empty(n, dtype=object if name in _TEXT_COLUMNS
-                                  else bool if name in _BOOL_COLUMNS else float)
+                                  else bool if name in _BOOL_COLUMNS
+                                  else np.int64 if name in _INT_COLUMNS else float)
                    for name in COLUMNS}
         scales, groups = self._group(queries, confidence)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
             p = scales[group.indices]
-            pred = self.predictor.predict_columns(series, p, confidence, ctx)
+            pred = self.predictor.predict_columns(series, p, confidence, ctx,
+                                                  self.peers(series))
             base_s = self.predictor.predict_columns(
                 series, np.array([ctx.scale_min]), confidence, ctx).runtime_s[0]
             speedup, efficiency = _speedup_efficiency(series, ctx, pred.runtime_s, p, base_s)
@@ -174,7 +197,7 @@ class LoadedPredictor:
                     ("overhead_coefficient", pred.overhead_coefficient),
                     ("extrapolation_log2", pred.extrapolation_log2),
                     ("beyond_calibration", pred.beyond_calibration),
-                    ("noise_floor", pred.noise_floor)):
+                    ("noise_floor", pred.noise_floor), ("peer_series", pred.peer_series)):
                 columns[name][group.indices] = values
         return columns, groups
 
@@ -225,6 +248,13 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
                          "learn one, or it did not beat the laws): the estimate is the "
                          "laws' mean, which ran optimistic for codes that stop scaling; "
                          "see what 'perfpredict train' said")
+    n_peers = int(row["peer_series"])
+    if n_peers:
+        notes.append(f"{n_peers} other series of {series.key.app} on this input measured the "
+                     f"speed-up from {ctx.scale_max:g} to {scale:g} {series.scale_unit}: the "
+                     f"estimate weighs this series' runtime at {ctx.scale_max:g} times their "
+                     f"median speed-up {PEER_WEIGHT:.0%} (in log space) against the model's "
+                     "own prediction")
     if row["beyond_calibration"]:
         notes.append("farther than any extrapolation the interval was calibrated on; "
                      "the interval was widened in proportion and may still be too narrow")
@@ -243,6 +273,7 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         overhead_coefficient=float(row["overhead_coefficient"]),
         extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
         beyond_measured_range=beyond, beyond_calibration=bool(row["beyond_calibration"]),
+        peer_series=n_peers,
         n_runs=match.entry.n_runs, measured_scales=[float(s) for s in ctx.scales],
         breakdown_s=(roofline_breakdown(series, ctx, query, scale, runtime_s, notes)
                      or law_breakdown(ctx.laws[parts_law].params(), parts_law, scale,

@@ -39,6 +39,7 @@ import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
 from perfpredict.laws.drift import SlopeDrift
+from perfpredict.model.peers import PeerCurves
 from perfpredict.model.runtime import (
     APP_PRIOR_DOUBLINGS,
     KINDS,
@@ -286,7 +287,8 @@ class HybridPredictor:
 
     ``fit(series_list)`` learns from nested extrapolation across all series;
     ``predict(series, scales)`` extrapolates one series (its measured runs are the
-    context) to new scales.
+    context) to new scales, with the curves of ``series_list`` as its peers
+    (:mod:`perfpredict.model.peers`), as an estimate has the trained store's.
     """
 
     def __init__(self, n_folds: int = 5, n_repeats: int = 3,
@@ -349,6 +351,11 @@ class HybridPredictor:
         # without calibration series the store's own table is the whole one
         own_table = (table if len(usable_own) == len(usable)
                      else SeriesTable.of(usable_own))
+        self.peers_ = PeerCurves.of(
+            (s.key, s.scale_unit, s.weak, own_table.scales[start:end],
+             own_table.medians_s[start:end])
+            for s, start, end in zip(usable_own, own_table.scale_start[:-1],
+                                     own_table.scale_start[1:], strict=True))
         drift = SlopeDrift.fit(own_table.scales, own_table.medians_s, own_table.scale_start,
                                np.array([not s.weak for s in usable_own], dtype=bool))
         base_log = ensemble_log(law_logs, drift_log(
@@ -416,12 +423,12 @@ class HybridPredictor:
     def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
                 ctx: SeriesContext | None = None) -> list[Prediction]:
         """:meth:`RuntimeModel.predict` of the fitted model."""
-        return self.model_.predict(series, scales, confidence, ctx)
+        return self.model_.predict(series, scales, confidence, ctx, self.peers_)
 
     def predict_columns(self, series: Series, scales: FloatArray, confidence: float = 0.9,
                         ctx: SeriesContext | None = None) -> Predictions:
         """:meth:`RuntimeModel.predict_columns` of the fitted model."""
-        return self.model_.predict_columns(series, scales, confidence, ctx)
+        return self.model_.predict_columns(series, scales, confidence, ctx, self.peers_)
 
     def _series_folds(self, n_series: int) -> IntArray:
         """The fold of each training series for the application evidence: a series'

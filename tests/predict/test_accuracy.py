@@ -21,13 +21,13 @@ split and data set because a data set of 7 series is noisier than one of 165, an
 split's coverage than the other's (RELeARN's: 0.065 in extrapolation, 0.014 in few-shot). Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
-    mlperf_training       0.35 / 0.84  1.5 / 1.4        0.017 / 0.014
+    mlperf_training       0.37 / 0.51  1.3 / 1.6        0.018 / 0.0061
     relearn               1.9 / 0.43   1.9 / 0.18       0.065 / 0.014
-    vasp_archer           0.12 / 0.074 0.14 / 0.065     0.0065 / 0.033
+    vasp_archer           0.11 / 0.10  0.13 / 0.13      0.0100 / 0.033
     cp2k_readme           0.72 / 0.24  0.67 / 1.1       0.012 / 0.053
-    castro_scaling        0.35 / 0.36  0.59 / 0.85      0.012 / 0.0059
+    castro_scaling        0.29 / 0.19  0.41 / 0.41      0.011 / 0.0058
     pencilffts_jeanzay    0.64 / 0.25  0.88 / 0.65      0.013 / 0.036
-    all                   0.23 / 0.24  0.3 / 0.36       -
+    all                   0.25 / 0.15  0.53 / 0.30      -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
 whose five-backtest mean misses the threshold is an expected failure (xfail, not strict),
@@ -55,39 +55,39 @@ REPEATS = 3
 # (the hybrid's minus the best baseline's), and of coverage.
 MAPE_MARGIN_PCT = {
     "extrapolate": {
-        "mlperf_training": 1.1,
+        "mlperf_training": 1.2,
         "relearn": 5.6,
         "vasp_archer": 0.4,
         "cp2k_readme": 2.2,
-        "castro_scaling": 1.1,
+        "castro_scaling": 0.9,
         "pencilffts_jeanzay": 2.0,
         "all": 0.8,
     },
     "fewshot": {
-        "mlperf_training": 2.6,
+        "mlperf_training": 1.6,
         "relearn": 1.4,
         "vasp_archer": 0.3,
         "cp2k_readme": 0.8,
-        "castro_scaling": 1.1,
+        "castro_scaling": 0.6,
         "pencilffts_jeanzay": 0.8,
-        "all": 0.8,
+        "all": 0.5,
     },
 }
 MEDIAN_APE_MARGIN_PCT = {
     "extrapolate": {
-        "mlperf_training": 4.5,
+        "mlperf_training": 3.8,
         "relearn": 5.8,
-        "vasp_archer": 0.5,
+        "vasp_archer": 0.4,
         "cp2k_readme": 2.1,
-        "castro_scaling": 1.8,
+        "castro_scaling": 1.3,
         "pencilffts_jeanzay": 2.7,
     },
     "fewshot": {
-        "mlperf_training": 4.3,
+        "mlperf_training": 4.9,
         "relearn": 0.6,
-        "vasp_archer": 0.2,
+        "vasp_archer": 0.4,
         "cp2k_readme": 3.2,
-        "castro_scaling": 2.6,
+        "castro_scaling": 1.3,
         "pencilffts_jeanzay": 2.0,
     },
 }
@@ -95,13 +95,13 @@ COVERAGE_MARGIN = {
     "extrapolate": {
         "mlperf_training": 0.06,
         "relearn": 0.2,
-        "vasp_archer": 0.02,
+        "vasp_archer": 0.03,
         "cp2k_readme": 0.04,
         "castro_scaling": 0.04,
         "pencilffts_jeanzay": 0.05,
     },
     "fewshot": {
-        "mlperf_training": 0.05,
+        "mlperf_training": 0.02,
         "relearn": 0.05,
         "vasp_archer": 0.1,
         "cp2k_readme": 0.16,
@@ -117,18 +117,17 @@ Table = list[dict[str, Any]]
 # failures until the predictor passes them; they are not a statement of what is acceptable.
 _OPEN = "misses issue 13's acceptance under store-cut today (docs/accuracy.md)"
 LOSES_TO_A_BASELINE = {
-    ("extrapolate", "mlperf_training"),  # median APE +5.6
+    ("extrapolate", "mlperf_training"),  # median APE +5.2
     ("extrapolate", "cp2k_readme"),      # median APE +3.0
-    ("extrapolate", "castro_scaling"),   # median APE +1.5
-    ("fewshot", "vasp_archer"),          # MAPE +0.6
-    ("fewshot", "castro_scaling"),       # median APE +3.7
+    ("extrapolate", "castro_scaling"),   # median APE +0.4
+    ("fewshot", "vasp_archer"),          # MAPE +0.2, median APE +1.3
 }
 COVERAGE_OUTSIDE = {
     ("extrapolate", "relearn"),          # 0.957
     ("extrapolate", "cp2k_readme"),      # 0.972
-    ("extrapolate", "castro_scaling"),   # 0.966
-    ("fewshot", "mlperf_training"),      # 0.984
-    ("fewshot", "castro_scaling"),       # 0.977
+    ("extrapolate", "castro_scaling"),   # 0.987
+    ("fewshot", "mlperf_training"),      # 0.970
+    ("fewshot", "castro_scaling"),       # 0.978
 }
 POOLED_FAILS: set[str] = set()
 

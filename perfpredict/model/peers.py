@@ -1,0 +1,95 @@
+"""Peer curves: the speed-up that other series of the same application and input measured
+between two node counts.
+
+A center often holds one code's input measured more than once: on another system, in
+another build or parallel layout (VASP's NCORE and KPAR), by another MLPerf submitter.
+Where one of those series has measured both the largest scale of the series asked about
+and the scale asked for, its measured speed-up between the two is direct evidence of
+what lies beyond the series' own range, evidence no law fitted to the series' own runs
+has. :class:`PeerCurves` keeps those curves per (application, input, unit of scale) and
+answers with the median speed-up over the peers that cover a query
+(:meth:`RuntimeModel.predict_columns <perfpredict.model.runtime.RuntimeModel.predict_columns>`
+weighs it with the hybrid's own prediction).
+
+Only strong scaling with a known input takes part: a weak-scaling curve is flat by
+design, and series whose input is unknown ('') may run different inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from perfpredict.laws.base import FloatArray
+from perfpredict.model.series import SeriesKey
+
+#: What a series shares with its peers: application, input and unit of scale.
+PeerGroup = tuple[str, str, str]
+#: The scales a peer has measured at least: as many as a series the hybrid trains on, so
+#: that a backtest's peers (training series) and an estimate's (every series of the
+#: trained store) are the same.
+MIN_SCALES = 3
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One peer's measured curve: log of its distinct scales (ascending) and of the
+    median runtime at each."""
+
+    key: SeriesKey
+    log_scale: FloatArray
+    log_runtime: FloatArray
+
+
+@dataclass
+class PeerCurves:
+    """The measured strong-scaling curves of a store, grouped by :data:`PeerGroup`."""
+
+    curves: dict[PeerGroup, list[Curve]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, measured: Iterable[tuple[SeriesKey, str, bool, ArrayLike, ArrayLike]]
+           ) -> PeerCurves:
+        """The curves of ``measured``: per series its key, unit of scale, whether it
+        scales weakly, its distinct scales (ascending) and the median runtime at each.
+        Series that cannot be a peer (weak scaling, an unknown input, fewer than
+        :data:`MIN_SCALES` scales) are left out."""
+        out = cls()
+        for key, scale_unit, weak, scales, medians_s in measured:
+            log_scale = np.log(np.asarray(scales, dtype=float))
+            if weak or not key.problem_size or log_scale.size < MIN_SCALES:
+                continue
+            out.curves.setdefault((key.app, key.problem_size, scale_unit), []).append(
+                Curve(key, log_scale, np.log(np.asarray(medians_s, dtype=float))))
+        return out
+
+    def log_speedup(self, key: SeriesKey, scale_unit: str, scale_from: float,
+                    scales: FloatArray) -> tuple[FloatArray, np.ndarray]:
+        """At each of ``scales``: the median over the peers of the series ``key`` (the
+        other series of its group) whose measured range holds both ``scale_from`` and
+        that scale of log T(scale) - log T(scale_from), each read off the peer's curve
+        between its measured scales (linear in log-log); NaN where no peer holds both.
+        And the number of peers each median is over."""
+        log_to = np.log(np.asarray(scales, dtype=float))
+        log_from = float(np.log(scale_from))
+        rows = []
+        for curve in self.curves.get((key.app, key.problem_size, scale_unit), []):
+            x, y = curve.log_scale, curve.log_runtime
+            if curve.key == key or not x[0] <= log_from <= x[-1]:
+                continue
+            covered = (log_to >= x[0]) & (log_to <= x[-1])
+            rows.append(np.where(covered, np.interp(log_to, x, y) - np.interp(log_from, x, y),
+                                 np.nan))
+        ratios = np.array(rows).reshape(len(rows), log_to.size)
+        count = np.sum(np.isfinite(ratios), axis=0)
+        median = np.full(log_to.size, np.nan)
+        some = count > 0
+        if some.any():
+            median[some] = np.nanmedian(ratios[:, some], axis=0)
+        return median, count
+
+
+__all__ = ["Curve", "PeerCurves", "PeerGroup"]

@@ -1,0 +1,131 @@
+"""Peer curves (:mod:`perfpredict.model.peers`): beyond a strong-scaling series' measured
+range, the speed-up that other series of its application and input measured from its
+largest scale to the scale asked for weighs in with the hybrid's own prediction. The
+arithmetic on curves made up to show it; the weighing on the bundled predictor and Castro's
+real runs on Frontier, whose variants (network, integrator, campaign) of one input reach
+different node counts."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from perfpredict.estimate import load_predictor
+from perfpredict.model.peers import PeerCurves
+from perfpredict.model.runtime import PEER_WEIGHT
+from perfpredict.model.series import SeriesKey
+
+APP = "Castro-flame_wave"
+INPUT = "flame_wave 3D He 25cm (inputs.He.25cm.static.1000Hz)"
+#: Measured on Frontier at 48-1024 nodes; other variants of the input reached 2048.
+VARIANT = "net=iso7|integ=RKC|campaign=20260606"
+CASTRO = ("--app", APP, "--system", "Frontier", "--problem-size", INPUT, "--variant", VARIANT)
+
+
+def _key(variant: str, problem_size: str = "in") -> SeriesKey:
+    return SeriesKey("app", "sys", problem_size, variant, "", "")
+
+
+def _curve(variant: str, scales: list[float], speedup_per_doubling: float,
+           problem_size: str = "in", unit: str = "nodes", weak: bool = False
+           ) -> tuple[SeriesKey, str, bool, list[float], list[float]]:
+    runtime = [100.0 / speedup_per_doubling ** np.log2(s) for s in scales]
+    return _key(variant, problem_size), unit, weak, scales, runtime
+
+
+def test_the_peer_speedup_is_the_median_over_the_peers_that_measured_both_scales() -> None:
+    curves = PeerCurves.of([
+        _curve("asked", [1, 2, 4], 2.0),  # the series asked about: never its own peer
+        _curve("a", [1, 2, 4, 8, 16], 1.9),
+        _curve("b", [2, 4, 8], 1.5),
+        _curve("c", [4, 8, 16, 32], 1.2),
+        _curve("d", [8, 16, 32, 64], 1.0),  # starts above 4: measured neither with 4
+    ])
+    log_speedup, n_peers = curves.log_speedup(_key("asked"), "nodes", 4.0,
+                                              np.array([8.0, 16.0, 32.0, 64.0]))
+    # at 8: a, b and c measured 4 and 8; at 16: a and c; at 32: c alone; at 64: none
+    assert n_peers.tolist() == [3, 2, 1, 0]
+    np.testing.assert_allclose(log_speedup[:3], [-np.log(1.5), -2 * np.log((1.9 * 1.2) ** 0.5),
+                                                 -3 * np.log(1.2)])
+    assert np.isnan(log_speedup[3])
+
+
+def test_a_peer_is_read_between_its_measured_scales() -> None:
+    curves = PeerCurves.of([_curve("a", [1, 4, 16], 2.0)])
+    log_speedup, n_peers = curves.log_speedup(_key("asked"), "nodes", 4.0, np.array([8.0]))
+    assert n_peers.tolist() == [1]
+    np.testing.assert_allclose(log_speedup, [-np.log(2.0)])  # linear in log-log
+
+
+@pytest.mark.parametrize(("other", "asked_input"), [
+    (_curve("weak", [1, 2, 4, 8], 1.5, weak=True), "in"),  # flat by design
+    (_curve("unknown", [1, 2, 4, 8], 1.5, problem_size=""), ""),  # may be any input
+    (_curve("short", [4, 8], 1.5), "in"),  # fewer scales than a series trained on
+    (_curve("ranks", [1, 2, 4, 8], 1.5, unit="ranks"), "in"),  # another unit of scale
+    (_curve("other input", [1, 2, 4, 8], 1.5, problem_size="other"), "in"),
+])
+def test_series_that_cannot_be_peers_are_left_out(other, asked_input: str) -> None:  # type: ignore[no-untyped-def]
+    curves = PeerCurves.of([other])
+    _, n_peers = curves.log_speedup(_key("asked", asked_input), "nodes", 4.0, np.array([8.0]))
+    assert n_peers.tolist() == [0]
+
+
+@pytest.fixture(scope="module")
+def castro():  # type: ignore[no-untyped-def]
+    """The bundled predictor, the Castro series asked about with its context, and its
+    peers among the predictor's series entries."""
+    predictor = load_predictor(None)
+    entry = next(e for e in predictor.entries.of_app(APP)
+                 if e.key.problem_size == INPUT and e.key.variant == VARIANT)
+    series, ctx = predictor.series_context(entry)
+    return predictor.predictor, series, ctx, predictor.peers(series), predictor.entries.of_app(APP)
+
+
+def test_beyond_the_measured_range_the_peers_speedup_weighs_in(castro) -> None:  # type: ignore[no-untyped-def]
+    """At 2048 nodes (1024 measured), the estimate is the log-space mean, with weight
+    PEER_WEIGHT on the peers, of the hybrid's own prediction and this series' runtime at
+    1024 times the median speed-up its peers measured from 1024 to 2048, worked out here
+    from the raw entries; the interval keeps its width relative to the point."""
+    model, series, ctx, peers, entries = castro
+    p = np.array([2048.0])
+    alone = model.predict_columns(series, p, 0.9, ctx)
+    with_peers = model.predict_columns(series, p, 0.9, ctx, peers)
+    ratios = []
+    for e in entries:
+        x, y = np.log(e.scales), np.log(e.medians_s)
+        if (e.key != series.key and e.key.problem_size == INPUT and not e.weak
+                and len(e.scales) >= 3 and e.scales[0] <= 1024 and e.scales[-1] >= 2048):
+            ratios.append(np.interp(np.log(2048), x, y) - np.interp(np.log(1024), x, y))
+    assert len(ratios) >= 2 and with_peers.peer_series.tolist() == [len(ratios)]
+    peer_log = np.log(ctx.medians_s[-1]) + np.median(ratios)
+    expected = np.exp((1 - PEER_WEIGHT) * np.log(alone.runtime_s) + PEER_WEIGHT * peer_log)
+    np.testing.assert_allclose(with_peers.runtime_s, expected)
+    np.testing.assert_allclose(with_peers.upper_s / with_peers.runtime_s,
+                               alone.upper_s / alone.runtime_s)
+    assert alone.peer_series.tolist() == [0]
+
+
+def test_within_the_measured_range_peers_change_nothing(castro) -> None:  # type: ignore[no-untyped-def]
+    model, series, ctx, peers, _ = castro
+    p = np.array([48.0, 300.0, 1024.0])
+    alone = model.predict_columns(series, p, 0.9, ctx)
+    with_peers = model.predict_columns(series, p, 0.9, ctx, peers)
+    np.testing.assert_array_equal(with_peers.runtime_s, alone.runtime_s)
+    assert with_peers.peer_series.tolist() == [0, 0, 0]
+
+
+def test_the_estimate_says_how_many_peers_it_leans_on(cli) -> None:  # type: ignore[no-untyped-def]
+    docs = {}
+    for nodes in ("512", "2048"):
+        result = cli("estimate", *CASTRO, "--nodes", nodes, "--format", "json")
+        assert result.exit_code == 0, result.output
+        docs[nodes] = json.loads(result.stdout)
+    assert docs["512"]["peer_series"] == 0
+    assert not any("speed-up" in note for note in docs["512"]["notes"])
+    n_peers = docs["2048"]["peer_series"]
+    assert n_peers >= 2
+    assert any(note.startswith(f"{n_peers} other series of {APP} on this input measured the "
+                               "speed-up from 1024 to 2048 nodes")
+               for note in docs["2048"]["notes"])
