@@ -26,11 +26,15 @@ from numpy.typing import ArrayLike
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.series import SeriesKey
 
-#: What a series shares with its peers: application, input and unit of scale.
+#: What a series shares with its peers: application, input and unit of scale. Not the
+#: layout: peers of the same ranks per node and threads per rank only helped VASP's and
+#: Castro's median errors but lost MLPerf Training the other systems' runs, its best
+#: evidence (docs/accuracy.md, "Tried and rejected").
 PeerGroup = tuple[str, str, str]
 #: The scales a peer has measured at least: as many as a series the hybrid trains on, so
 #: that a backtest's peers (training series) and an estimate's (every series of the
-#: trained store) are the same.
+#: trained store) are the same. Peers of two scales too lowered the acceptance store's
+#: MAPE but raised it in the other two stores of ``--across-stores`` (docs/accuracy.md).
 MIN_SCALES = 3
 
 
