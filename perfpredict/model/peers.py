@@ -38,6 +38,11 @@ PeerGroup = tuple[str, str, str]
 MIN_SCALES = 3
 
 
+def _group(key: SeriesKey, scale_unit: str) -> PeerGroup:
+    """The :data:`PeerGroup` of a series: where its peers are kept and looked up."""
+    return key.app, key.problem_size, scale_unit
+
+
 @dataclass(frozen=True)
 class Curve:
     """One peer's measured curve: log of its distinct scales (ascending) and of the
@@ -66,7 +71,7 @@ class PeerCurves:
             log_scale = np.log(np.asarray(scales, dtype=float))
             if weak or not key.problem_size or log_scale.size < MIN_SCALES:
                 continue
-            out.curves.setdefault((key.app, key.problem_size, scale_unit), []).append(
+            out.curves.setdefault(_group(key, scale_unit), []).append(
                 Curve(key, log_scale, np.log(np.asarray(medians_s, dtype=float))))
         return out
 
@@ -80,7 +85,7 @@ class PeerCurves:
         log_to = np.log(np.asarray(scales, dtype=float))
         log_from = float(np.log(scale_from))
         rows = []
-        for curve in self.curves.get((key.app, key.problem_size, scale_unit), []):
+        for curve in self.curves.get(_group(key, scale_unit), []):
             x, y = curve.log_scale, curve.log_runtime
             if curve.key == key or not x[0] <= log_from <= x[-1]:
                 continue
