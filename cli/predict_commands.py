@@ -100,6 +100,13 @@ def train(
                        "scaling; train --with-bundled learns it on the bundled data sets "
                        "too, which did better in 8 of 10 backtests of stores of four "
                        "series (docs/accuracy.md)")
+        if report.could_borrow_applications():
+            typer.echo(f"  note: the correction was learned from {report.n_strong_applications} "
+                       "strong-scaling applications, few to learn one that carries from "
+                       "code to code; train --with-bundled learns it with the bundled data "
+                       "sets' too, which lowered the extrapolation error of such stores in "
+                       "backtests (docs/accuracy.md): compare the two with perfpredict "
+                       "evaluate and perfpredict evaluate --with-bundled")
         if report.strong_calibrated_by_series():
             typer.echo("  note: too few strong-scaling applications to calibrate their "
                        "intervals on applications left out, so they are calibrated by "

@@ -650,8 +650,14 @@ def too_few_applications(series_list: list[Series],
     few-shot), 0.61 and 0.46 of PencilFFTs', 0.82 and 0.83 of Castro's, 0.73 and 0.75 in
     a store of the four HPC data sets (docs/accuracy.md). Weak scaling calibrated by
     series held 0.87-1.0 of RELeARN's and is not counted."""
-    apps = {s.key.app for s in series_list if not s.weak and s.scales.size >= 3}
-    return 0 < len(apps) < minimum
+    return 0 < len(strong_applications(series_list)) < minimum
 
 
-__all__ = ["HybridPredictor", "nested_examples", "too_few_applications"]
+def strong_applications(series_list: list[Series]) -> set[str]:
+    """The applications of ``series_list``'s strong-scaling series of three or more
+    scales: those the correction and the intervals learn strong scaling from."""
+    return {s.key.app for s in series_list if not s.weak and s.scales.size >= 3}
+
+
+__all__ = ["HybridPredictor", "nested_examples", "strong_applications",
+           "too_few_applications"]

@@ -98,8 +98,9 @@ def test_train_with_bundled_adds_the_bundled_runs_not_already_stored(tmp_path: P
 def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_ones(tmp_path: Path) -> None:
     """Castro alone is two strong-scaling applications: too few to calibrate intervals by
     leaving applications out. By default train calibrates them on the bundled data sets'
-    applications too and says so, while the point predictions stay the store's own;
-    with --no-bundled-calibration it calibrates by series and warns."""
+    applications too and says so, while the point predictions stay the store's own, and
+    it points to --with-bundled for a correction learned from more than two codes; with
+    --no-bundled-calibration it calibrates by series and warns."""
     db = f"sqlite:///{tmp_path}/store.db"
     assert _invoke(db, "datasets", "load", "castro_scaling")[0] == 0
     query = ("estimate", "--app", "Castro-wdmerger", "--system", "Frontier", "--nodes", "4096",
@@ -115,7 +116,10 @@ def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_one
     assert code == 0, err
     assert "strong scaling: base law ensemble" in out
     assert "weak scaling" not in out  # Castro holds none
-    assert "intervals calibrated by application" in out and "note:" not in out
+    assert "intervals calibrated by application" in out
+    assert "may be too narrow" not in out
+    assert "note: the correction was learned from 2 strong-scaling applications" in out
+    assert "perfpredict evaluate --with-bundled" in out
     assert "calibrated on the bundled data sets' applications too" in out
     assert "mlperf_training" in out and "castro_scaling" not in out.split("too")[-1]
     calibrated = json.loads(_invoke(db, *query)[1])
@@ -140,6 +144,7 @@ def test_train_says_a_kind_of_too_few_series_gets_no_correction(tmp_path: Path) 
            "needed: predictions are the base law's)" in out
     assert "weak scaling" not in out
     assert "train --with-bundled learns it on the bundled data sets too" in out
+    assert "note: the correction was learned from" not in out  # none was, of one code
     code, out, err = _invoke(db, "estimate", "--app", "mycode", "--problem-size", "large",
                              "--nodes", "64", "--format", "json")
     assert code == 0, err
