@@ -103,10 +103,11 @@ def train(
         if report.could_borrow_applications():
             typer.echo(f"  note: the correction was learned from {report.n_strong_applications} "
                        "strong-scaling applications, few to learn one that carries from "
-                       "code to code; train --with-bundled learns it with the bundled data "
-                       "sets' too, which lowered the extrapolation error of such stores in "
-                       "backtests (docs/accuracy.md): compare the two with perfpredict "
-                       "evaluate and perfpredict evaluate --with-bundled")
+                       "code to code; train --with-bundled learns it from the bundled data "
+                       "sets' applications too, which lowered the extrapolation error of "
+                       "such stores in store-cut backtests (docs/accuracy.md); compare the "
+                       "two on yours with perfpredict evaluate, with and without "
+                       "--with-bundled")
         if report.strong_calibrated_by_series():
             typer.echo("  note: too few strong-scaling applications to calibrate their "
                        "intervals on applications left out, so they are calibrated by "

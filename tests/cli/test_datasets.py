@@ -119,7 +119,7 @@ def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_one
     assert "intervals calibrated by application" in out
     assert "may be too narrow" not in out
     assert "note: the correction was learned from 2 strong-scaling applications" in out
-    assert "perfpredict evaluate --with-bundled" in out
+    assert "perfpredict evaluate, with and without --with-bundled" in out
     assert "calibrated on the bundled data sets' applications too" in out
     assert "mlperf_training" in out and "castro_scaling" not in out.split("too")[-1]
     calibrated = json.loads(_invoke(db, *query)[1])
