@@ -85,10 +85,9 @@ class TrainReport:
 
     def could_borrow_applications(self) -> bool:
         """Whether the strong-scaling correction applies and was learned from a few
-        applications, two
-        or more but fewer than the 8 that calibrate intervals on their own, the bundled
-        data sets not trained on: such a correction carries one code's saturation to
-        another. In store-cut backtests, training on the bundled data sets too
+        applications, two or more but fewer than the 8 that calibrate intervals on their
+        own, the bundled data sets not trained on: such a correction carries one code's
+        saturation to another. In store-cut backtests, training on the bundled data sets too
         (``--with-bundled``) lowered the extrapolation MAPE of a store of the four HPC
         data sets (six applications) from 21.1% to 20.1%, beating the best single law on
         all four instead of one, and of stores of Castro and of PencilFFTs (two
