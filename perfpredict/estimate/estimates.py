@@ -30,7 +30,13 @@ from perfpredict.estimate.lookup import (
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.peers import PeerCurves
-from perfpredict.model.runtime import PEER_WEIGHT, RuntimeModel, formula, kind_of
+from perfpredict.model.runtime import (
+    PEER_INTERVAL_MIN_PEERS,
+    PEER_WEIGHT,
+    RuntimeModel,
+    formula,
+    kind_of,
+)
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
 
@@ -254,7 +260,9 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
                      f"speed-up from {ctx.scale_max:g} to {scale:g} {series.scale_unit}: the "
                      f"estimate weighs this series' runtime at {ctx.scale_max:g} times their "
                      f"median speed-up {PEER_WEIGHT:.0%} (in log space) against the model's "
-                     "own prediction")
+                     "own prediction"
+                     + (", and narrows the interval as two independent estimates would"
+                        if n_peers >= PEER_INTERVAL_MIN_PEERS else ""))
     if row["beyond_calibration"]:
         notes.append("farther than any extrapolation the interval was calibrated on; "
                      "the interval was widened in proportion and may still be too narrow")

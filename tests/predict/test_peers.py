@@ -14,7 +14,7 @@ import pytest
 
 from perfpredict.estimate import load_predictor
 from perfpredict.model.peers import PeerCurves
-from perfpredict.model.runtime import PEER_WEIGHT
+from perfpredict.model.runtime import PEER_INTERVAL_MIN_PEERS, PEER_INTERVAL_SCALE, PEER_WEIGHT
 from perfpredict.model.series import SeriesKey
 
 APP = "Castro-flame_wave"
@@ -87,7 +87,8 @@ def test_beyond_the_measured_range_the_peers_speedup_weighs_in(castro) -> None: 
     """At 2048 nodes (1024 measured), the estimate is the log-space mean, with weight
     PEER_WEIGHT on the peers, of the hybrid's own prediction and this series' runtime at
     1024 times the median speed-up its peers measured from 1024 to 2048, worked out here
-    from the raw entries; the interval keeps its width relative to the point."""
+    from the raw entries; with two or more peers, the interval's log half-widths about
+    the point are the hybrid's times PEER_INTERVAL_SCALE."""
     model, series, ctx, peers, entries = castro
     p = np.array([2048.0])
     alone = model.predict_columns(series, p, 0.9, ctx)
@@ -102,9 +103,30 @@ def test_beyond_the_measured_range_the_peers_speedup_weighs_in(castro) -> None: 
     peer_log = np.log(ctx.medians_s[-1]) + np.median(ratios)
     expected = np.exp((1 - PEER_WEIGHT) * np.log(alone.runtime_s) + PEER_WEIGHT * peer_log)
     np.testing.assert_allclose(with_peers.runtime_s, expected)
-    np.testing.assert_allclose(with_peers.upper_s / with_peers.runtime_s,
-                               alone.upper_s / alone.runtime_s)
+    for bound in ("lower_s", "upper_s"):
+        np.testing.assert_allclose(
+            np.log(getattr(with_peers, bound) / with_peers.runtime_s),
+            PEER_INTERVAL_SCALE * np.log(getattr(alone, bound) / alone.runtime_s))
+    assert not with_peers.noise_floor.any()
     assert alone.peer_series.tolist() == [0]
+
+
+def test_one_peer_moves_the_point_but_does_not_narrow_the_interval() -> None:
+    """BERT on the XE8545 nodes, measured up to 32 nodes, at 64: one peer (NVIDIA's DGX
+    A100 runs) measured the speed-up; one series' departures are not averaged out, so the
+    interval keeps the hybrid's width relative to the point."""
+    predictor = load_predictor(None)
+    entry = next(e for e in predictor.entries.of_app("bert")
+                 if e.key.system == "XE8545x4A100-SXM-40GB (Dell)")
+    series, ctx = predictor.series_context(entry)
+    model, p = predictor.predictor, np.array([64.0])
+    alone = model.predict_columns(series, p, 0.9, ctx)
+    with_peer = model.predict_columns(series, p, 0.9, ctx, predictor.peers(series))
+    assert with_peer.peer_series.tolist() == [1]
+    assert PEER_INTERVAL_MIN_PEERS > 1
+    assert not np.allclose(with_peer.runtime_s, alone.runtime_s)
+    np.testing.assert_allclose(with_peer.upper_s / with_peer.runtime_s,
+                               alone.upper_s / alone.runtime_s)
 
 
 def test_within_the_measured_range_peers_change_nothing(castro) -> None:  # type: ignore[no-untyped-def]
@@ -113,7 +135,24 @@ def test_within_the_measured_range_peers_change_nothing(castro) -> None:  # type
     alone = model.predict_columns(series, p, 0.9, ctx)
     with_peers = model.predict_columns(series, p, 0.9, ctx, peers)
     np.testing.assert_array_equal(with_peers.runtime_s, alone.runtime_s)
+    np.testing.assert_array_equal(with_peers.upper_s, alone.upper_s)
     assert with_peers.peer_series.tolist() == [0, 0, 0]
+
+
+def test_a_walltime_at_the_narrowed_upper_bound_is_outrun_as_the_interval_says(castro) -> None:  # type: ignore[no-untyped-def]
+    """The kill probability (``exceedance``, what ``advise walltime`` reads) and the
+    interval agree where peers narrow it: a walltime at the upper bound of the 90%
+    interval is outrun by 5% of runs, and one as far above the point as the hybrid's
+    own upper bound is above its own point, by fewer."""
+    model, series, ctx, peers, _ = castro
+    p = np.array([2048.0])
+    alone = model.predict_columns(series, p, 0.9, ctx)
+    with_peers = model.predict_columns(series, p, 0.9, ctx, peers)
+    assert with_peers.peer_series.tolist() != [0]
+    np.testing.assert_allclose(model.exceedance(series, p, with_peers.upper_s, ctx, peers),
+                               [0.05], atol=0.002)
+    unnarrowed = with_peers.runtime_s * alone.upper_s / alone.runtime_s
+    assert model.exceedance(series, p, unnarrowed, ctx, peers)[0] < 0.04
 
 
 def test_the_estimate_says_how_many_peers_it_leans_on(cli) -> None:  # type: ignore[no-untyped-def]
