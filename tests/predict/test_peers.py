@@ -11,9 +11,12 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from perfpredict.estimate import load_predictor
-from perfpredict.model.peers import PeerCurves
+from perfpredict.model.peers import PeerCurves, _nan_median
 from perfpredict.model.runtime import PEER_INTERVAL_MIN_PEERS, PEER_INTERVAL_SCALE, PEER_WEIGHT
 from perfpredict.model.series import SeriesKey
 
@@ -50,6 +53,17 @@ def test_the_peer_speedup_is_the_median_over_the_peers_that_measured_both_scales
     np.testing.assert_allclose(log_speedup[:3], [-np.log(1.5), -2 * np.log((1.9 * 1.2) ** 0.5),
                                                  -3 * np.log(1.2)])
     assert np.isnan(log_speedup[3])
+
+
+@settings(max_examples=200, deadline=None)
+@given(hnp.arrays(float, hnp.array_shapes(min_dims=2, max_dims=2, max_side=9),
+                  elements=st.one_of(st.just(np.nan),
+                                     st.floats(-50, 50, allow_nan=False))))
+def test_the_median_over_peers_is_numpys_nanmedian(ratios: np.ndarray) -> None:
+    some = np.isfinite(ratios).any(axis=0)
+    expected = np.full(ratios.shape[1], np.nan)
+    expected[some] = np.nanmedian(ratios[:, some], axis=0)
+    np.testing.assert_allclose(_nan_median(ratios), expected, equal_nan=True)
 
 
 def test_a_peer_is_read_between_its_measured_scales() -> None:
