@@ -100,7 +100,7 @@ def _nan_median(values: FloatArray) -> FloatArray:
     """Per column of ``values``, the median of its finite entries; NaN where none.
 
     ``np.nanmedian`` says the same, but on few rows it goes through ``numpy.ma``, whose
-    import was a tenth of a single ``perfpredict estimate`` (13 ms of about 0.15 s;
+    import was a tenth of a single ``perfpredict estimate`` (about 12 ms of 0.15 s;
     issue 5's budget is twice ``import numpy``). Sorting puts the NaNs last, so the
     middle of each column's first ``count`` entries is its median."""
     ordered = np.sort(values, axis=0)

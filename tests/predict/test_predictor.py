@@ -5,6 +5,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfpredict import artifact, datasets
 from perfpredict.errors import ArtifactError
@@ -158,6 +160,15 @@ def test_intervals_are_calibrated_by_application_in_a_kind_with_enough_applicati
     assert not model.is_new_app("code3")
     assert not calibration_notes(model, "code3", weak=False)
     assert RuntimeModel.from_dict(model.to_dict()).calibrated_by == model.calibrated_by
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([1.0, 2.0, 3.0, 4.0, 8.0, 48.0, 2048.0]), max_size=12))
+def test_a_series_distinct_scales_are_numpys_unique(scale: list[float]) -> None:
+    """``Series.scales`` sorts instead of calling ``np.unique`` (start-up, issue 5)."""
+    series = Series(SeriesKey("a", "s", "", "", "", ""), "nodes", np.array(scale),
+                    np.ones(len(scale)), weak=False)
+    np.testing.assert_array_equal(series.scales, np.unique(np.array(scale)))
 
 
 def _io_series(name: str, heavy: bool, rng: np.random.Generator) -> Series:
