@@ -63,7 +63,9 @@ def test_the_median_over_peers_is_numpys_nanmedian(ratios: np.ndarray) -> None:
     some = np.isfinite(ratios).any(axis=0)
     expected = np.full(ratios.shape[1], np.nan)
     expected[some] = np.nanmedian(ratios[:, some], axis=0)
-    np.testing.assert_allclose(_nan_median(ratios), expected, equal_nan=True)
+    median, count = _nan_median(ratios)
+    np.testing.assert_allclose(median, expected, equal_nan=True)
+    np.testing.assert_array_equal(count, np.sum(np.isfinite(ratios), axis=0))
 
 
 def test_a_peer_is_read_between_its_measured_scales() -> None:
