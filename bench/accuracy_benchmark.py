@@ -204,7 +204,7 @@ SMALL_STORE_MIN_SCALES = 5
 
 def small_stores(store, split: str, n_series: int, repeats: int, seed: int = 0,  # type: ignore[no-untyped-def]
                  with_bundled: bool = False,
-                 bundled_calibration: bool = True) -> list[dict[str, Any]]:
+                 borrow_bundled: bool = True) -> list[dict[str, Any]]:
     """The evaluate table of stores of ``n_series`` series, as a center that has run a
     code a few times holds: for each data set in ``store`` with more strong-scaling
     series of SMALL_STORE_MIN_SCALES+ scales than that, ``repeats`` draws of
@@ -242,8 +242,8 @@ def small_stores(store, split: str, n_series: int, repeats: int, seed: int = 0, 
             outcomes.rows.extend(frame_outcomes(
                 part, split, extra_pool=others if with_bundled else None,
                 random_state=draw,
-                calibration_pool=(lambda pool=others: pool)
-                if bundled_calibration and not with_bundled
+                borrowed_pool=(lambda pool=others: pool)
+                if borrow_bundled and not with_bundled
                 else None).rows)
     return summarise(outcomes)
 
@@ -256,9 +256,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--leave-out", choices=["source", "system"])
     parser.add_argument("--with-bundled", action="store_true",
                         help="add the bundled data sets the store does not hold to training")
-    parser.add_argument("--no-bundled-calibration", action="store_true",
-                        help="a store of fewer than 8 strong-scaling applications calibrates "
-                             "its intervals on its own series alone")
+    parser.add_argument("--no-borrow-bundled", action="store_true",
+                        help="a store of fewer than 8 strong-scaling applications learns "
+                             "from its own series alone (its intervals calibrated by series)")
     parser.add_argument("--dataset", action="append", choices=JUDGED + REPORTED,
                         help="repeatable; the data sets in the store (default: all)")
     parser.add_argument("--repeats", type=int, default=1)
@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
     splits = tuple(args.split or ACCEPTANCE_SPLITS)
     if args.across_stores and (args.dataset or args.leave_out or args.small_stores
                                or args.seed_spread or args.with_bundled
-                               or args.no_bundled_calibration
+                               or args.no_borrow_bundled
                                or args.protocol != "store-cut"):
         parser.error("--across-stores chooses its own stores and protocols; it takes "
                      "--split, --repeats and --seed only")
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
                     rows = seed_spread(store, split, args.seed_spread, args.seed,
                                        protocol=args.protocol, leave_out=args.leave_out,
                                        with_bundled=args.with_bundled, repeats=args.repeats,
-                                       bundled_calibration=not args.no_bundled_calibration)
+                                       borrow_bundled=not args.no_borrow_bundled)
                     print(f"\n## {split}: spread over {args.seed_spread} seeds from "
                           f"{args.seed}, repeats {args.repeats} "
                           f"({time.perf_counter() - started:.0f} s)\n")
@@ -312,20 +312,20 @@ def main(argv: list[str] | None = None) -> int:
                 if args.small_stores:
                     table = small_stores(store, split, args.small_stores, args.repeats,
                                          args.seed, args.with_bundled,
-                                         not args.no_bundled_calibration)
+                                         not args.no_borrow_bundled)
                 else:
                     table = evaluate(store, split, protocol=args.protocol,
                                      leave_out=args.leave_out, with_bundled=args.with_bundled,
                                      repeats=args.repeats, random_state=args.seed,
-                                     bundled_calibration=not args.no_bundled_calibration)
+                                     borrow_bundled=not args.no_borrow_bundled)
                 took_s = time.perf_counter() - started
                 label = (f"leave-out {args.leave_out}" if args.leave_out else args.protocol)
                 if args.small_stores:
                     label += f", stores of {args.small_stores} series"
                 if args.dataset:
                     label += f", store of {' + '.join(args.dataset)}"
-                if args.no_bundled_calibration:
-                    label += ", no bundled calibration"
+                if args.no_borrow_bundled:
+                    label += ", borrowing nothing"
                 print(f"\n## {split}, {label}{', with bundled' if args.with_bundled else ''}"
                       f", repeats {args.repeats}, seed {args.seed} ({took_s:.0f} s)\n")
                 for rows in (acceptance_table(table), hybrid_rows(table)):

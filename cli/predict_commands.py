@@ -42,13 +42,13 @@ class ReportFormat(str, Enum):
     markdown = "markdown"
 
 
-#: ``train`` and ``evaluate`` calibrate alike, so that a backtest measures what training does.
-BundledCalibration = Annotated[bool, typer.Option(
-    "--bundled-calibration/--no-bundled-calibration",
-    help="When the store has fewer than 8 strong-scaling applications, calibrate the "
-         "intervals on the bundled data sets' applications too (the point predictions "
-         "stay the store's own): calibrated on the store's series alone, they held too "
-         "few runs (docs/accuracy.md).")]
+#: ``train`` and ``evaluate`` borrow alike, so that a backtest measures what training does.
+BorrowBundled = Annotated[bool, typer.Option(
+    "--borrow-bundled/--no-borrow-bundled",
+    help="When the store has fewer than 8 strong-scaling applications, borrow from the "
+         "bundled data sets: calibrate the intervals on their applications too and learn "
+         "half of the correction with them (the laws, peers and estimates stay the "
+         "store's own). Without it, such intervals held too few runs (docs/accuracy.md).")]
 
 def train(
     ctx: typer.Context,
@@ -63,13 +63,13 @@ def train(
         help="Train on the data sets shipped with perfpredict too ('perfpredict datasets "
              "list'), without storing them: a store with few runs of a code borrows how "
              "other HPC codes scaled. Those already loaded are not counted twice.")] = False,
-    bundled_calibration: BundledCalibration = True,
+    borrow_bundled: BorrowBundled = True,
 ) -> None:
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
     report = train_store(ctx.obj.open_store(write=True), app, dask, with_bundled,
-                         bundled_calibration)
+                         borrow_bundled)
     if fmt == SummaryFormat.json:
         print_json(report.as_dict())
         return
@@ -90,10 +90,11 @@ def train(
         typer.echo("  nested-extrapolation mean |log error|: law "
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
-        if report.calibration_datasets is not None:
-            typer.echo("  intervals calibrated on the bundled data sets' applications too, "
-                       "the store having fewer than 8 strong-scaling ones: "
-                       f"{', '.join(report.calibration_datasets) or 'none'}")
+        if report.borrowed_datasets is not None:
+            typer.echo("  borrowed from the bundled data sets, the store having fewer than 8 "
+                       "strong-scaling applications (intervals calibrated on theirs too, "
+                       "half the correction learned with them): "
+                       f"{', '.join(report.borrowed_datasets) or 'none'}")
         if report.could_borrow_correction():
             typer.echo("  note: too few strong-scaling series to learn a correction, so "
                        "their estimates are the laws' mean, optimistic for codes that stop "
@@ -103,16 +104,16 @@ def train(
         if report.could_borrow_applications():
             typer.echo(f"  note: the correction was learned from {report.n_strong_applications} "
                        "strong-scaling applications, few to learn one that carries from "
-                       "code to code; train --with-bundled learns it from the bundled data "
-                       "sets' applications too, which lowered the extrapolation error of "
-                       "such stores in store-cut backtests (docs/accuracy.md); compare the "
-                       "two on yours with perfpredict evaluate, with and without "
-                       "--with-bundled")
+                       "code to code; train --with-bundled learns all of it with the "
+                       "bundled data sets' applications, which in store-cut backtests of "
+                       "such a store extrapolated a little better and did worse few-shot "
+                       "(docs/accuracy.md); compare the two on yours with perfpredict "
+                       "evaluate, with and without --with-bundled")
         if report.strong_calibrated_by_series():
             typer.echo("  note: too few strong-scaling applications to calibrate their "
                        "intervals on applications left out, so they are calibrated by "
                        "series and may be too narrow beyond the measured range; train "
-                       "without --no-bundled-calibration to calibrate them on the bundled "
+                       "without --no-borrow-bundled to calibrate them on the bundled "
                        "applications too (docs/accuracy.md)")
     else:
         typer.echo("  runtime predictor: not trained (no series with 3+ measured scales)")
@@ -206,7 +207,7 @@ def evaluate(
         "--with-bundled",
         help="Add the bundled public data sets to every training pool, in full (never "
              "a series that is also in the store, so none is seen beyond its cut).")] = False,
-    bundled_calibration: BundledCalibration = True,
+    borrow_bundled: BorrowBundled = True,
     group_by: Annotated[GroupBy, typer.Option(
         help="Rows per ingested file (source), application or system.")] = GroupBy.source,
     app: Annotated[list[str] | None, typer.Option("--app")] = None,
@@ -226,7 +227,7 @@ def evaluate(
         ctx.obj.open_store(), split.value, group_by=group_by.value, confidence=confidence, app=app,
         repeats=repeats, protocol=protocol.value,
         leave_out=leave_out.value if leave_out else None, with_bundled=with_bundled,
-        random_state=seed, bundled_calibration=bundled_calibration)
+        random_state=seed, borrow_bundled=borrow_bundled)
     if fmt == ReportFormat.markdown:
         typer.echo(markdown_table(rows))
     else:

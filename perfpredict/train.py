@@ -45,9 +45,10 @@ class TrainReport:
     #: with ``--with-bundled``: the bundled data sets trained on beside the store, and
     #: their runs (in ``n_runs`` too); None without it
     bundled_datasets: list[str] | None = None
-    #: the bundled data sets the intervals were calibrated on too, for want of
-    #: applications in the store (:func:`too_few_applications`); None: not so
-    calibration_datasets: list[str] | None = None
+    #: the bundled data sets borrowed from, for want of applications in the store
+    #: (:func:`too_few_applications`): the intervals calibrated on them too, half the
+    #: correction learned with them; None: not so
+    borrowed_datasets: list[str] | None = None
     n_runs_bundled: int = 0
     #: the store's own strong-scaling applications with a series of 3+ scales
     n_strong_applications: int = 0
@@ -87,19 +88,19 @@ class TrainReport:
         """Whether the strong-scaling correction applies and was learned from a few
         applications, two or more but fewer than the 8 that calibrate intervals on their
         own, the bundled data sets not trained on: such a correction carries one code's
-        saturation to another. In store-cut backtests, training on the bundled data sets too
-        (``--with-bundled``) lowered the extrapolation MAPE of a store of the four HPC
-        data sets (six applications) from 21.1% to 20.1%, beating the best single law on
-        all four instead of one, and of stores of Castro and of PencilFFTs (two
-        applications each) in both splits; few-shot rose from 20.5% to 21.5% in the
-        first (docs/accuracy.md, "With the bundled data sets in training")."""
+        saturation to another, and by default only half of it is learned with the bundled
+        data sets. In five store-cut backtests of three seeds of a store of the four HPC
+        data sets (six applications), training on them in full (``--with-bundled``)
+        lowered the extrapolation MAPE from 20.5% to 20.2%, beating the best single law
+        on all four data sets instead of three, and raised the few-shot MAPE from 20.7%
+        to 21.4% (docs/accuracy.md, "With the bundled data sets in training")."""
         return (self.bundled_datasets is None and self.correction_state("strong") == "on"
                 and 1 < self.n_strong_applications < self.min_series_for_correction)
 
     def strong_calibrated_by_series(self) -> bool:
         """Whether strong-scaling series were trained on but too few applications of them
         to calibrate their intervals by application (leaving applications out), the
-        bundled data sets not added to make up for it (``--no-bundled-calibration``):
+        bundled data sets not borrowed to make up for it (``--no-borrow-bundled``):
         such intervals held 0.46-0.83 of the test runs beyond the measured range in
         store-cut backtests of stores of one HPC data set (docs/accuracy.md)."""
         return bool(self.calibrated_by and self.calibrated_by.get("strong") == "series"
@@ -117,12 +118,12 @@ def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
 def build_artifact(series_list: list[Series], n_runs: int,
                    predictor: HybridPredictor | None = None,
                    client: Any | None = None,
-                   calibration_series: list[Series] | None = None) -> dict[str, Any]:
-    """Fit the hybrid on ``series_list`` (on ``client``'s dask cluster, when given; its
-    intervals calibrated on ``calibration_series`` too) and pack it with the series'
-    entries."""
+                   borrowed_series: list[Series] | None = None) -> dict[str, Any]:
+    """Fit the hybrid on ``series_list`` (on ``client``'s dask cluster, when given;
+    borrowing from ``borrowed_series``, :meth:`HybridPredictor.fit`) and pack it with
+    the series' entries."""
     predictor = predictor or HybridPredictor()
-    predictor.fit(series_list, client=client, calibration_series=calibration_series)
+    predictor.fit(series_list, client=client, borrowed_series=borrowed_series)
     entries = series_entries(series_list)
     fingerprint = hashlib.sha256(json.dumps(
         [[e["key"], e["scales"], e["medians_s"]] for e in entries]).encode()).hexdigest()
@@ -149,7 +150,7 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
 
 
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
-                   n_runs: int, with_bundled: bool, bundled_calibration: bool,
+                   n_runs: int, with_bundled: bool, borrow_bundled: bool,
                    client: Any | None = None) -> TrainReport:
     """Fit and save the runtime predictor when some series has three or more scales (on
     ``client``'s dask cluster, when given)."""
@@ -162,12 +163,12 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         report.n_runs_bundled = sum(int(s.runtime_s.size) for s in bundled)
         report.n_runs += report.n_runs_bundled
         series_list = series_list + bundled
-    calibration: list[Series] = []
-    if bundled_calibration and not with_bundled and too_few_applications(series_list):
-        calibration, report.calibration_datasets = _bundled_series(store, series_list)
+    borrowed: list[Series] = []
+    if borrow_bundled and not with_bundled and too_few_applications(series_list):
+        borrowed, report.borrowed_datasets = _bundled_series(store, series_list)
     if any(s.scales.size >= 3 for s in series_list):
         doc = save_artifact(store, build_artifact(series_list, report.n_runs, client=client,
-                                                  calibration_series=calibration))
+                                                  borrowed_series=borrowed))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
@@ -185,7 +186,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
 
 def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
           dask: str | None = None, with_bundled: bool = False,
-          bundled_calibration: bool = True) -> TrainReport:
+          borrow_bundled: bool = True) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
     the runtime predictor when some series has three or more scales, and the walltime
     advisor when the store holds scheduler jobs with submit times.
@@ -196,10 +197,11 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
     perfpredict too (whatever ``apps`` says), without storing them: a store with a few
     runs of a code borrows how other codes scaled, which its own runs cannot show. A data
     set the store holds, or a bundled series whose key a stored one has, counts once.
-    Without it, ``bundled_calibration`` calibrates the intervals on the bundled data sets
-    too when the store has too few strong-scaling applications to calibrate them on
-    applications left out (:func:`perfpredict.model.fit.too_few_applications`); the
-    point predictions stay the store's own.
+    Without it, ``borrow_bundled`` borrows from the bundled data sets when the store has
+    too few strong-scaling applications to calibrate its intervals on applications left
+    out (:func:`perfpredict.model.fit.too_few_applications`): they calibrate the
+    intervals too and teach half of the correction, the rest of the predictor the
+    store's own.
     """
     from perfpredict.store.queries import count_submitted_jobs, runs_frame
 
@@ -207,13 +209,13 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
     if dask is None:
         frame = runs_frame(store, app=apps)
         report = _train_runtime(store, build_series(frame), len(frame), with_bundled,
-                                bundled_calibration)
+                                borrow_bundled)
     else:
         from perfpredict.distributed import dask_training, read_series
 
         with dask_training(dask) as client:
             report = _train_runtime(store, *read_series(client, store.url, apps),
-                                    with_bundled, bundled_calibration, client=client)
+                                    with_bundled, borrow_bundled, client=client)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor

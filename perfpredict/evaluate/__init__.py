@@ -14,9 +14,10 @@ spread between seeds is what a statistical test's margin must exceed.
 pool, in full, as ``train --with-bundled`` does; a bundled data set the store already
 holds (by its folder name) and a bundled series whose key is in the store are left out of
 the addition, so a tested series is never seen beyond its cut. Without it,
-``bundled_calibration`` does as ``train`` does by default: a store of too few
-strong-scaling applications (:func:`perfpredict.model.fit.too_few_applications`) has its
-intervals calibrated on the same bundled series too, its point predictions untouched.
+``borrow_bundled`` does as ``train`` does by default: a store of too few
+strong-scaling applications (:func:`perfpredict.model.fit.too_few_applications`) borrows
+from the same bundled series (its intervals calibrated on them too, half its correction
+learned with them: :meth:`perfpredict.model.fit.HybridPredictor.fit`).
 """
 
 from __future__ import annotations
@@ -47,16 +48,16 @@ __all__ = ["LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "back
 
 
 def _fit_hybrid(pool: list[Series], random_state: int,
-                calibration_pool: list[Series]) -> HybridPredictor:
-    """The hybrid trained on ``pool`` (its intervals calibrated on ``calibration_pool``
-    too), or a domain error when it has nothing to learn from (a cut can leave every
-    series with two scales or fewer)."""
+                borrowed_pool: list[Series]) -> HybridPredictor:
+    """The hybrid trained on ``pool`` (borrowing from ``borrowed_pool``), or a domain
+    error when it has nothing to learn from (a cut can leave every series with two
+    scales or fewer)."""
     if not any(s.scales.size >= 3 for s in pool):
         raise NotTrainedError(
             "no series the backtest may train on has three or more distinct scales; "
             "ingest more runs")
     return HybridPredictor(random_state=random_state).fit(
-        pool, calibration_series=calibration_pool)
+        pool, borrowed_series=borrowed_pool)
 
 
 def backtest(series_list: list[Series], split: str, group_of: Callable[[Series], str],
@@ -64,12 +65,12 @@ def backtest(series_list: list[Series], split: str, group_of: Callable[[Series],
              leave_out_of: Callable[[Series], str] | None = None,
              extra_pool: list[Series] | None = None, n_folds: int = 5,
              random_state: int = 0, repeats: int = 1,
-             calibration_pool: list[Series] | None = None) -> Outcomes:
+             borrowed_pool: list[Series] | None = None) -> Outcomes:
     """Predict every tested run of ``split`` under ``protocol`` (or leaving out each
     group of ``leave_out_of`` in turn), ``repeats`` times with the seeds
     ``random_state``, ``random_state + 1``, ..., pooled. ``extra_pool`` joins every
-    training pool in full and is never tested; ``calibration_pool`` joins the hybrid's
-    interval calibration only."""
+    training pool in full and is never tested; the hybrid borrows from ``borrowed_pool``
+    (:meth:`HybridPredictor.fit`)."""
     outcomes = Outcomes(n_repeats=repeats)
     for seed in range(random_state, random_state + repeats):
         plan = plan_split(series_list, split, seed)
@@ -77,19 +78,19 @@ def backtest(series_list: list[Series], split: str, group_of: Callable[[Series],
                            else lambda i: leave_out_of(series_list[i]))
         for training in training_rounds(plan, protocol, leave_out_group, n_folds, seed):
             _predict_round(outcomes, series_list, plan.holdouts, training,
-                           extra_pool or [], calibration_pool or [], group_of, confidence,
+                           extra_pool or [], borrowed_pool or [], group_of, confidence,
                            seed)
     return outcomes
 
 
 def _predict_round(outcomes: Outcomes, series_list: list[Series],
                    holdouts: dict[int, Holdout], training: TrainingRound, extra_pool: list[Series],
-                   calibration_pool: list[Series], group_of: Callable[[Series], str],
+                   borrowed_pool: list[Series], group_of: Callable[[Series], str],
                    confidence: float, seed: int) -> None:
     """Train the hybrid and the black box on one round's pool and add every method's
     predictions of the round's tested runs."""
     pool = training.pool + extra_pool
-    hybrid = _fit_hybrid(pool, seed, calibration_pool)
+    hybrid = _fit_hybrid(pool, seed, borrowed_pool)
     black_box = blackbox(pool, seed)
     for i in training.tested:
         series, context = series_list[i], holdouts[i].context
@@ -109,12 +110,12 @@ def evaluate_frame(frame, split: str = "extrapolate", group_by: str = "source", 
                    leave_out: str | None = None,
                    extra_pool: list[Series] | None = None,
                    random_state: int = 0,
-                   calibration_pool: Callable[[], list[Series]] | None = None,
+                   borrowed_pool: Callable[[], list[Series]] | None = None,
                    ) -> list[dict[str, Any]]:
     """The evaluate table for a runs DataFrame (``runs_frame``): :func:`summarise` of
     :func:`frame_outcomes`."""
     return summarise(frame_outcomes(frame, split, group_by, confidence, repeats, protocol,
-                                    leave_out, extra_pool, random_state, calibration_pool))
+                                    leave_out, extra_pool, random_state, borrowed_pool))
 
 
 def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
@@ -122,11 +123,11 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
                    leave_out: str | None = None,
                    extra_pool: list[Series] | None = None,
                    random_state: int = 0,
-                   calibration_pool: Callable[[], list[Series]] | None = None) -> Outcomes:
+                   borrowed_pool: Callable[[], list[Series]] | None = None) -> Outcomes:
     """Every method's predictions of the tested runs of a runs DataFrame (``runs_frame``),
-    which backtests of several stores pool before summarising; ``calibration_pool``
-    gives the series the hybrid's intervals are calibrated on too, asked for only where
-    the store has too few strong-scaling applications."""
+    which backtests of several stores pool before summarising; ``borrowed_pool`` gives
+    the series the hybrid borrows from, asked for only where the store has too few
+    strong-scaling applications."""
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")
@@ -134,9 +135,9 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
     sources = series_sources(frame)
     store_keys = {s.key for s in series_list}
     extra = [s for s in extra_pool or [] if s.key not in store_keys]
-    calibration = ([s for s in calibration_pool() if s.key not in store_keys]
-                   if calibration_pool is not None and too_few_applications(series_list)
-                   else [])
+    borrowed = ([s for s in borrowed_pool() if s.key not in store_keys]
+                if borrowed_pool is not None and too_few_applications(series_list)
+                else [])
 
     def label(by: str) -> Callable[[Series], str]:
         if by == "app":
@@ -147,7 +148,7 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
 
     return backtest(series_list, split, label(group_by), confidence, protocol,
                     None if leave_out is None else label(leave_out), extra,
-                    random_state=random_state, repeats=repeats, calibration_pool=calibration)
+                    random_state=random_state, repeats=repeats, borrowed_pool=borrowed)
 
 
 def series_sources(frame) -> dict[SeriesKey, str]:  # type: ignore[no-untyped-def]
@@ -175,7 +176,7 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
              confidence: float = 0.9, app: list[str] | None = None, repeats: int = 1,
              protocol: str = "store-cut", leave_out: str | None = None,
              with_bundled: bool = False, random_state: int = 0,
-             bundled_calibration: bool = True) -> list[dict[str, Any]]:
+             borrow_bundled: bool = True) -> list[dict[str, Any]]:
     """Backtest the store's runs; see the module docstring."""
     from perfpredict.store.queries import runs_frame
 
@@ -189,5 +190,5 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
 
     return evaluate_frame(frame, split, group_by, confidence, repeats, protocol, leave_out,
                           bundled() if with_bundled else None, random_state,
-                          bundled if bundled_calibration and not with_bundled else None)
+                          bundled if borrow_bundled and not with_bundled else None)
 

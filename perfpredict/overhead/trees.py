@@ -86,6 +86,27 @@ class TreeEnsemble:
                    threshold=flat("split_conditions", np.float32),
                    default_left=flat("default_left", bool))
 
+    @classmethod
+    def mean(cls, ensembles: list[TreeEnsemble]) -> TreeEnsemble:
+        """One ensemble predicting the mean of ``ensembles``' margins: their trees side by
+        side, each leaf value divided by their number (exact in float32 for a power of
+        two), the base scores averaged."""
+        n = len(ensembles)
+        offsets = np.cumsum([0] + [e.left.size for e in ensembles[:-1]])
+
+        def joined(name: str, offset: bool = False) -> np.ndarray:
+            return np.concatenate([getattr(e, name) + (shift if offset else 0)
+                                   for e, shift in zip(ensembles, offsets, strict=True)])
+
+        left = joined("left", offset=True)
+        leaf = left == np.arange(left.size)
+        threshold = joined("threshold")
+        return cls(base_score=sum(e.base_score for e in ensembles) / n,
+                   roots=joined("roots", offset=True), left=left,
+                   right=joined("right", offset=True), feature=joined("feature"),
+                   threshold=np.where(leaf, threshold / np.float32(n), threshold),
+                   default_left=joined("default_left"))
+
     def to_table(self) -> dict[str, Any]:
         """The flat arrays as JSON-ready data: ``{"base_score": ..., "arrays": {name:
         packed array}}``."""

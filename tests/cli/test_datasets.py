@@ -95,20 +95,20 @@ def test_train_with_bundled_adds_the_bundled_runs_not_already_stored(tmp_path: P
     assert json.loads(out)["n_runs"] == 244  # trained on, not stored
 
 
-def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_ones(tmp_path: Path) -> None:
+def test_a_store_of_few_applications_borrows_from_the_bundled_ones(tmp_path: Path) -> None:
     """Castro alone is two strong-scaling applications: too few to calibrate intervals by
-    leaving applications out. By default train calibrates them on the bundled data sets'
-    applications too and says so, while the point predictions stay the store's own, and
-    it points to --with-bundled for a correction learned from more than two codes; with
-    --no-bundled-calibration it calibrates by series and warns."""
+    leaving applications out. By default train borrows from the bundled data sets (their
+    applications calibrate the intervals too, half the correction is learned with them)
+    and says so, and it points to --with-bundled for a correction learned in full from
+    more codes than two; with --no-borrow-bundled it calibrates by series and warns."""
     db = f"sqlite:///{tmp_path}/store.db"
     assert _invoke(db, "datasets", "load", "castro_scaling")[0] == 0
     query = ("estimate", "--app", "Castro-wdmerger", "--system", "Frontier", "--nodes", "4096",
              "--format", "json")
-    code, out, err = _invoke(db, "train", "--no-bundled-calibration")
+    code, out, err = _invoke(db, "train", "--no-borrow-bundled")
     assert code == 0, err
     assert "intervals calibrated by series" in out
-    assert "may be too narrow beyond the measured range" in out and "without --no-bundled-calibration" in out
+    assert "may be too narrow beyond the measured range" in out and "without --no-borrow-bundled" in out
     alone = json.loads(_invoke(db, *query)[1])
     assert any("calibrated by series" in note for note in alone["notes"])
 
@@ -120,12 +120,15 @@ def test_a_store_of_few_applications_calibrates_its_intervals_on_the_bundled_one
     assert "may be too narrow" not in out
     assert "note: the correction was learned from 2 strong-scaling applications" in out
     assert "perfpredict evaluate, with and without --with-bundled" in out
-    (calibrated_on,) = [line for line in out.splitlines()
-                        if "calibrated on the bundled data sets' applications too" in line]
-    assert "mlperf_training" in calibrated_on and "castro_scaling" not in calibrated_on
-    calibrated = json.loads(_invoke(db, *query)[1])
-    assert not any("calibrated by series" in note for note in calibrated["notes"])
-    # the bundled runs calibrate; they are neither stored nor estimated from
+    (borrowed_from,) = [line for line in out.splitlines()
+                        if "borrowed from the bundled data sets" in line]
+    assert "half the correction learned with them" in borrowed_from
+    assert "mlperf_training" in borrowed_from and "castro_scaling" not in borrowed_from
+    borrowing = json.loads(_invoke(db, *query)[1])
+    assert not any("calibrated by series" in note for note in borrowing["notes"])
+    # half the correction beyond the measured range is the borrowed trees'
+    assert borrowing["predicted_runtime_s"] != pytest.approx(alone["predicted_runtime_s"])
+    # the bundled runs are borrowed; they are neither stored nor estimated from
     assert json.loads(_invoke(db, "runs", "stats", "--format", "json")[1])["n_runs"] == sum(
         1 for _ in _rows(REPO / "datasets" / "castro_scaling" / "runs.csv.gz"))
 

@@ -171,9 +171,9 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize("split", ["random", "time"])
 def test_evaluate_new_splits_on_a_store_with_submit_times(cli, timed_runs_csv, split) -> None:  # type: ignore[no-untyped-def]
     assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
-    # the splits through the CLI; the default calibration of so small a store on the
-    # bundled applications is the library tests' (test_evaluate.py) and only costs time here
-    result = cli("evaluate", "--split", split, "--no-bundled-calibration", "--format", "json")
+    # the splits through the CLI; the default borrowing of so small a store from the
+    # bundled data sets is the library tests' (test_evaluate.py) and only costs time here
+    result = cli("evaluate", "--split", split, "--no-borrow-bundled", "--format", "json")
     assert result.exit_code == 0, result.output
     rows = {r["method"]: r for r in json.loads(result.stdout) if r["group"] == "all"}
     assert rows["hybrid"]["n_series"] == 6 and rows["hybrid"]["coverage"] is not None

@@ -194,13 +194,13 @@ def test_backtest_on_a_small_store_compares_every_method(timed_store, split, n_r
 
 
 def test_repeats_pool_every_assignment_of_the_same_test_runs(timed_store) -> None:  # type: ignore[no-untyped-def]
-    # what repeats pool does not depend on how the intervals are calibrated: without the
-    # bundled data sets' applications in the calibration, four trainings take seconds
+    # what repeats pool does not depend on what the store borrows: without the bundled
+    # data sets, four trainings take seconds
     once = {r["method"]: r
-            for r in evaluate(timed_store, "extrapolate", bundled_calibration=False)
+            for r in evaluate(timed_store, "extrapolate", borrow_bundled=False)
             if r["group"] == "all"}
     pooled = {r["method"]: r
-              for r in evaluate(timed_store, "extrapolate", repeats=3, bundled_calibration=False)
+              for r in evaluate(timed_store, "extrapolate", repeats=3, borrow_bundled=False)
               if r["group"] == "all"}
     # the same test runs, each predicted three times: the laws alone see the same
     # contexts whatever the folds, so their figures cannot move
@@ -297,25 +297,25 @@ def test_bundled_series_join_training_but_never_a_stored_one_twice(  # type: ign
     # a bundled copy of a stored series, in full, and a series the store does not have
     copy_of_stored, new = stored[0], _series("bundled_app", [1, 2, 4, 8, 16, 32])
     pools: list[list[Series]] = []
-    calibrations: list[list[Series]] = []
+    borrowings: list[list[Series]] = []
     fit = evaluation._fit_hybrid
     monkeypatch.setattr(evaluation, "_fit_hybrid",
-                        lambda pool, seed, calibration: pools.append(pool)
-                        or calibrations.append(calibration) or fit(pool, seed, calibration))
+                        lambda pool, seed, borrowed: pools.append(pool)
+                        or borrowings.append(borrowed) or fit(pool, seed, borrowed))
     rows = evaluation.evaluate_frame(frame, "extrapolate", extra_pool=[copy_of_stored, new])
     (pool,) = pools
     assert [s.key for s in pool].count(copy_of_stored.key) == 1
     assert _max_scale_seen(pool)[copy_of_stored.key] < copy_of_stored.scale.max()
     assert any(s is new for s in pool)
     assert "bundled_app" not in {r["group"] for r in rows}
-    # the same rule for series that calibrate the intervals only (a store of few
-    # applications): a bundled copy of a stored series is left out, and nothing is tested
+    # the same rule for series a store of few applications borrows from: a bundled copy
+    # of a stored series is left out, and nothing is tested
     assert too_few_applications(stored)
     pools.clear()
     rows = evaluation.evaluate_frame(frame, "extrapolate",
-                                     calibration_pool=lambda: [copy_of_stored, new])
-    (pool,), (calibration,) = pools, calibrations[-1:]
-    assert [s.key for s in calibration] == [new.key]
+                                     borrowed_pool=lambda: [copy_of_stored, new])
+    (pool,), (borrowed,) = pools, borrowings[-1:]
+    assert [s.key for s in borrowed] == [new.key]
     assert all(s.key != new.key for s in pool)
     assert "bundled_app" not in {r["group"] for r in rows}
 
@@ -326,9 +326,10 @@ def test_evaluate_command_takes_a_protocol_and_a_group_to_leave_out(cli, timed_r
     assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
     figures = {}
     # by-series trains five predictors here; its rounds are checked without the CLI above
-    # (and the bundled calibration by test_datasets: here it would only cost time)
+    # (and the borrowing from the bundled data sets by test_datasets: here it would only
+    # cost time)
     for args in (["--protocol", "store-cut"], ["--leave-out", "system"]):
-        result = cli("evaluate", "--split", "extrapolate", *args, "--no-bundled-calibration",
+        result = cli("evaluate", "--split", "extrapolate", *args, "--no-borrow-bundled",
                      "--format", "json")
         assert result.exit_code == 0, result.output
         rows = {r["method"]: r for r in json.loads(result.output) if r["group"] == "all"}
