@@ -109,6 +109,13 @@ def train(
                        "such a store extrapolated a little better and did worse few-shot "
                        "(docs/accuracy.md); compare the two on yours with perfpredict "
                        "evaluate, with and without --with-bundled")
+        if report.could_borrow_for_weak_scaling():
+            typer.echo("  note: weak scaling was learned beside fewer than 8 strong-scaling "
+                       "applications, where it errs most: in store-cut backtests such a "
+                       "store's weak-scaling code erred about 2-3 times as much as with train "
+                       "--with-bundled, and its intervals held 0.38-0.54 of the runs "
+                       "instead of all (docs/accuracy.md); compare the two on yours with "
+                       "perfpredict evaluate, with and without --with-bundled")
         if report.strong_calibrated_by_series():
             typer.echo("  note: too few strong-scaling applications to calibrate their "
                        "intervals on applications left out, so they are calibrated by "

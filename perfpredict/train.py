@@ -97,6 +97,19 @@ class TrainReport:
         return (self.bundled_datasets is None and self.correction_state("strong") == "on"
                 and 1 < self.n_strong_applications < self.min_series_for_correction)
 
+    def could_borrow_for_weak_scaling(self) -> bool:
+        """Whether weak-scaling series were learned from beside fewer than the 8
+        strong-scaling applications that calibrate on their own, the bundled data sets not
+        trained on. The two kinds share the correction trees, and weak scaling learns from
+        strong scaling's many examples: RELeARN scored 5.1% MAPE in the acceptance store
+        (its 90% intervals holding 0.96-1.0 of its runs), but in store-cut backtests of
+        three seeds (seeds 0-2) 19.2% alone (0.38), and beside Castro 13.8% / 15.8%
+        (extrapolation / few-shot; 0.54), against 6.2% (1.0) and 7.6% / 7.8% (1.0) with
+        ``--with-bundled``, which cost Castro 2 points there (docs/accuracy.md, "Weak
+        scaling in a store of few applications")."""
+        return (self.bundled_datasets is None and self.n_series_of("weak") > 0
+                and self.n_strong_applications < self.min_series_for_correction)
+
     def strong_calibrated_by_series(self) -> bool:
         """Whether strong-scaling series were trained on but too few applications of them
         to calibrate their intervals by application (leaving applications out), the

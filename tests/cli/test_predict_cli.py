@@ -130,6 +130,10 @@ def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # typ
     assert loaded.exit_code == 0, loaded.output
     assert "relearn: 244 runs stored" in loaded.stdout
     assert "already loaded" in cli("datasets", "load", "relearn").stdout
+    trained = cli("train")
+    assert trained.exit_code == 0, trained.output
+    # weak scaling learned without strong-scaling applications to learn beside
+    assert "note: weak scaling was learned beside fewer than 8 strong-scaling" in trained.stdout
     trained = cli("train", "--format", "json")
     assert trained.exit_code == 0, trained.output
     report = json.loads(trained.stdout)
