@@ -17,23 +17,26 @@ TOLERANCE = 0.03
 
 
 @pytest.mark.slow
-def test_dask_training_matches_the_single_process_path(tmp_path: Path) -> None:
+@pytest.mark.parametrize("names", [["relearn", "lulesh_thicket"], ["castro_scaling"]])
+def test_dask_training_matches_the_single_process_path(tmp_path: Path, names: list[str]) -> None:
     """``train(store, dask=ADDRESS)`` end to end: the workers read the store, build the
     nested examples and fit the boosters; the saved predictor matches the one trained
-    in this process."""
+    in this process. Castro's two strong-scaling applications borrow from the bundled
+    data sets (intervals and half the correction), on the workers too."""
     distributed = pytest.importorskip("dask.distributed")
     from perfpredict.store import open_store
     from perfpredict.train import train
 
     store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
-    datasets.ingest(store, ["relearn", "lulesh_thicket"])
+    datasets.ingest(store, names)
     single = train(store)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster:
         on_dask = train(store, dask=cluster.scheduler_address)
     store.dispose()
-    assert (on_dask.n_runs, on_dask.n_series, on_dask.base_law) == (
-        single.n_runs, single.n_series, single.base_law)
+    assert (on_dask.n_runs, on_dask.n_series, on_dask.base_law, on_dask.borrowed_datasets) == (
+        single.n_runs, single.n_series, single.base_law, single.borrowed_datasets)
+    assert (single.borrowed_datasets is not None) == ("castro_scaling" in names)
     assert single.metrics.keys() == on_dask.metrics.keys()
     for name, value in single.metrics.items():
         assert on_dask.metrics[name] == pytest.approx(value, abs=TOLERANCE), (
