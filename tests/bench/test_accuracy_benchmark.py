@@ -70,7 +70,8 @@ def test_across_stores_reports_each_store_as_its_own_backtest() -> None:
 
 
 @pytest.mark.parametrize("option", [["--dataset", "relearn"], ["--leave-out", "source"],
-                                    ["--with-bundled"], ["--protocol", "by-series"]])
+                                    ["--with-bundled"], ["--no-borrow-bundled"],
+                                    ["--protocol", "by-series"]])
 def test_across_stores_refuses_options_that_choose_a_store(option: list[str], capsys) -> None:  # type: ignore[no-untyped-def]
     from bench.accuracy_benchmark import main
 
