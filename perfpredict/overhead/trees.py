@@ -95,7 +95,8 @@ class TreeEnsemble:
         offsets = np.cumsum([0] + [e.left.size for e in ensembles[:-1]])
 
         def joined(name: str, offset: bool = False) -> np.ndarray:
-            return np.concatenate([getattr(e, name) + (shift if offset else 0)
+            """``name``'s arrays end to end, node indices shifted to the joined ones."""
+            return np.concatenate([getattr(e, name) + shift if offset else getattr(e, name)
                                    for e, shift in zip(ensembles, offsets, strict=True)])
 
         left = joined("left", offset=True)
