@@ -134,8 +134,9 @@ def test_a_store_of_few_applications_borrows_from_the_bundled_ones(tmp_path: Pat
 
 
 def test_train_says_a_kind_of_too_few_series_gets_no_correction(tmp_path: Path) -> None:
-    """Two strong-scaling series are too few to learn a correction from: train says so,
-    rather than that the correction lost to the law."""
+    """Two strong-scaling series are too few to learn a correction from: by default half
+    of one is borrowed and applies; borrowing nothing, train says there is none, rather
+    than that the correction lost to the law, and points to borrowing."""
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,problem_size,nodes,runtime_s\n" + "".join(
         f"mycode,demo,{size},{nodes},{base / nodes ** 0.8:.3f}\n"
@@ -144,13 +145,22 @@ def test_train_says_a_kind_of_too_few_series_gets_no_correction(tmp_path: Path) 
     assert _invoke(db, "ingest", "csv", str(runs))[0] == 0
     code, out, err = _invoke(db, "train")
     assert code == 0, err
+    assert "strong scaling: base law ensemble, learned correction on" in out
+    assert "half the correction learned with them" in out
+    assert "too few strong-scaling series to learn a correction" not in out
+    query = ("estimate", "--app", "mycode", "--problem-size", "large", "--nodes", "64",
+             "--format", "json")
+    code, out, err = _invoke(db, *query)
+    assert code == 0, err
+    assert not any("no learned correction" in n for n in json.loads(out)["notes"])
+    code, out, err = _invoke(db, "train", "--no-borrow-bundled")
+    assert code == 0, err
     assert "strong scaling: base law ensemble, learned correction off (only 2 series, 8 " \
            "needed: predictions are the base law's)" in out
     assert "weak scaling" not in out
-    assert "train --with-bundled learns it on the bundled data sets too" in out
+    assert "train without --no-borrow-bundled learns half of one" in out
     assert "note: the correction was learned from" not in out  # none was, of one code
-    code, out, err = _invoke(db, "estimate", "--app", "mycode", "--problem-size", "large",
-                             "--nodes", "64", "--format", "json")
+    code, out, err = _invoke(db, *query)
     assert code == 0, err
     assert any(n.startswith("no learned correction for strong scaling")
                for n in json.loads(out)["notes"])

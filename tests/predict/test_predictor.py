@@ -445,17 +445,23 @@ def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) 
     assert np.all(loaded.pooled_exponent_log(series, ctx, beyond) == 0.0)
 
 
+def _alone_and_borrowing(relearn_series, n_own: int):  # type: ignore[no-untyped-def]
+    """A store of one strong-scaling application (``n_own`` of RELeARN's series, read as
+    strong scaling) and the models trained on it alone and borrowing eight others."""
+    own = [dataclasses.replace(s, key=s.key._replace(app="mine"), weak=False)
+           for s in relearn_series[:n_own]]
+    others = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"), weak=False)
+              for i, s in enumerate(relearn_series)]
+    return (own, HybridPredictor().fit(own).model_,
+            HybridPredictor().fit(own, borrowed_series=others).model_)
+
+
 def test_borrowed_series_calibrate_the_intervals_and_teach_half_the_correction(relearn_series) -> None:  # type: ignore[no-untyped-def]
     """A store of one strong-scaling application borrows eight others: its intervals are
     calibrated on applications left out, and its correction is the mean of trees learned
     on its own series and trees learned with the borrowed ones too, while what it counts
     as learned from (series, examples) stays its own."""
-    own = [dataclasses.replace(s, key=s.key._replace(app="mine"), weak=False)
-           for s in relearn_series[:12]]
-    others = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"), weak=False)
-              for i, s in enumerate(relearn_series)]
-    alone = HybridPredictor().fit(own).model_
-    borrowed = HybridPredictor().fit(own, borrowed_series=others).model_
+    own, alone, borrowed = _alone_and_borrowing(relearn_series, 12)
     assert alone.calibrated_by["strong"] == "series"
     assert borrowed.calibrated_by["strong"] == "application"
     assert borrowed.n_series == alone.n_series == len(own)
@@ -465,3 +471,19 @@ def test_borrowed_series_calibrate_the_intervals_and_teach_half_the_correction(r
     p = np.array([own[0].scale.max() * 4])
     a, b = (m.predict(own[0], p)[0] for m in (alone, borrowed))
     assert (b.upper_s - b.lower_s) != pytest.approx(a.upper_s - a.lower_s)
+
+
+def test_a_store_of_few_series_applies_half_a_borrowed_correction(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Four strong-scaling series are too few to learn or judge a correction: alone the
+    store has none (its estimates are the laws' mean), borrowing it applies the mean of
+    trees learned on its own series and on the borrowed ones too, unjudged."""
+    own, alone, borrowed = _alone_and_borrowing(relearn_series, 4)
+    assert alone.apply_correction == {"strong": False, "weak": False}
+    assert borrowed.apply_correction == {"strong": True, "weak": False}  # no weak series
+    assert borrowed.correction_trees.roots.size == 2 * alone.correction_trees.roots.size
+    series = own[0]
+    ctx = fit_context(series.select(series.scale <= series.scales[2]))
+    beyond = series.scales[-1] * np.array([2.0, 8.0])
+    plain = alone.predict_columns(series, beyond, ctx=ctx).runtime_s
+    corrected = borrowed.predict_columns(series, beyond, ctx=ctx).runtime_s
+    assert np.all(corrected != plain)
