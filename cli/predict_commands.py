@@ -47,8 +47,9 @@ BorrowBundled = Annotated[bool, typer.Option(
     "--borrow-bundled/--no-borrow-bundled",
     help="When the store has fewer than 8 strong-scaling applications, borrow from the "
          "bundled data sets: calibrate the intervals on their applications too and learn "
-         "half of the correction with them (the laws, peers and estimates stay the "
-         "store's own). Without it, such intervals held too few runs (docs/accuracy.md).")]
+         "half of the correction with them (all of it and the slope drift in a store of "
+         "weak scaling alone; the laws, peers and estimates stay the store's own). "
+         "Without it, such intervals held too few runs (docs/accuracy.md).")]
 
 def train(
     ctx: typer.Context,
@@ -91,10 +92,12 @@ def train(
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
         if report.borrowed_datasets is not None:
+            learned = ("half the correction learned with them" if report.n_strong_applications
+                       else "the correction and slope drift learned with them, as weak "
+                            "scaling learns from strong scaling")
             typer.echo("  borrowed from the bundled data sets, the store having fewer than 8 "
-                       "strong-scaling applications (intervals calibrated on theirs too, "
-                       "half the correction learned with them): "
-                       f"{', '.join(report.borrowed_datasets) or 'none'}")
+                       f"strong-scaling applications (intervals calibrated on theirs too, "
+                       f"{learned}): {', '.join(report.borrowed_datasets) or 'none'}")
         if report.could_borrow_correction():
             typer.echo("  note: too few strong-scaling series to learn a correction, so "
                        "their estimates are the laws' mean, optimistic for codes that stop "

@@ -132,8 +132,16 @@ def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # typ
     assert "already loaded" in cli("datasets", "load", "relearn").stdout
     trained = cli("train")
     assert trained.exit_code == 0, trained.output
-    # weak scaling learned without strong-scaling applications to learn beside
-    assert "note: weak scaling was learned beside fewer than 8 strong-scaling" in trained.stdout
+    # weak scaling alone: it borrows, and learns its correction and slope drift with the
+    # bundled strong-scaling series, as --with-bundled would
+    (borrowed,) = [line for line in trained.stdout.splitlines()
+                   if "borrowed from the bundled data sets" in line]
+    assert "the correction and slope drift learned with them" in borrowed
+    assert "mlperf_training" in borrowed and "relearn" not in borrowed
+    assert "note: weak scaling was learned beside" not in trained.stdout
+    alone = cli("train", "--no-borrow-bundled")
+    assert alone.exit_code == 0, alone.output
+    assert "note: weak scaling was learned beside fewer than 8 strong-scaling" in alone.stdout
     trained = cli("train", "--format", "json")
     assert trained.exit_code == 0, trained.output
     report = json.loads(trained.stdout)
