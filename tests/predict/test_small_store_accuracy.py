@@ -66,3 +66,26 @@ def test_a_store_of_weak_scaling_alone_beats_the_laws_with_honest_intervals(
     assert verdict["hybrid_mape_pct"] < verdict["best_mape_pct"] / 2, verdict
     assert verdict["hybrid_median_ape_pct"] < verdict["best_median_ape_pct"] / 2, verdict
     assert verdict["coverage"] >= 0.85, verdict
+
+
+def test_a_store_of_weak_scaling_alone_learns_as_with_the_bundled_data(
+        tmp_path: Path) -> None:
+    """Borrowing, a store without strong scaling of its own learns its slope drift and
+    correction, and judges it, with the borrowed series: what training on the bundled
+    data sets in full (``--with-bundled``) predicts, to the digit. The noise floor under
+    the intervals of series measured once per scale stays the store's own (LULESH's)."""
+    from bench.accuracy_benchmark import build_store
+    from perfpredict.evaluate import evaluate
+
+    store = build_store(f"sqlite:///{tmp_path / 'weak.db'}", ("relearn", "lulesh_thicket"))
+    try:
+        borrowing, with_bundled, alone = (
+            {r["group"]: r for r in evaluate(store, "extrapolate", **options)
+             if r["method"] == "hybrid"}
+            for options in ({}, {"with_bundled": True}, {"borrow_bundled": False}))
+    finally:
+        store.dispose()
+    assert borrowing["relearn"] == with_bundled["relearn"]
+    for figure in ("mape_pct", "median_ape_pct", "bias_pct", "coverage"):
+        assert borrowing["lulesh_thicket"][figure] == with_bundled["lulesh_thicket"][figure]
+    assert borrowing["relearn"]["mape_pct"] < alone["relearn"]["mape_pct"]
