@@ -104,7 +104,7 @@ class TrainReport:
         """Whether weak-scaling series were learned from beside fewer than the 8
         strong-scaling applications that calibrate on their own, the bundled data sets not
         trained on, and not a store of weak scaling alone that borrowed (which learns as
-        with them: :meth:`perfpredict.model.fit.HybridPredictor._strong_scaling_from`).
+        with them: :meth:`perfpredict.model.fit.HybridPredictor._borrows_strong_scaling`).
         The two kinds share the correction trees, and weak scaling learns from strong
         scaling's many examples: RELeARN scored 5.1% MAPE in the acceptance store (its
         90% intervals holding 0.96-1.0 of its runs), but in store-cut backtests of three

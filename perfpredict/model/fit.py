@@ -362,10 +362,11 @@ class HybridPredictor:
             for s, start, end in zip(usable_own, own_table.scale_start[:-1],
                                      own_table.scale_start[1:], strict=True))
         # the store's own strong scaling shapes the slope drift and half the correction
-        # (_correction_trees); a store with none has nothing to shape them with, so
-        # the borrowed series shape both (_strong_scaling_from)
-        drift_series, drift_table, learned_from = self._strong_scaling_from(
-            usable_own, own_table, usable, table, own)
+        # (_correction_trees); a store with none borrows both, learning from every
+        # example (_borrows_strong_scaling)
+        drift_series, drift_table, learned_from = (
+            (usable, table, np.ones_like(own)) if self._borrows_strong_scaling(usable_own)
+            else (usable_own, own_table, own))
         drift = SlopeDrift.fit(drift_table.scales, drift_table.medians_s,
                                drift_table.scale_start,
                                np.array([not s.weak for s in drift_series], dtype=bool))
@@ -385,7 +386,7 @@ class HybridPredictor:
         # examples, the store's own the mean of that and of one cross-fitted over its
         # own examples alone, as the deployed correction is (_correction_trees); whether
         # it applies is judged on the examples it learned from, the store's own unless it
-        # has no strong scaling (_strong_scaling_from), and where they are too few to
+        # has no strong scaling (_borrows_strong_scaling), and where they are too few to
         # judge, it does: see _correction_trees)
         oof = self._oof_correction(rows, target, weight, group, beyond)
         oof_own = oof
@@ -435,14 +436,11 @@ class HybridPredictor:
                 residual[own_beyond], weight[own_beyond])})
         return self
 
-    @staticmethod
-    def _strong_scaling_from(usable_own: list[Series], own_table: SeriesTable,
-                             usable: list[Series], table: SeriesTable, own: np.ndarray,
-                             ) -> tuple[list[Series], SeriesTable, np.ndarray]:
-        """The series the slope drift is fitted on, their table, and which nested
-        examples learn the own half of the correction (:meth:`_correction_trees`): the
-        store's own, unless it holds no strong-scaling series to learn them from and
-        borrows some, when the borrowed ones join (all examples, so no half is its own).
+    def _borrows_strong_scaling(self, usable_own: list[Series]) -> bool:
+        """Whether the slope drift, the correction (no half of it the store's own,
+        :meth:`_correction_trees`) and the judgement of whether it applies are learned
+        from the borrowed series with the store's, not from the store's alone: where
+        the store borrows and has no strong-scaling series of its own.
 
         Why: weak scaling learns its correction from strong scaling's examples through
         the shared trees (trees per scaling kind, weak scaling learned alone, scored
@@ -462,9 +460,7 @@ class HybridPredictor:
         store of RELeARN and LULESH held 0.79 of RELeARN's runs instead of 0.87 (seed 0;
         the same points, 10.7% MAPE).
         """
-        if any(not s.weak for s in usable_own) or len(usable) == len(usable_own):
-            return usable_own, own_table, own
-        return usable, table, np.ones_like(own)
+        return bool(self._borrowed_series) and all(s.weak for s in usable_own)
 
     def _correction_trees(self, rows: FloatArray, target: FloatArray, weight: FloatArray,
                           beyond: np.ndarray, own: np.ndarray) -> TreeEnsemble:
@@ -735,7 +731,7 @@ def too_few_applications(series_list: list[Series],
     few-shot), 0.61 and 0.46 of PencilFFTs', 0.82 and 0.83 of Castro's, 0.73 and 0.75 in
     a store of the four HPC data sets (docs/accuracy.md). A store of weak scaling alone
     counts too: its correction learns from strong scaling's examples
-    (:meth:`HybridPredictor._strong_scaling_from`)."""
+    (:meth:`HybridPredictor._borrows_strong_scaling`)."""
     return (len(strong_applications(series_list)) < minimum
             and any(s.scales.size >= 3 for s in series_list))
 

@@ -12,7 +12,7 @@ and 4.7 / 6.2. Without any correction (before the change) Castro lost by 2.2 poi
 extrapolation on seeds 0-5.
 
 A store of weak scaling alone borrows too, and its correction and slope drift are learned
-with the borrowed strong-scaling series (``HybridPredictor._strong_scaling_from``):
+with the borrowed strong-scaling series (``HybridPredictor._borrows_strong_scaling``):
 RELeARN alone (bundled, BSD-3), store-cut, three pooled repeats, seeds 0 / 3 / 6
 (``python -m bench.accuracy_benchmark --dataset relearn --repeats 3 --seed S``): MAPE
 6.2% / 6.7% / 6.9% against Amdahl + log's 19.9%, median APE 4.6% / 6.1% / 6.6% against
