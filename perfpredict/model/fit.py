@@ -322,8 +322,10 @@ class HybridPredictor:
         intervals' calibration, which can then leave applications out
         (:meth:`_calibration`), and teach half of the correction
         (:meth:`_correction_trees`). The base's slope drift, the peers and whether the
-        correction applies are the store's own; an estimate is only made for the
-        store's series.
+        correction applies are the store's own, except in a store without strong
+        scaling, whose drift and judgement are learned with the borrowed series
+        (:meth:`_borrows_strong_scaling`); an estimate is only made for the store's
+        series.
         """
         self._client = client
         self._borrowed_series = borrowed_series or []
@@ -463,10 +465,11 @@ class HybridPredictor:
         return bool(self._borrowed_series) and all(s.weak for s in usable_own)
 
     def _correction_trees(self, rows: FloatArray, target: FloatArray, weight: FloatArray,
-                          beyond: np.ndarray, own: np.ndarray) -> TreeEnsemble:
+                          beyond: np.ndarray, learned_from: np.ndarray) -> TreeEnsemble:
         """The correction trees, learned on the extrapolation examples (``beyond``) of
-        the store's own series (``own``); with borrowed series, the mean of those and of
-        trees learned on every example.
+        the series the store learns from alone (``learned_from``: its own, unless
+        :meth:`_borrows_strong_scaling`); where those are not every example, the mean of
+        those trees and of trees learned on every example.
 
         Why half: the few applications of such a store teach a correction that carries
         its dominant code's saturation to the others (VASP's 165 series in a store of
@@ -493,10 +496,9 @@ class HybridPredictor:
         data sets in full scored 30.7% and 32.5%), where applying it only where it beat
         the plain base on the store's own nested examples scored worse in 9 of 10 cells.
         """
-        own_beyond = own & beyond
-        trees = self._fit_trees(rows[own_beyond], target[own_beyond],
-                                weight[own_beyond]).ensemble_
-        if own.all():
+        alone = learned_from & beyond
+        trees = self._fit_trees(rows[alone], target[alone], weight[alone]).ensemble_
+        if learned_from.all():
             return trees
         return TreeEnsemble.mean([trees, self._fit_trees(rows[beyond], target[beyond],
                                                          weight[beyond]).ensemble_])
