@@ -92,9 +92,11 @@ def train(
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
         if report.borrowed_datasets is not None:
-            learned = ("half the correction learned with them" if report.n_strong_applications
-                       else "the correction and slope drift learned with them, as weak "
-                            "scaling learns from strong scaling")
+            learned = ("the correction and slope drift learned with them, as weak "
+                       "scaling learns from strong scaling" if not report.n_strong_applications
+                       else "half of strong scaling's correction and all of weak "
+                            "scaling's learned with them" if report.n_series_of("weak")
+                       else "half the correction learned with them")
             typer.echo("  borrowed from the bundled data sets, the store having fewer than 8 "
                        f"strong-scaling applications (intervals calibrated on theirs too, "
                        f"{learned}): {', '.join(report.borrowed_datasets) or 'none'}")
@@ -114,11 +116,12 @@ def train(
                        "evaluate, with and without --with-bundled")
         if report.could_borrow_for_weak_scaling():
             typer.echo("  note: weak scaling was learned beside fewer than 8 strong-scaling "
-                       "applications, where it errs most: in store-cut backtests such a "
-                       "store's weak-scaling code erred about 2-3 times as much as with train "
-                       "--with-bundled, and its intervals held 0.38-0.54 of the runs "
-                       "instead of all (docs/accuracy.md); compare the two on yours with "
-                       "perfpredict evaluate, with and without --with-bundled")
+                       "applications from this store alone, where it errs most: in "
+                       "store-cut backtests such a store's weak-scaling code erred about "
+                       "three times as much as borrowing, and its intervals held 0.14-0.38 "
+                       "of the runs instead of 0.99-1.0 (docs/accuracy.md); train without "
+                       "--no-borrow-bundled learns its correction with the bundled data "
+                       "sets")
         if report.strong_calibrated_by_series():
             typer.echo("  note: too few strong-scaling applications to calibrate their "
                        "intervals on applications left out, so they are calibrated by "

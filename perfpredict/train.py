@@ -46,9 +46,9 @@ class TrainReport:
     #: their runs (in ``n_runs`` too); None without it
     bundled_datasets: list[str] | None = None
     #: the bundled data sets borrowed from, for want of applications in the store
-    #: (:func:`too_few_applications`): the intervals calibrated on them too, half the
-    #: correction learned with them (all of it, and the slope drift, in a store of weak
-    #: scaling alone); None: not so
+    #: (:func:`too_few_applications`): the intervals calibrated on them too, half of
+    #: strong scaling's correction and all of weak scaling's learned with them (all of
+    #: it, and the slope drift, in a store of weak scaling alone); None: not so
     borrowed_datasets: list[str] | None = None
     n_runs_bundled: int = 0
     #: the store's own strong-scaling applications with a series of 3+ scales
@@ -102,19 +102,20 @@ class TrainReport:
 
     def could_borrow_for_weak_scaling(self) -> bool:
         """Whether weak-scaling series were learned from beside fewer than the 8
-        strong-scaling applications that calibrate on their own, the bundled data sets not
-        trained on, and not a store of weak scaling alone that borrowed (which learns as
-        with them: :meth:`perfpredict.model.fit.HybridPredictor._borrows_strong_scaling`).
-        The two kinds share the correction trees, and weak scaling learns from strong
-        scaling's many examples: RELeARN scored 5.1% MAPE in the acceptance store (its
-        90% intervals holding 0.96-1.0 of its runs), but in store-cut backtests of three
-        seeds (seeds 0-2) beside Castro 13.8% / 15.8% (extrapolation / few-shot; 0.54),
-        against 7.6% / 7.8% (1.0) with ``--with-bundled``, which cost Castro 2 points
-        there (docs/accuracy.md, "Weak scaling in a store of few applications")."""
-        borrowed_all = self.borrowed_datasets is not None and not self.n_strong_applications
-        return (self.bundled_datasets is None and self.n_series_of("weak") > 0
-                and self.n_strong_applications < self.min_series_for_correction
-                and not borrowed_all)
+        strong-scaling applications that calibrate on their own, the bundled data sets
+        neither trained on nor borrowed from (``--no-borrow-bundled``; borrowing, weak
+        scaling learns its correction with them:
+        :meth:`perfpredict.model.fit.HybridPredictor._borrows_wholly`). The two kinds
+        share the correction trees, and weak scaling learns from strong scaling's many
+        examples: RELeARN scored 5.1% MAPE in the acceptance store (its 90% intervals
+        holding 0.96-1.0 of its runs), but in store-cut backtests learning from the store
+        alone 19.2% beside no strong scaling (coverage 0.38) and 20.1% / 26.2% beside
+        Castro (extrapolation / few-shot; 0.14 / 0.17), against 6.2% (1.0) and 7.9% /
+        8.0% (0.99) borrowing (seeds 0-2; docs/accuracy.md, "Weak scaling in a store of
+        few applications")."""
+        return (self.bundled_datasets is None and self.borrowed_datasets is None
+                and self.n_series_of("weak") > 0
+                and self.n_strong_applications < self.min_series_for_correction)
 
     def strong_calibrated_by_series(self) -> bool:
         """Whether strong-scaling series were trained on but too few applications of them

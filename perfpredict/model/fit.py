@@ -320,12 +320,12 @@ class HybridPredictor:
         ``borrowed_series`` (other applications', e.g. the bundled data sets', for a
         store of too few applications: :func:`too_few_applications`) join the
         intervals' calibration, which can then leave applications out
-        (:meth:`_calibration`), and teach half of the correction
-        (:meth:`_correction_trees`). The base's slope drift, the peers and whether the
-        correction applies are the store's own, except in a store without strong
-        scaling, whose drift and judgement are learned with the borrowed series
-        (:meth:`_borrows_strong_scaling`); an estimate is only made for the store's
-        series.
+        (:meth:`_calibration`), and teach half of strong scaling's correction and all of
+        weak scaling's (:meth:`_correction_trees`). The base's slope drift, the peers
+        and whether strong scaling's correction applies are the store's own, except in a
+        store without strong scaling, whose drift and judgement are learned with the
+        borrowed series (:meth:`_borrows_wholly`); an estimate is only made for the
+        store's series.
         """
         self._client = client
         self._borrowed_series = borrowed_series or []
@@ -363,12 +363,18 @@ class HybridPredictor:
              own_table.medians_s[start:end])
             for s, start, end in zip(usable_own, own_table.scale_start[:-1],
                                      own_table.scale_start[1:], strict=True))
-        # the store's own strong scaling shapes the slope drift and half the correction
-        # (_correction_trees); a store with none borrows both, learning from every
-        # example (_borrows_strong_scaling)
-        drift_series, drift_table, learned_from = (
-            (usable, table, np.ones_like(own)) if self._borrows_strong_scaling(usable_own)
-            else (usable_own, own_table, own))
+        # the store's own strong scaling shapes the slope drift and half the strong
+        # kind's correction (_correction_trees); a kind the store borrows wholly learns
+        # its correction from every example, and a store without strong scaling its
+        # drift too (_borrows_wholly)
+        wholly = self._borrows_wholly(usable_own)
+        drift_series, drift_table = ((usable, table) if wholly["strong"]
+                                     else (usable_own, own_table))
+        # the examples each kind's correction is judged on, and whose half is the
+        # store's own (half_own)
+        kind_wholly = np.where(kind == "weak", wholly["weak"], wholly["strong"])
+        learned_from = own | kind_wholly
+        half_own = own & ~kind_wholly & ~own.all()
         drift = SlopeDrift.fit(drift_table.scales, drift_table.medians_s,
                                drift_table.scale_start,
                                np.array([not s.weak for s in drift_series], dtype=bool))
@@ -385,17 +391,17 @@ class HybridPredictor:
 
         # 1. cross-fitted correction, kept per kind only where it beats the plain base
         # (with borrowed series: every example's correction cross-fitted over all
-        # examples, the store's own the mean of that and of one cross-fitted over its
-        # own examples alone, as the deployed correction is (_correction_trees); whether
-        # it applies is judged on the examples it learned from, the store's own unless it
-        # has no strong scaling (_borrows_strong_scaling), and where they are too few to
-        # judge, it does: see _correction_trees)
+        # examples, the store's own of a kind not borrowed wholly the mean of that and
+        # of one cross-fitted over its own examples alone, as the deployed correction is
+        # (_correction_trees); whether it applies is judged on the examples it learned
+        # from (_borrows_wholly), and where they are too few to judge, it does: see
+        # _correction_trees)
         oof = self._oof_correction(rows, target, weight, group, beyond)
-        oof_own = oof
-        if not learned_from.all():
-            oof_own = np.zeros_like(oof)
-            oof_own[own] = np.mean([oof[own], self._oof_correction(
-                rows[own], target[own], weight[own], group[own], beyond[own])], axis=0)
+        if half_own.any():
+            oof = oof.copy()
+            oof[half_own] = np.mean([oof[half_own], self._oof_correction(
+                rows[own], target[own], weight[own], group[own], beyond[own])[
+                    half_own[own]]], axis=0)
         apply_correction: dict[str, bool] = {}
         for k in KINDS:
             mask = (kind == k) & (learned_from & beyond)
@@ -403,12 +409,10 @@ class HybridPredictor:
             if n_series < self.min_series_for_correction:
                 apply_correction[k] = n_series > 0 and not own.all()
                 continue
-            corrected = _weighted_mean_abs(target[mask] - oof_own[mask], weight[mask])
+            corrected = _weighted_mean_abs(target[mask] - oof[mask], weight[mask])
             plain = _weighted_mean_abs(target[mask], weight[mask])
             apply_correction[k] = corrected < plain
-        # the store's own residuals those of its own trees, as the deployed correction's
-        residual = _residual(target, np.where(own, oof_own, oof), kind, beyond,
-                             apply_correction)
+        residual = _residual(target, oof, kind, beyond, apply_correction)
 
         # 2. intervals: a spread model for |residual|, then conformal quantiles of the
         # normalised cross-fitted residuals; cross-fitted by application in a scaling
@@ -423,8 +427,8 @@ class HybridPredictor:
             apply_correction=apply_correction, app_evidence=app_evidence,
             exponent_evidence=exponent_evidence, conformal=conformal,
             calibrated_by=calibrated_by,
-            correction_trees=self._correction_trees(rows, target, weight, beyond,
-                                                    learned_from),
+            correction_trees=self._correction_trees(rows, target, weight, beyond, own,
+                                                    wholly),
             spread_trees={method: self._fit_trees(rows, log_spread, weight).ensemble_
                           for method, log_spread in log_spreads.items()},
             # 3. the noise floor, from the series with repeats
@@ -438,38 +442,58 @@ class HybridPredictor:
                 residual[own_beyond], weight[own_beyond])})
         return self
 
-    def _borrows_strong_scaling(self, usable_own: list[Series]) -> bool:
-        """Whether the slope drift, the correction (no half of it the store's own,
+    def _borrows_wholly(self, usable_own: list[Series]) -> dict[str, bool]:
+        """Per scaling kind, whether its correction (no half of it the store's own,
         :meth:`_correction_trees`) and the judgement of whether it applies are learned
-        from the borrowed series with the store's, not from the store's alone: where
-        the store borrows and has no strong-scaling series of its own.
+        from the borrowed series with the store's, not from the store's alone: weak
+        scaling where the store borrows and holds some, strong scaling where it borrows
+        and holds none, its slope drift then fitted on the borrowed series too.
 
-        Why: weak scaling learns its correction from strong scaling's examples through
+        Why weak scaling: it learns its correction from strong scaling's examples through
         the shared trees (trees per scaling kind, weak scaling learned alone, scored
-        RELeARN 18.2% against 5.1%: docs/accuracy.md, "Tried and rejected"), and a
-        borrowed strong-scaling example's base needs the slope drift, which a store
-        without strong scaling cannot fit. RELeARN alone, store-cut, three seeds
-        (``python -m bench.accuracy_benchmark --dataset relearn --repeats 3 --seed S``,
-        S = 0, 3, 6): borrowing nothing, 19.2% / 18.6% / 19.8% MAPE with 90% intervals
-        holding 0.38 / 0.43 / 0.37 of its runs; borrowing half the correction as stores
-        of strong scaling do, 12.8% / 12.7% / 12.4% and 0.71; that with the borrowed
-        slope drift, 11.0% / 11.9% and 0.73 / 0.70 (seeds 0, 3); both from the borrowed
-        series, as here, 6.2% / 6.7% / 6.9% and 1.00 / 0.99 / 0.99, as training on the
-        bundled data sets (``--with-bundled``) scores. Whether the correction applies is
-        then judged on all those examples too, as with ``--with-bundled``: judged on the
-        store's own, no strong-scaling example counted, the strong kind's residuals were
-        left uncorrected in the spread trees that weak scaling's intervals share, and a
-        store of RELeARN and LULESH held 0.79 of RELeARN's runs instead of 0.87 (seed 0;
-        the same points, 10.7% MAPE).
+        RELeARN 18.2% against 5.1%: docs/accuracy.md, "Tried and rejected"), and a store
+        that borrows has fewer than 8 strong-scaling applications to teach it. RELeARN
+        alone, store-cut, three seeds (``python -m bench.accuracy_benchmark --dataset
+        relearn --repeats 3 --seed S``, S = 0, 3, 6): borrowing nothing, 19.2% / 18.6% /
+        19.8% MAPE with 90% intervals holding 0.38 / 0.43 / 0.37 of its runs; borrowing
+        half the correction as stores of strong scaling do, 12.8% / 12.7% / 12.4% and
+        0.71; that with the borrowed slope drift, 11.0% / 11.9% and 0.73 / 0.70 (seeds 0,
+        3); all of it and the drift from the borrowed series, as here, 6.2% / 6.7% / 6.9%
+        and 1.00 / 0.99 / 0.99, as training on the bundled data sets (``--with-bundled``)
+        scores. Beside one to four strong-scaling applications (RELeARN with Castro,
+        PencilFFTs, CP2K, VASP, LULESH and Castro, Castro and PencilFFTs; seeds 0-2 and
+        3-5, each split: 24 cells), borrowing weak scaling's correction wholly instead of
+        half lowered RELeARN's MAPE in 20 cells, 12.9% to 10.1% on average, and left
+        its 90% intervals holding fewer than 0.85 of its runs in 4 cells instead of 15
+        (more than 0.95 in 17 instead of none), the strong-scaling codes' predictions
+        unchanged (docs/accuracy.md, "Weak scaling in a store of few applications").
+        A store without weak scaling judges that kind on its own examples, as before:
+        judged on the borrowed ones, their residuals corrected in the calibration that
+        strong scaling shares, the intervals of a store of the four HPC data sets
+        narrowed (VASP's few-shot coverage 0.913 to 0.870, CP2K's 0.822 to 0.793; seed
+        0), for no change to any prediction.
+
+        Why strong scaling only without any of its own: a borrowed strong-scaling
+        example's base needs the slope drift, which a store without strong scaling
+        cannot fit; and the correction, judged on the store's own examples with no
+        strong-scaling one among them, left the strong kind's residuals uncorrected in
+        the spread trees that weak scaling's intervals share, so that a store of RELeARN
+        and LULESH held 0.79 of RELeARN's runs instead of 0.87 (seed 0; the same points,
+        10.7% MAPE). Where the store has strong scaling of its own, half is borrowed
+        (:meth:`_correction_trees`).
         """
-        return bool(self._borrowed_series) and all(s.weak for s in usable_own)
+        if not self._borrowed_series:
+            return dict.fromkeys(KINDS, False)
+        weak = [s.weak for s in usable_own]
+        return {"weak": any(weak), "strong": all(weak)}
 
     def _correction_trees(self, rows: FloatArray, target: FloatArray, weight: FloatArray,
-                          beyond: np.ndarray, learned_from: np.ndarray) -> TreeEnsemble:
-        """The correction trees, learned on the extrapolation examples (``beyond``) of
-        the series the store learns from alone (``learned_from``: its own, unless
-        :meth:`_borrows_strong_scaling`); where those are not every example, the mean of
-        those trees and of trees learned on every example.
+                          beyond: np.ndarray, own: np.ndarray,
+                          wholly: dict[str, bool]) -> dict[str, TreeEnsemble]:
+        """Per scaling kind, the correction trees, learned on the extrapolation examples
+        (``beyond``): on every example where the store borrows nothing or the kind
+        borrows wholly (:meth:`_borrows_wholly`); else the mean of trees learned on the
+        store's own examples (``own``) and of trees learned on every example.
 
         Why half: the few applications of such a store teach a correction that carries
         its dominant code's saturation to the others (VASP's 165 series in a store of
@@ -496,12 +520,13 @@ class HybridPredictor:
         data sets in full scored 30.7% and 32.5%), where applying it only where it beat
         the plain base on the store's own nested examples scored worse in 9 of 10 cells.
         """
-        alone = learned_from & beyond
-        trees = self._fit_trees(rows[alone], target[alone], weight[alone]).ensemble_
-        if learned_from.all():
-            return trees
-        return TreeEnsemble.mean([trees, self._fit_trees(rows[beyond], target[beyond],
-                                                         weight[beyond]).ensemble_])
+        every = self._fit_trees(rows[beyond], target[beyond], weight[beyond]).ensemble_
+        if own.all() or all(wholly.values()):
+            return dict.fromkeys(KINDS, every)
+        alone = own & beyond
+        half = TreeEnsemble.mean([self._fit_trees(rows[alone], target[alone],
+                                                  weight[alone]).ensemble_, every])
+        return {k: every if wholly[k] else half for k in KINDS}
 
     def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
                 ctx: SeriesContext | None = None) -> list[Prediction]:
@@ -733,7 +758,7 @@ def too_few_applications(series_list: list[Series],
     few-shot), 0.61 and 0.46 of PencilFFTs', 0.82 and 0.83 of Castro's, 0.73 and 0.75 in
     a store of the four HPC data sets (docs/accuracy.md). A store of weak scaling alone
     counts too: its correction learns from strong scaling's examples
-    (:meth:`HybridPredictor._borrows_strong_scaling`)."""
+    (:meth:`HybridPredictor._borrows_wholly`)."""
     return (len(strong_applications(series_list)) < minimum
             and any(s.scales.size >= 3 for s in series_list))
 

@@ -233,7 +233,9 @@ class RuntimeModel:
     app_evidence: dict[str, tuple[float, float, int]]
     conformal: dict[str, DistanceConformal]
     calibrated_by: dict[str, str]  # per kind, one of CALIBRATED_BY
-    correction_trees: TreeEnsemble
+    #: Per kind; one ensemble for both unless a store that borrows learned weak
+    #: scaling's apart (:meth:`perfpredict.model.fit.HybridPredictor._borrows_wholly`).
+    correction_trees: dict[str, TreeEnsemble]
     #: Per way of calibrating (:data:`CALIBRATED_BY`) that some kind uses.
     spread_trees: dict[str, TreeEnsemble]
     noise_floor: NoiseFloor
@@ -285,7 +287,8 @@ class RuntimeModel:
         distance = rows[:, 0]
         correction = np.zeros(n)
         if self.apply_correction[kind]:
-            correction = np.where(distance > 0, self.correction_trees.predict(rows), 0.0)
+            correction = np.where(distance > 0, self.correction_trees[kind].predict(rows),
+                                  0.0)
         spread = np.exp(self.spread_trees[self.calibrated_by[kind]].predict(rows))
         runtime_log = base_log + correction
         n_peers = np.zeros(n, dtype=np.int64)
@@ -441,7 +444,7 @@ class RuntimeModel:
             "app_evidence": {app: list(sums) for app, sums in self.app_evidence.items()},
             "conformal": {k: c.to_dict() for k, c in self.conformal.items()},
             "calibrated_by": self.calibrated_by,
-            "correction_trees": self.correction_trees.to_table(),
+            "correction_trees": self._correction_tables(),
             "spread_trees": {method: trees.to_table()
                              for method, trees in self.spread_trees.items()},
             "noise_floor": self.noise_floor.to_dict(),
@@ -453,6 +456,14 @@ class RuntimeModel:
             "exponent_evidence": {app: list(sums)
                                   for app, sums in self.exponent_evidence.items()},
         }
+
+    def _correction_tables(self) -> dict[str, Any]:
+        """The correction trees' table, once where both kinds share them (as artifacts
+        from before they could differ hold them), else one per kind."""
+        strong, weak = (self.correction_trees[k] for k in ("strong", "weak"))
+        if strong is weak:
+            return strong.to_table()
+        return {k: trees.to_table() for k, trees in self.correction_trees.items()}
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> RuntimeModel:
@@ -470,7 +481,7 @@ class RuntimeModel:
                           for app, (log_sum, doublings, count) in doc["app_evidence"].items()},
             conformal={k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()},
             calibrated_by=calibrated_by,
-            correction_trees=TreeEnsemble.from_table(doc["correction_trees"]),
+            correction_trees=_correction_trees(doc["correction_trees"]),
             spread_trees={method: TreeEnsemble.from_table(table)
                           for method, table in spread_tables.items()},
             noise_floor=NoiseFloor.from_dict(doc["noise_floor"]),
@@ -483,6 +494,14 @@ class RuntimeModel:
             # an artifact from before the exponents were pooled: each series' own
             exponent_evidence={app: tuple(float(v) for v in sums)
                                for app, sums in doc.get("exponent_evidence", {}).items()})
+
+
+def _correction_trees(tables: dict[str, Any]) -> dict[str, TreeEnsemble]:
+    """:meth:`RuntimeModel._correction_tables` read back: one table shared by both
+    kinds, or one per kind."""
+    if set(tables) == set(KINDS):
+        return {k: TreeEnsemble.from_table(tables[k]) for k in KINDS}
+    return dict.fromkeys(KINDS, TreeEnsemble.from_table(tables))
 
 
 __all__ = ["ENSEMBLE", "KINDS", "Prediction", "Predictions", "RuntimeModel", "drift_log",

@@ -467,7 +467,8 @@ def test_borrowed_series_calibrate_the_intervals_and_teach_half_the_correction(r
     assert borrowed.n_series == alone.n_series == len(own)
     assert borrowed.n_examples == alone.n_examples
     # two sets of trees, each as many as the store's own
-    assert borrowed.correction_trees.roots.size == 2 * alone.correction_trees.roots.size
+    assert (borrowed.correction_trees["strong"].roots.size
+            == 2 * alone.correction_trees["strong"].roots.size)
     p = np.array([own[0].scale.max() * 4])
     a, b = (m.predict(own[0], p)[0] for m in (alone, borrowed))
     assert (b.upper_s - b.lower_s) != pytest.approx(a.upper_s - a.lower_s)
@@ -480,10 +481,35 @@ def test_a_store_of_few_series_applies_half_a_borrowed_correction(relearn_series
     own, alone, borrowed = _alone_and_borrowing(relearn_series, 4)
     assert alone.apply_correction == {"strong": False, "weak": False}
     assert borrowed.apply_correction == {"strong": True, "weak": False}  # no weak series
-    assert borrowed.correction_trees.roots.size == 2 * alone.correction_trees.roots.size
+    assert (borrowed.correction_trees["strong"].roots.size
+            == 2 * alone.correction_trees["strong"].roots.size)
+    # without weak scaling of its own, both kinds share one set of trees, written once
+    assert "arrays" in borrowed.to_dict()["correction_trees"]
     series = own[0]
     ctx = fit_context(series.select(series.scale <= series.scales[2]))
     beyond = series.scales[-1] * np.array([2.0, 8.0])
     plain = alone.predict_columns(series, beyond, ctx=ctx).runtime_s
     corrected = borrowed.predict_columns(series, beyond, ctx=ctx).runtime_s
     assert np.all(corrected != plain)
+
+
+def test_weak_scaling_in_a_borrowing_store_learns_its_correction_with_the_borrowed(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Beside fewer than 8 strong-scaling applications, a store that borrows learns weak
+    scaling's correction wholly with the borrowed series (trees on every example), and
+    half of strong scaling's (the mean of those and of trees on its own examples); the
+    artifact keeps the two apart, and an estimate read from it predicts as trained."""
+    own_strong = [dataclasses.replace(s, key=s.key._replace(app="mine"), weak=False)
+                  for s in relearn_series[:8]]
+    own_weak = relearn_series[8:16]
+    others = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"), weak=False)
+              for i, s in enumerate(relearn_series)]
+    model = HybridPredictor().fit(own_strong + own_weak, borrowed_series=others).model_
+    trees = model.correction_trees
+    assert trees["strong"].roots.size == 2 * trees["weak"].roots.size
+    doc = json.loads(json.dumps(model.to_dict()))
+    assert set(doc["correction_trees"]) == {"strong", "weak"}
+    loaded = RuntimeModel.from_dict(doc)
+    for series in (own_weak[0], own_strong[0]):
+        beyond = series.scales[-1] * np.array([2.0, 8.0])
+        np.testing.assert_allclose(loaded.predict_columns(series, beyond).runtime_s,
+                                   model.predict_columns(series, beyond).runtime_s)
