@@ -5,11 +5,14 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from perfpredict.cli.render import SummaryFormat, TableFormat, print_json, print_rows
+
+if TYPE_CHECKING:  # imports numpy, which --help does not load
+    from perfpredict.train import TrainReport
 
 
 class Split(str, Enum):
@@ -92,14 +95,10 @@ def train(
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
         if report.borrowed_datasets is not None:
-            learned = ("the correction and slope drift learned with them, as weak "
-                       "scaling learns from strong scaling" if not report.n_strong_applications
-                       else "half of strong scaling's correction and all of weak "
-                            "scaling's learned with them" if report.n_series_of("weak")
-                       else "half the correction learned with them")
             typer.echo("  borrowed from the bundled data sets, the store having fewer than 8 "
                        f"strong-scaling applications (intervals calibrated on theirs too, "
-                       f"{learned}): {', '.join(report.borrowed_datasets) or 'none'}")
+                       f"{_learned_with_borrowed(report)}): "
+                       f"{', '.join(report.borrowed_datasets) or 'none'}")
         if report.could_borrow_correction():
             typer.echo("  note: too few strong-scaling series to learn a correction, so "
                        "their estimates are the laws' mean, optimistic for codes that stop "
@@ -132,6 +131,17 @@ def train(
         typer.echo("  runtime predictor: not trained (no series with 3+ measured scales)")
     if report.walltime_jobs:
         typer.echo(f"  walltime advisor: fitted on {report.walltime_jobs} scheduler jobs")
+
+
+def _learned_with_borrowed(report: TrainReport) -> str:
+    """What a store that borrows learned with the borrowed series
+    (:meth:`perfpredict.model.fit.HybridPredictor._borrows_wholly`)."""
+    if not report.n_strong_applications:
+        return ("the correction and slope drift learned with them, as weak scaling learns "
+                "from strong scaling")
+    if report.n_series_of("weak"):
+        return "half of strong scaling's correction and all of weak scaling's learned with them"
+    return "half the correction learned with them"
 
 
 def estimate(

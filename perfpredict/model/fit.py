@@ -370,8 +370,10 @@ class HybridPredictor:
         wholly = self._borrows_wholly(usable_own)
         drift_series, drift_table = ((usable, table) if wholly["strong"]
                                      else (usable_own, own_table))
-        # the examples each kind's correction is judged on, and whose half is the
-        # store's own (half_own)
+        # learned_from: the examples each kind's correction is learned and judged on
+        # (the store's own; every one of a kind borrowed wholly); half_own: the store's
+        # own examples whose correction is half its own trees' (a kind not borrowed
+        # wholly, in a store that borrows)
         kind_wholly = np.where(kind == "weak", wholly["weak"], wholly["strong"])
         learned_from = own | kind_wholly
         half_own = own & ~kind_wholly & ~own.all()
