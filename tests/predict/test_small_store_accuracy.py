@@ -27,6 +27,7 @@ few-shot, coverage 0.975-1.0; with half of it borrowed, as strong scaling's is, 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,17 +57,23 @@ def test_stores_of_four_series_beat_the_best_single_law(hpc_store, split: str) -
         assert verdict["hybrid_mape_pct"] < verdict["best_mape_pct"], verdict
 
 
-def test_a_store_of_weak_scaling_alone_beats_the_laws_with_honest_intervals(
-        tmp_path: Path) -> None:
+def _relearn_verdict(path: Path, datasets: tuple[str, ...], split: str) -> dict[str, Any]:
+    """RELeARN's acceptance figures in a store-cut backtest (three pooled repeats) of a
+    fresh store of ``datasets``."""
     from bench.accuracy_benchmark import build_store
     from perfpredict.evaluate import evaluate
     from perfpredict.evaluate.metrics import acceptance
 
-    store = build_store(f"sqlite:///{tmp_path / 'relearn.db'}", ("relearn",))
+    store = build_store(f"sqlite:///{path}", datasets)
     try:
-        verdict = acceptance(evaluate(store, "extrapolate", repeats=3), "relearn")
+        return acceptance(evaluate(store, split, repeats=3), "relearn")
     finally:
         store.dispose()
+
+
+def test_a_store_of_weak_scaling_alone_beats_the_laws_with_honest_intervals(
+        tmp_path: Path) -> None:
+    verdict = _relearn_verdict(tmp_path / "relearn.db", ("relearn",), "extrapolate")
     assert verdict["hybrid_mape_pct"] < verdict["best_mape_pct"] / 2, verdict
     assert verdict["hybrid_median_ape_pct"] < verdict["best_median_ape_pct"] / 2, verdict
     assert verdict["coverage"] >= 0.85, verdict
@@ -75,15 +82,7 @@ def test_a_store_of_weak_scaling_alone_beats_the_laws_with_honest_intervals(
 @pytest.mark.parametrize("split", ["extrapolate", "fewshot"])
 def test_weak_scaling_beside_few_strong_applications_beats_the_laws_with_honest_intervals(
         tmp_path: Path, split: str) -> None:
-    from bench.accuracy_benchmark import build_store
-    from perfpredict.evaluate import evaluate
-    from perfpredict.evaluate.metrics import acceptance
-
-    store = build_store(f"sqlite:///{tmp_path / 'mixed.db'}", ("relearn", "castro_scaling"))
-    try:
-        verdict = acceptance(evaluate(store, split, repeats=3), "relearn")
-    finally:
-        store.dispose()
+    verdict = _relearn_verdict(tmp_path / "mixed.db", ("relearn", "castro_scaling"), split)
     assert verdict["hybrid_mape_pct"] < verdict["best_mape_pct"] / 2, verdict
     assert verdict["coverage"] >= 0.85, verdict
 
