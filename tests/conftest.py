@@ -9,11 +9,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from typer.testing import CliRunner
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("PERFPREDICT_SHARED", REPO.parent / "shared"))
 PG_URL_ENV = "PERFPREDICT_TEST_PG_URL"
+
+# Speed is measured by the benchmarks, as ratios; a property test on a loaded, shared
+# machine (or beside another test worker) is not failed for taking long.
+settings.register_profile("perfpredict", deadline=None)
+settings.load_profile("perfpredict")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """`-n auto` runs the benchmarks in one process: each reports a ratio against a
+    reference measured in the same run, and a second worker beside it would be measured
+    too. Anything else gets pytest-xdist's own count (None: the next implementation)."""
+    marks = config.getoption("markexpr") or ""
+    return 0 if "bench" in marks and "not bench" not in marks else None
 
 
 @pytest.fixture(autouse=True)

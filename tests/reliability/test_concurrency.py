@@ -69,11 +69,14 @@ def test_ingest_train_estimate_at_once(trained_db: Path, tmp_path: Path) -> None
     assert n_batches == 3  # training CSV + first + second; the repeat stored nothing
 
 
-_OPEN_AT = """
+_OPEN_ON_GO = """
 import sys, time
+from pathlib import Path
 from perfpredict.store import open_store
 import perfpredict.store.migrations, alembic.command  # imported before the start line
-while time.time() < float(sys.argv[2]):
+ready, go = Path(sys.argv[2]), Path(sys.argv[3])
+ready.touch()
+while not go.exists():
     time.sleep(0.001)
 open_store(sys.argv[1]).dispose()
 """
@@ -83,10 +86,18 @@ def test_parallel_first_use_of_a_new_store(tmp_path: Path) -> None:
     """Processes opening the same new store at the same instant: it is created once and
     none fails ("table ... already exists" before the migration lock)."""
     url = f"sqlite:///{tmp_path / 'new.db'}"
-    start_at = time.time() + 10  # after every child has imported what it needs
-    procs = [subprocess.Popen([sys.executable, "-c", _OPEN_AT, url, str(start_at)],
+    go = tmp_path / "go"
+    ready = [tmp_path / f"ready{i}" for i in range(6)]
+    procs = [subprocess.Popen([sys.executable, "-c", _OPEN_ON_GO, url, str(flag), str(go)],
                               env=cli_env(tmp_path), stderr=subprocess.PIPE, text=True)
-             for _ in range(6)]
+             for flag in ready]
+    # every child has imported what it needs before any opens the store
+    deadline = time.monotonic() + 600
+    while not all(flag.exists() for flag in ready):
+        assert all(proc.poll() is None for proc in procs), "an opener exited before the start"
+        assert time.monotonic() < deadline, "the openers never got ready"
+        time.sleep(0.01)
+    go.touch()
     for i, proc in enumerate(procs):
         _out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, f"opener {i}: {err}"
