@@ -1,16 +1,16 @@
 """Stores of weak scaling alone or beside few strong-scaling applications (slow).
 
-A store of weak scaling alone borrows too, and its correction and slope drift are learned
-with the borrowed strong-scaling series (``HybridPredictor._borrows_wholly``): RELeARN
-alone (bundled, BSD-3), store-cut, three pooled repeats, seeds 0 / 3 / 6 (``python -m
-bench.accuracy_benchmark --dataset relearn --repeats 3 --seed S``): MAPE 6.2% / 6.7% /
-6.9% against Amdahl + log's 19.9%, median APE 4.6% / 6.1% / 6.6% against 17.9%, 90%
-coverage 1.00 / 0.99 / 0.99; learning from its own series alone it scored 19.2% / 18.6% /
-19.8% with coverage 0.38 / 0.43 / 0.37. Beside Castro's two strong-scaling applications,
-weak scaling's correction is borrowed wholly too (``--dataset relearn --dataset
-castro_scaling``, seeds 0-2 / 3-5): RELeARN 7.9% / 6.9% in extrapolation and 8.0% / 8.1%
-few-shot, coverage 0.975-1.0; with half of it borrowed, as strong scaling's is, 13.8% /
-12.9% and 15.8% / 15.1%, coverage 0.54-0.72.
+A store of weak scaling alone borrows from the bundled data sets, and its correction and
+slope drift are learned with the borrowed strong-scaling series
+(``HybridPredictor._borrows_wholly``): RELeARN alone (bundled, BSD-3), store-cut, three
+pooled repeats, seeds 0 / 3 / 6 (``python -m bench.accuracy_benchmark --dataset relearn
+--repeats 3 --seed S``): MAPE 6.2% / 6.7% / 6.9% against Amdahl + log's 19.9%, median APE
+4.6% / 6.1% / 6.6% against 17.9%, 90% coverage 1.00 / 0.99 / 0.99; learning from its own
+series alone it scored 19.2% / 18.6% / 19.8% with coverage 0.38 / 0.43 / 0.37. Beside
+Castro's two strong-scaling applications, weak scaling's correction is borrowed wholly too
+(``--dataset relearn --dataset castro_scaling``, seeds 0-2 / 3-5): RELeARN 7.9% / 6.9% in
+extrapolation and 8.0% / 8.1% few-shot, coverage 0.975-1.0; with half of it borrowed, as
+strong scaling's is, 13.8% / 12.9% and 15.8% / 15.1%, coverage 0.54-0.72.
 """
 
 from __future__ import annotations

@@ -94,7 +94,10 @@ def test_parallel_first_use_of_a_new_store(tmp_path: Path) -> None:
     # every child has imported what it needs before any opens the store
     deadline = time.monotonic() + 600
     while not all(flag.exists() for flag in ready):
-        assert all(proc.poll() is None for proc in procs), "an opener exited before the start"
+        for i, proc in enumerate(procs):
+            if proc.poll() is not None:
+                _out, err = proc.communicate()
+                pytest.fail(f"opener {i} exited {proc.returncode} before the start: {err}")
         assert time.monotonic() < deadline, "the openers never got ready"
         time.sleep(0.01)
     go.touch()
