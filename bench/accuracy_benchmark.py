@@ -68,27 +68,10 @@ def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
 
 def acceptance_table(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One verdict row per data set in the backtest's table, then the pooled one."""
-    from perfpredict.evaluate.metrics import acceptance
+    from perfpredict.evaluate.metrics import verdict_rows
 
-    groups = [g for g in (*JUDGED, *REPORTED) if any(r["group"] == g for r in table)]
-    rows = []
-    for group in [*groups, "all"]:
-        verdict = acceptance(table, group)
-        rows.append({
-            "data set": group + (" (reported)" if group in REPORTED else ""),
-            "series": verdict["n_series"], "runs": verdict["n_runs"],
-            "hybrid MAPE": verdict["hybrid_mape_pct"],
-            "best MAPE": f"{verdict['best_mape_pct']:.1f} "
-                         f"({verdict['best_mape_pct_method']})",
-            "hybrid median APE": verdict["hybrid_median_ape_pct"],
-            "best median APE": f"{verdict['best_median_ape_pct']:.1f} "
-                               f"({verdict['best_median_ape_pct_method']})",
-            "coverage": f"{verdict['coverage']:.3f} [{verdict['coverage_ci'][0]:.2f}-"
-                        f"{verdict['coverage_ci'][1]:.2f}]",
-            "verdict": "reported" if group in REPORTED else (
-                "; ".join(verdict["failures"]) or "pass"),
-        })
-    return rows
+    return verdict_rows(table, groups=(*JUDGED, *REPORTED), reported=REPORTED,
+                        label="data set")
 
 
 def hybrid_rows(table: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -244,7 +244,8 @@ def evaluate(
 ) -> None:
     """Backtest the hybrid against each law, Extra-P and black-box XGBoost on the store."""
     from perfpredict.evaluate import evaluate as run_evaluation
-    from perfpredict.report.tables import markdown_table
+    from perfpredict.evaluate.metrics import verdict_rows
+    from perfpredict.report.tables import format_value, markdown_table
 
     rows = run_evaluation(
         ctx.obj.open_store(), split.value, group_by=group_by.value, confidence=confidence, app=app,
@@ -253,6 +254,16 @@ def evaluate(
         random_state=seed, borrow_bundled=borrow_bundled)
     if fmt == ReportFormat.markdown:
         typer.echo(markdown_table(rows))
+    elif fmt == ReportFormat.table:
+        # what a reader looks for first, then every method's figures, to three digits
+        verdicts = verdict_rows(rows, label=group_by.value, confidence=confidence)
+        for table, title in (
+                (verdicts, f"The hybrid against the best single baseline, per "
+                           f"{group_by.value} (%; coverage of the {confidence:.0%} "
+                           f"intervals, series bootstrap)"),
+                (rows, "Every method")):
+            print_rows([{k: format_value(v) for k, v in r.items()} for r in table], "table",
+                       title=title)
     else:
         print_rows(rows, fmt.value)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -177,6 +178,32 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     # one application: the interval is calibrated on the bundled applications left out,
     # and says so
     assert any("calibrated on applications left out" in n for n in doc["notes"])
+
+
+def test_evaluate_table_leads_with_the_hybrid_against_the_best_baseline(cli, timed_runs_csv, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """What a person running ``evaluate`` looks for: per group and pooled, the hybrid
+    beside the best single baseline and what keeps it from the acceptance, then every
+    method's figures, to three significant digits (JSON keeps them whole)."""
+    from perfpredict.evaluate.metrics import acceptance
+    from perfpredict.report.tables import format_value
+
+    monkeypatch.setenv("COLUMNS", "500")  # every row on one line
+    assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
+    args = ("evaluate", "--no-borrow-bundled", "--confidence", "0.8")
+    table = json.loads(cli(*args, "--format", "json").stdout)
+    pooled = acceptance(table, "all", confidence=0.8)
+    result = cli(*args)
+    assert result.exit_code == 0, result.output
+    verdicts, methods = result.stdout.split("Every method")
+    assert "The hybrid against the best single baseline, per source" in verdicts
+    assert "coverage of the 80% intervals" in verdicts
+    rows = [line for line in verdicts.splitlines() if line.startswith("│")]
+    assert len(rows) == 2 and rows[-1].startswith("│ all ")  # one source, then pooled
+    cells = [cell.strip() for cell in rows[-1].strip("│").split("│")]
+    assert cells[3] == format_value(pooled["hybrid_mape_pct"])
+    assert cells[-1] == ("; ".join(pooled["failures"]) or "pass")
+    assert "│ hybrid " in methods and "│ blackbox_xgboost " in methods
+    assert not re.search(r"\d\.\d{4,}", result.stdout), "figures to three digits"
 
 
 @pytest.mark.parametrize("split", ["random", "time"])

@@ -367,6 +367,24 @@ def test_acceptance_ranks_each_figure_against_its_own_best_baseline() -> None:
     assert badly_covered["failures"] == ["coverage outside 0.85-0.95"]
 
 
+def test_verdict_rows_read_the_acceptance_per_group_then_pooled() -> None:
+    from perfpredict.evaluate.metrics import verdict_rows
+
+    table = [_table_row(group, *figures)
+             for group in ("b", "a", "all")
+             for figures in (("hybrid", 10.0, 5.0, 0.9), ("amdahl", 21.0, 11.0))]
+    table.append(_table_row("c", "hybrid", 30.0, 20.0, 0.8))
+    table.append(_table_row("c", "amdahl", 21.0, 11.0))
+    rows = verdict_rows(table, reported=("c",), label="source")
+    # the table's order, the pooled row last; a reported group is shown, not judged
+    assert [r["source"] for r in rows] == ["b", "a", "c (reported)", "all"]
+    assert [r["verdict"] for r in rows] == ["pass", "pass", "reported", "pass"]
+    assert rows[0]["best MAPE"] == "21.0 (amdahl)" and rows[0]["coverage"].startswith("0.900")
+    # coverage is judged against the intervals' own confidence
+    assert verdict_rows(table, groups=["a"], confidence=0.8)[0]["verdict"] == (
+        "coverage outside 0.75-0.85")
+
+
 @pytest.mark.parametrize("split", ["extrapolate", "time"])
 def test_an_unknown_protocol_is_bad_input_whatever_the_split(split: str) -> None:
     from perfpredict.errors import BadInputError
