@@ -109,8 +109,10 @@ def series_bootstrap_interval(inside: np.ndarray, series: list[str],
     return float(low), float(high)
 
 
-#: the figures on which the hybrid must beat the best single baseline (issue 13)
+#: the figures on which the hybrid must beat the best single baseline (issue 13), and
+#: their names in a verdict
 RANKED_FIGURES = ("mape_pct", "median_ape_pct")
+FIGURE_NAMES = {"mape_pct": "MAPE", "median_ape_pct": "median APE"}
 #: how far the share of test runs inside their intervals may stray from the intervals'
 #: confidence (issue 13: 85-95% at 90%)
 COVERAGE_TOLERANCE = 0.05
@@ -145,7 +147,7 @@ def acceptance(table: list[dict[str, Any]], group: str,
         verdict[f"best_{figure}"] = best[figure]
         verdict[f"best_{figure}_method"] = best["method"]
         if not hybrid[figure] < best[figure]:
-            failures.append(f"{figure} not below {best['method']}")
+            failures.append(f"{FIGURE_NAMES[figure]} not below {best['method']}'s")
     low, high = coverage_range(confidence)
     verdict["coverage"] = hybrid["coverage"]
     verdict["coverage_ci"] = (hybrid["coverage_ci_low"], hybrid["coverage_ci_high"])
