@@ -377,6 +377,8 @@ class HybridPredictor:
         kind_wholly = np.where(kind == "weak", wholly["weak"], wholly["strong"])
         learned_from = own | kind_wholly
         half_own = own & ~kind_wholly & ~own.all()
+        alone_apps = self._apps_learning_alone(half_own & (kind == "strong") & beyond,
+                                               app_of[group.astype(np.int64)], group, names)
         drift = SlopeDrift.fit(drift_table.scales, drift_table.medians_s,
                                drift_table.scale_start,
                                np.array([not s.weak for s in drift_series], dtype=bool))
@@ -394,16 +396,21 @@ class HybridPredictor:
         # 1. cross-fitted correction, kept per kind only where it beats the plain base
         # (with borrowed series: every example's correction cross-fitted over all
         # examples, the store's own of a kind not borrowed wholly the mean of that and
-        # of one cross-fitted over its own examples alone, as the deployed correction is
-        # (_correction_trees); whether it applies is judged on the examples it learned
-        # from (_borrows_wholly), and where they are too few to judge, it does: see
+        # of one cross-fitted over its own examples alone, or its application's alone
+        # (_apps_learning_alone), as the deployed correction is (_correction_trees);
+        # whether it applies is judged on the examples it learned from
+        # (_borrows_wholly), and where they are too few to judge, it does: see
         # _correction_trees)
         oof = self._oof_correction(rows, target, weight, group, beyond)
         if half_own.any():
-            oof = oof.copy()
-            oof[half_own] = np.mean([oof[half_own], self._oof_correction(
+            every_oof, oof = oof, oof.copy()
+            oof[half_own] = np.mean([every_oof[half_own], self._oof_correction(
                 rows[own], target[own], weight[own], group[own], beyond[own])[
                     half_own[own]]], axis=0)
+            for members in alone_apps.values():
+                oof[members] = np.mean([every_oof[members], self._oof_correction(
+                    rows[members], target[members], weight[members], group[members],
+                    beyond[members])], axis=0)
         apply_correction: dict[str, bool] = {}
         for k in KINDS:
             mask = (kind == k) & (learned_from & beyond)
@@ -425,12 +432,13 @@ class HybridPredictor:
         calibrated_by, log_spreads, conformal = self._calibration(
             rows, target, residual, weight, group, distance, kind, app, apply_correction,
             n_series_by_kind)
+        correction_trees, app_correction_trees = self._correction_trees(
+            rows, target, weight, beyond, own, wholly, alone_apps)
         self.model_ = RuntimeModel(
             apply_correction=apply_correction, app_evidence=app_evidence,
             exponent_evidence=exponent_evidence, conformal=conformal,
             calibrated_by=calibrated_by,
-            correction_trees=self._correction_trees(rows, target, weight, beyond, own,
-                                                    wholly),
+            correction_trees=correction_trees, app_correction_trees=app_correction_trees,
             spread_trees={method: self._fit_trees(rows, log_spread, weight).ensemble_
                           for method, log_spread in log_spreads.items()},
             # 3. the noise floor, from the series with repeats
@@ -490,12 +498,15 @@ class HybridPredictor:
         return {"weak": any(weak), "strong": all(weak)}
 
     def _correction_trees(self, rows: FloatArray, target: FloatArray, weight: FloatArray,
-                          beyond: np.ndarray, own: np.ndarray,
-                          wholly: dict[str, bool]) -> dict[str, TreeEnsemble]:
+                          beyond: np.ndarray, own: np.ndarray, wholly: dict[str, bool],
+                          alone_apps: dict[str, np.ndarray],
+                          ) -> tuple[dict[str, TreeEnsemble], dict[str, TreeEnsemble]]:
         """Per scaling kind, the correction trees, learned on the extrapolation examples
         (``beyond``): on every example where the store borrows nothing or the kind
         borrows wholly (:meth:`_borrows_wholly`); else the mean of trees learned on the
-        store's own examples (``own``) and of trees learned on every example.
+        store's own examples (``own``) and of trees learned on every example. And per
+        application of ``alone_apps`` (:meth:`_apps_learning_alone`), the mean of trees
+        learned on its own examples alone and of those learned on every example.
 
         Why half: the few applications of such a store teach a correction that carries
         its dominant code's saturation to the others (VASP's 165 series in a store of
@@ -523,12 +534,47 @@ class HybridPredictor:
         the plain base on the store's own nested examples scored worse in 9 of 10 cells.
         """
         every = self._fit_trees(rows[beyond], target[beyond], weight[beyond]).ensemble_
+
+        def half_with(learned_on: np.ndarray) -> TreeEnsemble:
+            return TreeEnsemble.mean([self._fit_trees(
+                rows[learned_on], target[learned_on], weight[learned_on]).ensemble_, every])
+
         if own.all() or all(wholly.values()):
-            return dict.fromkeys(KINDS, every)
-        alone = own & beyond
-        half = TreeEnsemble.mean([self._fit_trees(rows[alone], target[alone],
-                                                  weight[alone]).ensemble_, every])
-        return {k: every if wholly[k] else half for k in KINDS}
+            return dict.fromkeys(KINDS, every), {}
+        half = half_with(own & beyond)
+        return ({k: every if wholly[k] else half for k in KINDS},
+                {name: half_with(members & beyond) for name, members in alone_apps.items()})
+
+    def _apps_learning_alone(self, half_own_strong: np.ndarray, app: IntArray,
+                             group: FloatArray, names: np.ndarray) -> dict[str, np.ndarray]:
+        """The store's own strong-scaling applications whose half of the correction is
+        learned on their own examples alone, each with the mask of its examples (every
+        one of its series', the interior too): beside another application, those with
+        ``min_series_for_correction`` series or more extrapolated in ``half_own_strong``
+        (the examples whose half is the store's own), enough to learn a correction as a
+        store of one code does.
+
+        Why: with few applications the trees of the store's own half cannot keep the
+        codes apart, and one code's shape carries to another. Store-cut, Castro and
+        CP2K in one store (``python -m bench.accuracy_benchmark --repeats 3 --dataset
+        castro_scaling --dataset cp2k_readme``, seed 0): the base alone scored Castro
+        18.6% alone and 17.9% beside CP2K, but with the correction 16.6% alone and
+        19.8% beside CP2K; with each application's half learned alone, 15.7%. The
+        borrowed half still brings what the bundled codes know. Over the six stores of
+        two of the four HPC data sets and the four together (seed 0), extrapolation's
+        pooled MAPE fell in six of seven (CP2K + VASP 20.2% -> 20.8%: VASP learned
+        better beside CP2K's examples) and few-shot's rose in four, by 0.2-2.3 points
+        (docs/accuracy.md, "Half the correction borrowed").
+        """
+        apps = np.unique(app[half_own_strong])
+        if apps.size < 2:
+            return {}  # the store's own half is already its one application's
+        members = {}
+        for index in apps:
+            extrapolated = half_own_strong & (app == index)
+            if np.unique(group[extrapolated]).size >= self.min_series_for_correction:
+                members[str(names[index])] = np.isin(group, np.unique(group[extrapolated]))
+        return members
 
     def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
                 ctx: SeriesContext | None = None) -> list[Prediction]:

@@ -246,6 +246,11 @@ class RuntimeModel:
     metrics: dict[str, float]
     #: The base's fourth member, for strong scaling (None: the three laws alone).
     drift: SlopeDrift | None = None
+    #: Per strong-scaling application of a store that borrows, with enough series to
+    #: learn its half of the correction alone: that correction, in place of the kind's
+    #: (:meth:`perfpredict.model.fit.HybridPredictor._apps_learning_alone`); empty
+    #: elsewhere, and in artifacts from before it.
+    app_correction_trees: dict[str, TreeEnsemble] = field(default_factory=dict)
     #: Per application, the power-law exponent evidence of its strong-scaling series
     #: (:data:`perfpredict.overhead.shrinkage.SUM_NAMES`); empty (an artifact from
     #: before it): the feature is 0, which its trees never read.
@@ -287,8 +292,9 @@ class RuntimeModel:
         distance = rows[:, 0]
         correction = np.zeros(n)
         if self.apply_correction[kind]:
-            correction = np.where(distance > 0, self.correction_trees[kind].predict(rows),
-                                  0.0)
+            trees = (self.app_correction_trees.get(series.key.app)
+                     if kind == "strong" else None) or self.correction_trees[kind]
+            correction = np.where(distance > 0, trees.predict(rows), 0.0)
         spread = np.exp(self.spread_trees[self.calibrated_by[kind]].predict(rows))
         runtime_log = base_log + correction
         n_peers = np.zeros(n, dtype=np.int64)
@@ -445,6 +451,8 @@ class RuntimeModel:
             "conformal": {k: c.to_dict() for k, c in self.conformal.items()},
             "calibrated_by": self.calibrated_by,
             "correction_trees": self._correction_tables(),
+            "app_correction_trees": {app: trees.to_table()
+                                     for app, trees in self.app_correction_trees.items()},
             "spread_trees": {method: trees.to_table()
                              for method, trees in self.spread_trees.items()},
             "noise_floor": self.noise_floor.to_dict(),
@@ -482,6 +490,8 @@ class RuntimeModel:
             conformal={k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()},
             calibrated_by=calibrated_by,
             correction_trees=_correction_trees(doc["correction_trees"]),
+            app_correction_trees={app: TreeEnsemble.from_table(table) for app, table
+                                   in doc.get("app_correction_trees", {}).items()},
             spread_trees={method: TreeEnsemble.from_table(table)
                           for method, table in spread_tables.items()},
             noise_floor=NoiseFloor.from_dict(doc["noise_floor"]),

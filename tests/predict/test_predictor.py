@@ -513,3 +513,34 @@ def test_weak_scaling_in_a_borrowing_store_learns_its_correction_with_the_borrow
         beyond = series.scales[-1] * np.array([2.0, 8.0])
         np.testing.assert_allclose(loaded.predict_columns(series, beyond).runtime_s,
                                    model.predict_columns(series, beyond).runtime_s)
+
+
+def test_an_application_with_enough_series_learns_its_own_half_of_the_correction(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """In a store that borrows, an application of eight or more strong-scaling series
+    beside another learns its own half of the correction on its examples alone (one
+    code's shape must not carry to the other, as CP2K's did to Castro's); one of fewer
+    series keeps the store's own half; the artifact keeps the trees per application,
+    and one from before them loads without any."""
+    big = [dataclasses.replace(s, key=s.key._replace(app="big"), weak=False)
+           for s in relearn_series[:10]]
+    small = [dataclasses.replace(s, key=s.key._replace(app="small"), weak=False)
+             for s in relearn_series[10:14]]
+    others = [dataclasses.replace(s, key=s.key._replace(app=f"code{i % 8}"), weak=False)
+              for i, s in enumerate(relearn_series)]
+    model = HybridPredictor().fit(big + small, borrowed_series=others).model_
+    assert set(model.app_correction_trees) == {"big"}
+    assert (model.app_correction_trees["big"].roots.size
+            == model.correction_trees["strong"].roots.size)  # its own trees and every's
+    doc = json.loads(json.dumps(model.to_dict()))
+    loaded = RuntimeModel.from_dict(doc)
+    before = RuntimeModel.from_dict({k: v for k, v in doc.items()
+                                     if k != "app_correction_trees"})
+    assert before.app_correction_trees == {}
+    for series, own_trees in ((big[0], True), (small[0], False)):
+        beyond = series.scales[-1] * np.array([2.0, 8.0])
+        predicted = model.predict_columns(series, beyond).runtime_s
+        np.testing.assert_allclose(loaded.predict_columns(series, beyond).runtime_s,
+                                   predicted)
+        # without the per-application trees, only the big application's estimate moves
+        moved = before.predict_columns(series, beyond).runtime_s != predicted
+        assert moved.all() if own_trees else not moved.any()
