@@ -66,7 +66,10 @@ def test_across_stores_reports_each_store_as_its_own_backtest() -> None:
             store.dispose()
     assert rows[1]["hybrid MAPE"] == round(pooled["hybrid_mape_pct"], 1)
     assert rows[1]["coverage"] == round(pooled["coverage"], 3)
-    assert rows[0]["hybrid MAPE"] != rows[1]["hybrid MAPE"]
+    # two backtests, not one reported twice: their figures differ (any one rounded
+    # figure may coincide, as the pooled MAPE of these two stores did, 18.5% each)
+    figures = [{k: v for k, v in row.items() if k != "store"} for row in rows]
+    assert figures[0] != figures[1]
 
 
 @pytest.mark.parametrize("option", [["--dataset", "relearn"], ["--leave-out", "source"],
