@@ -377,8 +377,9 @@ class HybridPredictor:
         kind_wholly = np.where(kind == "weak", wholly["weak"], wholly["strong"])
         learned_from = own | kind_wholly
         half_own = own & ~kind_wholly & ~own.all()
-        alone_apps = self._apps_learning_alone(half_own & (kind == "strong") & beyond,
-                                               app_of[group.astype(np.int64)], group, names)
+        app = app_of[group.astype(np.int64)]
+        alone_apps = self._apps_learning_alone(half_own & (kind == "strong") & beyond, app,
+                                               group, names)
         drift = SlopeDrift.fit(drift_table.scales, drift_table.medians_s,
                                drift_table.scale_start,
                                np.array([not s.weak for s in drift_series], dtype=bool))
@@ -404,9 +405,13 @@ class HybridPredictor:
         oof = self._oof_correction(rows, target, weight, group, beyond)
         if half_own.any():
             every_oof, oof = oof, oof.copy()
-            oof[half_own] = np.mean([every_oof[half_own], self._oof_correction(
-                rows[own], target[own], weight[own], group[own], beyond[own])[
-                    half_own[own]]], axis=0)
+            store_half = half_own.copy()  # where no application learns its half alone
+            for members in alone_apps.values():
+                store_half &= ~members
+            if store_half.any():
+                oof[store_half] = np.mean([every_oof[store_half], self._oof_correction(
+                    rows[own], target[own], weight[own], group[own], beyond[own])[
+                        store_half[own]]], axis=0)
             for members in alone_apps.values():
                 oof[members] = np.mean([every_oof[members], self._oof_correction(
                     rows[members], target[members], weight[members], group[members],
@@ -428,7 +433,6 @@ class HybridPredictor:
         # kind with enough applications, else by series (_calibration)
         n_series_by_kind = {k: int(np.unique(group[(kind == k) & beyond]).size)
                             for k in KINDS}
-        app = app_of[group.astype(np.int64)]
         calibrated_by, log_spreads, conformal = self._calibration(
             rows, target, residual, weight, group, distance, kind, app, apply_correction,
             n_series_by_kind)

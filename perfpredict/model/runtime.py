@@ -292,8 +292,9 @@ class RuntimeModel:
         distance = rows[:, 0]
         correction = np.zeros(n)
         if self.apply_correction[kind]:
-            trees = (self.app_correction_trees.get(series.key.app)
-                     if kind == "strong" else None) or self.correction_trees[kind]
+            trees = self.correction_trees[kind]
+            if kind == "strong":
+                trees = self.app_correction_trees.get(series.key.app, trees)
             correction = np.where(distance > 0, trees.predict(rows), 0.0)
         spread = np.exp(self.spread_trees[self.calibrated_by[kind]].predict(rows))
         runtime_log = base_log + correction
