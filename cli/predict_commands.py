@@ -36,6 +36,7 @@ class GroupBy(str, Enum):
     source = "source"
     app = "app"
     system = "system"
+    distance = "distance"
 
 
 class ReportFormat(str, Enum):
@@ -232,7 +233,9 @@ def evaluate(
              "a series that is also in the store, so none is seen beyond its cut).")] = False,
     borrow_bundled: BorrowBundled = True,
     group_by: Annotated[GroupBy, typer.Option(
-        help="Rows per ingested file (source), application or system.")] = GroupBy.source,
+        help="Rows per ingested file (source), application, system, or band of distance "
+             "beyond the largest scale each prediction knew (0-1, 1-2, 2-3, 3+ "
+             "doublings; inside the measured range).")] = GroupBy.source,
     app: Annotated[list[str] | None, typer.Option("--app")] = None,
     confidence: Annotated[float, typer.Option()] = 0.9,
     repeats: Annotated[int, typer.Option(

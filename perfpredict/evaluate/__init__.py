@@ -22,13 +22,15 @@ learned with them: :meth:`perfpredict.model.fit.HybridPredictor.fit`).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.evaluate.baselines import BLACKBOX, blackbox, law_names, law_prediction
-from perfpredict.evaluate.metrics import Outcomes, summarise
+from perfpredict.evaluate.metrics import Outcomes, distance_bands, summarise
 from perfpredict.evaluate.protocols import (
     LEAVE_OUT,
     PROTOCOLS,
@@ -39,12 +41,21 @@ from perfpredict.evaluate.protocols import (
     plan_split,
     training_rounds,
 )
+from perfpredict.laws.base import FloatArray
 from perfpredict.model.fit import HybridPredictor, too_few_applications
 from perfpredict.model.series import SERIES_KEY, Series, SeriesKey, build_series, key_part
 
-__all__ = ["LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
+__all__ = ["GROUP_BY", "LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
            "bundled_series", "evaluate", "evaluate_frame", "frame_outcomes", "plan_split",
            "series_sources", "summarise", "training_rounds"]
+
+
+#: The group of each test run of a series, from the series and the runs' distances in
+#: doublings beyond its context's largest scale (0 or less: inside the measured range):
+#: one label for them all, or one per run.
+GroupOf = Callable[[Series, FloatArray], str | Sequence[str]]
+#: What ``evaluate`` can group its rows by.
+GROUP_BY = ("source", "app", "system", "distance")
 
 
 def _fit_hybrid(pool: list[Series], random_state: int,
@@ -60,14 +71,14 @@ def _fit_hybrid(pool: list[Series], random_state: int,
         pool, borrowed_series=borrowed_pool)
 
 
-def backtest(series_list: list[Series], split: str, group_of: Callable[[Series], str],
+def backtest(series_list: list[Series], split: str, group_of: GroupOf,
              confidence: float = 0.9, protocol: str = "store-cut",
              leave_out_of: Callable[[Series], str] | None = None,
              extra_pool: list[Series] | None = None, n_folds: int = 5,
              random_state: int = 0, repeats: int = 1,
              borrowed_pool: list[Series] | None = None) -> Outcomes:
     """Predict every tested run of ``split`` under ``protocol`` (or leaving out each
-    group of ``leave_out_of`` in turn), ``repeats`` times with the seeds
+    group of ``leave_out_of`` in turn), grouped by ``group_of``, ``repeats`` times with the seeds
     ``random_state``, ``random_state + 1``, ..., pooled. ``extra_pool`` joins every
     training pool in full and is never tested; the hybrid borrows from ``borrowed_pool``
     (:meth:`HybridPredictor.fit`)."""
@@ -85,7 +96,7 @@ def backtest(series_list: list[Series], split: str, group_of: Callable[[Series],
 
 def _predict_round(outcomes: Outcomes, series_list: list[Series],
                    holdouts: dict[int, Holdout], training: TrainingRound, extra_pool: list[Series],
-                   borrowed_pool: list[Series], group_of: Callable[[Series], str],
+                   borrowed_pool: list[Series], group_of: GroupOf,
                    confidence: float, seed: int) -> None:
     """Train the hybrid and the black box on one round's pool and add every method's
     predictions of the round's tested runs."""
@@ -96,7 +107,7 @@ def _predict_round(outcomes: Outcomes, series_list: list[Series],
         series, context = series_list[i], holdouts[i].context
         test = holdouts[i].test
         p, true = series.scale[test], series.runtime_s[test]
-        group, name = group_of(series), series.name
+        group, name = group_of(series, np.log2(p / context.scales.max())), series.name
         preds = hybrid.predict_columns(context, p, confidence)
         outcomes.add("hybrid", group, name, true, preds.runtime_s, preds.lower_s,
                      preds.upper_s)
@@ -128,6 +139,9 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
     which backtests of several stores pool before summarising; ``borrowed_pool`` gives
     the series the hybrid borrows from, asked for only where the store has too few
     strong-scaling applications."""
+    if group_by not in GROUP_BY:
+        raise BadInputError(f"--group-by must be one of: {', '.join(GROUP_BY)}, not "
+                            f"{group_by!r}")
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")
@@ -146,7 +160,14 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
             return lambda s: s.key.system
         return lambda s: sources.get(s.key, "store")
 
-    return backtest(series_list, split, label(group_by), confidence, protocol,
+    series_label = label(group_by)
+
+    def group_of(series: Series, distance_log2: FloatArray) -> str | list[str]:
+        if group_by == "distance":
+            return distance_bands(distance_log2)
+        return series_label(series)
+
+    return backtest(series_list, split, group_of, confidence, protocol,
                     None if leave_out is None else label(leave_out), extra,
                     random_state=random_state, repeats=repeats, borrowed_pool=borrowed)
 

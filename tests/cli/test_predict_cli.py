@@ -206,6 +206,20 @@ def test_evaluate_table_leads_with_the_hybrid_against_the_best_baseline(cli, tim
     assert not re.search(r"\d\.\d{4,}", result.stdout), "figures to three digits"
 
 
+def test_evaluate_by_distance_shows_how_accuracy_falls_with_the_doublings(cli, timed_runs_csv, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("COLUMNS", "500")
+    assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
+    result = cli("evaluate", "--group-by", "distance", "--no-borrow-bundled")
+    assert result.exit_code == 0, result.output
+    verdicts = result.stdout.split("Every method")[0]
+    assert "The hybrid against the best single baseline, per distance" in verdicts
+    bands = [line.strip("│").split("│")[0].strip() for line in verdicts.splitlines()
+             if line.startswith("│")]
+    # extrapolation tests the upper half of each series: nothing inside its range
+    assert bands[-1] == "all" and "0-1 doublings" in bands
+    assert "inside the measured range" not in bands
+
+
 @pytest.mark.parametrize("split", ["random", "time"])
 def test_evaluate_new_splits_on_a_store_with_submit_times(cli, timed_runs_csv, split) -> None:  # type: ignore[no-untyped-def]
     assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0

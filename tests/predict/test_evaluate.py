@@ -150,7 +150,7 @@ def test_time_split_with_nothing_to_learn_from_before_the_cut_says_so() -> None:
     # could learn from: that needs three scales
     series = _series("a", [1, 2, 4, 8], submitted_epoch_s=[0, 1, 2, 3])
     with pytest.raises(NotTrainedError, match="three or more distinct scales"):
-        backtest([series], "time", lambda s: "g")
+        backtest([series], "time", lambda s, d: "g")
 
 
 def test_a_run_without_submit_time_is_dated_by_its_start_then_its_end() -> None:
@@ -273,7 +273,7 @@ def test_nothing_beyond_a_cut_reaches_the_hybrid_or_the_black_box(monkeypatch, p
     monkeypatch.setattr(evaluation, "_fit_hybrid", recording("hybrid", evaluation._fit_hybrid))
     monkeypatch.setattr(evaluation, "blackbox", recording("blackbox", evaluation.blackbox))
     series_list = [_series(f"s{i}", [1, 2, 4, 8, 16, 32]) for i in range(6)]
-    outcomes = backtest(series_list, "extrapolate", lambda s: "g", protocol=protocol,
+    outcomes = backtest(series_list, "extrapolate", lambda s, d: "g", protocol=protocol,
                         n_folds=2)
     assert pools["hybrid"] == pools["blackbox"]
     tested_by_round = []
@@ -393,3 +393,42 @@ def test_an_unknown_protocol_is_bad_input_whatever_the_split(split: str) -> None
     plan = plan_split([series, _series("b", [1, 2, 4, 8, 16])], split)
     with pytest.raises(BadInputError, match="unknown protocol 'sideways'"):
         training_rounds(plan, "sideways")
+
+
+def test_distance_bands_follow_the_estimate_s_doublings() -> None:
+    from perfpredict.evaluate.metrics import distance_bands
+
+    # log2 of the scale over the context's largest: a band holds its upper edge, as the
+    # intervals' calibration bins do
+    assert distance_bands(np.array([-2.0, 0.0, 0.5, 1.0, 1.01, 2.0, 2.5, 3.0, 7.0])) == [
+        "inside the measured range", "inside the measured range", "0-1 doublings",
+        "0-1 doublings", "1-2 doublings", "1-2 doublings", "2-3 doublings", "2-3 doublings",
+        "3+ doublings"]
+
+
+def test_grouped_by_distance_every_test_run_falls_in_one_band(timed_store) -> None:  # type: ignore[no-untyped-def]
+    """The random split tests scales inside the measured range and beyond it; by
+    distance, each of its runs is counted in exactly one band, the bands together are
+    the pooled row, and each band is judged like a data set."""
+    from perfpredict.evaluate.metrics import DISTANCE_BANDS, verdict_rows
+
+    by_source = {r["method"]: r for r in evaluate(timed_store, "random", borrow_bundled=False)
+                 if r["group"] == "all"}
+    table = evaluate(timed_store, "random", group_by="distance", borrow_bundled=False)
+    bands = {r["group"] for r in table} - {"all"}
+    assert "inside the measured range" in bands and bands - {"inside the measured range"}
+    assert bands <= {label for _, label in DISTANCE_BANDS}
+    for method, pooled in by_source.items():
+        rows = [r for r in table if r["method"] == method]
+        assert sum(r["n_runs"] for r in rows if r["group"] != "all") == pooled["n_runs"]
+        (same,) = [r for r in rows if r["group"] == "all"]
+        assert same["mape_pct"] == pytest.approx(pooled["mape_pct"])
+    verdicts = verdict_rows(table, label="distance")
+    assert [v["distance"] for v in verdicts][-1] == "all" and len(verdicts) == len(bands) + 1
+
+
+def test_an_unknown_grouping_is_bad_input(timed_store) -> None:  # type: ignore[no-untyped-def]
+    from perfpredict.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="--group-by must be one of: .*distance"):
+        evaluate(timed_store, "extrapolate", group_by="user")
