@@ -63,8 +63,8 @@ def distance_bands(distance_log2: FloatArray) -> list[str]:
     context's largest; 0 or less: at or inside the measured range)."""
     edges = [edge for edge, _ in DISTANCE_BANDS]
     labels = [label for _, label in DISTANCE_BANDS]
-    return [labels[int(np.searchsorted(edges, d, side="left"))]
-            for d in np.asarray(distance_log2, dtype=float)]
+    index = np.searchsorted(edges, np.asarray(distance_log2, dtype=float), side="left")
+    return [labels[i] for i in index]
 
 
 def summarise(outcomes: Outcomes) -> list[dict[str, Any]]:
