@@ -52,7 +52,7 @@ class Outcomes:
 #: scale of its series' context, in doublings (upper edges, each band's label). A
 #: user's question is "how sure at N doublings", and error and coverage depend on the
 #: distance: pooled over the acceptance store's data sets, the 90% intervals held
-#: 0.96 of the extrapolation test runs within one doubling and 0.85 at one to two
+#: 0.955 of the extrapolation test runs within one doubling and 0.863 at one to two
 #: (docs/accuracy.md, "Accuracy by distance").
 DISTANCE_BANDS = ((0.0, "inside the measured range"), (1.0, "0-1 doublings"),
                   (2.0, "1-2 doublings"), (3.0, "2-3 doublings"), (math.inf, "3+ doublings"))

@@ -246,10 +246,10 @@ class RuntimeModel:
     metrics: dict[str, float]
     #: The base's fourth member, for strong scaling (None: the three laws alone).
     drift: SlopeDrift | None = None
-    #: Per strong-scaling application of a store that borrows, with enough series to
-    #: learn its half of the correction alone: that correction, in place of the kind's
-    #: (:meth:`perfpredict.model.fit.HybridPredictor._apps_learning_alone`); empty
-    #: elsewhere, and in artifacts from before it.
+    #: Per strong-scaling application with enough series to learn half of its
+    #: correction alone, beside other applications: that correction, in place of the
+    #: kind's (:meth:`perfpredict.model.fit.HybridPredictor._apps_learning_alone`);
+    #: empty in a store of one application, and in artifacts from before it.
     app_correction_trees: dict[str, TreeEnsemble] = field(default_factory=dict)
     #: Per application, the power-law exponent evidence of its strong-scaling series
     #: (:data:`perfpredict.overhead.shrinkage.SUM_NAMES`); empty (an artifact from

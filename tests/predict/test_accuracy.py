@@ -18,16 +18,16 @@ machine's floating point) cannot flip a test. The noise was measured with
 three pooled seeds each, disjoint seeds 0-14, on the hybrid of this commit. Each margin is
 three standard deviations of that figure over the five backtests, rounded up; they are per
 split and data set because a data set of 7 series is noisier than one of 165, and one
-split's coverage than the other's (RELeARN's: 0.065 in extrapolation, 0.014 in few-shot). Measured standard deviations (extrapolation / few-shot):
+split's coverage than the other's (RELeARN's: 0.083 in extrapolation, 0.026 in few-shot). Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
-    mlperf_training       0.37 / 0.51  1.3 / 1.6        0.018 / 0.0061
-    relearn               1.9 / 0.43   1.9 / 0.18       0.065 / 0.014
-    vasp_archer           0.11 / 0.10  0.13 / 0.13      0.0103 / 0.039
-    cp2k_readme           0.72 / 0.24  0.67 / 1.1       0.012 / 0.053
-    castro_scaling        0.29 / 0.19  0.41 / 0.41      0.011 / 0.0058
-    pencilffts_jeanzay    0.64 / 0.25  0.88 / 0.65      0.013 / 0.036
-    all                   0.25 / 0.15  0.53 / 0.30      -
+    mlperf_training       0.42 / 0.31  1.3 / 0.69       0.012 / 0.0082
+    relearn               1.9 / 0.44   1.9 / 0.18       0.083 / 0.026
+    vasp_archer           0.089 / 0.067  0.23 / 0.21    0.011 / 0.034
+    cp2k_readme           0.72 / 0.39  0.67 / 0.43      0.012 / 0.044
+    castro_scaling        0.069 / 0.039  0.42 / 0.23    0.012 / 0.0059
+    pencilffts_jeanzay    0.37 / 0.26  0.55 / 0.40      0.012 / 0.031
+    all                   0.26 / 0.10  0.49 / 0.23      -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
 whose five-backtest mean misses the threshold is an expected failure (xfail, not strict),
@@ -55,58 +55,58 @@ REPEATS = 3
 # (the hybrid's minus the best baseline's), and of coverage.
 MAPE_MARGIN_PCT = {
     "extrapolate": {
-        "mlperf_training": 1.2,
+        "mlperf_training": 1.3,
         "relearn": 5.6,
-        "vasp_archer": 0.4,
+        "vasp_archer": 0.3,
         "cp2k_readme": 2.2,
-        "castro_scaling": 0.9,
-        "pencilffts_jeanzay": 2.0,
+        "castro_scaling": 0.3,
+        "pencilffts_jeanzay": 1.2,
         "all": 0.8,
     },
     "fewshot": {
-        "mlperf_training": 1.6,
+        "mlperf_training": 1.0,
         "relearn": 1.4,
         "vasp_archer": 0.3,
-        "cp2k_readme": 0.8,
-        "castro_scaling": 0.6,
+        "cp2k_readme": 1.2,
+        "castro_scaling": 0.2,
         "pencilffts_jeanzay": 0.8,
-        "all": 0.5,
+        "all": 0.4,
     },
 }
 MEDIAN_APE_MARGIN_PCT = {
     "extrapolate": {
-        "mlperf_training": 3.8,
+        "mlperf_training": 4.1,
         "relearn": 5.8,
-        "vasp_archer": 0.4,
+        "vasp_archer": 0.7,
         "cp2k_readme": 2.1,
         "castro_scaling": 1.3,
-        "pencilffts_jeanzay": 2.7,
+        "pencilffts_jeanzay": 1.7,
     },
     "fewshot": {
-        "mlperf_training": 4.9,
+        "mlperf_training": 2.1,
         "relearn": 0.6,
-        "vasp_archer": 0.4,
-        "cp2k_readme": 3.2,
-        "castro_scaling": 1.3,
-        "pencilffts_jeanzay": 2.0,
+        "vasp_archer": 0.7,
+        "cp2k_readme": 1.3,
+        "castro_scaling": 0.7,
+        "pencilffts_jeanzay": 1.3,
     },
 }
 COVERAGE_MARGIN = {
     "extrapolate": {
-        "mlperf_training": 0.06,
-        "relearn": 0.2,
+        "mlperf_training": 0.04,
+        "relearn": 0.25,
         "vasp_archer": 0.04,
         "cp2k_readme": 0.04,
         "castro_scaling": 0.04,
-        "pencilffts_jeanzay": 0.05,
+        "pencilffts_jeanzay": 0.04,
     },
     "fewshot": {
-        "mlperf_training": 0.02,
-        "relearn": 0.05,
-        "vasp_archer": 0.12,
-        "cp2k_readme": 0.16,
+        "mlperf_training": 0.03,
+        "relearn": 0.08,
+        "vasp_archer": 0.11,
+        "cp2k_readme": 0.14,
         "castro_scaling": 0.02,
-        "pencilffts_jeanzay": 0.11,
+        "pencilffts_jeanzay": 0.1,
     },
 }
 
@@ -117,17 +117,16 @@ Table = list[dict[str, Any]]
 # failures until the predictor passes them; they are not a statement of what is acceptable.
 _OPEN = "misses issue 13's acceptance under store-cut today (docs/accuracy.md)"
 LOSES_TO_A_BASELINE = {
-    ("extrapolate", "mlperf_training"),  # median APE +5.2
+    ("extrapolate", "mlperf_training"),  # median APE +2.3
     ("extrapolate", "cp2k_readme"),      # median APE +3.0
-    ("extrapolate", "castro_scaling"),   # median APE +0.4
-    ("fewshot", "vasp_archer"),          # MAPE +0.2, median APE +1.3
+    ("fewshot", "vasp_archer"),          # median APE +0.9
 }
 COVERAGE_OUTSIDE = {
-    ("extrapolate", "relearn"),          # 0.957
+    ("extrapolate", "mlperf_training"),  # 0.956
     ("extrapolate", "cp2k_readme"),      # 0.972
-    ("extrapolate", "castro_scaling"),   # 0.987
-    ("fewshot", "mlperf_training"),      # 0.970
-    ("fewshot", "castro_scaling"),       # 0.978
+    ("extrapolate", "castro_scaling"),   # 0.977
+    ("fewshot", "mlperf_training"),      # 0.959
+    ("fewshot", "castro_scaling"),       # 0.967
 }
 POOLED_FAILS: set[str] = set()
 

@@ -56,9 +56,12 @@ def test_weak_scaling_beside_few_strong_applications_beats_the_laws_with_honest_
 def test_a_store_of_weak_scaling_alone_learns_as_with_the_bundled_data(
         tmp_path: Path) -> None:
     """Borrowing, a store without strong scaling of its own learns its slope drift and
-    correction, and judges it, with the borrowed series: what training on the bundled
-    data sets in full (``--with-bundled``) predicts, to the digit. The noise floor under
-    the intervals of series measured once per scale stays the store's own (LULESH's)."""
+    correction, and judges it, with the borrowed series: its points are what training on
+    the bundled data sets in full (``--with-bundled``) predicts, to the digit. Its
+    intervals are not quite: with the bundled series the store's own, their applications
+    of eight or more series learn half their correction alone, which moves their
+    residuals in the spread trees both kinds share (RELeARN's coverage 0.926 borrowing,
+    0.947 with them, seed 0); both hold at least 0.85 of its runs."""
     from bench.accuracy_benchmark import build_store
     from perfpredict.evaluate import evaluate
 
@@ -70,7 +73,8 @@ def test_a_store_of_weak_scaling_alone_learns_as_with_the_bundled_data(
             for options in ({}, {"with_bundled": True}, {"borrow_bundled": False}))
     finally:
         store.dispose()
-    assert borrowing["relearn"] == with_bundled["relearn"]
-    for figure in ("mape_pct", "median_ape_pct", "bias_pct", "coverage"):
-        assert borrowing["lulesh_thicket"][figure] == with_bundled["lulesh_thicket"][figure]
+    for name in ("relearn", "lulesh_thicket"):
+        for figure in ("mape_pct", "median_ape_pct", "bias_pct"):
+            assert borrowing[name][figure] == with_bundled[name][figure], (name, figure)
+    assert min(borrowing["relearn"]["coverage"], with_bundled["relearn"]["coverage"]) >= 0.85
     assert borrowing["relearn"]["mape_pct"] < alone["relearn"]["mape_pct"]
