@@ -95,6 +95,10 @@ def train(
         typer.echo("  nested-extrapolation mean |log error|: law "
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
+        if report.own_correction_applications:
+            typer.echo("  applications of 8 or more series learned half of their "
+                       "correction from their own series alone: "
+                       f"{', '.join(report.own_correction_applications)}")
         if report.borrowed_datasets is not None:
             typer.echo("  borrowed from the bundled data sets, the store having fewer than 8 "
                        f"strong-scaling applications (intervals calibrated on theirs too, "
@@ -109,11 +113,11 @@ def train(
         if report.could_borrow_applications():
             typer.echo(f"  note: the correction was learned from {report.n_strong_applications} "
                        "strong-scaling applications, few to learn one that carries from "
-                       "code to code; train --with-bundled learns all of it with the "
-                       "bundled data sets' applications, which in store-cut backtests of "
-                       "such a store extrapolated a little better and did worse few-shot "
-                       "(docs/accuracy.md); compare the two on yours with perfpredict "
-                       "evaluate, with and without --with-bundled")
+                       "code to code; train --with-bundled learns it with the bundled "
+                       "data sets' applications too, which in store-cut backtests of "
+                       "such a store scored about the same (docs/accuracy.md); compare "
+                       "the two on yours with perfpredict evaluate, with and without "
+                       "--with-bundled")
         if report.could_borrow_for_weak_scaling():
             typer.echo("  note: weak scaling was learned beside fewer than 8 strong-scaling "
                        "applications from this store alone, where it errs most: in "

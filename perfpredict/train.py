@@ -53,6 +53,9 @@ class TrainReport:
     n_runs_bundled: int = 0
     #: the store's own strong-scaling applications with a series of 3+ scales
     n_strong_applications: int = 0
+    #: the applications that learned half of their correction from their own series
+    #: alone (eight or more of them, beside other applications)
+    own_correction_applications: list[str] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -195,6 +198,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         report.base_law = {kind: predictor["base"] for kind in predictor["apply_correction"]}
         report.apply_correction = predictor["apply_correction"]
         report.calibrated_by = predictor["calibrated_by"]
+        report.own_correction_applications = sorted(predictor["app_correction_trees"])
         report.n_series_by_kind = {kind: sum(1 for s in series_list if kind_of(s) == kind
                                              and s.scales.size >= 3)
                                    for kind in predictor["apply_correction"]}

@@ -146,6 +146,8 @@ def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # typ
     assert "the correction and slope drift learned with them" in borrowed
     assert "mlperf_training" in borrowed and "relearn" not in borrowed
     assert "note: weak scaling was learned beside" not in trained.stdout
+    # no strong scaling of its own: no application learns half its correction alone
+    assert "from their own series alone" not in trained.stdout
     est = cli("estimate", "--app", "RELeARN", "--nodes", "16", "--ranks-per-node", "64",
               "--problem-size", "7000 neurons/rank, theta=0.3", "--format", "json")
     assert est.exit_code == 0, est.output
@@ -153,6 +155,16 @@ def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # typ
     assert doc["scale"] == 1024 and doc["scale_unit"] == "ranks"
     # the store's predictor answered: it knows nothing of MLPerf
     assert cli("estimate", "--app", "bert", "--nodes", "8").exit_code == 1
+
+
+def test_train_names_the_applications_that_learned_half_their_correction_alone(cli) -> None:  # type: ignore[no-untyped-def]
+    assert cli("datasets", "load", "castro_scaling", "pencilffts_jeanzay").exit_code == 0
+    trained = cli("train", "--no-borrow-bundled")
+    assert trained.exit_code == 0, trained.output
+    (line,) = [line for line in trained.stdout.splitlines()
+               if "learned half of their correction from their own series alone" in line]
+    # PencilFFTs.jl has eight series or more, P3DFFT2 fewer: it learns from every code's
+    assert line.endswith(": Castro-flame_wave, Castro-wdmerger, PencilFFTs.jl")
 
 
 def test_train_on_an_empty_store_is_a_domain_failure(cli) -> None:  # type: ignore[no-untyped-def]
