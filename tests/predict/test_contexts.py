@@ -11,7 +11,7 @@ import pytest
 
 from perfpredict import datasets
 from perfpredict.laws import LAWS
-from perfpredict.model.fit import nested_examples
+from perfpredict.model.nested import nested_examples
 from perfpredict.model.series import Series, build_series
 from perfpredict.overhead.contexts import CANDIDATE_LAWS, SeriesTable, fit_contexts
 from perfpredict.overhead.features import FEATURE_NAMES, fit_context

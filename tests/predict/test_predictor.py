@@ -240,7 +240,7 @@ def test_tampered_artifact_is_refused() -> None:
 
 
 def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  # type: ignore[no-untyped-def]
-    from perfpredict.model.fit import _examples_per_run, nested_examples
+    from perfpredict.model.nested import _examples_per_run, nested_examples
     from perfpredict.overhead.contexts import SeriesTable
 
     full = nested_examples(relearn_series).arrays()
@@ -261,7 +261,7 @@ def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  
 def test_series_without_examples_neither_crash_nor_fill_the_sample() -> None:
     """Two-scale series give no nested examples: a chunk of only those (as dask cuts
     them) is empty, and the capped sample never consists of them."""
-    from perfpredict.model.fit import _nested_part, nested_examples
+    from perfpredict.model.nested import _nested_part, nested_examples
     from perfpredict.model.series import Series
 
     def series(n_scales: int, reps: int, name: str) -> Series:
