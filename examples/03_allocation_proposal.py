@@ -11,11 +11,12 @@ at the end).
 What it writes and prints, and the output to expect:
 
 * proposal.md (``advise --format markdown``): "Requested resources" with one row per run
-  class, here "production (recommended) | 50 | 4 | 0.444 | 0.507 | 0-00:33:00 / 00:33:00 |
-  1.78 | 2.03 | 88.8 | 101" (nodes, wallclock per run P50/P90 in hours, walltime request,
+  class, here "production (recommended) | 50 | 8 | 0.26 | 0.3 | 0-00:20:00 / 00:20:00 |
+  2.08 | 2.4 | 104 | 120" (nodes, wallclock per run P50/P90 in hours, walltime request,
   node-hours per run and in total at P50/P90), then "Scaling evidence" in OLCF's shape:
   nodes | time to solution, actual | ideal | predicted [90% interval] | source, from
-  5,441 s at 1 node to 431 s at 32 nodes, and footnotes naming the runs and node counts
+  5,441 s at 1 node to 431 s at 32 nodes (every node count measured, so the predicted
+  column is the measured median with its interval), and footnotes naming the runs and node counts
   every figure rests on and that no charge factor is known for this machine.
 * proposal.tex (``--format latex``): the same two tables as booktabs LaTeX.
 * scaling.png and scaling.csv (``--plot``): runtime panel (measured points, predicted line

@@ -91,8 +91,8 @@ class EfficiencyFloor:
         out = []
         if self.min_efficiency is not None and candidate.efficiency < self.min_efficiency:
             out.append((f"min_efficiency {self.min_efficiency:g}",
-                        f"is only {candidate.efficiency:.0%} efficient, below the "
-                        f"{self.min_efficiency:.0%} floor"))
+                        f"is only {_percent_below(candidate.efficiency, self.min_efficiency)}"
+                        f" efficient, below the {self.min_efficiency:.0%} floor"))
         floor = self.min_speedup_per_doubling
         per_doubling = candidate.speedup_per_doubling
         if floor is not None and per_doubling is not None and per_doubling < floor:
@@ -104,6 +104,15 @@ class EfficiencyFloor:
                         f"lies past {broken_at.nodes} nodes, where the gain per doubling already "
                         f"fell below the {floor:g}x floor"))
         return out
+
+
+def _percent_below(value: float, floor: float) -> str:
+    """``value`` (below ``floor``) as a percentage with the fewest decimals that read
+    below the floor: "only 70% efficient, below the 70% floor" for 69.96% said nothing."""
+    for digits in range(4):
+        if f"{value:.{digits}%}" != f"{floor:.{digits}%}":
+            return f"{value:.{digits}%}"
+    return f"{value:.4%}"
 
 
 @dataclass

@@ -36,6 +36,7 @@ from perfpredict.model.runtime import (
     RuntimeModel,
     formula,
     kind_of,
+    measured_neighbours,
 )
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
@@ -277,7 +278,8 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         lower_runtime_s=float(row["lower_runtime_s"]),
         upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
         efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",
-        law=law_name, formula=formula(ctx, law_name, with_drift=beyond and not series.weak),
+        law=law_name, formula=formula(ctx, law_name, with_drift=beyond and not series.weak,
+                                measured_at=measured_neighbours(ctx, scale)),
         overhead_coefficient=float(row["overhead_coefficient"]),
         extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
         beyond_measured_range=beyond, beyond_calibration=bool(row["beyond_calibration"]),

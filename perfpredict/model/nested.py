@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
+from perfpredict.model.runtime import ensemble_log, measured_offset_log
 from perfpredict.model.series import Series
 from perfpredict.overhead.contexts import (
     ContextBatch,
@@ -44,13 +45,18 @@ class NestedExamples:
     log_scale_mean: list[FloatArray] = field(default_factory=list)
     log_scale_ss: list[FloatArray] = field(default_factory=list)
     power_exponent: list[FloatArray] = field(default_factory=list)
+    #: inside the measured range, the base's miss at the measured scales around the
+    #: example's (interpolated; :func:`perfpredict.model.runtime.measured_offset_log`)
+    #: that the base is moved by; 0 beyond it
+    measured_offset_log: list[FloatArray] = field(default_factory=list)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.scale:
             raise ValueError("no nested examples")
         return {name: np.concatenate(getattr(self, name)) for name in (
             "summary", "scale", "scale_max", "law_logs", "log_runtime", "group", "weight",
-            "kind", "edge_log_runtime", "log_scale_mean", "log_scale_ss", "power_exponent")}
+            "kind", "edge_log_runtime", "log_scale_mean", "log_scale_ss", "power_exponent",
+            "measured_offset_log")}
 
 
 #: Tasks the nested examples are split into on dask.distributed (a few per worker).
@@ -155,7 +161,8 @@ def _add_interior_examples(examples: NestedExamples, table: SeriesTable,
     the cut's other scales.
 
     Users also ask for node counts between measured ones, where the prediction is the
-    law alone (the correction applies beyond the measured range). Without these
+    base moved onto the runs at the measured scales around the query, as it is here
+    (the correction applies beyond the measured range). Without these
     examples the intervals there were calibrated on extrapolation residuals only: the
     90% intervals of ``evaluate --split random --repeats 5`` on the bundled data held
     0.85 of the test runs (MLPerf Training 0.87, RELeARN 0.80). Leaving each interior
@@ -184,15 +191,35 @@ def _add_interior_examples(examples: NestedExamples, table: SeriesTable,
     run = table.run_start[owner][context] + block_positions(runs_per_context)
     left = table.run_scale_index[run] == left_out[context]
     context, run = context[left], run[left]
-    _add_examples(examples, table, weak, groups, contexts, context, run, owner[context])
+    left_out_row = table.scale_start[owner[context]] + left_out[context]
+    below, above = left_out_row - 1, left_out_row + 1  # the cut holds both
+    offset_log = measured_offset_log(
+        table.scales[below], _base_miss_log(contexts, context, table, below),
+        table.scales[above], _base_miss_log(contexts, context, table, above),
+        table.run_scale[run])
+    _add_examples(examples, table, weak, groups, contexts, context, run, owner[context],
+                  offset_log)
+
+
+def _base_miss_log(contexts: ContextBatch, context: IntArray, table: SeriesTable,
+                   scale_row: IntArray) -> FloatArray:
+    """log measured median less log base of context ``context[i]`` at the measured scale
+    ``scale_row[i]`` of ``table`` (inside the measured range: no slope drift)."""
+    scale = table.scales[scale_row]
+    base_log = ensemble_log(contexts.law_log_predictions(context, scale),
+                            np.full(scale.size, np.nan))
+    return np.log(table.medians_s[scale_row]) - base_log
 
 
 def _add_examples(examples: NestedExamples, table: SeriesTable, weak: np.ndarray,
                   groups: list[int], contexts: ContextBatch, context: IntArray, run: IntArray,
-                  series: IntArray) -> None:
+                  series: IntArray, measured_offset: FloatArray | None = None) -> None:
     """Append one example per (``context[i]``, ``run[i]`` of ``table``) pair, the run
-    belonging to series ``series[i]`` (``weak``: each series' scaling kind)."""
+    belonging to series ``series[i]`` (``weak``: each series' scaling kind), the base
+    moved by ``measured_offset`` (inside the measured range; none beyond it)."""
     p = table.run_scale[run]
+    examples.measured_offset_log.append(np.zeros(p.size) if measured_offset is None
+                                        else measured_offset)
     examples.summary.append(contexts.summary[context])
     examples.scale.append(p)
     examples.scale_max.append(contexts.scale_max[context])

@@ -15,7 +15,7 @@ from perfpredict.advise.plan import (
     quantile_confidence,
     sweep_nodes,
 )
-from perfpredict.advise.selection import objective_score
+from perfpredict.advise.selection import Candidate, EfficiencyFloor, objective_score
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.errors import BadInputError, NotFoundError
 from tests.advise.conftest import BERT, BERT_SYSTEM, RELEARN, one_error_line
@@ -57,6 +57,18 @@ def test_fastest_names_the_floor_that_stopped_it(trained_store) -> None:
     assert faster and not any(c.meets_floor for c in faster)
     assert plan.rule == "min_efficiency 0.7"
     assert "70% floor" in plan.reason
+
+
+@pytest.mark.parametrize(("efficiency", "said"), [(0.6996, "69.96%"), (0.699, "69.9%"),
+                                                   (0.58, "58%")])
+def test_an_efficiency_below_the_floor_reads_below_it(efficiency: float, said: str) -> None:
+    candidate = Candidate(nodes=16, predicted_runtime_s=100.0, lower_runtime_s=90.0,
+                          upper_runtime_s=110.0, p90_runtime_s=105.0, efficiency=efficiency,
+                          speedup=11.2, speedup_per_doubling=None, node_hours_p50=0.4,
+                          node_hours_p90=0.5, measured=False, measured_runtime_s=None,
+                          beyond_measured_range=False)
+    (_, why), = EfficiencyFloor(min_efficiency=0.7).violations(candidate)
+    assert why == f"is only {said} efficient, below the 70% floor"
 
 
 def test_speedup_per_doubling_floor_holds_on_every_doubling_up_to_the_choice(

@@ -26,7 +26,7 @@ split's coverage than the other's (RELeARN's: 0.083 in extrapolation, 0.026 in f
     vasp_archer           0.089 / 0.067  0.23 / 0.21    0.011 / 0.034
     cp2k_readme           0.72 / 0.39  0.67 / 0.43      0.012 / 0.044
     castro_scaling        0.069 / 0.039  0.42 / 0.23    0.012 / 0.0059
-    pencilffts_jeanzay    0.37 / 0.26  0.55 / 0.40      0.012 / 0.031
+    pencilffts_jeanzay    0.37 / 0.26  0.55 / 0.40      0.014 / 0.031
     all                   0.26 / 0.10  0.49 / 0.23      -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
@@ -98,7 +98,7 @@ COVERAGE_MARGIN = {
         "vasp_archer": 0.04,
         "cp2k_readme": 0.04,
         "castro_scaling": 0.04,
-        "pencilffts_jeanzay": 0.04,
+        "pencilffts_jeanzay": 0.05,
     },
     "fewshot": {
         "mlperf_training": 0.03,

@@ -544,3 +544,51 @@ def test_an_application_with_enough_series_learns_its_own_half_of_the_correction
         # without the per-application trees, only the big application's estimate moves
         moved = before.predict_columns(series, beyond).runtime_s != predicted
         assert moved.all() if own_trees else not moved.any()
+
+
+def test_inside_the_measured_range_the_base_is_moved_onto_the_measured_runs(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+    """At a measured scale the estimate is the median of the runs there; between two, the
+    laws' mean moved by their misses at the two, interpolated in log scale; beyond the
+    range it is not moved."""
+    from perfpredict.model.runtime import ENSEMBLE
+    from perfpredict.overhead.features import law_log_predictions
+
+    series = relearn_series[0]
+    ctx = fit_context(series)
+    measured = relearn_predictor.predict_columns(series, ctx.scales).runtime_s
+    np.testing.assert_allclose(measured, ctx.medians_s, rtol=1e-12)
+
+    def laws_mean_log(p: np.ndarray) -> np.ndarray:
+        logs = law_log_predictions(ctx, p)
+        return np.mean([logs[name] for name in ENSEMBLE], axis=0)
+
+    miss = np.log(ctx.medians_s) - laws_mean_log(ctx.scales)
+    assert np.all(miss != 0)  # the laws do not pass through the runs
+    between = np.sqrt(ctx.scales[:-1] * ctx.scales[1:])  # halfway in log scale
+    got = np.log(relearn_predictor.predict_columns(series, between).runtime_s)
+    np.testing.assert_allclose(got, laws_mean_log(between) + (miss[:-1] + miss[1:]) / 2,
+                               rtol=1e-12)
+    beyond = relearn_predictor.predict_columns(series, ctx.scales[-1:] * 2.0)
+    np.testing.assert_allclose(np.log(beyond.runtime_s),
+                               laws_mean_log(ctx.scales[-1:] * 2.0)
+                               + np.log(beyond.overhead_coefficient), rtol=1e-12)
+
+
+def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Each interior example (a scale left out of a cut of its series) is moved by what an
+    estimate from the cut's other scales would be moved by, so that the intervals between
+    measured scales are calibrated on the predictions made there."""
+    from perfpredict.model.nested import nested_examples
+    from perfpredict.model.runtime import _interior_offset_log
+
+    series = relearn_series[0]
+    data = nested_examples([series]).arrays()
+    inside = data["scale"] <= data["scale_max"]
+    assert inside.any() and np.any(data["measured_offset_log"][inside] != 0)
+    assert np.all(data["measured_offset_log"][~inside] == 0)
+    for scale, top, offset in zip(data["scale"][inside], data["scale_max"][inside],
+                                  data["measured_offset_log"][inside], strict=True):
+        cut = series.select((series.scale != scale) & (series.scale <= top))
+        ctx = fit_context(cut)
+        assert offset == pytest.approx(_interior_offset_log(ctx, np.array([scale]))[0],
+                                       abs=1e-12)
