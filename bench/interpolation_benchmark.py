@@ -1,0 +1,100 @@
+"""Between measured scales: the estimate against the laws' mean and each law alone.
+
+Inside a series' measured range an estimate is the laws' mean moved onto the runs measured
+on either side of the query (:func:`perfpredict.model.runtime.measured_offset_log`). This
+measures that on every test run of the random split (store cut, every data set of the
+acceptance store, as ``bench.accuracy_benchmark`` builds it) that lies strictly between
+two measured scales of its context. Inside the range an estimate does not depend on
+training (the correction and the peers act beyond it), so the shipped predictor answers
+for every context and nothing is trained: a run takes seconds.
+
+Run:
+    python -m bench.interpolation_benchmark                 # seeds 0-2, pooled
+    python -m bench.interpolation_benchmark --seeds 15      # seeds 0-14, one row each
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from bench.accuracy_benchmark import JUDGED, REPORTED, SHARED_DATASETS, build_store
+
+SHIPPED = Path(__file__).resolve().parents[1] / "models" / "predictor.json"
+#: Columns of :func:`inside_ape`'s rows: the estimate, the laws' mean it starts from, and
+#: each law of the mean alone.
+METHODS = ("estimate", "laws_mean", "amdahl", "amdahl_log", "power")
+
+
+def inside_ape(seeds: tuple[int, ...], shared_datasets: Path = SHARED_DATASETS,
+               names: tuple[str, ...] = JUDGED + REPORTED) -> dict[str, np.ndarray]:
+    """Per data set, one row per test run inside its context's measured range and one
+    column per :data:`METHODS`: the absolute percentage error, the seeds' runs pooled."""
+    from perfpredict import artifact
+    from perfpredict.evaluate import series_sources
+    from perfpredict.evaluate.protocols import plan_split
+    from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
+    from perfpredict.model.series import build_series
+    from perfpredict.overhead.features import fit_context, law_log_predictions
+    from perfpredict.store.queries import runs_frame
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = build_store(f"sqlite:///{tmp}/store.db", names, shared_datasets)
+        frame = runs_frame(store, with_source=True)
+        store.dispose()
+    series_list, sources = build_series(frame), series_sources(frame)
+    model = RuntimeModel.from_dict(artifact.read_file(SHIPPED)["predictor"])
+    rows: dict[str, list[np.ndarray]] = {}
+    for seed in seeds:
+        for index, holdout in plan_split(series_list, "random", seed).holdouts.items():
+            ctx = fit_context(holdout.context)
+            series = series_list[index]
+            p, measured_s = series.scale[holdout.test], series.runtime_s[holdout.test]
+            inside = (p > ctx.scale_min) & (p < ctx.scale_max)
+            if not inside.any():
+                continue
+            p, measured_s = p[inside], measured_s[inside]
+            logs = law_log_predictions(ctx, p)
+            predicted_s = np.column_stack([
+                model.predict_columns(holdout.context, p, ctx=ctx).runtime_s,
+                np.exp(np.mean([logs[name] for name in ENSEMBLE], axis=0)),
+                *(np.exp(logs[name]) for name in ENSEMBLE)])
+            rows.setdefault(sources[series.key], []).append(
+                100 * np.abs(predicted_s / measured_s[:, None] - 1))
+    return {name: np.concatenate(parts) for name, parts in rows.items()}
+
+
+def _table(ape: dict[str, np.ndarray]) -> str:
+    lines = ["| data set | runs | " + " | ".join(f"{m} MAPE" for m in METHODS) + " |",
+             "|---|---|" + "---|" * len(METHODS)]
+    groups = [*sorted(ape.items()), ("all", np.concatenate(list(ape.values())))]
+    for name, values in groups:
+        lines.append(f"| {name} | {values.shape[0]} | "
+                     + " | ".join(f"{v:.1f}" for v in values.mean(axis=0)) + " |")
+    pooled = groups[-1][1]
+    lines.append(f"| all, median APE | {pooled.shape[0]} | "
+                 + " | ".join(f"{v:.1f}" for v in np.median(pooled, axis=0)) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=3,
+                        help="seeds 0..N-1: pooled with the default 3, one row each beyond")
+    args = parser.parse_args()
+    if args.seeds <= 3:
+        print(_table(inside_ape(tuple(range(args.seeds)))))
+        return
+    print("| seed | runs | " + " | ".join(f"{m} MAPE" for m in METHODS) + " |")
+    print("|---|---|" + "---|" * len(METHODS))
+    for seed in range(args.seeds):
+        pooled = np.concatenate(list(inside_ape((seed,)).values()))
+        print(f"| {seed} | {pooled.shape[0]} | "
+              + " | ".join(f"{v:.1f}" for v in pooled.mean(axis=0)) + " |")
+
+
+if __name__ == "__main__":
+    main()
