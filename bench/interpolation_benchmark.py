@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -29,23 +30,31 @@ SHIPPED = Path(__file__).resolve().parents[1] / "models" / "predictor.json"
 METHODS = ("estimate", "laws_mean", "amdahl", "amdahl_log", "power")
 
 
-def inside_ape(seeds: tuple[int, ...], shared_datasets: Path = SHARED_DATASETS,
-               names: tuple[str, ...] = JUDGED + REPORTED) -> dict[str, np.ndarray]:
-    """Per data set, one row per test run inside its context's measured range and one
-    column per :data:`METHODS`: the absolute percentage error, the seeds' runs pooled."""
-    from perfpredict import artifact
+def acceptance_series(shared_datasets: Path = SHARED_DATASETS,
+                      names: tuple[str, ...] = JUDGED + REPORTED,
+                      ) -> tuple[list[Any], dict[Any, str]]:
+    """The series of the acceptance store (as ``bench.accuracy_benchmark`` builds it) and
+    each one's data set."""
     from perfpredict.evaluate import series_sources
-    from perfpredict.evaluate.protocols import plan_split
-    from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
     from perfpredict.model.series import build_series
-    from perfpredict.overhead.features import fit_context, law_log_predictions
     from perfpredict.store.queries import runs_frame
 
     with tempfile.TemporaryDirectory() as tmp:
         store = build_store(f"sqlite:///{tmp}/store.db", names, shared_datasets)
         frame = runs_frame(store, with_source=True)
         store.dispose()
-    series_list, sources = build_series(frame), series_sources(frame)
+    return build_series(frame), series_sources(frame)
+
+
+def inside_ape(series_list: list[Any], sources: dict[Any, str],
+               seeds: tuple[int, ...]) -> dict[str, np.ndarray]:
+    """Per data set, one row per test run inside its context's measured range and one
+    column per :data:`METHODS`: the absolute percentage error, the seeds' runs pooled."""
+    from perfpredict import artifact
+    from perfpredict.evaluate.protocols import plan_split
+    from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
+    from perfpredict.overhead.features import fit_context, law_log_predictions
+
     model = RuntimeModel.from_dict(artifact.read_file(SHIPPED)["predictor"])
     rows: dict[str, list[np.ndarray]] = {}
     for seed in seeds:
@@ -85,13 +94,14 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=3,
                         help="seeds 0..N-1: pooled with the default 3, one row each beyond")
     args = parser.parse_args()
+    series_list, sources = acceptance_series()
     if args.seeds <= 3:
-        print(_table(inside_ape(tuple(range(args.seeds)))))
+        print(_table(inside_ape(series_list, sources, tuple(range(args.seeds)))))
         return
     print("| seed | runs | " + " | ".join(f"{m} MAPE" for m in METHODS) + " |")
     print("|---|---|" + "---|" * len(METHODS))
     for seed in range(args.seeds):
-        pooled = np.concatenate(list(inside_ape((seed,)).values()))
+        pooled = np.concatenate(list(inside_ape(series_list, sources, (seed,)).values()))
         print(f"| {seed} | {pooled.shape[0]} | "
               + " | ".join(f"{v:.1f}" for v in pooled.mean(axis=0)) + " |")
 

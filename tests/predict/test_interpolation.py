@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from bench.interpolation_benchmark import METHODS, inside_ape
+from bench.interpolation_benchmark import METHODS, acceptance_series, inside_ape
 from tests.conftest import shared_path
 
 pytestmark = pytest.mark.slow
@@ -30,7 +30,7 @@ ESTIMATE, LAWS_MEAN = METHODS.index("estimate"), METHODS.index("laws_mean")
 def ape() -> dict[str, np.ndarray]:
     """Per data set, the absolute percentage errors of each method (``python -m
     bench.interpolation_benchmark`` prints them)."""
-    return inside_ape(SEEDS, shared_datasets=shared_path("datasets"))
+    return inside_ape(*acceptance_series(shared_path("datasets")), SEEDS)
 
 
 def test_between_measured_scales_the_estimate_beats_the_laws_mean(ape) -> None:  # type: ignore[no-untyped-def]
