@@ -1,12 +1,14 @@
-"""Between measured scales: the estimate against the laws' mean and each law alone.
+"""Between and below measured scales: the estimate against the laws' mean and each law.
 
 Inside a series' measured range an estimate is the laws' mean moved onto the runs measured
-on either side of the query (:func:`perfpredict.model.runtime.measured_offset_log`). This
-measures that on every test run of the random split (store cut, every data set of the
-acceptance store, as ``bench.accuracy_benchmark`` builds it) that lies strictly between
-two measured scales of its context. Inside the range an estimate does not depend on
-training (the correction and the peers act beyond it), so the shipped predictor answers
-for every context and nothing is trained: a run takes seconds.
+on either side of the query (:func:`perfpredict.model.runtime.measured_offset_log`), and
+below it onto the runs at the smallest measured scale. This measures the first on every
+test run of the random split (store cut, every data set of the acceptance store, as
+``bench.accuracy_benchmark`` builds it) that lies strictly between two measured scales of
+its context, and the second on each series of four or more scales with its smallest scale
+left out and predicted from the rest. Up to the largest measured scale an estimate does
+not depend on training (the correction and the peers act beyond it), so the shipped
+predictor answers for every context and nothing is trained: a run takes seconds.
 
 Run:
     python -m bench.interpolation_benchmark                 # seeds 0-2, pooled
@@ -50,12 +52,9 @@ def inside_ape(series_list: list[Any], sources: dict[Any, str],
                seeds: tuple[int, ...]) -> dict[str, np.ndarray]:
     """Per data set, one row per test run inside its context's measured range and one
     column per :data:`METHODS`: the absolute percentage error, the seeds' runs pooled."""
-    from perfpredict import artifact
     from perfpredict.evaluate.protocols import plan_split
-    from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
-    from perfpredict.overhead.features import fit_context, law_log_predictions
 
-    model = RuntimeModel.from_dict(artifact.read_file(SHIPPED)["predictor"])
+    model, ensemble, fit_context, law_log_predictions = _answering()
     rows: dict[str, list[np.ndarray]] = {}
     for seed in seeds:
         for index, holdout in plan_split(series_list, "random", seed).holdouts.items():
@@ -63,17 +62,48 @@ def inside_ape(series_list: list[Any], sources: dict[Any, str],
             series = series_list[index]
             p, measured_s = series.scale[holdout.test], series.runtime_s[holdout.test]
             inside = (p > ctx.scale_min) & (p < ctx.scale_max)
-            if not inside.any():
-                continue
-            p, measured_s = p[inside], measured_s[inside]
-            logs = law_log_predictions(ctx, p)
-            predicted_s = np.column_stack([
-                model.predict_columns(holdout.context, p, ctx=ctx).runtime_s,
-                np.exp(np.mean([logs[name] for name in ENSEMBLE], axis=0)),
-                *(np.exp(logs[name]) for name in ENSEMBLE)])
-            rows.setdefault(sources[series.key], []).append(
-                100 * np.abs(predicted_s / measured_s[:, None] - 1))
+            if inside.any():
+                rows.setdefault(sources[series.key], []).append(100 * np.abs(_predicted_s(
+                    model, ensemble, holdout.context, ctx, p[inside], law_log_predictions)
+                    / measured_s[inside][:, None] - 1))
     return {name: np.concatenate(parts) for name, parts in rows.items()}
+
+
+def below_ape(series_list: list[Any], sources: dict[Any, str]) -> dict[str, np.ndarray]:
+    """:func:`inside_ape`'s columns for the runs at each series' smallest scale (series of
+    four or more scales), predicted from the series' other scales."""
+    model, ensemble, fit_context, law_log_predictions = _answering()
+    rows: dict[str, list[np.ndarray]] = {}
+    for series in series_list:
+        if series.scales.size < 4:
+            continue
+        smallest = series.scale == series.scales[0]
+        context = series.select(~smallest)
+        measured_s = series.runtime_s[smallest]
+        p = series.scale[smallest]
+        rows.setdefault(sources[series.key], []).append(100 * np.abs(_predicted_s(
+            model, ensemble, context, fit_context(context), p, law_log_predictions)
+            / measured_s[:, None] - 1))
+    return {name: np.concatenate(parts) for name, parts in rows.items()}
+
+
+def _answering() -> tuple[Any, tuple[str, ...], Any, Any]:
+    """The shipped predictor, the laws of its mean and how a context is fitted and read."""
+    from perfpredict import artifact
+    from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
+    from perfpredict.overhead.features import fit_context, law_log_predictions
+
+    model = RuntimeModel.from_dict(artifact.read_file(SHIPPED)["predictor"])
+    return model, ENSEMBLE, fit_context, law_log_predictions
+
+
+def _predicted_s(model: Any, ensemble: tuple[str, ...], context: Any, ctx: Any,
+                 p: np.ndarray, law_log_predictions: Any) -> np.ndarray:
+    """One column per :data:`METHODS` at each of ``p``."""
+    logs = law_log_predictions(ctx, p)
+    return np.column_stack([model.predict_columns(context, p, ctx=ctx).runtime_s,
+                            np.exp(np.mean([logs[name] for name in ensemble], axis=0)),
+                            *(np.exp(logs[name]) for name in ensemble)])
 
 
 def _table(ape: dict[str, np.ndarray]) -> str:
@@ -95,6 +125,9 @@ def main() -> None:
                         help="seeds 0..N-1: pooled with the default 3, one row each beyond")
     args = parser.parse_args()
     series_list, sources = acceptance_series()
+    print("Below the measured range: each series' smallest scale from its others\n")
+    print(_table(below_ape(series_list, sources)))
+    print("\nBetween measured scales: the random split's runs inside their context's range\n")
     if args.seeds <= 3:
         print(_table(inside_ape(series_list, sources, tuple(range(args.seeds)))))
         return

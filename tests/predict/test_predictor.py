@@ -546,10 +546,10 @@ def test_an_application_with_enough_series_learns_its_own_half_of_the_correction
         assert moved.all() if own_trees else not moved.any()
 
 
-def test_inside_the_measured_range_the_base_is_moved_onto_the_measured_runs(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
+def test_up_to_the_largest_measured_scale_the_base_is_moved_onto_the_measured_runs(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     """At a measured scale the estimate is the median of the runs there; between two, the
-    laws' mean moved by their misses at the two, interpolated in log scale; beyond the
-    range it is not moved."""
+    laws' mean moved by their misses at the two, interpolated in log scale; below the
+    range by the miss at the smallest; beyond the range it is not moved."""
     from perfpredict.model.runtime import ENSEMBLE
     from perfpredict.overhead.features import law_log_predictions
 
@@ -568,6 +568,9 @@ def test_inside_the_measured_range_the_base_is_moved_onto_the_measured_runs(rele
     got = np.log(relearn_predictor.predict_columns(series, between).runtime_s)
     np.testing.assert_allclose(got, laws_mean_log(between) + (miss[:-1] + miss[1:]) / 2,
                                rtol=1e-12)
+    below = ctx.scales[:1] / 2.0  # below the range: moved by the smallest scale's miss
+    np.testing.assert_allclose(np.log(relearn_predictor.predict_columns(series, below)
+                                      .runtime_s), laws_mean_log(below) + miss[0], rtol=1e-12)
     beyond = relearn_predictor.predict_columns(series, ctx.scales[-1:] * 2.0)
     np.testing.assert_allclose(np.log(beyond.runtime_s),
                                laws_mean_log(ctx.scales[-1:] * 2.0)
@@ -579,7 +582,7 @@ def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(re
     estimate from the cut's other scales would be moved by, so that the intervals between
     measured scales are calibrated on the predictions made there."""
     from perfpredict.model.nested import nested_examples
-    from perfpredict.model.runtime import _interior_offset_log
+    from perfpredict.model.runtime import _measured_offset_at
 
     series = relearn_series[0]
     data = nested_examples([series]).arrays()
@@ -590,5 +593,5 @@ def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(re
                                   data["measured_offset_log"][inside], strict=True):
         cut = series.select((series.scale != scale) & (series.scale <= top))
         ctx = fit_context(cut)
-        assert offset == pytest.approx(_interior_offset_log(ctx, np.array([scale]))[0],
+        assert offset == pytest.approx(_measured_offset_at(ctx, np.array([scale]))[0],
                                        abs=1e-12)
