@@ -25,6 +25,13 @@ from typing import Any
 import numpy as np
 
 from bench.accuracy_benchmark import JUDGED, REPORTED, SHARED_DATASETS, build_store
+from perfpredict import artifact
+from perfpredict.evaluate import series_sources
+from perfpredict.evaluate.protocols import plan_split
+from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
+from perfpredict.model.series import Series, build_series
+from perfpredict.overhead.features import SeriesContext, fit_context, law_log_predictions
+from perfpredict.store.queries import runs_frame
 
 SHIPPED = Path(__file__).resolve().parents[1] / "models" / "predictor.json"
 #: Columns of :func:`inside_ape`'s rows: the estimate, the laws' mean it starts from, and
@@ -34,13 +41,9 @@ METHODS = ("estimate", "laws_mean", "amdahl", "amdahl_log", "power")
 
 def acceptance_series(shared_datasets: Path = SHARED_DATASETS,
                       names: tuple[str, ...] = JUDGED + REPORTED,
-                      ) -> tuple[list[Any], dict[Any, str]]:
+                      ) -> tuple[list[Series], dict[Any, str]]:
     """The series of the acceptance store (as ``bench.accuracy_benchmark`` builds it) and
     each one's data set."""
-    from perfpredict.evaluate import series_sources
-    from perfpredict.model.series import build_series
-    from perfpredict.store.queries import runs_frame
-
     with tempfile.TemporaryDirectory() as tmp:
         store = build_store(f"sqlite:///{tmp}/store.db", names, shared_datasets)
         frame = runs_frame(store, with_source=True)
@@ -48,13 +51,11 @@ def acceptance_series(shared_datasets: Path = SHARED_DATASETS,
     return build_series(frame), series_sources(frame)
 
 
-def inside_ape(series_list: list[Any], sources: dict[Any, str],
+def inside_ape(series_list: list[Series], sources: dict[Any, str],
                seeds: tuple[int, ...]) -> dict[str, np.ndarray]:
     """Per data set, one row per test run inside its context's measured range and one
     column per :data:`METHODS`: the absolute percentage error, the seeds' runs pooled."""
-    from perfpredict.evaluate.protocols import plan_split
-
-    model, ensemble, fit_context, law_log_predictions = _answering()
+    model = _shipped_model()
     rows: dict[str, list[np.ndarray]] = {}
     for seed in seeds:
         for index, holdout in plan_split(series_list, "random", seed).holdouts.items():
@@ -63,47 +64,41 @@ def inside_ape(series_list: list[Any], sources: dict[Any, str],
             p, measured_s = series.scale[holdout.test], series.runtime_s[holdout.test]
             inside = (p > ctx.scale_min) & (p < ctx.scale_max)
             if inside.any():
-                rows.setdefault(sources[series.key], []).append(100 * np.abs(_predicted_s(
-                    model, ensemble, holdout.context, ctx, p[inside], law_log_predictions)
-                    / measured_s[inside][:, None] - 1))
+                rows.setdefault(sources[series.key], []).append(_ape(
+                    model, holdout.context, ctx, p[inside], measured_s[inside]))
     return {name: np.concatenate(parts) for name, parts in rows.items()}
 
 
-def below_ape(series_list: list[Any], sources: dict[Any, str]) -> dict[str, np.ndarray]:
+def below_ape(series_list: list[Series], sources: dict[Any, str]) -> dict[str, np.ndarray]:
     """:func:`inside_ape`'s columns for the runs at each series' smallest scale (series of
     four or more scales), predicted from the series' other scales."""
-    model, ensemble, fit_context, law_log_predictions = _answering()
+    model = _shipped_model()
     rows: dict[str, list[np.ndarray]] = {}
     for series in series_list:
         if series.scales.size < 4:
             continue
         smallest = series.scale == series.scales[0]
         context = series.select(~smallest)
-        measured_s = series.runtime_s[smallest]
-        p = series.scale[smallest]
-        rows.setdefault(sources[series.key], []).append(100 * np.abs(_predicted_s(
-            model, ensemble, context, fit_context(context), p, law_log_predictions)
-            / measured_s[:, None] - 1))
+        rows.setdefault(sources[series.key], []).append(_ape(
+            model, context, fit_context(context), series.scale[smallest],
+            series.runtime_s[smallest]))
     return {name: np.concatenate(parts) for name, parts in rows.items()}
 
 
-def _answering() -> tuple[Any, tuple[str, ...], Any, Any]:
-    """The shipped predictor, the laws of its mean and how a context is fitted and read."""
-    from perfpredict import artifact
-    from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
-    from perfpredict.overhead.features import fit_context, law_log_predictions
-
-    model = RuntimeModel.from_dict(artifact.read_file(SHIPPED)["predictor"])
-    return model, ENSEMBLE, fit_context, law_log_predictions
+def _shipped_model() -> RuntimeModel:
+    return RuntimeModel.from_dict(artifact.read_file(SHIPPED)["predictor"])
 
 
-def _predicted_s(model: Any, ensemble: tuple[str, ...], context: Any, ctx: Any,
-                 p: np.ndarray, law_log_predictions: Any) -> np.ndarray:
-    """One column per :data:`METHODS` at each of ``p``."""
+def _ape(model: RuntimeModel, context: Series, ctx: SeriesContext, p: np.ndarray,
+         measured_s: np.ndarray) -> np.ndarray:
+    """The absolute percentage error of each of :data:`METHODS` (columns) at each of
+    ``p``, predicted from ``context`` (fitted: ``ctx``)."""
     logs = law_log_predictions(ctx, p)
-    return np.column_stack([model.predict_columns(context, p, ctx=ctx).runtime_s,
-                            np.exp(np.mean([logs[name] for name in ensemble], axis=0)),
-                            *(np.exp(logs[name]) for name in ensemble)])
+    predicted_s = np.column_stack([
+        model.predict_columns(context, p, ctx=ctx).runtime_s,
+        np.exp(np.mean([logs[name] for name in ENSEMBLE], axis=0)),
+        *(np.exp(logs[name]) for name in ENSEMBLE)])
+    return 100 * np.abs(predicted_s / measured_s[:, None] - 1)
 
 
 def _table(ape: dict[str, np.ndarray]) -> str:
