@@ -30,7 +30,9 @@ import numpy as np
 from bench.accuracy_benchmark import JUDGED, REPORTED, build_store
 from perfpredict.evaluate import series_sources
 from perfpredict.evaluate.protocols import plan_split, training_rounds
+from perfpredict.model import fit
 from perfpredict.model.fit import HybridPredictor
+from perfpredict.model.nested import nested_examples
 from perfpredict.model.series import build_series
 from perfpredict.overhead.features import FEATURE_NAMES, SUMMARY_NAMES, fit_context
 from perfpredict.store.queries import runs_frame
@@ -48,6 +50,10 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
     seen: dict[str, Any] = {}
     calibration = HybridPredictor._calibration
     app_scores = HybridPredictor._app_scores
+
+    def spy_nested_examples(series_list, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen["series"] = series_list  # what the examples' groups index
+        return nested_examples(series_list, *args, **kwargs)
 
     def spy_calibration(self, rows, target, residual, weight, group, distance, kind,  # type: ignore[no-untyped-def]
                         *args, **kwargs):
@@ -69,7 +75,8 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
     plan = plan_split(series_list, split, seed)
     (cut_store,) = training_rounds(plan, "store-cut", None, 5, seed)
     with mock.patch.object(HybridPredictor, "_calibration", spy_calibration), \
-            mock.patch.object(HybridPredictor, "_app_scores", spy_app_scores):
+            mock.patch.object(HybridPredictor, "_app_scores", spy_app_scores), \
+            mock.patch.object(fit, "nested_examples", spy_nested_examples):
         hybrid = HybridPredictor(random_state=seed).fit(cut_store.pool, borrowed_series=[])
     if hybrid.model_.calibrated_by["strong"] != "application":
         raise SystemExit("the store's strong scaling is calibrated by series: "
@@ -78,13 +85,12 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
     keep = (seen["kind"] == "strong") & (seen["distance"] > 0)
     distance = seen["distance"][keep]
     bounds = [conformal.bounds(d, 0.9) for d in distance.tolist()]
-    trained_on = [s for s in cut_store.pool if s.scales.size >= 3]
     calibration_rows = {
         "edge_slope": seen["rows"][keep, FEATURE_NAMES.index("edge_slope")],
         "distance": distance,
         "below": seen["score"][keep] < np.array([b.lower for b in bounds]),
         "above": seen["score"][keep] > np.array([b.upper for b in bounds]),
-        "data_set": np.array([source.get(trained_on[int(g)].key)
+        "data_set": np.array([source.get(seen["series"][int(g)].key)
                               for g in seen["group"][keep]]),
     }
     tests = []
