@@ -18,7 +18,7 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
     """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
     import csv
 
-    from perfpredict.ingest.fields import FieldError, number
+    from perfpredict.ingest.fields import FieldError, named_twice, number
 
     try:
         with path.open(newline="", encoding="utf-8") as fh:
@@ -27,6 +27,8 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
             rows = list(reader)
     except (OSError, UnicodeDecodeError) as exc:
         raise BadInputError(f"cannot read the query file: {exc}", path=path) from exc
+    if (twice := named_twice(header)) is not None:
+        raise BadInputError(twice, path=path, line_no=1)
     for needed in ("app", "nodes"):
         if needed not in header:
             raise BadInputError(f"the header has no '{needed}' column; a query file needs "

@@ -24,6 +24,7 @@ from perfpredict.ingest.fields import (
     MAX_COUNT,
     MAX_DURATION_S,
     FieldError,
+    named_twice,
     number,
     timestamp_s,
     whole_number,
@@ -129,6 +130,9 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             f"the header needs at least the columns {' and '.join(needed)} "
             "(plus nodes or total_ranks); see 'perfpredict ingest --help'",
         )
+        return
+    if (twice := named_twice(header)) is not None:
+        yield BadRecord(header_line, ",".join(header), twice)
         return
     # csv.reader handles quoted fields spanning lines; track line numbers alongside it.
     line_numbers: list[int] = []

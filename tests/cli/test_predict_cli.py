@@ -125,6 +125,10 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     result = cli("estimate", "--input", str(queries), "--format", "csv")
     assert result.exit_code == 2
     assert f"{queries}:3:" in result.stderr
+    queries.write_text("app,nodes,nodes\nresnet,64,128\n")  # which nodes is meant?
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert f"{queries}:1: the header names nodes more than once" in result.stderr
 
 
 def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

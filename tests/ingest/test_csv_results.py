@@ -55,6 +55,18 @@ def test_bad_rows_name_their_line_and_reason(tmp_path: Path, row: str, reason: s
     assert reason in bad.reason
 
 
+def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -> None:
+    """Which runtime_s is the runtime is anyone's guess; unnamed columns (trailing
+    commas) hold nothing read and pass."""
+    twice = write(tmp_path, "app,system,nodes,runtime_s,runtime_s\na,s,1,10,20\n")
+    (bad,) = list(parse(twice, IngestOptions()))
+    assert isinstance(bad, BadRecord) and bad.line_no == 1
+    assert "names runtime_s more than once" in bad.reason
+    trailing = write(tmp_path, "app,system,nodes,runtime_s,,\na,s,1,10,,\n", "trailing.csv")
+    (run,) = list(parse(trailing, IngestOptions()))
+    assert isinstance(run, RunRecord) and run.runtime_s == 10.0
+
+
 def test_bad_file_is_refused_whole_and_store_untouched(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     good = write(tmp_path, HEADER + "a,s,p,1,1,1,10,\n", "good.csv")
     ingest_file(store, "csv", good)

@@ -193,6 +193,19 @@ def test_columns_option_for_headerless_dumps(tmp_path: Path) -> None:
     assert (run.job_id, run.app, run.runtime_s, run.nodes) == ("42", "lulesh", 86400.0, 4)
 
 
+def test_cli_refuses_a_header_that_names_a_field_twice(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Which of two Submit columns holds the submit time is anyone's guess (the column
+    and the record readers guessed differently): the file is refused at its header."""
+    path = write(tmp_path, "Submit|JobIDRaw|State|Elapsed|submit\n"
+                           "7|7|COMPLETED|00:01|2019-07-31T22:29:13\n")
+    result = cli("ingest", "sacct", str(path))
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {path}:1: the header names submit more than once")
+    assert "export each field once" in line
+    assert "Traceback" not in result.output
+
+
 def test_orphan_step_is_a_bad_record(tmp_path: Path) -> None:
     text = "JobID|JobIDRaw|State|Elapsed\n9.0|9.0|COMPLETED|00:01\n"
     (bad,) = list(parse(write(tmp_path, text), IngestOptions()))
