@@ -1,15 +1,14 @@
-"""``perfpredict train``, ``estimate``, ``evaluate`` and ``datasets``."""
+"""``perfpredict train``, ``evaluate`` and ``datasets``."""
 
 from __future__ import annotations
 
-import sys
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfpredict.cli.render import SummaryFormat, TableFormat, print_json, print_rows
+from perfpredict.cli.render import SummaryFormat, print_json, print_rows
 
 if TYPE_CHECKING:  # imports numpy, which --help does not load
     from perfpredict.train import TrainReport
@@ -149,69 +148,6 @@ def _learned_with_borrowed(report: TrainReport) -> str:
     return "half the correction learned with them"
 
 
-def estimate(
-    ctx: typer.Context,
-    app: Annotated[str | None, typer.Option(help="Application name.")] = None,
-    nodes: Annotated[int | None, typer.Option(help="Node count to predict.")] = None,
-    system: Annotated[str | None, typer.Option(help="System name.")] = None,
-    problem_size: Annotated[str | None, typer.Option(help="Problem size label.")] = None,
-    variant: Annotated[str | None, typer.Option(
-        help="Configuration that tells series apart (build, input parameters).")] = None,
-    ranks_per_node: Annotated[float | None, typer.Option(help="MPI ranks per node.")] = None,
-    threads_per_rank: Annotated[float | None, typer.Option(help="Threads per rank.")] = None,
-    io_bytes: Annotated[float | None, typer.Option(help="Bytes read + written.")] = None,
-    input_csv: Annotated[Path | None, typer.Option(
-        "--input", help="CSV of queries (app, nodes, ...): one output row per input row.")] = None,
-    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
-) -> None:
-    """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
-    from perfpredict.errors import BadInputError
-    from perfpredict.estimate import Query, estimate_batch
-    from perfpredict.estimate import estimate as estimate_one
-
-    if input_csv is not None:
-        from perfpredict.report.csv_rows import write_csv_cells
-
-        batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
-        write_csv_cells(sys.stdout, batch.columns, batch.rows, float_format=".6g")
-        return
-    if app is None or nodes is None:
-        raise BadInputError("pass --app and --nodes (or --input queries.csv)")
-    result = estimate_one(ctx.obj.url_to_read(), Query(
-        app=app, nodes=nodes, system=system, problem_size=problem_size, variant=variant,
-        ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
-        confidence)
-    values = result.as_dict()
-    if fmt == TableFormat.json:
-        print_json(values)
-    elif fmt == TableFormat.csv:
-        flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
-        print_rows([flat], "csv")
-    else:
-        pct = round(100 * confidence)
-        typer.echo(f"{result.series}")
-        typer.echo(f"  {nodes:g} nodes: {result.predicted_runtime_s:,.1f} s "
-                   f"({pct}% interval {result.lower_runtime_s:,.1f} - "
-                   f"{result.upper_runtime_s:,.1f} s)")
-        baseline = f"{result.measured_scales[0]:g} {result.scale_unit}"
-        if result.scaling == "weak":
-            typer.echo(f"  weak-scaling efficiency {100 * result.efficiency:.0f}% (runtime at "
-                       f"{baseline} over this runtime)")
-        else:
-            typer.echo(f"  speedup {result.speedup:.2f}x, parallel efficiency "
-                       f"{100 * result.efficiency:.0f}% against {baseline}")
-        typer.echo(f"  law: {result.formula}; overhead coefficient "
-                   f"{result.overhead_coefficient:.3f}")
-        if result.breakdown_s:
-            typer.echo("  breakdown: " + ", ".join(
-                f"{k[:-2]} {v:,.1f} s" for k, v in result.breakdown_s.items()))
-        typer.echo(f"  rests on {result.n_runs} runs at "
-                   f"{', '.join(f'{s:g}' for s in result.measured_scales)} {result.scale_unit}")
-        for note in result.notes:
-            typer.echo(f"  note: {note}")
-
-
 def evaluate(
     ctx: typer.Context,
     split: Annotated[Split, typer.Option(
@@ -302,6 +238,5 @@ def datasets_load(
 
 def register(app: typer.Typer) -> None:
     app.command("train")(train)
-    app.command("estimate")(estimate)
     app.command("evaluate")(evaluate)
     app.add_typer(datasets_app, name="datasets")

@@ -23,6 +23,7 @@ predicates; the estimate layer writes the English.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,7 +42,7 @@ from perfpredict.overhead.features import (
     law_log_predictions,
 )
 from perfpredict.overhead.shrinkage import line_moments, pooled_exponent_log
-from perfpredict.overhead.trees import TreeEnsemble
+from perfpredict.overhead.trees import TablesByName, TreeEnsemble
 from perfpredict.uncertainty.conformal import DistanceConformal
 from perfpredict.uncertainty.noise import NoiseFloor
 
@@ -329,7 +330,7 @@ class RuntimeModel:
     #: correction alone, beside other applications: that correction, in place of the
     #: kind's (:meth:`perfpredict.model.fit.HybridPredictor._apps_learning_alone`);
     #: empty in a store of one application, and in artifacts from before it.
-    app_correction_trees: dict[str, TreeEnsemble] = field(default_factory=dict)
+    app_correction_trees: Mapping[str, TreeEnsemble] = field(default_factory=dict)
     #: Per application, the power-law exponent evidence of its strong-scaling series
     #: (:data:`perfpredict.overhead.shrinkage.SUM_NAMES`); empty (an artifact from
     #: before it): the feature is 0, which its trees never read.
@@ -571,8 +572,7 @@ class RuntimeModel:
             conformal={k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()},
             calibrated_by=calibrated_by,
             correction_trees=_correction_trees(doc["correction_trees"]),
-            app_correction_trees={app: TreeEnsemble.from_table(table) for app, table
-                                   in doc.get("app_correction_trees", {}).items()},
+            app_correction_trees=TablesByName(doc.get("app_correction_trees", {})),
             spread_trees={method: TreeEnsemble.from_table(table)
                           for method, table in spread_tables.items()},
             noise_floor=NoiseFloor.from_dict(doc["noise_floor"]),

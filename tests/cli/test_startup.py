@@ -77,7 +77,7 @@ def test_estimate_builds_only_its_own_command(tmp_path: Path) -> None:
                      home=tmp_path)
     assert report["exit"] == 0
     cli_modules = {name for name in report["submodules"] if name.startswith("perfpredict.cli.")}
-    assert cli_modules == {"perfpredict.cli.app", "perfpredict.cli.predict_commands",
+    assert cli_modules == {"perfpredict.cli.app", "perfpredict.cli.estimate_commands",
                            "perfpredict.cli.render"}, cli_modules
     assert not any(name.startswith("perfpredict.ingest") for name in report["submodules"])
     # answering imports nothing of training (issue 15): the model's fit, the trees'

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -221,6 +222,19 @@ def test_artifact_verifies_as_written_and_reformatted() -> None:
     assert artifact.loads(text, "test")["nested"] == {"b": [1, 2], "a": None}
     reformatted = json.dumps(json.loads(text), indent=2)
     assert artifact.loads(reformatted, "test") == artifact.loads(text, "test")
+    # a file is read as bytes, verified without decoding it
+    assert artifact.loads(text.encode(), "test") == artifact.loads(text, "test")
+    with pytest.raises(ArtifactError, match="checksum"):
+        artifact.loads(text.replace("1.5", "2.5").encode(), "test")
+
+
+def test_an_artifact_file_that_is_not_utf8_is_refused_in_one_message(tmp_path: Path) -> None:
+    path = tmp_path / "predictor.json"
+    text = artifact.dumps({"kind": "test", "value": 1.5})
+    path.write_bytes(text.encode().replace(b'"test"', b'"t\xe9st"'))  # a Latin-1 byte
+    with pytest.raises(ArtifactError, match="not UTF-8 text") as refused:
+        artifact.read_file(path)
+    assert str(path) in str(refused.value)
 
 
 def test_tampered_artifact_is_refused() -> None:
