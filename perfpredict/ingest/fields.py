@@ -51,15 +51,16 @@ class FieldError(ValueError):
     """One field of a record cannot be read; the message says which and how to fix it."""
 
 
-def named_twice(names: Sequence[str]) -> str | None:
-    """The reason to refuse a header that names a column more than once (None: it does
-    not), for sacct's and the CSV readers: which of two same-named columns holds the
-    value is anyone's guess, and the column and record readers of sacct guessed
-    differently. Unnamed columns (trailing delimiters) hold nothing that is read."""
+def named_twice(names: Sequence[str], given_by: str = "the header") -> str | None:
+    """The reason to refuse column names (``given_by`` says where they came from) that
+    name a column more than once (None: they do not), for sacct's and the CSV readers:
+    which of two same-named columns holds the value is anyone's guess, and the column
+    and record readers of sacct guessed differently. Unnamed columns (trailing
+    delimiters) hold nothing that is read."""
     twice = sorted({name for name in names if name and names.count(name) > 1})
     if not twice:
         return None
-    return f"the header names {', '.join(twice)} more than once; keep one column of each"
+    return f"{given_by} names {', '.join(twice)} more than once; keep one column of each"
 
 
 def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float | None:

@@ -204,6 +204,11 @@ def test_cli_refuses_a_header_that_names_a_field_twice(cli, tmp_path: Path) -> N
     assert line.startswith(f"Error: {path}:1: the header names submit more than once")
     assert "export each field once" in line
     assert "Traceback" not in result.output
+    headerless = write(tmp_path, "7|COMPLETED|00:01|2\n", "headerless.psv")
+    (bad,) = list(parse(headerless, IngestOptions(
+        columns=["JobIDRaw", "State", "Elapsed", "jobidraw"])))
+    assert isinstance(bad, BadRecord) and bad.line_no == 1
+    assert bad.reason.startswith("--columns names jobidraw more than once")
 
 
 def test_orphan_step_is_a_bad_record(tmp_path: Path) -> None:

@@ -67,7 +67,8 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
                 return BadRecord(block.first_line_no + index, text, (
                     "the columns need JobIDRaw (or JobID) and State; export with sacct -P "
                     "--format JobID,JobIDRaw,State,..."))
-            if (twice := fields.named_twice(layout.columns)) is not None:
+            given_by = "--columns" if options.columns else "the header"
+            if (twice := fields.named_twice(layout.columns, given_by)) is not None:
                 return BadRecord(block.first_line_no + index, text,
                                  f"{twice} (export each field once with sacct --format)")
             return layout, index + 1 if is_header else index
