@@ -45,19 +45,36 @@ def _needed_width(label: str, cells: Sequence[str], console_width: int) -> int:
     return max([*words, min(one_line, max(24, console_width // 3)), 1])
 
 
-def _column_groups(widths: Sequence[int], console_width: int) -> list[list[int]]:
+def _key_columns(cells: Sequence[Sequence[str]], widths: Sequence[int],
+                 console_width: int) -> int:
+    """How many leading columns say what a row is about: the fewest that tell every row
+    apart (evaluate's "Every method" rows need the group and the method), at most three
+    and no wider together than half the terminal; one where none do."""
+    for n_keys in range(1, min(3, len(widths) - 1) + 1):
+        if sum(widths[:n_keys]) + 3 * n_keys > console_width // 2:
+            break
+        if len({tuple(row[:n_keys]) for row in cells}) == len(cells):
+            return n_keys
+    return 1
+
+
+def _column_groups(widths: Sequence[int], console_width: int,
+                   n_keys: int = 1) -> list[list[int]]:
     """Column indexes split into tables that each fit ``console_width``, the first
-    column (what a row is about) repeated in every one, as pandas wraps a wide frame."""
+    ``n_keys`` columns (what a row is about) repeated in every one, as pandas wraps a
+    wide frame."""
     border = 3  # a cell's two padding spaces and its rule
+    keys = list(range(min(n_keys, len(widths))))
+    keys_width = 1 + sum(widths[i] + border for i in keys)
     groups: list[list[int]] = []
     used = console_width  # force a new group at the start
-    for i in range(1, len(widths)):
+    for i in range(len(keys), len(widths)):
         if used + widths[i] + border > console_width:
-            groups.append([0])
-            used = 1 + widths[0] + border
+            groups.append(list(keys))
+            used = keys_width
         groups[-1].append(i)
         used += widths[i] + border
-    return groups or [[0]]
+    return groups or [keys]
 
 
 def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] | None = None,
@@ -66,7 +83,7 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
 
     A table is never cut: every cell is shown whole and labels wrap at spaces; when the
     columns do not fit the terminal (80 columns, or $COLUMNS) together, they are shown
-    as several tables, each starting with the first column.
+    as several tables, each starting with the columns that tell the rows apart.
     """
     columns = list(columns or (rows[0].keys() if rows else []))
     if fmt == "json":
@@ -84,7 +101,8 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
         cells = [[_cell(r.get(c)) for c in columns] for r in rows]
         widths = [_needed_width(label, [row[i] for row in cells], console.width)
                   for i, label in enumerate(labels)]
-        for n, group in enumerate(_column_groups(widths, console.width)):
+        n_keys = _key_columns(cells, widths, console.width)
+        for n, group in enumerate(_column_groups(widths, console.width, n_keys)):
             table = Table(title=title if n == 0 else None)
             for i in group:
                 table.add_column(labels[i], width=widths[i], overflow="fold")

@@ -77,3 +77,33 @@ def test_the_italics_note_only_when_rows_are_in_italics(fmt: str) -> None:
     with_predicted = _at_80_columns("advise", *BERT, "--min-efficiency", "0.6",
                                     "--format", fmt)
     assert "italics" in with_predicted
+
+
+def _chunks(text: str) -> list[str]:
+    """The tables a wide table was split into, each from its top rule on."""
+    return ["┏" + chunk for chunk in text.split("┏")[1:]]
+
+
+def test_a_split_table_repeats_the_columns_that_tell_its_rows_apart(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """evaluate's "Every method" rows are a group and a method: a table split to fit 80
+    columns that repeated the group alone left its later parts without the method."""
+    from cli.render import print_rows
+
+    monkeypatch.setenv("COLUMNS", "80")
+    figures = ("mape_pct", "median_ape_pct", "trimmed_mape_pct", "within_10pct_series",
+               "bias_pct", "coverage", "coverage_ci_low", "coverage_ci_high")
+    rows = [{"group": group, "method": method, **{f: 12.345678 for f in figures}}
+            for group in ("all", "castro_scaling") for method in ("amdahl", "hybrid")]
+    print_rows(rows, "table")
+    chunks = _chunks(capsys.readouterr().out)
+    assert len(chunks) > 1
+    _assert_fits_80_columns("".join(chunks))
+    for chunk in chunks:
+        assert "method" in chunk and chunk.count("hybrid") == 2, chunk
+
+    # where the first column tells the rows apart, it alone is repeated
+    print_rows([{**row, "method": "amdahl"} | {"group": f"{row['group']}-{i}"}
+                for i, row in enumerate(rows)], "table")
+    chunks = _chunks(capsys.readouterr().out)
+    assert len(chunks) > 1 and all("method" not in chunk for chunk in chunks[1:])
