@@ -176,12 +176,13 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     summary = _read_isolated(path)
     if isinstance(summary, str):
         yield BadRecord(None, path.name, f"not a readable Darshan log: {summary}; "
-                        "re-copy it, or check it with 'python -m darshan info'")
+                        "re-copy it, or check it with 'python -m darshan info'", whole_file=True)
         return
     try:
         yield _record(path, summary, options)
     except (FieldError, KeyError, TypeError, ValueError) as exc:
-        yield BadRecord(None, path.name, f"the Darshan log's job data is unusable: {exc}")
+        yield BadRecord(None, path.name, f"the Darshan log's job data is unusable: {exc}",
+                        whole_file=True)
 
 
 if __name__ == "__main__":  # the isolated reader behind _read_isolated

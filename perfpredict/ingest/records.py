@@ -56,6 +56,9 @@ class BadRecord:
     line_no: int | None
     raw: str
     reason: str
+    #: The file cannot be read at all (its header, its top level): nothing in it is a
+    #: good record, so skipping bad records stores nothing from it either.
+    whole_file: bool = False
 
 
 @dataclass

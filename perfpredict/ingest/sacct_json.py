@@ -238,16 +238,16 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
         yield BadRecord(exc.lineno, lines[exc.lineno - 1][:200] if exc.lineno <= len(lines)
                         else "",
                         f"not valid JSON ({exc.msg} at column {exc.colno}); export again with "
-                        "sacct --json, the file may be cut short")
+                        "sacct --json, the file may be cut short", whole_file=True)
         return
     except (UnicodeDecodeError, RecursionError, OSError, EOFError) as exc:
         yield BadRecord(None, "", f"cannot be read as JSON text ({type(exc).__name__}: "
-                        f"{str(exc)[:200]}); export again with sacct --json")
+                        f"{str(exc)[:200]}); export again with sacct --json", whole_file=True)
         return
     jobs = document.get("jobs") if isinstance(document, dict) else None
     if not isinstance(jobs, list):
         yield BadRecord(1, "", "no 'jobs' list at the top level; this is not the output of "
-                        "sacct --json")
+                        "sacct --json", whole_file=True)
         return
     n_unfinished = 0
     for index, job in enumerate(jobs):

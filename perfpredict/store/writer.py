@@ -159,11 +159,12 @@ class _FileIngest:
 
     def reject(self, bad: BadRecord) -> None:
         if self.options.on_error == "fail":
-            raise BadInputError(
-                f"{bad.reason}; nothing from this file was stored (fix the line, or pass "
-                "--on-error skip to store the good records and keep this one as a reject)",
-                path=self.path, line_no=bad.line_no,
-            )
+            fix = ("fix the file, or pass --on-error skip to go on with the other files and "
+                   "keep this one as a reject" if bad.whole_file else
+                   "fix the line, or pass --on-error skip to store the good records and keep "
+                   "this one as a reject")
+            raise BadInputError(f"{bad.reason}; nothing from this file was stored ({fix})",
+                                path=self.path, line_no=bad.line_no)
         self.report.n_rejected += 1
         if len(self.report.first_rejects) < 5:
             self.report.first_rejects.append({"line_no": bad.line_no, "reason": bad.reason})

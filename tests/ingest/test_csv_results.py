@@ -67,6 +67,32 @@ def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -
     assert isinstance(run, RunRecord) and run.runtime_s == 10.0
 
 
+@pytest.mark.parametrize(("header", "renames"), [
+    ("application,machine,input,num_nodes,elapsed",
+     "rename application to app, elapsed to runtime_s, num_nodes to nodes, machine to "
+     "system, input to problem_size in the header (runtime_s in seconds)"),
+    ("App,System,Nodes,Runtime_s", "rename App to app, Runtime_s to runtime_s, Nodes to nodes, "
+     "System to system in the header (runtime_s in seconds)"),
+    ("app,system,nodes,time", "rename time to runtime_s in the header (runtime_s in seconds)"),
+    ("x,y", "the header names x, y; see 'perfpredict ingest --help'"),
+])
+def test_a_header_in_other_words_is_refused_with_the_renames_it_needs(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, header: str, renames: str) -> None:
+    """Another center's benchmark table names its columns its own way: the refusal says
+    which to rename, and reads none of them in place of perfpredict's (a "time" in
+    minutes taken for seconds would store wrong runtimes without a word)."""
+    path = write(tmp_path, header + "\n" + ",".join(["1"] * header.count(",")) + ",1\n")
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:1: the header needs at least the columns app and "
+                           "runtime_s"), line
+    assert renames in line
+    # nothing in the file is a good record, so skipping bad records is no fix for it
+    assert "fix the file, or pass --on-error skip to go on with the other files" in line
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
+
+
 def test_bad_file_is_refused_whole_and_store_untouched(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     good = write(tmp_path, HEADER + "a,s,p,1,1,1,10,\n", "good.csv")
     ingest_file(store, "csv", good)
@@ -74,6 +100,7 @@ def test_bad_file_is_refused_whole_and_store_untouched(store, tmp_path: Path) ->
     with pytest.raises(BadInputError) as err:
         ingest_file(store, "csv", bad)
     assert "bad.csv:3:" in str(err.value)
+    assert "fix the line, or pass --on-error skip to store the good records" in str(err.value)
     assert run_stats(store)["n_runs"] == 1
     assert run_stats(store)["n_batches"] == 1
 

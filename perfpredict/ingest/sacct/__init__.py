@@ -66,11 +66,12 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
             if not {"jobidraw", "jobid"} & set(layout.columns) or "state" not in layout.columns:
                 return BadRecord(block.first_line_no + index, text, (
                     "the columns need JobIDRaw (or JobID) and State; export with sacct -P "
-                    "--format JobID,JobIDRaw,State,..."))
+                    "--format JobID,JobIDRaw,State,..."), whole_file=True)
             given_by = "--columns" if options.columns else "the header"
             if (twice := fields.named_twice(layout.columns, given_by)) is not None:
                 return BadRecord(block.first_line_no + index, text,
-                                 f"{twice} (export each field once with sacct --format)")
+                                 f"{twice} (export each field once with sacct --format)",
+                                 whole_file=True)
             return layout, index + 1 if is_header else index
     return None
 
