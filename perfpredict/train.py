@@ -63,14 +63,23 @@ class TrainReport:
     def correction_state(self, kind: str) -> str:
         """Whether the learned correction applies to scaling kind ``kind``, and if not,
         why: too few series of the kind to learn it from, or it did not beat the plain
-        base on them (cross-fitted)."""
-        if self.apply_correction and self.apply_correction.get(kind):
+        base on them (cross-fitted). With too few series to judge it, a correction half
+        borrowed from the bundled data sets applies unjudged
+        (:meth:`perfpredict.model.fit.HybridPredictor._correction_trees`), and says so:
+        its nested-extrapolation error on the store's few series may be above the law's."""
+        if self.correction_applies(kind):
+            if self.too_few_series(kind):
+                return (f"on, half of it borrowed and unjudged (only {self.n_series_of(kind)} "
+                        f"series, {self.min_series_for_correction} needed to judge it)")
             return "on"
         if self.too_few_series(kind):
             return (f"off (only {self.n_series_of(kind)} series, "
                     f"{self.min_series_for_correction} needed: predictions are the base "
                     "law's)")
         return "off (did not beat the law)"
+
+    def correction_applies(self, kind: str) -> bool:
+        return bool(self.apply_correction and self.apply_correction.get(kind))
 
     def n_series_of(self, kind: str) -> int:
         """Series of scaling kind ``kind`` (3+ scales) the predictor learned from."""
@@ -88,7 +97,7 @@ class TrainReport:
         of one data set, the half borrowed by default lowered the MAPE in 19 of 20 (data
         set, split) cells and tied the last (docs/accuracy.md, "Stores of a few series")."""
         return (self.bundled_datasets is None and self.too_few_series("strong")
-                and self.correction_state("strong") != "on")
+                and not self.correction_applies("strong"))
 
     def could_borrow_applications(self) -> bool:
         """Whether the strong-scaling correction applies and was learned from a few
@@ -100,7 +109,7 @@ class TrainReport:
         lowered the extrapolation MAPE from 20.5% to 20.2%, beating the best single law
         on all four data sets instead of three, and raised the few-shot MAPE from 20.7%
         to 21.4% (docs/accuracy.md, "With the bundled data sets in training")."""
-        return (self.bundled_datasets is None and self.correction_state("strong") == "on"
+        return (self.bundled_datasets is None and self.correction_applies("strong")
                 and 1 < self.n_strong_applications < self.min_series_for_correction)
 
     def could_borrow_for_weak_scaling(self) -> bool:
