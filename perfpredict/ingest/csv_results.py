@@ -26,6 +26,7 @@ from perfpredict.ingest.fields import (
     FieldError,
     named_twice,
     number,
+    renames,
     timestamp_s,
     whole_number,
 )
@@ -44,18 +45,6 @@ _TEXT_FIELDS = ("app", "system", "problem_size", "variant", "state", "user", "ac
 _TIME_FIELDS = {"submit_time": "submit_epoch_s", "start_time": "start_epoch_s",
                 "end_time": "end_epoch_s"}
 _KNOWN = {*_INT_FIELDS, *_FLOAT_FIELDS, *_TEXT_FIELDS, *_TIME_FIELDS, "censored"}
-#: What other benchmark tables call the columns a header most needs. Named in the
-#: header's refusal as renames to make, never read in their place: a guess that took
-#: "time" for seconds when it held minutes would store wrong runtimes without a word.
-_OTHER_NAMES = {
-    "app": ("application", "code", "benchmark", "program", "app_name"),
-    "runtime_s": ("runtime", "time", "time_s", "elapsed", "elapsed_s", "walltime",
-                  "wall_time", "wallclock", "duration", "seconds"),
-    "nodes": ("node", "num_nodes", "nnodes", "n_nodes", "node_count"),
-    "total_ranks": ("ranks", "nranks", "n_ranks", "mpi_ranks", "nprocs", "np", "processes"),
-    "system": ("machine", "cluster", "platform", "computer"),
-    "problem_size": ("input", "problem", "size", "case", "dataset"),
-}
 
 
 def _typed(text: str) -> str | int | float:
@@ -120,21 +109,12 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     return RunRecord(**values, extra=extra or None, line_no=line_no)
 
 
-def _renames(header: list[str]) -> str:
-    """The renames that would give a header perfpredict's column names, where its columns
-    go by another name (:data:`_OTHER_NAMES`), else the columns it has."""
-    renames: dict[str, str] = {}
-    for name, others in _OTHER_NAMES.items():
-        if name in header:
-            continue
-        column = next((c for c in header if c.lower() in (name, *others)), None)
-        if column is not None:
-            renames[name] = column
-    if renames:
-        return (f"rename {', '.join(f'{c} to {n}' for n, c in renames.items())} in the header"
-                + (" (runtime_s in seconds)" if "runtime_s" in renames else ""))
-    return (f"the header names {', '.join(header[:12])}{', ...' if len(header) > 12 else ''}; "
-            "see 'perfpredict ingest --help'")
+def _header_fix(header: list[str]) -> str:
+    """How to fix a header without perfpredict's columns: the renames where its columns
+    go by other names, else what it names."""
+    more = ", ..." if len(header) > 12 else ""
+    return renames(header) or (f"the header names {', '.join(header[:12])}{more}; see "
+                               "'perfpredict ingest --help'")
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
@@ -157,7 +137,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         yield BadRecord(
             header_line, ",".join(header),
             f"the header needs at least the columns {' and '.join(needed)} "
-            f"(plus nodes or total_ranks); {_renames(header)}", whole_file=True)
+            f"(plus nodes or total_ranks); {_header_fix(header)}", whole_file=True)
         return
     if (twice := named_twice(header)) is not None:
         yield BadRecord(header_line, ",".join(header), twice, whole_file=True)

@@ -51,6 +51,42 @@ class FieldError(ValueError):
     """One field of a record cannot be read; the message says which and how to fix it."""
 
 
+#: What other tables call the columns a perfpredict CSV header most needs (benchmark
+#: results for ``ingest csv``, queries for ``estimate --input``). Named in a header's
+#: refusal as renames to make, never read in their place: a guess that took "time" for
+#: seconds when it held minutes would store wrong runtimes without a word.
+OTHER_NAMES = {
+    "app": ("application", "code", "benchmark", "program", "app_name"),
+    "runtime_s": ("runtime", "time", "time_s", "elapsed", "elapsed_s", "walltime",
+                  "wall_time", "wallclock", "duration", "seconds"),
+    "nodes": ("node", "num_nodes", "nnodes", "n_nodes", "node_count"),
+    "total_ranks": ("ranks", "nranks", "n_ranks", "mpi_ranks", "nprocs", "np", "processes"),
+    "system": ("machine", "cluster", "platform", "computer"),
+    "problem_size": ("input", "problem", "size", "case", "dataset"),
+}
+
+
+def renames(header: Sequence[str], wanted: Sequence[str] = tuple(OTHER_NAMES)) -> str | None:
+    """The renames that would give ``header`` those of perfpredict's column names
+    ``wanted`` that its columns give another name (:data:`OTHER_NAMES`, any case), as a
+    fix to print; None where none does.
+
+    >>> renames(["Application", "nodes", "elapsed"])
+    'rename Application to app, elapsed to runtime_s in the header (runtime_s in seconds)'
+    """
+    found: dict[str, str] = {}
+    for name in wanted:
+        if name in header:
+            continue
+        column = next((c for c in header if c.lower() in (name, *OTHER_NAMES[name])), None)
+        if column is not None:
+            found[name] = column
+    if not found:
+        return None
+    return (f"rename {', '.join(f'{c} to {n}' for n, c in found.items())} in the header"
+            + (" (runtime_s in seconds)" if "runtime_s" in found else ""))
+
+
 def named_twice(names: Sequence[str], given_by: str = "the header") -> str | None:
     """The reason to refuse column names (``given_by`` says where they came from) that
     name a column more than once (None: they do not), for sacct's and the CSV readers:

@@ -129,6 +129,14 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     result = cli("estimate", "--input", str(queries), "--format", "csv")
     assert result.exit_code == 2
     assert f"{queries}:1: the header names nodes more than once" in result.stderr
+    # another table's names: the renames it needs, as ingest csv says them (a "time"
+    # column means nothing to a query, so it is not named)
+    queries.write_text("Application,num_nodes,time\nresnet,64,5\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert (f"{queries}:1: the header has no 'app' column; a query file needs at least app "
+            "and nodes; rename Application to app, num_nodes to nodes in the header\n"
+            ) == result.stderr.removeprefix("Error: ")
 
 
 def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
