@@ -38,9 +38,29 @@ from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATASETS = Path(os.environ.get("PERFPREDICT_SHARED", REPO.parent / "shared")) / "datasets"
+#: The data sets docs/accuracy.md and the acceptance tests' margins measured: those
+#: :func:`discover` judges and reports among the data sets this repository and
+#: ../shared hold today.
 JUDGED = ("mlperf_training", "relearn", "vasp_archer", "cp2k_readme", "castro_scaling",
           "pencilffts_jeanzay")
 REPORTED = ("lulesh_thicket",)
+#: Issue 13's rule: a data set with this many series of this many distinct scales or
+#: more is judged.
+JUDGED_MIN_SERIES = 5
+JUDGED_MIN_SCALES = 5
+#: A series of this many distinct scales leaves runs to test in both splits (the three
+#: smallest scales, or the lower half, below the cut); a data set with one such series,
+#: and too few to be judged, is reported.
+TESTED_MIN_SCALES = 4
+
+
+class DataSets(NamedTuple):
+    """What :func:`discover` found: the data sets judged and reported, and why each
+    other was left out."""
+
+    judged: tuple[str, ...]
+    reported: tuple[str, ...]
+    left_out: dict[str, str]
 
 
 def dataset_file(name: str, shared_datasets: Path = SHARED_DATASETS) -> Path:
@@ -52,6 +72,46 @@ def dataset_file(name: str, shared_datasets: Path = SHARED_DATASETS) -> Path:
     if not shared.exists():
         raise FileNotFoundError(f"{name}: neither {bundled} nor {shared} exists")
     return shared
+
+
+def discover(shared_datasets: Path = SHARED_DATASETS) -> DataSets:
+    """Every data set in datasets/ and ``shared_datasets``, judged or reported by issue
+    13's rule, so that a data set added to either is backtested with the others, as the
+    acceptance asks ("every data set ... with at least 5 series of at least 5 distinct
+    scales"). Each is stored alone to count its series as a store sees them (variants
+    and layouts apart); one that is not a table of runtimes (MLPerf Storage's
+    throughputs) or has no series to test (MLPerf HPC's) is left out, with the reason."""
+    from perfpredict.errors import BadInputError
+    from perfpredict.ingest import ingest_file
+    from perfpredict.model.series import build_series
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import runs_frame
+
+    measured = JUDGED + REPORTED  # in their order, any other after them
+    names = sorted({path.parent.name for folder in (REPO / "datasets", shared_datasets)
+                    for pattern in ("*/runs.csv", "*/runs.csv.gz")
+                    for path in folder.glob(pattern)},
+                   key=lambda name: (measured.index(name) if name in measured
+                                     else len(measured), name))
+    judged, reported, left_out = [], [], {}
+    for name in names:
+        with tempfile.TemporaryDirectory() as tmp:
+            store = open_store(f"sqlite:///{Path(tmp) / 'one.db'}")
+            try:
+                ingest_file(store, "csv", dataset_file(name, shared_datasets))
+                scales = [s.scales.size for s in build_series(runs_frame(store))]
+            except BadInputError as exc:
+                left_out[name] = f"not runs with runtimes: {exc.reason.split(';')[0]}"
+                continue
+            finally:
+                store.dispose()
+        if sum(n >= JUDGED_MIN_SCALES for n in scales) >= JUDGED_MIN_SERIES:
+            judged.append(name)
+        elif any(n >= TESTED_MIN_SCALES for n in scales):
+            reported.append(name)
+        else:
+            left_out[name] = f"no series of {TESTED_MIN_SCALES} or more scales to test"
+    return DataSets(tuple(judged), tuple(reported), left_out)
 
 
 def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
@@ -66,11 +126,12 @@ def build_store(url: str, names: tuple[str, ...] = JUDGED + REPORTED,
     return store
 
 
-def acceptance_table(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def acceptance_table(table: list[dict[str, Any]], judged: tuple[str, ...] = JUDGED,
+                     reported: tuple[str, ...] = REPORTED) -> list[dict[str, Any]]:
     """One verdict row per data set in the backtest's table, then the pooled one."""
     from perfpredict.evaluate.metrics import verdict_rows
 
-    return verdict_rows(table, groups=(*JUDGED, *REPORTED), reported=REPORTED,
+    return verdict_rows(table, groups=(*judged, *reported), reported=reported,
                         label="data set")
 
 
@@ -242,8 +303,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-borrow-bundled", action="store_true",
                         help="a store of fewer than 8 strong-scaling applications learns "
                              "from its own series alone (its intervals calibrated by series)")
-    parser.add_argument("--dataset", action="append", choices=JUDGED + REPORTED,
-                        help="repeatable; the data sets in the store (default: all)")
+    parser.add_argument("--dataset", action="append",
+                        help="repeatable; the data sets in the store (default: every one "
+                             "issue 13's rule judges or reports, in datasets/ and "
+                             "../shared/datasets)")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--small-stores", type=int, metavar="K",
@@ -276,9 +339,15 @@ def main(argv: list[str] | None = None) -> int:
         print(markdown_table(rows))
         return 0
 
+    found = discover()
+    print(f"data sets judged: {', '.join(found.judged)}; reported: "
+          f"{', '.join(found.reported) or 'none'}; left out: "
+          + ("; ".join(f"{name} ({why})" for name, why in found.left_out.items()) or "none"))
+    if unknown := sorted(set(args.dataset or ()) - {*found.judged, *found.reported}):
+        parser.error(f"no such data set to backtest: {', '.join(unknown)}")
     with tempfile.TemporaryDirectory() as tmp:
         store = build_store(f"sqlite:///{Path(tmp) / 'accuracy.db'}",
-                            tuple(args.dataset or JUDGED + REPORTED))
+                            tuple(args.dataset or found.judged + found.reported))
         try:
             for split in splits:
                 started = time.perf_counter()
@@ -311,7 +380,8 @@ def main(argv: list[str] | None = None) -> int:
                     label += ", borrowing nothing"
                 print(f"\n## {split}, {label}{', with bundled' if args.with_bundled else ''}"
                       f", repeats {args.repeats}, seed {args.seed} ({took_s:.0f} s)\n")
-                for rows in (acceptance_table(table), hybrid_rows(table)):
+                for rows in (acceptance_table(table, found.judged, found.reported),
+                             hybrid_rows(table)):
                     print(markdown_table(rows) + "\n")
                 sys.stdout.flush()
         finally:
