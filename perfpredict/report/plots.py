@@ -10,6 +10,7 @@ extension; matplotlib is imported here only (Agg backend, no display needed).
 
 from __future__ import annotations
 
+import math
 import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +20,8 @@ from perfpredict.errors import BadInputError
 from perfpredict.report.csv_rows import write_csv
 
 if TYPE_CHECKING:
+    from matplotlib.axis import Axis
+
     from perfpredict.advise.plan import Plan
 
 FORMATS = (".png", ".svg", ".pdf")
@@ -63,6 +66,26 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
     return out
 
 
+def label_log_axis(axis: Axis) -> None:
+    """Plain numbers (40, not 4 x 10^1) on a log axis, with minor ticks labelled where
+    there are too few powers of ten to read a value off: every minor tick on a narrow
+    range, 2 and 5 times a power of ten on a range that holds one power of ten (a
+    runtime axis of 30-500 s read only "100")."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    plain = FuncFormatter(lambda y, _: f"{y:g}")
+    axis.set_major_formatter(plain)
+    bottom, top = axis.get_view_interval()
+    n_powers_of_ten = math.floor(math.log10(top)) - math.ceil(math.log10(bottom)) + 1
+    if top / bottom < 20:
+        axis.set_minor_formatter(plain)
+    elif n_powers_of_ten < 2:
+        axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+        axis.set_minor_formatter(plain)
+    else:
+        axis.set_minor_formatter(NullFormatter())
+
+
 def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
     """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
     same name with .csv; returns the CSV's path."""
@@ -73,7 +96,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     rows = plot_rows(plan)
     nodes = [r["nodes"] for r in rows]
@@ -121,13 +144,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
     lowest = min([*(r["lower_runtime_s"] for r in rows),
                   *(r["measured_runtime_s"] for r in measured)])
     ax_time.set_ylim(bottom=lowest * 0.7)
-    plain = FuncFormatter(lambda y, _: f"{y:g}")  # 40, not 4 x 10^1
-    ax_time.yaxis.set_major_formatter(plain)
-    bottom, top = ax_time.get_ylim()
-    if top / bottom < 20:  # label minor ticks only when there are too few major ones
-        ax_time.yaxis.set_minor_formatter(plain)
-    else:
-        ax_time.yaxis.set_minor_formatter(NullFormatter())
+    label_log_axis(ax_time.yaxis)
     ax_time.set_ylabel("Time to solution (s)")
     ax_time.set_title("Runtime", fontsize=11)
     ax_time.legend(fontsize=8, loc="best")

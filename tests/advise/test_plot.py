@@ -58,3 +58,29 @@ def test_unknown_extension_is_refused(trained_store, tmp_path: Path) -> None:
     with pytest.raises(BadInputError, match=r"\.png"):
         save_scaling_plot(plan, tmp_path / "figure.jpg")
     assert not (tmp_path / "figure.csv").exists()
+
+
+@pytest.mark.parametrize(("bottom", "top"), [(25.0, 550.0), (40.0, 60.0), (3.0, 3000.0)])
+def test_a_log_runtime_axis_labels_at_least_two_runtimes(bottom: float, top: float) -> None:
+    """30-500 s holds one power of ten, and its axis read only "100": a runtime could
+    not be read off it. Every range shows two labelled ticks or more."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from perfpredict.report.plots import label_log_axis
+
+    fig, ax = plt.subplots()
+    try:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom, top)
+        label_log_axis(ax.yaxis)
+        fig.canvas.draw()
+        labels = [tick.get_text() for tick in
+                  ax.get_yticklabels(which="both") if tick.get_text()
+                  and bottom <= tick.get_position()[1] <= top]
+    finally:
+        plt.close(fig)
+    assert len(labels) >= 2, labels
+    assert all(bottom <= float(text) <= top for text in labels), labels  # 40, not 4x10^1
