@@ -39,8 +39,7 @@ def list_command(
     ctx: typer.Context,
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
 ) -> None:
-    """Show every system in the store, the shipped catalog included (json: whole entries
-    with queues and sources)."""
+    """Show every system, the store's and the shipped catalog's (json: whole entries)."""
     from perfpredict.catalog import list_systems
 
     specs = list_systems(ctx.obj.open_store())
