@@ -79,8 +79,8 @@ def discover(shared_datasets: Path = SHARED_DATASETS) -> DataSets:
     13's rule, so that a data set added to either is backtested with the others, as the
     acceptance asks ("every data set ... with at least 5 series of at least 5 distinct
     scales"). Each is stored alone to count its series as a store sees them (variants
-    and layouts apart); one that is not a table of runtimes (MLPerf Storage's
-    throughputs) or has no series to test (MLPerf HPC's) is left out, with the reason."""
+    and layouts apart); one that cannot be ingested as runs (MLPerf Storage's throughputs)
+    or has no series to test (MLPerf HPC's) is left out, with the reason."""
     from perfpredict.errors import BadInputError
     from perfpredict.ingest import ingest_file
     from perfpredict.model.series import build_series
@@ -101,7 +101,7 @@ def discover(shared_datasets: Path = SHARED_DATASETS) -> DataSets:
                 ingest_file(store, "csv", dataset_file(name, shared_datasets))
                 scales = [s.scales.size for s in build_series(runs_frame(store))]
             except BadInputError as exc:
-                left_out[name] = f"not runs with runtimes: {exc.reason.split(';')[0]}"
+                left_out[name] = f"cannot be ingested: {exc.reason.split(';')[0]}"
                 continue
             finally:
                 store.dispose()

@@ -196,4 +196,5 @@ def test_issue_13s_rule_finds_the_data_sets_measured_here() -> None:
         "and add them, with their margins, to JUDGED or REPORTED")
     # MLPerf HPC's series have too few scales to test; MLPerf Storage holds throughputs
     assert found.left_out["mlperf_hpc"] == "no series of 4 or more scales to test"
-    assert found.left_out["mlperf_storage"].startswith("not runs with runtimes")
+    assert found.left_out["mlperf_storage"].startswith(
+        "cannot be ingested: the header needs at least the columns app and runtime_s")
