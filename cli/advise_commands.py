@@ -58,11 +58,13 @@ def advise(
     threads_per_rank: ThreadsOption = None,
     runs: Annotated[int, typer.Option(help="Number of production runs to budget for.")] = 1,
     objective: Annotated[Objective, typer.Option(
-        help="How to choose among node counts that meet the efficiency floor.")
+        metavar="OBJECTIVE",
+        help="fastest, cheapest or balanced: how to choose among the node counts that meet "
+             "the efficiency floor.")
     ] = Objective.fastest,
     min_efficiency: Annotated[float | None, typer.Option(
         help="Parallel-efficiency floor against the smallest measured configuration "
-        "(default 0.7 unless --min-speedup-per-doubling is given).")] = None,
+        "(default 0.7, unless a speedup floor per doubling is given).")] = None,
     min_speedup_per_doubling: Annotated[float | None, typer.Option(
         help="Speedup floor per doubling of nodes (Notur: 1.5, 1.4, 1.3).")] = None,
     max_nodes: Annotated[int | None, typer.Option(
@@ -71,8 +73,9 @@ def advise(
     kill_risk: Annotated[float, typer.Option(
         help="Share of runs that may outlive the advised walltime.")] = 0.05,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
-    fmt: Annotated[AdviceFormat, typer.Option("--format", help="Output format.")
-                   ] = AdviceFormat.table,
+    fmt: Annotated[AdviceFormat, typer.Option(
+        "--format", metavar="FORMAT", help="table, json, markdown, latex or csv.")
+    ] = AdviceFormat.table,
     plot: Annotated[Path | None, typer.Option(
         help="Write the scaling figure (.png, .svg or .pdf) and its numbers (.csv).")] = None,
     emit: Annotated[Scheduler | None, typer.Option(

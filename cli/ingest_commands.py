@@ -38,6 +38,7 @@ def ingest(
         help="sacct: where the application name comes from: jobname, comment or "
         "regex:PATTERN (first group, applied to the job name).")] = "jobname",
     swf_allow_extra_fields: Annotated[bool, typer.Option(
+        "--swf-allow-extra-fields",
         help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
         "first 18.")] = False,
     output: Annotated[SummaryFormat, typer.Option("--format", help="The summary's format.")

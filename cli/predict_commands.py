@@ -46,13 +46,14 @@ class ReportFormat(str, Enum):
 
 
 #: ``train`` and ``evaluate`` borrow alike, so that a backtest measures what training does.
-BorrowBundled = Annotated[bool, typer.Option(
-    "--borrow-bundled/--no-borrow-bundled",
-    help="When the store has fewer than 8 strong-scaling applications, borrow from the "
-         "bundled data sets: calibrate the intervals on their applications too and learn "
-         "half of the correction with them (all of it and the slope drift in a store of "
-         "weak scaling alone; the laws, peers and estimates stay the store's own). "
-         "Without it, such intervals held too few runs (docs/accuracy.md).")]
+NoBorrowBundled = Annotated[bool, typer.Option(
+    "--no-borrow-bundled",
+    help="Borrow nothing from the bundled data sets. By default a store of fewer than 8 "
+         "strong-scaling applications borrows: its intervals are calibrated on their "
+         "applications too and half of its correction is learned with them (all of it and "
+         "the slope drift in a store of weak scaling alone; the laws, peers and estimates "
+         "stay the store's own). Without borrowing, such intervals held too few runs in "
+         "the store-cut backtests.")]
 
 def train(
     ctx: typer.Context,
@@ -67,13 +68,13 @@ def train(
         help="Train on the data sets shipped with perfpredict too ('perfpredict datasets "
              "list'), without storing them: a store with few runs of a code borrows how "
              "other HPC codes scaled. Those already loaded are not counted twice.")] = False,
-    borrow_bundled: BorrowBundled = True,
+    no_borrow_bundled: NoBorrowBundled = False,
 ) -> None:
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
     report = train_store(ctx.obj.open_store(write=True), app, dask, with_bundled,
-                         borrow_bundled)
+                         not no_borrow_bundled)
     if fmt == SummaryFormat.json:
         print_json(report.as_dict())
         return
@@ -171,7 +172,7 @@ def evaluate(
         "--with-bundled",
         help="Add the bundled public data sets to every training pool, in full (never "
              "a series that is also in the store, so none is seen beyond its cut).")] = False,
-    borrow_bundled: BorrowBundled = True,
+    no_borrow_bundled: NoBorrowBundled = False,
     group_by: Annotated[GroupBy, typer.Option(
         help="Rows per ingested file (source), application, system, or band of distance "
              "beyond the largest scale each prediction knew (0-1, 1-2, 2-3, 3+ "
@@ -194,7 +195,7 @@ def evaluate(
         ctx.obj.open_store(), split.value, group_by=group_by.value, confidence=confidence, app=app,
         repeats=repeats, protocol=protocol.value,
         leave_out=leave_out.value if leave_out else None, with_bundled=with_bundled,
-        random_state=seed, borrow_bundled=borrow_bundled)
+        random_state=seed, borrow_bundled=not no_borrow_bundled)
     if fmt == ReportFormat.markdown:
         typer.echo(markdown_table(rows))
     elif fmt == ReportFormat.table:

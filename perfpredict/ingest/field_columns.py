@@ -84,7 +84,8 @@ def decimals(column: ByteColumn) -> tuple[np.ndarray, np.ndarray]:
         n_digits += digit
     ok = (~odd & (n_digits >= 1) & (n_digits <= _EXACT_DIGITS)
           & ((n_dots == 0) | ((n_dots == 1) & (after_dot >= 1) & (n_digits > after_dot))))
-    values = np.where(negative, -1.0, 1.0) * (mantissa / _POWERS_OF_TEN[after_dot])
+    # "-0" is 0.0, as fields.number reads it: + 0.0 turns IEEE's -0.0 into 0.0
+    values = np.where(negative, -1.0, 1.0) * (mantissa / _POWERS_OF_TEN[after_dot]) + 0.0
     return np.where(ok, values, np.nan), ok
 
 

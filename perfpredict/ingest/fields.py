@@ -102,10 +102,12 @@ def named_twice(names: Sequence[str], given_by: str = "the header") -> str | Non
 def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float | None:
     """A finite number from text (``name`` says where, for the message), None when the
     text is one of ``missing``. The one reader of numbers written as text, for the
-    parsers of CSV and SWF and for whatever else reads numbers from a table.
+    parsers of CSV and SWF and for whatever else reads numbers from a table. "-0" reads
+    as 0, as the column readers read it (:mod:`perfpredict.ingest.field_columns`): a
+    stored -0.0 would differ from their 0.0 in the JSON of extra fields.
 
-    >>> number("column 'nodes'", "4"), number("column 'nodes'", "NA")
-    (4.0, None)
+    >>> number("column 'nodes'", "4"), number("column 'nodes'", "NA"), number("x", "-0")
+    (4.0, None, 0.0)
     """
     if text.strip().lower() in missing:
         return None
@@ -115,7 +117,7 @@ def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float 
         raise FieldError(f"{name} must be a number, got {text!r}") from None
     if not math.isfinite(value):
         raise FieldError(f"{name} must be finite, got {text!r}")
-    return value
+    return value + 0.0  # -0.0 + 0.0 is 0.0
 
 
 def whole_number(name: str, value: float | None, *, max_value: int | None = None) -> int | None:

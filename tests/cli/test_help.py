@@ -30,6 +30,17 @@ def test_help_exits_zero(path: tuple[str, ...]) -> None:
     assert not result.stderr
 
 
+@pytest.mark.parametrize("path", PATHS, ids=[" ".join(p) or "root" for p in PATHS])
+def test_help_shows_every_option_whole_at_80_columns(path: tuple[str, ...]) -> None:
+    """Rich's panels cut what does not fit with an ellipsis: '--min-speedup-per-dou…'
+    could not be typed from the help (a long word in a help text, or a long list of
+    choices, narrowed the option names' column)."""
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.stdout, [line for line in result.stdout.splitlines()
+                                      if "…" in line]
+
+
 def test_catalog_alias_in_a_log_is_stored_under_the_catalog_name(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,nodes,runtime_s\nx,FRONTIER,2,10\n")
