@@ -8,7 +8,9 @@ application) and the test runs, split two ways:
 - by the edge slope of the context (d ln T / d ln p between its two largest scales): the
   share below / above the 90% bounds, calibration against test;
 - by doublings beyond the cut: how many calibration examples each data set gives, and
-  each data set's test runs with the share above their interval.
+  each data set's test runs with the share above their interval;
+- by data set and doublings beyond the cut: the test runs' coverage, and how their
+  intervals' width grows with distance against how their errors do.
 
 The tables of docs/accuracy.md, "What would settle the rest". A research tool: it
 listens in on :class:`perfpredict.model.fit.HybridPredictor`'s calibration with
@@ -104,12 +106,14 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         predicted = hybrid.predict_columns(context, scales, 0.9)
         edge_slope = fit_context(context).summary[SUMMARY_NAMES.index("edge_slope")]
         tests += [{"edge_slope": edge_slope, "distance": float(np.log2(p / context.scales.max())),
-                   "below": t < lo, "above": t > hi, "data_set": source.get(series.key)}
-                  for p, t, lo, hi in zip(scales.tolist(), measured_s.tolist(),
-                                          predicted.lower_s.tolist(),
-                                          predicted.upper_s.tolist(), strict=True)]
-    return calibration_rows, {key: np.array([row[key] for row in tests])
-                              for key in calibration_rows}
+                   "below": t < lo, "above": t > hi, "data_set": source.get(series.key),
+                   "abs_log_error": abs(float(np.log(t / point))),
+                   "upper_half_width": float(np.log(hi / point))}
+                  for p, t, lo, hi, point in zip(scales.tolist(), measured_s.tolist(),
+                                                 predicted.lower_s.tolist(),
+                                                 predicted.upper_s.tolist(),
+                                                 predicted.runtime_s.tolist(), strict=True)]
+    return calibration_rows, {key: np.array([row[key] for row in tests]) for key in tests[0]}
 
 
 def main() -> None:
@@ -145,6 +149,24 @@ def main() -> None:
             runs.append((int(mine.sum()), f"{name} {mine.sum()} ({share_above:.2f})"))
         print(f"| ({low}, {high}] | {examples or '-'} | "
               f"{', '.join(text for _, text in sorted(runs, reverse=True)) or '-'} |")
+
+    print(f"\n## {args.split}, seed {args.seed}: test runs by data set and doublings beyond "
+          "the cut: runs, coverage, median upper half-width (log) / 90th percentile of "
+          "|log error|\n")
+    bands = list(zip(DISTANCE_BINS[:-1], DISTANCE_BINS[1:], strict=True))
+    print("| data set | " + " | ".join(f"({low}, {high}]" for low, high in bands) + " |")
+    print("|---" * (len(bands) + 1) + "|")
+    for name in sorted(set(test["data_set"].tolist())):
+        cells = []
+        for low, high in bands:
+            mine = ((test["data_set"] == name) & (test["distance"] > low)
+                    & (test["distance"] <= high))
+            inside = ~(test["below"][mine] | test["above"][mine])
+            cells.append(f"{mine.sum()}, {inside.mean():.2f}, "
+                         f"{np.median(test['upper_half_width'][mine]):.2f} / "
+                         f"{np.quantile(test['abs_log_error'][mine], 0.9):.2f}"
+                         if mine.any() else "-")
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
