@@ -218,13 +218,10 @@ class Factorized:
 
     @classmethod
     def of_numbers(cls, values: np.ndarray, whole: bool = False) -> Factorized:
-        """Floats (NaN: None) by value; ``whole`` gives the distinct values as ints.
-
-        Factorised by bit pattern, one NaN for all: by value, -0.0 would merge with 0.0
-        (``float("-0")`` is -0.0, and the per-line reader keeps it)."""
-        canonical = np.where(np.isnan(values), np.nan, values).astype(np.float64)
-        codes, distinct_bits = pd.factorize(canonical.view(np.int64))
-        distinct = np.asarray(distinct_bits, dtype=np.int64).view(np.float64)
+        """Floats (NaN: None) by value; ``whole`` gives the distinct values as ints. By
+        value, -0.0 would merge with 0.0: the readers read "-0" as 0.0 (:func:`decimals`,
+        :func:`perfpredict.ingest.fields.number`), so no value is -0.0."""
+        codes, distinct = pd.factorize(values, use_na_sentinel=False)
         return cls(codes, nullable_ints(distinct) if whole else nullable_floats(distinct))
 
 
