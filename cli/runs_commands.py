@@ -27,8 +27,13 @@ def list_runs(
     """Show stored runs, oldest first."""
     from perfpredict.store.queries import iter_runs
 
-    rows = list(iter_runs(ctx.obj.open_store(), app=app, limit=limit))
-    print_rows(rows, fmt.value, LIST_COLUMNS)
+    rows = list(iter_runs(ctx.obj.open_store(), app=app, limit=limit + 1))
+    print_rows(rows[:limit], fmt.value, LIST_COLUMNS)
+    if fmt == TableFormat.table and len(rows) > limit:
+        # a table of the first 50 of 17,226 runs must not read as the whole store
+        typer.echo(f"the first {limit} runs; --limit N shows more, 'perfpredict runs "
+                   "stats' counts them, 'perfpredict runs export' writes them all",
+                   err=True)
 
 
 @runs_app.command("stats")

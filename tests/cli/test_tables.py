@@ -46,6 +46,16 @@ def test_runs_list_and_systems_list_are_whole_at_80_columns(cli, db_url: str, ru
     assert "Frontier node-hours" in systems
 
 
+def test_runs_list_says_when_it_shows_the_first_runs_only(cli, runs_csv: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("ingest", "csv", str(runs_csv)).exit_code == 0
+    cut = cli("runs", "list", "--limit", "2")
+    assert cut.exit_code == 0 and cut.stdout.count("TGV1024") == 2
+    assert "the first 2 runs; --limit N shows more" in cut.stderr
+    whole = cli("runs", "list", "--limit", "3")
+    assert whole.stdout.count("TGV1024") == 3 and not whole.stderr
+    assert not cli("runs", "list", "--limit", "2", "--format", "csv").stderr  # scripts
+
+
 def test_advise_table_is_whole_at_80_columns() -> None:
     shown = _at_80_columns("advise", *BERT)
     table = shown[shown.index("Node counts considered"):]
