@@ -38,6 +38,10 @@ from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
 
 DESCRIPTION = "Darshan .darshan I/O logs (needs the darshan extra), attached to their job"
+#: A log's job record has no machine name, and the job it attaches to is found by system
+#: and job id: ``--system`` is asked for before the file is read
+#: (:func:`~perfpredict.ingest.registry.names_system`).
+NAMES_SYSTEM = False
 
 #: A log that takes longer than this to read is treated as damaged.
 READ_TIMEOUT_S = 120.0

@@ -33,6 +33,9 @@ from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
 
 DESCRIPTION = "IBM LSF lsb.acct accounting (JOB_FINISH records), one run per job"
+#: JOB_FINISH records name hosts, never the cluster: ``--system`` is asked for before
+#: the file is read (:func:`~perfpredict.ingest.registry.names_system`).
+NAMES_SYSTEM = False
 
 _TOKEN = re.compile(r'"(?P<quoted>(?:[^"]|"")*)"|(?P<bare>[^\s"]+)|(?P<stray>")')
 _NUMBER = re.compile(r"^-?\d+(?:\.\d+)?$")

@@ -32,6 +32,9 @@ from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
 
 DESCRIPTION = "PBS / Torque / PBS Pro accounting logs (E records), one run per job"
+#: The records name the PBS server (the job id's suffix), not the machine: ``--system``
+#: is asked for before the file is read (:func:`~perfpredict.ingest.registry.names_system`).
+NAMES_SYSTEM = False
 
 _RECORD = re.compile(
     r"^(?P<stamp>\d{2}/\d{2}/\d{4} \d{2}:\d{2}:\d{2});(?P<type>[A-Za-z]);"

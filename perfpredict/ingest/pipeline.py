@@ -15,6 +15,8 @@ Guarantees a user relies on:
 * ``on_error="fail"`` (default): the first bad record refuses the whole file with its
   path, 1-based line and reason; nothing from it is stored. ``on_error="skip"``: good
   records are stored and bad ones go to the rejects table with their reason.
+* A format that never names the machine (PBS, LSF, Darshan) without ``--system`` is one
+  usage error before the file is read, not a reject per record.
 * One transaction per file: a crash (even SIGKILL) leaves the store as it was before the
   file, and a rerun completes it.
 """
@@ -24,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from perfpredict.errors import BadInputError
 from perfpredict.ingest._text.lines import file_sha256, readable_file
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
-from perfpredict.ingest.registry import get_batch_parser
+from perfpredict.ingest.registry import get_batch_parser, names_system
 from perfpredict.store import Store
 from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 
@@ -61,6 +64,9 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     path = Path(path)
     parse = get_batch_parser(fmt)
     readable_file(path)
+    if not options.system and not names_system(fmt):
+        raise BadInputError(f"{fmt} logs do not name the machine their jobs ran on; pass "
+                            "--system NAME (nothing from this file was stored)", path=path)
     sha256 = file_sha256(path)
     return write_file(store, path, fmt, sha256, options,
                       _chunks(parse(path, options), CHUNK_RECORDS), progress)

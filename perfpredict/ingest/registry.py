@@ -4,7 +4,8 @@ Each parser module exposes ``DESCRIPTION`` (one line for ``--help``) and
 ``parse(path, options) -> Iterator[RunRecord | BadRecord]``; one that reads whole blocks
 of lines at once also exposes ``parse_batches``, whose items may be
 :class:`~perfpredict.ingest.records.RunBatch` es, for the pipeline to store without a
-record per run.
+record per run. A module whose format never names the machine its jobs ran on sets
+``NAMES_SYSTEM = False``.
 """
 
 from __future__ import annotations
@@ -41,6 +42,13 @@ def _module(fmt: str) -> ModuleType:
             f"unknown ingest format {fmt!r}; choose one of: {', '.join(FORMATS)}"
         ) from None
     return importlib.import_module(module_name)
+
+
+def names_system(fmt: str) -> bool:
+    """Whether records of ``fmt`` can name their system (a CSV column, sacct's Cluster, an
+    SWF header). Where none can, ``--system`` is the only source, so its absence is one
+    usage error for the file rather than a reject per record."""
+    return bool(getattr(_module(fmt), "NAMES_SYSTEM", True))
 
 
 def get_parser(fmt: str) -> Parser:

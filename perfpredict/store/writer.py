@@ -159,11 +159,13 @@ class _FileIngest:
 
     def reject(self, bad: BadRecord) -> None:
         if self.options.on_error == "fail":
-            fix = ("fix the file, or pass --on-error skip to go on with the other files and "
-                   "keep this one as a reject" if bad.whole_file else
-                   "fix the line, or pass --on-error skip to store the good records and keep "
-                   "this one as a reject")
-            raise BadInputError(f"{bad.reason}; nothing from this file was stored ({fix})",
+            # a whole-file reason names its own fix (a rename, a flag, an export), and
+            # skipping bad records stores nothing of such a file: only the other files
+            fix = ("; --on-error skip goes on with the other files and keeps this one as a "
+                   "reject" if bad.whole_file else
+                   " (fix the line, or pass --on-error skip to store the good records and "
+                   "keep this one as a reject)")
+            raise BadInputError(f"{bad.reason}; nothing from this file was stored{fix}",
                                 path=self.path, line_no=bad.line_no)
         self.report.n_rejected += 1
         if len(self.report.first_rejects) < 5:

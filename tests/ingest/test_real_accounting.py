@@ -231,3 +231,24 @@ def test_a_directory_is_named_as_such(cli: Cli, tmp_path: Path) -> None:
     result = cli("ingest", "csv", str(tmp_path))
     assert result.exit_code == 2
     assert "is a directory, not a file" in result.output
+
+
+@pytest.mark.parametrize(("fmt", "log"), [
+    ("pbs", ("pbs", "xdmod-accounting-logs.log")),
+    ("lsf", ("lsf", "xdmod-accounting-logs.log")),
+    ("darshan", ("darshan", "skew_io__skew-app.darshan")),
+])
+def test_a_log_that_cannot_name_its_machine_asks_for_system(
+        cli: Cli, fmt: str, log: tuple[str, str]) -> None:
+    """PBS, LSF and Darshan logs never name the machine: the file is refused once, before
+    it is read, with the one fix that works (not "add a 'system' column", and not a reject
+    per record under --on-error skip), and the store is untouched."""
+    path = shared_path("logs", *log)
+    for args in ((), ("--on-error", "skip")):
+        result = cli("ingest", fmt, str(path), *args)
+        assert result.exit_code == 2
+        assert result.output.strip() == (
+            f"Error: {path}: {fmt} logs do not name the machine their jobs ran on; pass "
+            "--system NAME (nothing from this file was stored)")
+    stats = cli("runs", "stats", "--format", "json").stdout
+    assert '"n_runs": 0' in stats and '"n_batches": 0' in stats

@@ -220,3 +220,25 @@ def test_cli_ingests_swf_with_header_system(cli, tmp_path: Path) -> None:  # typ
     result = cli("ingest", "swf", str(path))
     assert result.exit_code == 0, result.output
     assert "1 stored" in result.output and "Test Machine at Test Center" in result.output
+
+
+@pytest.mark.parametrize(("body", "options", "reason"), [
+    ("1 50 0 75 1 -1 -1 1 600 -1 1 1 1 -1 -1 -1 -1 -1\n" * 3, (), "pass --system NAME"),
+    ("1 50 0 75 1 -1 -1 1 600 -1 1 1 1 -1 -1 -1 -1 -1 7 8 9\n" * 3, ("--system", "x"),
+     "pass --swf-allow-extra-fields"),
+])
+def test_a_file_no_line_of_which_can_be_read_is_one_reject(
+        cli, tmp_path: Path, body: str, options: tuple[str, ...],  # type: ignore[no-untyped-def]
+        reason: str) -> None:
+    """No system anywhere, or an extended variant: every line fails alike, so the refusal
+    is the file's (its fix a flag, not the line), and --on-error skip keeps one reject for
+    it, not one per line."""
+    path = write(tmp_path, body)
+    refused = cli("ingest", "swf", str(path), *options)
+    assert refused.exit_code == 2
+    (line,) = refused.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:1: ") and reason in line
+    assert line.endswith("--on-error skip goes on with the other files and keeps this one "
+                         "as a reject"), line
+    skipped = cli("ingest", "swf", str(path), *options, "--on-error", "skip")
+    assert skipped.exit_code == 0 and "0 stored" in skipped.output and "1 rejected" in skipped.output

@@ -55,7 +55,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from perfpredict.ingest._text.blocks import line_blocks
-from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, expand_batches
+from perfpredict.ingest.records import (
+    BadRecord,
+    BatchItem,
+    IngestOptions,
+    ParsedItem,
+    expand_batches,
+)
 from perfpredict.ingest.swf.columns import read_block
 from perfpredict.ingest.swf.rows import LineReader
 
@@ -72,6 +78,8 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
             item = reader.read(block.text(first), block.first_line_no + first)
             if item is not None:
                 yield item
+                if isinstance(item, BadRecord) and item.whole_file:
+                    return  # no line of the file can be read: one reject says so
             first += 1
         yield from read_block(block, first, reader)
 

@@ -270,16 +270,20 @@ class LineReader:
                 if reason is not None:
                     return BadRecord(line_no, text, reason)
             return None
+        first_data_line = self.in_header
         if self.in_header:
             self.in_header = False
             self.system = None if self.options.system else self.header.system_name()
         tokens = stripped.split()
         reason = _width_reason(len(tokens), self.options.swf_allow_extra_fields)
         if reason is None and self.needs_system:
-            reason = ("the SWF header has no '; Computer:' and '; Installation:' lines to "
-                      "name the system; pass --system NAME")
+            return BadRecord(line_no, text, "the SWF header has no '; Computer:' and "
+                             "'; Installation:' lines to name the system; pass --system NAME",
+                             whole_file=True)
         if reason is not None:
-            return BadRecord(line_no, text, reason)
+            # an extended variant shows on its first data line, and every line is alike
+            return BadRecord(line_no, text, reason,
+                             whole_file=first_data_line and len(tokens) > N_FIELDS)
         try:
             record = _record(tokens, self.header, line_no, self.partial_counts)
         except FieldError as exc:
