@@ -52,6 +52,7 @@ import numpy as np
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.series import Series
+from perfpredict.utc import utc_text
 
 SCALE_SPLITS = ("extrapolate", "fewshot", "random")
 SPLITS = (*SCALE_SPLITS, "time")
@@ -189,13 +190,7 @@ def _time_plan(series_list: list[Series]) -> SplitPlan:
             holdouts[i] = Holdout(context, after)
     if not holdouts:
         raise NotTrainedError(
-            f"no series has runs at two or more scales submitted by {_utc_text(cut_s)} (the "
+            f"no series has runs at two or more scales submitted by {utc_text(cut_s)} (the "
             "median submission time) and runs submitted after it; the time split needs "
             "series measured over time")
     return SplitPlan(holdouts, visible)
-
-
-def _utc_text(epoch_s: float) -> str:
-    from datetime import datetime, timezone
-
-    return datetime.fromtimestamp(epoch_s, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")

@@ -218,3 +218,19 @@ def test_a_jobs_own_runtime_never_enters_its_advice(cli, kth_parts, tmp_path: Pa
         return result.stdout
 
     assert advice(changed) == advice(advised)
+
+
+def test_jobs_older_than_the_advisors_training_are_refused_with_when_advice_starts(
+        cli, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """Advising the store's own first jobs (a user checking the advisor on the log it was
+    trained on) cannot honour "nothing measured after a job's submission": the refusal
+    says so, with the training's end and the first submission time it can advise, instead
+    of "0 jobs ended between the advisor's training and the earliest job"."""
+    history, _ = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    result = cli("advise", "walltime", "--input", str(history), "--format", "csv")
+    assert result.exit_code == 1
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("Error: the earliest job to advise was submitted 1996-09-30 ")
+    assert "before the advisor's training jobs end (" in line
+    assert "advise jobs submitted from " in line and "UTC" in line

@@ -30,6 +30,7 @@ from perfpredict.advise.walltime.features import (
     history_features,
 )
 from perfpredict.errors import BadInputError, NotTrainedError, PerfPredictError
+from perfpredict.utc import utc_text
 
 if TYPE_CHECKING:
     import numpy as np
@@ -202,6 +203,32 @@ class WalltimeAdvisor:
             raise NotTrainedError("the walltime advisor is not fitted; run 'perfpredict "
                                   "train' or let 'advise walltime' fit one from the store")
 
+    def _too_early(self, submits_s: np.ndarray, ends_s: np.ndarray) -> str:
+        """Why the jobs submitted at ``submits_s`` cannot all be advised, and from when one
+        can: the kill risk is calibrated on jobs the trees did not learn from that ended
+        before a job's submission (``ends_s``, sorted), and the earliest has too few."""
+        import numpy as np
+
+        trained_until = utc_text(self.trained_until_epoch_s_)
+        # the minute after the calibration's 50th end, so that any job submitted in it can be
+        # advised (the message reads to the minute)
+        when = (f"advise jobs submitted from "
+                f"{utc_text(math.floor(ends_s[MIN_CALIBRATION_JOBS - 1] / 60 + 1) * 60.0)}, or "
+                if len(ends_s) >= MIN_CALIBRATION_JOBS else "")
+        known = submits_s[~np.isnan(submits_s)]
+        if known.size and known.min() <= self.trained_until_epoch_s_:
+            return (f"the earliest job to advise was submitted {utc_text(float(known.min()))}, "
+                    f"before the advisor's training jobs end ({trained_until}), and advice "
+                    f"uses nothing measured after a job's submission; {when}train on a store "
+                    "of the accounting before the jobs to advise")
+        seen, before = len(ends_s), ""
+        if known.size:
+            seen = int(np.searchsorted(ends_s, known.min(), side="left"))
+            before = f" and the earliest job to advise ({utc_text(float(known.min()))})"
+        return (f"only {seen} jobs ended between the advisor's training jobs ({trained_until})"
+                f"{before}; {MIN_CALIBRATION_JOBS} are needed to calibrate the kill risk; "
+                f"{when}ingest more recent accounting and run 'perfpredict train' again")
+
     def _log_quantiles_s(self, past: pd.DataFrame, jobs: pd.DataFrame) -> np.ndarray:
         """Per job, log runtime at each of :data:`QUANTILE_LEVELS` (ascending)."""
         import numpy as np
@@ -244,11 +271,7 @@ class WalltimeAdvisor:
         visible = np.searchsorted(ends, np.where(np.isnan(submits_s), np.inf, submits_s),
                                   side="left")
         if visible.min(initial=len(ends)) < MIN_CALIBRATION_JOBS:
-            raise NotTrainedError(
-                f"only {int(visible.min(initial=0))} jobs ended between the advisor's "
-                f"training and the earliest job to advise, {MIN_CALIBRATION_JOBS} are needed "
-                "to calibrate the kill risk; ingest more recent accounting and run "
-                "'perfpredict train' again")
+            raise NotTrainedError(self._too_early(submits_s, ends))
         step = max(1, self.calibration_jobs // 20)
         visible = np.where(visible == len(ends), visible, visible // step * step)
         visible = np.maximum(visible, MIN_CALIBRATION_JOBS)
