@@ -121,6 +121,7 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
         engine = create_engine(url)
         event.listen(engine, "connect", _sqlite_pragmas(read_only=False))
         return engine
+    _check_backend(url)
     try:
         return create_engine(url, pool_pre_ping=True)
     except ModuleNotFoundError as exc:
@@ -133,6 +134,21 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
             f"cannot use database URL {redact_url(url)!r}: {type(exc).__name__}; "
             "give a URL like sqlite:///path/to/store.db or postgresql+psycopg://user@host/db"
         ) from exc
+
+
+def _check_backend(url: str) -> None:
+    """A store lives in SQLite or PostgreSQL (the migrations and upserts are written for
+    those two); another database, or the ``postgres://`` spelling SQLAlchemy does not
+    read, is refused by name rather than as a missing driver to install."""
+    dialect = url.split(":", 1)[0].split("+", 1)[0].lower()
+    if dialect == "postgres":
+        raise BadInputError(f"cannot use database URL {redact_url(url)!r}: SQLAlchemy names "
+                            "PostgreSQL postgresql://, not postgres://; write "
+                            "postgresql+psycopg://user@host/db")
+    if dialect != "postgresql":
+        raise BadInputError(f"cannot use database URL {redact_url(url)!r}: a store is a SQLite "
+                            f"file or a PostgreSQL database, not {dialect}; give a URL like "
+                            "sqlite:///path/to/store.db or postgresql+psycopg://user@host/db")
 
 
 def _cannot_open(url: str, exc: Exception) -> BadInputError:

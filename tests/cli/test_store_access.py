@@ -180,3 +180,18 @@ def test_db_status_of_the_default_store_before_first_use(isolated_home: Path) ->
     assert result.exit_code == 0, result.output
     assert "revision: none yet (the default store is created on first use)" in result.stdout
     assert not (isolated_home / "perfpredict.db").exists()
+
+
+@pytest.mark.parametrize(("url", "said"), [
+    ("postgres://u@db.example/runs", "SQLAlchemy names PostgreSQL postgresql://, not postgres://"),
+    ("mysql+pymysql://u@db.example/runs", "a SQLite file or a PostgreSQL database, not mysql"),
+    ("oracle://u@db.example/runs", "a SQLite file or a PostgreSQL database, not oracle"),
+])
+def test_a_database_that_cannot_hold_a_store_is_bad_usage(url: str, said: str) -> None:
+    """Another database (or the postgres:// spelling a Heroku-style URL has) is refused by
+    name, exit 2, not as a missing driver whose install would not help."""
+    result = _cli(url, "runs", "stats")
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: cannot use database URL '{url}': ") and said in line
+    assert "pip install" not in line
