@@ -26,6 +26,7 @@ from perfpredict.ingest.fields import (
     FieldError,
     named_twice,
     number,
+    other_separator,
     renames,
     timestamp_s,
     whole_number,
@@ -110,11 +111,12 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
 
 
 def _header_fix(header: list[str]) -> str:
-    """How to fix a header without perfpredict's columns: the renames where its columns
-    go by other names, else what it names."""
+    """How to fix a header without perfpredict's columns: a table separated by something
+    else than commas, the renames where its columns go by other names, else what it
+    names."""
     more = ", ..." if len(header) > 12 else ""
-    return renames(header) or (f"the header names {', '.join(header[:12])}{more}; see "
-                               "'perfpredict ingest --help'")
+    return (other_separator(header) or renames(header)
+            or f"the header names {', '.join(header[:12])}{more}; see 'perfpredict ingest --help'")
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:

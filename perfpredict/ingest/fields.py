@@ -87,6 +87,31 @@ def renames(header: Sequence[str], wanted: Sequence[str] = tuple(OTHER_NAMES)) -
             + (" (runtime_s in seconds)" if "runtime_s" in found else ""))
 
 
+#: Separators spreadsheets and schedulers write in place of commas. Such a table is
+#: refused, never read with a guessed separator: a ';' table usually has decimal commas.
+_OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "'|'"}
+
+
+def other_separator(header: Sequence[str]) -> str | None:
+    """The fix for a header read as one column because its columns are separated by
+    something else than commas; None where that is not what is wrong.
+
+    >>> other_separator(["app;system;nodes;runtime_s"])[:51]
+    'its columns are separated by semicolons, not commas'
+    """
+    if len(header) != 1:
+        return None
+    found = next((name for separator, name in _OTHER_SEPARATORS.items()
+                  if separator in header[0]), None)
+    if found is None:
+        return None
+    if found == "'|'":  # sacct -P writes such tables
+        return ("its columns are separated by '|', not commas: for sacct -P output use "
+                "'perfpredict ingest sacct'")
+    return (f"its columns are separated by {found}, not commas; save the table as "
+            "comma-separated values with '.' as the decimal point")
+
+
 def named_twice(names: Sequence[str], given_by: str = "the header") -> str | None:
     """The reason to refuse column names (``given_by`` says where they came from) that
     name a column more than once (None: they do not), for sacct's and the CSV readers:

@@ -137,6 +137,13 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     assert (f"{queries}:1: the header has no 'app' column; a query file needs at least app "
             "and nodes; rename Application to app, num_nodes to nodes in the header\n"
             ) == result.stderr.removeprefix("Error: ")
+    # a spreadsheet's export separated by semicolons: one column, and said why
+    queries.write_text("app;nodes\nresnet;64\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert result.stderr.rstrip().endswith(
+        "its columns are separated by semicolons, not commas; save the table as "
+        "comma-separated values with '.' as the decimal point")
 
 
 def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

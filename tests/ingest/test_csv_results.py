@@ -75,6 +75,11 @@ def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -
      "System to system in the header (runtime_s in seconds)"),
     ("app,system,nodes,time", "rename time to runtime_s in the header (runtime_s in seconds)"),
     ("x,y", "the header names x, y; see 'perfpredict ingest --help'"),
+    # a spreadsheet's export in its locale's separator: read as one column, and said so
+    ("app;system;nodes;runtime_s", "its columns are separated by semicolons, not commas; "
+     "save the table as comma-separated values with '.' as the decimal point"),
+    ("app\tsystem\tnodes\truntime_s", "its columns are separated by tabs, not commas"),
+    ("JobIDRaw|State|Elapsed", "for sacct -P output use 'perfpredict ingest sacct'"),
 ])
 def test_a_header_in_other_words_is_refused_with_the_renames_it_needs(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, header: str, renames: str) -> None:
