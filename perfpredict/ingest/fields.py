@@ -139,10 +139,26 @@ def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float 
     try:
         value = float(text)
     except ValueError:
-        raise FieldError(f"{name} must be a number, got {text!r}") from None
+        raise FieldError(f"{name} must be a number, got {text!r}{_number_hint(text)}") from None
     if not math.isfinite(value):
         raise FieldError(f"{name} must be finite, got {text!r}")
     return value + 0.0  # -0.0 + 0.0 is 0.0
+
+
+def _number_hint(text: str) -> str:
+    """How a table's number that is not one was probably meant, as the fix to write: a
+    clock duration (01:30:00, as sacct and spreadsheets write runtimes) in seconds, or a
+    number with thousands separators or a decimal comma. Only said, never read so: a
+    decimal comma and a thousands separator look alike (1,234)."""
+    try:
+        seconds = duration_s("", text)
+    except FieldError:
+        seconds = None
+    if seconds is not None and ":" in text:
+        return f"; durations are written in seconds ({text.strip()} is {seconds:g})"
+    if re.fullmatch(r"\s*[-+]?[\d.,]*\d,[\d.,]*\s*", text):
+        return "; write numbers without thousands separators, with '.' as the decimal point"
+    return ""
 
 
 def whole_number(name: str, value: float | None, *, max_value: int | None = None) -> int | None:

@@ -44,6 +44,11 @@ def test_parses_contract_columns_and_keeps_extras(tmp_path: Path) -> None:
         ("lulesh,opal,s,4,36,1,,x", "runtime_s is empty"),
         ("lulesh,opal,s,4,36,1", "expected 8 fields"),
         (",opal,s,4,36,1,3,x", "column 'app' is empty"),
+        # how a spreadsheet writes what was meant, said as the number to write instead
+        ("lulesh,opal,s,4,36,1,01:30:00,x",
+         "got '01:30:00'; durations are written in seconds (01:30:00 is 5400)"),
+        ('lulesh,opal,s,4,36,1,"1,234.5",x', "without thousands separators"),
+        ('lulesh,opal,s,4,36,1,"100,5",x', "with '.' as the decimal point"),
     ],
 )
 def test_bad_rows_name_their_line_and_reason(tmp_path: Path, row: str, reason: str) -> None:
