@@ -119,6 +119,19 @@ def test_reportseff_fixtures_ingest_with_reportseffs_values(cli: Cli) -> None:
     assert (jobs["23000381"]["state"], jobs["23000381"]["runtime_s"]) == ("FAILED", "12.0")
 
 
+
+def test_a_headerless_export_without_columns_asks_for_them(cli: Cli) -> None:
+    """reportseff's export (no header line, 11 columns) read without --columns: the lines
+    were taken for Open XDMoD's 26 columns, and the refusal says so and how to name them,
+    not "the line is cut short"."""
+    path = REPORTSEFF / "console-jobs.psv"
+    result = cli("ingest", "sacct", str(path), "--system", "della")
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:1: expected 26 fields in Open XDMoD's order (the "
+                           "file has no header line and no --columns), found 11; name the "
+                           "columns with --columns as in sacct's --format"), line
+
 # --- 2, 3. jobstats' layout: epoch seconds, runtime from End - Start ------------------------
 
 def test_jobstats_layout_gives_runtimes_from_epoch_start_and_end(cli: Cli, tmp_path: Path) -> None:

@@ -44,6 +44,10 @@ class Layout:
     columns: tuple[str, ...]
     delimiter: str
     trailing_delimiter: bool
+    #: The columns were not named (no header line, no ``--columns``), so Open XDMoD's
+    #: order was taken, and the file's first line does not have as many fields: most
+    #: likely a headerless export of other columns, not one damaged line.
+    assumed_wrongly: bool = False
 
     def split(self, text: str) -> list[str] | None:
         """The fields of a line, or None when their count differs from the columns (a
@@ -88,7 +92,8 @@ def detect_layout(text: str, options: IngestOptions) -> tuple[Layout, bool]:
         columns = XDMOD_COLUMNS
     if not is_header:
         trailing = len(cells) == len(columns) + 1 and not cells[-1]
-    return Layout(columns, delimiter, trailing), is_header
+    assumed_wrongly = columns is XDMOD_COLUMNS and not trailing and len(cells) != len(columns)
+    return Layout(columns, delimiter, trailing, assumed_wrongly), is_header
 
 
 # --- the allocation row of a job ----------------------------------------------------------
@@ -297,6 +302,11 @@ class StepLine:
 def field_count_reason(layout: Layout, text: str) -> str:
     found = layout.n_fields(text)
     expected = len(layout.columns)
+    if layout.assumed_wrongly:
+        return (f"expected {expected} fields in Open XDMoD's order (the file has no header "
+                f"line and no --columns), found {found}; name the columns with --columns as "
+                "in sacct's --format (--columns JobID,JobIDRaw,State,...), or export with a "
+                "header line (without --noheader)")
     if found > expected:
         return (f"expected {expected} fields, found {found}; a '|' inside a job name or "
                 "comment shifts them: export with --delimiter='^|^'")
