@@ -54,18 +54,22 @@ def estimate(
         flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
         print_rows([flat], "csv")
     else:
-        pct = round(100 * confidence)
+        pct = f"{100 * confidence:g}"  # 99.9, not 100, for --confidence 0.999
         typer.echo(f"{result.series}")
         typer.echo(f"  {nodes:g} nodes: {result.predicted_runtime_s:,.1f} s "
                    f"({pct}% interval {result.lower_runtime_s:,.1f} - "
                    f"{result.upper_runtime_s:,.1f} s)")
-        baseline = f"{result.measured_scales[0]:g} {result.scale_unit}"
+        smallest = result.measured_scales[0]
+        unit = result.scale_unit.removesuffix("s") if smallest == 1 else result.scale_unit
+        baseline = f"{smallest:g} {unit}"
+        # two decimals below 1%, where whole percents all read 0%
+        efficiency = f"{100 * result.efficiency:.{2 if result.efficiency < 0.01 else 0}f}"
         if result.scaling == "weak":
-            typer.echo(f"  weak-scaling efficiency {100 * result.efficiency:.0f}% (runtime at "
-                       f"{baseline} over this runtime)")
+            typer.echo(f"  weak-scaling efficiency {efficiency}% (runtime at {baseline} "
+                       "over this runtime)")
         else:
             typer.echo(f"  speedup {result.speedup:.2f}x, parallel efficiency "
-                       f"{100 * result.efficiency:.0f}% against {baseline}")
+                       f"{efficiency}% against {baseline}")
         typer.echo(f"  law: {result.formula}; overhead coefficient "
                    f"{result.overhead_coefficient:.3f}")
         if result.breakdown_s:

@@ -62,6 +62,10 @@ def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: i
     assert result.exit_code == 0, result.output
     assert "90% interval" in result.stdout
     assert "rests on 40 runs at 1, 8, 128, 512 nodes" in result.stdout
+    assert "% against 1 node\n" in result.stdout  # bert's smallest measured scale
+    # a confidence the table would round to 100% is printed as asked
+    result = cli("estimate", *BERT, "--nodes", "256", "--confidence", "0.999")
+    assert "99.9% interval" in result.stdout
 
 
 def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  # type: ignore[no-untyped-def]
