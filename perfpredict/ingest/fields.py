@@ -101,9 +101,12 @@ def other_separator(header: Sequence[str]) -> str | None:
     """
     if len(header) != 1:
         return None
+    known = {name for names in OTHER_NAMES.items() for name in (names[0], *names[1])}
+    known |= {"jobid", "jobidraw", "state"}  # sacct -P's header
     found = next((name for separator, name in _OTHER_SEPARATORS.items()
-                  if separator in header[0]), None)
-    if found is None:
+                  if known & {part.strip().lower() for part in header[0].split(separator)}),
+                 None)
+    if found is None:  # not a header at all (a binary file, another format)
         return None
     if found == "'|'":  # sacct -P writes such tables
         return ("its columns are separated by '|', not commas: for sacct -P output use "

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import pytest
@@ -84,7 +85,9 @@ def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -
     ("app;system;nodes;runtime_s", "its columns are separated by semicolons, not commas; "
      "save the table as comma-separated values with '.' as the decimal point"),
     ("app\tsystem\tnodes\truntime_s", "its columns are separated by tabs, not commas"),
-    ("JobIDRaw|State|Elapsed", "for sacct -P output use 'perfpredict ingest sacct'"),
+    ("JobID|JobName|Partition", "for sacct -P output use 'perfpredict ingest sacct'"),
+    # a ';' that is not a separator of column names says nothing of one
+    ("\x07;\x03k", "the header names \x07;\x03k; see 'perfpredict ingest --help'"),
 ])
 def test_a_header_in_other_words_is_refused_with_the_renames_it_needs(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, header: str, renames: str) -> None:
@@ -177,3 +180,26 @@ def test_arbitrary_rows_never_crash_the_parser(tmp_path_factory, cells: list[str
         assert isinstance(item, (RunRecord, BadRecord))
         if isinstance(item, BadRecord):
             assert item.reason
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_a_table_in_utf16_or_utf32_is_refused_saying_so(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, encoding: str) -> None:
+    """A spreadsheet's "Unicode text" export: read as UTF-8 its header would be refused as
+    naming columns that are not there; the refusal names the encoding and the fix."""
+    path = tmp_path / "runs.csv"
+    path.write_bytes((HEADER + "lulesh,opal,s,2,36,1,9.5,x\n").encode(encoding))
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2
+    assert result.output.strip() == (f"Error: {path}: the file is UTF-16 or UTF-32 text; "
+                                     "save it as UTF-8 (a spreadsheet's 'CSV UTF-8')")
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_batches": 0') == 1
+
+
+def test_a_gzip_stream_damaged_at_its_start_is_one_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "runs.csv.gz"
+    path.write_bytes(gzip.compress((HEADER + "lulesh,opal,s,2,36,1,9.5,x\n").encode())[:12])
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:1: the compressed stream is damaged"), line

@@ -27,9 +27,26 @@ def readable_file(path: Path) -> bytes:
 
 
 def open_binary(path: Path):  # type: ignore[no-untyped-def]
-    """The file as a binary stream, decompressed when it is gzip (by content, not name)."""
+    """The file as a binary stream, decompressed when it is gzip (by content, not name).
+    Text in UTF-16 or UTF-32 (a spreadsheet's "Unicode text" export) is bad input saying
+    so: read as UTF-8 its every other byte is NUL, and its header would be refused as
+    naming columns that are not there."""
     magic = readable_file(path)
-    return gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
+    fh = gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
+    try:
+        head = fh.peek(4)[:4]
+    except (OSError, EOFError) as exc:
+        fh.close()
+        raise damaged_stream(path, 1, exc) from exc
+    # a byte-order mark followed by a NUL, or text whose every other byte is NUL (a BOM
+    # alone is no proof: a damaged UTF-8 file may start with those two bytes)
+    if len(head) == 4 and b"\x00" in head and (
+            head[:2] in (b"\xff\xfe", b"\xfe\xff")
+            or head[1::2] == b"\x00\x00" or head[0::2] == b"\x00\x00"):
+        fh.close()
+        raise BadInputError("the file is UTF-16 or UTF-32 text; save it as UTF-8 (a "
+                            "spreadsheet's 'CSV UTF-8')", path=path)
+    return fh
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
