@@ -31,7 +31,13 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
             reader = csv.DictReader(fh)
             header = list(reader.fieldnames or [])
             rows = list(reader)
-    except (OSError, UnicodeDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, wide_text
+
+        with path.open("rb") as fh:
+            fix = WIDE_TEXT_FIX if wide_text(fh.read(4)) else f"cannot read the query file: {exc}"
+        raise BadInputError(fix, path=path) from exc
+    except OSError as exc:
         raise BadInputError(f"cannot read the query file: {exc}", path=path) from exc
     if (twice := named_twice(header)) is not None:
         raise BadInputError(twice, path=path, line_no=1)

@@ -148,6 +148,11 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     assert result.stderr.rstrip().endswith(
         "its columns are separated by semicolons, not commas; save the table as "
         "comma-separated values with '.' as the decimal point")
+    queries.write_bytes("app,nodes\nresnet,64\n".encode("utf-16"))  # "Unicode text"
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert result.stderr.rstrip().endswith("the file is UTF-16 or UTF-32 text; save it as UTF-8 "
+                                           "(a spreadsheet's 'CSV UTF-8')")
 
 
 def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -38,15 +38,22 @@ def open_binary(path: Path):  # type: ignore[no-untyped-def]
     except (OSError, EOFError) as exc:
         fh.close()
         raise damaged_stream(path, 1, exc) from exc
-    # a byte-order mark followed by a NUL, or text whose every other byte is NUL (a BOM
-    # alone is no proof: a damaged UTF-8 file may start with those two bytes)
-    if len(head) == 4 and b"\x00" in head and (
-            head[:2] in (b"\xff\xfe", b"\xfe\xff")
-            or head[1::2] == b"\x00\x00" or head[0::2] == b"\x00\x00"):
+    if wide_text(head):
         fh.close()
-        raise BadInputError("the file is UTF-16 or UTF-32 text; save it as UTF-8 (a "
-                            "spreadsheet's 'CSV UTF-8')", path=path)
+        raise BadInputError(WIDE_TEXT_FIX, path=path)
     return fh
+
+
+WIDE_TEXT_FIX = "the file is UTF-16 or UTF-32 text; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
+
+
+def wide_text(head: bytes) -> bool:
+    """Whether a file's first four bytes are UTF-16 or UTF-32 text: a byte-order mark
+    followed by a NUL, or every other byte NUL (a BOM alone is no proof: a damaged UTF-8
+    file may start with those two bytes)."""
+    return len(head) >= 4 and b"\x00" in head[:4] and (
+        head[:2] in (b"\xff\xfe", b"\xfe\xff")
+        or head[1:4:2] == b"\x00\x00" or head[0:4:2] == b"\x00\x00")
 
 
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
