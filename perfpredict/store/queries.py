@@ -86,13 +86,16 @@ def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
 
 
 def run_stats(store: Store) -> dict[str, Any]:
-    """Counts a user checks after ingest: runs, applications, systems, batches, rejects."""
+    """Counts a user checks after ingest: runs, applications, systems, batches, rejects;
+    and per application and system its scales, in nodes, or in ranks where its runs give
+    none (a benchmark table of core counts: "0 scales" would say nothing was measured)."""
+    scales = {unit: (func.count(func.distinct(column)), func.min(column), func.max(column))
+              for unit, column in (("nodes", runs.c.nodes), ("ranks", runs.c.total_ranks))}
     with store.engine.connect() as conn:
         per_app = conn.execute(
             select(runs.c.app, runs.c.system, func.count().label("n_runs"),
-                   func.count(func.distinct(runs.c.nodes)).label("n_scales"),
-                   func.min(runs.c.nodes).label("min_nodes"),
-                   func.max(runs.c.nodes).label("max_nodes"))
+                   *(agg.label(f"{unit}_{i}") for unit, aggs in scales.items()
+                     for i, agg in enumerate(aggs)))
             .group_by(runs.c.app, runs.c.system).order_by(runs.c.app, runs.c.system)
         ).mappings().all()
         totals = {
@@ -107,7 +110,14 @@ def run_stats(store: Store) -> dict[str, Any]:
             "n_censored": conn.execute(
                 select(func.count()).select_from(runs).where(runs.c.censored)).scalar_one(),
         }
-    return {**totals, "series": [dict(r) for r in per_app]}
+    return {**totals, "series": [_scales_row(r) for r in per_app]}
+
+
+def _scales_row(row: Any) -> dict[str, Any]:
+    unit = "nodes" if row["nodes_0"] or not row["ranks_0"] else "ranks"
+    return {"app": row["app"], "system": row["system"], "n_runs": row["n_runs"],
+            "n_scales": row[f"{unit}_0"], "min_scale": row[f"{unit}_1"],
+            "max_scale": row[f"{unit}_2"], "scale_unit": unit}
 
 
 def app_system_sizes(store: Store, *,

@@ -69,6 +69,19 @@ def test_runs_stats_counts_systems_that_have_runs(cli, runs_csv: Path) -> None: 
     assert "systems: 1," in cli("runs", "stats").stdout
 
 
+def test_runs_stats_counts_scales_in_ranks_where_runs_give_no_nodes(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """A benchmark table of core counts (a center's chemistry benchmarks) has no node
+    counts: its scales are counted in ranks, not shown as 0 scales."""
+    cores = tmp_path / "cores.csv"
+    cores.write_text("app,system,total_ranks,runtime_s\nQE,Mahti,128,1763.4\nQE,Mahti,256,892.6\n"
+                     "QE,Mahti,512,451.2\nCP2K,Mahti,128,1451.3\n")
+    assert cli("ingest", "csv", str(cores)).exit_code == 0
+    rows = json.loads(cli("runs", "stats", "--format", "json").stdout)["series"]
+    assert [(r["app"], r["n_scales"], r["min_scale"], r["max_scale"], r["scale_unit"])
+            for r in rows] == [("CP2K", 1, 128, 128, "ranks"), ("QE", 3, 128, 512, "ranks")]
+
+
 def test_latex_tables_have_labels_and_fit_the_page() -> None:
     latex = _at_80_columns("advise", *BERT, "--format", "latex")
     assert "\\label{tab:resources-bert}" in latex and "\\label{tab:scaling-bert}" in latex
