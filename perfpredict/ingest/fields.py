@@ -101,7 +101,7 @@ def other_separator(header: Sequence[str]) -> str | None:
     """
     if len(header) != 1:
         return None
-    known = {name for names in OTHER_NAMES.items() for name in (names[0], *names[1])}
+    known = {name for column, others in OTHER_NAMES.items() for name in (column, *others)}
     known |= {"jobid", "jobidraw", "state"}  # sacct -P's header
     found = next((name for separator, name in _OTHER_SEPARATORS.items()
                   if known & {part.strip().lower() for part in header[0].split(separator)}),

@@ -89,13 +89,13 @@ def run_stats(store: Store) -> dict[str, Any]:
     """Counts a user checks after ingest: runs, applications, systems, batches, rejects;
     and per application and system its scales, in nodes, or in ranks where its runs give
     none (a benchmark table of core counts: "0 scales" would say nothing was measured)."""
-    scales = {unit: (func.count(func.distinct(column)), func.min(column), func.max(column))
-              for unit, column in (("nodes", runs.c.nodes), ("ranks", runs.c.total_ranks))}
+    scales = [stat.label(f"{name}_{unit}")
+              for unit, column in (("nodes", runs.c.nodes), ("ranks", runs.c.total_ranks))
+              for name, stat in (("n", func.count(func.distinct(column))),
+                                 ("min", func.min(column)), ("max", func.max(column)))]
     with store.engine.connect() as conn:
         per_app = conn.execute(
-            select(runs.c.app, runs.c.system, func.count().label("n_runs"),
-                   *(agg.label(f"{unit}_{i}") for unit, aggs in scales.items()
-                     for i, agg in enumerate(aggs)))
+            select(runs.c.app, runs.c.system, func.count().label("n_runs"), *scales)
             .group_by(runs.c.app, runs.c.system).order_by(runs.c.app, runs.c.system)
         ).mappings().all()
         totals = {
@@ -114,10 +114,10 @@ def run_stats(store: Store) -> dict[str, Any]:
 
 
 def _scales_row(row: Any) -> dict[str, Any]:
-    unit = "nodes" if row["nodes_0"] or not row["ranks_0"] else "ranks"
+    unit = "nodes" if row["n_nodes"] or not row["n_ranks"] else "ranks"
     return {"app": row["app"], "system": row["system"], "n_runs": row["n_runs"],
-            "n_scales": row[f"{unit}_0"], "min_scale": row[f"{unit}_1"],
-            "max_scale": row[f"{unit}_2"], "scale_unit": unit}
+            "n_scales": row[f"n_{unit}"], "min_scale": row[f"min_{unit}"],
+            "max_scale": row[f"max_{unit}"], "scale_unit": unit}
 
 
 def app_system_sizes(store: Store, *,
