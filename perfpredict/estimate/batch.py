@@ -18,13 +18,7 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
     """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
     import csv
 
-    from perfpredict.ingest.fields import (
-        FieldError,
-        named_twice,
-        number,
-        other_separator,
-        renames,
-    )
+    from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
 
     try:
         with path.open(newline="", encoding="utf-8") as fh:
@@ -43,9 +37,8 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
         raise BadInputError(twice, path=path, line_no=1)
     for needed in ("app", "nodes"):
         if needed not in header:
-            fix = (other_separator(header)
-                   or renames(header, ("app", "nodes", "system", "problem_size"))
-                   or "see 'perfpredict estimate --help'")
+            fix = header_fix(header, ("app", "nodes", "system", "problem_size"),
+                             "see 'perfpredict estimate --help'")
             raise BadInputError(f"the header has no '{needed}' column; a query file needs "
                                 f"at least app and nodes; {fix}", path=path, line_no=1)
     queries = []

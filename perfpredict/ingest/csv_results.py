@@ -23,11 +23,11 @@ from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import (
     MAX_COUNT,
     MAX_DURATION_S,
+    OTHER_NAMES,
     FieldError,
+    header_fix,
     named_twice,
     number,
-    other_separator,
-    renames,
     timestamp_s,
     whole_number,
 )
@@ -115,8 +115,8 @@ def _header_fix(header: list[str]) -> str:
     else than commas, the renames where its columns go by other names, else what it
     names."""
     more = ", ..." if len(header) > 12 else ""
-    return (other_separator(header) or renames(header)
-            or f"the header names {', '.join(header[:12])}{more}; see 'perfpredict ingest --help'")
+    return header_fix(header, tuple(OTHER_NAMES), f"the header names {', '.join(header[:12])}"
+                      f"{more}; see 'perfpredict ingest --help'")
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:

@@ -115,6 +115,13 @@ def other_separator(header: Sequence[str]) -> str | None:
             "comma-separated values with '.' as the decimal point")
 
 
+def header_fix(header: Sequence[str], wanted: Sequence[str], otherwise: str) -> str:
+    """How to fix a table's header that lacks columns ``wanted`` (``ingest csv``'s, or a
+    query file's): another separator than commas, else the renames of columns that go
+    by other names, else ``otherwise``."""
+    return other_separator(header) or renames(header, wanted) or otherwise
+
+
 def named_twice(names: Sequence[str], given_by: str = "the header") -> str | None:
     """The reason to refuse column names (``given_by`` says where they came from) that
     name a column more than once (None: they do not), for sacct's and the CSV readers:
