@@ -91,7 +91,7 @@ class EfficiencyFloor:
         out = []
         if self.min_efficiency is not None and candidate.efficiency < self.min_efficiency:
             out.append((f"min_efficiency {self.min_efficiency:g}",
-                        f"is only {_percent_below(candidate.efficiency, self.min_efficiency)}"
+                        f"is only {percent_apart(candidate.efficiency, self.min_efficiency)}"
                         f" efficient, below the {self.min_efficiency:.0%} floor"))
         floor = self.min_speedup_per_doubling
         per_doubling = candidate.speedup_per_doubling
@@ -106,9 +106,12 @@ class EfficiencyFloor:
         return out
 
 
-def _percent_below(value: float, floor: float) -> str:
-    """``value`` (below ``floor``) as a percentage with the fewest decimals that read
-    below the floor: "only 70% efficient, below the 70% floor" for 69.96% said nothing."""
+def percent_apart(value: float, floor: float | None) -> str:
+    """``value`` as a percentage with the fewest decimals that do not read as ``floor``
+    (whole percents where it is the floor, or there is none): "only 70% efficient, below
+    the 70% floor" for 69.96% said nothing, nor "70%" beside "<floor" in a table."""
+    if floor is None or value == floor:
+        return f"{value:.0%}"
     for digits in range(4):
         if f"{value:.{digits}%}" != f"{floor:.{digits}%}":
             return f"{value:.{digits}%}"

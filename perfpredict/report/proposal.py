@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
+from perfpredict.advise.selection import percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.report.tables import (
     display_rows,
@@ -57,10 +58,12 @@ def candidate_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]]:
     columns: efficiency in percent and a verdict (advised, ok, or below the floor); the
     intervals are in the JSON and CSV."""
     rows = []
+    floor = plan.request.floor().min_efficiency
     for row in candidate_rows(plan):
         verdict = ("advised" if row["recommended"] else
                    "ok" if row["meets_floor"] else "<floor")
-        rows.append({**row, "efficiency": f"{row['efficiency']:.0%}", "verdict": verdict})
+        rows.append({**row, "efficiency": percent_apart(row["efficiency"], floor),
+                     "verdict": verdict})
     return display_rows(rows, _CANDIDATE_HEADERS)
 
 
@@ -85,8 +88,9 @@ def summary_lines(plan: Plan) -> list[str]:
         f"; kill probability {100 * plan.kill_probability:.2g}%, expected runtime/walltime "
         f"{rec.predicted_runtime_s / plan.walltime_s:.2f}",
         f"  node-hours per run {rec.node_hours_p50:,.3g} (P50), {rec.node_hours_p90:,.3g} "
-        f"(P90); for {request.runs} runs {plan.node_hours_p50:,.3g} (P50), "
-        f"{plan.node_hours_p90:,.3g} (P90)" + _units_text(plan),
+        "(P90)" + ("" if request.runs == 1 else  # the totals are the run's
+                   f"; for {request.runs} runs {plan.node_hours_p50:,.3g} (P50), "
+                   f"{plan.node_hours_p90:,.3g} (P90)") + _units_text(plan),
         f"  basis: {plan.basis}",
     ]
     return lines + [f"  warning: {w}" for w in plan.warnings]

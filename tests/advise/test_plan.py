@@ -15,7 +15,12 @@ from perfpredict.advise.plan import (
     quantile_confidence,
     sweep_nodes,
 )
-from perfpredict.advise.selection import Candidate, EfficiencyFloor, objective_score
+from perfpredict.advise.selection import (
+    Candidate,
+    EfficiencyFloor,
+    objective_score,
+    percent_apart,
+)
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.errors import BadInputError, NotFoundError
 from tests.advise.conftest import BERT, BERT_SYSTEM, RELEARN, one_error_line
@@ -69,6 +74,16 @@ def test_an_efficiency_below_the_floor_reads_below_it(efficiency: float, said: s
                           beyond_measured_range=False)
     (_, why), = EfficiencyFloor(min_efficiency=0.7).violations(candidate)
     assert why == f"is only {said} efficient, below the 70% floor"
+
+
+@pytest.mark.parametrize(("efficiency", "floor", "said"), [
+    (0.696, 0.7, "69.6%"), (0.74, 0.7, "74%"), (0.7, 0.7, "70%"), (0.70001, 0.7, "70.001%"),
+    (0.52, None, "52%")])
+def test_an_efficiency_in_the_candidates_table_reads_on_its_side_of_the_floor(
+        efficiency: float, floor: float | None, said: str) -> None:
+    """The table's efficiency column beside its verdict: "70%" and "<floor" for 69.6%
+    read as a contradiction."""
+    assert percent_apart(efficiency, floor) == said
 
 
 def test_speedup_per_doubling_floor_holds_on_every_doubling_up_to_the_choice(
@@ -238,6 +253,14 @@ def test_ranks_series_without_ranks_per_node_is_bad_input(advise_cli) -> None:
     result = advise_cli("advise", "--app", "RELeARN")
     assert result.exit_code == 2
     assert "--ranks-per-node" in one_error_line(result)
+
+
+def test_one_run_states_its_node_hours_once(advise_cli) -> None:
+    """For one run (the default) the totals are the run's: not "for 1 runs" again."""
+    one = advise_cli("advise", *BERT)
+    assert one.exit_code == 0 and "node-hours per run" in one.stdout
+    assert "for 1 runs" not in one.stdout
+    assert "for 5 runs" in advise_cli("advise", *BERT, "--runs", "5").stdout
 
 
 def test_advise_without_app_shows_help(advise_cli) -> None:
