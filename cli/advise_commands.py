@@ -162,8 +162,10 @@ def next_runs(
         from perfpredict.report.tables import display_rows
 
         typer.echo(result.summary())
-        rows, columns = display_rows([step.as_dict() for step in result.steps], TABLE_HEADERS)
-        print_rows(rows, "table", columns, title="Benchmarks to run next")
+        if result.steps:  # the summary already says why there is none
+            rows, columns = display_rows([step.as_dict() for step in result.steps],
+                                         TABLE_HEADERS)
+            print_rows(rows, "table", columns, title="Benchmarks to run next")
 
 
 def register(app: typer.Typer) -> None:

@@ -88,6 +88,13 @@ def test_cli_table_json_and_csv(advise_cli) -> None:
     assert list(rows[0]) == list(NEXT_RUN_COLUMNS) and len(rows) == len(doc["runs"])
 
 
+def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
+    result = advise_cli("advise", "next-runs", *BERT, "--target-nodes", "4096",
+                        "--budget-node-hours", "0.01")
+    assert result.exit_code == 0, result.output
+    assert "P90/P50" in result.output and "Benchmarks to run next" not in result.output
+
+
 def test_cli_bad_budget_is_one_error_line(advise_cli) -> None:
     result = advise_cli("advise", "next-runs", *BERT, "--budget-node-hours", "0")
     assert result.exit_code == 2
