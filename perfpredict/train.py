@@ -236,8 +236,9 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
     intervals too and teach half of the correction, the rest of the predictor the
     store's own.
     """
-    from perfpredict.store.queries import count_submitted_jobs, runs_frame
+    from perfpredict.store.queries import count_submitted_jobs, require_apps, runs_frame
 
+    require_apps(store, apps)
     frame = None
     if dask is None:
         frame = runs_frame(store, app=apps)

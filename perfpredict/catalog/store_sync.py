@@ -9,7 +9,6 @@ unknown system) or ``user`` (``systems add``).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ from perfpredict.catalog.entries import (
     queue_dict,
 )
 from perfpredict.errors import NotFoundError
+from perfpredict.names import close_names
 from perfpredict.store import Store
 from perfpredict.store.dialect import insert_ignoring_duplicates
 from perfpredict.store.schema import systems
@@ -146,9 +146,7 @@ def require_system(store: Store, name: str) -> SystemSpec:
     spec = get_system(store, name)
     if spec is not None:
         return spec
-    known = {s.name.casefold(): s.name for s in list_systems(store)}
-    close = [known[k] for k in difflib.get_close_matches(name.casefold(), list(known), n=3,
-                                                         cutoff=0.5)]
+    close = close_names(name, [s.name for s in list_systems(store)])
     hint = f"did you mean {', '.join(close)}? " if close else ""
     raise NotFoundError(f"no system named {name!r} in the catalog; {hint}"
                         "'perfpredict systems list' shows them all, "

@@ -8,7 +8,6 @@ scikit-learn, xgboost or matplotlib.
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,11 +178,10 @@ def _unknown_app(entries: SeriesEntries, app: str, db_url: str | None) -> NotFou
     reason = _why_untrained(db_url, app) if db_url is not None else None
     if reason is not None:
         return NotFoundError(f"no trained series for application {app!r}: {reason}")
+    from perfpredict.names import close_names  # difflib, on a typo's path only
+
     apps = entries.apps()
-    # Matched without case, as the lookup is: "LULESH2" suggests "lulesh".
-    by_folded = {name.casefold(): name for name in apps}
-    close = [by_folded[name] for name in difflib.get_close_matches(
-        app.casefold(), list(by_folded), n=3, cutoff=0.5)]
+    close = close_names(app, apps)  # without case, as the lookup matches
     hint = f"; did you mean {', '.join(close)}?" if close else (
         f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")
     return NotFoundError(f"no trained series for application {app!r}{hint} "

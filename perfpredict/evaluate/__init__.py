@@ -199,10 +199,11 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
              with_bundled: bool = False, random_state: int = 0,
              borrow_bundled: bool = True) -> list[dict[str, Any]]:
     """Backtest the store's runs; see the module docstring."""
-    from perfpredict.store.queries import runs_frame
+    from perfpredict.store.queries import require_apps, runs_frame
 
     if repeats < 1:
         raise BadInputError(f"--repeats must be 1 or more, not {repeats}")
+    require_apps(store, app)
     frame = runs_frame(store, app=app, with_source=True)
 
     def bundled() -> list[Series]:

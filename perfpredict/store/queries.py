@@ -10,6 +10,7 @@ from typing import Any
 
 from sqlalchemy import Select, func, select, tuple_
 
+from perfpredict.errors import NotFoundError
 from perfpredict.store import Store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
 
@@ -144,6 +145,25 @@ def app_names(store: Store, app: str) -> list[str]:
     query = select(runs.c.app).distinct().where(func.lower(runs.c.app) == app.lower())
     with store.engine.connect() as conn:
         return sorted(conn.execute(query).scalars())
+
+
+def require_apps(store: Store, apps: Sequence[str] | None) -> None:
+    """A :class:`NotFoundError` naming the first of ``apps`` the store holds no runs of,
+    with the names it may have meant: ``train --app`` and ``evaluate --app`` select runs
+    by exact name, and an unknown one left them "nothing to train on: 0 runs"."""
+    if not apps:
+        return
+    with store.engine.connect() as conn:
+        stored = sorted(conn.execute(select(runs.c.app).distinct()).scalars())
+    for app in apps:
+        if app not in stored:
+            from perfpredict.names import close_names
+
+            close = close_names(app, stored)
+            hint = (f"did you mean {', '.join(close)}?" if close else
+                    f"its applications: {', '.join(stored[:12])}{' ...' * (len(stored) > 12)}"
+                    if stored else "ingest runs first (e.g. 'perfpredict datasets load')")
+            raise NotFoundError(f"the store holds no runs of application {app!r}; {hint}")
 
 
 def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> int:

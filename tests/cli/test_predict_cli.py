@@ -215,6 +215,22 @@ def test_train_on_an_empty_store_is_a_domain_failure(cli) -> None:  # type: igno
     assert "nothing to train on" in result.stderr
 
 
+def test_train_and_evaluate_name_an_application_the_store_lacks(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--app selects runs by exact name: a typo or a name the store lacks is said so,
+    with what it may have meant (was: "nothing to train on: the store holds 0 runs")."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"solver,Perlmutter-GPU,{n},{40 + 1000 / n:.2f}\n" for n in (1, 2, 4, 8)))
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+    for args in (("train", "--app", "Solver"), ("evaluate", "--app", "Solver")):
+        result = cli(*args)
+        assert result.exit_code == 1
+        assert result.stderr.strip() == ("Error: the store holds no runs of application "
+                                         "'Solver'; did you mean solver?")
+    result = cli("train", "--app", "lammps")
+    assert result.stderr.strip().endswith("'lammps'; its applications: solver")
+
+
 def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     runs = tmp_path / "runs.csv"
     rows = [f"solver,Perlmutter-GPU,{n},{40 + 1000 / n + 2 * n.bit_length() + 50 * r:.2f}"
