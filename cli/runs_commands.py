@@ -11,8 +11,10 @@ from perfpredict.cli.render import TableFormat, print_json, print_rows
 
 runs_app = typer.Typer(help="List, summarise and export stored runs.", no_args_is_help=True)
 
-LIST_COLUMNS = ["id", "app", "system", "problem_size", "nodes", "ranks_per_node",
-                "threads_per_rank", "runtime_s", "state", "job_id"]
+#: The scale (nodes, or ranks where a benchmark table gives core counts) and the runtime
+#: first, so that a table split at 80 columns keeps them with the run's name.
+LIST_COLUMNS = ["id", "app", "system", "problem_size", "nodes", "total_ranks", "runtime_s",
+                "ranks_per_node", "threads_per_rank", "state", "job_id"]
 
 AppOption = Annotated[list[str] | None, typer.Option("--app", help="Only these applications.")]
 

@@ -3,6 +3,8 @@ page and can be referenced, notes that describe the table printed, honest counts
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from pathlib import Path
 
@@ -80,6 +82,10 @@ def test_runs_stats_counts_scales_in_ranks_where_runs_give_no_nodes(  # type: ig
     rows = json.loads(cli("runs", "stats", "--format", "json").stdout)["series"]
     assert [(r["app"], r["n_scales"], r["min_scale"], r["max_scale"], r["scale_unit"])
             for r in rows] == [("CP2K", 1, 128, 128, "ranks"), ("QE", 3, 128, 512, "ranks")]
+    # and runs list shows each run's scale, in the first part of a split table
+    listed = list(csv.DictReader(io.StringIO(cli("runs", "list", "--format", "csv").stdout)))
+    assert [(r["total_ranks"], r["runtime_s"]) for r in listed][:2] == [
+        ("128", "1763.4"), ("256", "892.6")]
 
 
 def test_latex_tables_have_labels_and_fit_the_page() -> None:
