@@ -160,9 +160,10 @@ def require_apps(store: Store, apps: Sequence[str] | None) -> None:
             from perfpredict.names import close_names
 
             close = close_names(app, stored)
+            more = " ..." if len(stored) > 12 else ""
             hint = (f"did you mean {', '.join(close)}?" if close else
-                    f"its applications: {', '.join(stored[:12])}{' ...' * (len(stored) > 12)}"
-                    if stored else "ingest runs first (e.g. 'perfpredict datasets load')")
+                    f"its applications: {', '.join(stored[:12])}{more}" if stored else
+                    "ingest runs first (e.g. 'perfpredict datasets load')")
             raise NotFoundError(f"the store holds no runs of application {app!r}; {hint}")
 
 
