@@ -15,6 +15,9 @@ class PerfPredictError(Exception):
     """Root of all perfpredict errors. Exit code 1 unless a subclass says otherwise."""
 
     exit_code = 1
+    #: Which of a batch's queries failed (its position), where a batch estimate fails on
+    #: one, so that ``estimate --input`` can name the line of the query file.
+    query_index: int | None = None
 
 
 class BadInputError(PerfPredictError):

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
 from perfpredict.estimate.lookup import Query
 
@@ -16,6 +16,12 @@ _NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
 
 def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query]]:
     """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
+    header, rows, queries, _ = _read_queries(path)
+    return header, rows, queries
+
+
+def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query], list[int]]:
+    """:func:`read_queries`, and the line each row ends on (blank lines are skipped)."""
     import csv
 
     from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
@@ -24,7 +30,10 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
         with path.open(newline="", encoding="utf-8") as fh:
             reader = csv.DictReader(fh)
             header = list(reader.fieldnames or [])
-            rows = list(reader)
+            rows, line_nos = [], []
+            for row in reader:
+                rows.append(row)
+                line_nos.append(reader.line_num)
     except UnicodeDecodeError as exc:
         from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, wide_text
 
@@ -42,7 +51,7 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
             raise BadInputError(f"the header has no '{needed}' column; a query file needs "
                                 f"at least app and nodes; {fix}", path=path, line_no=1)
     queries = []
-    for line_no, row in enumerate(rows, start=2):
+    for line_no, row in zip(line_nos, rows, strict=True):
         values: dict[str, Any] = {name: text for name in _TEXT_COLUMNS
                                   if (text := (row.get(name) or "").strip())}
         for name in _NUMBER_COLUMNS:
@@ -61,7 +70,7 @@ def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Quer
         except BadInputError as exc:
             raise BadInputError(exc.reason, path=path, line_no=line_no) from None
         queries.append(query)
-    return header, rows, queries
+    return header, rows, queries, line_nos
 
 
 @dataclass(frozen=True)
@@ -79,8 +88,13 @@ def estimate_batch(db_url: str | None, path: Path, confidence: float = 0.9) -> B
     An input column named like an answer is dropped (the answer, after the input's
     columns, takes its name); ``runtime_s`` is kept as it was, not used.
     """
-    header, rows, queries = read_queries(path)
-    answers = load_predictor(db_url).columns(queries, confidence)
+    header, rows, queries, line_nos = _read_queries(path)
+    try:
+        answers = load_predictor(db_url).columns(queries, confidence)
+    except PerfPredictError as exc:  # an unknown application, a layout missing: its line
+        if exc.query_index is None:
+            raise
+        raise type(exc)(f"{path}:{line_nos[exc.query_index]}: {exc}") from None
     kept = [c for c in header if c not in BATCH_COLUMNS]
     columns = [*kept, *BATCH_COLUMNS]
     values = zip(*(answers[c].tolist() for c in BATCH_COLUMNS), strict=True)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.breakdown import law_breakdown, roofline_breakdown
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
@@ -219,12 +219,16 @@ class LoadedPredictor:
         by_series: dict[int, tuple[Match, list[int]]] = {}
         scales: list[float] = []
         for i, query in enumerate(queries):
-            query.validate()
-            wanted = query.series_wanted()
-            if wanted not in resolved:
-                resolved[wanted] = self.find_series(query)
-            match = resolved[wanted]
-            scales.append(query.nodes * scale_per_node(match.entry, query))
+            try:
+                query.validate()
+                wanted = query.series_wanted()
+                if wanted not in resolved:
+                    resolved[wanted] = self.find_series(query)
+                match = resolved[wanted]
+                scales.append(query.nodes * scale_per_node(match.entry, query))
+            except PerfPredictError as exc:
+                exc.query_index = i
+                raise
             by_series.setdefault(id(match.entry), (match, []))[1].append(i)
         return np.asarray(scales, dtype=float), [
             Group(match, np.asarray(indices, dtype=np.int64))

@@ -148,6 +148,12 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     assert result.stderr.rstrip().endswith(
         "its columns are separated by semicolons, not commas; save the table as "
         "comma-separated values with '.' as the decimal point")
+    # a query the predictor cannot answer names its line too (a blank line skipped)
+    queries.write_text("app,nodes\nresnet,64\n\nno-such-app,8\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"Error: {queries}:4: no trained series for application "
+                                    "'no-such-app'")
     queries.write_bytes("app,nodes\nresnet,64\n".encode("utf-16"))  # "Unicode text"
     result = cli("estimate", "--input", str(queries), "--format", "csv")
     assert result.exit_code == 2
