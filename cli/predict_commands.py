@@ -114,8 +114,9 @@ def train(
             typer.echo(f"  note: the correction was learned from {report.n_strong_applications} "
                        "strong-scaling applications, few to learn one that carries from "
                        "code to code; train --with-bundled learns it with the bundled "
-                       "data sets' applications too, which in store-cut backtests of "
-                       "such a store scored about the same (docs/accuracy.md); compare "
+                       "data sets' applications too, which in store-cut backtests "
+                       "scored about the same on a store of four HPC codes and worse on "
+                       "another center's chemistry benchmarks (docs/accuracy.md); compare "
                        "the two on yours with perfpredict evaluate, with and without "
                        "--with-bundled")
         if report.could_borrow_for_weak_scaling():
