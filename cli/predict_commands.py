@@ -116,7 +116,7 @@ def train(
                        "code to code; train --with-bundled learns it with the bundled "
                        "data sets' applications too, which in store-cut backtests "
                        "scored about the same on a store of four HPC codes and worse on "
-                       "another center's chemistry benchmarks (docs/accuracy.md); compare "
+                       "two other centers' benchmarks, CSC's and E3SM's (docs/accuracy.md); compare "
                        "the two on yours with perfpredict evaluate, with and without "
                        "--with-bundled")
         if report.could_borrow_for_weak_scaling():
