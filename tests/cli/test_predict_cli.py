@@ -279,6 +279,8 @@ def test_evaluate_table_leads_with_the_hybrid_against_the_best_baseline(cli, tim
     assert cells[3] == format_value(pooled["hybrid_mape_pct"])
     assert cells[-1] == ("; ".join(pooled["failures"]) or "pass")
     assert "│ hybrid " in methods and "│ blackbox_xgboost " in methods
+    # one source: its figures are the pooled ones, shown once
+    assert "│ all " not in methods and methods.count("│ hybrid ") == 1
     assert not re.search(r"\d\.\d{4,}", result.stdout), "figures to three digits"
 
 
