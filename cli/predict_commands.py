@@ -116,8 +116,8 @@ def train(
                        "code to code; train --with-bundled learns it with the bundled "
                        "data sets' applications too, which in store-cut backtests "
                        "scored about the same on a store of four HPC codes and worse on "
-                       "two other centers' benchmarks, CSC's and E3SM's (docs/accuracy.md); compare "
-                       "the two on yours with perfpredict evaluate, with and without "
+                       "two other centers' benchmarks, CSC's and E3SM's (docs/accuracy.md); "
+                       "compare the two on yours with perfpredict evaluate, with and without "
                        "--with-bundled")
         if report.could_borrow_for_weak_scaling():
             typer.echo("  note: weak scaling was learned beside fewer than 8 strong-scaling "
