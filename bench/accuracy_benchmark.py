@@ -17,6 +17,7 @@ Run:
     python -m bench.accuracy_benchmark --with-bundled --repeats 3
     python -m bench.accuracy_benchmark --dataset vasp_archer --dataset cp2k_readme --with-bundled
     python -m bench.accuracy_benchmark --small-stores 4 --repeats 6   # a code run a few times
+    python -m bench.accuracy_benchmark --center-stores 1 --repeats 10 # many codes, run once each
     python -m bench.accuracy_benchmark --across-stores --repeats 3    # a change in every store
 
 Each backtest prints, as Markdown, one row per data set and a pooled row: the hybrid's
@@ -241,9 +242,59 @@ def across_stores(stores: tuple[BenchStore, ...] = STORES,
     return rows
 
 
-#: Fewest distinct scales of a series drawn into a small store (:func:`small_stores`):
-#: as the judged data sets' series, so that both splits leave it runs to test.
+#: Fewest distinct scales of a series drawn into a small or a center's store
+#: (:func:`small_stores`, :func:`center_stores`): as the judged data sets' series, so
+#: that both splits leave it runs to test.
 SMALL_STORE_MIN_SCALES = 5
+
+
+class _Drawable(NamedTuple):
+    """A store's runs and its series of SMALL_STORE_MIN_SCALES+ scales, from which
+    stores are drawn."""
+
+    frame: Any
+    row_keys: Any  # each run's series key, joined
+    series: list[tuple[str, str, str, bool]]  # (data set, application, key, weak), in store order
+
+
+def _drawable(store) -> _Drawable:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from perfpredict.evaluate import series_sources
+    from perfpredict.model.series import SERIES_KEY, build_series, key_part
+    from perfpredict.store.queries import runs_frame
+
+    frame = runs_frame(store, with_source=True)
+    sources = series_sources(frame)
+    row_keys = np.array(["\0".join(key_part(v) for v in row)
+                         for row in frame[list(SERIES_KEY)].itertuples(index=False)])
+    series = [(sources[s.key], s.key.app, "\0".join(s.key), s.weak)
+              for s in build_series(frame) if s.scales.size >= SMALL_STORE_MIN_SCALES]
+    return _Drawable(frame, row_keys, series)
+
+
+def _backtest_drawn(drawable: _Drawable, draws: list[tuple[list[str], set[str], int]],
+                    n_repeats: int, split: str, with_bundled: bool, borrow_bundled: bool,
+                    ) -> list[dict[str, Any]]:
+    """The evaluate table of the drawn stores, their predictions pooled (``n_repeats``
+    draws of each tested series' store): each draw the series keys it holds, the data
+    sets they come from (whose bundled copies stay out of what it borrows or adds, as
+    ``evaluate`` leaves out a data set the store holds) and its seed."""
+    import numpy as np
+
+    from perfpredict.evaluate import Outcomes, bundled_series, frame_outcomes, summarise
+
+    outcomes = Outcomes(n_repeats=n_repeats)
+    for picked, data_sets, draw in draws:
+        others = bundled_series(exclude=data_sets)
+        part = drawable.frame[np.isin(drawable.row_keys, picked)]
+        outcomes.rows.extend(frame_outcomes(
+            part, split, extra_pool=others if with_bundled else None,
+            random_state=draw,
+            borrowed_pool=(lambda pool=others: pool)
+            if borrow_bundled and not with_bundled
+            else None).rows)
+    return summarise(outcomes)
 
 
 def small_stores(store, split: str, n_series: int, repeats: int, seed: int = 0,  # type: ignore[no-untyped-def]
@@ -257,39 +308,58 @@ def small_stores(store, split: str, n_series: int, repeats: int, seed: int = 0, 
     ``train`` would add them), the predictions of all draws pooled."""
     import numpy as np
 
-    from perfpredict.evaluate import (
-        Outcomes,
-        bundled_series,
-        frame_outcomes,
-        series_sources,
-        summarise,
-    )
-    from perfpredict.model.series import SERIES_KEY, build_series, key_part
-    from perfpredict.store.queries import runs_frame
-
-    frame = runs_frame(store, with_source=True)
-    sources = series_sources(frame)
-    row_keys = np.array(["\0".join(key_part(v) for v in row)
-                         for row in frame[list(SERIES_KEY)].itertuples(index=False)])
+    drawable = _drawable(store)
     eligible: dict[str, list[str]] = {}
-    for s in build_series(frame):
-        if not s.weak and s.scales.size >= SMALL_STORE_MIN_SCALES:
-            eligible.setdefault(sources[s.key], []).append("\0".join(s.key))
-    outcomes = Outcomes(n_repeats=repeats)
+    for name, _, key, weak in drawable.series:
+        if not weak:
+            eligible.setdefault(name, []).append(key)
+    draws = []
     for name, keys in sorted(eligible.items()):
         if len(keys) <= n_series:
             continue
-        others = bundled_series(exclude={name})
         for draw in range(seed, seed + repeats):
             picked = np.random.default_rng(draw).choice(keys, n_series, replace=False)
-            part = frame[np.isin(row_keys, picked)]
-            outcomes.rows.extend(frame_outcomes(
-                part, split, extra_pool=others if with_bundled else None,
-                random_state=draw,
-                borrowed_pool=(lambda pool=others: pool)
-                if borrow_bundled and not with_bundled
-                else None).rows)
-    return summarise(outcomes)
+            draws.append((list(picked), {name}, draw))
+    return _backtest_drawn(drawable, draws, repeats, split, with_bundled, borrow_bundled)
+
+
+def center_stores(store, split: str, per_application: int, repeats: int, seed: int = 0,  # type: ignore[no-untyped-def]
+                  with_bundled: bool = False,
+                  borrow_bundled: bool = True) -> list[dict[str, Any]]:
+    """The evaluate table of stores shaped like a center's: many applications, each run
+    as a scaling series a few times (:func:`center_draws`), each store backtested as
+    ``evaluate`` does, the predictions of all draws pooled.
+
+    The acceptance store holds 165 series of VASP and 33 of Castro, and its hybrid
+    learns from an application's other series (its own half of the correction, peer
+    curves); a center's store holds a dozen codes measured once or twice each
+    (docs/accuracy.md, "Stores shaped like a center's")."""
+    drawable = _drawable(store)
+    draws = center_draws(drawable.series, per_application, repeats, seed)
+    return _backtest_drawn(drawable, draws, repeats, split, with_bundled, borrow_bundled)
+
+
+def center_draws(series: list[tuple[str, str, str, bool]], per_application: int,
+                 repeats: int, seed: int = 0) -> list[tuple[list[str], set[str], int]]:
+    """``repeats`` stores (seeds ``seed``, ``seed + 1``, ...), each holding, of every
+    application of every data set in ``series`` (data set, application, key, weak),
+    ``per_application`` of its series drawn at random (all of them where it has no
+    more), strong and weak scaling alike: each store's series keys, data sets and
+    seed."""
+    import numpy as np
+
+    by_application: dict[tuple[str, str], list[str]] = {}
+    for name, app, key, _ in series:
+        by_application.setdefault((name, app), []).append(key)
+    data_sets = {name for name, _ in by_application}
+    draws = []
+    for draw in range(seed, seed + repeats):
+        rng = np.random.default_rng(draw)
+        picked = [str(key) for _, keys in sorted(by_application.items())
+                  for key in rng.choice(keys, min(per_application, len(keys)),
+                                        replace=False)]
+        draws.append((picked, data_sets, draw))
+    return draws
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,6 +382,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--small-stores", type=int, metavar="K",
                         help="backtest stores of K series of one data set each, drawn "
                              "--repeats times per data set, pooled")
+    parser.add_argument("--center-stores", type=int, metavar="K",
+                        help="backtest stores of K series of every application, drawn "
+                             "--repeats times, pooled")
     parser.add_argument("--seed-spread", type=int, metavar="N",
                         help="run each split with N seeds and print each figure's spread")
     parser.add_argument("--across-stores", action="store_true",
@@ -321,7 +394,10 @@ def main(argv: list[str] | None = None) -> int:
                              "--split, --repeats and --seed only")
     args = parser.parse_args(argv)
     splits = tuple(args.split or ACCEPTANCE_SPLITS)
+    if args.small_stores and args.center_stores:
+        parser.error("--small-stores and --center-stores draw different stores; give one")
     if args.across_stores and (args.dataset or args.leave_out or args.small_stores
+                               or args.center_stores
                                or args.seed_spread or args.with_bundled
                                or args.no_borrow_bundled
                                or args.protocol != "store-cut"):
@@ -365,6 +441,10 @@ def main(argv: list[str] | None = None) -> int:
                     table = small_stores(store, split, args.small_stores, args.repeats,
                                          args.seed, args.with_bundled,
                                          not args.no_borrow_bundled)
+                elif args.center_stores:
+                    table = center_stores(store, split, args.center_stores, args.repeats,
+                                          args.seed, args.with_bundled,
+                                          not args.no_borrow_bundled)
                 else:
                     table = evaluate(store, split, protocol=args.protocol,
                                      leave_out=args.leave_out, with_bundled=args.with_bundled,
@@ -374,6 +454,8 @@ def main(argv: list[str] | None = None) -> int:
                 label = (f"leave-out {args.leave_out}" if args.leave_out else args.protocol)
                 if args.small_stores:
                     label += f", stores of {args.small_stores} series"
+                if args.center_stores:
+                    label += f", stores of {args.center_stores} series per application"
                 if args.dataset:
                     label += f", store of {' + '.join(args.dataset)}"
                 if args.no_borrow_bundled:

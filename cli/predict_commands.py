@@ -119,6 +119,15 @@ def train(
                        "two other centers' benchmarks, CSC's and E3SM's (docs/accuracy.md); "
                        "compare the two on yours with perfpredict evaluate, with and without "
                        "--with-bundled")
+        if report.could_learn_with_bundled():
+            typer.echo(f"  note: {report.n_series_of('strong')} strong-scaling series of "
+                       f"{report.n_strong_applications} applications, too few of each for "
+                       "an application to learn its own correction or to weigh in with "
+                       "other series of its input; in store-cut backtests of stores "
+                       "like this train --with-bundled erred less with two series per "
+                       "application and its intervals held with one (docs/accuracy.md); "
+                       "compare the two on yours with perfpredict evaluate, with and "
+                       "without --with-bundled")
         if report.could_borrow_for_weak_scaling():
             typer.echo("  note: weak scaling was learned beside fewer than 8 strong-scaling "
                        "applications from this store alone, where it errs most: in "

@@ -23,6 +23,9 @@ from perfpredict.overhead.contexts import full_contexts
 
 #: Fewest scheduler jobs (with submit times) worth fitting a walltime advisor on.
 MIN_WALLTIME_JOBS = 200
+#: Most strong-scaling series per application, on average, of a store shaped like a
+#: center's (:meth:`TrainReport.could_learn_with_bundled`)
+FEW_SERIES_PER_APPLICATION = 2
 
 
 @dataclass
@@ -111,6 +114,25 @@ class TrainReport:
         to 21.4% (docs/accuracy.md, "With the bundled data sets in training")."""
         return (self.bundled_datasets is None and self.correction_applies("strong")
                 and 1 < self.n_strong_applications < self.min_series_for_correction)
+
+    def could_learn_with_bundled(self) -> bool:
+        """Whether the store learned from itself alone, holding 8 or more strong-scaling
+        applications, but from FEW_SERIES_PER_APPLICATION series of each or fewer on
+        average, the bundled data sets not trained on: a center's store of a dozen codes
+        each scaled once or twice, where the parts that carry stores of many series (an
+        application's own half of the correction, peer curves) have little to learn
+        from. In store-cut backtests of such stores drawn from five data sets (MLPerf
+        Training, VASP, CP2K, Castro and RELeARN; ten draws of one or two series of each
+        of nine strong-scaling applications), training on the other bundled data sets in
+        full (``--with-bundled``) lowered the pooled MAPE from 41.9% to 35.3%
+        (extrapolation) and 40.7% to 33.7% (few-shot) with two series per application;
+        with one it brought the 90% intervals from holding 0.76-0.78 of the runs to
+        0.94-0.96, the MAPE 35.6% to 37.1% and 38.0% to 35.8% (docs/accuracy.md, "Stores
+        shaped like a center's")."""
+        n_applications = self.n_strong_applications
+        return (self.bundled_datasets is None and self.borrowed_datasets is None
+                and n_applications >= self.min_series_for_correction
+                and self.n_series_of("strong") <= FEW_SERIES_PER_APPLICATION * n_applications)
 
     def could_borrow_for_weak_scaling(self) -> bool:
         """Whether weak-scaling series were learned from beside fewer than the 8

@@ -76,32 +76,47 @@ def backtest(series_list: list[Series], split: str, group_of: GroupOf,
              leave_out_of: Callable[[Series], str] | None = None,
              extra_pool: list[Series] | None = None, n_folds: int = 5,
              random_state: int = 0, repeats: int = 1,
-             borrowed_pool: list[Series] | None = None) -> Outcomes:
+             borrowed_pool: Callable[[], list[Series]] | None = None) -> Outcomes:
     """Predict every tested run of ``split`` under ``protocol`` (or leaving out each
     group of ``leave_out_of`` in turn), grouped by ``group_of``, ``repeats`` times with the seeds
     ``random_state``, ``random_state + 1``, ..., pooled. ``extra_pool`` joins every
-    training pool in full and is never tested; the hybrid borrows from ``borrowed_pool``
-    (:meth:`HybridPredictor.fit`)."""
+    training pool in full and is never tested; where a round's training pool has too few
+    strong-scaling applications, as ``train`` decides on a store
+    (:func:`too_few_applications`), the hybrid borrows the series ``borrowed_pool``
+    gives (:meth:`HybridPredictor.fit`).
+
+    Decided per round, on the pool as cut: a store that has never run its applications
+    beyond the cut can hold too few series of three or more scales to learn from where
+    the whole store holds enough (a series of four scales keeps two in extrapolation),
+    and whether it borrows must not depend on runs beyond the cut."""
     outcomes = Outcomes(n_repeats=repeats)
+    borrowed: list[list[Series]] = []  # loaded once, by the first round that borrows
+
+    def borrow(pool: list[Series]) -> list[Series]:
+        if borrowed_pool is None or not too_few_applications(pool):
+            return []
+        if not borrowed:
+            borrowed.append(borrowed_pool())
+        return borrowed[0]
+
     for seed in range(random_state, random_state + repeats):
         plan = plan_split(series_list, split, seed)
         leave_out_group = (None if leave_out_of is None
                            else lambda i: leave_out_of(series_list[i]))
         for training in training_rounds(plan, protocol, leave_out_group, n_folds, seed):
             _predict_round(outcomes, series_list, plan.holdouts, training,
-                           extra_pool or [], borrowed_pool or [], group_of, confidence,
-                           seed)
+                           extra_pool or [], borrow, group_of, confidence, seed)
     return outcomes
 
 
 def _predict_round(outcomes: Outcomes, series_list: list[Series],
                    holdouts: dict[int, Holdout], training: TrainingRound, extra_pool: list[Series],
-                   borrowed_pool: list[Series], group_of: GroupOf,
+                   borrow: Callable[[list[Series]], list[Series]], group_of: GroupOf,
                    confidence: float, seed: int) -> None:
-    """Train the hybrid and the black box on one round's pool and add every method's
-    predictions of the round's tested runs."""
+    """Train the hybrid (borrowing what ``borrow`` gives for its pool) and the black box
+    on one round's pool and add every method's predictions of the round's tested runs."""
     pool = training.pool + extra_pool
-    hybrid = _fit_hybrid(pool, seed, borrowed_pool)
+    hybrid = _fit_hybrid(pool, seed, borrow(pool))
     black_box = blackbox(pool, seed)
     for i in training.tested:
         series, context = series_list[i], holdouts[i].context
@@ -137,8 +152,8 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
                    borrowed_pool: Callable[[], list[Series]] | None = None) -> Outcomes:
     """Every method's predictions of the tested runs of a runs DataFrame (``runs_frame``),
     which backtests of several stores pool before summarising; ``borrowed_pool`` gives
-    the series the hybrid borrows from, asked for only where the store has too few
-    strong-scaling applications."""
+    the series the hybrid borrows from, asked for only where a round's training pool
+    has too few strong-scaling applications (:func:`backtest`)."""
     if group_by not in GROUP_BY:
         raise BadInputError(f"--group-by must be one of: {', '.join(GROUP_BY)}, not "
                             f"{group_by!r}")
@@ -149,9 +164,6 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
     sources = series_sources(frame)
     store_keys = {s.key for s in series_list}
     extra = [s for s in extra_pool or [] if s.key not in store_keys]
-    borrowed = ([s for s in borrowed_pool() if s.key not in store_keys]
-                if borrowed_pool is not None and too_few_applications(series_list)
-                else [])
 
     def label(by: str) -> Callable[[Series], str]:
         if by == "app":
@@ -169,7 +181,16 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
 
     return backtest(series_list, split, group_of, confidence, protocol,
                     None if leave_out is None else label(leave_out), extra,
-                    random_state=random_state, repeats=repeats, borrowed_pool=borrowed)
+                    random_state=random_state, repeats=repeats,
+                    borrowed_pool=None if borrowed_pool is None
+                    else _leaving_out(borrowed_pool, store_keys))
+
+
+def _leaving_out(pool: Callable[[], list[Series]],
+                 keys: set[SeriesKey]) -> Callable[[], list[Series]]:
+    """``pool`` without the series whose key is in ``keys``: a bundled copy of a stored
+    series would be seen beyond its cut."""
+    return lambda: [s for s in pool() if s.key not in keys]
 
 
 def series_sources(frame) -> dict[SeriesKey, str]:  # type: ignore[no-untyped-def]

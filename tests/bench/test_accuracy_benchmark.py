@@ -1,6 +1,7 @@
-"""The accuracy benchmark's stores of a few series (``--small-stores K``) and its
-comparison across stores (``--across-stores``), on the bundled Castro and PencilFFTs data
-sets (BSD-3 and MIT, so present on every clone)."""
+"""The accuracy benchmark's stores of a few series (``--small-stores K``), its stores
+shaped like a center's (``--center-stores K``) and its comparison across stores
+(``--across-stores``), on the bundled Castro and PencilFFTs data sets (BSD-3 and MIT, so
+present on every clone)."""
 
 from __future__ import annotations
 
@@ -39,6 +40,45 @@ def test_a_data_set_of_no_more_series_than_k_is_not_drawn_from(castro_store) -> 
     from bench.accuracy_benchmark import small_stores
 
     assert small_stores(castro_store, "extrapolate", n_series=10_000, repeats=1) == []
+
+
+def test_a_center_store_holds_k_series_of_every_application(castro_store) -> None:  # type: ignore[no-untyped-def]
+    """Each draw is one store holding K series of each of Castro's two applications
+    (flame_wave and wdmerger, 19 and 12 series of five or more scales), all of an
+    application with fewer; the draws are seeded and differ from each other."""
+    from collections import Counter
+
+    from bench.accuracy_benchmark import _drawable, center_draws
+
+    series = _drawable(castro_store).series
+    app_of = {key: app for _, app, key, _ in series}
+    assert Counter(app_of.values()) == {"Castro-flame_wave": 19, "Castro-wdmerger": 12}
+    draws = center_draws(series, per_application=2, repeats=3, seed=7)
+    assert [seed for _, _, seed in draws] == [7, 8, 9]
+    for picked, data_sets, _ in draws:
+        assert data_sets == {"castro_scaling"}
+        assert len(set(picked)) == len(picked)
+        assert Counter(app_of[key] for key in picked) == {"Castro-flame_wave": 2,
+                                                          "Castro-wdmerger": 2}
+    assert len({tuple(picked) for picked, _, _ in draws}) == 3
+    assert center_draws(series, per_application=2, repeats=3, seed=7) == draws
+    (everything, _, _), = center_draws(series, per_application=50, repeats=1)
+    assert sorted(everything) == sorted(app_of)
+
+
+@pytest.mark.slow
+def test_center_stores_backtest_each_draw_as_one_store(castro_store) -> None:  # type: ignore[no-untyped-def]
+    """Two draws of one series per application: every method predicts the same test
+    runs, of two to four distinct series."""
+    from bench.accuracy_benchmark import center_stores
+
+    table = center_stores(castro_store, "extrapolate", per_application=1, repeats=2)
+    rows = [r for r in table if r["group"] == "castro_scaling"]
+    assert {r["method"] for r in rows} >= {"hybrid", "amdahl", "amdahl_log", "power",
+                                           "blackbox_xgboost"}
+    assert len({(r["n_series"], r["n_runs"]) for r in rows}) == 1
+    assert 2 <= rows[0]["n_series"] <= 4
+    assert next(r for r in rows if r["method"] == "hybrid")["coverage"] is not None
 
 
 @pytest.mark.slow

@@ -149,6 +149,31 @@ def test_weak_scaling_beside_few_strong_applications_borrows_its_correction(
     assert "note: weak scaling was learned beside" not in out
 
 
+def test_train_points_a_store_of_many_codes_measured_once_to_the_bundled_data(
+        tmp_path: Path) -> None:
+    """Nine codes, one scaling series each: enough applications to learn alone, too few
+    series of each for an application's own correction or peers, so train points to
+    --with-bundled; with three series of each it does not."""
+    def store_of(n_series: int) -> str:
+        runs = tmp_path / f"runs{n_series}.csv"
+        runs.write_text("app,system,problem_size,nodes,runtime_s\n" + "".join(
+            f"code{app},demo,size{size},{nodes},"
+            f"{(50.0 + 1000.0 * (size + 1) / nodes ** (0.6 + 0.04 * app)):.3f}\n"
+            for app in range(9) for size in range(n_series) for nodes in (1, 2, 4, 8, 16)))
+        db = f"sqlite:///{tmp_path}/store{n_series}.db"
+        assert _invoke(db, "ingest", "csv", str(runs))[0] == 0
+        return db
+
+    note = "train --with-bundled erred less with two series per application"
+    code, out, err = _invoke(store_of(1), "train")
+    assert code == 0, err
+    assert "note: 9 strong-scaling series of 9 applications" in out and note in out
+    assert "borrowed from the bundled data sets" not in out
+    code, out, err = _invoke(store_of(3), "train")
+    assert code == 0, err
+    assert note not in out
+
+
 def test_train_says_a_kind_of_too_few_series_gets_no_correction(tmp_path: Path) -> None:
     """Two strong-scaling series are too few to learn a correction from: by default half
     of one is borrowed and applies; borrowing nothing, train says there is none, rather

@@ -320,6 +320,37 @@ def test_bundled_series_join_training_but_never_a_stored_one_twice(  # type: ign
     assert "bundled_app" not in {r["group"] for r in rows}
 
 
+def test_a_store_borrows_where_its_cut_holds_too_few_applications(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Eight applications in full, but cut at the lower half only the three whose series
+    have six scales keep three or more: the backtest borrows, as ``train`` would on
+    such a store, and decides it on the cut, not on runs beyond it."""
+    import perfpredict.evaluate as evaluation
+
+    long = [_series(f"long{i}", [1, 2, 4, 8, 16, 32]) for i in range(3)]
+    short = [_series(f"short{i}", [1, 2, 4, 8]) for i in range(5)]
+    assert not too_few_applications(long + short)
+    corpus = [_series(f"corpus{i}", [1, 2, 4, 8, 16]) for i in range(2)]
+    borrowings: list[list[Series]] = []
+    fit = evaluation._fit_hybrid
+    monkeypatch.setattr(evaluation, "_fit_hybrid",
+                        lambda pool, seed, borrowed: borrowings.append(borrowed)
+                        or fit(pool, seed, borrowed))
+    asked: list[int] = []
+
+    def corpus_pool() -> list[Series]:
+        asked.append(1)
+        return corpus
+
+    backtest(long + short, "extrapolate", lambda s, d: "all", borrowed_pool=corpus_pool,
+             repeats=2)
+    assert borrowings == [corpus, corpus]
+    assert asked == [1]  # read once, by the first round that borrows
+    # cut at the three smallest scales every series keeps three: nothing is borrowed
+    borrowings.clear()
+    backtest(long + short, "fewshot", lambda s, d: "all", borrowed_pool=corpus_pool)
+    assert borrowings == [[]]
+
+
 def test_evaluate_command_takes_a_protocol_and_a_group_to_leave_out(cli, timed_runs_csv) -> None:  # type: ignore[no-untyped-def]
     import json
 

@@ -26,3 +26,20 @@ def test_weak_scaling_learned_beside_few_strong_applications_alone_points_to_bor
     borrowing = ["mlperf_training", "castro_scaling"]
     assert not replace(alone, borrowed_datasets=borrowing).could_borrow_for_weak_scaling()
     assert not replace(beside_castro, borrowed_datasets=borrowing).could_borrow_for_weak_scaling()
+
+
+def test_a_store_of_many_codes_measured_once_or_twice_points_to_the_bundled_data() -> None:
+    """Eight or more strong-scaling applications learn alone, but with two series of
+    each or fewer on average an application has no own half of the correction and few
+    peers; training with the bundled data sets did better in backtests of such stores:
+    the report says so only where nothing bundled was trained on or borrowed."""
+    center = TrainReport(n_runs=400, n_series_by_kind={"strong": 20, "weak": 2},
+                         min_series_for_correction=8, n_strong_applications=11)
+    assert center.could_learn_with_bundled()
+    assert replace(center, n_series_by_kind={"strong": 22}).could_learn_with_bundled()
+    assert not replace(center, n_series_by_kind={"strong": 23}).could_learn_with_bundled()
+    assert not replace(center, bundled_datasets=["castro_scaling"]).could_learn_with_bundled()
+    # fewer than 8 applications borrow already (could_borrow_applications speaks for them)
+    few = replace(center, n_strong_applications=7, n_series_by_kind={"strong": 10})
+    assert not few.could_learn_with_bundled()
+    assert not replace(few, borrowed_datasets=["castro_scaling"]).could_learn_with_bundled()
