@@ -179,11 +179,14 @@ def seed_spread(store, split: str, n_seeds: int, first_seed: int = 0,  # type: i
 
 class BenchStore(NamedTuple):
     """A store to backtest in: what to call it, the data sets it holds, and the options
-    of :func:`perfpredict.evaluate.evaluate` it is backtested with."""
+    of :func:`perfpredict.evaluate.evaluate` it is backtested with; or, with
+    ``per_application``, the stores shaped like a center's drawn from it
+    (:func:`center_stores`, CENTER_DRAWS draws)."""
 
     label: str
     data_sets: tuple[str, ...]
     options: dict[str, Any]
+    per_application: int | None = None
 
 
 #: The splits the acceptance judges, and every mode's default.
@@ -198,7 +201,12 @@ STORES = (
     BenchStore("every data set, store-cut", JUDGED + REPORTED, {}),
     BenchStore("the four HPC data sets alone, store-cut", HPC_STRONG_SCALING, {}),
     BenchStore("every data set, leave-out source", JUDGED + REPORTED, {"leave_out": "source"}),
+    BenchStore("a center's: up to two series per application, store-cut",
+               JUDGED + REPORTED, {}, per_application=2),
 )
+#: Stores drawn per split for a center's store in :func:`across_stores`, whatever its
+#: ``repeats``: one draw is one store of a few series, whose figures move with the draw.
+CENTER_DRAWS = 10
 
 
 def across_stores(stores: tuple[BenchStore, ...] = STORES,
@@ -219,8 +227,11 @@ def across_stores(stores: tuple[BenchStore, ...] = STORES,
                                 shared_datasets)
             try:
                 for split in splits:
-                    table = evaluate(store, split, repeats=repeats, random_state=seed,
-                                     **bench_store.options)
+                    table = (center_stores(store, split, bench_store.per_application,
+                                           CENTER_DRAWS, seed)
+                             if bench_store.per_application else
+                             evaluate(store, split, repeats=repeats, random_state=seed,
+                                      **bench_store.options))
                     pooled = acceptance(table, "all")
                     per_data_set = [acceptance(table, name) for name in names
                                     if name in JUDGED and any(r["group"] == name
@@ -388,10 +399,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed-spread", type=int, metavar="N",
                         help="run each split with N seeds and print each figure's spread")
     parser.add_argument("--across-stores", action="store_true",
-                        help="backtest three stores in one run (every data set store-cut, "
+                        help="backtest four stores in one run (every data set store-cut, "
                              "the four HPC data sets alone store-cut, every data set "
-                             "leaving each out) and print their pooled figures; takes "
-                             "--split, --repeats and --seed only")
+                             "leaving each out, ten draws of a center's store of up to two "
+                             "series per application) and print their pooled figures; "
+                             "takes --split, --repeats and --seed only")
     args = parser.parse_args(argv)
     splits = tuple(args.split or ACCEPTANCE_SPLITS)
     if args.small_stores and args.center_stores:

@@ -85,16 +85,24 @@ def test_center_stores_backtest_each_draw_as_one_store(castro_store) -> None:  #
 def test_across_stores_reports_each_store_as_its_own_backtest() -> None:
     """One row per store and split, whose pooled figures are those of the same backtest
     run on its own, with every judged data set of the store listed."""
-    from bench.accuracy_benchmark import BenchStore, across_stores, build_store
+    from bench.accuracy_benchmark import (
+        CENTER_DRAWS,
+        BenchStore,
+        across_stores,
+        build_store,
+        center_stores,
+    )
     from perfpredict.evaluate import evaluate
     from perfpredict.evaluate.metrics import acceptance
 
     names = ("castro_scaling", "pencilffts_jeanzay")
     stores = (BenchStore("both", names, {}),
-              BenchStore("both, leave-out", names, {"leave_out": "source"}))
+              BenchStore("both, leave-out", names, {"leave_out": "source"}),
+              BenchStore("a center's", names, {}, per_application=1))
     rows = across_stores(stores, splits=("extrapolate",))
     assert [(r["store"], r["split"]) for r in rows] == [("both", "extrapolate"),
-                                                        ("both, leave-out", "extrapolate")]
+                                                        ("both, leave-out", "extrapolate"),
+                                                        ("a center's", "extrapolate")]
     for row in rows:
         assert row["data sets beaten on MAPE"].endswith("of 2")
         assert all(name in row["hybrid MAPE per data set (best)"] for name in names)
@@ -102,6 +110,8 @@ def test_across_stores_reports_each_store_as_its_own_backtest() -> None:
         store = build_store(f"sqlite:///{Path(tmp) / 'alone.db'}", names)
         try:
             pooled = acceptance(evaluate(store, "extrapolate", leave_out="source"), "all")
+            center = acceptance(center_stores(store, "extrapolate", per_application=1,
+                                              repeats=CENTER_DRAWS), "all")
         finally:
             store.dispose()
     assert rows[1]["hybrid MAPE"] == round(pooled["hybrid_mape_pct"], 1)
@@ -110,6 +120,9 @@ def test_across_stores_reports_each_store_as_its_own_backtest() -> None:
     # figure may coincide, as the pooled MAPE of these two stores did, 18.5% each)
     figures = [{k: v for k, v in row.items() if k != "store"} for row in rows]
     assert figures[0] != figures[1]
+    # the center's row pools its draws, of one series per application each
+    assert rows[2]["hybrid MAPE"] == round(center["hybrid_mape_pct"], 1)
+    assert rows[2]["coverage"] == round(center["coverage"], 3)
 
 
 @pytest.mark.parametrize("option", [["--dataset", "relearn"], ["--leave-out", "source"],
