@@ -30,6 +30,7 @@ series-bootstrap interval, and what fails the acceptance; then the hybrid's othe
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import tempfile
@@ -296,8 +297,10 @@ def _backtest_drawn(drawable: _Drawable, draws: list[tuple[list[str], set[str], 
     from perfpredict.evaluate import Outcomes, bundled_series, frame_outcomes, summarise
 
     outcomes = Outcomes(n_repeats=n_repeats)
+    # read once per set of data sets left out, not once per draw
+    bundled_without = functools.cache(lambda left_out: bundled_series(exclude=left_out))
     for picked, data_sets, draw in draws:
-        others = bundled_series(exclude=data_sets)
+        others = bundled_without(frozenset(data_sets))
         part = drawable.frame[np.isin(drawable.row_keys, picked)]
         outcomes.rows.extend(frame_outcomes(
             part, split, extra_pool=others if with_bundled else None,

@@ -22,6 +22,7 @@ learned with them: :meth:`perfpredict.model.fit.HybridPredictor.fit`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -90,14 +91,11 @@ def backtest(series_list: list[Series], split: str, group_of: GroupOf,
     the whole store holds enough (a series of four scales keeps two in extrapolation),
     and whether it borrows must not depend on runs beyond the cut."""
     outcomes = Outcomes(n_repeats=repeats)
-    borrowed: list[list[Series]] = []  # loaded once, by the first round that borrows
+    # read once, by the first round that borrows
+    borrowed = None if borrowed_pool is None else functools.cache(borrowed_pool)
 
     def borrow(pool: list[Series]) -> list[Series]:
-        if borrowed_pool is None or not too_few_applications(pool):
-            return []
-        if not borrowed:
-            borrowed.append(borrowed_pool())
-        return borrowed[0]
+        return borrowed() if borrowed is not None and too_few_applications(pool) else []
 
     for seed in range(random_state, random_state + repeats):
         plan = plan_split(series_list, split, seed)
