@@ -119,13 +119,16 @@ def test_fit_needs_history(store) -> None:  # type: ignore[no-untyped-def]
         fit_walltime_advisor(store)
 
 
-def test_unknown_system_and_bad_risk_are_bad_input(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+def test_unknown_system_and_bad_risk_are_bad_input(store, kth_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     history, advised = kth_parts
     ingest_file(store, "swf", history)
     with pytest.raises(BadInputError, match="pass --system"):
         advise_walltime(store, str(advised), system="elsewhere")
     with pytest.raises(BadInputError, match="--kill-risk"):
         advise_walltime(store, str(advised), kill_risk=1.5)
+    # told before any file is read or an advisor fitted
+    with pytest.raises(BadInputError, match="--kill-risk must be between 0 and 1, got 0;"):
+        advise_walltime(store, str(tmp_path / "not-there.swf"), kill_risk=0.0)
 
 
 def test_cli_ingest_then_advise(cli, kth_parts) -> None:  # type: ignore[no-untyped-def]

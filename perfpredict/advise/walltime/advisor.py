@@ -50,6 +50,14 @@ def slurm_time(walltime_s: float) -> str:
     return f"{days}-{minutes // 60:02d}:{minutes % 60:02d}:00"
 
 
+def check_kill_risk(kill_risk: float) -> None:
+    """A kill risk is a probability strictly between 0 and 1; checked before any work,
+    so that a mistyped ``--kill-risk`` is told at once, not after an advisor is fitted."""
+    if not 0.0 < kill_risk < 1.0:
+        raise BadInputError(f"--kill-risk must be between 0 and 1, got {kill_risk:g}; "
+                            "0.05 means one job in twenty may be killed")
+
+
 def _frame(rows: pd.DataFrame) -> pd.DataFrame:
     """``rows`` with every column of :data:`JOB_COLUMNS`, sorted by submit time."""
     import numpy as np
@@ -150,9 +158,7 @@ class WalltimeAdvisor:
         """
         import numpy as np
 
-        if not 0.0 < kill_risk < 1.0:
-            raise BadInputError(f"--kill-risk must be between 0 and 1, got {kill_risk:g}; "
-                                "0.05 means one job in twenty may be killed")
+        check_kill_risk(kill_risk)
         self._check_fitted()
         past = _frame(history)
         queries = _frame(jobs.reset_index(drop=True))

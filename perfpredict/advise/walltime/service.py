@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.walltime.advisor import ARTIFACT_KIND, WalltimeAdvisor
+from perfpredict.advise.walltime.advisor import ARTIFACT_KIND, WalltimeAdvisor, check_kill_risk
 from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.errors import BadInputError
 
@@ -150,6 +150,7 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     """
     import pandas as pd
 
+    check_kill_risk(kill_risk)
     jobs = read_jobs(path, input_format, system)
     stored = jobs_frame(store)
     known_systems = set(stored["system"].dropna())
