@@ -103,6 +103,13 @@ class _ErrorTranslatingGroup(TyperGroup):
                      f"{', '.join(map(repr, close))}?")
         return None
 
+    def make_context(self, info_name: str | None, args: list[str],  # type: ignore[override]
+                     parent: Any = None, **extra: Any) -> Any:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except typer.TyperException as exc:  # a usage error in the root's own options
+            raise _usage_error(exc) from None
+
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
             return super().invoke(ctx)
@@ -111,7 +118,9 @@ class _ErrorTranslatingGroup(TyperGroup):
                 raise
             typer.echo(f"Error: {exc}", err=True)
             raise typer.Exit(exc.exit_code) from None
-        except (typer.TyperException, typer.Exit, typer.Abort):  # usage errors, --help
+        except typer.TyperException as exc:  # a subcommand's usage error, a typo'd command
+            raise _usage_error(exc) from None
+        except (typer.Exit, typer.Abort):  # --help, a command's own exit code
             raise
         except BrokenPipeError:
             # The reader (head, less) went away: not an error worth a message. Point stdout
@@ -132,6 +141,24 @@ class _ErrorTranslatingGroup(TyperGroup):
                 err=True,
             )
             raise typer.Exit(1) from None
+
+
+def _usage_error(exc: typer.TyperException) -> BaseException:
+    """A usage error (Click's: an unknown option or command, a value of the wrong type or
+    outside its choices, a missing option) as the one line on stderr that every other
+    error is (DESIGN.md's CLI contract), naming the help to read, and its exit code 2.
+    Typer would draw it as a box under the command's usage line: five or more lines that
+    a script reading stderr, or a user reading a terminal too narrow for the box, gets
+    in pieces. The help a bare group prints (``perfpredict runs``) passes unchanged."""
+    if type(exc).__name__ == "NoArgsIsHelpError":  # Typer tests the name too: a private class
+        return exc
+    message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None:
+        stop = "" if message.endswith("?") else "."
+        message = f"{message.rstrip('.')}{stop} See '{ctx.command_path} --help'."
+    typer.echo(f"Error: {message}", err=True)
+    return typer.Exit(getattr(exc, "exit_code", 2))
 
 
 def _debug(ctx: typer.Context) -> bool:

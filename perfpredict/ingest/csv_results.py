@@ -144,6 +144,14 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     if (twice := named_twice(header)) is not None:
         yield BadRecord(header_line, ",".join(header), twice, whole_file=True)
         return
+    if not {"nodes", "total_ranks", "job_id", "state"} & set(header):
+        # every record would be refused for want of a scale (a scheduler job, with its
+        # job_id or state, may have none): say so once, at the header, with the rename
+        yield BadRecord(
+            header_line, ",".join(header),
+            f"the header has neither nodes nor total_ranks, one of which gives each run's "
+            f"scale; {_header_fix(header)}", whole_file=True)
+        return
     # csv.reader handles quoted fields spanning lines; track line numbers alongside it.
     line_numbers: list[int] = []
 

@@ -60,7 +60,8 @@ OTHER_NAMES = {
     "runtime_s": ("runtime", "time", "time_s", "elapsed", "elapsed_s", "walltime",
                   "wall_time", "wallclock", "duration", "seconds"),
     "nodes": ("node", "num_nodes", "nnodes", "n_nodes", "node_count"),
-    "total_ranks": ("ranks", "nranks", "n_ranks", "mpi_ranks", "nprocs", "np", "processes"),
+    "total_ranks": ("ranks", "nranks", "n_ranks", "mpi_ranks", "nprocs", "np", "processes",
+                    "cores", "ncores", "n_cores", "num_cores", "core_count"),
     "system": ("machine", "cluster", "platform", "computer"),
     "problem_size": ("input", "problem", "size", "case", "dataset"),
 }
@@ -83,8 +84,14 @@ def renames(header: Sequence[str], wanted: Sequence[str] = tuple(OTHER_NAMES)) -
             found[name] = column
     if not found:
         return None
+    units = [unit for name, unit in _UNITS.items() if name in found]
     return (f"rename {', '.join(f'{c} to {n}' for n, c in found.items())} in the header"
-            + (" (runtime_s in seconds)" if "runtime_s" in found else ""))
+            + (f" ({'; '.join(units)})" if units else ""))
+
+
+#: What a renamed column must hold, said with the rename: the name alone does not say it.
+_UNITS = {"runtime_s": "runtime_s in seconds",
+          "total_ranks": "total_ranks counts MPI ranks: cores / threads_per_rank"}
 
 
 #: Separators spreadsheets and schedulers write in place of commas. Such a table is

@@ -78,4 +78,38 @@ def test_a_wrong_choice_or_number_is_a_usage_error(args: tuple[str, ...]) -> Non
     default store, which does not exist here, is never created)."""
     result = _run(*args)
     assert result.exit_code == 2
-    assert "Invalid value for" in result.stderr
+    line = _usage_error_line(result)
+    assert "Invalid value for" in line
+    assert [a for a in args if a.startswith("--")][-1] in line  # the option at fault
+
+
+def _usage_error_line(result) -> str:  # type: ignore[no-untyped-def]
+    """The one line on stderr a usage error is (DESIGN.md's CLI contract), not Typer's
+    box under the usage line; it names the help to read."""
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.output
+    assert lines[0].endswith("--help'."), lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    (("estimate", "--app", "bert", "--nodez", "8"),
+     "No such option: --nodez (Possible options: --nodes). "
+     "See 'perfpredict estimate --help'."),
+    (("estimat", "--app", "bert"),
+     "No such command 'estimat'. Did you mean 'estimate'? See 'perfpredict --help'."),
+    (("runs", "lst"), "Did you mean 'list'? See 'perfpredict runs --help'."),
+    (("--dbx", "x.db", "runs", "list"), "No such option: --dbx"),
+    (("advise", "walltime", "--kill-risk", "0.1"),
+     "Missing option '--input'. See 'perfpredict advise walltime --help'."),
+], ids=lambda a: " ".join(a) if isinstance(a, tuple) else "")
+def test_a_usage_error_is_one_line_naming_the_help(args: tuple[str, ...], said: str) -> None:
+    result = _run(*args)
+    assert result.exit_code == 2
+    assert said in _usage_error_line(result)
+
+
+def test_a_bare_group_still_prints_its_help() -> None:
+    result = _run("runs")
+    assert result.exit_code == 2
+    assert "Usage: perfpredict runs" in result.output and "Error" not in result.output

@@ -107,6 +107,32 @@ def test_a_header_in_other_words_is_refused_with_the_renames_it_needs(  # type: 
     assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
 
 
+@pytest.mark.parametrize(("table", "fix"), [
+    ("app,system,cores,runtime_s\nlammps,lumi,128,10.5\n", "rename cores to total_ranks in "
+     "the header (total_ranks counts MPI ranks: cores / threads_per_rank)"),
+    ("app,system,runtime_s\nlammps,lumi,10.5\n", "the header names app, system, runtime_s"),
+])
+def test_a_header_without_a_scale_is_refused_at_its_line(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, table: str, fix: str) -> None:
+    """Without nodes or total_ranks every run would be refused for want of a scale: the
+    file is refused once, at its header, with the rename where a column goes by another
+    name (CSC's chemistry tables count cores)."""
+    path = write(tmp_path, table)
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:1: the header has neither nodes nor total_ranks, "
+                           "one of which gives each run's scale; " + fix), line
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
+
+
+def test_scheduler_jobs_need_no_scale_column(tmp_path: Path) -> None:
+    """A job that never ran (``runs export`` writes them) has no node count."""
+    path = write(tmp_path, "job_id,app,state,runtime_s\n42,vasp,CANCELLED,0\n")
+    (run,) = list(parse(path, IngestOptions()))
+    assert isinstance(run, RunRecord) and run.nodes is None and run.job_id == "42"
+
+
 def test_bad_file_is_refused_whole_and_store_untouched(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     good = write(tmp_path, HEADER + "a,s,p,1,1,1,10,\n", "good.csv")
     ingest_file(store, "csv", good)
