@@ -30,6 +30,20 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return 0 if "bench" in marks and "not bench" not in marks else None
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """In a pytest-xdist worker, OpenMP threads wait for work passively.
+
+    The workers share the machine's cores, and OpenMP threads that spin while they wait
+    (libgomp's default) took the other worker's core: the walltime advisor's two-thread
+    XGBoost fits ran ten times slower beside another worker (30 s instead of 3 s), and
+    the fast group took 3:40 instead of 2:05 on 2 cores. Waiting passively changes no
+    result, but alone on idle cores it doubles that fit's time (1.65 s to 3.37 s), so the
+    benchmarks, which run without workers, keep the default. Set before any test module
+    loads an OpenMP runtime; the subprocesses tests start inherit it."""
+    if hasattr(config, "workerinput"):
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Every test gets its own PERFPREDICT_HOME, so nothing touches $HOME."""
