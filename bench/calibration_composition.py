@@ -5,8 +5,9 @@ sets, one seed, one repeat): the strong-scaling calibration examples beyond the 
 range (the normalised scores the conformal quantiles are taken from, cross-fitted by
 application) and the test runs, split two ways:
 
-- by the edge slope of the context (d ln T / d ln p between its two largest scales): the
-  share below / above the 90% bounds, calibration against test;
+- by the edge slope of the context (d ln T / d ln p between its two largest scales), by
+  data set and by the number of scales the context holds: the share below / above the
+  90% bounds, calibration against test;
 - by doublings beyond the cut: how many calibration examples each data set gives, and
   each data set's test runs with the share above their interval;
 - by data set and doublings beyond the cut: the test runs' coverage, and how their
@@ -89,6 +90,7 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
     bounds = [conformal.bounds(d, 0.9) for d in distance.tolist()]
     calibration_rows = {
         "edge_slope": seen["rows"][keep, FEATURE_NAMES.index("edge_slope")],
+        "n_scales": seen["rows"][keep, FEATURE_NAMES.index("n_scales")].astype(int),
         "distance": distance,
         "below": seen["score"][keep] < np.array([b.lower for b in bounds]),
         "above": seen["score"][keep] > np.array([b.upper for b in bounds]),
@@ -105,7 +107,8 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         measured_s = series.runtime_s[plan.holdouts[i].test]
         predicted = hybrid.predict_columns(context, scales, 0.9)
         edge_slope = fit_context(context).summary[SUMMARY_NAMES.index("edge_slope")]
-        tests += [{"edge_slope": edge_slope, "distance": float(np.log2(p / context.scales.max())),
+        tests += [{"edge_slope": edge_slope, "n_scales": context.scales.size,
+                   "distance": float(np.log2(p / context.scales.max())),
                    "below": t < lo, "above": t > hi, "data_set": source.get(series.key),
                    "abs_log_error": abs(float(np.log(t / point))),
                    "upper_half_width": float(np.log(hi / point))}
@@ -123,16 +126,21 @@ def main() -> None:
     args = parser.parse_args()
     calibration, test = calibration_and_tests(args.split, args.seed)
 
+    def misses(rows: dict[str, np.ndarray], inside: np.ndarray) -> str:
+        return (f"{rows['below'][inside].mean():.3f} / {rows['above'][inside].mean():.3f} "
+                f"({inside.sum()})" if inside.any() else "-")
+
     print(f"## {args.split}, seed {args.seed}: below / above the 90% bounds (count)\n")
     print("| edge slope | calibration | test |\n|---|---|---|")
     for low, high in zip(EDGE_SLOPE_BINS[:-1], EDGE_SLOPE_BINS[1:], strict=True):
-        cells = []
-        for rows in (calibration, test):
-            inside = (rows["edge_slope"] > low) & (rows["edge_slope"] <= high)
-            cells.append(f"{rows['below'][inside].mean():.3f} / "
-                         f"{rows['above'][inside].mean():.3f} ({inside.sum()})"
-                         if inside.any() else "-")
-        print(f"| ({low}, {high}] | {cells[0]} | {cells[1]} |")
+        print(f"| ({low}, {high}] | " + " | ".join(
+            misses(rows, (rows["edge_slope"] > low) & (rows["edge_slope"] <= high))
+            for rows in (calibration, test)) + " |")
+    for key, label in (("data_set", "data set"), ("n_scales", "scales in the context")):
+        print(f"\n| {label} | calibration | test |\n|---|---|---|")
+        for value in sorted(set(calibration[key].tolist()) | set(test[key].tolist())):
+            print(f"| {value} | " + " | ".join(misses(rows, rows[key] == value)
+                                               for rows in (calibration, test)) + " |")
 
     print(f"\n## {args.split}, seed {args.seed}: by doublings beyond the cut\n")
     print("| doublings | calibration examples | test runs (share above) |\n|---|---|---|")
