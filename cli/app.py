@@ -144,9 +144,10 @@ class _ErrorTranslatingGroup(TyperGroup):
 
 
 def _usage_error(exc: typer.TyperException) -> BaseException:
-    """A usage error (Click's: an unknown option or command, a value of the wrong type or
-    outside its choices, a missing option) as the one line on stderr that every other
-    error is (DESIGN.md's CLI contract), naming the help to read, and its exit code 2.
+    """Print a usage error (Click's: an unknown option or command, a value of the wrong
+    type or outside its choices, a missing option) as the one line on stderr that every
+    other error is (DESIGN.md's CLI contract), naming the help to read; return the exit
+    (code 2) to raise in its place.
     Typer would draw it as a box under the command's usage line: five or more lines that
     a script reading stderr, or a user reading a terminal too narrow for the box, gets
     in pieces. The help a bare group prints (``perfpredict runs``) passes unchanged."""
