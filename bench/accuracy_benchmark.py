@@ -140,7 +140,8 @@ def acceptance_table(table: list[dict[str, Any]], judged: tuple[str, ...] = JUDG
 def hybrid_rows(table: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The hybrid's full row per data set (trimmed MAPE, bias, width, ...)."""
     keep = ("group", "n_series", "n_runs", "mape_pct", "median_ape_pct", "trimmed_mape_pct",
-            "within_10pct_series", "bias_pct", "coverage", "median_rel_width")
+            "within_10pct_series", "bias_pct", "coverage", "below_pct", "above_pct",
+            "median_rel_width")
     return [{k: r[k] for k in keep} for r in table if r["method"] == "hybrid"]
 
 

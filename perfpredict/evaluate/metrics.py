@@ -96,7 +96,7 @@ def _summary_row(group: str, method: str, rows: list[dict[str, Any]],
                                               for v in per_series.values()])),
         "bias_pct": 100 * float(np.median((pred - true) / true)),
         "coverage": None, "coverage_ci_low": None, "coverage_ci_high": None,
-        "median_rel_width": None,
+        "below_pct": None, "above_pct": None, "median_rel_width": None,
     }
     if rows[0]["lower"] is not None:
         lower = np.array([r["lower"] for r in rows])
@@ -105,6 +105,10 @@ def _summary_row(group: str, method: str, rows: list[dict[str, Any]],
         entry["coverage"] = float(np.mean(inside))
         entry["coverage_ci_low"], entry["coverage_ci_high"] = series_bootstrap_interval(
             inside, names)
+        # which side the misses are on: a central interval lets (1 - confidence) / 2
+        # through each, and intervals too wide on one side only show it here
+        entry["below_pct"] = 100 * float(np.mean(true < lower))
+        entry["above_pct"] = 100 * float(np.mean(true > upper))
         entry["median_rel_width"] = float(np.median((upper - lower) / pred))
     return entry
 
@@ -174,7 +178,10 @@ def acceptance(table: list[dict[str, Any]], group: str,
     verdict["coverage"] = hybrid["coverage"]
     verdict["coverage_ci"] = (hybrid["coverage_ci_low"], hybrid["coverage_ci_high"])
     if not low <= hybrid["coverage"] <= high:
-        failures.append(f"coverage outside {low:.2f}-{high:.2f}")
+        sides = ("" if hybrid.get("below_pct") is None else
+                 f" ({hybrid['below_pct']:.1f}% of runs below the intervals, "
+                 f"{hybrid['above_pct']:.1f}% above)")
+        failures.append(f"coverage outside {low:.2f}-{high:.2f}{sides}")
     if group == "all":
         best_mape = verdict["best_mape_pct"]
         verdict["mape_ratio_to_best"] = hybrid["mape_pct"] / best_mape

@@ -46,12 +46,25 @@ def test_coverage_interval_resamples_series_not_runs() -> None:
     assert clustered_row["coverage_ci_low"] < 0.8 and clustered_row["coverage_ci_high"] == 1.0
 
 
+def test_misses_are_told_by_side() -> None:
+    """A run above its interval (slower than the upper bound) and one below are told
+    apart: intervals too wide on one side only look like good coverage otherwise."""
+    outcomes = Outcomes()
+    true = np.array([100.0, 150.0, 50.0, 105.0])
+    n = true.size
+    outcomes.add("hybrid", "g", "s", true, np.full(n, 100.0), np.full(n, 90.0),
+                 np.full(n, 110.0))
+    row = _row(outcomes)
+    assert (row["coverage"], row["below_pct"], row["above_pct"]) == (0.5, 25.0, 25.0)
+
+
 def test_rows_without_intervals_have_no_coverage() -> None:
     outcomes = Outcomes()
     outcomes.add("amdahl", "g", "s", np.array([100.0]), np.array([120.0]))
     row = _row(outcomes)
     assert row["mape_pct"] == 20.0
     assert row["coverage"] is row["coverage_ci_low"] is row["coverage_ci_high"] is None
+    assert row["below_pct"] is row["above_pct"] is None
 
 
 def _series(name: str, scales: list[float], repeats: int = 3,
@@ -396,6 +409,11 @@ def test_acceptance_ranks_each_figure_against_its_own_best_baseline() -> None:
     assert pooled["failures"][-1].startswith("pooled MAPE not 15% below")
     badly_covered = acceptance([_table_row("d", "hybrid", 1.0, 1.0, 0.8), *table[1:]], "d")
     assert badly_covered["failures"] == ["coverage outside 0.85-0.95"]
+    # where the table has the sides, the verdict says which side the misses are on
+    one_sided = {**_table_row("d", "hybrid", 1.0, 1.0, 0.99), "below_pct": 0.0,
+                 "above_pct": 1.0}
+    assert acceptance([one_sided, *table[1:]], "d")["failures"] == [
+        "coverage outside 0.85-0.95 (0.0% of runs below the intervals, 1.0% above)"]
 
 
 def test_verdict_rows_read_the_acceptance_per_group_then_pooled() -> None:
