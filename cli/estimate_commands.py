@@ -31,6 +31,7 @@ def estimate(
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
 ) -> None:
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
+    from perfpredict.durations import format_seconds
     from perfpredict.errors import BadInputError
     from perfpredict.estimate import Query, estimate_batch
     from perfpredict.estimate import estimate as estimate_one
@@ -56,9 +57,9 @@ def estimate(
     else:
         pct = f"{100 * confidence:g}"  # 99.9, not 100, for --confidence 0.999
         typer.echo(f"{result.series}")
-        typer.echo(f"  {nodes:g} nodes: {result.predicted_runtime_s:,.1f} s "
-                   f"({pct}% interval {result.lower_runtime_s:,.1f} - "
-                   f"{result.upper_runtime_s:,.1f} s)")
+        typer.echo(f"  {nodes:g} nodes: {format_seconds(result.predicted_runtime_s)} s "
+                   f"({pct}% interval {format_seconds(result.lower_runtime_s)} - "
+                   f"{format_seconds(result.upper_runtime_s)} s)")
         smallest = result.measured_scales[0]
         unit = result.scale_unit.removesuffix("s") if smallest == 1 else result.scale_unit
         baseline = f"{smallest:g} {unit}"
@@ -74,7 +75,7 @@ def estimate(
                    f"{result.overhead_coefficient:.3f}")
         if result.breakdown_s:
             typer.echo("  breakdown: " + ", ".join(
-                f"{k[:-2]} {v:,.1f} s" for k, v in result.breakdown_s.items()))
+                f"{k[:-2]} {format_seconds(v)} s" for k, v in result.breakdown_s.items()))
         typer.echo(f"  rests on {result.n_runs} runs at "
                    f"{', '.join(f'{s:g}' for s in result.measured_scales)} {result.scale_unit}")
         for note in result.notes:

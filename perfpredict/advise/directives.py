@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from perfpredict.advise.scheduler import pbs_time
+from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def directives(plan: Plan, scheduler: str) -> str:
     nodes = plan.recommended.nodes
     rpn, threads = plan.ranks_per_node, plan.threads_per_rank
     lines = [f"# {plan.series}: {nodes} nodes, predicted "
-             f"{plan.recommended.predicted_runtime_s:,.0f} s; walltime at kill risk "
+             f"{format_seconds(plan.recommended.predicted_runtime_s)} s; walltime at kill risk "
              f"{plan.request.kill_risk:g} (perfpredict advise)"]
     if scheduler == "sbatch":
         lines.append(f"#SBATCH --nodes={nodes}")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.plan import ranks_per_node_text
+from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 from perfpredict.report.csv_rows import write_csv
 
@@ -133,7 +134,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
                  markeredgecolor="black", zorder=6, label=f"recommended: {rec.nodes} nodes")
     # label the star on the side with room, so it never runs off the axes
     right_half = rec.nodes > (nodes[0] * nodes[-1]) ** 0.5
-    ax_time.annotate(f"{rec.nodes} nodes\n{rec.predicted_runtime_s:,.0f} s",
+    ax_time.annotate(f"{rec.nodes} nodes\n{format_seconds(rec.predicted_runtime_s)} s",
                      (rec.nodes, rec.predicted_runtime_s), textcoords="offset points",
                      xytext=(-12 if right_half else 12, 12), fontsize=9, color="tab:red",
                      ha="right" if right_half else "left",

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import percent_apart
 from perfpredict.advise.walltime import slurm_time
+from perfpredict.durations import format_seconds
 from perfpredict.report.tables import (
     display_rows,
     format_value,
@@ -78,12 +79,12 @@ def summary_lines(plan: Plan) -> list[str]:
     lines = [
         plan.series,
         f"Recommendation: {rec.nodes} nodes. {plan.reason[0].upper()}{plan.reason[1:]}",
-        f"  predicted runtime {rec.predicted_runtime_s:,.1f} s ({pct} interval "
-        f"{rec.lower_runtime_s:,.1f} - {rec.upper_runtime_s:,.1f} s), " + (
+        f"  predicted runtime {format_seconds(rec.predicted_runtime_s)} s ({pct} interval "
+        f"{format_seconds(rec.lower_runtime_s)} - {format_seconds(rec.upper_runtime_s)} s), " + (
             f"weak-scaling efficiency {rec.efficiency:.0%}" if plan.weak else
             f"parallel efficiency {rec.efficiency:.0%}, speedup {rec.speedup:.1f}x"),
         f"  walltime {walltime_text(plan)}: the {100 * (1 - request.kill_risk):g}th "
-        f"percentile {plan.walltime_quantile_s:,.1f} s rounded up to a multiple of "
+        f"percentile {format_seconds(plan.walltime_quantile_s)} s rounded up to a multiple of "
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
         f"; kill probability {100 * plan.kill_probability:.2g}%, expected runtime/walltime "
         f"{rec.predicted_runtime_s / plan.walltime_s:.2f}",

@@ -68,6 +68,21 @@ def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: i
     assert "99.9% interval" in result.stdout
 
 
+def test_estimate_table_prints_subsecond_runtimes_in_significant_digits(cli) -> None:  # type: ignore[no-untyped-def]
+    """PencilFFTs times one transform pair in hundredths of a second: the table shows three
+    significant digits of it, not "0.0 s", and the figures the JSON gives."""
+    fft = ["--app", "PencilFFTs.jl", "--problem-size", "512x512x512 real-to-complex 3D FFT",
+           "--nodes", "256"]
+    doc = json.loads(cli("estimate", *fft, "--format", "json").stdout)
+    assert doc["upper_runtime_s"] < 1
+    result = cli("estimate", *fft)
+    assert result.exit_code == 0, result.output
+    line = result.stdout.splitlines()[1]
+    assert line == (f"  256 nodes: {doc['predicted_runtime_s']:.3g} s (90% interval "
+                    f"{doc['lower_runtime_s']:.3g} - {doc['upper_runtime_s']:.3g} s)")
+    assert " 0.0 s" not in result.stdout
+
+
 def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  # type: ignore[no-untyped-def]
     """LULESH is one series in the bundled data: its interval is calibrated for a new
     application, and the estimate says so; BERT's many series need no such note."""
