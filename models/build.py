@@ -88,7 +88,8 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
   `{training["data_fingerprint"]}`
 - **Base**: {predictor["base"]} (the log-space mean of Amdahl, Amdahl + log and the power
   law, and beyond a strong-scaling series' measured range the slope drift pooled from the
-  training series; there, where other series of the application and input measured both
+  training series, the mean moved onto the runs at its largest measured scale; there,
+  where other series of the application and input measured both
   scales, the estimate weighs their median speed-up half against the hybrid's own, read
   from the artifact's series entries). **Learned correction**: {corrections}.
   **Intervals calibrated by**: {calibration}; noise floor from

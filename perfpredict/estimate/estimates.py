@@ -283,7 +283,7 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
         efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",
         law=law_name, formula=formula(ctx, law_name, with_drift=beyond and not series.weak,
-                                measured_at=measured_neighbours(ctx, scale)),
+                                measured_at=measured_neighbours(ctx, scale, not series.weak)),
         overhead_coefficient=float(row["overhead_coefficient"]),
         extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
         beyond_measured_range=beyond, beyond_calibration=bool(row["beyond_calibration"]),

@@ -50,6 +50,7 @@ from perfpredict.model.runtime import (
     Predictions,
     RuntimeModel,
     drift_log,
+    edge_offset_log,
     ensemble_log,
     features,
 )
@@ -243,9 +244,14 @@ class HybridPredictor:
         # measured range, of the base moved onto the measured runs (_normalised_scores)
         n_series_by_kind = {k: int(np.unique(group[(kind == k) & beyond]).size)
                             for k in KINDS}
+        # beyond a strong-scaling context, the base moved onto its largest scale's runs
+        offset_log = data["measured_offset_log"] + np.where(
+            beyond & (kind == "strong"), edge_offset_log(
+                data["edge_law_logs"], data["edge_log_runtime"],
+                np.full(kind.size, drift is not None)), 0.0)
         calibrated_by, log_spreads, conformal = self._calibration(
             rows, target, residual, weight, group, distance, kind, app, apply_correction,
-            n_series_by_kind, data["measured_offset_log"])
+            n_series_by_kind, offset_log)
         correction_trees, app_correction_trees = self._correction_trees(
             rows, target, weight, beyond, own, wholly, alone_apps)
         self.model_ = RuntimeModel(

@@ -47,8 +47,12 @@ class NestedExamples:
     power_exponent: list[FloatArray] = field(default_factory=list)
     #: inside the measured range, the base's miss at the measured scales around the
     #: example's (interpolated; :func:`perfpredict.model.runtime.measured_offset_log`)
-    #: that the base is moved by; 0 beyond it
+    #: that the base is moved by; 0 beyond it, where training moves a strong-scaling
+    #: base by its miss at the context's largest scale
+    #: (:func:`perfpredict.model.runtime.edge_offset_log`, from ``edge_law_logs``)
     measured_offset_log: list[FloatArray] = field(default_factory=list)
+    #: the laws' log predictions at the context's largest scale (n, n_laws)
+    edge_law_logs: list[FloatArray] = field(default_factory=list)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.scale:
@@ -56,7 +60,7 @@ class NestedExamples:
         return {name: np.concatenate(getattr(self, name)) for name in (
             "summary", "scale", "scale_max", "law_logs", "log_runtime", "group", "weight",
             "kind", "edge_log_runtime", "log_scale_mean", "log_scale_ss", "power_exponent",
-            "measured_offset_log")}
+            "measured_offset_log", "edge_law_logs")}
 
 
 #: Tasks the nested examples are split into on dask.distributed (a few per worker).
@@ -224,6 +228,8 @@ def _add_examples(examples: NestedExamples, table: SeriesTable, weak: np.ndarray
     examples.scale.append(p)
     examples.scale_max.append(contexts.scale_max[context])
     examples.law_logs.append(contexts.law_log_predictions(context, p))
+    examples.edge_law_logs.append(contexts.law_log_predictions(
+        context, contexts.scale_max[context]))
     examples.log_runtime.append(np.log(table.runtime_s[run]))
     examples.group.append(np.asarray(groups, dtype=float)[series])
     # every (series, context, scale) counts once, however many repetitions it has

@@ -21,13 +21,13 @@ split and data set because a data set of 7 series is noisier than one of 165, an
 split's coverage than the other's (RELeARN's: 0.083 in extrapolation, 0.026 in few-shot). Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
-    mlperf_training       0.42 / 0.31  1.3 / 0.69       0.012 / 0.0082
+    mlperf_training       0.42 / 0.33  1.2 / 0.50       0.013 / 0.010
     relearn               1.9 / 0.44   1.9 / 0.18       0.083 / 0.026
-    vasp_archer           0.089 / 0.067  0.23 / 0.21    0.011 / 0.034
-    cp2k_readme           0.72 / 0.39  0.67 / 0.43      0.012 / 0.044
-    castro_scaling        0.069 / 0.039  0.42 / 0.23    0.012 / 0.0059
-    pencilffts_jeanzay    0.37 / 0.26  0.55 / 0.40      0.014 / 0.031
-    all                   0.26 / 0.10  0.49 / 0.23      -
+    vasp_archer           0.091 / 0.068  0.29 / 0.20    0.010 / 0.033
+    cp2k_readme           0.77 / 0.38  1.0 / 0.90       0.0076 / 0.037
+    castro_scaling        0.071 / 0.053  0.16 / 0.39    0.0071 / 0.0063
+    pencilffts_jeanzay    0.39 / 0.25  0.67 / 0.61      0.021 / 0.024
+    all                   0.26 / 0.10  0.60 / 0.29      -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
 whose five-backtest mean misses the threshold is an expected failure (xfail, not strict),
@@ -58,7 +58,7 @@ MAPE_MARGIN_PCT = {
         "mlperf_training": 1.3,
         "relearn": 5.6,
         "vasp_archer": 0.3,
-        "cp2k_readme": 2.2,
+        "cp2k_readme": 2.4,
         "castro_scaling": 0.3,
         "pencilffts_jeanzay": 1.2,
         "all": 0.8,
@@ -70,25 +70,25 @@ MAPE_MARGIN_PCT = {
         "cp2k_readme": 1.2,
         "castro_scaling": 0.2,
         "pencilffts_jeanzay": 0.8,
-        "all": 0.4,
+        "all": 0.3,
     },
 }
 MEDIAN_APE_MARGIN_PCT = {
     "extrapolate": {
-        "mlperf_training": 4.1,
+        "mlperf_training": 3.7,
         "relearn": 5.8,
-        "vasp_archer": 0.7,
-        "cp2k_readme": 2.1,
-        "castro_scaling": 1.3,
-        "pencilffts_jeanzay": 1.7,
+        "vasp_archer": 0.9,
+        "cp2k_readme": 3.0,
+        "castro_scaling": 0.5,
+        "pencilffts_jeanzay": 2.1,
     },
     "fewshot": {
-        "mlperf_training": 2.1,
+        "mlperf_training": 1.5,
         "relearn": 0.6,
         "vasp_archer": 0.7,
-        "cp2k_readme": 1.3,
-        "castro_scaling": 0.7,
-        "pencilffts_jeanzay": 1.3,
+        "cp2k_readme": 2.8,
+        "castro_scaling": 1.2,
+        "pencilffts_jeanzay": 1.9,
     },
 }
 COVERAGE_MARGIN = {
@@ -96,17 +96,17 @@ COVERAGE_MARGIN = {
         "mlperf_training": 0.04,
         "relearn": 0.25,
         "vasp_archer": 0.04,
-        "cp2k_readme": 0.04,
-        "castro_scaling": 0.04,
-        "pencilffts_jeanzay": 0.05,
+        "cp2k_readme": 0.03,
+        "castro_scaling": 0.03,
+        "pencilffts_jeanzay": 0.07,
     },
     "fewshot": {
         "mlperf_training": 0.03,
         "relearn": 0.08,
         "vasp_archer": 0.11,
-        "cp2k_readme": 0.14,
+        "cp2k_readme": 0.12,
         "castro_scaling": 0.02,
-        "pencilffts_jeanzay": 0.1,
+        "pencilffts_jeanzay": 0.08,
     },
 }
 
@@ -117,16 +117,16 @@ Table = list[dict[str, Any]]
 # failures until the predictor passes them; they are not a statement of what is acceptable.
 _OPEN = "misses issue 13's acceptance under store-cut today (docs/accuracy.md)"
 LOSES_TO_A_BASELINE = {
-    ("extrapolate", "mlperf_training"),  # median APE +2.3
-    ("extrapolate", "cp2k_readme"),      # median APE +3.0
-    ("fewshot", "vasp_archer"),          # median APE +0.9
+    ("extrapolate", "mlperf_training"),  # median APE +2.1
+    ("extrapolate", "cp2k_readme"),      # median APE +1.6
+    ("fewshot", "vasp_archer"),          # median APE +0.6
 }
 COVERAGE_OUTSIDE = {
-    ("extrapolate", "mlperf_training"),  # 0.956
-    ("extrapolate", "cp2k_readme"),      # 0.972
-    ("extrapolate", "castro_scaling"),   # 0.977
-    ("fewshot", "mlperf_training"),      # 0.959
-    ("fewshot", "castro_scaling"),       # 0.967
+    ("extrapolate", "mlperf_training"),  # 0.952
+    ("extrapolate", "cp2k_readme"),      # 0.978
+    ("extrapolate", "castro_scaling"),   # 0.984
+    ("fewshot", "mlperf_training"),      # 0.964
+    ("fewshot", "castro_scaling"),       # 0.976
 }
 POOLED_FAILS: set[str] = set()
 

@@ -438,6 +438,44 @@ def test_the_slope_drift_joins_the_base_beyond_the_measured_range_of_strong_scal
                                   without.predict_columns(weak, beyond).runtime_s)
 
 
+def test_beyond_the_measured_range_a_strong_scaling_base_goes_on_from_the_largest_scales_runs(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Just beyond a strong-scaling series' largest measured scale the base (the estimate
+    less its learned correction) is the median measured there, not where the laws put
+    it, so an estimate does not step at the edge of the measured range; farther out the
+    base keeps that move: its members' mean times the same factor."""
+    from perfpredict.model.runtime import (
+        CANDIDATE_LAWS,
+        drift_log,
+        edge_offset_log,
+        ensemble_log,
+    )
+    from perfpredict.overhead.features import SUMMARY_NAMES, law_log_predictions
+
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    model = HybridPredictor().fit(strong).model_
+    series = strong[0]
+    ctx = fit_context(series)
+    p = ctx.scale_max * np.array([1.0 + 1e-9, 2.0, 8.0])
+    got = model.predict_columns(series, p)
+    assert not got.peer_series.any()
+    base_log = np.log(got.runtime_s) - np.log(got.overhead_coefficient)
+    assert base_log[0] == pytest.approx(np.log(ctx.medians_s[-1]), abs=1e-6)
+
+    def law_matrix(scales: np.ndarray) -> np.ndarray:
+        logs = law_log_predictions(ctx, scales)
+        return np.column_stack([logs[name] for name in CANDIDATE_LAWS])
+
+    move = edge_offset_log(law_matrix(ctx.scales[-1:]), np.log(ctx.medians_s[-1:]),
+                           np.array([True]))[0]
+    assert abs(move) > 1e-3  # the laws do not pass through the largest scale's runs
+    n = p.size
+    members_log = ensemble_log(law_matrix(p), drift_log(
+        model.drift, np.full(n, True), p, np.full(n, ctx.scale_max),
+        np.full(n, np.log(ctx.medians_s[-1])),
+        np.full(n, ctx.summary[SUMMARY_NAMES.index("edge_slope")])))
+    np.testing.assert_allclose(base_log, members_log + move, rtol=1e-9)
+
+
 def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) -> None:  # type: ignore[no-untyped-def]
     """The pooled exponent is a feature of strong-scaling series of an application with
     evidence only; an artifact from before it loads, with no evidence and a feature
@@ -563,7 +601,8 @@ def test_an_application_with_enough_series_learns_its_own_half_of_the_correction
 def test_up_to_the_largest_measured_scale_the_base_is_moved_onto_the_measured_runs(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     """At a measured scale the estimate is the median of the runs there; between two, the
     laws' mean moved by their misses at the two, interpolated in log scale; below the
-    range by the miss at the smallest; beyond the range it is not moved."""
+    range by the miss at the smallest; beyond the range, in a weak-scaling series (these
+    are), it is not moved."""
     from perfpredict.model.runtime import ENSEMBLE
     from perfpredict.overhead.features import law_log_predictions
 
@@ -596,7 +635,7 @@ def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(re
     estimate from the cut's other scales would be moved by, so that the intervals between
     measured scales are calibrated on the predictions made there."""
     from perfpredict.model.nested import nested_examples
-    from perfpredict.model.runtime import _measured_offset_at
+    from perfpredict.model.runtime import _measured_offset_at, edge_offset_log
 
     series = relearn_series[0]
     data = nested_examples([series]).arrays()
@@ -607,5 +646,17 @@ def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(re
                                   data["measured_offset_log"][inside], strict=True):
         cut = series.select((series.scale != scale) & (series.scale <= top))
         ctx = fit_context(cut)
-        assert offset == pytest.approx(_measured_offset_at(ctx, np.array([scale]))[0],
-                                       abs=1e-12)
+        assert offset == pytest.approx(_measured_offset_at(
+            ctx, np.array([scale]), strong=False, with_drift=False)[0], abs=1e-12)
+    # beyond a strong-scaling context, training moves the base as an estimate from that
+    # context would (fit.py adds edge_offset_log of these to measured_offset_log)
+    strong = dataclasses.replace(series, weak=False)
+    data = nested_examples([strong]).arrays()
+    beyond = np.flatnonzero(data["scale"] > data["scale_max"])
+    assert beyond.size
+    moves = edge_offset_log(data["edge_law_logs"], data["edge_log_runtime"],
+                            np.full(data["scale"].size, True))
+    for i in beyond:
+        ctx = fit_context(strong.select(strong.scale <= data["scale_max"][i]))
+        assert moves[i] == pytest.approx(_measured_offset_at(
+            ctx, data["scale"][i:i + 1], strong=True, with_drift=True)[0], abs=1e-9)
