@@ -240,11 +240,12 @@ class HybridPredictor:
 
         # 2. intervals: a spread model for |residual|, then conformal quantiles of the
         # normalised cross-fitted residuals; cross-fitted by application in a scaling
-        # kind with enough applications, else by series (_calibration); inside the
-        # measured range, of the base moved onto the measured runs (_normalised_scores)
+        # kind with enough applications, else by series (_calibration); of the base
+        # moved onto the measured runs as an estimate's is (_normalised_scores): inside
+        # the measured range onto those around, beyond a strong-scaling context onto
+        # those at its largest scale (edge_offset_log)
         n_series_by_kind = {k: int(np.unique(group[(kind == k) & beyond]).size)
                             for k in KINDS}
-        # beyond a strong-scaling context, the base moved onto its largest scale's runs
         offset_log = data["measured_offset_log"] + np.where(
             beyond & (kind == "strong"), edge_offset_log(
                 data["edge_law_logs"], data["edge_log_runtime"],

@@ -126,7 +126,7 @@ def edge_offset_log(edge_law_logs: FloatArray, edge_log_runtime: FloatArray,
     """Beyond a strong-scaling series' largest measured scale, what the base is moved by:
     the log median measured there less the base there (the mean of the laws' logs
     ``edge_law_logs``, columns in :data:`CANDIDATE_LAWS` order, and, ``with_drift``,
-    of the slope drift's, which starts at that median), so that an estimate goes on from
+    of the slope drift's, which starts at that median), so that the base goes on from
     where the series is rather than from where its laws put it.
 
     Inside the measured range the base is moved onto the runs around the query
@@ -135,11 +135,11 @@ def edge_offset_log(edge_law_logs: FloatArray, edge_log_runtime: FloatArray,
     for a tenth of the acceptance store's 360 strong-scaling series of three or more
     scales. (The learned correction still applies from just beyond that scale, at the
     value the trees learned for the shortest distances.) The move is added after the
-    learned correction, which is learned and applied as before:
-    moving the laws themselves changed the correction's targets in the trees that weak
-    scaling shares, and RELeARN's coverage with them (docs/accuracy.md, "Tried and
-    rejected"). The intervals are calibrated on the nested examples moved alike. Five
-    store-cut backtests of three seeds (``python -m bench.accuracy_benchmark
+    learned correction, which is learned and applied as before: moving the laws
+    themselves changed the correction's targets in the trees that weak scaling shares,
+    and RELeARN's coverage with them (docs/accuracy.md, "Tried and rejected"). The
+    intervals are calibrated on the nested examples moved alike. Five store-cut backtests
+    of three seeds (``python -m bench.accuracy_benchmark
     --seed-spread 5 --repeats 3``): pooled MAPE 20.3% -> 20.1% (extrapolation) and
     20.0% -> 19.8% (few-shot), every strong-scaling data set's gap to its best baseline
     as wide or wider, the median-APE gaps that miss narrower (CP2K's in extrapolation
@@ -412,7 +412,8 @@ class RuntimeModel:
                 trees = self.app_correction_trees.get(series.key.app, trees)
             correction = np.where(distance > 0, trees.predict(rows), 0.0)
         spread = np.exp(self.spread_trees[self.calibrated_by[kind]].predict(rows))
-        # up to the largest measured scale, the base moved onto the measured runs
+        # the base moved onto the measured runs (beyond the range, a strong-scaling
+        # series' onto those at its largest scale)
         runtime_log = base_log + correction + _measured_offset_at(
             ctx, p, strong=kind == "strong", with_drift=self.drift is not None)
         n_peers = np.zeros(n, dtype=np.int64)
