@@ -205,14 +205,14 @@ def _measured_offset_at(ctx: SeriesContext, p: FloatArray, strong: bool,
     steps at the smallest measured scale.
     """
     offset = np.zeros(p.size)
-    if ctx.scales.size < 2:
+    moved = p <= ctx.scale_max
+    if ctx.scales.size < 2 or not (strong or moved.any()):
         return offset
     logs = law_log_predictions(ctx, ctx.scales)
     law_matrix = np.column_stack([logs[name] for name in CANDIDATE_LAWS])
     if strong:
         offset[p > ctx.scale_max] = edge_offset_log(
             law_matrix[-1:], np.log(ctx.medians_s[-1:]), np.array([with_drift]))[0]
-    moved = p <= ctx.scale_max
     if not moved.any():
         return offset
     measured = np.log(ctx.medians_s) - ensemble_log(law_matrix,
