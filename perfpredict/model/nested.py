@@ -228,8 +228,10 @@ def _add_examples(examples: NestedExamples, table: SeriesTable, weak: np.ndarray
     examples.scale.append(p)
     examples.scale_max.append(contexts.scale_max[context])
     examples.law_logs.append(contexts.law_log_predictions(context, p))
+    # once per context, not per example: a context has as many examples as runs beyond it
+    every_context = np.arange(contexts.scale_max.size)
     examples.edge_law_logs.append(contexts.law_log_predictions(
-        context, contexts.scale_max[context]))
+        every_context, contexts.scale_max)[context])
     examples.log_runtime.append(np.log(table.runtime_s[run]))
     examples.group.append(np.asarray(groups, dtype=float)[series])
     # every (series, context, scale) counts once, however many repetitions it has
