@@ -91,7 +91,8 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
   training series, the mean moved onto the runs at its largest measured scale; there,
   where other series of the application and input measured both
   scales, the estimate weighs their median speed-up half against the hybrid's own, read
-  from the artifact's series entries). **Learned correction**: {corrections}.
+  from the artifact's series entries). **Learned correction**: {corrections} (ramped in
+  over a series' last spacing beyond its largest measured scale).
   **Intervals calibrated by**: {calibration}; noise floor from
   {predictor["noise_floor"]["n_series"]} series with repeats.
 - **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law

@@ -49,6 +49,7 @@ from perfpredict.model.runtime import (
     Prediction,
     Predictions,
     RuntimeModel,
+    correction_ramp,
     drift_log,
     edge_offset_log,
     ensemble_log,
@@ -211,7 +212,9 @@ class HybridPredictor:
         # cross-fitted over its application's examples: as the deployed correction is
         # (_correction_trees); whether it applies is judged on the examples it learned
         # from (_borrows_wholly), and where they are too few to judge, it does: see
-        # _correction_trees)
+        # _correction_trees), ramped in over each context's last spacing as an
+        # estimate's is (correction_ramp)
+        ramp = correction_ramp(distance, data["edge_spacing_log2"])
         oof = self._oof_correction(rows, target, weight, group, beyond)
         if half_own.any() or alone_apps:
             every_oof, oof = oof, oof.copy()
@@ -226,6 +229,7 @@ class HybridPredictor:
                 oof[members] = np.mean([every_oof[members], self._oof_correction(
                     rows[members], target[members], weight[members], group[members],
                     beyond[members])], axis=0)
+        oof = oof * ramp
         apply_correction: dict[str, bool] = {}
         for k in KINDS:
             mask = (kind == k) & (learned_from & beyond)
@@ -252,7 +256,7 @@ class HybridPredictor:
                 np.full(kind.size, drift is not None)), 0.0)
         calibrated_by, log_spreads, conformal = self._calibration(
             rows, target, residual, weight, group, distance, kind, app, apply_correction,
-            n_series_by_kind, offset_log)
+            n_series_by_kind, offset_log, ramp)
         correction_trees, app_correction_trees = self._correction_trees(
             rows, target, weight, beyond, own, wholly, alone_apps)
         self.model_ = RuntimeModel(
@@ -503,6 +507,7 @@ class HybridPredictor:
                      weight: FloatArray, group: FloatArray, distance: FloatArray,
                      kind: np.ndarray, app: IntArray, apply_correction: dict[str, bool],
                      n_series_by_kind: dict[str, int], offset_log: FloatArray,
+                     ramp: FloatArray,
                      ) -> tuple[dict[str, str], dict[str, FloatArray],
                                 dict[str, DistanceConformal]]:
         """How each scaling kind is calibrated (:data:`CALIBRATED_BY`); per way of
@@ -539,7 +544,8 @@ class HybridPredictor:
         conformal: dict[str, DistanceConformal] = {}
         if by_app.any():
             spread_app, score_app = self._app_scores(rows, target, weight, distance, kind,
-                                                     app, apply_correction, offset_log)
+                                                     app, apply_correction, offset_log,
+                                                     ramp)
             log_spreads["application"] = spread_app
             pooled_app = DistanceConformal().fit(score_app, distance)
             conformal.update({k: pooled_app for k in KINDS
@@ -559,7 +565,7 @@ class HybridPredictor:
     def _app_scores(self, features: FloatArray, target: FloatArray, weight: FloatArray,
                     distance: FloatArray, kind: np.ndarray, app: IntArray,
                     apply_correction: dict[str, bool], offset_log: FloatArray,
-                    ) -> tuple[FloatArray, FloatArray]:
+                    ramp: FloatArray) -> tuple[FloatArray, FloatArray]:
         """The log spreads and normalised conformal scores of residuals of trees that
         never saw the residual's application (cross-fitted by application, with no
         application evidence).
@@ -579,7 +585,7 @@ class HybridPredictor:
         features[:, FEATURE_NAMES.index("app_prior_log")] = 0.0
         features[:, FEATURE_NAMES.index("pooled_exponent_log")] = 0.0
         beyond = distance > 0
-        oof = self._oof_correction(features, target, weight, app, beyond, n_repeats=1)
+        oof = self._oof_correction(features, target, weight, app, beyond, n_repeats=1) * ramp
         residual = _residual(target, oof, kind, beyond, apply_correction)
         return self._normalised_scores(features, residual, offset_log, weight, app,
                                        n_repeats=1)

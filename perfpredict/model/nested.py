@@ -53,6 +53,8 @@ class NestedExamples:
     measured_offset_log: list[FloatArray] = field(default_factory=list)
     #: the laws' log predictions at the context's largest scale (n, n_laws)
     edge_law_logs: list[FloatArray] = field(default_factory=list)
+    #: log2 of the context's largest scale over its second largest
+    edge_spacing_log2: list[FloatArray] = field(default_factory=list)
 
     def arrays(self) -> dict[str, np.ndarray]:
         if not self.scale:
@@ -60,7 +62,7 @@ class NestedExamples:
         return {name: np.concatenate(getattr(self, name)) for name in (
             "summary", "scale", "scale_max", "law_logs", "log_runtime", "group", "weight",
             "kind", "edge_log_runtime", "log_scale_mean", "log_scale_ss", "power_exponent",
-            "measured_offset_log", "edge_law_logs")}
+            "measured_offset_log", "edge_law_logs", "edge_spacing_log2")}
 
 
 #: Tasks the nested examples are split into on dask.distributed (a few per worker).
@@ -241,6 +243,9 @@ def _add_examples(examples: NestedExamples, table: SeriesTable, weak: np.ndarray
     top = (contexts.table.scale_start[contexts.series_index[context]]
            + contexts.n_scales[context] - 1)
     examples.edge_log_runtime.append(np.log(contexts.table.medians_s[top]))
+    # every context holds two scales or more
+    examples.edge_spacing_log2.append(np.log2(contexts.table.scales[top]
+                                              / contexts.table.scales[top - 1]))
     x_mean, sxx, exponent, _ = line_moments(
         np.log(contexts.table.scales), np.log(contexts.table.medians_s),
         contexts.table.scale_start[contexts.series_index], contexts.n_scales)

@@ -18,16 +18,16 @@ machine's floating point) cannot flip a test. The noise was measured with
 three pooled seeds each, disjoint seeds 0-14, on the hybrid of this commit. Each margin is
 three standard deviations of that figure over the five backtests, rounded up; they are per
 split and data set because a data set of 7 series is noisier than one of 165, and one
-split's coverage than the other's (RELeARN's: 0.083 in extrapolation, 0.026 in few-shot). Measured standard deviations (extrapolation / few-shot):
+split's coverage than the other's (RELeARN's: 0.091 in extrapolation, 0.029 in few-shot). Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
-    mlperf_training       0.42 / 0.33  1.2 / 0.50       0.013 / 0.010
-    relearn               1.9 / 0.44   1.9 / 0.18       0.083 / 0.026
-    vasp_archer           0.091 / 0.068  0.29 / 0.20    0.010 / 0.033
-    cp2k_readme           0.77 / 0.38  1.0 / 0.90       0.0076 / 0.037
-    castro_scaling        0.071 / 0.053  0.16 / 0.39    0.0071 / 0.0063
-    pencilffts_jeanzay    0.39 / 0.25  0.67 / 0.61      0.021 / 0.024
-    all                   0.26 / 0.10  0.60 / 0.29      -
+    mlperf_training       0.42 / 0.29  1.2 / 0.82       0.013 / 0.0080
+    relearn               1.9 / 0.44   1.9 / 0.18       0.091 / 0.029
+    vasp_archer           0.091 / 0.069  0.29 / 0.20    0.011 / 0.032
+    cp2k_readme           0.74 / 0.39  1.0 / 0.85       0.0059 / 0.058
+    castro_scaling        0.071 / 0.051  0.13 / 0.39    0.0071 / 0.0058
+    pencilffts_jeanzay    0.39 / 0.25  0.67 / 0.61      0.0085 / 0.030
+    all                   0.26 / 0.10  0.58 / 0.28      -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
 whose five-backtest mean misses the threshold is an expected failure (xfail, not strict),
@@ -58,13 +58,13 @@ MAPE_MARGIN_PCT = {
         "mlperf_training": 1.3,
         "relearn": 5.6,
         "vasp_archer": 0.3,
-        "cp2k_readme": 2.4,
+        "cp2k_readme": 2.3,
         "castro_scaling": 0.3,
         "pencilffts_jeanzay": 1.2,
         "all": 0.8,
     },
     "fewshot": {
-        "mlperf_training": 1.0,
+        "mlperf_training": 0.9,
         "relearn": 1.4,
         "vasp_archer": 0.3,
         "cp2k_readme": 1.2,
@@ -79,14 +79,14 @@ MEDIAN_APE_MARGIN_PCT = {
         "relearn": 5.8,
         "vasp_archer": 0.9,
         "cp2k_readme": 3.0,
-        "castro_scaling": 0.5,
+        "castro_scaling": 0.4,
         "pencilffts_jeanzay": 2.1,
     },
     "fewshot": {
-        "mlperf_training": 1.5,
+        "mlperf_training": 2.5,
         "relearn": 0.6,
         "vasp_archer": 0.7,
-        "cp2k_readme": 2.8,
+        "cp2k_readme": 2.6,
         "castro_scaling": 1.2,
         "pencilffts_jeanzay": 1.9,
     },
@@ -94,19 +94,19 @@ MEDIAN_APE_MARGIN_PCT = {
 COVERAGE_MARGIN = {
     "extrapolate": {
         "mlperf_training": 0.04,
-        "relearn": 0.25,
+        "relearn": 0.28,
         "vasp_archer": 0.04,
-        "cp2k_readme": 0.03,
+        "cp2k_readme": 0.02,
         "castro_scaling": 0.03,
-        "pencilffts_jeanzay": 0.07,
+        "pencilffts_jeanzay": 0.03,
     },
     "fewshot": {
         "mlperf_training": 0.03,
-        "relearn": 0.08,
-        "vasp_archer": 0.11,
-        "cp2k_readme": 0.12,
+        "relearn": 0.09,
+        "vasp_archer": 0.1,
+        "cp2k_readme": 0.18,
         "castro_scaling": 0.02,
-        "pencilffts_jeanzay": 0.08,
+        "pencilffts_jeanzay": 0.09,
     },
 }
 
@@ -122,10 +122,10 @@ LOSES_TO_A_BASELINE = {
     ("fewshot", "vasp_archer"),          # median APE +0.6
 }
 COVERAGE_OUTSIDE = {
-    ("extrapolate", "mlperf_training"),  # 0.952
-    ("extrapolate", "cp2k_readme"),      # 0.978
-    ("extrapolate", "castro_scaling"),   # 0.984
-    ("fewshot", "mlperf_training"),      # 0.964
+    ("extrapolate", "mlperf_training"),  # 0.955
+    ("extrapolate", "cp2k_readme"),      # 0.983
+    ("extrapolate", "castro_scaling"),   # 0.986
+    ("fewshot", "mlperf_training"),      # 0.963
     ("fewshot", "castro_scaling"),       # 0.976
 }
 POOLED_FAILS: set[str] = set()

@@ -476,6 +476,36 @@ def test_beyond_the_measured_range_a_strong_scaling_base_goes_on_from_the_larges
     np.testing.assert_allclose(base_log, members_log + move, rtol=1e-9)
 
 
+def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """At the largest measured scale an estimate is the median measured there and does
+    not step just beyond it: the learned correction rises linearly in log scale from
+    nothing there to all of it one step of the series' own last spacing out (at most a
+    doubling), and training's nested examples carry their context's spacing to be
+    ramped alike."""
+    from perfpredict.model.nested import nested_examples
+    from perfpredict.model.runtime import correction_ramp
+
+    np.testing.assert_allclose(
+        correction_ramp(np.array([-1.0, 0.0, 0.25, 0.5, 0.75, 3.0, 0.5, 0.5]),
+                        np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 4.0, np.nan])),
+        [0.0, 0.0, 0.5, 1.0, 1.0, 1.0, 0.5, 0.5])
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    model = HybridPredictor().fit(strong).model_
+    series = strong[0]
+    ctx = fit_context(series)
+    spacing = np.log2(ctx.scales[-1] / ctx.scales[-2])
+    assert 0 < spacing <= 1
+    got = model.predict_columns(series, ctx.scale_max * np.array([1.0 + 1e-9, 2.0 ** spacing]))
+    assert got.runtime_s[0] == pytest.approx(ctx.medians_s[-1], rel=1e-6)
+    assert abs(np.log(got.overhead_coefficient[1])) > 1e-3  # in full one step out
+    data = nested_examples([series]).arrays()
+    beyond = data["scale"] > data["scale_max"]  # contexts that are cuts of the series
+    for top, step in zip(data["scale_max"][beyond], data["edge_spacing_log2"][beyond],
+                         strict=True):
+        below = series.scales[series.scales < top]
+        assert step == pytest.approx(np.log2(top / below[-1]), abs=1e-12)
+
+
 def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) -> None:  # type: ignore[no-untyped-def]
     """The pooled exponent is a feature of strong-scaling series of an application with
     evidence only; an artifact from before it loads, with no evidence and a feature
