@@ -568,7 +568,8 @@ class HybridPredictor:
                     ramp: FloatArray) -> tuple[FloatArray, FloatArray]:
         """The log spreads and normalised conformal scores of residuals of trees that
         never saw the residual's application (cross-fitted by application, with no
-        application evidence).
+        application evidence), their corrections ramped in by ``ramp`` as an estimate's
+        are (:func:`perfpredict.model.runtime.correction_ramp`).
 
         Why by application: a store that has never run an application at large scale
         (the use) has no series whose residuals beyond the measured range are
