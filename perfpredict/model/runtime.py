@@ -173,8 +173,7 @@ def correction_ramp(distance: FloatArray, edge_spacing_log2: FloatArray) -> Floa
     lost the correction their own examples had taught at their next scale
     (docs/accuracy.md, "Tried and rejected").
     """
-    step = np.where(np.isfinite(edge_spacing_log2) & (edge_spacing_log2 > 0),
-                    np.minimum(edge_spacing_log2, 1.0), 1.0)
+    step = np.minimum(np.nan_to_num(edge_spacing_log2, nan=1.0), 1.0)
     return np.clip(distance / step, 0.0, 1.0)
 
 
@@ -440,7 +439,7 @@ class RuntimeModel:
                 trees = self.app_correction_trees.get(series.key.app, trees)
             spacing = (np.log2(ctx.scale_max / ctx.scales[-2]) if ctx.scales.size >= 2
                        else np.nan)
-            correction = trees.predict(rows) * correction_ramp(distance, np.full(n, spacing))
+            correction = trees.predict(rows) * correction_ramp(distance, np.asarray(spacing))
         spread = np.exp(self.spread_trees[self.calibrated_by[kind]].predict(rows))
         # the base moved onto the measured runs (beyond the range, a strong-scaling
         # series' onto those at its largest scale)
