@@ -11,7 +11,11 @@ application) and the test runs, split two ways:
 - by doublings beyond the cut: how many calibration examples each data set gives, and
   each data set's test runs with the share above their interval;
 - by data set and doublings beyond the cut: the test runs' coverage, and how their
-  intervals' width grows with distance against how their errors do.
+  intervals' width grows with distance against how their errors do;
+- with ``--by-work-kind``: each data set's coverage if the conformal quantiles were taken
+  per kind of work (Mondrian), MLPerf Training's time-to-train (whose work, the epochs to
+  converge, changes with the global batch size and so with scale) apart from the
+  fixed-work codes, on the lower side only or on both.
 
 The tables of docs/accuracy.md, "What would settle the rest". A research tool: it
 listens in on :class:`perfpredict.model.fit.HybridPredictor`'s calibration with
@@ -19,6 +23,7 @@ listens in on :class:`perfpredict.model.fit.HybridPredictor`'s calibration with
 predictor as it is.
 
     OMP_NUM_THREADS=1 python -m bench.calibration_composition [--split fewshot] [--seed 0]
+    OMP_NUM_THREADS=1 python -m bench.calibration_composition --by-work-kind [--seeds 0 1 2]
 """
 
 from __future__ import annotations
@@ -39,17 +44,24 @@ from perfpredict.model.nested import nested_examples
 from perfpredict.model.series import build_series
 from perfpredict.overhead.features import FEATURE_NAMES, SUMMARY_NAMES, fit_context
 from perfpredict.store.queries import runs_frame
+from perfpredict.uncertainty.conformal import DistanceConformal
 
 EDGE_SLOPE_BINS = (-np.inf, -0.8, -0.5, -0.2, np.inf)
+#: The data set whose runtime is a time to a target quality, not of a fixed amount of work.
+TIME_TO_TRAIN = "mlperf_training"
 DISTANCE_BINS = (0.0, 1.0, 2.0, 3.0, 4.5, np.inf)
 
 
 def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED + REPORTED,
-                          ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+                          ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray],
+                                     dict[str, np.ndarray]]:
     """The strong-scaling calibration examples beyond the measured range, and the
     strong-scaling test runs, of one store-cut backtest of a store of the data sets
     ``names``: per example or run, its context's edge slope, its distance in doublings
-    beyond the cut, whether it falls below or above the 90% bounds, and its data set."""
+    beyond the cut, whether it falls below or above the 90% bounds, and its data set;
+    each test run's log error and its interval's log bounds about the point, and whether
+    the noise floor set them. Third, every example the conformal quantiles were taken
+    from (both kinds, every distance): its normalised score, distance and data set."""
     seen: dict[str, Any] = {}
     calibration = HybridPredictor._calibration
     app_scores = HybridPredictor._app_scores
@@ -85,6 +97,10 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         raise SystemExit("the store's strong scaling is calibrated by series: "
                          "add data sets until it holds enough applications")
     conformal = hybrid.model_.conformal["strong"]
+    example_data_set = np.array([source.get(seen["series"][int(g)].key)
+                                 for g in seen["group"]])
+    scores = {"score": seen["score"], "distance": seen["distance"],
+              "data_set": example_data_set}
     keep = (seen["kind"] == "strong") & (seen["distance"] > 0)
     distance = seen["distance"][keep]
     bounds = [conformal.bounds(d, 0.9) for d in distance.tolist()]
@@ -94,8 +110,7 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         "distance": distance,
         "below": seen["score"][keep] < np.array([b.lower for b in bounds]),
         "above": seen["score"][keep] > np.array([b.upper for b in bounds]),
-        "data_set": np.array([source.get(seen["series"][int(g)].key)
-                              for g in seen["group"][keep]]),
+        "data_set": example_data_set[keep],
     }
     tests = []
     for i in cut_store.tested:
@@ -110,21 +125,58 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         tests += [{"edge_slope": edge_slope, "n_scales": context.scales.size,
                    "distance": float(np.log2(p / context.scales.max())),
                    "below": t < lo, "above": t > hi, "data_set": source.get(series.key),
+                   "log_error": float(np.log(t / point)),
                    "abs_log_error": abs(float(np.log(t / point))),
-                   "upper_half_width": float(np.log(hi / point))}
-                  for p, t, lo, hi, point in zip(scales.tolist(), measured_s.tolist(),
-                                                 predicted.lower_s.tolist(),
-                                                 predicted.upper_s.tolist(),
-                                                 predicted.runtime_s.tolist(), strict=True)]
-    return calibration_rows, {key: np.array([row[key] for row in tests]) for key in tests[0]}
+                   "lower_log": float(np.log(lo / point)),
+                   "upper_log": float(np.log(hi / point)),
+                   "upper_half_width": float(np.log(hi / point)), "floored": floored}
+                  for p, t, lo, hi, point, floored in zip(
+                      scales.tolist(), measured_s.tolist(), predicted.lower_s.tolist(),
+                      predicted.upper_s.tolist(), predicted.runtime_s.tolist(),
+                      predicted.noise_floor.tolist(), strict=True)]
+    return (calibration_rows, {key: np.array([row[key] for row in tests]) for key in tests[0]},
+            scores)
+
+
+def work_kind_bounds(scores: dict[str, np.ndarray], test: dict[str, np.ndarray],
+                     sides: str) -> tuple[np.ndarray, np.ndarray]:
+    """Each test run's log bounds if the conformal quantiles were taken per kind of work
+    (:data:`TIME_TO_TRAIN` apart from the rest) on the lower side (``sides="lower"``) or
+    on both (``"both"``): its bounds times the ratio of its kind's quantile to the pooled
+    one at the distance its bounds were read at (the one-doubling bounds beyond a
+    doubling, :meth:`perfpredict.model.runtime.RuntimeModel.predict_columns`). Bounds the
+    noise floor set stay."""
+    pooled = DistanceConformal().fit(scores["score"], scores["distance"])
+    time_to_train = scores["data_set"] == TIME_TO_TRAIN
+    by_kind = {kind: DistanceConformal().fit(scores["score"][mine], scores["distance"][mine])
+               for kind, mine in ((True, time_to_train), (False, ~time_to_train))}
+    lower, upper = test["lower_log"].copy(), test["upper_log"].copy()
+    for i, (distance, data_set) in enumerate(zip(test["distance"].tolist(),
+                                                 test["data_set"].tolist(), strict=True)):
+        if test["floored"][i]:
+            continue
+        at = min(distance, 1.0)
+        old = pooled.bounds(at, 0.9)
+        new = by_kind[data_set == TIME_TO_TRAIN].bounds(at, 0.9)
+        lower[i] *= new.lower / old.lower
+        if sides == "both":
+            upper[i] *= new.upper / old.upper
+    return lower, upper
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", default="extrapolate", choices=("extrapolate", "fewshot"))
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--by-work-kind", action="store_true",
+                        help="only the coverage with the quantiles per kind of work, "
+                             "pooled over --seeds")
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args()
-    calibration, test = calibration_and_tests(args.split, args.seed)
+    if args.by_work_kind:
+        print_work_kind_coverage(args.split, args.seeds)
+        return
+    calibration, test, _ = calibration_and_tests(args.split, args.seed)
 
     def misses(rows: dict[str, np.ndarray], inside: np.ndarray) -> str:
         return (f"{rows['below'][inside].mean():.3f} / {rows['above'][inside].mean():.3f} "
@@ -175,6 +227,34 @@ def main() -> None:
                          f"{np.quantile(test['abs_log_error'][mine], 0.9):.2f}"
                          if mine.any() else "-")
         print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+def print_work_kind_coverage(split: str, seeds: list[int]) -> None:
+    """Per data set, the test runs' coverage and share below / above their 90% intervals
+    as they are, and with the quantiles per kind of work (:func:`work_kind_bounds`)."""
+    columns: dict[str, list[np.ndarray]] = {"today": [], "lower": [], "both": []}
+    data_sets, errors = [], []
+    for seed in seeds:
+        _, test, scores = calibration_and_tests(split, seed)
+        data_sets.append(test["data_set"])
+        errors.append(test["log_error"])
+        columns["today"].append(np.stack([test["lower_log"], test["upper_log"]]))
+        for sides in ("lower", "both"):
+            columns[sides].append(np.stack(work_kind_bounds(scores, test, sides)))
+    data_set, error = np.concatenate(data_sets), np.concatenate(errors)
+    print(f"## {split}, seeds {' '.join(map(str, seeds))}: coverage (below / above) of the "
+          "test runs' 90% intervals, the quantiles pooled (today) or per kind of work\n")
+    print("| data set | runs | today | per kind, lower side | per kind, both sides |")
+    print("|---|---|---|---|---|")
+    for name in [*sorted(set(data_set.tolist())), "all"]:
+        mine = data_set == name if name != "all" else np.ones(data_set.size, dtype=bool)
+        cells = []
+        for bounds in columns.values():
+            lower, upper = np.concatenate(bounds, axis=1)
+            below, above = error[mine] < lower[mine], error[mine] > upper[mine]
+            cells.append(f"{1 - below.mean() - above.mean():.3f} "
+                         f"({below.mean():.3f} / {above.mean():.3f})")
+        print(f"| {name} | {mine.sum()} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

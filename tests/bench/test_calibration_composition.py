@@ -1,12 +1,15 @@
 """The calibration-composition research tool reads the predictor's own calibration: on the
 bundled MLPerf Training, Castro and PencilFFTs data sets (present on every clone), the
 calibration examples it reports fall outside the 90% bounds taken from them at most about
-a tenth of the time, and every test run it reports is one the backtest tested."""
+a tenth of the time, the scores it hands on are those the quantiles were taken from, and
+every test run it reports is one the backtest tested."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+
+from perfpredict.uncertainty.conformal import DistanceConformal
 
 pytestmark = pytest.mark.slow
 
@@ -16,7 +19,7 @@ BUNDLED_STRONG = ("mlperf_training", "castro_scaling", "pencilffts_jeanzay")
 def test_calibration_examples_miss_their_own_bounds_at_most_a_tenth_of_the_time() -> None:
     from bench.calibration_composition import calibration_and_tests
 
-    calibration, test = calibration_and_tests("extrapolate", 0, BUNDLED_STRONG)
+    calibration, test, scores = calibration_and_tests("extrapolate", 0, BUNDLED_STRONG)
     assert calibration["distance"].size > 100
     assert (calibration["distance"] > 0).all()
     assert set(calibration["data_set"].tolist()) <= set(BUNDLED_STRONG)
@@ -26,6 +29,12 @@ def test_calibration_examples_miss_their_own_bounds_at_most_a_tenth_of_the_time(
     # out far more often, or never
     miss = np.mean(calibration["below"] | calibration["above"])
     assert 0.015 < miss < 0.15, miss
+    # the quantiles taken again from the scores handed on give the same bounds
+    pooled = DistanceConformal().fit(scores["score"], scores["distance"])
+    beyond = scores["distance"] > 0
+    strong = np.isin(scores["data_set"], BUNDLED_STRONG)
+    lower = np.array([pooled.bounds(d, 0.9).lower for d in calibration["distance"].tolist()])
+    assert (scores["score"][beyond & strong] < lower).tolist() == calibration["below"].tolist()
     assert set(test["data_set"].tolist()) == set(BUNDLED_STRONG)
     assert (test["distance"] > 0).all()
     assert not (test["below"] & test["above"]).any()
