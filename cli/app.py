@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import sys
 from dataclasses import dataclass
@@ -74,7 +75,26 @@ def _commands_of(module_name: str) -> dict[str, Any]:
     importlib.import_module(f"perfpredict.cli.{module_name}").register(registered)
     built = typer.main.get_command(registered)
     commands = getattr(built, "commands", None)
-    return dict(commands) if commands is not None else {str(built.name): built}
+    built_commands = dict(commands) if commands is not None else {str(built.name): built}
+    for command in built_commands.values():
+        _reflow_help(command)
+    return built_commands
+
+
+def _reflow_help(command: Any) -> None:
+    """Join the lines of each paragraph of ``command``'s help (and its subcommands').
+
+    Typer's rich help keeps a docstring's line breaks after its first paragraph and
+    then wraps each line to the terminal, so at 80 columns every 88-character docstring
+    line became a full line and a one-word line. A paragraph marked ``\b`` (Click's
+    "keep these lines") stays as written."""
+    if command.help:
+        paragraphs = inspect.cleandoc(command.help).split("\n\n")
+        command.help = "\n\n".join(
+            paragraph if paragraph.startswith("\b") else " ".join(paragraph.split("\n"))
+            for paragraph in paragraphs)
+    for subcommand in getattr(command, "commands", {}).values():
+        _reflow_help(subcommand)
 
 
 class _ErrorTranslatingGroup(TyperGroup):

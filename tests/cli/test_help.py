@@ -41,6 +41,20 @@ def test_help_shows_every_option_whole_at_80_columns(path: tuple[str, ...]) -> N
                                       if "…" in line]
 
 
+@pytest.mark.parametrize("path", PATHS, ids=[" ".join(p) or "root" for p in PATHS])
+def test_help_text_fills_its_lines_at_80_columns(path: tuple[str, ...]) -> None:
+    """A docstring's own line breaks are not kept: wrapped again at 80 columns, each
+    88-character docstring line became a full line and a line of one word."""
+    result = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80"})
+    lines = result.stdout.splitlines()
+    usage = next(i for i, line in enumerate(lines) if "Usage" in line)
+    text = lines[usage + 1: next(i for i, line in enumerate(lines) if "╭" in line)]
+    paragraphs = "\n".join(line.strip() for line in text).strip().split("\n\n")
+    for paragraph in paragraphs:
+        *filled, _last = paragraph.split("\n")
+        assert all(len(line) > 40 for line in filled), paragraph
+
+
 def test_catalog_alias_in_a_log_is_stored_under_the_catalog_name(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,nodes,runtime_s\nx,FRONTIER,2,10\n")
