@@ -12,10 +12,12 @@ application) and the test runs, split two ways:
   each data set's test runs with the share above their interval;
 - by data set and doublings beyond the cut: the test runs' coverage, and how their
   intervals' width grows with distance against how their errors do;
-- with ``--by-work-kind``: each data set's coverage if the conformal quantiles were taken
-  per kind of work (Mondrian), MLPerf Training's time-to-train (whose work, the epochs to
-  converge, changes with the global batch size and so with scale) apart from the
-  fixed-work codes, on the lower side only or on both.
+- with ``--interval-variants``: each data set's coverage if the conformal quantiles were
+  taken per kind of work (Mondrian), MLPerf Training's time-to-train (whose work, the
+  epochs to converge, changes with the global batch size and so with scale) apart from
+  the fixed-work codes, on the lower side only or on both; and if the intervals grew
+  beyond one doubling with the distance from the middle of the measured range rather
+  than from its edge (:func:`centroid_growth_bounds`).
 
 The tables of docs/accuracy.md, "What would settle the rest". A research tool: it
 listens in on :class:`perfpredict.model.fit.HybridPredictor`'s calibration with
@@ -23,7 +25,8 @@ listens in on :class:`perfpredict.model.fit.HybridPredictor`'s calibration with
 predictor as it is.
 
     OMP_NUM_THREADS=1 python -m bench.calibration_composition [--split fewshot] [--seed 0]
-    OMP_NUM_THREADS=1 python -m bench.calibration_composition --by-work-kind [--seeds 0 1 2]
+    OMP_NUM_THREADS=1 python -m bench.calibration_composition --interval-variants \
+        [--split fewshot] [--seeds 0 1 2]
 """
 
 from __future__ import annotations
@@ -59,9 +62,10 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
     strong-scaling test runs, of one store-cut backtest of a store of the data sets
     ``names``: per example or run, its context's edge slope, its distance in doublings
     beyond the cut, whether it falls below or above the 90% bounds, and its data set;
-    each test run's log error and its interval's log bounds about the point, and whether
-    the noise floor set them. Third, every example the conformal quantiles were taken
-    from (both kinds, every distance): its normalised score, distance and data set."""
+    each test run's log error and its interval's log bounds about the point, whether
+    the noise floor set them, and how many doublings its context spans. Third, every
+    example the conformal quantiles were taken from (both kinds, every distance): its
+    normalised score, distance and data set."""
     seen: dict[str, Any] = {}
     calibration = HybridPredictor._calibration
     app_scores = HybridPredictor._app_scores
@@ -122,7 +126,9 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         measured_s = series.runtime_s[plan.holdouts[i].test]
         predicted = hybrid.predict_columns(context, scales, 0.9)
         edge_slope = fit_context(context).summary[SUMMARY_NAMES.index("edge_slope")]
+        span_log2 = float(np.log2(context.scales.max() / context.scales.min()))
         tests += [{"edge_slope": edge_slope, "n_scales": context.scales.size,
+                   "span_log2": span_log2,
                    "distance": float(np.log2(p / context.scales.max())),
                    "below": t < lo, "above": t > hi, "data_set": source.get(series.key),
                    "log_error": float(np.log(t / point)),
@@ -164,17 +170,28 @@ def work_kind_bounds(scores: dict[str, np.ndarray], test: dict[str, np.ndarray],
     return lower, upper
 
 
+def centroid_growth_bounds(test: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each test run's log bounds if beyond one doubling they grew with the distance from
+    the middle of the context's measured range, as a line fitted in log-log errs, rather
+    than from its edge: the one-doubling bounds times (d + S/2) / (1 + S/2) for a context
+    spanning S doublings, where today's rule takes d. Bounds the noise floor set stay."""
+    distance, span = test["distance"], test["span_log2"]
+    rescale = np.where((distance > 1) & ~test["floored"],
+                       (distance + span / 2) / (1 + span / 2) / np.maximum(distance, 1), 1.0)
+    return test["lower_log"] * rescale, test["upper_log"] * rescale
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", default="extrapolate", choices=("extrapolate", "fewshot"))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--by-work-kind", action="store_true",
-                        help="only the coverage with the quantiles per kind of work, "
-                             "pooled over --seeds")
+    parser.add_argument("--interval-variants", action="store_true",
+                        help="only the coverage of the interval variants, pooled over "
+                             "--seeds")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     args = parser.parse_args()
-    if args.by_work_kind:
-        print_work_kind_coverage(args.split, args.seeds)
+    if args.interval_variants:
+        print_interval_variants(args.split, args.seeds)
         return
     calibration, test, _ = calibration_and_tests(args.split, args.seed)
 
@@ -229,10 +246,12 @@ def main() -> None:
         print(f"| {name} | " + " | ".join(cells) + " |")
 
 
-def print_work_kind_coverage(split: str, seeds: list[int]) -> None:
+def print_interval_variants(split: str, seeds: list[int]) -> None:
     """Per data set, the test runs' coverage and share below / above their 90% intervals
-    as they are, and with the quantiles per kind of work (:func:`work_kind_bounds`)."""
-    columns: dict[str, list[np.ndarray]] = {"today": [], "lower": [], "both": []}
+    as they are, with the quantiles per kind of work (:func:`work_kind_bounds`) and with
+    the growth from the middle of the measured range (:func:`centroid_growth_bounds`)."""
+    columns: dict[str, list[np.ndarray]] = {"today": [], "lower": [], "both": [],
+                                            "centroid": []}
     data_sets, errors = [], []
     for seed in seeds:
         _, test, scores = calibration_and_tests(split, seed)
@@ -241,11 +260,13 @@ def print_work_kind_coverage(split: str, seeds: list[int]) -> None:
         columns["today"].append(np.stack([test["lower_log"], test["upper_log"]]))
         for sides in ("lower", "both"):
             columns[sides].append(np.stack(work_kind_bounds(scores, test, sides)))
+        columns["centroid"].append(np.stack(centroid_growth_bounds(test)))
     data_set, error = np.concatenate(data_sets), np.concatenate(errors)
     print(f"## {split}, seeds {' '.join(map(str, seeds))}: coverage (below / above) of the "
-          "test runs' 90% intervals, the quantiles pooled (today) or per kind of work\n")
-    print("| data set | runs | today | per kind, lower side | per kind, both sides |")
-    print("|---|---|---|---|---|")
+          "test runs' 90% intervals\n")
+    print("| data set | runs | today | quantiles per kind of work, lower side | "
+          "per kind, both sides | growth from the middle of the range |")
+    print("|---|---|---|---|---|---|")
     for name in [*sorted(set(data_set.tolist())), "all"]:
         mine = data_set == name if name != "all" else np.ones(data_set.size, dtype=bool)
         cells = []

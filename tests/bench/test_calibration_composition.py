@@ -17,7 +17,7 @@ BUNDLED_STRONG = ("mlperf_training", "castro_scaling", "pencilffts_jeanzay")
 
 
 def test_calibration_examples_miss_their_own_bounds_at_most_a_tenth_of_the_time() -> None:
-    from bench.calibration_composition import calibration_and_tests
+    from bench.calibration_composition import calibration_and_tests, centroid_growth_bounds
 
     calibration, test, scores = calibration_and_tests("extrapolate", 0, BUNDLED_STRONG)
     assert calibration["distance"].size > 100
@@ -38,3 +38,12 @@ def test_calibration_examples_miss_their_own_bounds_at_most_a_tenth_of_the_time(
     assert set(test["data_set"].tolist()) == set(BUNDLED_STRONG)
     assert (test["distance"] > 0).all()
     assert not (test["below"] & test["above"]).any()
+    # the growth from the middle of the range keeps the bounds within one doubling and
+    # narrows them beyond (a context spans more than nothing)
+    assert (test["span_log2"] > 0).all()
+    lower, upper = centroid_growth_bounds(test)
+    near = test["distance"] <= 1
+    assert (upper[near] == test["upper_log"][near]).all()
+    far = ~near & ~test["floored"]
+    assert far.any() and (upper[far] < test["upper_log"][far]).all()
+    assert (lower[far] > test["lower_log"][far]).all()
