@@ -132,10 +132,9 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
                    "distance": float(np.log2(p / context.scales.max())),
                    "below": t < lo, "above": t > hi, "data_set": source.get(series.key),
                    "log_error": float(np.log(t / point)),
-                   "abs_log_error": abs(float(np.log(t / point))),
                    "lower_log": float(np.log(lo / point)),
                    "upper_log": float(np.log(hi / point)),
-                   "upper_half_width": float(np.log(hi / point)), "floored": floored}
+                   "floored": floored}
                   for p, t, lo, hi, point, floored in zip(
                       scales.tolist(), measured_s.tolist(), predicted.lower_s.tolist(),
                       predicted.upper_s.tolist(), predicted.runtime_s.tolist(),
@@ -240,8 +239,8 @@ def main() -> None:
                     & (test["distance"] <= high))
             inside = ~(test["below"][mine] | test["above"][mine])
             cells.append(f"{mine.sum()}, {inside.mean():.2f}, "
-                         f"{np.median(test['upper_half_width'][mine]):.2f} / "
-                         f"{np.quantile(test['abs_log_error'][mine], 0.9):.2f}"
+                         f"{np.median(test['upper_log'][mine]):.2f} / "
+                         f"{np.quantile(np.abs(test['log_error'][mine]), 0.9):.2f}"
                          if mine.any() else "-")
         print(f"| {name} | " + " | ".join(cells) + " |")
 

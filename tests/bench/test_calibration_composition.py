@@ -29,12 +29,12 @@ def test_calibration_examples_miss_their_own_bounds_at_most_a_tenth_of_the_time(
     # out far more often, or never
     miss = np.mean(calibration["below"] | calibration["above"])
     assert 0.015 < miss < 0.15, miss
-    # the quantiles taken again from the scores handed on give the same bounds
+    # the quantiles taken again from the scores handed on give the same bounds (every
+    # data set here is strong scaling, so the examples beyond the range are those above)
     pooled = DistanceConformal().fit(scores["score"], scores["distance"])
     beyond = scores["distance"] > 0
-    strong = np.isin(scores["data_set"], BUNDLED_STRONG)
     lower = np.array([pooled.bounds(d, 0.9).lower for d in calibration["distance"].tolist()])
-    assert (scores["score"][beyond & strong] < lower).tolist() == calibration["below"].tolist()
+    assert (scores["score"][beyond] < lower).tolist() == calibration["below"].tolist()
     assert set(test["data_set"].tolist()) == set(BUNDLED_STRONG)
     assert (test["distance"] > 0).all()
     assert not (test["below"] & test["above"]).any()
