@@ -25,8 +25,10 @@ from perfpredict.errors import ArtifactError
 
 #: 3: the runtime model of :mod:`perfpredict.model.runtime` (each booster stored once,
 #: as its tree table; a noise floor), which perfpredict before 3 cannot read, so it says
-#: to upgrade; an artifact of 1 or 2 is refused with a message to retrain.
-FORMAT_VERSION = 3
+#: to upgrade. 4: each series entry says whether its work is fixed
+#: (:attr:`perfpredict.model.series.Series.fixed_work`, which bounds its intervals by
+#: ideal scaling); an artifact of 1 to 3 is refused with a message to retrain.
+FORMAT_VERSION = 4
 KIND_RUNTIME = "runtime_predictor"
 
 

@@ -25,6 +25,7 @@ class SeriesEntry:
     key: SeriesKey
     scale_unit: str  # "nodes" or "ranks"
     weak: bool
+    fixed_work: bool  # Series.fixed_work
     scales: tuple[float, ...]  # distinct measured scales, ascending
     medians_s: tuple[float, ...]  # median runtime at each scale
     summary: tuple[float | None, ...]  # the context features (None: unknown)
@@ -41,7 +42,8 @@ class SeriesEntry:
         series = ctx.series
         return cls(
             key=series.key, scale_unit=series.scale_unit, weak=series.weak,
-            scales=tuple(ctx.scales.tolist()), medians_s=tuple(ctx.medians_s.tolist()),
+            fixed_work=series.fixed_work, scales=tuple(ctx.scales.tolist()),
+            medians_s=tuple(ctx.medians_s.tolist()),
             summary=tuple(None if v != v else float(v) for v in ctx.summary),
             laws={name: law.to_dict() for name, law in ctx.laws.items()},
             n_runs=int(series.runtime_s.size), io_share=series.io_share,
@@ -52,6 +54,7 @@ class SeriesEntry:
         """The entry as the artifact's JSON holds it."""
         return {
             "key": list(self.key), "scale_unit": self.scale_unit, "weak": self.weak,
+            "fixed_work": self.fixed_work,
             "scales": list(self.scales), "medians_s": list(self.medians_s),
             "summary": list(self.summary), "laws": self.laws, "n_runs": self.n_runs,
             "io_share": self.io_share, "problem_size_num": self.problem_size_num,
@@ -61,9 +64,11 @@ class SeriesEntry:
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> SeriesEntry:
         """The entry read back; a KeyError or TypeError means another layout (a key
-        without a variant, written before it was part of the key, is one)."""
+        without a variant, written before it was part of the key, is one; so is an entry
+        without ``fixed_work``)."""
         return cls(
             key=SeriesKey(*doc["key"]), scale_unit=doc["scale_unit"], weak=bool(doc["weak"]),
+            fixed_work=bool(doc["fixed_work"]),
             scales=tuple(doc["scales"]), medians_s=tuple(doc["medians_s"]),
             summary=tuple(doc["summary"]), laws=doc["laws"], n_runs=int(doc["n_runs"]),
             io_share=doc["io_share"], problem_size_num=doc["problem_size_num"],
@@ -74,6 +79,7 @@ class SeriesEntry:
         return Series(key=self.key, scale_unit=self.scale_unit,
                       scale=np.asarray(self.scales, dtype=float),
                       runtime_s=np.asarray(self.medians_s, dtype=float), weak=self.weak,
+                      fixed_work=self.fixed_work,
                       problem_size_num=self.problem_size_num,
                       ranks_per_node=self.ranks_per_node,
                       threads_per_rank=self.threads_per_rank, io_share=self.io_share)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from perfpredict import artifact, datasets
 from perfpredict.errors import ArtifactError
+from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.runtime import CALIBRATED_BY, RuntimeModel
 from perfpredict.model.series import Series, SeriesKey, build_series
@@ -504,6 +505,38 @@ def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series
                          strict=True):
         below = series.scales[series.scales < top]
         assert step == pytest.approx(np.log2(top / below[-1]), abs=1e-12)
+
+
+def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Beyond the largest measured scale a strong-scaling interval of fixed work stops
+    at ideal scaling from the median measured there (or at the estimate, where that lies
+    above ideal); a series whose runs time a target (its hint says so) and weak scaling
+    keep the calibrated lower side, which reaches below it."""
+    from perfpredict.model.series import trains_to_target
+
+    assert trains_to_target("strong (fixed task: train to target quality)")
+    assert trains_to_target("strong(v0.7: single-model time-to-train)")
+    assert not trains_to_target("strong") and not trains_to_target("")
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    model = HybridPredictor().fit(strong).model_
+    series = strong[0]
+    ctx = fit_context(series)
+    p = ctx.scale_max * np.array([0.5, 2.0, 8.0, 64.0])
+    ideal_s = ctx.medians_s[-1] * ctx.scale_max / p
+    got = model.predict_columns(series, p)
+    beyond = p > ctx.scale_max
+    bound = np.minimum(ideal_s, got.runtime_s)
+    assert np.all(got.lower_s[beyond] >= bound[beyond] * (1 - 1e-12))
+    assert np.isclose(got.lower_s[beyond], bound[beyond], rtol=1e-9).any()  # it binds
+    to_target = model.predict_columns(dataclasses.replace(series, fixed_work=False), p)
+    np.testing.assert_allclose(to_target.runtime_s, got.runtime_s)
+    np.testing.assert_allclose(to_target.upper_s, got.upper_s)
+    assert np.any(to_target.lower_s[beyond] < ideal_s[beyond])  # what the bound stops
+    assert to_target.lower_s[0] == got.lower_s[0]  # inside the measured range: as before
+    weak = model.predict_columns(relearn_series[0], p)
+    assert np.any(weak.lower_s[beyond] < ideal_s[beyond])
+    entry = SeriesEntry.of(fit_context(dataclasses.replace(series, fixed_work=False)))
+    assert SeriesEntry.from_dict(entry.to_dict()).series().fixed_work is False
 
 
 def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) -> None:  # type: ignore[no-untyped-def]
