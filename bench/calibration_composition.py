@@ -13,11 +13,11 @@ application) and the test runs, split two ways:
 - by data set and doublings beyond the cut: the test runs' coverage, and how their
   intervals' width grows with distance against how their errors do;
 - with ``--interval-variants``: each data set's coverage if the conformal quantiles were
-  taken per kind of work (Mondrian), MLPerf Training's time-to-train (whose work, the
-  epochs to converge, changes with the global batch size and so with scale) apart from
-  the fixed-work codes, on the lower side only or on both; and if the intervals grew
-  beyond one doubling with the distance from the middle of the measured range rather
-  than from its edge (:func:`centroid_growth_bounds`).
+  taken per kind of work (Mondrian), the series that time a target (MLPerf Training's
+  time-to-train, whose work, the epochs to converge, changes with the global batch size
+  and so with scale) apart from those of fixed work, on the lower side only or on both;
+  and if the intervals grew beyond one doubling with the distance from the middle of the
+  measured range rather than from its edge (:func:`centroid_growth_bounds`).
 
 The tables of docs/accuracy.md, "What would settle the rest". A research tool: it
 listens in on :class:`perfpredict.model.fit.HybridPredictor`'s calibration with
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from dataclasses import replace
 from typing import Any
 from unittest import mock
 
@@ -44,14 +45,13 @@ from perfpredict.evaluate.protocols import plan_split, training_rounds
 from perfpredict.model import fit
 from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.nested import nested_examples
+from perfpredict.model.runtime import ideal_floor_log
 from perfpredict.model.series import build_series
 from perfpredict.overhead.features import FEATURE_NAMES, SUMMARY_NAMES, fit_context
 from perfpredict.store.queries import runs_frame
 from perfpredict.uncertainty.conformal import DistanceConformal
 
 EDGE_SLOPE_BINS = (-np.inf, -0.8, -0.5, -0.2, np.inf)
-#: The data set whose runtime is a time to a target quality, not of a fixed amount of work.
-TIME_TO_TRAIN = "mlperf_training"
 DISTANCE_BINS = (0.0, 1.0, 2.0, 3.0, 4.5, np.inf)
 
 
@@ -62,10 +62,12 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
     strong-scaling test runs, of one store-cut backtest of a store of the data sets
     ``names``: per example or run, its context's edge slope, its distance in doublings
     beyond the cut, whether it falls below or above the 90% bounds, and its data set;
-    each test run's log error and its interval's log bounds about the point, whether
-    the noise floor set them, and how many doublings its context spans. Third, every
-    example the conformal quantiles were taken from (both kinds, every distance): its
-    normalised score, distance and data set."""
+    each test run's log error and its interval's log bounds about the point, the
+    conformal lower bound before fixed work's is raised to ideal scaling and that bound
+    (-inf where none), whether the noise floor set the bounds, whether the series is of
+    fixed work, and how many doublings its context spans. Third, every example the
+    conformal quantiles were taken from (both kinds, every distance): its normalised
+    score, distance, data set and whether its series is of fixed work."""
     seen: dict[str, Any] = {}
     calibration = HybridPredictor._calibration
     app_scores = HybridPredictor._app_scores
@@ -101,10 +103,11 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         raise SystemExit("the store's strong scaling is calibrated by series: "
                          "add data sets until it holds enough applications")
     conformal = hybrid.model_.conformal["strong"]
-    example_data_set = np.array([source.get(seen["series"][int(g)].key)
-                                 for g in seen["group"]])
+    example_series = [seen["series"][int(g)] for g in seen["group"]]
+    example_data_set = np.array([source.get(s.key) for s in example_series])
     scores = {"score": seen["score"], "distance": seen["distance"],
-              "data_set": example_data_set}
+              "data_set": example_data_set,
+              "fixed_work": np.array([s.fixed_work for s in example_series])}
     keep = (seen["kind"] == "strong") & (seen["distance"] > 0)
     distance = seen["distance"][keep]
     bounds = [conformal.bounds(d, 0.9) for d in distance.tolist()]
@@ -125,7 +128,11 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         scales = series.scale[plan.holdouts[i].test]
         measured_s = series.runtime_s[plan.holdouts[i].test]
         predicted = hybrid.predict_columns(context, scales, 0.9)
-        edge_slope = fit_context(context).summary[SUMMARY_NAMES.index("edge_slope")]
+        unbounded = hybrid.predict_columns(replace(context, fixed_work=False), scales, 0.9)
+        ctx = fit_context(context)
+        edge_slope = ctx.summary[SUMMARY_NAMES.index("edge_slope")]
+        ideal_log = (ideal_floor_log(ctx, scales, predicted.runtime_s) if series.fixed_work
+                     else np.full(scales.size, -np.inf))
         span_log2 = float(np.log2(context.scales.max() / context.scales.min()))
         tests += [{"edge_slope": edge_slope, "n_scales": context.scales.size,
                    "span_log2": span_log2,
@@ -134,10 +141,13 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
                    "log_error": float(np.log(t / point)),
                    "lower_log": float(np.log(lo / point)),
                    "upper_log": float(np.log(hi / point)),
-                   "floored": floored}
-                  for p, t, lo, hi, point, floored in zip(
+                   "conformal_lower_log": float(np.log(conformal_lo / point)),
+                   "ideal_lower_log": ideal, "floored": floored,
+                   "fixed_work": series.fixed_work}
+                  for p, t, lo, hi, point, conformal_lo, ideal, floored in zip(
                       scales.tolist(), measured_s.tolist(), predicted.lower_s.tolist(),
                       predicted.upper_s.tolist(), predicted.runtime_s.tolist(),
+                      unbounded.lower_s.tolist(), ideal_log.tolist(),
                       predicted.noise_floor.tolist(), strict=True)]
     return (calibration_rows, {key: np.array([row[key] for row in tests]) for key in tests[0]},
             scores)
@@ -146,38 +156,41 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
 def work_kind_bounds(scores: dict[str, np.ndarray], test: dict[str, np.ndarray],
                      sides: str) -> tuple[np.ndarray, np.ndarray]:
     """Each test run's log bounds if the conformal quantiles were taken per kind of work
-    (:data:`TIME_TO_TRAIN` apart from the rest) on the lower side (``sides="lower"``) or
-    on both (``"both"``): its bounds times the ratio of its kind's quantile to the pooled
-    one at the distance its bounds were read at (the one-doubling bounds beyond a
-    doubling, :meth:`perfpredict.model.runtime.RuntimeModel.predict_columns`). Bounds the
-    noise floor set stay."""
+    (the series that time a target, ``Series.fixed_work`` false, apart from those of
+    fixed work) on the lower side (``sides="lower"``) or on both (``"both"``): its
+    conformal bounds times the ratio of its kind's quantile to the pooled one at the
+    distance its bounds were read at (the one-doubling bounds beyond a doubling,
+    :meth:`perfpredict.model.runtime.RuntimeModel.predict_columns`), the lower one then
+    raised to ideal scaling for fixed work as the predictor raises it. Bounds the noise
+    floor set stay."""
     pooled = DistanceConformal().fit(scores["score"], scores["distance"])
-    time_to_train = scores["data_set"] == TIME_TO_TRAIN
     by_kind = {kind: DistanceConformal().fit(scores["score"][mine], scores["distance"][mine])
-               for kind, mine in ((True, time_to_train), (False, ~time_to_train))}
-    lower, upper = test["lower_log"].copy(), test["upper_log"].copy()
-    for i, (distance, data_set) in enumerate(zip(test["distance"].tolist(),
-                                                 test["data_set"].tolist(), strict=True)):
+               for kind, mine in ((True, scores["fixed_work"]), (False, ~scores["fixed_work"]))}
+    lower, upper = test["conformal_lower_log"].copy(), test["upper_log"].copy()
+    for i, (distance, fixed_work) in enumerate(zip(test["distance"].tolist(),
+                                                   test["fixed_work"].tolist(), strict=True)):
         if test["floored"][i]:
             continue
         at = min(distance, 1.0)
         old = pooled.bounds(at, 0.9)
-        new = by_kind[data_set == TIME_TO_TRAIN].bounds(at, 0.9)
+        new = by_kind[fixed_work].bounds(at, 0.9)
         lower[i] *= new.lower / old.lower
         if sides == "both":
             upper[i] *= new.upper / old.upper
-    return lower, upper
+    return np.maximum(lower, test["ideal_lower_log"]), upper
 
 
 def centroid_growth_bounds(test: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     """Each test run's log bounds if beyond one doubling they grew with the distance from
     the middle of the context's measured range, as a line fitted in log-log errs, rather
     than from its edge: the one-doubling bounds times (d + S/2) / (1 + S/2) for a context
-    spanning S doublings, where today's rule takes d. Bounds the noise floor set stay."""
+    spanning S doublings, where today's rule takes d; the lower one then raised to ideal
+    scaling for fixed work as the predictor raises it. Bounds the noise floor set stay."""
     distance, span = test["distance"], test["span_log2"]
     rescale = np.where((distance > 1) & ~test["floored"],
                        (distance + span / 2) / (1 + span / 2) / np.maximum(distance, 1), 1.0)
-    return test["lower_log"] * rescale, test["upper_log"] * rescale
+    return (np.maximum(test["conformal_lower_log"] * rescale, test["ideal_lower_log"]),
+            test["upper_log"] * rescale)
 
 
 def main() -> None:
