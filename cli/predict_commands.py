@@ -243,11 +243,15 @@ def datasets_load(
     ctx: typer.Context,
     names: Annotated[list[str] | None, typer.Argument(help="Data sets (default: all).")] = None,
 ) -> None:
-    """Ingest bundled data sets into the store (idempotent)."""
+    """Ingest bundled data sets into the store (idempotent). A data set corrected since
+    the store loaded it replaces the runs of the earlier release."""
     from perfpredict import datasets
 
     for r in datasets.ingest(ctx.obj.open_store(create=True), names or list(datasets.NAMES)):
         state = "already loaded" if r.already_ingested else f"{r.n_stored} runs stored"
+        if r.n_replaced:
+            state += (f", replacing the {r.n_replaced} of an earlier release (retrain: "
+                      "'perfpredict train')")
         typer.echo(f"{Path(r.path).parent.name}: {state}")
 
 

@@ -2,7 +2,10 @@
 
 Run by maintainers, not users: ``python datasets/prepare.py``. It writes one
 ``<name>/runs.csv.gz`` per data set in the ``ingest csv`` vocabulary and copies its
-SOURCE.txt. What it changes, and why:
+SOURCE.txt, and prints each file's checksum: a file that changed is a new release, whose
+checksum goes last in its ``RELEASES`` entry (``datasets/__init__.py``) so that
+``perfpredict datasets load`` replaces the runs of the earlier ones. What it changes, and
+why:
 
 * Only unique, successful runs are kept (MLPerf re-ships earlier results byte-identically
   in later rounds; aborted runs did not train to target).
@@ -10,6 +13,10 @@ SOURCE.txt. What it changes, and why:
   system name carries the node count ("dgxa100_n8_..."), so its ``system_family`` is used,
   with the submitter. The MLPerf round goes into ``problem_size`` because each round has
   its own quality targets and rules.
+* Every MLPerf run times training to a target quality, and its ``scaling`` hint says so
+  (MLPerf HPC's rounds after the first say only ``strong``): such a series' work changes
+  with the batch size at each scale, so perfpredict does not bound its intervals at
+  ideal scaling (``perfpredict.model.series.trains_to_target``).
 * RELeARN's Barnes-Hut ``theta`` changes the work, so it is part of the problem size.
 * LULESH ran with 27 to 36 ranks per node; its scale is the total rank count.
 * Castro's measurement campaigns (a date, with the Castro/AMReX and ROCm versions of that
@@ -29,6 +36,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from perfpredict.ingest._text.lines import file_sha256
+from perfpredict.model.series import trains_to_target
+
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent / "shared" / "datasets"
 
@@ -45,6 +55,8 @@ def _mlperf(raw: pd.DataFrame) -> pd.DataFrame:
         df.loc[concurrent, "problem_size"] = (df.loc[concurrent, "problem_size"]
                                               + " (one of many concurrent instances)")
         df.loc[concurrent, "scaling"] = "strong per instance (weak-scaling submission)"
+    untold = ~df["scaling"].map(trains_to_target)
+    df.loc[untold, "scaling"] = df.loc[untold, "scaling"] + ", time to train to target"
     df["ranks_per_node"] = df["ranks_per_node"].fillna(df["accelerators_per_node"])
     df["gpus"] = (df["nodes"] * df["accelerators_per_node"]).round()
     df["state"] = "COMPLETED"
@@ -106,7 +118,8 @@ def main() -> int:
         frame.to_csv(out_dir / "runs.csv.gz", index=False,
                      compression={"method": "gzip", "mtime": 0})
         shutil.copy(SHARED / name / "SOURCE.txt", out_dir / "SOURCE.txt")
-        print(f"{name}: {len(raw)} raw rows -> {len(frame)} runs")
+        print(f"{name}: {len(raw)} raw rows -> {len(frame)} runs, sha256 "
+              f"{file_sha256(out_dir / 'runs.csv.gz')}")
     return 0
 
 

@@ -97,7 +97,7 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
   {predictor["noise_floor"]["n_series"]} series with repeats; beyond the measured range
   no lower than ideal strong scaling for fixed work
   ({sum(e["fixed_work"] and not e["weak"] for e in doc["series"])} of the
-  {len(doc["series"])} series; MLPerf Training's time-to-train is not fixed work).
+  {len(doc["series"])} series; MLPerf's time-to-train, Training and HPC, is not fixed work).
 - **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law
   {metrics["nested_mean_abs_log_error_plain"]:.3f}, hybrid
   {metrics["nested_mean_abs_log_error_hybrid"]:.3f}.

@@ -9,7 +9,8 @@ Guarantees a user relies on:
   by its content, the file's sha256 and its occurrence in that file: identical rows are
   repeated measurements, kept whether they repeat within a file or in a later file,
   while the same file ingested again stores nothing (an edited file is a new file, so
-  its rows are stored again).
+  its rows are stored again, unless it is ingested as replacing the earlier file's
+  checksum, as a bundled data set's new release is: then the earlier runs go).
 * Jobs the parser skipped as not run yet (pending, running) are counted, and a file
   that yields nothing, or no runtime at all, gets a warning.
 * ``on_error="fail"`` (default): the first bad record refuses the whole file with its
@@ -58,8 +59,11 @@ def _chunks(items: Iterable[BatchItem], size: int,
 
 
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
-                progress: ProgressCallback | None = None) -> BatchReport:
-    """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees."""
+                progress: ProgressCallback | None = None,
+                replaces: Iterable[str] = ()) -> BatchReport:
+    """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees.
+    ``replaces``: checksums of earlier releases of the file, whose runs it replaces
+    (:func:`~perfpredict.store.writer.write_file`)."""
     options = options or IngestOptions()
     path = Path(path)
     parse = get_batch_parser(fmt)
@@ -69,7 +73,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
                             "--system NAME (nothing from this file was stored)", path=path)
     sha256 = file_sha256(path)
     return write_file(store, path, fmt, sha256, options,
-                      _chunks(parse(path, options), CHUNK_RECORDS), progress)
+                      _chunks(parse(path, options), CHUNK_RECORDS), progress, replaces)
 
 
 def ingest_paths(store: Store, fmt: str, paths: Iterable[str | Path],

@@ -5,8 +5,9 @@ Parsers (:mod:`perfpredict.ingest`) hand it records and batches; it owns everyth
 SQL about an ingest: claiming the file's batch by sha256 (so two ingests of one file
 at once store it once), natural keys (system + job id; for a row without one, its
 content digest, the file's sha256 and its occurrence in the file), rejects, systems a
-log names first, Darshan I/O attached to stored jobs, and SQLite's page cache and
-Python's cycle collector while a file is written.
+log names first, Darshan I/O attached to stored jobs, the runs of the earlier releases a
+file replaces, and SQLite's page cache and Python's cycle collector while a file is
+written.
 """
 
 from __future__ import annotations
@@ -71,6 +72,9 @@ class BatchReport:
     #: Records with a runtime (a file whose records have none gets a warning).
     n_with_runtime: int = 0
     already_ingested: bool = False
+    #: Runs of earlier releases of the file removed before it was stored (see
+    #: :func:`write_file`'s ``replaces``).
+    n_replaced: int = 0
     new_systems: list[str] = field(default_factory=list)
     first_rejects: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
@@ -351,9 +355,16 @@ def _catalog_names(store: Store) -> dict[str, str]:
 
 def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestOptions,
                chunks: Iterable[RunBatch | Skipped | list[ParsedItem]],
-               progress: ProgressCallback | None = None) -> BatchReport:
+               progress: ProgressCallback | None = None,
+               replaces: Iterable[str] = ()) -> BatchReport:
     """Store the parsed ``chunks`` of the file ``path`` (checksum ``sha256``) in one
-    transaction; nothing when the file was ingested before."""
+    transaction; nothing when the file was ingested before.
+
+    ``replaces``: checksums of earlier releases of the same file (a bundled data set
+    whose rows were corrected). Their runs are removed in the same transaction, before
+    the file's are stored, so a store that loaded one holds the corrected runs once and
+    a failed ingest leaves the earlier ones in place.
+    """
     report = BatchReport(path=str(path), format=fmt)
     catalog_names = _catalog_names(store)
     with store.engine.begin() as conn:
@@ -371,6 +382,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             report.n_duplicates = conn.execute(select(ingest_batches.c.n_records).where(
                 ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).scalar_one()
             return report
+        report.n_replaced = _drop_releases(conn, fmt, replaces)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names, sha256)
         with _large_page_cache(conn), _cycle_collection_paused():
             for chunk in chunks:
@@ -393,3 +405,17 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             n_duplicates=report.n_duplicates, n_rejected=report.n_rejected,
         ))
     return report
+
+
+def _drop_releases(conn: Connection, fmt: str, sha256s: Iterable[str]) -> int:
+    """Remove the runs and rejects of the batches of ``fmt`` ingested from the files with
+    checksums ``sha256s``; the number of runs removed. The batches themselves stay, with
+    nothing stored, so an older perfpredict loading its copy of the file again stores
+    nothing rather than a second copy."""
+    batch_ids = select(ingest_batches.c.id).where(
+        ingest_batches.c.sha256.in_(list(sha256s)), ingest_batches.c.format == fmt)
+    n_runs: int = conn.execute(runs.delete().where(runs.c.batch_id.in_(batch_ids))).rowcount
+    conn.execute(rejects.delete().where(rejects.c.batch_id.in_(batch_ids)))
+    conn.execute(ingest_batches.update().where(ingest_batches.c.id.in_(batch_ids)).values(
+        n_stored=0, n_rejected=0))
+    return n_runs
