@@ -231,11 +231,13 @@ datasets_app = typer.Typer(help="The real data sets shipped with perfpredict.",
 
 
 @datasets_app.command("list")
-def datasets_list() -> None:
-    """Name, description and file of each bundled data set."""
+def datasets_list(ctx: typer.Context) -> None:
+    """Name, description and file of each bundled data set, and whether the store holds
+    it (an earlier release is replaced by 'datasets load')."""
     from perfpredict import datasets
 
-    print_rows(datasets.describe(), "table")
+    with ctx.obj.open_store() as store:
+        print_rows(datasets.describe(store), "table")
 
 
 @datasets_app.command("load")

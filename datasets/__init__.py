@@ -111,13 +111,33 @@ def series(names: tuple[str, ...] | list[str] = NAMES) -> list[Series]:
 
 
 def loaded_in(store: Store) -> list[str]:
-    """The bundled data sets ``store`` holds (the very files ingested, by checksum)."""
-    from perfpredict.ingest._text.lines import file_sha256
+    """The bundled data sets ``store`` holds, in any release (the very files ingested, by
+    checksum): an earlier release's runs are the data set's, and ``datasets load``
+    replaces them with the current ones."""
+    return list(releases_in(store))
+
+
+def releases_in(store: Store) -> dict[str, str]:
+    """For each bundled data set ``store`` holds, ``"current"`` or ``"earlier"``: which
+    release of its file it loaded."""
     from perfpredict.store.queries import ingested_sha256s
 
     held = ingested_sha256s(store)
-    return [name for name in NAMES if file_sha256(path(name)) in held]
+    found = {}
+    for name in NAMES:
+        if RELEASES[name][-1] in held:
+            found[name] = "current"
+        elif held.intersection(RELEASES[name][:-1]):
+            found[name] = "earlier"
+    return found
 
 
-def describe() -> list[dict[str, Any]]:
-    return [{"name": n, "description": DESCRIPTIONS[n], "path": str(path(n))} for n in NAMES]
+def describe(store: Store | None = None) -> list[dict[str, Any]]:
+    """Name, description and file of each data set, and with ``store`` whether it holds
+    the data set: ``yes``, ``an earlier release`` (``datasets load`` replaces it) or
+    ``no``."""
+    held = releases_in(store) if store is not None else {}
+    in_store = {"current": "yes", "earlier": "an earlier release"}
+    return [{"name": n,
+             **({"in_store": in_store.get(held.get(n, ""), "no")} if store is not None else {}),
+             "description": DESCRIPTIONS[n], "path": str(path(n))} for n in NAMES]

@@ -251,6 +251,10 @@ def test_load_replaces_the_runs_of_an_earlier_release_once(
     assert _invoke(db_url, "ingest", "csv", str(earlier))[0] == 0
     monkeypatch.setitem(datasets.RELEASES, name,
                         (file_sha256(earlier), *datasets.RELEASES[name]))
+    with open_store(db_url) as store:
+        assert {r["name"]: r["in_store"] for r in datasets.describe(store)}[name] == \
+            "an earlier release"
+        assert datasets.loaded_in(store) == [name]  # not borrowed again by --with-bundled
 
     code, out, err = _invoke(db_url, "datasets", "load", name)
     assert code == 0, err
@@ -261,6 +265,11 @@ def test_load_replaces_the_runs_of_an_earlier_release_once(
     assert len(frame) == 5
     assert not frame["extra"].astype(str).str.contains("earlier release").any()
     assert _invoke(db_url, "datasets", "load", name)[1] == f"{name}: already loaded\n"
+    code, out, err = _invoke(db_url, "datasets", "list")
+    assert code == 0, err
+    row = next(line for line in out.splitlines() if name in line)  # the first table's
+    assert "│ yes " in row
+    assert sum("│ no " in line for line in out.splitlines()) == len(datasets.NAMES) - 1
     # the earlier file itself, ingested again (an older perfpredict's datasets load),
     # stores nothing rather than a second copy
     code, out, err = _invoke(db_url, "ingest", "csv", str(earlier), "--format", "json")
