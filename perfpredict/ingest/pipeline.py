@@ -24,7 +24,7 @@ Guarantees a user relies on:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from perfpredict.errors import BadInputError
@@ -60,7 +60,7 @@ def _chunks(items: Iterable[BatchItem], size: int,
 
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None,
-                replaces: Iterable[str] = ()) -> BatchReport:
+                replaces: Sequence[str] = ()) -> BatchReport:
     """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees.
     ``replaces``: checksums of earlier releases of the file, whose runs it replaces
     (:func:`~perfpredict.store.writer.write_file`)."""

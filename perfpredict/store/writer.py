@@ -17,7 +17,7 @@ import hashlib
 import json
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -356,7 +356,7 @@ def _catalog_names(store: Store) -> dict[str, str]:
 def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestOptions,
                chunks: Iterable[RunBatch | Skipped | list[ParsedItem]],
                progress: ProgressCallback | None = None,
-               replaces: Iterable[str] = ()) -> BatchReport:
+               replaces: Sequence[str] = ()) -> BatchReport:
     """Store the parsed ``chunks`` of the file ``path`` (checksum ``sha256``) in one
     transaction; nothing when the file was ingested before.
 
@@ -382,7 +382,8 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             report.n_duplicates = conn.execute(select(ingest_batches.c.n_records).where(
                 ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).scalar_one()
             return report
-        report.n_replaced = _drop_releases(conn, fmt, replaces)
+        if replaces:
+            report.n_replaced = _drop_releases(conn, fmt, replaces)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names, sha256)
         with _large_page_cache(conn), _cycle_collection_paused():
             for chunk in chunks:
@@ -407,13 +408,13 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     return report
 
 
-def _drop_releases(conn: Connection, fmt: str, sha256s: Iterable[str]) -> int:
+def _drop_releases(conn: Connection, fmt: str, sha256s: Sequence[str]) -> int:
     """Remove the runs and rejects of the batches of ``fmt`` ingested from the files with
     checksums ``sha256s``; the number of runs removed. The batches themselves stay, with
     nothing stored, so an older perfpredict loading its copy of the file again stores
     nothing rather than a second copy."""
     batch_ids = select(ingest_batches.c.id).where(
-        ingest_batches.c.sha256.in_(list(sha256s)), ingest_batches.c.format == fmt)
+        ingest_batches.c.sha256.in_(sha256s), ingest_batches.c.format == fmt)
     n_runs: int = conn.execute(runs.delete().where(runs.c.batch_id.in_(batch_ids))).rowcount
     conn.execute(rejects.delete().where(rejects.c.batch_id.in_(batch_ids)))
     conn.execute(ingest_batches.update().where(ingest_batches.c.id.in_(batch_ids)).values(
