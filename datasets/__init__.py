@@ -110,16 +110,10 @@ def series(names: tuple[str, ...] | list[str] = NAMES) -> list[Series]:
     return build_series(runs_frame(names)) if names else []
 
 
-def loaded_in(store: Store) -> list[str]:
-    """The bundled data sets ``store`` holds, in any release (the very files ingested, by
-    checksum): an earlier release's runs are the data set's, and ``datasets load``
-    replaces them with the current ones."""
-    return list(releases_in(store))
-
-
 def releases_in(store: Store) -> dict[str, str]:
-    """For each bundled data set ``store`` holds, ``"current"`` or ``"earlier"``: which
-    release of its file it loaded."""
+    """For each bundled data set ``store`` holds (the very files ingested, by checksum),
+    ``"current"`` or ``"earlier"``: which release of its file it loaded. An earlier
+    release's runs are the data set's too, which ``datasets load`` replaces."""
     from perfpredict.store.queries import ingested_sha256s
 
     held = ingested_sha256s(store)

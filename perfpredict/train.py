@@ -197,7 +197,7 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
     # installed from datasets/ (pyproject's package-dir), which mypy does not map
     from perfpredict import datasets  # type: ignore[attr-defined]
 
-    held = set(datasets.loaded_in(store))
+    held = set(datasets.releases_in(store))  # in any release
     names = [n for n in datasets.NAMES if n not in held]
     keys = {s.key for s in stored}
     return [s for s in datasets.series(names) if s.key not in keys], names
