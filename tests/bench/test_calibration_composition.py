@@ -17,7 +17,11 @@ BUNDLED_STRONG = ("mlperf_training", "castro_scaling", "pencilffts_jeanzay")
 
 
 def test_calibration_examples_miss_their_own_bounds_at_most_a_tenth_of_the_time() -> None:
-    from bench.calibration_composition import calibration_and_tests, centroid_growth_bounds
+    from bench.calibration_composition import (
+        calibration_and_tests,
+        centroid_growth_bounds,
+        ideal_truncated_bounds,
+    )
 
     calibration, test, scores = calibration_and_tests("extrapolate", 0, BUNDLED_STRONG)
     assert calibration["distance"].size > 100
@@ -56,3 +60,20 @@ def test_calibration_examples_miss_their_own_bounds_at_most_a_tenth_of_the_time(
     assert (lower[far] >= test["lower_log"][far]).all()
     free = far & (test["conformal_lower_log"] > test["ideal_lower_log"])
     assert free.any() and (lower[free] > test["lower_log"][free]).all()
+    # truncated at ideal scaling: only fixed work's bounds move; centrally, the lower
+    # bound rises off ideal scaling where the distribution reached below it and the upper
+    # one never narrows; one-sided, a moved interval starts at ideal scaling
+    bounded = np.isfinite(test["ideal_lower_log"]) & kept
+    assert bounded.any() and not test["fixed_work"][~np.isfinite(test["ideal_lower_log"])].any()
+    for shape in ("central", "one-sided"):
+        lower, upper = ideal_truncated_bounds(scores, test, shape)
+        assert (lower[~bounded] == test["lower_log"][~bounded]).all()
+        assert (upper[~bounded] == test["upper_log"][~bounded]).all()
+        assert (lower[bounded] >= test["ideal_lower_log"][bounded]).all()
+    lower, upper = ideal_truncated_bounds(scores, test, "central")
+    assert (upper >= test["upper_log"]).all()
+    cut_off = bounded & (test["conformal_lower_log"] < test["ideal_lower_log"])
+    assert cut_off.any() and (lower[cut_off] > test["lower_log"][cut_off]).all()
+    lower, upper = ideal_truncated_bounds(scores, test, "one-sided")
+    moved = upper != test["upper_log"]
+    assert moved.any() and (lower[moved] == test["ideal_lower_log"][moved]).all()
