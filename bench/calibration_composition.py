@@ -206,7 +206,10 @@ def ideal_truncated_bounds(scores: dict[str, np.ndarray], test: dict[str, np.nda
     (0.95 + 0.05 m) quantiles); ``"one-sided"``, where ideal scaling cuts off more than
     the lower 5%, [ideal scaling, the (0.9 + 0.1 m) quantile], the whole miss rate spent
     above. Neither bound narrower than today's on the side it widens. Bounds the noise
-    floor set stay, as do those of time-to-train and weak scaling."""
+    floor set stay, as do those of time-to-train and weak scaling. The quantiles are the
+    distance bin's own, before the predictor makes them monotone in distance (its
+    isotonic pooling), so a run whose bin was pooled moves by a little more or less than
+    the predictor's bounds would; the scale is read off the pooled bound."""
     pooled = DistanceConformal().fit(scores["score"], scores["distance"])
     lower, upper = test["lower_log"].copy(), test["upper_log"].copy()
     for i in np.flatnonzero(np.isfinite(test["ideal_lower_log"]) & ~test["floored"]):
