@@ -139,17 +139,19 @@ def _cases(expected_failures: set[tuple[str, str]]) -> list[Any]:
 
 
 @pytest.fixture(scope="module")
-def backtest_table(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Table]:
-    """The store-cut backtest of a split on every judged data set, computed once per split."""
+def backtest_table(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., Table]:
+    """The store-cut backtest of a split on every judged data set at a confidence (issue
+    13's 90% unless told), computed once per split and confidence."""
     shared_datasets = shared_path("datasets")
     store = build_store(f"sqlite:///{tmp_path_factory.mktemp('accuracy') / 'store.db'}",
                         shared_datasets=shared_datasets)
-    tables: dict[str, Table] = {}
+    tables: dict[tuple[str, float], Table] = {}
 
-    def table(split: str) -> Table:
-        if split not in tables:
-            tables[split] = evaluate(store, split, protocol="store-cut", repeats=REPEATS)
-        return tables[split]
+    def table(split: str, confidence: float = 0.9) -> Table:
+        if (split, confidence) not in tables:
+            tables[split, confidence] = evaluate(store, split, protocol="store-cut",
+                                                 repeats=REPEATS, confidence=confidence)
+        return tables[split, confidence]
 
     yield table
     store.dispose()
@@ -181,6 +183,24 @@ def test_pooled_mape_is_15pct_below_the_best_baseline(backtest_table, split: str
     verdict = acceptance(backtest_table(split), "all")
     assert (verdict["hybrid_mape_pct"]
             <= POOLED_MAPE_RATIO * verdict["best_mape_pct"] + MAPE_MARGIN_PCT[split]["all"]), verdict
+
+
+#: What docs/accuracy.md tells a user who sets a walltime beyond every measured node count
+#: ("The intervals at other confidences, and as walltime kill risks"): ask ``advise`` for
+#: half the kill risk meant. The walltime at a kill risk of 2.5% is the upper bound of the
+#: 95% interval; the share of test runs above it, pooled, was 2.5% (s.d. 1.0, at most
+#: 4.2%) in extrapolation and 1.7% (0.1) in few-shot over five backtests of three seeds
+#: (``perfpredict evaluate --split S --repeats 3 --seed K --confidence 0.95``, K = 0, 3,
+#: 6, 9, 12), so the risk meant is 2.5 standard deviations above the worse split's mean.
+HALF_KILL_RISK = 0.025
+
+
+@pytest.mark.parametrize("split", SPLITS)
+def test_a_walltime_at_half_the_kill_risk_holds_the_risk_pooled(  # type: ignore[no-untyped-def]
+        backtest_table, split: str) -> None:
+    hybrid = next(r for r in backtest_table(split, 1 - 2 * HALF_KILL_RISK)
+                  if r["group"] == "all" and r["method"] == "hybrid")
+    assert hybrid["above_pct"] <= 100 * 2 * HALF_KILL_RISK, hybrid
 
 
 def test_issue_13s_rule_finds_the_data_sets_measured_here() -> None:
