@@ -128,6 +128,28 @@ def test_a_node_count_no_queue_accepts_is_warned_about(trained_store) -> None:
     assert any("pend forever" in w for w in plan.warnings)
 
 
+def test_a_walltime_beyond_every_measured_count_says_to_halve_the_kill_risk(
+        trained_store) -> None:  # type: ignore[no-untyped-def]
+    # resnet measured up to 32 nodes, asked up to 4096: a walltime of about 18 s rounded
+    # up to a minute leaves the predictor's kill probability at about 8%
+    resnet = {"app": "resnet", "max_nodes": 4096, "min_efficiency": 0.01}
+    beyond = advise_plan(trained_store, PlanRequest(**resnet, kill_risk=0.1))
+    assert beyond.recommended.nodes > max(m.nodes for m in beyond.measured)
+    assert beyond.kill_probability > 0.05
+    assert sum("--kill-risk 0.05" in w for w in beyond.warnings) == 1, beyond.warnings
+    # the same walltime at a risk it already halves: asking for half would not change it
+    covered = advise_plan(trained_store, PlanRequest(**resnet, kill_risk=0.2))
+    assert covered.walltime_s == beyond.walltime_s and covered.kill_probability <= 0.1
+    assert not any("--kill-risk" in w for w in covered.warnings), covered.warnings
+    # at a measured count (16 of resnet's 1-32 nodes) the walltime rests on no
+    # extrapolation: no note, though its kill probability too is above half the risk
+    inside = advise_plan(trained_store, PlanRequest(**{**resnet, "max_nodes": 16},
+                                                    kill_risk=0.2))
+    assert inside.recommended.nodes <= max(m.nodes for m in inside.measured)
+    assert inside.kill_probability > 0.1
+    assert not any("--kill-risk" in w for w in inside.warnings), inside.warnings
+
+
 def test_node_hours_and_allocation_units(trained_store) -> None:
     plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, runs=12, max_nodes=64))
     for c in plan.candidates:
