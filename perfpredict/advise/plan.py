@@ -310,8 +310,8 @@ def beyond_range_walltime_note(kill_risk: float) -> str:
     slow test holds pooled. Said only where the walltime requested (rounded up to the
     scheduler's granularity) leaves the predictor's kill probability above half the
     risk: otherwise asking for half would not change it."""
-    return (f"the walltime rests on an extrapolation beyond every measured node count, "
-            f"where backtests outran the quantile at a kill risk more often than that risk: "
+    return ("the walltime rests on an extrapolation beyond every measured node count, "
+            "where backtests outran the quantile at a kill risk more often than that risk: "
             f"ask for half the risk you mean (--kill-risk {kill_risk / 2:g}), or measure a "
             "larger node count first (docs/accuracy.md, as walltime kill risks)")
 
