@@ -92,4 +92,6 @@ class SeriesEntry:
         series = self.series()
         laws = {name: LAWS[name].from_state(doc["state"]) for name, doc in self.laws.items()}
         summary = np.array([np.nan if v is None else v for v in self.summary], dtype=float)
-        return series, SeriesContext(series, series.scale, series.runtime_s, laws, summary)
+        # the entry keeps the medians only; its run count says whether any was repeated
+        return series, SeriesContext(series, series.scale, series.runtime_s, laws, summary,
+                                     repeated=self.n_runs > len(self.scales))

@@ -482,7 +482,7 @@ class RuntimeModel:
         return _Point(runtime_s=np.exp(runtime_log)[:-1], spread=spread[:-1] * narrowed,
                       distance=distance[:-1], correction=correction[:-1],
                       peer_series=n_peers[:-1], conformal=self.conformal[kind],
-                      floored=series.scales.size == series.scale.size,
+                      floored=not ctx.repeated,
                       reference_spread=spread[-1] * narrowed)
 
     def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,

@@ -37,6 +37,10 @@ class SeriesContext:
     medians_s: FloatArray
     laws: dict[str, ScalingLaw]
     summary: FloatArray  # the features that do not depend on the query scale
+    #: some measured scale was run more than once, so the series shows its own
+    #: run-to-run noise; without, an interval is widened to that of trained series
+    #: with repeats (:class:`perfpredict.uncertainty.noise.NoiseFloor`)
+    repeated: bool
 
     @property
     def scale_max(self) -> float:
@@ -171,7 +175,8 @@ class ContextBatch:
                                              for key, values in self.law_states[name].items()})
                 for name in CANDIDATE_LAWS if self.n_scales[row] >= LAWS[name].min_scales}
         return SeriesContext(series, self.table.scales[start:end],
-                             self.table.medians_s[start:end], laws, self.summary[row].copy())
+                             self.table.medians_s[start:end], laws, self.summary[row].copy(),
+                             repeated=bool((self.table.repetitions[start:end] > 1).any()))
 
 
 def _series_columns(series_list: list[Series]) -> FloatArray:

@@ -28,6 +28,8 @@ def test_a_simulated_measurement_extends_the_context(trained_url) -> None:
     carried = [SUMMARY_NAMES.index("noise_log"), SUMMARY_NAMES.index("log2_io_bytes_per_node")]
     # noise and I/O (none here) are unknown until the run is done: carried over
     np.testing.assert_array_equal(refitted.summary[carried], ctx.summary[carried])
+    # as is whether the runs were repeated (bert's were; its entry keeps their medians)
+    assert ctx.repeated and refitted.repeated
 
     # the target is one doubling beyond the new largest scale instead of two, which is what
     # the predictor's distance-dependent interval responds to
@@ -99,3 +101,18 @@ def test_cli_bad_budget_is_one_error_line(advise_cli) -> None:
     result = advise_cli("advise", "next-runs", *BERT, "--budget-node-hours", "0")
     assert result.exit_code == 2
     assert "--budget-node-hours" in one_error_line(result)
+
+
+@pytest.mark.parametrize("subcommand", ["next-runs", "walltime"])
+def test_options_given_to_advise_before_a_subcommand_say_where_they_go(  # type: ignore[no-untyped-def]
+        advise_cli, subcommand: str) -> None:
+    """'advise --app X next-runs' gives --app to 'advise' itself; the subcommand, which
+    never sees it, would ask for the --app the user typed."""
+    result = advise_cli("advise", *BERT, subcommand)
+    assert result.exit_code == 2
+    line = one_error_line(result)
+    assert line.startswith("Error: --app, --system before '") and "are options of 'advise'" \
+        in line, line
+    assert f"'perfpredict advise {subcommand} --help'" in line
+    # after the name they reach the subcommand
+    assert advise_cli("advise", "next-runs", *BERT).exit_code == 0

@@ -373,6 +373,34 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     np.testing.assert_allclose(quiet.exceedance(once, scales, walltime), 0.05, atol=0.01)
 
 
+def test_an_estimate_from_the_artifact_is_the_prediction_from_the_runs(  # type: ignore[no-untyped-def]
+        relearn_series) -> None:
+    """An estimate reads a series from its artifact entry, which keeps one median per
+    scale: it must still know the runs were repeated, or every deployed interval of a
+    series with repeats is widened to the noise floor that its backtest never had (and
+    says "one run per measured scale")."""
+    from perfpredict.model.entry import SeriesEntry
+    from perfpredict.overhead.features import fit_context
+
+    model = HybridPredictor().fit(relearn_series).model_
+    quiet = dataclasses.replace(model, spread_trees=_constant_spread(np.log(1e-4)))
+    repeated = relearn_series[5]
+    first_runs = np.unique(repeated.scale, return_index=True)[1]
+    once = repeated.select(np.isin(np.arange(repeated.scale.size), first_runs))
+    scales = np.concatenate([repeated.scales, repeated.scales[-1] * np.array([1.5, 4.0])])
+    for series, floored in ((repeated, False), (once, True)):
+        from_runs = quiet.predict_columns(series, scales, 0.9)
+        stored, ctx = SeriesEntry.of(fit_context(series)).context()
+        from_entry = quiet.predict_columns(stored, scales, 0.9, ctx)
+        assert from_entry.noise_floor.any() == floored
+        for column in ("runtime_s", "lower_s", "upper_s", "noise_floor"):
+            np.testing.assert_allclose(getattr(from_entry, column),
+                                       getattr(from_runs, column), rtol=1e-12)
+        np.testing.assert_allclose(quiet.exceedance(stored, scales, from_runs.upper_s, ctx),
+                                   quiet.exceedance(series, scales, from_runs.upper_s),
+                                   rtol=1e-12)
+
+
 def test_trees_train_on_one_thread_with_a_seed_whatever_the_caller_asks(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Issue 14, item 8: the same store gives the same trees on any machine, so XGBoost
     is told one thread and the seed, and a caller's parameters cannot change the threads."""
