@@ -87,6 +87,7 @@ def advise(
     among those meeting the efficiency floor, saying which rule decided.
     """
     if ctx.invoked_subcommand is not None:
+        _refuse_options_before(ctx, ctx.invoked_subcommand)
         return
     if app is None:  # bare 'perfpredict advise': say what it takes
         typer.echo(ctx.get_help())
@@ -122,6 +123,22 @@ def advise(
         typer.echo("\n".join(proposal.summary_lines(plan)))
         rows, columns = proposal.candidate_table(plan)
         print_rows(rows, "table", columns, title="Node counts considered")
+
+
+def _refuse_options_before(ctx: typer.Context, subcommand: str) -> None:
+    """'advise --app X next-runs' gave --app to 'advise' itself, which a subcommand never
+    sees: say where it goes instead of letting the subcommand ask for it."""
+    from perfpredict.errors import BadInputError
+
+    # by name: Typer carries its own copy of Click, whose enum is not click's
+    given = [param.opts[0] for param in ctx.command.params
+             if getattr(ctx.get_parameter_source(param.name or ""), "name", "") == "COMMANDLINE"]
+    if given:
+        what = "is an option" if len(given) == 1 else "are options"
+        raise BadInputError(
+            f"{', '.join(given)} before '{subcommand}' {what} of 'advise' itself, which "
+            f"'advise {subcommand}' does not see; give its options after its name (see "
+            f"'perfpredict advise {subcommand} --help')")
 
 
 def next_runs(

@@ -106,6 +106,11 @@ class EfficiencyFloor:
         return out
 
 
+def node_count(nodes: int) -> str:
+    """``nodes`` with its noun: "1 node", "8 nodes"."""
+    return f"{nodes} node" if nodes == 1 else f"{nodes} nodes"
+
+
 def percent_apart(value: float, floor: float | None) -> str:
     """``value`` as a percentage with the fewest decimals that do not read as ``floor``
     (whole percents where it is the floor, or there is none): "only 70% efficient, below
@@ -163,13 +168,14 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
     if not feasible:
         smallest = candidates[0]
         return Choice(smallest, "no candidate meets the floor", (
-            f"No node count meets {floor.describe()}, so the smallest, {smallest.nodes} "
-            f"nodes, is shown; relax the floor or check the application's scaling."))
+            f"No node count meets {floor.describe()}, so the smallest, "
+            f"{node_count(smallest.nodes)}, is shown; relax the floor or check the "
+            "application's scaling."))
     rec = min(feasible, key=lambda c: (score(c), c.nodes))
     better = [c for c in candidates if score(c) < score(rec)]
     if not better:
         span = f"{candidates[0].nodes}-{candidates[-1].nodes}"
-        reason = (f"{objective}: {rec.nodes} nodes gives {best_phrase} of all "
+        reason = (f"{objective}: {node_count(rec.nodes)} gives {best_phrase} of all "
                   f"{len(candidates)} node counts considered ({span}); {floor.describe()} "
                   "did not bind")
         if objective == "fastest" and rec is candidates[-1]:
@@ -178,8 +184,8 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
     # the nearest better node count tells the user what the floor cost them
     alternative = min(better, key=lambda c: abs(c.nodes - rec.nodes) / max(c.nodes, rec.nodes))
     rules, whys = zip(*floor.violations(alternative, broken_at), strict=True)
-    reason = (f"{objective}: {rec.nodes} nodes gives {best_phrase} among the node counts "
+    reason = (f"{objective}: {node_count(rec.nodes)} gives {best_phrase} among the node counts "
               f"that meet {floor.describe()} (predicted efficiency {rec.efficiency:.0%}); "
-              f"{alternative.nodes} nodes would be {comparative} but "
+              f"{node_count(alternative.nodes)} would be {comparative} but "
               f"{' and '.join(whys)}.")
     return Choice(rec, " and ".join(rules), reason)

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
-from perfpredict.advise.selection import percent_apart
+from perfpredict.advise.selection import node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.durations import format_seconds
 from perfpredict.report.tables import (
@@ -78,7 +78,7 @@ def summary_lines(plan: Plan) -> list[str]:
     pct = f"{100 * request.confidence:g}%"
     lines = [
         plan.series,
-        f"Recommendation: {rec.nodes} nodes. {plan.reason[0].upper()}{plan.reason[1:]}",
+        f"Recommendation: {node_count(rec.nodes)}. {plan.reason[0].upper()}{plan.reason[1:]}",
         f"  predicted runtime {format_seconds(rec.predicted_runtime_s)} s ({pct} interval "
         f"{format_seconds(rec.lower_runtime_s)} - {format_seconds(rec.upper_runtime_s)} s), " + (
             f"weak-scaling efficiency {rec.efficiency:.0%}" if plan.weak else

@@ -64,6 +64,13 @@ def test_fastest_names_the_floor_that_stopped_it(trained_store) -> None:
     assert "70% floor" in plan.reason
 
 
+def test_a_single_node_is_named_in_the_singular(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, min_efficiency=0.99))
+    assert plan.recommended.nodes == 1
+    assert plan.reason.startswith("fastest: 1 node gives "), plan.reason
+    assert "1 nodes" not in plan.reason
+
+
 @pytest.mark.parametrize(("efficiency", "said"), [(0.6996, "69.96%"), (0.699, "69.9%"),
                                                    (0.58, "58%")])
 def test_an_efficiency_below_the_floor_reads_below_it(efficiency: float, said: str) -> None:
