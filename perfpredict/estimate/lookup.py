@@ -95,6 +95,10 @@ class Match:
     notes: list[str]
 
 
+#: How many of the other series that match a query its note names.
+_OTHERS_NAMED = 3
+
+
 def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
                 db_url: str | None = None) -> Match:
     """The series that answers ``query``: the application's series narrowed by system,
@@ -131,8 +135,12 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
     entry = found[0]
     notes = []
     if len(found) > 1:
-        notes.append(f"{len(found)} series match; using the best measured one "
-                     "(narrow with --system / --problem-size / --variant)")
+        others = "; ".join(e.key.name for e in found[1:1 + _OTHERS_NAMED])
+        more = len(found) - 1 - _OTHERS_NAMED
+        others += f"; and {more} more" if more > 0 else ""
+        notes.append(f"{len(found)} series match; using the best measured one (most "
+                     f"scales, then most runs), not {others} (narrow with --system / "
+                     "--problem-size / --variant)")
     return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
 
 

@@ -41,6 +41,15 @@ class SeriesKey(NamedTuple):
     ranks_per_node: str
     threads_per_rank: str
 
+    @property
+    def name(self) -> str:
+        """The series as users read it: "app on system [problem size, variant, layout]"."""
+        label = self.problem_size or "default size"
+        label += f", {self.variant}" if self.variant else ""
+        label += f", {self.ranks_per_node} ranks/node" if self.ranks_per_node else ""
+        label += f", {self.threads_per_rank} threads/rank" if self.threads_per_rank else ""
+        return f"{self.app} on {self.system} [{label}]"
+
 
 #: The run columns that make up a :class:`SeriesKey`, in its order.
 SERIES_KEY = SeriesKey._fields
@@ -89,12 +98,7 @@ class Series:
 
     @property
     def name(self) -> str:
-        key = self.key
-        label = key.problem_size or "default size"
-        label += f", {key.variant}" if key.variant else ""
-        label += f", {key.ranks_per_node} ranks/node" if key.ranks_per_node else ""
-        label += f", {key.threads_per_rank} threads/rank" if key.threads_per_rank else ""
-        return f"{key.app} on {key.system} [{label}]"
+        return self.key.name
 
     @property
     def scales(self) -> FloatArray:

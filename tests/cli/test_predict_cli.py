@@ -71,6 +71,18 @@ def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: i
     assert "99.9% interval" in result.stdout
 
 
+def test_an_estimate_of_several_matching_series_names_those_it_did_not_use(cli) -> None:  # type: ignore[no-untyped-def]
+    """'--app bert' matches 31 series (systems, submitters): the note names which others
+    match, so the user sees what to narrow by, and says how many it does not name."""
+    doc = json.loads(cli("estimate", "--app", "bert", "--nodes", "64", "--format",
+                         "json").stdout)
+    note = next(n for n in doc["notes"] if "series match" in n)
+    assert note.startswith("31 series match; using the best measured one (most scales, "
+                           "then most runs), not bert on "), note
+    assert doc["series"] not in note and note.count("bert on ") == 3
+    assert "; and 27 more (narrow with --system / --problem-size / --variant)" in note
+
+
 def test_estimate_table_prints_subsecond_runtimes_in_significant_digits(cli) -> None:  # type: ignore[no-untyped-def]
     """PencilFFTs times one transform pair in hundredths of a second: the table shows three
     significant digits of it, not "0.0 s", and the figures the JSON gives."""
