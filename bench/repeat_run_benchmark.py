@@ -5,10 +5,11 @@ is read off the interval there. Each run at a scale its series measured more tha
 left out and predicted, at that scale, from the rest of its series (which still shows the
 scale), by a predictor trained on the other folds of series of the acceptance store (as
 ``bench.accuracy_benchmark`` builds it); the table gives, per data set, the share of
-those runs inside the interval, and beside it the share with the interval no narrower
-than the noise floor (:class:`perfpredict.uncertainty.noise.NoiseFloor`, which an
-estimate applies only to series measured once per scale), and how often the floor
-widened it. Castro, CP2K and PencilFFTs measured each scale once and have no rows.
+those runs inside the interval an estimate gives (the series' own repeats' noise where
+they are enough, :class:`perfpredict.uncertainty.noise.RepeatNoise`), the share inside
+the interval calibrated on held-out scales that stood there before, how often the
+series' own repeats decided, and the median width (log upper / lower) of both. Castro,
+CP2K and PencilFFTs measured each scale once and have no rows.
 
 Run: python -m bench.repeat_run_benchmark [--seed 0] [--folds 5] [--confidence 0.9]
 """
@@ -16,7 +17,7 @@ Run: python -m bench.repeat_run_benchmark [--seed 0] [--folds 5] [--confidence 0
 from __future__ import annotations
 
 import argparse
-import dataclasses
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -25,17 +26,19 @@ from bench.interpolation_benchmark import acceptance_series
 from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import fit_context
+from perfpredict.uncertainty.noise import RepeatNoise
 
-#: Columns of :func:`repeat_hits`' rows: the repeat inside today's interval, inside the
-#: interval with the noise floor applied, and whether the floor widened it.
-COLUMNS = ("inside", "inside_floored", "floor_widened")
+#: Columns of :func:`repeat_hits`' rows: the repeat inside the interval, inside the
+#: interval calibrated on held-out scales, whether the series' own repeats decided, and
+#: the two intervals' widths (log upper / lower).
+COLUMNS = ("inside", "inside_calibrated", "own_decides", "width", "width_calibrated")
 
 
 def repeat_hits(series_list: list[Series], sources: dict[Any, str], seed: int = 0,
                 n_folds: int = 5, confidence: float = 0.9) -> dict[str, np.ndarray]:
-    """Per data set, one row per repeated run and one bool column per :data:`COLUMNS`."""
+    """Per data set, one row per repeated run and one column per :data:`COLUMNS`."""
     fold = np.random.default_rng(seed).permutation(len(series_list)) % n_folds
-    rows: dict[str, list[list[bool]]] = {}
+    rows: dict[str, list[list[float]]] = {}
     for k in range(n_folds):
         model = HybridPredictor(random_state=seed).fit(
             [s for s, f in zip(series_list, fold, strict=True) if f != k]).model_
@@ -47,21 +50,26 @@ def repeat_hits(series_list: list[Series], sources: dict[Any, str], seed: int = 
                 ctx = fit_context(context)
                 p, measured_s = series.scale[[run]], series.runtime_s[run]
                 today = model.predict_columns(context, p, confidence, ctx)
-                floored = model.predict_columns(context, p, confidence,
-                                                dataclasses.replace(ctx, repeated=False))
+                # still repeated (no noise floor), too few repeats to decide
+                calibrated = model.predict_columns(context, p, confidence, replace(
+                    ctx, repeat_noise=RepeatNoise(ctx.repeat_noise.deviations_log[:1])))
                 rows.setdefault(sources[series.key], []).append([
-                    bool(today.lower_s[0] <= measured_s <= today.upper_s[0]),
-                    bool(floored.lower_s[0] <= measured_s <= floored.upper_s[0]),
-                    bool(floored.noise_floor[0])])
-    return {name: np.array(values, dtype=bool) for name, values in rows.items()}
+                    today.lower_s[0] <= measured_s <= today.upper_s[0],
+                    calibrated.lower_s[0] <= measured_s <= calibrated.upper_s[0],
+                    ctx.repeat_noise.decides,
+                    np.log(today.upper_s[0] / today.lower_s[0]),
+                    np.log(calibrated.upper_s[0] / calibrated.lower_s[0])])
+    return {name: np.array(values, dtype=float) for name, values in rows.items()}
 
 
 def _table(hits: dict[str, np.ndarray]) -> str:
+    """Shares of the first three columns, medians of the widths."""
     lines = ["| data set | repeated runs | " + " | ".join(COLUMNS) + " |",
              "|---|---|" + "---|" * len(COLUMNS)]
     for name, values in [*sorted(hits.items()), ("all", np.concatenate(list(hits.values())))]:
+        figures = [*values[:, :3].mean(axis=0), *np.median(values[:, 3:], axis=0)]
         lines.append(f"| {name} | {values.shape[0]} | "
-                     + " | ".join(f"{v:.3f}" for v in values.mean(axis=0)) + " |")
+                     + " | ".join(f"{v:.3f}" for v in figures) + " |")
     return "\n".join(lines)
 
 

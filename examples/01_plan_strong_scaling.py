@@ -10,11 +10,12 @@ PowerEdge XE8545 nodes (4x A100-SXM-40GB each), measured at 1, 2, 4, 8, 16 and 3
 What it prints, and the output to expect:
 
 1. ``perfpredict estimate`` at 16, 32 and 64 nodes (table): at 16 and 32 nodes, which were
-   measured, the median of the runs there ("234.3 s (90% interval 174.9 - 301.3 s)" at
-   16 nodes), the base "T(p) = geometric mean of [70.34 s + 2880 s / p], [70.34 s + 2880
-   s / p + 0 s * log2(p)], [2776 s * p^(-0.841)]" (Amdahl, Amdahl with a communication
-   term, the power law) "moved onto the runs measured at 16 nodes"; at 64 nodes "101.3 s
-   (90% interval 57.9 - 164.0 s)", "parallel efficiency 38% against 1 nodes", the pooled
+   measured, the median of the runs there with their own scatter as the interval
+   ("234.3 s (90% interval 208.7 - 263.2 s)" at 16 nodes), the base "T(p) = geometric
+   mean of [70.34 s + 2880 s / p], [70.34 s + 2880 s / p + 0 s * log2(p)], [2776 s *
+   p^(-0.841)]" (Amdahl, Amdahl with a communication
+   term, the power law) "moved onto the runs measured at 16 nodes"; at 64 nodes "102.2 s
+   (90% interval 57.6 - 169.6 s)", "parallel efficiency 38% against 1 node", the pooled
    slope drift joining the base beyond the measured range with overhead coefficient
    0.979, the note "extrapolating 1.0 doublings beyond the largest measured scale (32
    nodes)", and the note that another series of BERT on this input weighs in with the
@@ -24,8 +25,8 @@ What it prints, and the output to expect:
 2. ``perfpredict advise --format json`` under two efficiency rules:
 
        rule                          nodes  P50_s   walltime    node_h_P90 (20 runs)
-       min_efficiency 0.7                2  1641.0  0-00:36:00  21.6
-       min_speedup_per_doubling 1.5     16   234.3  0-00:06:00  24.5
+       min_efficiency 0.7                2  1641.0  0-00:31:00  19.5
+       min_speedup_per_doubling 1.5     16   234.3  0-00:05:00  22.3
 
    with the sentence saying which rule decided. These runs do not scale smoothly (MLPerf
    time-to-train: each node count trains with its own batch size): measured, 4 nodes
@@ -35,7 +36,7 @@ What it prints, and the output to expect:
    1.46x.
 
 3. ``perfpredict advise ... --emit sbatch``: the #SBATCH directives for the choice
-   (--nodes=16, --ntasks-per-node=4, --cpus-per-task=16, --time=0-00:06:00), which the
+   (--nodes=16, --ntasks-per-node=4, --cpus-per-task=16, --time=0-00:05:00), which the
    script wraps into a job script (job.sbatch in the temporary directory) and prints;
    the --gpus-per-node line and the srun command are the user's part (advise does not
    emit GPU directives), the training command is a placeholder.

@@ -27,8 +27,10 @@ from perfpredict.errors import ArtifactError
 #: as its tree table; a noise floor), which perfpredict before 3 cannot read, so it says
 #: to upgrade. 4: each series entry says whether its work is fixed
 #: (:attr:`perfpredict.model.series.Series.fixed_work`, which bounds its intervals by
-#: ideal scaling); an artifact of 1 to 3 is refused with a message to retrain.
-FORMAT_VERSION = 4
+#: ideal scaling). 5: each series entry keeps its repeats' deviations
+#: (:class:`perfpredict.uncertainty.noise.RepeatNoise`, a repeat's interval at a
+#: measured scale); an artifact of 1 to 4 is refused with a message to retrain.
+FORMAT_VERSION = 5
 KIND_RUNTIME = "runtime_predictor"
 
 

@@ -114,12 +114,12 @@ class NextRunsPlan:
 def with_simulated_run(series: Series, ctx: SeriesContext, scale: float,
               runtime_s: float) -> tuple[Series, SeriesContext]:
     """``series`` with one more run at ``scale`` taking ``runtime_s``, and its refitted
-    context (the edge noise, I/O and whether runs were repeated carried over from
-    ``ctx``: a new run's scatter and I/O are unknown)."""
+    context (the edge noise, I/O and the repeats' noise carried over from ``ctx``: a new
+    run's scatter and I/O are unknown)."""
     order = np.argsort(np.append(series.scale, scale), kind="stable")
     extended = replace(series, scale=np.append(series.scale, scale)[order],
                        runtime_s=np.append(series.runtime_s, runtime_s)[order], io_bytes=None)
-    refitted = replace(fit_context(extended), repeated=ctx.repeated)
+    refitted = replace(fit_context(extended), repeat_noise=ctx.repeat_noise)
     refitted.summary[_CARRIED_OVER] = ctx.summary[_CARRIED_OVER]
     return extended, refitted
 

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perfpredict.model.series import Series, SeriesKey
+from perfpredict.packed import pack, unpack
+from perfpredict.uncertainty.noise import RepeatNoise
 
 if TYPE_CHECKING:
     from perfpredict.overhead.features import SeriesContext
@@ -28,6 +30,9 @@ class SeriesEntry:
     fixed_work: bool  # Series.fixed_work
     scales: tuple[float, ...]  # distinct measured scales, ascending
     medians_s: tuple[float, ...]  # median runtime at each scale
+    #: its repeated runs' |log| deviations from the others at their scale, ascending
+    #: (:class:`perfpredict.uncertainty.noise.RepeatNoise`)
+    repeat_deviations_log: tuple[float, ...]
     summary: tuple[float | None, ...]  # the context features (None: unknown)
     laws: dict[str, dict[str, Any]]  # each fitted law's to_dict()
     n_runs: int
@@ -44,6 +49,7 @@ class SeriesEntry:
             key=series.key, scale_unit=series.scale_unit, weak=series.weak,
             fixed_work=series.fixed_work, scales=tuple(ctx.scales.tolist()),
             medians_s=tuple(ctx.medians_s.tolist()),
+            repeat_deviations_log=tuple(ctx.repeat_noise.deviations_log.tolist()),
             summary=tuple(None if v != v else float(v) for v in ctx.summary),
             laws={name: law.to_dict() for name, law in ctx.laws.items()},
             n_runs=int(series.runtime_s.size), io_share=series.io_share,
@@ -56,6 +62,7 @@ class SeriesEntry:
             "key": list(self.key), "scale_unit": self.scale_unit, "weak": self.weak,
             "fixed_work": self.fixed_work,
             "scales": list(self.scales), "medians_s": list(self.medians_s),
+            "repeat_deviations_log": pack(self.repeat_deviations_log, "<f8"),
             "summary": list(self.summary), "laws": self.laws, "n_runs": self.n_runs,
             "io_share": self.io_share, "problem_size_num": self.problem_size_num,
             "ranks_per_node": self.ranks_per_node, "threads_per_rank": self.threads_per_rank,
@@ -65,11 +72,13 @@ class SeriesEntry:
     def from_dict(cls, doc: dict[str, Any]) -> SeriesEntry:
         """The entry read back; a KeyError or TypeError means another layout (a key
         without a variant, written before it was part of the key, is one; so is an entry
-        without ``fixed_work``)."""
+        without ``fixed_work`` or ``repeat_deviations_log``)."""
         return cls(
             key=SeriesKey(*doc["key"]), scale_unit=doc["scale_unit"], weak=bool(doc["weak"]),
             fixed_work=bool(doc["fixed_work"]),
             scales=tuple(doc["scales"]), medians_s=tuple(doc["medians_s"]),
+            repeat_deviations_log=tuple(
+                unpack(doc["repeat_deviations_log"], "<f8").tolist()),
             summary=tuple(doc["summary"]), laws=doc["laws"], n_runs=int(doc["n_runs"]),
             io_share=doc["io_share"], problem_size_num=doc["problem_size_num"],
             ranks_per_node=doc["ranks_per_node"], threads_per_rank=doc["threads_per_rank"])
@@ -92,6 +101,7 @@ class SeriesEntry:
         series = self.series()
         laws = {name: LAWS[name].from_state(doc["state"]) for name, doc in self.laws.items()}
         summary = np.array([np.nan if v is None else v for v in self.summary], dtype=float)
-        # the entry keeps the medians only; its run count says whether any was repeated
-        return series, SeriesContext(series, series.scale, series.runtime_s, laws, summary,
-                                     repeated=self.n_runs > len(self.scales))
+        # the entry keeps the medians, and of the repeats how far they landed apart
+        return series, SeriesContext(
+            series, series.scale, series.runtime_s, laws, summary,
+            RepeatNoise(np.asarray(self.repeat_deviations_log, dtype=float)))

@@ -177,6 +177,17 @@ def correction_ramp(distance: FloatArray, edge_spacing_log2: FloatArray) -> Floa
     return np.clip(distance / step, 0.0, 1.0)
 
 
+def repeat_at_measured_scale(ctx: SeriesContext, p: FloatArray) -> np.ndarray:
+    """Which of ``p`` are scales the series measured, where its own repeats
+    (:class:`perfpredict.uncertainty.noise.RepeatNoise`) are enough to say how far a
+    repeat lands: there the estimate is the median of the runs measured, and the
+    interval is their noise rather than a law's miss between scales."""
+    if not ctx.repeat_noise.decides:
+        return np.zeros(p.size, dtype=bool)
+    at = np.minimum(np.searchsorted(ctx.scales, p), ctx.scales.size - 1)
+    return np.asarray(ctx.scales[at] == p)
+
+
 def ideal_floor_log(ctx: SeriesContext, p: FloatArray, runtime_s: FloatArray) -> FloatArray:
     """The lowest a strong-scaling interval of fixed work reaches at each of ``p``, in log
     relative to the estimate ``runtime_s``: beyond the largest measured scale, ideal
@@ -533,6 +544,16 @@ class RuntimeModel:
             floored = (upper_log < half_width) | (lower_log > -half_width)
             lower_log = np.minimum(lower_log, -half_width)
             upper_log = np.maximum(upper_log, half_width)
+        repeat = repeat_at_measured_scale(ctx, p)
+        if repeat.any():  # a repeat's noise, where the series' own repeats tell it
+            own = ctx.repeat_noise.half_width_log(confidence)
+            if own is None:  # too few to hold the confidence: no narrower than they
+                own_lower = np.minimum(lower_log, -ctx.repeat_noise.largest_log)
+                own_upper = np.maximum(upper_log, ctx.repeat_noise.largest_log)
+            else:
+                own_lower, own_upper = np.full(p.size, -own), np.full(p.size, own)
+            lower_log = np.where(repeat, own_lower, lower_log)
+            upper_log = np.where(repeat, own_upper, upper_log)
         if not series.weak and series.fixed_work:
             lower_log = np.maximum(lower_log, ideal_floor_log(ctx, p, point.runtime_s))
         beyond = np.array([b.beyond_calibration for b in bands], dtype=bool)
@@ -568,7 +589,8 @@ class RuntimeModel:
         quantile 0.5: the intervals are central and say nothing finer below it."""
         p, walltime = np.broadcast_arrays(np.asarray(scales, dtype=float),
                                           np.asarray(walltime_s, dtype=float))
-        point = self._point(series, p, ctx or fit_context(series), peers)
+        ctx = ctx or fit_context(series)
+        point = self._point(series, p, ctx, peers)
         log_ratio = np.log(walltime / point.runtime_s)
         tail = np.array([point.conformal.upper_tail(max(float(d), 0.0), float(r / s))
                          for d, r, s in zip(point.distance, log_ratio, point.spread,
@@ -579,6 +601,9 @@ class RuntimeModel:
                                         point.reference_spread[far], strict=True)]
         if point.floored:
             tail = np.maximum(tail, self.noise_floor.upper_tail(log_ratio))
+        repeat = repeat_at_measured_scale(ctx, p)
+        if repeat.any():  # as predict_columns: the tail of the repeats' own noise
+            tail = np.where(repeat, ctx.repeat_noise.upper_tail(log_ratio), tail)
         return tail
 
     def cdf(self, series: Series, scales: FloatArray, runtime_s: float | FloatArray,

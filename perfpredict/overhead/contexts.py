@@ -21,6 +21,7 @@ import numpy as np
 from perfpredict.laws import LAWS, ScalingLaw
 from perfpredict.laws.base import FloatArray, IntArray, line_fit_rows
 from perfpredict.model.series import Series
+from perfpredict.uncertainty.noise import RepeatNoise
 
 #: Laws the hybrid weighs; each must be fittable from two scales except where noted.
 CANDIDATE_LAWS = ("amdahl", "amdahl_log", "gustafson", "power")
@@ -37,10 +38,16 @@ class SeriesContext:
     medians_s: FloatArray
     laws: dict[str, ScalingLaw]
     summary: FloatArray  # the features that do not depend on the query scale
-    #: some measured scale was run more than once, so the series shows its own
-    #: run-to-run noise; without, an interval is widened to that of trained series
-    #: with repeats (:class:`perfpredict.uncertainty.noise.NoiseFloor`)
-    repeated: bool
+    #: how far its repeated runs landed from the others at their scale; the interval of
+    #: a repeat at a measured scale where there are enough (RuntimeModel.predict_columns)
+    repeat_noise: RepeatNoise
+
+    @property
+    def repeated(self) -> bool:
+        """Some measured scale was run more than once, so the series shows its own
+        run-to-run noise; without, an interval is widened to that of trained series
+        with repeats (:class:`perfpredict.uncertainty.noise.NoiseFloor`)."""
+        return self.repeat_noise.deviations_log.size > 0
 
     @property
     def scale_max(self) -> float:
@@ -72,6 +79,9 @@ class SeriesTable:
     medians_s: FloatArray  # median runtime at each distinct scale
     noise_log: FloatArray  # std of the log runtimes there (0 for a single run)
     repetitions: IntArray  # runs at each distinct scale
+    #: per run, |log| of its runtime against the mean of the other runs at its scale
+    #: (NaN for a run alone there): :func:`perfpredict.uncertainty.noise.repeat_deviations`
+    repeat_deviation_log: FloatArray
     io_bytes_per_node: FloatArray  # median over the runs there that record it, else NaN
 
     @classmethod
@@ -95,8 +105,14 @@ class SeriesTable:
                    + sorted_runtime[first + count // 2]) / 2
         log_runtime = np.log(sorted_runtime)
         group = np.cumsum(new) - 1
-        deviation = log_runtime - (np.add.reduceat(log_runtime, first) / count)[group]
+        log_sums = np.add.reduceat(log_runtime, first)
+        deviation = log_runtime - (log_sums / count)[group]
         noise = np.sqrt(np.add.reduceat(deviation * deviation, first) / count)
+        at_scale = count[group]
+        others_mean = (log_sums[group] - log_runtime) / np.maximum(at_scale - 1, 1)
+        repeat_deviation = np.empty(order.size)
+        repeat_deviation[order] = np.where(at_scale >= 2, np.abs(log_runtime - others_mean),
+                                           np.nan)
         n_scales = np.bincount(sorted_series[first], minlength=len(series_list))
         scale_start = np.concatenate([[0], np.cumsum(n_scales)]).astype(np.int64)
         run_group = np.empty(order.size, dtype=np.int64)
@@ -105,7 +121,7 @@ class SeriesTable:
                    run_scale=run_scale, runtime_s=runtime,
                    run_scale_index=run_group - scale_start[series_of],
                    scale_start=scale_start, scales=sorted_scale[first], medians_s=medians,
-                   noise_log=noise, repetitions=count,
+                   noise_log=noise, repetitions=count, repeat_deviation_log=repeat_deviation,
                    io_bytes_per_node=_io_medians(series_list, series_of, run_scale, first))
 
     @property
@@ -174,9 +190,13 @@ class ContextBatch:
         laws = {name: LAWS[name].from_state({key: float(values[row])
                                              for key, values in self.law_states[name].items()})
                 for name in CANDIDATE_LAWS if self.n_scales[row] >= LAWS[name].min_scales}
+        index = int(self.series_index[row])
+        runs = slice(int(self.table.run_start[index]), int(self.table.run_start[index + 1]))
+        deviation = self.table.repeat_deviation_log[runs][
+            self.table.run_scale_index[runs] < self.n_scales[row]]
         return SeriesContext(series, self.table.scales[start:end],
                              self.table.medians_s[start:end], laws, self.summary[row].copy(),
-                             repeated=bool((self.table.repetitions[start:end] > 1).any()))
+                             RepeatNoise(np.sort(deviation[~np.isnan(deviation)])))
 
 
 def _series_columns(series_list: list[Series]) -> FloatArray:

@@ -327,7 +327,9 @@ def test_exceedance_is_the_tail_beyond_the_quantile(relearn_series, relearn_pred
     1 - q (more where few residuals make the bound a step in q: never less), it falls as
     the walltime grows, and it is 0.5 at the point prediction."""
     model = relearn_predictor.model_
-    series, scales = relearn_series[2], np.array([256.0, 2048.0, 16384.0])
+    # between measured scales and beyond them: where the calibrated interval stands (at
+    # a measured one the series' own repeats decide, tested below)
+    series, scales = relearn_series[2], np.array([300.0, 2048.0, 16384.0])
     for q in (0.6, 0.9, 0.99):
         walltime = model.quantile(series, scales, q)
         tail = model.exceedance(series, scales, walltime)
@@ -365,12 +367,53 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     np.testing.assert_allclose(np.log(pred.upper_s / pred.runtime_s), half_width)
     np.testing.assert_allclose(np.log(pred.runtime_s / pred.lower_s), half_width)
     assert pred.noise_floor.all()
-    with_repeats = quiet.predict_columns(single, scales, 0.9)
+    # a series with repeats shows its own noise: no floor (beyond its measured range,
+    # where its repeats do not decide, the quiet curve's interval stands)
+    beyond = scales[-1] * np.array([1.5, 3.0])
+    with_repeats = quiet.predict_columns(single, beyond, 0.9)
     assert not with_repeats.noise_floor.any()
     assert np.all(np.log(with_repeats.upper_s / with_repeats.runtime_s) < half_width / 10)
     # and the kill probability of a walltime just above the prediction is the noise's
     walltime = pred.runtime_s * np.exp(half_width)
     np.testing.assert_allclose(quiet.exceedance(once, scales, walltime), 0.05, atol=0.01)
+
+
+def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """At a scale a series measured, its estimate is the median of its runs there and a
+    new run is one more draw of its run-to-run noise: with nine or more deviations of its
+    own repeats, the interval is their conformal quantile, whatever the calibrated
+    spread, and the kill probability of a walltime their conformal tail; between or
+    beyond its measured scales, or with fewer repeats, the calibrated interval stands."""
+    import math
+
+    from perfpredict.uncertainty.noise import MIN_OWN_DEVIATIONS, RepeatNoise, repeat_deviations
+
+    model = HybridPredictor().fit(relearn_series).model_
+    series = relearn_series[5]
+    deviations = np.sort(repeat_deviations([series])[0])
+    assert deviations.size >= MIN_OWN_DEVIATIONS
+    between = np.sqrt(series.scales[:2].prod())
+    scales = np.array([series.scales[1], between, series.scales[-1] * 2])
+    for spread in (1e-4, 0.3):  # a quiet and a wide calibrated spread
+        wide = dataclasses.replace(model, spread_trees=_constant_spread(np.log(spread)))
+        for confidence in (0.5, 0.8):
+            pred = wide.predict_columns(series, scales, confidence)
+            own = deviations[math.ceil((deviations.size + 1) * confidence) - 1]
+            np.testing.assert_allclose(np.log(pred.upper_s[0] / pred.runtime_s[0]), own)
+            np.testing.assert_allclose(np.log(pred.runtime_s[0] / pred.lower_s[0]), own)
+            # the kill probability at that walltime is the repeats' tail there
+            tail = wide.exceedance(series, scales[:1], pred.upper_s[:1])
+            # a step more where deviations tie: two runs at a scale deviate alike
+            assert (1 - confidence) / 2 <= tail[0] <= (1 - confidence) / 2 + 1 / (
+                deviations.size + 1)
+        # elsewhere, the calibrated spread decides
+        quiet_or_wide = np.log(pred.upper_s[1:] / pred.runtime_s[1:])
+        assert np.all(quiet_or_wide < 0.01) if spread < 0.01 else np.all(quiet_or_wide > 0.1)
+    # a confidence the repeats cannot hold: the calibrated interval, no narrower than them
+    quiet = dataclasses.replace(model, spread_trees=_constant_spread(np.log(1e-4)))
+    assert RepeatNoise(deviations).half_width_log(0.99) is None
+    pred = quiet.predict_columns(series, scales[:1], 0.99)
+    np.testing.assert_allclose(np.log(pred.upper_s / pred.runtime_s), deviations[-1])
 
 
 def test_an_estimate_from_the_artifact_is_the_prediction_from_the_runs(  # type: ignore[no-untyped-def]

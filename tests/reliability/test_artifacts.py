@@ -192,16 +192,16 @@ def test_a_stored_document_with_its_series_inside_asks_to_retrain(tmp_path: Path
 
 def test_an_artifact_of_an_earlier_layout_is_refused_with_a_retrain_message(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Format 3 (series entries without ``fixed_work``) is not read: the estimate says
-    to retrain, in one line."""
+    """Format 4 (series entries without ``repeat_deviations_log``) is not read: the
+    estimate says to retrain, in one line."""
     from perfpredict.estimate import bundled_artifact_path
 
     doc = json.loads(bundled_artifact_path().read_text())
-    assert doc["format_version"] == artifact.FORMAT_VERSION == 4
+    assert doc["format_version"] == artifact.FORMAT_VERSION == 5
     for entry in doc["series"]:
-        del entry["fixed_work"]
+        del entry["repeat_deviations_log"]
     earlier = tmp_path / "predictor.json"
-    earlier.write_text(_resealed({**doc, "format_version": 3}))
+    earlier.write_text(_resealed({**doc, "format_version": 4}))
     monkeypatch.setattr("perfpredict.estimate.lookup.bundled_artifact_path", lambda: earlier)
     empty_store = f"sqlite:///{tmp_path / 'empty.db'}"
     open_store(empty_store).dispose()
