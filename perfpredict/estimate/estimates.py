@@ -273,7 +273,8 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
                      "the interval was widened in proportion and may still be too narrow")
     if row["noise_floor"]:
         notes.append("one run per measured scale says nothing about run-to-run noise: the "
-                     "interval is widened to the noise of trained series with repeats")
+                     "interval is widened to the noise of trained series with repeats (of "
+                     f"{series.key.app}'s own where three or more have them)")
     key = series.key
     return Estimate(
         app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,

@@ -540,7 +540,7 @@ class RuntimeModel:
             upper_log = np.where(far, one.upper * scale, upper_log)
         floored = np.zeros(p.size, dtype=bool)
         if point.floored:
-            half_width = self.noise_floor.half_width_log(confidence)
+            half_width = self.noise_floor.half_width_log(confidence, series.key.app)
             floored = (upper_log < half_width) | (lower_log > -half_width)
             lower_log = np.minimum(lower_log, -half_width)
             upper_log = np.maximum(upper_log, half_width)
@@ -600,7 +600,7 @@ class RuntimeModel:
                      for d, r, s in zip(point.distance[far], log_ratio[far],
                                         point.reference_spread[far], strict=True)]
         if point.floored:
-            tail = np.maximum(tail, self.noise_floor.upper_tail(log_ratio))
+            tail = np.maximum(tail, self.noise_floor.upper_tail(log_ratio, series.key.app))
         repeat = repeat_at_measured_scale(ctx, p)
         if repeat.any():  # as predict_columns: the tail of the repeats' own noise
             tail = np.where(repeat, ctx.repeat_noise.upper_tail(log_ratio), tail)

@@ -32,6 +32,9 @@ _LEVELS = np.linspace(0.0, 1.0, 201)
 #: The fewest deviations of its own repeats from which a series' interval at a measured
 #: scale is read: nine hold a central 90% conformal quantile, the default confidence.
 MIN_OWN_DEVIATIONS = 9
+#: The fewest series with repeats from which an application's own noise floor is read
+#: (as for the shrinkage of its exponents, perfpredict/overhead/shrinkage.py).
+MIN_APP_SERIES = 3
 #: Relative rounding of a runtime recomputed from a log bound (a walltime read off it).
 _ROUNDING_LOG = 1e-9
 
@@ -57,47 +60,78 @@ def repeat_deviations(series_list: list[Series]) -> tuple[FloatArray, FloatArray
     return np.concatenate(deviations), np.concatenate(weights)
 
 
+def _weighted_quantiles(deviation: FloatArray, weight: FloatArray) -> FloatArray:
+    """The weighted quantiles of ``deviation`` at :data:`_LEVELS` (weighted midpoints)."""
+    order = np.argsort(deviation)
+    cumulative = np.cumsum(weight[order])
+    levels = (cumulative - weight[order] / 2) / cumulative[-1]
+    return np.interp(_LEVELS, levels, deviation[order])
+
+
 @dataclass
 class NoiseFloor:
     """Quantiles of the absolute log deviation of a repeated run (empty: no training
-    series had repeats, and the floor is zero)."""
+    series had repeats, and the floor is zero), pooled over every training series with
+    repeats and, for an application with :data:`MIN_APP_SERIES` or more of them, over
+    its own.
+
+    Why per application: codes differ in how much a run varies (MLPerf Training's time
+    to train with how fast each run converges, an HPC code's with the machine's
+    jitter), and the pooled floor, every series weighing the same, is the codes'
+    average. Each series with repeats cut to one run per scale, its other runs predicted
+    at their scale by a predictor trained on the other four of five folds of series of
+    the acceptance store (``python -m bench.repeat_run_benchmark``, seeds 0 and 1, 4,507
+    runs): the pooled floor held 0.785 / 0.787 (MLPerf Training 0.753 / 0.756, VASP
+    0.965 / 0.959, RELeARN 1.000), the application's 0.898 / 0.904 (MLPerf Training
+    0.886 / 0.893, VASP 0.963 / 0.957, RELeARN 1.000 with a narrower interval)."""
 
     quantiles: FloatArray
     n_series: int
+    by_app: dict[str, FloatArray]
 
     @classmethod
     def fit(cls, series_list: list[Series]) -> NoiseFloor:
         deviation, weight = repeat_deviations(series_list)
         if not deviation.size:
-            return cls(np.empty(0), 0)
-        order = np.argsort(deviation)
-        cumulative = np.cumsum(weight[order])
-        levels = (cumulative - weight[order] / 2) / cumulative[-1]  # weighted midpoints
-        n_series = int(round(weight.sum()))
-        return cls(np.interp(_LEVELS, levels, deviation[order]), n_series)
+            return cls(np.empty(0), 0, {})
+        by_app = {}
+        for app in sorted({s.key.app for s in series_list}):
+            own_deviation, own_weight = repeat_deviations(
+                [s for s in series_list if s.key.app == app])
+            if round(own_weight.sum()) >= MIN_APP_SERIES:
+                by_app[app] = _weighted_quantiles(own_deviation, own_weight)
+        return cls(_weighted_quantiles(deviation, weight), int(round(weight.sum())), by_app)
 
-    def half_width_log(self, confidence: float) -> float:
-        """The log half-width that holds ``confidence`` of a new run's deviation."""
-        if not self.quantiles.size:
+    def _quantiles(self, app: str | None) -> FloatArray:
+        return self.by_app.get(app, self.quantiles) if app is not None else self.quantiles
+
+    def half_width_log(self, confidence: float, app: str | None = None) -> float:
+        """The log half-width that holds ``confidence`` of a new run's deviation, from
+        ``app``'s own series with repeats where it has enough."""
+        quantiles = self._quantiles(app)
+        if not quantiles.size:
             return 0.0
-        return float(np.interp(confidence, _LEVELS, self.quantiles))
+        return float(np.interp(confidence, _LEVELS, quantiles))
 
-    def upper_tail(self, log_ratio: FloatArray) -> FloatArray:
+    def upper_tail(self, log_ratio: FloatArray, app: str | None = None) -> FloatArray:
         """P(a run exceeds the prediction by more than ``log_ratio``), the deviations
         taken as symmetric; 0.5 at or below the prediction."""
         log_ratio = np.asarray(log_ratio, dtype=float)
-        if not self.quantiles.size:
+        quantiles = self._quantiles(app)
+        if not quantiles.size:
             return np.where(log_ratio > 0, 0.0, 0.5)
         # the level of |deviation| that log_ratio reaches (0 below the smallest, 1 above)
-        within = np.interp(log_ratio, self.quantiles, _LEVELS, left=0.0, right=1.0)
+        within = np.interp(log_ratio, quantiles, _LEVELS, left=0.0, right=1.0)
         return np.where(log_ratio > 0, 0.5 * (1.0 - within), 0.5)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"quantiles": pack(self.quantiles.tolist(), "<f8"), "n_series": self.n_series}
+        return {"quantiles": pack(self.quantiles.tolist(), "<f8"), "n_series": self.n_series,
+                "by_app": {app: pack(q.tolist(), "<f8") for app, q in self.by_app.items()}}
 
     @classmethod
     def from_dict(cls, doc: dict[str, Any]) -> NoiseFloor:
-        return cls(unpack(doc["quantiles"], "<f8"), int(doc["n_series"]))
+        return cls(unpack(doc["quantiles"], "<f8"), int(doc["n_series"]),
+                   {app: unpack(q, "<f8") for app, q in doc["by_app"].items()})
 
 
 @dataclass(frozen=True)

@@ -360,7 +360,7 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     once = single.select(np.isin(np.arange(single.scale.size), first_runs))
     scales = once.scales
     half_width = model.noise_floor.half_width_log(0.9)
-    assert half_width > 0.0 == NoiseFloor(np.empty(0), 0).half_width_log(0.9)
+    assert half_width > 0.0 == NoiseFloor(np.empty(0), 0, {}).half_width_log(0.9)
     # a quiet curve: residuals a hundredth of the noise
     quiet = dataclasses.replace(model, spread_trees=_constant_spread(np.log(1e-4)))
     pred = quiet.predict_columns(once, scales, 0.9)
@@ -376,6 +376,31 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     # and the kill probability of a walltime just above the prediction is the noise's
     walltime = pred.runtime_s * np.exp(half_width)
     np.testing.assert_allclose(quiet.exceedance(once, scales, walltime), 0.05, atol=0.01)
+
+
+def test_the_noise_floor_is_the_applications_own_where_three_series_have_repeats() -> None:
+    """Codes differ in how much a run varies: an application with three or more series
+    with repeats gets its own floor, one with fewer (or unknown) the pooled one."""
+    from perfpredict.uncertainty.noise import NoiseFloor
+
+    def pairs(app: str, ratio: float, n: int) -> list[Series]:
+        return [Series(SeriesKey(app, f"s{i}", "", "", "", ""), "nodes",
+                       np.array([1.0, 1.0, 2.0, 2.0]),
+                       np.array([100.0, 100.0 * ratio, 60.0, 60.0 * ratio]), weak=False)
+                for i in range(n)]
+
+    floor = NoiseFloor.fit(pairs("noisy", 1.5, 3) + pairs("quiet", 1.01, 4)
+                           + pairs("few", 1.2, 2))
+    assert sorted(floor.by_app) == ["noisy", "quiet"] and floor.n_series == 9
+    np.testing.assert_allclose(floor.half_width_log(0.9, "noisy"), np.log(1.5))
+    np.testing.assert_allclose(floor.half_width_log(0.9, "quiet"), np.log(1.01))
+    pooled = floor.half_width_log(0.9)
+    assert floor.half_width_log(0.9, "few") == floor.half_width_log(0.9, "new") == pooled
+    assert np.log(1.01) < pooled <= np.log(1.5)
+    assert floor.upper_tail(np.array([np.log(1.1)]), "noisy")[0] > floor.upper_tail(
+        np.array([np.log(1.1)]), "quiet")[0] == 0.0
+    again = NoiseFloor.from_dict(json.loads(json.dumps(floor.to_dict())))
+    assert again.half_width_log(0.8, "noisy") == floor.half_width_log(0.8, "noisy")
 
 
 def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) -> None:  # type: ignore[no-untyped-def]
