@@ -39,25 +39,31 @@ MIN_APP_SERIES = 3
 _ROUNDING_LOG = 1e-9
 
 
+def _series_deviations(series: Series) -> FloatArray:
+    """|log deviation| of each repeated run of ``series`` from the mean of the others at
+    its scale (empty: no scale was run twice)."""
+    scales, index, counts = np.unique(series.scale, return_inverse=True, return_counts=True)
+    repeated = counts[index] >= 2
+    log_t = np.log(series.runtime_s)
+    sums = np.bincount(index, weights=log_t, minlength=scales.size)
+    others_mean = (sums[index] - log_t)[repeated] / (counts[index][repeated] - 1)
+    return np.abs(log_t[repeated] - others_mean)
+
+
+def _pooled(per_series: list[FloatArray]) -> tuple[FloatArray, FloatArray]:
+    """The deviations of several series with repeats, each weighted 1 / its count, so
+    that every series counts once."""
+    if not per_series:
+        return np.empty(0), np.empty(0)
+    return (np.concatenate(per_series),
+            np.concatenate([np.full(d.size, 1.0 / d.size) for d in per_series]))
+
+
 def repeat_deviations(series_list: list[Series]) -> tuple[FloatArray, FloatArray]:
     """(|log deviation| of each repeated run from the mean of the others at its scale,
     its weight: 1 / the series' repeated runs, so that every series with repeats counts
     once)."""
-    deviations, weights = [], []
-    for series in series_list:
-        scales, index, counts = np.unique(series.scale, return_inverse=True,
-                                          return_counts=True)
-        repeated = counts[index] >= 2
-        if not repeated.any():
-            continue
-        log_t = np.log(series.runtime_s)
-        sums = np.bincount(index, weights=log_t, minlength=scales.size)
-        others_mean = (sums[index] - log_t)[repeated] / (counts[index][repeated] - 1)
-        deviations.append(np.abs(log_t[repeated] - others_mean))
-        weights.append(np.full(int(repeated.sum()), 1.0 / repeated.sum()))
-    if not deviations:
-        return np.empty(0), np.empty(0)
-    return np.concatenate(deviations), np.concatenate(weights)
+    return _pooled([d for d in map(_series_deviations, series_list) if d.size])
 
 
 def _weighted_quantiles(deviation: FloatArray, weight: FloatArray) -> FloatArray:
@@ -91,16 +97,17 @@ class NoiseFloor:
 
     @classmethod
     def fit(cls, series_list: list[Series]) -> NoiseFloor:
-        deviation, weight = repeat_deviations(series_list)
-        if not deviation.size:
+        per_app: dict[str, list[FloatArray]] = {}
+        for series in series_list:
+            deviation = _series_deviations(series)
+            if deviation.size:
+                per_app.setdefault(series.key.app, []).append(deviation)
+        if not per_app:
             return cls(np.empty(0), 0, {})
-        by_app = {}
-        for app in sorted({s.key.app for s in series_list}):
-            own_deviation, own_weight = repeat_deviations(
-                [s for s in series_list if s.key.app == app])
-            if round(own_weight.sum()) >= MIN_APP_SERIES:
-                by_app[app] = _weighted_quantiles(own_deviation, own_weight)
-        return cls(_weighted_quantiles(deviation, weight), int(round(weight.sum())), by_app)
+        every = [d for app in per_app.values() for d in app]
+        by_app = {app: _weighted_quantiles(*_pooled(own))
+                  for app, own in sorted(per_app.items()) if len(own) >= MIN_APP_SERIES}
+        return cls(_weighted_quantiles(*_pooled(every)), len(every), by_app)
 
     def _quantiles(self, app: str | None) -> FloatArray:
         return self.by_app.get(app, self.quantiles) if app is not None else self.quantiles
