@@ -39,31 +39,25 @@ MIN_APP_SERIES = 3
 _ROUNDING_LOG = 1e-9
 
 
-def _series_deviations(series: Series) -> FloatArray:
-    """|log deviation| of each repeated run of ``series`` from the mean of the others at
-    its scale (empty: no scale was run twice)."""
-    scales, index, counts = np.unique(series.scale, return_inverse=True, return_counts=True)
-    repeated = counts[index] >= 2
-    log_t = np.log(series.runtime_s)
-    sums = np.bincount(index, weights=log_t, minlength=scales.size)
-    others_mean = (sums[index] - log_t)[repeated] / (counts[index][repeated] - 1)
-    return np.abs(log_t[repeated] - others_mean)
-
-
-def _pooled(per_series: list[FloatArray]) -> tuple[FloatArray, FloatArray]:
-    """The deviations of several series with repeats, each weighted 1 / its count, so
-    that every series counts once."""
-    if not per_series:
-        return np.empty(0), np.empty(0)
-    return (np.concatenate(per_series),
-            np.concatenate([np.full(d.size, 1.0 / d.size) for d in per_series]))
-
-
 def repeat_deviations(series_list: list[Series]) -> tuple[FloatArray, FloatArray]:
     """(|log deviation| of each repeated run from the mean of the others at its scale,
     its weight: 1 / the series' repeated runs, so that every series with repeats counts
     once)."""
-    return _pooled([d for d in map(_series_deviations, series_list) if d.size])
+    deviations, weights = [], []
+    for series in series_list:
+        scales, index, counts = np.unique(series.scale, return_inverse=True,
+                                          return_counts=True)
+        repeated = counts[index] >= 2
+        if not repeated.any():
+            continue
+        log_t = np.log(series.runtime_s)
+        sums = np.bincount(index, weights=log_t, minlength=scales.size)
+        others_mean = (sums[index] - log_t)[repeated] / (counts[index][repeated] - 1)
+        deviations.append(np.abs(log_t[repeated] - others_mean))
+        weights.append(np.full(int(repeated.sum()), 1.0 / repeated.sum()))
+    if not deviations:
+        return np.empty(0), np.empty(0)
+    return np.concatenate(deviations), np.concatenate(weights)
 
 
 def _weighted_quantiles(deviation: FloatArray, weight: FloatArray) -> FloatArray:
@@ -97,17 +91,19 @@ class NoiseFloor:
 
     @classmethod
     def fit(cls, series_list: list[Series]) -> NoiseFloor:
-        per_app: dict[str, list[FloatArray]] = {}
+        by_app_series: dict[str, list[Series]] = {}
         for series in series_list:
-            deviation = _series_deviations(series)
-            if deviation.size:
-                per_app.setdefault(series.key.app, []).append(deviation)
-        if not per_app:
+            by_app_series.setdefault(series.key.app, []).append(series)
+        # each series' weights sum to one, so the applications' together are the pool
+        per_app = {app: repeat_deviations(group)
+                   for app, group in sorted(by_app_series.items())}
+        deviation = np.concatenate([np.empty(0), *(d for d, _ in per_app.values())])
+        weight = np.concatenate([np.empty(0), *(w for _, w in per_app.values())])
+        if not deviation.size:
             return cls(np.empty(0), 0, {})
-        every = [d for app in per_app.values() for d in app]
-        by_app = {app: _weighted_quantiles(*_pooled(own))
-                  for app, own in sorted(per_app.items()) if len(own) >= MIN_APP_SERIES}
-        return cls(_weighted_quantiles(*_pooled(every)), len(every), by_app)
+        by_app = {app: _weighted_quantiles(d, w) for app, (d, w) in per_app.items()
+                  if round(w.sum()) >= MIN_APP_SERIES}
+        return cls(_weighted_quantiles(deviation, weight), int(round(weight.sum())), by_app)
 
     def _quantiles(self, app: str | None) -> FloatArray:
         return self.by_app.get(app, self.quantiles) if app is not None else self.quantiles
