@@ -96,6 +96,14 @@ def _weighted_mean_abs(values: FloatArray, weight: FloatArray) -> float:
     return float(np.sum(np.abs(values) * weight) / np.sum(weight))
 
 
+def _noise_floor(series_list: list[Series]) -> NoiseFloor:
+    """The run-to-run noise of every stored series with repeats, one or two scales too,
+    read off the same repeat deviations the series' contexts carry."""
+    table = SeriesTable.of(series_list)
+    return NoiseFloor.fit(table.repeat_deviation_log, table.run_series(),
+                          [s.key.app for s in series_list])
+
+
 class HybridPredictor:
     """Scaling law x learned overhead coefficient, with distance-aware conformal intervals.
 
@@ -267,7 +275,7 @@ class HybridPredictor:
             spread_trees={method: self._fit_trees(rows, log_spread, weight).ensemble_
                           for method, log_spread in log_spreads.items()},
             # 3. the noise floor, from the series with repeats
-            noise_floor=NoiseFloor.fit(series_list),
+            noise_floor=_noise_floor(series_list),
             n_series=len(usable_own), n_examples=int(own_beyond.sum()),
             n_series_by_kind=n_series_by_kind, drift=drift,
             min_series_for_calibration=self.min_series_for_correction,

@@ -80,7 +80,8 @@ class SeriesTable:
     noise_log: FloatArray  # std of the log runtimes there (0 for a single run)
     repetitions: IntArray  # runs at each distinct scale
     #: per run, |log| of its runtime against the mean of the other runs at its scale
-    #: (NaN for a run alone there): :func:`perfpredict.uncertainty.noise.repeat_deviations`
+    #: (NaN for a run alone there), leave-one-out as a new run meets the runs before it:
+    #: what :class:`~perfpredict.uncertainty.noise.RepeatNoise` and the noise floor read
     repeat_deviation_log: FloatArray
     io_bytes_per_node: FloatArray  # median over the runs there that record it, else NaN
 

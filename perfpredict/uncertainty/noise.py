@@ -24,8 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict.laws.base import FloatArray
-from perfpredict.model.series import Series
+from perfpredict.laws.base import FloatArray, IntArray
 from perfpredict.packed import pack, unpack
 
 _LEVELS = np.linspace(0.0, 1.0, 201)
@@ -37,27 +36,6 @@ MIN_OWN_DEVIATIONS = 9
 MIN_APP_SERIES = 3
 #: Relative rounding of a runtime recomputed from a log bound (a walltime read off it).
 _ROUNDING_LOG = 1e-9
-
-
-def repeat_deviations(series_list: list[Series]) -> tuple[FloatArray, FloatArray]:
-    """(|log deviation| of each repeated run from the mean of the others at its scale,
-    its weight: 1 / the series' repeated runs, so that every series with repeats counts
-    once)."""
-    deviations, weights = [], []
-    for series in series_list:
-        scales, index, counts = np.unique(series.scale, return_inverse=True,
-                                          return_counts=True)
-        repeated = counts[index] >= 2
-        if not repeated.any():
-            continue
-        log_t = np.log(series.runtime_s)
-        sums = np.bincount(index, weights=log_t, minlength=scales.size)
-        others_mean = (sums[index] - log_t)[repeated] / (counts[index][repeated] - 1)
-        deviations.append(np.abs(log_t[repeated] - others_mean))
-        weights.append(np.full(int(repeated.sum()), 1.0 / repeated.sum()))
-    if not deviations:
-        return np.empty(0), np.empty(0)
-    return np.concatenate(deviations), np.concatenate(weights)
 
 
 def _weighted_quantiles(deviation: FloatArray, weight: FloatArray) -> FloatArray:
@@ -90,20 +68,27 @@ class NoiseFloor:
     by_app: dict[str, FloatArray]
 
     @classmethod
-    def fit(cls, series_list: list[Series]) -> NoiseFloor:
-        by_app_series: dict[str, list[Series]] = {}
-        for series in series_list:
-            by_app_series.setdefault(series.key.app, []).append(series)
-        # each series' weights sum to one, so the applications' together are the pool
-        per_app = {app: repeat_deviations(group)
-                   for app, group in sorted(by_app_series.items())}
-        deviation = np.concatenate([np.empty(0), *(d for d, _ in per_app.values())])
-        weight = np.concatenate([np.empty(0), *(w for _, w in per_app.values())])
+    def fit(cls, deviation_log: FloatArray, run_series: IntArray,
+            apps: list[str]) -> NoiseFloor:
+        """The floor from each run's |log deviation| from the other runs at its scale
+        (NaN for a run alone there: :attr:`perfpredict.overhead.contexts.SeriesTable.
+        repeat_deviation_log`), ``run_series`` the index of its series and ``apps`` each
+        series' application; every series with repeats weighs one in all."""
+        repeated = ~np.isnan(deviation_log)
+        deviation, series_of = deviation_log[repeated], run_series[repeated]
         if not deviation.size:
             return cls(np.empty(0), 0, {})
-        by_app = {app: _weighted_quantiles(d, w) for app, (d, w) in per_app.items()
-                  if round(w.sum()) >= MIN_APP_SERIES}
-        return cls(_weighted_quantiles(deviation, weight), int(round(weight.sum())), by_app)
+        per_series = np.bincount(series_of, minlength=len(apps))
+        weight = 1.0 / per_series[series_of]
+        app_names, app_of_series = np.unique(np.asarray(apps, dtype=object),
+                                             return_inverse=True)
+        app_of = app_of_series[series_of]
+        series_per_app = np.bincount(app_of_series[per_series > 0],
+                                     minlength=app_names.size)
+        by_app = {str(app): _weighted_quantiles(deviation[app_of == i], weight[app_of == i])
+                  for i, app in enumerate(app_names) if series_per_app[i] >= MIN_APP_SERIES}
+        return cls(_weighted_quantiles(deviation, weight), int((per_series > 0).sum()),
+                   by_app)
 
     def _quantiles(self, app: str | None) -> FloatArray:
         return self.by_app.get(app, self.quantiles) if app is not None else self.quantiles
@@ -140,7 +125,8 @@ class NoiseFloor:
 @dataclass(frozen=True)
 class RepeatNoise:
     """One series' own run-to-run noise: how far each of its repeated runs landed from the
-    others at its scale (|log|, ascending; :func:`repeat_deviations`).
+    others at its scale (|log|, ascending; :attr:`perfpredict.overhead.contexts.SeriesTable.
+    repeat_deviation_log`).
 
     A repeat at a measured scale is one more draw of the same noise, so split conformal
     prediction applies to it as it stands: the ceil((n + 1) c)-th smallest of n

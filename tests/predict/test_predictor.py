@@ -15,6 +15,7 @@ from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor
 from perfpredict.model.runtime import CALIBRATED_BY, RuntimeModel
 from perfpredict.model.series import Series, SeriesKey, build_series
+from perfpredict.overhead.contexts import SeriesTable
 from perfpredict.overhead.features import fit_context
 from perfpredict.overhead.regressor import OverheadRegressor
 from perfpredict.overhead.trees import TABLE_DTYPES, TreeEnsemble
@@ -256,7 +257,6 @@ def test_tampered_artifact_is_refused() -> None:
 
 def test_nested_examples_sample_series_beyond_the_cap(relearn_series) -> None:  # type: ignore[no-untyped-def]
     from perfpredict.model.nested import _examples_per_run, nested_examples
-    from perfpredict.overhead.contexts import SeriesTable
 
     full = nested_examples(relearn_series).arrays()
     # the sample is drawn by the examples each series gives, so their count must be exact
@@ -341,17 +341,44 @@ def test_exceedance_is_the_tail_beyond_the_quantile(relearn_series, relearn_pred
     assert np.all(np.diff(longer) <= 0) and longer[0] > longer[-1]
 
 
+def _repeat_deviations(series: Series) -> np.ndarray:
+    """The definition, run by run: |log| of a repeated run's runtime against the mean
+    log runtime of the other runs at its scale (ascending)."""
+    log_t = np.log(series.runtime_s)
+    return np.sort([abs(log_t[i] - np.delete(log_t, i)[np.delete(series.scale, i) == p].mean())
+                    for i, p in enumerate(series.scale)
+                    if np.count_nonzero(series.scale == p) >= 2])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from([1.0, 2.0, 4.0]),
+                                   st.floats(1.0, 1e4)), min_size=1, max_size=8),
+                min_size=1, max_size=4))
+def test_the_series_table_holds_each_repeated_runs_deviation(runs_per_series) -> None:  # type: ignore[no-untyped-def]
+    """What the contexts and the noise floor read, vectorised over every run of every
+    series, is the definition run by run, in the runs' own order; NaN for a run alone
+    at its scale."""
+    series_list = [Series(SeriesKey("a", f"s{i}", "", "", "", ""), "nodes",
+                          np.array([p for p, _ in runs]), np.array([t for _, t in runs]),
+                          weak=False) for i, runs in enumerate(runs_per_series)]
+    table = SeriesTable.of(series_list)
+    for i, series in enumerate(series_list):
+        deviation = table.repeat_deviation_log[table.run_series() == i]
+        alone = np.array([np.count_nonzero(series.scale == p) == 1 for p in series.scale])
+        assert np.array_equal(np.isnan(deviation), alone)
+        np.testing.assert_allclose(np.sort(deviation[~alone]), _repeat_deviations(series),
+                                   atol=1e-12)
+
+
 def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -> None:  # type: ignore[no-untyped-def]
     """RELeARN measures each scale twice: the noise floor is learned from those repeats,
     and a series of single runs gets an interval no narrower than that noise, flagged."""
-    from perfpredict.uncertainty.noise import NoiseFloor, repeat_deviations
+    from perfpredict.uncertainty.noise import NoiseFloor
 
-    deviation, weight = repeat_deviations(relearn_series)
-    assert deviation.size and weight.sum() == pytest.approx(len(relearn_series))
     # two runs at a scale: each deviates from the other by their log ratio
     pair = Series(SeriesKey("a", "s", "", "", "", ""), "nodes", np.array([1.0, 1.0, 2.0]),
                   np.array([100.0, 110.0, 60.0]), weak=False)
-    np.testing.assert_allclose(repeat_deviations([pair])[0], [np.log(1.1)] * 2)
+    np.testing.assert_allclose(_repeat_deviations(pair), [np.log(1.1)] * 2)
 
     model = HybridPredictor().fit(relearn_series).model_
     assert model.noise_floor.n_series == len(relearn_series)
@@ -389,8 +416,10 @@ def test_the_noise_floor_is_the_applications_own_where_three_series_have_repeats
                        np.array([100.0, 100.0 * ratio, 60.0, 60.0 * ratio]), weak=False)
                 for i in range(n)]
 
-    floor = NoiseFloor.fit(pairs("noisy", 1.5, 3) + pairs("quiet", 1.01, 4)
-                           + pairs("few", 1.2, 2))
+    series_list = pairs("noisy", 1.5, 3) + pairs("quiet", 1.01, 4) + pairs("few", 1.2, 2)
+    table = SeriesTable.of(series_list)
+    floor = NoiseFloor.fit(table.repeat_deviation_log, table.run_series(),
+                           [s.key.app for s in series_list])
     assert sorted(floor.by_app) == ["noisy", "quiet"] and floor.n_series == 9
     np.testing.assert_allclose(floor.half_width_log(0.9, "noisy"), np.log(1.5))
     np.testing.assert_allclose(floor.half_width_log(0.9, "quiet"), np.log(1.01))
@@ -411,11 +440,11 @@ def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) 
     beyond its measured scales, or with fewer repeats, the calibrated interval stands."""
     import math
 
-    from perfpredict.uncertainty.noise import MIN_OWN_DEVIATIONS, RepeatNoise, repeat_deviations
+    from perfpredict.uncertainty.noise import MIN_OWN_DEVIATIONS, RepeatNoise
 
     model = HybridPredictor().fit(relearn_series).model_
     series = relearn_series[5]
-    deviations = np.sort(repeat_deviations([series])[0])
+    deviations = _repeat_deviations(series)
     assert deviations.size >= MIN_OWN_DEVIATIONS
     between = np.sqrt(series.scales[:2].prod())
     scales = np.array([series.scales[1], between, series.scales[-1] * 2])
