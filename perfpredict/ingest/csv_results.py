@@ -28,6 +28,7 @@ from perfpredict.ingest.fields import (
     header_fix,
     named_twice,
     number,
+    plain_float,
     timestamp_s,
     whole_number,
 )
@@ -54,13 +55,11 @@ def _typed(text: str) -> str | int | float:
     if len(text) > 1 and text.startswith("0") and text[1].isdigit():
         return text  # "007" is a label, not a number
     try:
+        value = plain_float(text)
+    except ValueError:
+        return text  # "4103947_100", a Slurm array task, too
+    if value.is_integer() and not any(c in text for c in ".eE"):
         return int(text)
-    except ValueError:
-        pass
-    try:
-        value = float(text)
-    except ValueError:
-        return text
     return value if math.isfinite(value) else text
 
 

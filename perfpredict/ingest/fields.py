@@ -141,6 +141,16 @@ def named_twice(names: Sequence[str], given_by: str = "the header") -> str | Non
     return f"{given_by} names {', '.join(twice)} more than once; keep one column of each"
 
 
+def plain_float(text: str) -> float:
+    """``float(text)`` for numbers as tables write them: Python's own literal syntax
+    with digit-group underscores (``1_000``) is not one, as no scheduler or spreadsheet
+    writes it, and reading it so turned a Slurm array job's id ``4103947_100`` into the
+    number 4103947100 (ValueError, as from ``float``)."""
+    if "_" in text:
+        raise ValueError(f"not a number: {text!r}")
+    return float(text)
+
+
 def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float | None:
     """A finite number from text (``name`` says where, for the message), None when the
     text is one of ``missing``. The one reader of numbers written as text, for the
@@ -154,7 +164,7 @@ def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float 
     if text.strip().lower() in missing:
         return None
     try:
-        value = float(text)
+        value = plain_float(text)
     except ValueError:
         raise FieldError(f"{name} must be a number, got {text!r}{_number_hint(text)}") from None
     if not math.isfinite(value):
@@ -195,7 +205,7 @@ def timestamp_s(name: str, text: str) -> float | None:
     if text.strip().lower() in MISSING:
         return None
     try:
-        value = float(text)
+        value = plain_float(text)
     except ValueError:
         try:
             moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))

@@ -35,12 +35,28 @@ def test_parses_contract_columns_and_keeps_extras(tmp_path: Path) -> None:
     assert record.line_no == 2
 
 
+def test_extra_fields_are_numbers_only_as_tables_write_them(tmp_path: Path) -> None:
+    """A Slurm array task's id (``4103947_100``) stays text: read as Python reads
+    numbers it became 4103947100, and a store exported and ingested again lost which
+    task each job was."""
+    path = write(tmp_path, "app,system,nodes,runtime_s,task,count,share,label,big\n"
+                           "a,s,1,2.5,4103947_100,12,0.5,007,1e3\n")
+    (record,) = list(parse(path, IngestOptions()))
+    assert isinstance(record, RunRecord)
+    assert record.extra == {"task": "4103947_100", "count": 12, "share": 0.5, "label": "007",
+                            "big": 1000.0}
+    assert type(record.extra["count"]) is int
+
+
 @pytest.mark.parametrize(
     ("row", "reason"),
     [
         ("lulesh,opal,s,4,36,1,-3,x", "runtime_s must be positive"),
         ("lulesh,opal,s,0,36,1,3,x", "nodes must be positive"),
         ("lulesh,opal,s,four,36,1,3,x", "column 'nodes' must be a number"),
+        # Python's digit groups are no table's number
+        ("lulesh,opal,s,1_6,36,1,3,x", "column 'nodes' must be a number, got '1_6'"),
+        ("lulesh,opal,s,4,36,1,1_000,x", "column 'runtime_s' must be a number"),
         ("lulesh,opal,s,4,36,1,inf,x", "must be finite"),
         ("lulesh,opal,s,4,36,1,,x", "runtime_s is empty"),
         ("lulesh,opal,s,4,36,1", "expected 8 fields"),

@@ -69,7 +69,7 @@ def read_header_line(header: SwfHeader, text: str) -> str | None:
         if _known(value) is None:
             return None
         try:
-            start_s = float(value)
+            start_s = fields.plain_float(value)
         except ValueError:
             return f"UnixStartTime must be epoch seconds, got {value!r}"
         if not math.isfinite(start_s):
