@@ -89,9 +89,11 @@ def advise(
     if ctx.invoked_subcommand is not None:
         _refuse_options_before(ctx, ctx.invoked_subcommand)
         return
-    if app is None:  # bare 'perfpredict advise': say what it takes
-        typer.echo(ctx.get_help())
-        return
+    if app is None:  # a script asking 'advise --format json' must not get help, exit 0
+        from perfpredict.errors import BadInputError
+
+        raise BadInputError("'advise' needs --app APP (or a subcommand: 'advise walltime', "
+                            "'advise next-runs'; see 'perfpredict advise --help')")
     from perfpredict.advise.plan import PlanRequest, advise_plan
     from perfpredict.cli.render import print_json, print_rows
     from perfpredict.report import proposal

@@ -163,6 +163,10 @@ class _ErrorTranslatingGroup(TyperGroup):
             raise typer.Exit(1) from None
 
 
+#: The options of ``perfpredict`` itself, which a command after them never sees.
+_ROOT_OPTIONS = ("--db", "--debug")
+
+
 def _usage_error(exc: typer.TyperException) -> BaseException:
     """Print a usage error (Click's: an unknown option or command, a value of the wrong
     type or outside its choices, a missing option) as the one line on stderr that every
@@ -175,7 +179,13 @@ def _usage_error(exc: typer.TyperException) -> BaseException:
         return exc
     message = " ".join(exc.format_message().split())  # type: ignore[attr-defined]
     ctx = getattr(exc, "ctx", None)
-    if ctx is not None:
+    option = getattr(exc, "option_name", None)
+    if option in _ROOT_OPTIONS and ctx is not None and ctx.parent is not None:
+        root, _, command = ctx.command_path.partition(" ")
+        value = " PATH" if option == "--db" else ""
+        message = (f"{option} is an option of '{root}' itself, not of '{command}': give it "
+                   f"before the command, as in '{root} {option}{value} {command} ...'")
+    elif ctx is not None:
         stop = "" if message.endswith("?") else "."
         message = f"{message.rstrip('.')}{stop} See '{ctx.command_path} --help'."
     typer.echo(f"Error: {message}", err=True)

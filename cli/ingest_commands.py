@@ -81,7 +81,8 @@ def ingest(
         for warning in r.warnings:
             typer.echo(f"Warning: {r.path}: {warning}", err=True)
         for rej in r.first_rejects:
-            typer.echo(f"  rejected line {rej['line_no']}: {rej['reason']}")
+            where = f" line {rej['line_no']}" if rej["line_no"] is not None else ""
+            typer.echo(f"  rejected{where}: {rej['reason']}")
         if r.new_systems:
             typer.echo(
                 f"  new systems (not in the catalog yet): {', '.join(r.new_systems)}; "

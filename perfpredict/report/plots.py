@@ -172,8 +172,13 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
     kind = "Weak" if plan.weak else "Strong"
     fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10)
     fig.tight_layout()
-    fig.savefig(path, dpi=150)
-    plt.close(fig)
+    try:
+        fig.savefig(path, dpi=150)
+    except OSError as exc:
+        raise BadInputError(f"--plot {path}: cannot write it ({exc.strerror or exc}); "
+                            "choose a folder that exists and you can write") from None
+    finally:
+        plt.close(fig)
 
     csv_path = path.with_suffix(".csv")
     with csv_path.open("w", newline="", encoding="utf-8") as fh:

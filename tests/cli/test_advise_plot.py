@@ -56,3 +56,14 @@ def test_the_table_and_the_plot_share_one_base(tmp_path: Path) -> None:
     assert candidates[1]["speedup"] == pytest.approx(1.0)
     for nodes, candidate in candidates.items():
         assert candidate["efficiency"] == pytest.approx(plotted[float(nodes)])
+
+
+def test_a_plot_that_cannot_be_written_is_bad_input(tmp_path: Path) -> None:
+    """A folder that does not exist is the user's to fix (exit 2, one line), not an
+    internal error."""
+    figure = tmp_path / "missing" / "scaling.png"
+    result = CliRunner().invoke(app, ["advise", *BERT, "--plot", str(figure)])
+    assert result.exit_code == 2, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line == (f"Error: --plot {figure}: cannot write it (No such file or directory); "
+                    "choose a folder that exists and you can write")

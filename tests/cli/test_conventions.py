@@ -109,6 +109,31 @@ def test_a_usage_error_is_one_line_naming_the_help(args: tuple[str, ...], said: 
     assert said in _usage_error_line(result)
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (("estimate", "--app", "bert", "--nodes", "4", "--db", "x.db"),
+     "--db is an option of 'perfpredict' itself, not of 'estimate': give it before the "
+     "command, as in 'perfpredict --db PATH estimate ...'"),
+    (("advise", "walltime", "--input", "jobs.csv", "--debug"),
+     "as in 'perfpredict --debug advise walltime ...'"),
+], ids=lambda a: " ".join(a) if isinstance(a, tuple) else "")
+def test_a_root_option_after_the_command_says_where_it_goes(args: tuple[str, ...],
+                                                            said: str) -> None:
+    """Click's "No such option: --db" denies an option the user sees in the help."""
+    result = _run(*args)
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert said in line
+
+
+def test_advise_without_an_app_is_a_usage_error() -> None:
+    """A script asking 'advise --format json' got the help text and exit 0."""
+    for args in (("advise",), ("advise", "--format", "json")):
+        result = _run(*args)
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""
+        assert "'advise' needs --app APP" in result.stderr
+
+
 def test_a_bare_group_still_prints_its_help() -> None:
     result = _run("runs")
     assert result.exit_code == 2

@@ -152,3 +152,15 @@ def test_cli_names_the_unreadable_log(cli, tmp_path: Path) -> None:  # type: ign
     assert result.exit_code == 2
     (line,) = result.stderr.strip().splitlines()
     assert line.startswith(f"Error: {path}: not a readable Darshan log")
+
+
+def test_a_skipped_log_is_reported_without_a_line_number(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Darshan log is one record with no line: skipped, it is 'rejected', not
+    'rejected line None'."""
+    log(MPI_IO_TEST)  # skip without the darshan extra
+    path = tmp_path / "garbage.darshan"
+    path.write_bytes(b"not a darshan log" * 20)
+    result = cli("ingest", "darshan", str(path), "--system", "theta", "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    assert "  rejected: not a readable Darshan log" in result.stdout
+    assert "None" not in result.stdout
