@@ -89,9 +89,13 @@ def advise(
     if ctx.invoked_subcommand is not None:
         _refuse_options_before(ctx, ctx.invoked_subcommand)
         return
-    if app is None:  # a script asking 'advise --format json' must not get help, exit 0
+    if app is None:
+        if not _given_options(ctx):  # bare 'perfpredict advise', as a bare 'runs': help
+            typer.echo(ctx.get_help())
+            raise typer.Exit(2)
         from perfpredict.errors import BadInputError
 
+        # a script asking 'advise --format json' must not get the help text and exit 0
         raise BadInputError("'advise' needs --app APP (or a subcommand: 'advise walltime', "
                             "'advise next-runs'; see 'perfpredict advise --help')")
     from perfpredict.advise.plan import PlanRequest, advise_plan
@@ -132,15 +136,20 @@ def _refuse_options_before(ctx: typer.Context, subcommand: str) -> None:
     sees: say where it goes instead of letting the subcommand ask for it."""
     from perfpredict.errors import BadInputError
 
-    # by name: Typer carries its own copy of Click, whose enum is not click's
-    given = [param.opts[0] for param in ctx.command.params
-             if getattr(ctx.get_parameter_source(param.name or ""), "name", "") == "COMMANDLINE"]
+    given = _given_options(ctx)
     if given:
         what = "is an option" if len(given) == 1 else "are options"
         raise BadInputError(
             f"{', '.join(given)} before '{subcommand}' {what} of 'advise' itself, which "
             f"'advise {subcommand}' does not see; give its options after its name (see "
             f"'perfpredict advise {subcommand} --help')")
+
+
+def _given_options(ctx: typer.Context) -> list[str]:
+    """The options of 'advise' itself that the command line gave."""
+    # by name: Typer carries its own copy of Click, whose enum is not click's
+    return [param.opts[0] for param in ctx.command.params
+            if getattr(ctx.get_parameter_source(param.name or ""), "name", "") == "COMMANDLINE"]
 
 
 def next_runs(

@@ -295,8 +295,9 @@ def test_one_run_states_its_node_hours_once(advise_cli) -> None:
 
 
 def test_advise_without_app_shows_help(advise_cli) -> None:
+    """Bare, as a bare 'perfpredict runs': the help, and exit 2 (no advice was given)."""
     result = advise_cli("advise")
-    assert result.exit_code == 0
+    assert result.exit_code == 2
     assert "--app" in result.output and "next-runs" in result.output
 
 

@@ -127,7 +127,7 @@ def test_a_root_option_after_the_command_says_where_it_goes(args: tuple[str, ...
 
 def test_advise_without_an_app_is_a_usage_error() -> None:
     """A script asking 'advise --format json' got the help text and exit 0."""
-    for args in (("advise",), ("advise", "--format", "json")):
+    for args in (("advise", "--format", "json"), ("advise", "--runs", "4", "--plot", "x.png")):
         result = _run(*args)
         assert result.exit_code == 2, result.output
         assert result.stdout == ""
