@@ -37,6 +37,10 @@ def walltime(
     system: Annotated[str | None, typer.Option(
         help="System of the jobs when the file does not say (the name used at ingest).")
     ] = None,
+    swf_allow_extra_fields: Annotated[bool, typer.Option(
+        "--swf-allow-extra-fields",
+        help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
+        "first 18, as 'ingest' does.")] = False,
     output: Annotated[TableFormat, typer.Option("--format", help="Output format.")
                       ] = TableFormat.table,
 ) -> None:
@@ -53,7 +57,8 @@ def walltime(
     advice = advise_walltime(ctx.obj.open_store(), str(input_path),
                              input_format=input_format and input_format.value,
                              kill_risk=kill_risk,
-                             system=system, allow_above_request=allow_above_request)
+                             system=system, allow_above_request=allow_above_request,
+                             swf_allow_extra_fields=swf_allow_extra_fields)
     if output is TableFormat.table:
         print_rows([_table_row(r) for r in advice.rows], "table", TABLE_COLUMNS,
                    title="Advised walltimes")

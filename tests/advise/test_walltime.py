@@ -75,6 +75,8 @@ def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # t
         assert 60 <= row["walltime_s"] <= request
         assert row["walltime_s"] in CANDIDATE_WALLTIMES_S or row["capped_at_request"]
         assert row["capped_at_request"] == (row["walltime_s"] == request)
+        if row["capped_at_request"]:  # one event, one probability
+            assert row["kill_probability"] == row["request_kill_probability"]
         assert row["kill_risk"] == 0.05
         assert row["slurm_time"] == slurm_time(row["walltime_s"])
     assert advice.summary["expected_kill_share"] == pytest.approx(
@@ -122,8 +124,15 @@ def test_fit_needs_history(store) -> None:  # type: ignore[no-untyped-def]
 def test_unknown_system_and_bad_risk_are_bad_input(store, kth_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     history, advised = kth_parts
     ingest_file(store, "swf", history)
-    with pytest.raises(BadInputError, match="pass --system"):
+    with pytest.raises(BadInputError, match="pass the --system its history was ingested"):
         advise_walltime(store, str(advised), system="elsewhere")
+    # a file that names no system, and no --system: say so, not "system 'None'"
+    unnamed = tmp_path / "jobs.csv"
+    unnamed.write_text("job_id,app,nodes,requested_walltime_s,submit_time\n"
+                       "1,a.out,4,3600,1998-01-01T00:00:00\n")
+    with pytest.raises(BadInputError, match="the file does not name the system its jobs "
+                                            "run on; pass --system NAME"):
+        advise_walltime(store, str(unnamed))
     with pytest.raises(BadInputError, match="--kill-risk"):
         advise_walltime(store, str(advised), kill_risk=1.5)
     # told before any file is read or an advisor fitted
@@ -157,6 +166,13 @@ def test_cli_bad_input_is_one_line_exit_2(cli, kth_parts, tmp_path: Path) -> Non
     assert result.exit_code == 2
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"Error: {alea}:1: expected 18")
+    # the option its message names is one 'advise walltime' has, as 'ingest' does
+    assert "--swf-allow-extra-fields" in lines[0]
+    allowed = cli("advise", "walltime", "--input", str(alea), "--swf-allow-extra-fields",
+                  "--system", "IBM SP2 at Swedish Royal Institute of Technology (KTH)",
+                  "--format", "csv")
+    assert "No such option" not in allowed.output
+    assert "expected 18" not in allowed.output
 
 
 def test_cli_table_reads_at_80_columns_with_a_summary(  # type: ignore[no-untyped-def]

@@ -175,11 +175,15 @@ class WalltimeAdvisor:
         request_raw_p = raw_kill_p(log_q, np.fmax(requests_s, 1.0)[:, None])[:, 0]
         kill_p = np.empty(len(pick))
         overrun_p = np.full(len(pick), np.nan)
+        capped = chosen_s == requests_s  # killed exactly when it outruns its request
         for number, calibration in enumerate(calibrations):
-            mine = which == number
+            mine, at_request = which == number, (which == number) & capped
             kill_p[mine] = calibration.report(chosen_raw_p[mine])
+            if at_request.any():
+                kill_p[at_request] = calibration.report_at_request(chosen_raw_p[at_request])
             overrun_p[mine] = calibration.overrun(request_raw_p[mine])
         overrun_p[np.isnan(requests_s)] = np.nan
+        overrun_p[capped] = kill_p[capped]  # one event, one probability
         ratio = expected_ratio(log_q, chosen_s)
         log_median = log_quantile_at(log_q, 0.5)
         rows: list[dict[str, Any]] = [{} for _ in range(len(queries))]

@@ -69,10 +69,12 @@ def load_walltime_advisor(store: Store) -> WalltimeAdvisor | None:
     return None if document is None else WalltimeAdvisor.from_document(document)
 
 
-def read_jobs(path: str, input_format: str | None, system: str | None) -> pd.DataFrame:
+def read_jobs(path: str, input_format: str | None, system: str | None,
+              swf_allow_extra_fields: bool = False) -> pd.DataFrame:
     """Jobs to advise, read with the ingest parser of ``input_format`` (not stored; None:
-    told by the file's name or content). Jobs not run yet are read too: sacct's PENDING
-    jobs, which ingest skips, are what a walltime is advised for."""
+    told by the file's name or content), with ingest's options. Jobs not run yet are
+    read too: sacct's PENDING jobs, which ingest skips, are what a walltime is advised
+    for."""
     from dataclasses import asdict
     from pathlib import Path
 
@@ -84,7 +86,9 @@ def read_jobs(path: str, input_format: str | None, system: str | None) -> pd.Dat
     input_format = input_format or sniff_format(Path(path), ("swf", "sacct", "csv"))
     parse = get_parser(input_format)
     rows = []
-    for item in parse(Path(path), IngestOptions(system=system, require_runtime=False)):
+    for item in parse(Path(path), IngestOptions(
+            system=system, require_runtime=False,
+            swf_allow_extra_fields=swf_allow_extra_fields)):
         if isinstance(item, BadRecord):
             raise BadInputError(item.reason, path=path, line_no=item.line_no)
         row = asdict(item)
@@ -138,7 +142,8 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float) -> dict[str, Any]:
 
 def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
                     kill_risk: float = 0.05, system: str | None = None,
-                    allow_above_request: bool = False) -> WalltimeAdvice:
+                    allow_above_request: bool = False,
+                    swf_allow_extra_fields: bool = False) -> WalltimeAdvice:
     """What ``perfpredict advise walltime`` prints: one row per job in ``path``, and a
     summary.
 
@@ -151,16 +156,22 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     import pandas as pd
 
     check_kill_risk(kill_risk)
-    jobs = read_jobs(path, input_format, system)
+    jobs = read_jobs(path, input_format, system, swf_allow_extra_fields)
     stored = jobs_frame(store)
     known_systems = set(stored["system"].dropna())
-    unknown = sorted({str(s) for s in jobs["system"]} - known_systems)
+    hint = ", ".join(sorted(known_systems)) or "none yet"
+    if jobs["system"].isna().any():
+        raise BadInputError(f"the file does not name the system its jobs run on; pass "
+                            f"--system NAME (the store's systems: {hint})", path=path)
+    unknown = sorted(set(jobs["system"]) - known_systems)
     if unknown:
-        hint = ", ".join(sorted(known_systems)) or "none yet"
+        # --system names only the jobs the file does not: where the file names them,
+        # another --system changes nothing
+        fix = ("pass the --system its history was ingested with" if unknown[0] == system
+               else f"the file names {unknown[0]!r} itself")
         raise BadInputError(
             f"jobs for system {unknown[0]!r} have no history in the store (its systems: "
-            f"{hint}); pass --system NAME, or ingest that system's accounting first",
-            path=path)
+            f"{hint}); {fix}, or ingest that system's accounting first", path=path)
     advisor = load_walltime_advisor(store) or WalltimeAdvisor().fit(stored)
     finished = jobs[jobs["runtime_s"].notna()]
     finished = finished[~_stored_mask(store, finished)]
