@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -159,14 +160,17 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
                             attrs.get("Resource_List.gpus") or attrs.get("Resource_List.gpu"))
 
     start, end = _epoch(attrs, "start"), _epoch(attrs, "end")
+    if start is not None and end is not None and end < start:
+        raise FieldError(f"end {end:.0f} is before start {start:.0f}")
     runtime_s = _walltime(attrs, "resources_used.walltime")
     if not runtime_s and start is not None and end is not None:
-        if end < start:
-            raise FieldError(f"end {end:.0f} is before start {start:.0f}")
         runtime_s = end - start
     requested_s = _walltime(attrs, "Resource_List.walltime")
 
-    status_text = attrs.get("Exit_status", "").strip()
+    if "Exit_status" not in attrs:  # every E record has it, toward its end
+        raise FieldError("the E record has no Exit_status; the line is cut short or "
+                         "damaged")
+    status_text = attrs["Exit_status"].strip()
     if status_text and not _INTEGER.match(status_text):
         raise FieldError(f"Exit_status {status_text!r} is not a whole number")
     status = int(status_text) if status_text else None
@@ -213,6 +217,15 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
     )
 
 
+def _check_stamp(stamp: str) -> None:
+    """The record's own time must be a date (11/39/2014 is a damaged line, not a job)."""
+    try:
+        datetime.strptime(stamp, "%m/%d/%Y %H:%M:%S")
+    except ValueError:
+        raise FieldError(f"the record's time {stamp!r} is not a date and time "
+                         "MM/DD/YYYY HH:MM:SS") from None
+
+
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """Runs of the ``E`` records of ``path``; a line that is not a PBS record is bad."""
     fields.check_app_from(options)
@@ -227,6 +240,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         if match["type"] != "E":
             continue
         try:
+            _check_stamp(match["stamp"])
             yield _record(match["job_id"].strip(), _attributes(match["message"]), line_no,
                           options)
         except FieldError as exc:

@@ -93,6 +93,12 @@ def test_only_end_records_and_quoted_or_spaced_names(tmp_path: Path) -> None:
     ("01/01/2024 00:00:00;E;1;start=99999999999999 Exit_status=0", "between 1970 and 2100"),
     ("01/01/2024 00:00:00;E;1;Resource_List.walltime=1:99:00 Exit_status=0", "out of range"),
     ("01/01/2024 00:00:00;E;1;exec_host=a/x Exit_status=0", "exec_host entry"),
+    # a line cut short, a record's impossible date, a runtime given beside a bad span
+    ("11/09/2014 23:59:51;E;6464684.anonhost;u", "no Exit_status; the line is cut short"),
+    ("01/01/2024 00:00:00;E;1;user=u account=_pbs_projec", "no Exit_status"),
+    ("11/39/2014 00:00:00;E;1;start=10 end=20 Exit_status=0", "'11/39/2014 00:00:00' is not a date"),
+    ("01/01/2024 00:00:00;E;1;start=10 end=5 resources_used.walltime=00:00:05 Exit_status=0",
+     "end 5 is before start 10"),
 ])
 def test_bad_lines_are_bad_records(tmp_path: Path, line: str, reason: str) -> None:
     (bad,) = list(parse(write(tmp_path, line + "\n"), IngestOptions()))
