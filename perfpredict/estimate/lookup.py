@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from perfpredict import artifact
+from perfpredict.counts import MAX_COUNT
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
@@ -44,6 +45,8 @@ class Query:
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise BadInputError(f"{name.replace('_', '-')} must be a positive number, "
                                     f"got {value:g}")
+        if self.nodes > MAX_COUNT:  # a typo, which an estimate would answer confidently
+            raise BadInputError(f"nodes must be at most {MAX_COUNT}, got {self.nodes:g}")
         if self.io_bytes is not None and not (math.isfinite(self.io_bytes) and self.io_bytes >= 0):
             raise BadInputError(f"io-bytes must be zero or more, got {self.io_bytes:g}")
 

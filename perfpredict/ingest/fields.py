@@ -18,11 +18,10 @@ from datetime import datetime
 from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from perfpredict.counts import MAX_COUNT
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.records import IngestOptions
 
-#: Largest count the store holds (PostgreSQL INTEGER).
-MAX_COUNT = 2**31 - 1
 #: Durations beyond a century are corrupt values, not jobs.
 MAX_DURATION_S = 100 * 365 * 86400.0
 #: Epoch seconds accepted as real timestamps: 1970-01-01 (exclusive) .. 2100-01-01.

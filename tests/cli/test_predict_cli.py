@@ -153,6 +153,39 @@ def test_estimate_input_keeps_rows_order_and_input_columns(cli, tmp_path: Path) 
     assert scale(rows[0]) / scale(rows[2]) == pytest.approx(64 / 2, rel=1e-4)
 
 
+def test_estimate_input_answers_in_json_too(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--format json was ignored with --input (CSV came out, exit 0): one object per
+    query, in the file's order, the same answers as the CSV."""
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,note\nresnet,64,a\nbert,16,b\n")
+    as_json = cli("estimate", "--input", str(queries), "--format", "json")
+    assert as_json.exit_code == 0, as_json.output
+    rows = json.loads(as_json.stdout)
+    as_csv = list(csv.DictReader(io.StringIO(
+        cli("estimate", "--input", str(queries), "--format", "csv").stdout)))
+    assert [r["note"] for r in rows] == ["a", "b"]
+    for row, cells in zip(rows, as_csv, strict=True):
+        assert row["predicted_runtime_s"] == pytest.approx(float(cells["predicted_runtime_s"]),
+                                                           rel=1e-5)
+
+
+@pytest.mark.parametrize(("nodes", "said"), [
+    ("4.5", ":2: column 'nodes' must be a whole number, got 4.5"),
+    ("1e23", ":2: nodes must be at most 2147483647, got 1e+23"),
+])
+def test_estimate_input_refuses_node_counts_no_job_has(cli, tmp_path: Path, nodes: str,  # type: ignore[no-untyped-def]
+                                                       said: str) -> None:
+    """--nodes takes whole numbers; a query file answered 4.5 nodes, and 1e23 with an
+    interval up to 1e45 s."""
+    queries = tmp_path / "q.csv"
+    queries.write_text(f"app,nodes\nresnet,{nodes}\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"Error: {queries}{said}"
+    one = cli("estimate", "--app", "resnet", "--nodes", "99999999999999999999999")
+    assert one.exit_code == 2 and "nodes must be at most 2147483647" in one.stderr
+
+
 def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     queries = tmp_path / "q.csv"
     queries.write_text("app,nodes\nresnet,64\nresnet,many\n")
