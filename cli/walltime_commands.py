@@ -26,8 +26,9 @@ def walltime(
     input_path: Annotated[Path, typer.Option(
         "--input", help="Jobs about to be submitted (a log or a CSV); read, not stored.")],
     input_format: Annotated[JobsFormat | None, typer.Option(
-        help="Format of --input, read by the same parser as 'ingest' (default: told by the "
-        "file's name, else its first line).")] = None,
+        metavar="FORMAT",
+        help="Format of --input: swf, sacct or csv, read by the same parser as 'ingest' "
+        "(default: told by the file's name, else its first line).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of such jobs that may outrun the advised walltime.")] = 0.05,
     allow_above_request: Annotated[bool, typer.Option(
@@ -41,8 +42,8 @@ def walltime(
         "--swf-allow-extra-fields",
         help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
         "first 18, as 'ingest' does.")] = False,
-    output: Annotated[TableFormat, typer.Option("--format", help="Output format.")
-                      ] = TableFormat.table,
+    output: Annotated[TableFormat, typer.Option(
+        "--format", metavar="FORMAT", help="table, json or csv.")] = TableFormat.table,
 ) -> None:
     """Walltime to request per job, so that at most --kill-risk of such jobs are killed.
 

@@ -9,6 +9,7 @@ is asked for; ``estimate --input`` writes the columns as they are.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,12 +44,14 @@ from perfpredict.overhead.features import SeriesContext
 
 #: Columns ``estimate --input`` appends to each input row.
 BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
-                 "efficiency", "law", "series", "beyond_measured_range")
+                 "efficiency", "law", "series", "beyond_measured_range",
+                 "below_measured_range")
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
            "beyond_calibration", "noise_floor", "peer_series")
 _TEXT_COLUMNS = ("law", "series")
-_BOOL_COLUMNS = ("beyond_measured_range", "beyond_calibration", "noise_floor")
+_BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
+                 "noise_floor")
 _INT_COLUMNS = ("peer_series",)
 
 
@@ -74,6 +77,9 @@ class Estimate:
     overhead_coefficient: float
     extrapolation_doublings: float
     beyond_measured_range: bool
+    #: Below the smallest measured scale: the laws extrapolated downward, which no
+    #: backtest measures, under the interval calibrated between measured scales.
+    below_measured_range: bool
     beyond_calibration: bool
     #: Other series of the application and input whose measured speed-up to this scale
     #: the estimate weighs in (:data:`perfpredict.model.runtime.PEER_WEIGHT`).
@@ -200,7 +206,8 @@ class LoadedPredictor:
                     ("lower_runtime_s", np.maximum(pred.lower_s, 0.0)),
                     ("upper_runtime_s", pred.upper_s), ("speedup", speedup),
                     ("efficiency", efficiency), ("law", pred.law), ("series", series.name),
-                    ("beyond_measured_range", p > ctx.scale_max), ("scale", p),
+                    ("beyond_measured_range", p > ctx.scale_max),
+                    ("below_measured_range", p < ctx.scale_min), ("scale", p),
                     ("overhead_coefficient", pred.overhead_coefficient),
                     ("extrapolation_log2", pred.extrapolation_log2),
                     ("beyond_calibration", pred.beyond_calibration),
@@ -259,6 +266,12 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
                          "learn one, or it did not beat the laws): the estimate is the "
                          "laws' mean, which ran optimistic for codes that stop scaling; "
                          "see what 'perfpredict train' said")
+    if row["below_measured_range"]:
+        notes.append(f"{math.log2(ctx.scale_min / scale):.1f} doublings below the smallest "
+                     f"measured scale ({ctx.scale_min:g} {series.scale_unit}): the laws "
+                     "extrapolated downward, which no backtest measures, and the interval "
+                     "is the one calibrated between measured scales; a run nearer this "
+                     "scale would tell")
     n_peers = int(row["peer_series"])
     if n_peers:
         notes.append(f"{n_peers} other series of {series.key.app} on this input measured the "
@@ -287,7 +300,8 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
                                 measured_at=measured_neighbours(ctx, scale, not series.weak)),
         overhead_coefficient=float(row["overhead_coefficient"]),
         extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
-        beyond_measured_range=beyond, beyond_calibration=bool(row["beyond_calibration"]),
+        beyond_measured_range=beyond, below_measured_range=bool(row["below_measured_range"]),
+        beyond_calibration=bool(row["beyond_calibration"]),
         peer_series=n_peers,
         n_runs=match.entry.n_runs, measured_scales=[float(s) for s in ctx.scales],
         breakdown_s=(roofline_breakdown(series, ctx, query, scale, runtime_s, notes)

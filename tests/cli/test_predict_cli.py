@@ -26,6 +26,25 @@ def test_estimate_answers_from_the_bundled_predictor_on_an_empty_store(cli) -> N
     assert doc["formula"].startswith("T(p) =")
 
 
+def test_far_below_the_measured_range_is_flagged(cli) -> None:  # type: ignore[no-untyped-def]
+    """Below the smallest measured scale the laws extrapolate downward, which no backtest
+    measures: flagged and said, as extrapolation beyond the largest scale is (CosmoFlow on
+    Cori was measured at 512 and 1,024 nodes; at 1 node it said "efficiency 715%" and
+    nothing else)."""
+    cosmoflow = ["--app", "cosmoflow", "--system", "coriknl"]
+    for nodes, below in (("512", False), ("8", True)):
+        result = cli("estimate", *cosmoflow, "--nodes", nodes, "--format", "json")
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.stdout)
+        assert doc["measured_scales"][0] == 512.0
+        assert (doc["below_measured_range"], doc["beyond_measured_range"]) == (below, False)
+        said = [note for note in doc["notes"] if "below the smallest measured scale" in note]
+        assert said == ([] if not below else [
+            "6.0 doublings below the smallest measured scale (512 nodes): the laws "
+            "extrapolated downward, which no backtest measures, and the interval is the one "
+            "calibrated between measured scales; a run nearer this scale would tell"])
+
+
 def test_the_ensemble_names_the_slope_drift_only_where_it_joins_and_splits_its_time(cli) -> None:  # type: ignore[no-untyped-def]
     """The slope drift is a member of a strong-scaling series' mean beyond its measured
     range only, and the formula says so there alone; the mean's time is split in the
