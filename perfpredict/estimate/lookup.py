@@ -131,8 +131,14 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
         if wanted_num is None:
             continue
         narrowed = [e for e in found if getattr(e.key, part) in ("", _num_text(wanted_num))]
-        if narrowed:
-            found = narrowed
+        if not narrowed:  # another layout scales otherwise: not answered as if it were one
+            option = part.replace("_", "-")
+            measured = sorted({getattr(e.key, part) for e in found}, key=float)
+            raise NotFoundError(
+                f"{query.app} has no runs with {_num_text(wanted_num)} "
+                f"{part.replace('_', ' ')}; measured: {', '.join(measured)} (leave "
+                f"--{option} out for the measured layout, or pass one of those)")
+        found = narrowed
     # Prefer the best-measured series: most scales, then most runs.
     found.sort(key=lambda e: (len(e.scales), e.n_runs), reverse=True)
     entry = found[0]

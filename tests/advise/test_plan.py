@@ -234,22 +234,22 @@ def test_table_output_says_what_and_why(advise_cli) -> None:
 
 
 def test_emit_sbatch_directives(advise_cli) -> None:
-    result = advise_cli("advise", *RELEARN, "--threads-per-rank", "2", "--emit", "sbatch")
+    result = advise_cli("advise", *RELEARN, "--threads-per-rank", "1", "--emit", "sbatch")
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     directives = [line for line in lines if line.startswith("#SBATCH")]
     assert [d.split("=")[0] for d in directives] == [
         "#SBATCH --nodes", "#SBATCH --ntasks-per-node", "#SBATCH --cpus-per-task",
         "#SBATCH --time"]
-    assert "#SBATCH --ntasks-per-node=32" in lines and "#SBATCH --cpus-per-task=2" in lines
+    assert "#SBATCH --ntasks-per-node=32" in lines and "#SBATCH --cpus-per-task=1" in lines
     assert re.fullmatch(r"#SBATCH --time=\d+-\d{2}:\d{2}:00", directives[-1])
     assert all(line.startswith("#") for line in lines)  # pastes into a script header
 
 
 def test_emit_pbs_directives(advise_cli) -> None:
-    result = advise_cli("advise", *RELEARN, "--threads-per-rank", "2", "--emit", "pbs")
+    result = advise_cli("advise", *RELEARN, "--threads-per-rank", "1", "--emit", "pbs")
     assert result.exit_code == 0, result.output
-    assert re.search(r"^#PBS -l select=\d+:mpiprocs=32:ompthreads=2$", result.output, re.M)
+    assert re.search(r"^#PBS -l select=\d+:mpiprocs=32:ompthreads=1$", result.output, re.M)
     assert re.search(r"^#PBS -l walltime=\d{2,}:\d{2}:\d{2}$", result.output, re.M)
 
 

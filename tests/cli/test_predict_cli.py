@@ -26,6 +26,19 @@ def test_estimate_answers_from_the_bundled_predictor_on_an_empty_store(cli) -> N
     assert doc["formula"].startswith("T(p) =")
 
 
+def test_a_layout_no_series_was_measured_with_is_said_not_ignored(cli) -> None:  # type: ignore[no-untyped-def]
+    """--ranks-per-node 16 for a code measured at 4 ranks per node was answered from the
+    4-rank series without a word; another layout scales otherwise, so it is refused as an
+    unmeasured --variant is, naming the layouts measured."""
+    dell = ["--app", "bert", "--system", "XE8545x4A100-SXM-40GB (Dell)", "--nodes", "8"]
+    result = cli("estimate", *dell, "--ranks-per-node", "16")
+    assert result.exit_code == 1
+    assert result.stderr.strip() == (
+        "Error: bert has no runs with 16 ranks per node; measured: 4 (leave "
+        "--ranks-per-node out for the measured layout, or pass one of those)")
+    assert cli("estimate", *dell, "--ranks-per-node", "4").exit_code == 0
+
+
 def test_far_below_the_measured_range_is_flagged(cli) -> None:  # type: ignore[no-untyped-def]
     """Below the smallest measured scale the laws extrapolate downward, which no backtest
     measures: flagged and said, as extrapolation beyond the largest scale is (CosmoFlow on
