@@ -106,7 +106,8 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
                 db_url: str | None = None) -> Match:
     """The series that answers ``query``: the application's series narrowed by system,
     problem size and variant (an exact label wins over labels that contain the one
-    asked), then by layout where that leaves any, and the best measured of the rest.
+    asked), then by layout (a series of unknown layout fits any), and the best measured
+    of the rest; a narrowing that leaves none is refused, naming what was measured.
     An application with none says why, from its runs in the store at ``db_url``."""
     def same(a: str, b: str) -> bool:
         return a.casefold() == b.casefold()
