@@ -170,6 +170,13 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
             return lambda s: s.key.system
         return lambda s: sources.get(s.key, "store")
 
+    if leave_out is not None:
+        groups = {label(leave_out)(s) for s in series_list}
+        if len(groups) == 1:  # the one group left out is the store cut, not a transfer
+            raise BadInputError(
+                f"--leave-out {leave_out}: every series has the same {leave_out} "
+                f"({groups.pop()}), so leaving it out is the store cut itself and measures "
+                f"no transfer; drop --leave-out, or ingest runs of another {leave_out}")
     series_label = label(group_by)
 
     def group_of(series: Series, distance_log2: FloatArray) -> str | list[str]:

@@ -259,6 +259,16 @@ def test_leave_out_cuts_one_group_and_shows_the_rest_in_full() -> None:
     assert _max_scale_seen(rounds[1].pool) == {a.key: 16.0, b.key: 4.0, c.key: 4.0}
 
 
+def test_leaving_out_the_only_group_is_refused(timed_store) -> None:  # type: ignore[no-untyped-def]
+    """A store of one system left out is the store cut itself: its figures were printed
+    as if they measured transfer to another machine."""
+    from perfpredict.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="--leave-out system: every series has the same "
+                                            "system .* measures no transfer"):
+        evaluate(timed_store, "extrapolate", leave_out="system")
+
+
 def test_trimmed_mape_leaves_out_the_worst_five_percent_of_series() -> None:
     outcomes = Outcomes()
     for i in range(20):
