@@ -84,7 +84,9 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
         raise FieldError("column 'app' is empty; every run needs an application name")
     runtime_s = values.get("runtime_s")
     if runtime_s is None and require_runtime:
-        raise FieldError("runtime_s is empty; every benchmark run needs its runtime")
+        written = (row.get("runtime_s") or "").strip()
+        raise FieldError(f"runtime_s is {f'missing ({written!r})' if written else 'empty'}; "
+                         "every benchmark run needs its runtime")
     # A scheduler job (as `runs export` writes one) may never have run, on no node.
     is_job = bool(values["job_id"] or values["state"])
     if runtime_s is not None and (runtime_s < 0 or (runtime_s == 0 and not is_job)):

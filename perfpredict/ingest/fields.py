@@ -291,6 +291,8 @@ def count(name: str, text: str | int | float | None, *, zero_is_none: bool = Fal
         if not text:
             return None
         if not is_digits(text):
+            if text.startswith("-") and is_digits(text[1:]):
+                raise FieldError(f"{name} {text!r} is negative; a count is zero or more")
             raise FieldError(f"{name} {text!r} is not a whole number")
     elif isinstance(text, float) and not text.is_integer():
         raise FieldError(f"{name} {text!r} is not a whole number")

@@ -59,6 +59,7 @@ def test_extra_fields_are_numbers_only_as_tables_write_them(tmp_path: Path) -> N
         ("lulesh,opal,s,4,36,1,1_000,x", "column 'runtime_s' must be a number"),
         ("lulesh,opal,s,4,36,1,inf,x", "must be finite"),
         ("lulesh,opal,s,4,36,1,,x", "runtime_s is empty"),
+        ("lulesh,opal,s,4,36,1,nan,x", "runtime_s is missing ('nan')"),
         ("lulesh,opal,s,4,36,1", "expected 8 fields"),
         (",opal,s,4,36,1,3,x", "column 'app' is empty"),
         # how a spreadsheet writes what was meant, said as the number to write instead

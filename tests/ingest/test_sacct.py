@@ -242,9 +242,11 @@ def test_bad_options_are_usage_errors(tmp_path: Path, options: dict[str, str]) -
     ("1|COMPLETED|00:01|2024-01-01T00:00:00|zero", "ExitCode"),
     ("x1|COMPLETED|00:01|2024-01-01T00:00:00|0:0", "not a Slurm job id"),
     ("1|COMPLETED|-00:01|2024-01-01T00:00:00|0:0", "not a duration"),
+    ("1|COMPLETED|00:01|2024-01-01T00:00:00|0:0|-1", "NCPUS '-1' is negative; a count is zero"),
 ])
 def test_bad_values_name_the_field(tmp_path: Path, row: str, reason: str) -> None:
-    path = write(tmp_path, "JobIDRaw|State|Elapsed|Submit|ExitCode\n" + row + "\n")
+    header = "JobIDRaw|State|Elapsed|Submit|ExitCode" + ("|NCPUS" if row.count("|") == 5 else "")
+    path = write(tmp_path, header + "\n" + row + "\n")
     (bad,) = list(parse(path, IngestOptions()))
     assert isinstance(bad, BadRecord) and bad.line_no == 2 and reason in bad.reason
 

@@ -86,6 +86,18 @@ def test_alea_variant_is_rejected_at_its_first_line_unless_allowed() -> None:
         "q_1d", "1:ppn=64:x86_64:cl_zewura#excl"]
 
 
+def test_a_byte_that_is_no_text_is_damage_not_an_extended_variant(tmp_path: Path) -> None:
+    """A stray byte after the 18th field read as a 19th, and the refusal sent the user to
+    --swf-allow-extra-fields for a damaged line."""
+    path = tmp_path / "damaged.swf"
+    path.write_bytes((HEADER + "7 10 5 100 -1 552 -1 8 60 -1 0 3 4 17 1 1 -1 -1 \xff\n"
+                      ).encode("latin-1"))
+    (bad,) = list(parse(path, IngestOptions()))
+    assert isinstance(bad, BadRecord)
+    assert bad.reason == ("the line holds bytes that are not text (shown as \ufffd); SWF "
+                          "lines are numbers, so the file is damaged here")
+
+
 def test_header_missing_values_fractions_and_gzip(tmp_path: Path) -> None:
     text = HEADER + (
         "7 10 5 100.5 -1 552.21 -1 8 60 -1 0 3 4 17 1 1 -1 -1\n"

@@ -274,6 +274,9 @@ class LineReader:
         if self.in_header:
             self.in_header = False
             self.system = None if self.options.system else self.header.system_name()
+        if "\ufffd" in stripped:  # SWF is numbers: a byte that is no text is damage
+            return BadRecord(line_no, text, "the line holds bytes that are not text (shown "
+                             "as \ufffd); SWF lines are numbers, so the file is damaged here")
         tokens = stripped.split()
         reason = _width_reason(len(tokens), self.options.swf_allow_extra_fields)
         if reason is None and self.needs_system:
