@@ -61,12 +61,12 @@ def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Que
                 raise BadInputError(str(exc), path=path, line_no=line_no) from None
             if value is not None:
                 values[name] = value
-        if values.get("nodes", 0) % 1:  # as --nodes takes them: 4.5 nodes is a typo
-            raise BadInputError(f"column 'nodes' must be a whole number, got "
-                                f"{values['nodes']:g}", path=path, line_no=line_no)
         if "nodes" not in values or "app" not in values:
             raise BadInputError("app and nodes are required on every row", path=path,
                                 line_no=line_no)
+        if values["nodes"] % 1:  # as --nodes takes them: 4.5 nodes is a typo
+            raise BadInputError(f"column 'nodes' must be a whole number, got "
+                                f"{values['nodes']:g}", path=path, line_no=line_no)
         query = Query(**values)
         try:
             query.validate()

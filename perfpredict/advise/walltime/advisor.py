@@ -177,10 +177,11 @@ class WalltimeAdvisor:
         overrun_p = np.full(len(pick), np.nan)
         capped = chosen_s == requests_s  # killed exactly when it outruns its request
         for number, calibration in enumerate(calibrations):
-            mine, at_request = which == number, (which == number) & capped
-            kill_p[mine] = calibration.report(chosen_raw_p[mine])
-            if at_request.any():
-                kill_p[at_request] = calibration.report_at_request(chosen_raw_p[at_request])
+            mine = which == number
+            for kind, report in ((mine & ~capped, calibration.report),
+                                 (mine & capped, calibration.report_at_request)):
+                if kind.any():
+                    kill_p[kind] = report(chosen_raw_p[kind])
             overrun_p[mine] = calibration.overrun(request_raw_p[mine])
         overrun_p[np.isnan(requests_s)] = np.nan
         overrun_p[capped] = kill_p[capped]  # one event, one probability
