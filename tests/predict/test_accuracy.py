@@ -21,13 +21,13 @@ split and data set because a data set of 7 series is noisier than one of 165, an
 split's coverage than the other's (RELeARN's: 0.091 in extrapolation, 0.029 in few-shot). Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
-    mlperf_training       0.42 / 0.29  1.2 / 0.82       0.013 / 0.0080
+    mlperf_training       0.42 / 0.24  1.1 / 1.0        0.013 / 0.0080
     relearn               1.9 / 0.44   1.9 / 0.18       0.091 / 0.029
     vasp_archer           0.091 / 0.069  0.29 / 0.20    0.011 / 0.032
-    cp2k_readme           0.74 / 0.39  1.0 / 0.85       0.0059 / 0.058
-    castro_scaling        0.071 / 0.051  0.13 / 0.39    0.0071 / 0.0058
-    pencilffts_jeanzay    0.39 / 0.25  0.67 / 0.61      0.0085 / 0.030
-    all                   0.26 / 0.10  0.58 / 0.28      -
+    cp2k_readme           0.79 / 0.34  1.0 / 0.75       0.0059 / 0.061
+    castro_scaling        0.066 / 0.045  0.073 / 0.44   0.0071 / 0.0058
+    pencilffts_jeanzay    0.39 / 0.25  0.67 / 0.61      0.0085 / 0.029
+    all                   0.26 / 0.099  0.58 / 0.30     -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
 whose five-backtest mean misses the threshold is an expected failure (xfail, not strict),
@@ -58,16 +58,16 @@ MAPE_MARGIN_PCT = {
         "mlperf_training": 1.3,
         "relearn": 5.6,
         "vasp_archer": 0.3,
-        "cp2k_readme": 2.3,
-        "castro_scaling": 0.3,
+        "cp2k_readme": 2.4,
+        "castro_scaling": 0.2,
         "pencilffts_jeanzay": 1.2,
         "all": 0.8,
     },
     "fewshot": {
-        "mlperf_training": 0.9,
+        "mlperf_training": 0.8,
         "relearn": 1.4,
         "vasp_archer": 0.3,
-        "cp2k_readme": 1.2,
+        "cp2k_readme": 1.1,
         "castro_scaling": 0.2,
         "pencilffts_jeanzay": 0.8,
         "all": 0.3,
@@ -75,19 +75,19 @@ MAPE_MARGIN_PCT = {
 }
 MEDIAN_APE_MARGIN_PCT = {
     "extrapolate": {
-        "mlperf_training": 3.7,
+        "mlperf_training": 3.5,
         "relearn": 5.8,
         "vasp_archer": 0.9,
-        "cp2k_readme": 3.0,
-        "castro_scaling": 0.4,
+        "cp2k_readme": 3.1,
+        "castro_scaling": 0.3,
         "pencilffts_jeanzay": 2.1,
     },
     "fewshot": {
-        "mlperf_training": 2.5,
+        "mlperf_training": 3.1,
         "relearn": 0.6,
         "vasp_archer": 0.7,
-        "cp2k_readme": 2.6,
-        "castro_scaling": 1.2,
+        "cp2k_readme": 2.3,
+        "castro_scaling": 1.4,
         "pencilffts_jeanzay": 1.9,
     },
 }
@@ -104,7 +104,7 @@ COVERAGE_MARGIN = {
         "mlperf_training": 0.03,
         "relearn": 0.09,
         "vasp_archer": 0.1,
-        "cp2k_readme": 0.18,
+        "cp2k_readme": 0.19,
         "castro_scaling": 0.02,
         "pencilffts_jeanzay": 0.09,
     },
@@ -117,7 +117,7 @@ Table = list[dict[str, Any]]
 # failures until the predictor passes them; they are not a statement of what is acceptable.
 _OPEN = "misses issue 13's acceptance under store-cut today (docs/accuracy.md)"
 LOSES_TO_A_BASELINE = {
-    ("extrapolate", "mlperf_training"),  # median APE +2.1
+    ("extrapolate", "mlperf_training"),  # median APE +2.15
     ("extrapolate", "cp2k_readme"),      # median APE +1.6
     ("fewshot", "vasp_archer"),          # median APE +0.6
 }
