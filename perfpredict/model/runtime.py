@@ -501,13 +501,18 @@ class RuntimeModel:
             return [t.predict(rows) for t in trees]
         low = np.floor(distance[beyond] / TREE_GRID_LOG2) * TREE_GRID_LOG2
         share = (distance[beyond] - low) / TREE_GRID_LOG2
-        grid_rows = [self._rows(series, ctx, ctx.scale_max * 2.0 ** d, kind)[0]
-                     for d in (low, low + TREE_GRID_LOG2)]
+        # the few grid points a batch's scales fall between, each read once
+        grid, around = np.unique(np.concatenate([low, low + TREE_GRID_LOG2]),
+                                 return_inverse=True)
+        grid_rows = self._rows(series, ctx, ctx.scale_max * 2.0 ** grid, kind)[0]
+        below, above = around[:low.size], around[low.size:]
         answers = []
         for t in trees:
-            answer = t.predict(rows)
-            below, above = (t.predict(r) for r in grid_rows)
-            answer[beyond] = (1.0 - share) * below + share * above
+            answer = np.empty(distance.size)
+            if (~beyond).any():
+                answer[~beyond] = t.predict(rows[~beyond])
+            on_grid = t.predict(grid_rows)
+            answer[beyond] = (1.0 - share) * on_grid[below] + share * on_grid[above]
             answers.append(answer)
         return answers
 
