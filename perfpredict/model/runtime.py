@@ -490,11 +490,10 @@ class RuntimeModel:
         joining). Read off the grid and blended, the answer is continuous in the node
         count and the trees' own on the grid: 28 series rise and fall (21 on a grid of
         a whole doubling, 36 of a quarter), the largest step over 1/256 of a doubling
-        0.007. The acceptance
-        backtests' test runs lie mostly on whole doublings, where nothing changes: five
-        backtests of three seeds moved no coverage by more than 0.002 and no MAPE or
-        median-APE gap by more than 0.2 points (docs/accuracy.md, "The trees read on a
-        grid of half doublings")."""
+        0.007. The acceptance backtests' test runs lie mostly on whole doublings, where
+        nothing changes: five backtests of three seeds moved no coverage by more than
+        0.002 and no MAPE or median-APE gap by more than 0.2 points (docs/accuracy.md,
+        "The trees read on a grid of half doublings")."""
         distance = rows[:, 0]
         beyond = distance > 0
         if not beyond.any():
