@@ -200,7 +200,7 @@ class WalltimeAdvisor:
                 "kill_probability": round(float(kill_p[position]), 4),
                 "expected_runtime_over_walltime": round(float(ratio[position]), 4),
                 "requested_walltime_s": float(request_s) if has_request else None,
-                "capped_at_request": bool(has_request and chosen_s[position] == request_s),
+                "capped_at_request": bool(capped[position]),
                 "request_kill_probability": (round(float(overrun_p[position]), 4)
                                              if has_request else None),
                 "request_likely_too_short": bool(has_request and overrun_p[position] > 0.5),
