@@ -30,7 +30,7 @@ def ingest(
         help="fail: refuse a file with a bad record, storing nothing from it. skip: store the "
         "good records, keep bad ones in the rejects table.")] = OnError.fail,
     timezone: Annotated[str, typer.Option(
-        help="Time zone of local timestamps (sacct, PBS); sacct with TZ=UTC is best.")] = "UTC",
+        help="Time zone of local timestamps (sacct, jobcomp); sacct with TZ=UTC is best.")] = "UTC",
     columns: Annotated[str | None, typer.Option(
         help="sacct without a header line: the --format field list it was made with, "
         "comma separated.")] = None,

@@ -27,6 +27,7 @@ FORMATS: dict[str, str] = {
     "csv": "perfpredict.ingest.csv_results",
     "sacct": "perfpredict.ingest.sacct",
     "sacct-json": "perfpredict.ingest.sacct_json",
+    "jobcomp": "perfpredict.ingest.slurm_jobcomp",
     "swf": "perfpredict.ingest.swf",
     "pbs": "perfpredict.ingest.pbs",
     "lsf": "perfpredict.ingest.lsf",
@@ -72,7 +73,8 @@ _SWF_LINE = re.compile(r"^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){17}\s*$")
 def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS)) -> str:
     """The format of a jobs file among ``choices``, from its name (``.swf``, ``.json``,
     ``.csv``, ``.psv``, each also gzipped) or else its first line: ``;`` comments or 18
-    numbers are SWF, a ``|``-separated line sacct, ``{`` sacct's JSON, commas CSV.
+    numbers are SWF, ``JobId=`` Slurm's jobcomp log, a ``|``-separated line sacct, ``{``
+    sacct's JSON, commas CSV.
 
     A file that none of these describe is bad input asking for the format by name.
     """
@@ -84,6 +86,7 @@ def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS)) -> str:
         return by_name
     first = next((text.strip() for _, text in numbered_lines(path) if text.strip()), "")
     by_content = ("swf" if first.startswith(";") or _SWF_LINE.match(first)
+                  else "jobcomp" if first.startswith("JobId=")
                   else "sacct" if "|" in first
                   else "sacct-json" if first.startswith("{")
                   else "csv" if "," in first else None)

@@ -190,6 +190,7 @@ def _kth_excerpt(tmp_path: Path) -> Path:
 ROUND_TRIPS = {
     "sacct": lambda tmp: shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"),
     "sacct-json": lambda tmp: shared_path("logs", "slurm", "clockwork-sacct_1.json"),
+    "jobcomp": lambda tmp: shared_path("logs", "slurm", "jobcomp-filetxt-quoted-lines.log"),
     "swf": _kth_excerpt,  # SWF jobs have no application name: "unknown"
     "swf-nasa": lambda tmp: shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf"),
     "pbs": lambda tmp: shared_path("logs", "pbs", "xdmod-accounting-logs.log"),

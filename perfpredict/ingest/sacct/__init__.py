@@ -62,6 +62,10 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
     for index in range(len(block.starts)):
         text = block.text(index)
         if text.strip():
+            if text.lstrip().startswith("JobId="):
+                return BadRecord(block.first_line_no + index, text, (
+                    "this is Slurm's job completion log (jobcomp/filetxt), not sacct "
+                    "output; ingest it with 'perfpredict ingest jobcomp'"), whole_file=True)
             layout, is_header = detect_layout(text, options)
             if not {"jobidraw", "jobid"} & set(layout.columns) or "state" not in layout.columns:
                 return BadRecord(block.first_line_no + index, text, (
