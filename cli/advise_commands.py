@@ -111,8 +111,8 @@ def advise(
     if plot is not None:
         from perfpredict.report.plots import save_scaling_plot
 
-        csv_path = save_scaling_plot(plan, plot)
-        typer.echo(f"Wrote {plot} and {csv_path}", err=True)
+        written = save_scaling_plot(plan, plot)
+        typer.echo(f"Wrote {written.figure} and {written.data_csv}", err=True)
     if emit is not None:
         from perfpredict.advise.directives import directives
 

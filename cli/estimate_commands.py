@@ -62,7 +62,7 @@ def estimate(
     else:
         pct = f"{100 * confidence:g}"  # 99.9, not 100, for --confidence 0.999
         typer.echo(f"{result.series}")
-        typer.echo(f"  {nodes:g} node{'' if nodes == 1 else 's'}: "
+        typer.echo(f"  {nodes} node{'' if nodes == 1 else 's'}: "
                    f"{format_seconds(result.predicted_runtime_s)} s "
                    f"({pct}% interval {format_seconds(result.lower_runtime_s)} - "
                    f"{format_seconds(result.upper_runtime_s)} s)")

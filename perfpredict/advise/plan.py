@@ -250,8 +250,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     weak = entry.weak
     measured_nodes = [s / scale_per_node for s in entry.scales]
     spec = _catalog_entry(store, entry.key.system, request.system)
-    max_nodes = request.max_nodes or (spec.nodes if spec and spec.nodes else None) or int(
-        SWEEP_BEYOND_MEASURED * max(measured_nodes))
+    max_nodes, sweep_notes = _sweep_limit(request.max_nodes, spec, measured_nodes)
     if max_nodes < measured_nodes[0]:
         raise BadInputError(f"--max-nodes {max_nodes} is below the smallest measured "
                             f"configuration ({measured_nodes[0]:g} nodes); raise it")
@@ -260,14 +259,15 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     medians = dict(zip(measured_nodes, entry.medians_s, strict=True))
     candidates = _candidates(predictor, request, nodes, medians, weak)
     choice = choose(candidates, request.floor(), request.objective, weak=weak,
-                    smallest_measured_nodes=measured_nodes[0])
+                    smallest_measured_nodes=measured_nodes[0],
+                    machine_nodes=int(spec.nodes) if spec and spec.nodes else None)
     rec = choice.candidate
 
     measured = _measured_points(predictor, request, measured_nodes, entry)
 
     rec_query = request.query(rec.nodes)
     estimate = predictor.estimate(rec_query, request.confidence)
-    warnings = estimate.notes
+    warnings = sweep_notes + estimate.notes
     quantile_s = runtime_quantiles(predictor, [rec_query], 1.0 - request.kill_risk)[0]
     limit = walltime_limit(quantile_s, rec.nodes, spec, request.kill_risk, entry.key.system)
     warnings += limit.warnings
@@ -294,6 +294,23 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         allocation_unit=spec.allocation_unit if spec else None,
         allocation_units_p50=units[0], allocation_units_p90=units[1],
         basis=_basis(entry, series_name, measured, scale_per_node, spec), warnings=warnings)
+
+
+def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
+                 measured_nodes: list[float]) -> tuple[int, list[str]]:
+    """The largest node count to sweep, and a note when the user's ``--max-nodes`` was
+    cut to the machine: a proposal asking for more nodes than the machine has is
+    refused, however the runtime scales. A catalog count below a measured run is out of
+    date (the machine grew) and bounds nothing."""
+    machine = int(spec.nodes) if spec and spec.nodes else None
+    if machine is not None and machine < max(measured_nodes):
+        machine = None
+    if max_nodes is None:
+        return machine or int(SWEEP_BEYOND_MEASURED * max(measured_nodes)), []
+    if machine is not None and spec is not None and max_nodes > machine:
+        return machine, [f"--max-nodes {max_nodes} is more than the {machine} nodes "
+                         f"{spec.name} has (the catalog): the sweep stops at {machine}"]
+    return max_nodes, []
 
 
 def beyond_range_walltime_note(kill_risk: float) -> str:

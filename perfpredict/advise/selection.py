@@ -78,7 +78,7 @@ class EfficiencyFloor:
     def describe(self) -> str:
         rules = []
         if self.min_efficiency is not None:
-            rules.append(f"the {self.min_efficiency:.0%} parallel-efficiency floor")
+            rules.append(f"the {floor_percent(self.min_efficiency)} parallel-efficiency floor")
         if self.min_speedup_per_doubling is not None:
             rules.append(f"the {self.min_speedup_per_doubling:g}x-speedup-per-doubling floor")
         return " and ".join(rules)
@@ -92,7 +92,7 @@ class EfficiencyFloor:
         if self.min_efficiency is not None and candidate.efficiency < self.min_efficiency:
             out.append((f"min_efficiency {self.min_efficiency:g}",
                         f"is only {percent_apart(candidate.efficiency, self.min_efficiency)}"
-                        f" efficient, below the {self.min_efficiency:.0%} floor"))
+                        f" efficient, below the {floor_percent(self.min_efficiency)} floor"))
         floor = self.min_speedup_per_doubling
         per_doubling = candidate.speedup_per_doubling
         if floor is not None and per_doubling is not None and per_doubling < floor:
@@ -109,6 +109,12 @@ class EfficiencyFloor:
 def node_count(nodes: int) -> str:
     """``nodes`` with its noun: "1 node", "8 nodes"."""
     return f"{nodes} node" if nodes == 1 else f"{nodes} nodes"
+
+
+def floor_percent(floor: float) -> str:
+    """A floor the user set, as a percentage with the digits they gave: 0.7 is "70%",
+    0.705 "70.5%", 0.001 "0.1%" (not "0%")."""
+    return f"{floor * 100:g}%"
 
 
 def percent_apart(value: float, floor: float | None) -> str:
@@ -154,9 +160,10 @@ def _first_short_doubling(candidates: list[Candidate],
 
 
 def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, weak: bool,
-           smallest_measured_nodes: float) -> Choice:
+           smallest_measured_nodes: float, machine_nodes: int | None = None) -> Choice:
     """The best candidate by ``objective`` among those meeting ``floor`` (marking each
-    candidate's ``meets_floor``), and the rule that decided, in one sentence."""
+    candidate's ``meets_floor``), and the rule that decided, in one sentence.
+    ``machine_nodes``: the machine's size, where the sweep ends at it."""
     score = objective_score(objective, weak, smallest_measured_nodes)
     broken_at = _first_short_doubling(candidates, floor)
     for c in candidates:
@@ -179,7 +186,8 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
                   f"{len(candidates)} node counts considered ({span}); {floor.describe()} "
                   "did not bind")
         if objective == "fastest" and rec is candidates[-1]:
-            reason += " (raise --max-nodes to look further)"
+            reason += (" (the machine has no more nodes)" if rec.nodes == machine_nodes
+                       else " (raise --max-nodes to look further)")
         return Choice(rec, f"objective {objective}", reason + ".")
     # the nearest better node count tells the user what the floor cost them
     alternative = min(better, key=lambda c: abs(c.nodes - rec.nodes) / max(c.nodes, rec.nodes))

@@ -157,6 +157,12 @@ class LoadedPredictor:
             raise stale_layout(self.origin, exc) from exc
 
     def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
+        """The estimate for one query at a whole number of nodes, as a job asks for them
+        (``estimate_many`` also answers at the fractional node counts that a series
+        measured in ranks reaches, for the points advice plots)."""
+        query.validate()
+        if query.nodes % 1:
+            raise BadInputError(f"nodes must be a whole number, got {query.nodes:g}")
         return self.estimate_many([query], confidence)[0]
 
     def estimate_many(self, queries: list[Query], confidence: float = 0.9) -> list[Estimate]:
@@ -322,11 +328,17 @@ def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArra
 
 
 def load_predictor(db_url: str | None) -> LoadedPredictor:
-    """The store's newest predictor, else the bundled one trained on the shipped data."""
+    """The newest predictor of the store at ``db_url`` (``sqlite:///path.db``,
+    ``postgresql+psycopg://...``), else, when the store has none, the bundled one trained
+    on the shipped data. A store that is not there is :class:`~perfpredict.errors.
+    NotFoundError`. ``None`` asks for the bundled predictor alone; the store the CLI
+    would use is ``perfpredict.config.resolve_db_url()``."""
     doc, origin, entries = load_artifact(db_url)
     return LoadedPredictor(doc, origin, entries, db_url)
 
 
 def estimate(db_url: str | None, query: Query, confidence: float = 0.9) -> Estimate:
-    """One estimate; see :class:`Estimate` for what it holds."""
+    """One estimate from the predictor :func:`load_predictor` finds for ``db_url``; see
+    :class:`Estimate` for what it holds. For many, load the predictor once and call its
+    ``estimate``."""
     return load_predictor(db_url).estimate(query, confidence)

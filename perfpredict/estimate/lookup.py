@@ -9,6 +9,7 @@ scikit-learn, xgboost or matplotlib.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -40,6 +41,12 @@ class Query:
     def validate(self) -> None:
         if not self.app:
             raise BadInputError("the application name is empty; pass --app NAME")
+        for name in ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, numbers.Real)
+                                      or isinstance(value, bool)):
+                raise BadInputError(f"{name.replace('_', '-')} must be a number, got "
+                                    f"{value!r}")
         for name in ("nodes", "ranks_per_node", "threads_per_rank"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value > 0):
@@ -256,10 +263,16 @@ def bundled_artifact_path() -> Path:
 def load_artifact(db_url: str | None) -> tuple[dict[str, Any], str, SeriesEntries | None]:
     """The store's newest runtime predictor, else the bundled one trained on the shipped
     data: its document, where it came from, and its entries when they are stored apart
-    from the document (None: they are in it)."""
+    from the document (None: they are in it). A store named by ``db_url`` must exist: a
+    mistyped path would otherwise answer from the bundled predictor without a word."""
     from perfpredict.store.artifacts import load_latest_runtime
+    from perfpredict.store.location import url_to_read
 
     if db_url is not None:
+        if not isinstance(db_url, str):
+            raise BadInputError(f"the store is given by its URL (an open Store's .url), "
+                                f"not a {type(db_url).__name__}")
+        url_to_read(db_url, named=True)
         found = load_latest_runtime(db_url)
         if found is not None:
             return found[0], "the store", found[1]

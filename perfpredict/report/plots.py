@@ -13,9 +13,10 @@ from __future__ import annotations
 import math
 import textwrap
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from perfpredict.advise.plan import ranks_per_node_text
+from perfpredict.advise.selection import floor_percent
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 from perfpredict.report.csv_rows import write_csv
@@ -87,9 +88,16 @@ def label_log_axis(axis: Axis) -> None:
         axis.set_minor_formatter(NullFormatter())
 
 
-def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
+class PlotFiles(NamedTuple):
+    """What :func:`save_scaling_plot` wrote: the figure, and its numbers as CSV."""
+
+    figure: Path
+    data_csv: Path
+
+
+def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
-    same name with .csv; returns the CSV's path."""
+    same name with .csv (a proposal's reviewers ask for the numbers behind a figure)."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise BadInputError(f"--plot {path}: the file must end in {', '.join(FORMATS)}")
@@ -157,7 +165,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
     floor = plan.request.floor().min_efficiency
     if floor is not None:
         ax_eff.axhline(floor, color="tab:orange", linestyle=":", linewidth=1.5,
-                       label=f"efficiency floor {floor:.0%}")
+                       label=f"efficiency floor {floor_percent(floor)}")
     ax_eff.plot([rec.nodes], [next(r["predicted_efficiency"] for r in rows if r["recommended"])],
                 "*", color="tab:red", markersize=16,
                 markeredgecolor="black", zorder=6, label="recommended")
@@ -183,4 +191,4 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> Path:
     csv_path = path.with_suffix(".csv")
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
         write_csv(fh, CSV_COLUMNS, rows)
-    return csv_path
+    return PlotFiles(path, csv_path)

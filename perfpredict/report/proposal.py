@@ -27,6 +27,7 @@ from perfpredict.report.tables import (
     format_value,
     latex_table,
     markdown_table,
+    significant,
 )
 
 if TYPE_CHECKING:
@@ -88,10 +89,11 @@ def summary_lines(plan: Plan) -> list[str]:
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
         f"; kill probability {100 * plan.kill_probability:.2g}%, expected runtime/walltime "
         f"{rec.predicted_runtime_s / plan.walltime_s:.2f}",
-        f"  node-hours per run {rec.node_hours_p50:,.3g} (P50), {rec.node_hours_p90:,.3g} "
+        f"  node-hours per run {significant(rec.node_hours_p50)} (P50), "
+        f"{significant(rec.node_hours_p90)} "
         "(P90)" + ("" if request.runs == 1 else  # the totals are the run's
-                   f"; for {request.runs} runs {plan.node_hours_p50:,.3g} (P50), "
-                   f"{plan.node_hours_p90:,.3g} (P90)") + _units_text(plan),
+                   f"; for {request.runs} runs {significant(plan.node_hours_p50)} (P50), "
+                   f"{significant(plan.node_hours_p90)} (P90)") + _units_text(plan),
         f"  basis: {plan.basis}",
     ]
     return lines + [f"  warning: {w}" for w in plan.warnings]
@@ -100,7 +102,8 @@ def summary_lines(plan: Plan) -> list[str]:
 def _units_text(plan: Plan) -> str:
     if plan.allocation_units_p50 is None or plan.allocation_units_p90 is None:
         return ""
-    return (f" = {plan.allocation_units_p50:,.3g} (P50), {plan.allocation_units_p90:,.3g} "
+    return (f" = {significant(plan.allocation_units_p50)} (P50), "
+            f"{significant(plan.allocation_units_p90)} "
             f"(P90) {plan.allocation_unit or 'allocation units'}")
 
 

@@ -155,6 +155,8 @@ class _FileIngest:
         self.json_cache: dict[int, tuple[Any, str]] = {}
         self.known_systems = set(conn.execute(select(systems.c.name)).scalars())
         self.catalog_names = catalog_names
+        #: The applications of the runs inserted, for :meth:`case_twin_warnings`.
+        self.apps: set[str] = set()
 
     def canonical_system(self, name: str) -> str:
         """A catalog entry's own name for ``name`` when it is one of its aliases ("frontier",
@@ -262,11 +264,28 @@ class _FileIngest:
         values.setdefault("censored", [False] * len(batch))
         if "extra" in values:
             values["extra"] = _json_texts(values["extra"], self.json_cache)
+        self.apps.update(batch.column("app"))
         values["natural_key"] = natural_keys
         values["batch_id"] = [self.batch_id] * len(batch)
         values["source_line"] = batch.column("line_no")
         insert_rows_ignoring_duplicates(self.conn, runs, list(values),
                                         list(zip(*values.values(), strict=True)), "natural_key")
+
+    def case_twin_warnings(self) -> list[str]:
+        """A warning per application of this file whose name another stored one has in
+        other letter case ("FlowSim", "flowsim"). Training keeps them apart, while an
+        estimate looks an application up ignoring case and reads both: the runs of one
+        code split in two without a word. Read off the series index, which leads with
+        the application."""
+        mine = {app.casefold() for app in self.apps}
+        spellings: dict[str, list[str]] = {}
+        for app in self.conn.execute(select(runs.c.app).distinct()).scalars():
+            if app.casefold() in mine:
+                spellings.setdefault(app.casefold(), []).append(app)
+        return [f"applications {', '.join(map(repr, sorted(names)))} differ only in "
+                "letter case: training keeps them apart while an estimate for any reads "
+                "them all; make the names match"
+                for names in spellings.values() if len(names) > 1]
 
     def attach(self, system: str, key: str, record: RunRecord) -> bool:
         """Merge ``record.attach_fields`` into the stored run it describes; False if none.
@@ -401,6 +420,8 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         ).scalar_one()
         report.n_duplicates = report.n_records - report.n_stored - report.n_attached
         report.add_warnings()
+        if report.n_stored:
+            report.warnings += state.case_twin_warnings()
         conn.execute(ingest_batches.update().where(ingest_batches.c.id == batch_id).values(
             n_records=report.n_records, n_stored=report.n_stored,
             n_duplicates=report.n_duplicates, n_rejected=report.n_rejected,

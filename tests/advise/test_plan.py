@@ -183,6 +183,20 @@ def test_sweep_defaults_to_the_catalog_size(trained_store) -> None:
     assert [c.nodes for c in plan.candidates if c.measured] == [1, 8, 128, 512]
 
 
+def test_the_sweep_stops_at_the_machine_size(trained_store) -> None:
+    """A proposal for more nodes than the machine has would be refused: --max-nodes
+    above the catalog's count is cut to it, with a warning, the floor as the user set
+    it."""
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, max_nodes=100_000,
+                                                  min_efficiency=0.001))
+    assert max(c.nodes for c in plan.candidates) == 1024
+    assert plan.recommended.nodes <= 1024
+    assert plan.warnings[0] == (f"--max-nodes 100000 is more than the 1024 nodes "
+                                f"{BERT_SYSTEM} has (the catalog): the sweep stops at 1024")
+    assert plan.reason.endswith("the 0.1% parallel-efficiency floor did not bind (the "
+                                "machine has no more nodes).")
+
+
 def test_weak_scaling_series_measured_in_ranks(trained_store) -> None:
     plan = advise_plan(trained_store, PlanRequest(
         app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=32))

@@ -17,8 +17,8 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 def test_png_and_its_numbers(trained_store, tmp_path: Path) -> None:
     plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
-    csv_path = save_scaling_plot(plan, tmp_path / "scaling.png")
-    assert (tmp_path / "scaling.png").read_bytes()[:8] == PNG_MAGIC
+    figure, csv_path = save_scaling_plot(plan, tmp_path / "scaling.png")
+    assert figure == tmp_path / "scaling.png" and figure.read_bytes()[:8] == PNG_MAGIC
     assert csv_path == tmp_path / "scaling.csv"
     rows = read_csv(csv_path)
     assert list(rows[0]) == list(CSV_COLUMNS)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -94,7 +95,10 @@ def test_latex_tables_have_labels_and_fit_the_page() -> None:
     assert latex.count("\\begin{adjustbox}{max width=\\linewidth}") == 2
     assert "\\usepackage{adjustbox}" in latex
     assert "Wallclock per run P50 (h)" not in latex  # set on several lines
-    assert "\\shortstack{Wallclock per \\\\ run P50 (h)}" in latex
+    assert "\\shortstack{Wallclock per \\\\{} run P50 (h)}" in latex
+    # a line break before "[" would read the bracket as its optional length argument
+    assert not re.search(r"\\\\\s*\[", latex)
+    assert "\\shortstack{Predicted (s) \\\\{} [90\\% interval]}" in latex
 
 
 @pytest.mark.parametrize("fmt", ["markdown", "latex"])

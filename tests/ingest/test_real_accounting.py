@@ -266,3 +266,20 @@ def test_a_log_that_cannot_name_its_machine_asks_for_system(
             "--system NAME (nothing from this file was stored)")
     stats = cli("runs", "stats", "--format", "json").stdout
     assert '"n_runs": 0' in stats and '"n_batches": 0' in stats
+
+
+def test_application_names_that_differ_only_in_case_are_warned_about(
+        cli: Cli, tmp_path: Path) -> None:
+    """An estimate looks an application up ignoring case, training does not: "FlowSim"
+    beside "flowsim" would split one code's runs without a word."""
+    first, second = tmp_path / "a.csv", tmp_path / "b.csv"
+    first.write_text("app,system,nodes,runtime_s\nflowsim,x,1,10\n")
+    second.write_text("app,system,nodes,runtime_s\nFlowSim,x,2,6\nother,x,1,1\n")
+    assert "Warning" not in cli("ingest", "csv", str(first)).stderr
+    result = cli("ingest", "csv", str(second))
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [
+        f"Warning: {second}: applications 'FlowSim', 'flowsim' differ only in letter case: "
+        "training keeps them apart while an estimate for any reads them all; make the "
+        "names match"]
+    assert "2 records, 2 stored" in result.stdout
