@@ -177,6 +177,11 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         if not cells or all(not c.strip() for c in cells):
             continue
         raw = ",".join(cells)
+        if "\ufffd" in raw:  # how numbered_lines shows a byte that is not UTF-8
+            yield BadRecord(line_no, raw, "the line is not UTF-8 text (perhaps Latin-1 or "
+                            "Windows-1252: an unreadable byte shows as \ufffd); save the "
+                            "file as UTF-8, as a spreadsheet's 'CSV UTF-8'")
+            continue
         if len(cells) != len(header):
             yield BadRecord(
                 line_no, raw,

@@ -81,11 +81,35 @@ def renames(header: Sequence[str], wanted: Sequence[str] = tuple(OTHER_NAMES)) -
         column = next((c for c in header if c.lower() in (name, *OTHER_NAMES[name])), None)
         if column is not None:
             found[name] = column
+    converts = [] if "runtime_s" not in wanted or "runtime_s" in header else [
+        f"convert {column} ({unit}) to seconds in a column runtime_s"
+        for column in header if (unit := _runtime_in_other_unit(column))][:1]
     if not found:
-        return None
+        return converts[0] if converts else None
     units = [unit for name, unit in _UNITS.items() if name in found]
-    return (f"rename {', '.join(f'{c} to {n}' for n, c in found.items())} in the header"
-            + (f" ({'; '.join(units)})" if units else ""))
+    return "; ".join([
+        f"rename {', '.join(f'{c} to {n}' for n, c in found.items())} in the header"
+        + (f" ({'; '.join(units)})" if units else ""), *converts])
+
+
+#: Suffixes that give a runtime column another unit than seconds ("time_min").
+_TIME_UNITS = {"min": "minutes", "mins": "minutes", "minutes": "minutes", "m": "minutes",
+               "h": "hours", "hr": "hours", "hrs": "hours", "hours": "hours",
+               "ms": "milliseconds"}
+
+
+def _runtime_in_other_unit(column: str) -> str | None:
+    """The unit of a runtime column named in minutes, hours or milliseconds
+    (``time_min``, ``Runtime (h)``, ``elapsed_ms``), which no rename alone can fix.
+
+    >>> _runtime_in_other_unit("Runtime (h)")
+    'hours'
+    """
+    words = re.findall(r"[a-z]+", column.lower())
+    runtime_words = {"runtime", "time", "elapsed", "walltime", "wallclock", "duration"}
+    if len(words) < 2 or not runtime_words & set(words[:-1]):
+        return None
+    return _TIME_UNITS.get(words[-1])
 
 
 #: What a renamed column must hold, said with the rename: the name alone does not say it.

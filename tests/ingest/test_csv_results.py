@@ -97,6 +97,10 @@ def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -
     ("App,System,Nodes,Runtime_s", "rename App to app, Runtime_s to runtime_s, Nodes to nodes, "
      "System to system in the header (runtime_s in seconds)"),
     ("app,system,nodes,time", "rename time to runtime_s in the header (runtime_s in seconds)"),
+    # a runtime in another unit: no rename alone fixes it
+    ("app,system,nodes,time_min", "convert time_min (minutes) to seconds in a column runtime_s"),
+    ("application,system,nodes,Runtime (h)", "rename application to app in the header; "
+     "convert Runtime (h) (hours) to seconds in a column runtime_s"),
     ("x,y", "the header names x, y; see 'perfpredict ingest --help'"),
     # a spreadsheet's export in its locale's separator: read as one column, and said so
     ("app;system;nodes;runtime_s", "its columns are separated by semicolons, not commas; "
@@ -237,6 +241,22 @@ def test_a_table_in_utf16_or_utf32_is_refused_saying_so(  # type: ignore[no-unty
     assert result.output.strip() == (f"Error: {path}: the file is UTF-16 or UTF-32 text; "
                                      "save it as UTF-8 (a spreadsheet's 'CSV UTF-8')")
     assert cli("runs", "stats", "--format", "json").stdout.count('"n_batches": 0') == 1
+
+
+@pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
+def test_a_table_in_latin1_is_refused_at_its_first_unreadable_line(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, encoding: str) -> None:
+    """Read with its bytes replaced, "Müller-Cluster" would be stored as a new system
+    "M\ufffdller-Cluster": refused at the line, with the fix."""
+    path = tmp_path / "runs.csv"
+    path.write_bytes((HEADER + "lulesh,opal,s,2,36,1,9.5,x\n"
+                      "lulesh,Müller-Cluster,s,2,36,1,9.5,x\n").encode(encoding))
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {path}:3: the line is not UTF-8 text (perhaps "
+                                     "Latin-1 or Windows-1252")
+    assert "save the file as UTF-8" in result.output
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
 
 
 def test_a_gzip_stream_damaged_at_its_start_is_one_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
