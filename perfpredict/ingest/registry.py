@@ -31,6 +31,7 @@ FORMATS: dict[str, str] = {
     "swf": "perfpredict.ingest.swf",
     "pbs": "perfpredict.ingest.pbs",
     "lsf": "perfpredict.ingest.lsf",
+    "sge": "perfpredict.ingest.grid_engine",
     "darshan": "perfpredict.ingest.darshan_logs",
 }
 

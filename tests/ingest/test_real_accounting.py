@@ -195,6 +195,7 @@ ROUND_TRIPS = {
     "swf-nasa": lambda tmp: shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf"),
     "pbs": lambda tmp: shared_path("logs", "pbs", "xdmod-accounting-logs.log"),
     "lsf": lambda tmp: shared_path("logs", "lsf", "xdmod-accounting-logs.log"),
+    "sge": lambda tmp: shared_path("logs", "uge", "xdmod-accounting-logs.log"),
     "darshan": lambda tmp: shared_path(
         "logs", "darshan", "release_logs__mpi-io-test-x86_64-3.5.0.darshan"),
 }
@@ -250,6 +251,7 @@ def test_a_directory_is_named_as_such(cli: Cli, tmp_path: Path) -> None:
 @pytest.mark.parametrize(("fmt", "log"), [
     ("pbs", ("pbs", "xdmod-accounting-logs.log")),
     ("lsf", ("lsf", "xdmod-accounting-logs.log")),
+    ("sge", ("sge", "xdmod-accounting-logs.log")),
     ("darshan", ("darshan", "skew_io__skew-app.darshan")),
 ])
 def test_a_log_that_cannot_name_its_machine_asks_for_system(
