@@ -1,9 +1,11 @@
 """Benchmark results as CSV: one row per run.
 
 Columns (DESIGN.md contract): app, system, problem_size, nodes, ranks_per_node,
-threads_per_rank, runtime_s; optional variant, io_bytes, total_ranks (stands in for nodes when the
-node count is unknown, as in RELeARN), job_id, user, submit_time, requested_walltime_s and
-every other column of the store's run table (so ``runs export`` ingests back unchanged).
+threads_per_rank, runtime_s; optional variant, io_bytes, total_ranks (stands in for nodes
+when the node count is unknown, as in RELeARN), job_id, user, submit_time,
+requested_walltime_s and every other column of the store's run table (so ``runs export``
+ingests back unchanged), and ``run_key``, the identity ``runs export`` writes, by which a
+row already stored (from this export or from the log it came from) is not stored again.
 Unknown columns are kept as extra fields, never rejected. Numbers and times may be
 missing (empty, NA, none, unknown, -); text columns are missing only when empty, since
 "unknown" is an application or user name as good as any (SWF logs have one). A runtime
@@ -32,7 +34,7 @@ from perfpredict.ingest.fields import (
     timestamp_s,
     whole_number,
 )
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
+from perfpredict.ingest.records import RUN_KEY, BadRecord, IngestOptions, ParsedItem, RunRecord
 from perfpredict.problem_size import problem_size_number
 
 DESCRIPTION = "benchmark results, one run per row (app, system, nodes, runtime_s, ...)"
@@ -46,7 +48,7 @@ _TEXT_FIELDS = ("app", "system", "problem_size", "variant", "state", "user", "ac
                 "job_id")
 _TIME_FIELDS = {"submit_time": "submit_epoch_s", "start_time": "start_epoch_s",
                 "end_time": "end_epoch_s"}
-_KNOWN = {*_INT_FIELDS, *_FLOAT_FIELDS, *_TEXT_FIELDS, *_TIME_FIELDS, "censored"}
+_KNOWN = {*_INT_FIELDS, *_FLOAT_FIELDS, *_TEXT_FIELDS, *_TIME_FIELDS, "censored", RUN_KEY}
 
 
 def _typed(text: str) -> str | int | float:
@@ -108,7 +110,8 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     if values.get("problem_size_num") is None:
         values["problem_size_num"] = problem_size_number(values.get("problem_size"))
     extra = {k: _typed(v) for k, v in row.items() if k not in _KNOWN and k is not None and v != ""}
-    return RunRecord(**values, extra=extra or None, line_no=line_no)
+    return RunRecord(**values, extra=extra or None, line_no=line_no,
+                     key=(row.get(RUN_KEY) or "").strip() or None)
 
 
 def _header_fix(header: list[str]) -> str:

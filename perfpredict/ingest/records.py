@@ -11,6 +11,11 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+#: ``runs export``'s column of a run's identity within its system (its natural key
+#: without the system), by which ``ingest csv`` keys the row again: a restored backup,
+#: a merge of stores, or the scheduler log an export came from stores nothing twice.
+RUN_KEY = "run_key"
+
 
 @dataclass(slots=True)
 class RunRecord:

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import Select, func, select, tuple_
 
 from perfpredict.errors import NotFoundError
+from perfpredict.ingest.records import RUN_KEY
 from perfpredict.store import Store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
 
@@ -36,9 +37,11 @@ def _iso(epoch_s: float | None) -> str | None:
 
 
 def iter_runs(store: Store, *, app: Sequence[str] | None = None, limit: int | None = None,
-              batch_rows: int = 10_000) -> Iterator[dict[str, Any]]:
-    """Stored runs as dicts in id order, streamed so an export of millions stays small."""
-    query = select(*[runs.c[name] for name in ["id", *RUN_FIELDS]]).order_by(runs.c.id)
+              batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
+    """Stored runs as dicts in id order, streamed so an export of millions stays small;
+    with ``keys``, each with its ``natural_key`` too."""
+    names = ["id", *RUN_FIELDS, *(["natural_key"] if keys else [])]
+    query = select(*[runs.c[name] for name in names]).order_by(runs.c.id)
     query = _of_apps(query, app)
     if limit is not None:
         query = query.limit(limit)
@@ -49,10 +52,14 @@ def iter_runs(store: Store, *, app: Sequence[str] | None = None, limit: int | No
 
 
 def export_row(run: dict[str, Any]) -> dict[str, Any]:
-    """A stored run in the CSV contract's vocabulary (times as ISO 8601 UTC)."""
-    out = {k: v for k, v in run.items() if k not in {"id", "extra", *_TIME_COLUMNS}}
+    """A stored run in the CSV contract's vocabulary (times as ISO 8601 UTC), with its
+    :data:`RUN_KEY` where ``run`` has its natural key."""
+    out = {k: v for k, v in run.items()
+           if k not in {"id", "extra", "natural_key", *_TIME_COLUMNS}}
     for column, name in _TIME_COLUMNS.items():
         out[name] = _iso(run.get(column))
+    if (natural_key := run.get("natural_key")) is not None:
+        out[RUN_KEY] = natural_key.removeprefix(f"{run['system']}|")
     for key, value in (run.get("extra") or {}).items():
         out.setdefault(key, value)
     return out
@@ -70,8 +77,10 @@ def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
     """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
     collect the extra fields' names and a second, lazy one for the rows.
 
-    The columns are the contract's, then the other run columns, then the union of extra
-    fields, so that a CSV of them ingests back into another store unchanged.
+    The columns are the contract's, then the other run columns and :data:`RUN_KEY`, then
+    the union of extra fields, so that a CSV of them ingests back into another store
+    unchanged, and into one that holds the runs already (a restored backup, a merge, the
+    scheduler log the export came from) without storing them twice.
     """
     extra_keys: dict[str, None] = {}
     for run in iter_runs(store, app=app):
@@ -82,8 +91,10 @@ def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
         name = _TIME_COLUMNS.get(name, name)
         if name not in base and name != "extra":
             base.append(name)
+    base.append(RUN_KEY)
     columns = base + [k for k in extra_keys if k not in base]
-    return RunExport(columns, (export_row(run) for run in iter_runs(store, app=app)))
+    return RunExport(columns, (export_row(run) for run in iter_runs(store, app=app,
+                                                                    keys=True)))
 
 
 def run_stats(store: Store) -> dict[str, Any]:

@@ -143,6 +143,23 @@ def _json_texts(values: list[Any], cache: dict[int, tuple[Any, str]]) -> list[st
     return out
 
 
+#: When a scheduler job already stored is met again, the record that replaces it: a later
+#: incarnation of a requeued job (it started later, or had not started), the same run
+#: now ended (a dump taken while it ran, then one after), or, where neither says when
+#: it started, the later line of one file (sacct lists incarnations in order). ``sacct
+#: -D`` lists a requeued job's incarnations under one job id, and Slurm's jobcomp log
+#: writes each; the first kept would be the run a node failure cut short, the one that
+#: counted lost. I/O bytes a Darshan log attached stay unless the new record has its own.
+LATER_INCARNATION = (
+    "excluded.job_id IS NOT NULL AND ("
+    "excluded.start_epoch_s > runs.start_epoch_s"
+    " OR (runs.start_epoch_s IS NULL AND excluded.start_epoch_s IS NOT NULL)"
+    " OR (excluded.start_epoch_s = runs.start_epoch_s AND runs.end_epoch_s IS NULL"
+    " AND excluded.end_epoch_s IS NOT NULL)"
+    " OR (excluded.start_epoch_s IS NULL AND runs.start_epoch_s IS NULL"
+    " AND excluded.batch_id = runs.batch_id))")
+
+
 class _FileIngest:
     """State of one file's ingest inside its transaction."""
 
@@ -269,7 +286,8 @@ class _FileIngest:
         values["batch_id"] = [self.batch_id] * len(batch)
         values["source_line"] = batch.column("line_no")
         insert_rows_ignoring_duplicates(self.conn, runs, list(values),
-                                        list(zip(*values.values(), strict=True)), "natural_key")
+                                        list(zip(*values.values(), strict=True)), "natural_key",
+                                        replace_where=LATER_INCARNATION, kept=("io_bytes",))
 
     def case_twin_warnings(self) -> list[str]:
         """A warning per application of this file whose name another stored one has in

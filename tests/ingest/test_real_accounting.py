@@ -285,3 +285,53 @@ def test_application_names_that_differ_only_in_case_are_warned_about(
         "training keeps them apart while an estimate for any reads them all; make the "
         "names match"]
     assert "2 records, 2 stored" in result.stdout
+
+
+# --- a job met again: its latest incarnation, never a second copy ----------------------------
+
+REQUEUED = """\
+JobID|JobIDRaw|JobName|User|Account|State|Timelimit|Elapsed|Submit|Start|End|NNodes|Cluster
+600|600|wrf|bob|acct|NODE_FAIL|02:00:00|00:05:00|2024-03-02T10:00:00|2024-03-02T10:00:05|2024-03-02T10:05:05|4|clA
+600|600|wrf|bob|acct|COMPLETED|02:00:00|01:30:00|2024-03-02T10:00:00|2024-03-02T10:06:00|2024-03-02T11:36:00|4|clA
+601|601|wrf|bob|acct|TIMEOUT|02:00:00|02:00:00|2024-03-02T10:00:00|2024-03-02T10:06:00|2024-03-02T12:06:00|4|clA
+601|601|wrf|bob|acct|PREEMPTED|02:00:00|00:05:00|2024-03-02T10:00:00|2024-03-02T10:00:05|2024-03-02T10:05:05|4|clA
+"""
+
+
+def test_a_requeued_job_keeps_its_latest_incarnation(cli: Cli, tmp_path: Path) -> None:
+    """sacct -D lists each incarnation of a requeued job under one id: the run that
+    counted is the one that started last, whatever order the lines come in."""
+    path = tmp_path / "requeued.psv"
+    path.write_text(REQUEUED)
+    assert cli("ingest", "sacct", str(path)).exit_code == 0
+    runs = by_job(exported(cli))
+    assert (runs["600"]["state"], runs["600"]["runtime_s"]) == ("COMPLETED", "5400.0")
+    assert (runs["601"]["state"], runs["601"]["censored"]) == ("TIMEOUT", "True")
+
+
+def test_a_job_seen_running_then_ended_is_its_ended_record(cli: Cli) -> None:
+    """Two sacct --json dumps of Cedar: job 10 without an end in the first, with it in
+    the second. The second is the job's record, stored in its place."""
+    for name in ("clockwork-sacct_1.json", "clockwork-sacct_2.json"):
+        assert cli("ingest", "sacct-json", str(shared_path("logs", "slurm", name))).exit_code == 0
+    (run,) = exported(cli)
+    assert (run["job_id"], run["end_time"]) == ("10", "2023-03-31T06:28:23Z")
+
+
+def test_an_export_ingested_where_its_runs_are_stores_nothing_twice(
+        cli: Cli, tmp_path: Path) -> None:
+    """A restored backup, a merge of stores, or the log an export came from: the export's
+    run_key names each run's identity, benchmark rows' and scheduler jobs' alike."""
+    log = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    benchmarks = tmp_path / "bench.csv"
+    benchmarks.write_text("app,system,nodes,runtime_s\nlulesh,x,1,10\nlulesh,x,1,10\n")
+    for fmt, path in (("sacct", log), ("csv", benchmarks)):
+        assert cli("ingest", fmt, str(path)).exit_code == 0
+    export = tmp_path / "export.csv"
+    export.write_text(cli("runs", "export", "--format", "csv").stdout)
+    again = cli("ingest", "csv", str(export))
+    assert "6 records, 0 stored, 6 already in the store" in again.stdout, again.output
+    assert cli("ingest", "csv", str(export), db="copy.db").exit_code == 0
+    from_log = cli("ingest", "sacct", str(log), db="copy.db")
+    assert "4 records, 0 stored, 4 already in the store" in from_log.stdout, from_log.output
+    assert len(exported(cli, db="copy.db")) == 6

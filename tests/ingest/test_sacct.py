@@ -165,7 +165,8 @@ def test_running_job_steps_and_pending_arrays_vanish_without_errors(tmp_path: Pa
 
 
 def test_requeued_incarnations_each_become_a_record(tmp_path: Path) -> None:
-    # sacct -D repeats the job id; the store keeps the first finished one by natural key.
+    # sacct -D repeats the job id, one record per incarnation under one key; the store
+    # keeps the later (store.writer.LATER_INCARNATION, held through ingest below).
     text = "JobID|JobIDRaw|State|Elapsed\n5|5|NODE_FAIL|00:01:00\n5|5|COMPLETED|00:30:00\n"
     first, second = runs(write(tmp_path, text))
     assert (first.state, second.state, first.key, second.key) == ("NODE_FAIL", "COMPLETED", ":5", ":5")
@@ -343,3 +344,29 @@ def test_cli_skip_mode_stores_the_good_jobs(cli, tmp_path: Path) -> None:  # typ
     result = cli("ingest", "sacct", str(mangled_copy(tmp_path)), "--on-error", "skip")
     assert result.exit_code == 0, result.output
     assert "3 stored" in result.stdout and "rejected line 3" in result.stdout
+
+
+def test_a_later_incarnation_replaces_the_stored_one_in_any_store(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The replacing upsert on SQLite and PostgreSQL alike: a requeued job's later run
+    replaces the earlier one, an earlier one met later does not, and I/O bytes a Darshan
+    log attached stay."""
+    header = "JobID|JobIDRaw|JobName|State|ElapsedRaw|Start|End|NNodes|Cluster\n"
+    first, later = (tmp_path / "first.psv", tmp_path / "later.psv")
+    first.write_text(header + "7|7|wrf|NODE_FAIL|300|2024-03-02T10:00:00|2024-03-02T10:05:00|4|c\n")
+    later.write_text(header + "7|7|wrf|COMPLETED|5400|2024-03-02T10:06:00|2024-03-02T11:36:00|4|c\n")
+    ingest_file(store, "sacct", first)
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE runs SET io_bytes = 1e9")
+    report = ingest_file(store, "sacct", later)
+    assert (report.n_stored, report.n_duplicates) == (1, 0)
+    (run,) = iter_runs(store)
+    assert (run["state"], run["runtime_s"], run["io_bytes"]) == ("COMPLETED", 5400.0, 1e9)
+    undated = tmp_path / "undated.psv"  # without Start: the file's later line
+    undated.write_text("JobID|JobIDRaw|State|Elapsed|Cluster\n8|8|NODE_FAIL|00:01:00|c\n"
+                       "8|8|COMPLETED|00:30:00|c\n")
+    ingest_file(store, "sacct", undated)
+    assert {r["job_id"]: r["state"] for r in iter_runs(store)}["8"] == "COMPLETED"
+    older = tmp_path / "older.psv"  # the first dump again, as another file
+    older.write_text(first.read_text() + "\n")
+    assert ingest_file(store, "sacct", older).n_duplicates == 1
+    assert {r["job_id"]: r["state"] for r in iter_runs(store)}["7"] == "COMPLETED"

@@ -185,9 +185,10 @@ def test_ingest_is_idempotent_and_matches_sacct_keys(store, tmp_path: Path) -> N
     first = ingest_file(store, "sacct-json", slurm("clockwork-sacct_1.json"))
     assert (first.n_records, first.n_stored) == (1, 1)
     assert ingest_file(store, "sacct-json", slurm("clockwork-sacct_1.json")).already_ingested
-    # The same job 10 in a later export is recognised by its natural key cedar:10 ...
+    # The same job 10 in a later export is recognised by its natural key cedar:10, and
+    # having ended there (the first export had no end time), replaces the record ...
     second = ingest_file(store, "sacct-json", slurm("clockwork-sacct_2.json"))
-    assert (second.n_stored, second.n_duplicates) == (0, 1)
+    assert (second.n_stored, second.n_duplicates) == (1, 0)
     # ... and so is the sacct -P rendering of it: both readers key jobs cluster:JobIDRaw.
     psv = tmp_path / "same-job.psv"
     psv.write_text("JobIDRaw|Cluster|State|Elapsed\n10|cedar|NODE_FAIL|05:43:35\n")
