@@ -144,8 +144,13 @@ def train(
                        "applications too (docs/accuracy.md)")
     else:
         typer.echo("  runtime predictor: not trained (no series with 3+ measured scales)")
+    skipped = "".join(f"; {name} has too few jobs ({n})"
+                      for name, n in report.walltime_skipped.items())
     if report.walltime_jobs:
-        typer.echo(f"  walltime advisor: fitted on {report.walltime_jobs} scheduler jobs")
+        typer.echo(f"  walltime advisor: fitted on {report.walltime_jobs} scheduler jobs, "
+                   f"one per system ({', '.join(report.walltime_systems)}){skipped}")
+    elif skipped:
+        typer.echo(f"  walltime advisor: not fitted{skipped}")
 
 
 def _learned_with_borrowed(report: TrainReport) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from perfpredict import __version__, artifact
@@ -45,6 +45,9 @@ class TrainReport:
     metrics: dict[str, float] | None = None
     artifact_sha256: str | None = None
     walltime_jobs: int = 0  # jobs the walltime advisor was fitted on (0: not fitted)
+    #: systems with a walltime advisor of their own, and those with too few jobs for one
+    walltime_systems: list[str] = field(default_factory=list)
+    walltime_skipped: dict[str, int] = field(default_factory=dict)
     #: with ``--with-bundled``: the bundled data sets trained on beside the store, and
     #: their runs (in ``n_runs`` too); None without it
     bundled_datasets: list[str] | None = None
@@ -274,12 +277,20 @@ def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
                                     with_bundled, borrow_bundled, client=client)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
-        from perfpredict.advise.walltime import WalltimeAdvisor, save_walltime_advisor
+        from perfpredict.advise.walltime import SystemAdvisors, save_walltime_advisor
+        from perfpredict.advise.walltime.systems import MIN_SYSTEM_JOBS, usable_jobs
 
         if frame is None:  # the walltime advisor is fitted in this process
             frame = runs_frame(store, app=apps)
-        save_walltime_advisor(store, WalltimeAdvisor().fit(frame))
-        report.walltime_jobs = n_jobs
+        counts = usable_jobs(frame)
+        if (counts >= MIN_SYSTEM_JOBS).any():
+            advisors = SystemAdvisors().fit(frame)
+            save_walltime_advisor(store, advisors)
+            report.walltime_jobs = advisors.n_jobs_
+            report.walltime_systems = sorted(advisors.advisors_)
+            report.walltime_skipped = advisors.skipped_
+        else:
+            report.walltime_skipped = {str(k): int(v) for k, v in counts.items()}
     if report.artifact_sha256 is None and not report.walltime_jobs:
         raise NotTrainedError(
             f"nothing to train on: the store holds {report.n_runs} runs, but no series "

@@ -107,6 +107,42 @@ def test_saved_advisor_round_trips_through_json(store, kth_parts) -> None:  # ty
     assert loaded.advise(past, jobs) == advisor.advise(past, jobs)
 
 
+def test_each_system_is_advised_from_its_own_history(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """A second machine's log in the store changes nothing of the first's advice (pooled,
+    KTH's jobs taught the trees and calibration of a Slurm cluster's), and a machine with
+    too few jobs gets no advisor, its jobs refused saying so."""
+    from perfpredict.errors import NotTrainedError
+
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    pending = str(examples / "pending_jobs.csv")
+    ingest_file(store, "sacct", examples / "synthetic_sacct.psv")
+    alone = advise_walltime(store, pending).rows
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    assert advise_walltime(store, pending).rows == alone
+    nasa = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf")
+    few = Path(str(advised)).with_name("nasa.swf")
+    few.write_text("".join(nasa.read_text().splitlines(keepends=True)[:90]))
+    ingest_file(store, "swf", few)
+    advisors = fit_walltime_advisor(store)
+    assert sorted(advisors.advisors_) == ["IBM SP2 at Swedish Royal Institute of Technology (KTH)",
+                                          "demo-cluster"]
+    (nasa_system,) = advisors.skipped_
+    assert advisors.advise(runs_frame(store), read_jobs(pending, None, None)) == alone
+    with pytest.raises(NotTrainedError, match=f"no walltime advisor for system "
+                                              f"'{nasa_system}': its history holds"):
+        advisors.advise(runs_frame(store), read_jobs(str(few), "swf", None))
+
+
+def test_a_pending_sacct_job_has_its_cpus_for_ranks(tmp_path: Path) -> None:
+    """A job not run has no steps, which give the history's jobs their ranks."""
+    dump = tmp_path / "pending.psv"
+    dump.write_text("JobID|JobIDRaw|Cluster|User|JobName|Submit|Timelimit|State|NNodes|NCPUS\n"
+                    "7|7|demo-cluster|frank|gromacs|2024-06-01T09:00:00|1-00:00:00|PENDING|2|96\n")
+    (ranks,) = read_jobs(str(dump), None, None)["total_ranks"]
+    assert ranks == 96
+
+
 def test_from_json_refuses_other_documents() -> None:
     with pytest.raises(ArtifactError, match="not a walltime advisor"):
         WalltimeAdvisor.from_json(artifact.dumps({"kind": "runtime_predictor"}))

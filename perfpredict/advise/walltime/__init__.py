@@ -43,12 +43,14 @@ killed.
 The modules: :mod:`.features` (the history known at submission), :mod:`.distribution`
 (kill probabilities and tightness from the predicted quantiles), :mod:`.calibration` (the
 price of a kill and the reported probabilities), :mod:`.advisor` (:class:`WalltimeAdvisor`:
-fit, advise, JSON), :mod:`.service` (what ``train`` and the CLI call on a store).
+fit, advise, JSON, on one system's jobs), :mod:`.systems` (:class:`SystemAdvisors`, one
+advisor per system of a store), :mod:`.service` (what ``train`` and the CLI call on a
+store).
 
 Example::
 
-    advisor = fit_walltime_advisor(store)
-    rows = advisor.advise(history, jobs, kill_risk=0.05)   # DataFrames of runs
+    advisors = fit_walltime_advisor(store)
+    rows = advisors.advise(history, jobs, kill_risk=0.05)   # DataFrames of runs
 """
 
 from perfpredict.advise.walltime.advisor import ARTIFACT_KIND, WalltimeAdvisor, slurm_time
@@ -64,8 +66,10 @@ from perfpredict.advise.walltime.service import (
     save_walltime_advisor,
     summarize,
 )
+from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
 
 __all__ = ["ARTIFACT_KIND", "CANDIDATE_WALLTIMES_S", "KILL_PRICES", "MIN_CALIBRATION_JOBS",
-           "QUANTILE_LEVELS", "WalltimeAdvice", "WalltimeAdvisor", "advise_walltime",
+           "QUANTILE_LEVELS", "SYSTEMS_ARTIFACT_KIND", "SystemAdvisors", "WalltimeAdvice",
+           "WalltimeAdvisor", "advise_walltime",
            "fit_walltime_advisor", "jobs_frame", "load_walltime_advisor", "read_jobs",
            "save_walltime_advisor", "slurm_time", "summarize"]

@@ -302,8 +302,13 @@ class WalltimeAdvisor:
     def to_json(self) -> str:
         """The fitted advisor as a sealed artifact (JSON with format version and sha256):
         parameters, XGBoost's own JSON model, training span."""
+        return artifact.dumps(self.document())
+
+    def document(self) -> dict[str, Any]:
+        """What :meth:`to_json` seals (also held, per system, in
+        :class:`~perfpredict.advise.walltime.systems.SystemAdvisors`' artifact)."""
         self._check_fitted()
-        return artifact.dumps({
+        return {
             "kind": ARTIFACT_KIND,
             "params": self.get_params(),
             "features": list(FEATURE_NAMES),
@@ -311,7 +316,7 @@ class WalltimeAdvisor:
             "trained_until_epoch_s": self.trained_until_epoch_s_,
             "n_train_jobs": self.n_train_jobs_,
             "booster": json.loads(bytes(self.booster_.save_raw("json")).decode("utf-8")),
-        })
+        }
 
     @classmethod
     def from_json(cls, text: str) -> WalltimeAdvisor:

@@ -8,8 +8,9 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.walltime.advisor import ARTIFACT_KIND, WalltimeAdvisor, check_kill_risk
+from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.advise.walltime.features import JOB_COLUMNS
+from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
 from perfpredict.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -20,9 +21,9 @@ if TYPE_CHECKING:
 
 
 def fit_walltime_advisor(store: Store, apps: list[str] | None = None,
-                         **params: Any) -> WalltimeAdvisor:
-    """Fit a :class:`WalltimeAdvisor` on the store's scheduler jobs (what ``train`` calls)."""
-    return WalltimeAdvisor(**params).fit(jobs_frame(store, apps))
+                         **params: Any) -> SystemAdvisors:
+    """Fit an advisor per system on the store's scheduler jobs (what ``train`` calls)."""
+    return SystemAdvisors(**params).fit(jobs_frame(store, apps))
 
 
 def jobs_frame(store: Store, apps: list[str] | None = None) -> pd.DataFrame:
@@ -54,19 +55,20 @@ def jobs_frame(store: Store, apps: list[str] | None = None) -> pd.DataFrame:
         {name: "object" for name in texts})
 
 
-def save_walltime_advisor(store: Store, advisor: WalltimeAdvisor) -> None:
-    """Store the advisor in the artifacts table (newest wins)."""
+def save_walltime_advisor(store: Store, advisors: SystemAdvisors) -> None:
+    """Store the advisors in the artifacts table (newest wins)."""
     from perfpredict.store.artifacts import save_artifact
 
-    save_artifact(store, json.loads(advisor.to_json()))
+    save_artifact(store, json.loads(advisors.to_json()))
 
 
-def load_walltime_advisor(store: Store) -> WalltimeAdvisor | None:
-    """The newest saved advisor, or None when ``train`` has not saved one."""
+def load_walltime_advisor(store: Store) -> SystemAdvisors | None:
+    """The newest saved advisors, or None when ``train`` has not saved any (an advisor
+    of all systems pooled, as ``train`` saved before, is not read: fitted anew)."""
     from perfpredict.store.artifacts import load_latest_artifact
 
-    document = load_latest_artifact(store.url, ARTIFACT_KIND)
-    return None if document is None else WalltimeAdvisor.from_document(document)
+    document = load_latest_artifact(store.url, SYSTEMS_ARTIFACT_KIND)
+    return None if document is None else SystemAdvisors.from_document(document)
 
 
 def read_jobs(path: str, input_format: str | None, system: str | None,
@@ -93,6 +95,13 @@ def read_jobs(path: str, input_format: str | None, system: str | None,
             raise BadInputError(item.reason, path=path, line_no=item.line_no)
         row = asdict(item)
         row["system"] = item.system or system
+        cpus = (item.extra or {}).get("cpus")
+        if row["total_ranks"] is None and cpus:
+            # a job not run has no steps, which give a sacct job's ranks in the history:
+            # its CPUs stand in, the ranks of the common one-CPU-per-rank MPI job (without
+            # them, a PENDING dump was advised as jobs of no known size: gromacs on two
+            # nodes predicted 4,297 s where the same jobs as CSV read 26,846 s)
+            row["total_ranks"] = cpus
         rows.append(row)
     if not rows:
         raise BadInputError(f"no jobs in the file (read as {input_format}); check the path "
@@ -172,7 +181,7 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
         raise BadInputError(
             f"jobs for system {unknown[0]!r} have no history in the store (its systems: "
             f"{hint}); {fix}, or ingest that system's accounting first", path=path)
-    advisor = load_walltime_advisor(store) or WalltimeAdvisor().fit(stored)
+    advisor = load_walltime_advisor(store) or SystemAdvisors().fit(stored)
     finished = jobs[jobs["runtime_s"].notna()]
     finished = finished[~_stored_mask(store, finished)]
     history = pd.concat([stored, finished.reindex(columns=stored.columns)], ignore_index=True)
