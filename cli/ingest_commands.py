@@ -5,12 +5,15 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from perfpredict.cli.render import SummaryFormat
 from perfpredict.ingest.registry import FORMATS
+
+if TYPE_CHECKING:
+    from perfpredict.ingest.pipeline import BatchReport
 
 _FORMAT_HELP = f"Input format: {', '.join(FORMATS)}."
 IngestFormat = Enum("IngestFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
@@ -60,34 +63,38 @@ def ingest(
         app_from=app_from, swf_allow_extra_fields=swf_allow_extra_fields,
     )
     store = ctx.obj.open_store(create=True)
-    with record_counter(enabled=sys.stderr.isatty() and output == SummaryFormat.text) as progress:
-        reports = ingest_paths(store, fmt.value, paths, options, progress)
     if output == SummaryFormat.json:
         from perfpredict.cli.render import print_json
 
-        print_json([r.as_dict() for r in reports])
+        print_json([r.as_dict() for r in ingest_paths(store, fmt.value, paths, options)])
         return
-    for r in reports:
-        if r.already_ingested:
-            typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records); nothing stored.")
-            continue
-        plural = "s" if r.n_unfinished != 1 else ""
-        skipped = f", {r.n_unfinished} non-terminal job{plural} skipped" if r.n_unfinished else ""
+    with record_counter(enabled=sys.stderr.isatty()) as progress:
+        ingest_paths(store, fmt.value, paths, options, progress, on_report=_print_report)
+
+
+def _print_report(r: BatchReport) -> None:
+    """One file's summary, printed as soon as it is stored: a later file's error must
+    not hide what the earlier ones stored."""
+    if r.already_ingested:
+        typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records); nothing stored.")
+        return
+    plural = "s" if r.n_unfinished != 1 else ""
+    skipped = f", {r.n_unfinished} non-terminal job{plural} skipped" if r.n_unfinished else ""
+    typer.echo(
+        f"{r.path}: {r.n_records} records, {r.n_stored} stored, "
+        f"{r.n_duplicates} already in the store, {r.n_attached} attached to stored jobs, "
+        f"{r.n_rejected} rejected{skipped}."
+    )
+    for warning in r.warnings:
+        typer.echo(f"Warning: {r.path}: {warning}", err=True)
+    for rej in r.first_rejects:
+        where = f" line {rej['line_no']}" if rej["line_no"] is not None else ""
+        typer.echo(f"  rejected{where}: {rej['reason']}")
+    if r.new_systems:
         typer.echo(
-            f"{r.path}: {r.n_records} records, {r.n_stored} stored, "
-            f"{r.n_duplicates} already in the store, {r.n_attached} attached to stored jobs, "
-            f"{r.n_rejected} rejected{skipped}."
+            f"  new systems (not in the catalog yet): {', '.join(r.new_systems)}; "
+            "complete them with 'perfpredict systems add FILE.toml'"
         )
-        for warning in r.warnings:
-            typer.echo(f"Warning: {r.path}: {warning}", err=True)
-        for rej in r.first_rejects:
-            where = f" line {rej['line_no']}" if rej["line_no"] is not None else ""
-            typer.echo(f"  rejected{where}: {rej['reason']}")
-        if r.new_systems:
-            typer.echo(
-                f"  new systems (not in the catalog yet): {', '.join(r.new_systems)}; "
-                "complete them with 'perfpredict systems add FILE.toml'"
-            )
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,7 @@ Guarantees a user relies on:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from perfpredict.errors import BadInputError
@@ -78,6 +78,18 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
 
 def ingest_paths(store: Store, fmt: str, paths: Iterable[str | Path],
                  options: IngestOptions | None = None,
-                 progress: ProgressCallback | None = None) -> list[BatchReport]:
-    """Ingest several files, each in its own transaction (a bad one stops the rest)."""
-    return [ingest_file(store, fmt, p, options, progress) for p in paths]
+                 progress: ProgressCallback | None = None,
+                 on_report: Callable[[BatchReport], None] | None = None) -> list[BatchReport]:
+    """Ingest several files, each in its own transaction (a bad one stops the rest, the
+    files before it stored). Every path is checked before any file is read, so a
+    mistyped one stores nothing; ``on_report`` is told of each file as it is stored, so
+    that what was stored before a bad file is said."""
+    files = [Path(p) for p in paths]
+    for path in files:
+        readable_file(path)
+    reports = []
+    for path in files:
+        reports.append(ingest_file(store, fmt, path, options, progress))
+        if on_report is not None:
+            on_report(reports[-1])
+    return reports

@@ -335,3 +335,19 @@ def test_an_export_ingested_where_its_runs_are_stores_nothing_twice(
     from_log = cli("ingest", "sacct", str(log), db="copy.db")
     assert "4 records, 0 stored, 4 already in the store" in from_log.stdout, from_log.output
     assert len(exported(cli, db="copy.db")) == 6
+
+
+def test_several_files_say_what_each_stored_before_a_bad_one(cli: Cli, tmp_path: Path) -> None:
+    """A mistyped path stores nothing of any file; a bad file after good ones leaves them
+    stored, and their summary lines printed before the error says so."""
+    good, bad = tmp_path / "good.csv", tmp_path / "bad.csv"
+    good.write_text("app,system,nodes,runtime_s\nlulesh,x,1,10\n")
+    bad.write_text("app,system,nodes,runtime_s\nlulesh,x,1,-3\n")
+    missing = cli("ingest", "csv", str(good), str(tmp_path / "typo.csv"))
+    assert missing.exit_code == 2 and "typo.csv: no such file" in missing.output
+    assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
+    result = cli("ingest", "csv", str(good), str(bad))
+    assert result.exit_code == 2
+    assert result.stdout.startswith(f"{good}: 1 records, 1 stored")
+    assert result.stderr.startswith(f"Error: {bad}:2:")
+    assert '"n_runs": 1' in cli("runs", "stats", "--format", "json").stdout
