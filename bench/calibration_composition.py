@@ -134,8 +134,10 @@ def calibration_and_tests(split: str, seed: int, names: tuple[str, ...] = JUDGED
         unbounded = hybrid.predict_columns(replace(context, fixed_work=False), scales, 0.9)
         ctx = fit_context(context)
         edge_slope = ctx.summary[SUMMARY_NAMES.index("edge_slope")]
-        ideal_log = (ideal_floor_log(ctx, scales, predicted.runtime_s) if series.fixed_work
-                     else np.full(scales.size, -np.inf))
+        edge_lower_s = float(hybrid.predict_columns(
+            context, np.array([ctx.scale_max]), 0.9).lower_s[0])
+        ideal_log = (ideal_floor_log(ctx, scales, predicted.runtime_s, edge_lower_s)
+                     if series.fixed_work else np.full(scales.size, -np.inf))
         span_log2 = float(np.log2(context.scales.max() / context.scales.min()))
         tests += [{"edge_slope": edge_slope, "n_scales": context.scales.size,
                    "span_log2": span_log2,

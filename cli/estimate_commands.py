@@ -41,7 +41,7 @@ def estimate(
     if input_csv is not None:
         batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
         if fmt == TableFormat.json:  # one object per query, in the file's order
-            print_json([dict(zip(batch.columns, row, strict=True)) for row in batch.rows])
+            print_json(batch.records())
         else:  # a table of 100k rows is a CSV: the format scripts read (DESIGN.md)
             from perfpredict.report.csv_rows import write_csv_cells
 

@@ -36,7 +36,8 @@ class Candidate:
 
     ``lower/upper_runtime_s`` are the interval at the plan's confidence; ``p90_runtime_s``
     the 90th percentile. Efficiency and speedup are against the smallest measured
-    configuration (weak scaling: T(p_min) / T(p)); ``speedup_per_doubling`` is the
+    configuration (weak scaling: efficiency T(p_min) / T(p), speedup Gustafson's scaled
+    speedup, the efficiency times p / p_min); ``speedup_per_doubling`` is the
     throughput gained per doubling of nodes on the way from half this count (None for the
     smallest count, the reference).
     """

@@ -83,6 +83,20 @@ class BatchEstimates:
 
     columns: list[str]
     rows: list[tuple[Any, ...]]  # cells in the order of ``columns``
+    queries: list[Query]
+
+    def records(self) -> list[dict[str, Any]]:
+        """One dict per row, for JSON: the input's numbers (nodes, layout, I/O bytes) as
+        the numbers they were read as, where the CSV rows keep them as written."""
+        records = []
+        for row, query in zip(self.rows, self.queries, strict=True):
+            record = dict(zip(self.columns, row, strict=True))
+            for name in _NUMBER_COLUMNS:
+                value = getattr(query, name)
+                if name in record and value is not None:
+                    record[name] = int(value) if float(value).is_integer() else value
+            records.append(record)
+        return records
 
 
 def estimate_batch(db_url: str | None, path: Path, confidence: float = 0.9) -> BatchEstimates:
@@ -102,4 +116,5 @@ def estimate_batch(db_url: str | None, path: Path, confidence: float = 0.9) -> B
     columns = [*kept, *BATCH_COLUMNS]
     values = zip(*(answers[c].tolist() for c in BATCH_COLUMNS), strict=True)
     return BatchEstimates(columns, [(*(row.get(c) for c in kept), *answer)
-                                    for row, answer in zip(rows, values, strict=True)])
+                                    for row, answer in zip(rows, values, strict=True)],
+                          queries)

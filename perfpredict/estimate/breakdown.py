@@ -49,12 +49,19 @@ def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: 
 
 def law_breakdown(params: dict[str, float], law: str, scale: float, runtime_s: float,
                   io_share: float | None) -> dict[str, float]:
-    """Where the time goes, where the law says so: serial, parallel, communication, I/O."""
+    """Where the time goes, where the law says so: serial, parallel, communication, I/O;
+    for weak scaling (Gustafson's law), the time every scale spends alike and the time
+    that grows with the scale (none where the fitted growth is negative: no part to
+    name)."""
     parts: dict[str, float] = {}
     if law in ("amdahl", "amdahl_log"):
         parts = {"serial_s": params["serial_s"], "parallel_s": params["parallel_s"] / scale}
         if law == "amdahl_log":
             parts["communication_s"] = params["comm_s_per_log2p"] * math.log2(scale)
+    elif law == "gustafson" and params["growth_s_per_unit"] >= 0:
+        parts = {"constant_s": params["base_s"],
+                 "growing_with_scale_s": params["growth_s_per_unit"] * scale}
+    if parts:
         total = sum(parts.values())
         if total > 0:  # the overhead coefficient scales every part alike
             parts = {k: v * runtime_s / total for k, v in parts.items()}

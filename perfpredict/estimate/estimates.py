@@ -256,9 +256,12 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     runtime_s, scale = float(row["predicted_runtime_s"]), float(row["scale"])
     law_name = str(row["law"])
     # The geometric mean has no parts of its own: its time is split in the proportions of
-    # its Amdahl + log member (serial, parallel, communication).
+    # its Amdahl + log member (serial, parallel, communication); weak scaling's in those
+    # of Gustafson's law, whose parts mean something there (an Amdahl fit to a flat
+    # curve put RELeARN's whole runtime in communication).
     parts_law = law_name if law_name in ctx.laws else (
-        "amdahl_log" if "amdahl_log" in ctx.laws else "amdahl")
+        "gustafson" if series.weak and "gustafson" in ctx.laws
+        else "amdahl_log" if "amdahl_log" in ctx.laws else "amdahl")
     notes = list(match.notes)
     beyond = bool(row["beyond_measured_range"])
     if beyond:
@@ -320,11 +323,15 @@ def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArra
                         scale: FloatArray, base_runtime_s: float
                         ) -> tuple[FloatArray, FloatArray]:
     """Speedup over the predicted runtime at the smallest measured scale, and parallel
-    efficiency (for weak scaling, the speedup itself): both values from one curve, so
-    the base is 100% by definition. Against the measured median there, the model's miss
-    at the base entered every value (172% efficiency at the base, issue 14 item 16)."""
-    speedup = base_runtime_s / runtime_s
-    return speedup, (speedup if series.weak else speedup * ctx.scale_min / scale)
+    efficiency: both values from one curve, so the base is 100% by definition. Against
+    the measured median there, the model's miss at the base entered every value (172%
+    efficiency at the base, issue 14 item 16). For weak scaling, the efficiency is the
+    base runtime over the runtime, and the speedup Gustafson's scaled speedup, the work
+    done per unit of time against the base's: the efficiency times the scale ratio."""
+    ratio = base_runtime_s / runtime_s
+    if series.weak:
+        return ratio * scale / ctx.scale_min, ratio
+    return ratio, ratio * ctx.scale_min / scale
 
 
 def load_predictor(db_url: str | None) -> LoadedPredictor:

@@ -44,7 +44,14 @@ from perfpredict.evaluate.protocols import (
 )
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.fit import HybridPredictor, too_few_applications
-from perfpredict.model.series import SERIES_KEY, Series, SeriesKey, build_series, key_part
+from perfpredict.model.series import (
+    SERIES_KEY,
+    Series,
+    SeriesKey,
+    build_series,
+    key_part,
+    usable_runs,
+)
 
 __all__ = ["GROUP_BY", "LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
            "bundled_series", "evaluate", "evaluate_frame", "frame_outcomes", "plan_split",
@@ -155,10 +162,15 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
     if group_by not in GROUP_BY:
         raise BadInputError(f"--group-by must be one of: {', '.join(GROUP_BY)}, not "
                             f"{group_by!r}")
+    if not 0 < confidence < 1:
+        raise BadInputError(f"--confidence must be between 0 and 1 (0.9 for 90% "
+                            f"intervals), got {confidence:g}")
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")
     series_list = build_series(frame)
+    if not series_list:
+        raise NotTrainedError(f"nothing to backtest: {no_series_reason(frame)}")
     sources = series_sources(frame)
     store_keys = {s.key for s in series_list}
     extra = [s for s in extra_pool or [] if s.key not in store_keys]
@@ -189,6 +201,18 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
                     random_state=random_state, repeats=repeats,
                     borrowed_pool=None if borrowed_pool is None
                     else _leaving_out(borrowed_pool, store_keys))
+
+
+def no_series_reason(frame) -> str:  # type: ignore[no-untyped-def]
+    """Why a store's runs (a ``runs_frame``) hold no scaling series, for the message."""
+    usable = usable_runs(frame)
+    if usable.empty:
+        return (f"none of the store's {len(frame)} runs measured completed work (failed, "
+                "cancelled, timed out, or no runtime)")
+    return (f"the store's {len(usable)} completed runs are scheduler jobs with no "
+            "problem size or variant, so nothing shows they ran one workload at several "
+            "scales; ingest scaling runs as CSV with a problem_size column (and "
+            "submit_time for the time split)")
 
 
 def _leaving_out(pool: Callable[[], list[Series]],

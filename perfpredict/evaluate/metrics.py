@@ -68,13 +68,16 @@ def distance_bands(distance_log2: FloatArray) -> list[str]:
 
 
 def summarise(outcomes: Outcomes) -> list[dict[str, Any]]:
-    """One row per (group, method) plus an 'all' group: the evaluate table."""
+    """One row per (group, method) plus an 'all' group: the evaluate table, the groups
+    in name order, distance bands by distance (inside the measured range first)."""
     buckets: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
     for row in outcomes.rows:
         buckets[(row["group"], row["method"])].append(row)
         buckets[("all", row["method"])].append(row)
+    band_order = {label: i for i, (_, label) in enumerate(DISTANCE_BANDS)}
     return [_summary_row(group, method, rows, outcomes.n_repeats)
-            for (group, method), rows in sorted(buckets.items())]
+            for (group, method), rows in sorted(
+                buckets.items(), key=lambda item: (band_order.get(item[0][0], -1), item[0]))]
 
 
 def _summary_row(group: str, method: str, rows: list[dict[str, Any]],
@@ -154,6 +157,10 @@ def coverage_range(confidence: float = 0.9) -> tuple[float, float]:
 COVERAGE_RANGE = coverage_range(0.9)
 #: pooled over the data sets, the hybrid's MAPE at most this share of the best baseline's
 POOLED_MAPE_RATIO = 0.85
+#: Fewer series than this are reported, not judged (issue 13's acceptance judges data
+#: sets of five or more): one series' few runs pass or fail on the luck of one curve, and
+#: its coverage's series bootstrap is a point.
+MIN_SERIES_JUDGED = 5
 
 
 def acceptance(table: list[dict[str, Any]], group: str,
@@ -198,7 +205,8 @@ def verdict_rows(table: list[dict[str, Any]], groups: Sequence[str] | None = Non
     default the table's), then pooled, the hybrid's MAPE and median APE beside the best
     single baseline's on each, its coverage with the series bootstrap's interval, and
     what keeps it from :func:`acceptance` ("pass" when nothing does). Groups in
-    ``reported`` are shown, not judged."""
+    ``reported``, and groups of fewer than :data:`MIN_SERIES_JUDGED` series, are shown,
+    not judged."""
     if groups is None:
         groups = list(dict.fromkeys(r["group"] for r in table if r["group"] != "all"))
     rows = []
@@ -215,6 +223,8 @@ def verdict_rows(table: list[dict[str, Any]], groups: Sequence[str] | None = Non
                                f"({verdict['best_median_ape_pct_method']})",
             "coverage": f"{verdict['coverage']:.3f} [{low:.2f}-{high:.2f}]",
             "verdict": "reported" if group in reported else (
-                "; ".join(verdict["failures"]) or "pass"),
+                f"too few series to judge ({verdict['n_series']} of "
+                f"{MIN_SERIES_JUDGED})" if verdict["n_series"] < MIN_SERIES_JUDGED
+                else "; ".join(verdict["failures"]) or "pass"),
         })
     return rows

@@ -168,8 +168,9 @@ def time_cut_epoch_s(series_list: list[Series]) -> float:
     known = np.concatenate([np.empty(0), *times])
     if np.isnan(known).all():
         raise NotTrainedError(
-            "the time split needs submission times and no stored run has one; ingest "
-            "scheduler logs (sacct, SWF, PBS, LSF) or a CSV with a submit_time column")
+            "the time split needs submission times and no run of a scaling series has "
+            "one; ingest runs with a submit_time column (CSV), or scheduler jobs that "
+            "state their problem size or variant")
     return float(np.nanmedian(known))
 
 

@@ -196,27 +196,29 @@ def repeat_at_measured_scale(ctx: SeriesContext, p: FloatArray) -> np.ndarray:
     return np.asarray(ctx.scales[at] == p)
 
 
-def ideal_floor_log(ctx: SeriesContext, p: FloatArray, runtime_s: FloatArray) -> FloatArray:
+def ideal_floor_log(ctx: SeriesContext, p: FloatArray, runtime_s: FloatArray,
+                    edge_lower_s: float) -> FloatArray:
     """The lowest a strong-scaling interval of fixed work reaches at each of ``p``, in log
     relative to the estimate ``runtime_s``: beyond the largest measured scale, ideal
-    scaling from the median measured there (T p_max / p), or the estimate where that
-    lies above ideal; -inf within the measured range.
+    scaling from the lower bound of the interval there (``edge_lower_s``: the fastest a
+    rerun at that scale plausibly runs), or the estimate where that lies above ideal;
+    -inf within the measured range.
 
     A fixed amount of work does not run faster than ideal scaling from where it was
-    measured (but for cache effects, and noise in the median it starts from), and the
-    conformal lower side, calibrated on nested extrapolations whose codes kept scaling
-    (and on MLPerf's time-to-train, which may beat ideal: Series.fixed_work), reached
-    below it: the bundled Castro wdmerger series on Frontier, measured to 512 nodes,
-    read 96.4 s [14.5-510.6 s] at 4,096 nodes, where ideal scaling from its 205.5 s at
-    512 nodes is 25.7 s. Store-cut backtests (seeds 0-2, ``python -m
-    bench.accuracy_benchmark --repeats 3``): the bound binds for about four in five HPC
-    test runs beyond the cut, the HPC data sets' median relative widths 5-18% narrower,
-    the coverage unchanged but VASP's in extrapolation (0.892 -> 0.889); 0.3% of VASP's
-    extrapolation runs and 2.0% of PencilFFTs' few-shot runs were faster than ideal
+    measured, but for cache effects and the noise of a run: the interval is for a new
+    run, as fast as a rerun at the largest scale might be and faster than its median.
+    The conformal lower side, calibrated on nested extrapolations whose codes kept
+    scaling (and on MLPerf's time-to-train, which may beat ideal: Series.fixed_work),
+    reached below ideal scaling: the bundled Castro wdmerger series on Frontier,
+    measured to 512 nodes, read 96.4 s [14.5-510.6 s] at 4,096 nodes, where ideal
+    scaling from its 205.5 s at 512 nodes is 25.7 s. Started from the median instead,
+    the bound rose at once past the largest scale above the interval's own lower bound
+    there (a series measured once at 32 nodes: 104.5-265.3 s at 32, 164.8-269.7 s at
+    33), an interval narrower one node beyond the measurements than at them
     (docs/accuracy.md, "The parts")."""
     floor = np.full(p.size, -np.inf)
     beyond = p > ctx.scale_max
-    ideal_s = ctx.medians_s[-1] * ctx.scale_max / p[beyond]
+    ideal_s = edge_lower_s * ctx.scale_max / p[beyond]
     floor[beyond] = np.minimum(np.log(ideal_s / runtime_s[beyond]), 0.0)
     return floor
 
@@ -310,8 +312,10 @@ def formula(ctx: SeriesContext, law: str, with_drift: bool = False,
         members.append("the pooled slope drift from the largest measured scale")
     text = "T(p) = geometric mean of " + ", ".join(members)
     if measured_at:
+        unit = ctx.series.scale_unit
         text += (", moved onto the runs measured at "
-                 f"{' and '.join(f'{s:g}' for s in measured_at)} {ctx.series.scale_unit}")
+                 f"{' and '.join(f'{s:g}' for s in measured_at)} "
+                 f"{unit.removesuffix('s') if measured_at == (1.0,) else unit}")
     return text
 
 
@@ -571,8 +575,15 @@ class RuntimeModel:
         Every value depends on the scale alone, and a batch asks for the same few scales
         of a series many times over, so each distinct scale is predicted once.
         """
-        p, inverse = np.unique(np.asarray(scales, dtype=float), return_inverse=True)
         ctx = ctx or fit_context(series)
+        scales = np.asarray(scales, dtype=float)
+        # beyond the measured range, fixed work's floor starts from the interval at
+        # the largest measured scale, which is predicted alongside (ideal_floor_log)
+        floor_ideal = bool(not series.weak and series.fixed_work
+                           and (scales > ctx.scale_max).any())
+        p, inverse = np.unique(np.append(scales, ctx.scale_max) if floor_ideal else scales,
+                               return_inverse=True)
+        inverse = inverse[:scales.size]
         point = self._point(series, p, ctx, peers)
         bands = [point.conformal.bounds(max(float(d), 0.0), confidence)
                  for d in point.distance]
@@ -613,8 +624,11 @@ class RuntimeModel:
                 own_lower, own_upper = np.full(p.size, -own), np.full(p.size, own)
             lower_log = np.where(repeat, own_lower, lower_log)
             upper_log = np.where(repeat, own_upper, upper_log)
-        if not series.weak and series.fixed_work:
-            lower_log = np.maximum(lower_log, ideal_floor_log(ctx, p, point.runtime_s))
+        if floor_ideal:
+            edge = int(np.searchsorted(p, ctx.scale_max))
+            edge_lower_s = float(point.runtime_s[edge] * np.exp(lower_log[edge]))
+            lower_log = np.maximum(lower_log, ideal_floor_log(ctx, p, point.runtime_s,
+                                                              edge_lower_s))
         beyond = np.array([b.beyond_calibration for b in bands], dtype=bool)
         return Predictions(
             runtime_s=point.runtime_s[inverse],

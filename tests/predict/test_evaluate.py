@@ -450,6 +450,32 @@ def test_verdict_rows_read_the_acceptance_per_group_then_pooled() -> None:
         "coverage outside 0.75-0.85")
 
 
+def test_a_group_of_too_few_series_is_shown_not_judged() -> None:
+    """One series' few runs pass or fail on the luck of one curve."""
+    from perfpredict.evaluate.metrics import MIN_SERIES_JUDGED, summarise, verdict_rows
+
+    table = [{**_table_row(group, *figures), "n_series": MIN_SERIES_JUDGED - 1}
+             for group in ("a", "all")
+             for figures in (("hybrid", 30.0, 20.0, 1.0), ("amdahl", 21.0, 11.0))]
+    assert [r["verdict"] for r in verdict_rows(table)] == [
+        f"too few series to judge ({MIN_SERIES_JUDGED - 1} of {MIN_SERIES_JUDGED})"] * 2
+    # distance bands read by distance, inside the measured range first
+    outcomes = Outcomes()
+    one = np.ones(1)
+    for band in ("3+ doublings", "inside the measured range", "0-1 doublings"):
+        outcomes.add("hybrid", band, "s", one, one, one / 2, one * 2)
+    groups = [r["group"] for r in summarise(outcomes)]
+    assert groups == ["all", "inside the measured range", "0-1 doublings", "3+ doublings"]
+
+
+def test_a_confidence_outside_0_1_is_bad_input(timed_store) -> None:  # type: ignore[no-untyped-def]
+    from perfpredict.errors import BadInputError
+
+    for confidence in (0.0, 1.0, 1.5):
+        with pytest.raises(BadInputError, match="--confidence must be between 0 and 1"):
+            evaluate(timed_store, "extrapolate", confidence=confidence)
+
+
 @pytest.mark.parametrize("split", ["extrapolate", "time"])
 def test_an_unknown_protocol_is_bad_input_whatever_the_split(split: str) -> None:
     from perfpredict.errors import BadInputError

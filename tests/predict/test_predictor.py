@@ -634,9 +634,10 @@ def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series
 
 def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
     """Beyond the largest measured scale a strong-scaling interval of fixed work stops
-    at ideal scaling from the median measured there (or at the estimate, where that lies
-    above ideal); a series whose runs time a target (its hint says so) and weak scaling
-    keep the calibrated lower side, which reaches below it."""
+    at ideal scaling from the lower end of the interval there (or at the estimate, where
+    that lies above ideal), so the lower bound never jumps up past the measurements; a
+    series whose runs time a target (its hint says so) and weak scaling keep the
+    calibrated lower side, which reaches below it."""
     from perfpredict.model.series import trains_to_target
 
     assert trains_to_target("strong (fixed task: train to target quality)")
@@ -647,9 +648,13 @@ def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_serie
     series = strong[0]
     ctx = fit_context(series)
     p = ctx.scale_max * np.array([0.5, 2.0, 8.0, 64.0])
-    ideal_s = ctx.medians_s[-1] * ctx.scale_max / p
+    edge = model.predict_columns(series, np.array([ctx.scale_max]))
+    ideal_s = edge.lower_s[0] * ctx.scale_max / p
     got = model.predict_columns(series, p)
     beyond = p > ctx.scale_max
+    # continuous at the edge: just past it, no higher than at it
+    just_past = model.predict_columns(series, np.array([ctx.scale_max * 1.001]))
+    assert just_past.lower_s[0] <= edge.lower_s[0]
     bound = np.minimum(ideal_s, got.runtime_s)
     assert np.all(got.lower_s[beyond] >= bound[beyond] * (1 - 1e-12))
     assert np.isclose(got.lower_s[beyond], bound[beyond], rtol=1e-9).any()  # it binds
