@@ -110,6 +110,11 @@ def summary_text(summary: dict[str, Any]) -> str:
         f"short: {summary['n_request_likely_too_short']}; advised above the request: "
         f"{summary['n_above_request']}; without a request: "
         f"{summary['n_without_request']}.")
+    if summary["n_without_submit_time"]:
+        lines.append(
+            f"Without a submit time: {summary['n_without_submit_time']}, each advised as if "
+            "submitted now, after every stored job; a replayed log's jobs need theirs (an "
+            "SWF file's come from its UnixStartTime header line).")
     return "\n".join(textwrap.fill(line, 79) for line in lines)
 
 

@@ -23,11 +23,13 @@ from typing import Any
 
 from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import (
+    BINARY_FILE,
     MAX_COUNT,
     MAX_DURATION_S,
     OTHER_NAMES,
     FieldError,
     header_fix,
+    looks_binary,
     named_twice,
     number,
     plain_float,
@@ -139,6 +141,9 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     if header is None:
         return
     needed = ("app", "runtime_s") if options.require_runtime else ("app",)
+    if looks_binary(",".join(header)):
+        yield BadRecord(header_line, "", BINARY_FILE, whole_file=True)
+        return
     if any(column not in header for column in needed):
         yield BadRecord(
             header_line, ",".join(header),

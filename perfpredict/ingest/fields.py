@@ -145,6 +145,21 @@ def other_separator(header: Sequence[str]) -> str | None:
             "comma-separated values with '.' as the decimal point")
 
 
+#: What a text format's first line says when the file is binary (a Darshan log, a
+#: compressed file that is not gzip), instead of echoing its bytes as column names.
+BINARY_FILE = ("the file is binary, not text: for a Darshan log use 'perfpredict ingest "
+               "darshan'; a file compressed otherwise than with gzip, decompress first")
+
+
+def looks_binary(text: str) -> bool:
+    """Whether a line read as text is binary: a NUL, or more than a tenth control
+    characters (tabs aside) or bytes that are not UTF-8."""
+    if "\x00" in text:
+        return True
+    odd = sum(1 for ch in text if (ch < " " and ch != "\t") or ch == "\ufffd")
+    return odd > max(len(text) // 10, 2)
+
+
 def header_fix(header: Sequence[str], wanted: Sequence[str], otherwise: str) -> str:
     """How to fix a table's header that lacks columns ``wanted`` (``ingest csv``'s, or a
     query file's): another separator than commas, else the renames of columns that go

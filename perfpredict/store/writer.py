@@ -143,6 +143,15 @@ def _json_texts(values: list[Any], cache: dict[int, tuple[Any, str]]) -> list[st
     return out
 
 
+#: Where each format names a run's system, for the fix when a run names none.
+_NAMES_SYSTEM_BY = {
+    "csv": "add a 'system' column",
+    "sacct": "export with the Cluster field (sacct --format ...,Cluster)",
+    "sacct-json": "export with a cluster (sacct --json of a slurmdbd-backed cluster)",
+    "jobcomp": "use a log whose lines have Cluster=",
+    "swf": "give the file its '; Computer:' header line",
+}
+
 #: When a scheduler job already stored is met again, the record that replaces it: a later
 #: incarnation of a requeued job (it started later, or had not started), the same run
 #: now ended (a dump taken while it ran, then one after), or, where neither says when
@@ -220,8 +229,9 @@ class _FileIngest:
         ``--system`` names one."""
         system = given or self.options.system
         if not system:
-            self.reject(BadRecord(line_no, app, "no system for this run; add a 'system' "
-                                  "column or pass --system NAME"))
+            self.reject(BadRecord(line_no, app, f"no system for this run; "
+                                  f"{_NAMES_SYSTEM_BY.get(self.fmt, 'add a system column')} "
+                                  "or pass --system NAME"))
             return None
         return self.canonical_system(system)
 

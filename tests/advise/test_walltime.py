@@ -134,6 +134,21 @@ def test_each_system_is_advised_from_its_own_history(store, kth_parts) -> None: 
         advisors.advise(runs_frame(store), read_jobs(str(few), "swf", None))
 
 
+def test_jobs_without_a_submit_time_are_counted(store, kth_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Without its UnixStartTime header an SWF file's jobs have no submit time: each is
+    advised as if submitted now, on the whole history, and the summary says how many."""
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    bare = tmp_path / "bare.swf"
+    bare.write_text("".join(line for line in advised.read_text().splitlines(keepends=True)
+                            if not line.startswith(";")))
+    system = read_jobs(str(advised), "swf", None)["system"].iloc[0]
+    advice = advise_walltime(store, str(bare), input_format="swf", system=system)
+    assert advice.summary["n_without_submit_time"] == N_ADVISED
+    assert advise_walltime(store, str(advised), input_format="swf"
+                           ).summary["n_without_submit_time"] == 0
+
+
 def test_a_pending_sacct_job_has_its_cpus_for_ranks(tmp_path: Path) -> None:
     """A job not run has no steps, which give the history's jobs their ranks."""
     dump = tmp_path / "pending.psv"

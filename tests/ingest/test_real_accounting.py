@@ -351,3 +351,26 @@ def test_several_files_say_what_each_stored_before_a_bad_one(cli: Cli, tmp_path:
     assert result.stdout.startswith(f"{good}: 1 records, 1 stored")
     assert result.stderr.startswith(f"Error: {bad}:2:")
     assert '"n_runs": 1' in cli("runs", "stats", "--format", "json").stdout
+
+
+def test_files_of_another_kind_are_named_as_such(cli: Cli, tmp_path: Path) -> None:
+    """A binary file is not echoed as column names; a sacct dump whose '|' became
+    commas is told so; a sacct run without a cluster is told the field sacct exports."""
+    darshan = shared_path("logs", "darshan", "skew_io__skew-app.darshan")
+    for fmt in ("csv", "sacct"):
+        result = cli("ingest", fmt, str(darshan))
+        assert result.exit_code == 2
+        assert result.output.startswith(f"Error: {darshan}:1: the file is binary, not text: "
+                                        "for a Darshan log use 'perfpredict ingest darshan'")
+    psv = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    commas = tmp_path / "commas.psv"
+    commas.write_text(psv.read_text().replace("|", ","))
+    result = cli("ingest", "sacct", str(commas))
+    assert result.exit_code == 2 and "the fields are not separated by '|'" in result.output
+    no_cluster = tmp_path / "no-cluster.psv"
+    no_cluster.write_text("JobID|JobIDRaw|State|Elapsed\n5|5|COMPLETED|00:01:00\n")
+    result = cli("ingest", "sacct", str(no_cluster))
+    assert result.exit_code == 2 and ("no system for this run; export with the Cluster field "
+                                      "(sacct --format ...,Cluster) or pass --system NAME"
+                                      ) in result.output
+    assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout

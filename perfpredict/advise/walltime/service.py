@@ -117,9 +117,12 @@ class WalltimeAdvice:
     summary: dict[str, Any]
 
 
-def summarize(rows: list[dict[str, Any]], kill_risk: float) -> dict[str, Any]:
+def summarize(rows: list[dict[str, Any]], kill_risk: float,
+              n_without_submit_time: int = 0) -> dict[str, Any]:
     """The advice over a file at a glance: expected kill share, the allocation reserved
-    against the users' requests, and how many jobs were kept at their request and why.
+    against the users' requests, how many jobs were kept at their request and why, and
+    how many had no submit time (each advised as if submitted now, on the whole history,
+    its own log's later jobs too: said, since a replayed log's advice then differs).
 
     Reservations are node-hours when every job with a request gives its nodes, else
     processor-hours (SWF logs give processors only).
@@ -146,6 +149,7 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float) -> dict[str, Any]:
         "n_above_request": sum(r["requested_walltime_s"] is not None
                                and r["walltime_s"] > r["requested_walltime_s"] for r in rows),
         "n_without_request": len(rows) - len(with_request),
+        "n_without_submit_time": n_without_submit_time,
     }
 
 
@@ -186,7 +190,8 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     finished = finished[~_stored_mask(store, finished)]
     history = pd.concat([stored, finished.reindex(columns=stored.columns)], ignore_index=True)
     rows = advisor.advise(history, jobs, kill_risk, allow_above_request=allow_above_request)
-    return WalltimeAdvice(rows, summarize(rows, kill_risk))
+    return WalltimeAdvice(rows, summarize(
+        rows, kill_risk, n_without_submit_time=int(jobs["submit_epoch_s"].isna().sum())))
 
 
 def _stored_mask(store: Store, jobs: pd.DataFrame) -> np.ndarray:

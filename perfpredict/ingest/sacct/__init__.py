@@ -62,10 +62,18 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
     for index in range(len(block.starts)):
         text = block.text(index)
         if text.strip():
+            if fields.looks_binary(text):
+                return BadRecord(block.first_line_no + index, "", fields.BINARY_FILE,
+                                 whole_file=True)
             if text.lstrip().startswith("JobId="):
                 return BadRecord(block.first_line_no + index, text, (
                     "this is Slurm's job completion log (jobcomp/filetxt), not sacct "
                     "output; ingest it with 'perfpredict ingest jobcomp'"), whole_file=True)
+            if "|" not in text and any(sep in text for sep in ",;\t"):
+                return BadRecord(block.first_line_no + index, text, (
+                    "the fields are not separated by '|' (sacct -P writes them so): "
+                    "export with sacct -P (--parsable2); a table of benchmark runs is "
+                    "'perfpredict ingest csv'"), whole_file=True)
             layout, is_header = detect_layout(text, options)
             if not {"jobidraw", "jobid"} & set(layout.columns) or "state" not in layout.columns:
                 return BadRecord(block.first_line_no + index, text, (
