@@ -62,7 +62,7 @@ def export(
     app: AppOption = None,
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.csv,
 ) -> None:
-    """Write every stored job as CSV (ingestable with 'ingest csv') or JSON to stdout."""
+    """Write every stored job to stdout: CSV (ingestable with 'ingest csv'), JSON or a table."""
     from perfpredict.store.queries import export_row, export_runs, iter_runs
 
     store = ctx.obj.open_store()

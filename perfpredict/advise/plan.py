@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
+from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -73,9 +74,7 @@ class PlanRequest:
                                 f"got {self.objective!r}")
         if self.max_nodes is not None and self.max_nodes < 1:
             raise BadInputError(f"--max-nodes must be 1 or more, got {self.max_nodes}")
-        if not 0 < self.kill_risk < 0.5:
-            raise BadInputError(f"--kill-risk must be between 0 and 0.5 (a share of runs "
-                                f"killed), got {self.kill_risk:g}")
+        check_kill_risk(self.kill_risk)
         if not 0 < self.confidence < 1:
             raise BadInputError(f"--confidence must be between 0 and 1, got "
                                 f"{self.confidence:g}")

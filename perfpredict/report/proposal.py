@@ -14,6 +14,7 @@ rest on, and any conversion used.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
@@ -100,11 +101,17 @@ def summary_lines(plan: Plan) -> list[str]:
 
 
 def _units_text(plan: Plan) -> str:
+    """The node-hours in the machine's allocation units; where they charge one to one,
+    its unit named without the same two numbers again."""
     if plan.allocation_units_p50 is None or plan.allocation_units_p90 is None:
         return ""
+    unit = plan.allocation_unit or "allocation units"
+    if (math.isclose(plan.allocation_units_p50, plan.node_hours_p50)
+            and math.isclose(plan.allocation_units_p90, plan.node_hours_p90)):
+        return f", charged one to one in {unit}"
     return (f" = {significant(plan.allocation_units_p50)} (P50), "
             f"{significant(plan.allocation_units_p90)} "
-            f"(P90) {plan.allocation_unit or 'allocation units'}")
+            f"(P90) {unit}")
 
 
 def resource_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str]]:

@@ -184,10 +184,12 @@ def test_unknown_system_and_bad_risk_are_bad_input(store, kth_parts, tmp_path: P
     with pytest.raises(BadInputError, match="the file does not name the system its jobs "
                                             "run on; pass --system NAME"):
         advise_walltime(store, str(unnamed))
-    with pytest.raises(BadInputError, match="--kill-risk"):
-        advise_walltime(store, str(advised), kill_risk=1.5)
+    for risk in (1.5, 0.5):  # at one half or more, a job is more likely killed than not
+        with pytest.raises(BadInputError, match="--kill-risk"):
+            advise_walltime(store, str(advised), kill_risk=risk)
     # told before any file is read or an advisor fitted
-    with pytest.raises(BadInputError, match="--kill-risk must be between 0 and 1, got 0;"):
+    with pytest.raises(BadInputError,
+                       match=r"--kill-risk must be between 0 and 0.5 \(a share of jobs killed\), got 0;"):
         advise_walltime(store, str(tmp_path / "not-there.swf"), kill_risk=0.0)
 
 

@@ -51,11 +51,14 @@ def slurm_time(walltime_s: float) -> str:
 
 
 def check_kill_risk(kill_risk: float) -> None:
-    """A kill risk is a probability strictly between 0 and 1; checked before any work,
-    so that a mistyped ``--kill-risk`` is told at once, not after an advisor is fitted."""
-    if not 0.0 < kill_risk < 1.0:
-        raise BadInputError(f"--kill-risk must be between 0 and 1, got {kill_risk:g}; "
-                            "0.05 means one job in twenty may be killed")
+    """A kill risk is a share of jobs killed, above 0 and below one half (``advise``'s
+    and ``advise walltime``'s alike: at one half the walltime is the median runtime, and
+    beyond it a job is more likely killed than not); checked before any work, so that a
+    mistyped ``--kill-risk`` is told at once, not after an advisor is fitted."""
+    if not 0.0 < kill_risk < 0.5:
+        raise BadInputError(f"--kill-risk must be between 0 and 0.5 (a share of jobs "
+                            f"killed), got {kill_risk:g}; 0.05 means one job in twenty "
+                            "may be killed")
 
 
 def _frame(rows: pd.DataFrame) -> pd.DataFrame:
