@@ -283,8 +283,9 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
                      "scale would tell")
     n_peers = int(row["peer_series"])
     if n_peers:
-        notes.append(f"{n_peers} other series of {series.key.app} on this input measured the "
-                     f"speed-up from {ctx.scale_max:g} to {scale:g} {series.scale_unit}: the "
+        notes.append(f"{n_peers} other series of {series.key.app} on this input measured "
+                     f"across {ctx.scale_max:g} to {scale:g} {series.scale_unit} (their "
+                     "speed-up read between their measured scales, linear in log-log): the "
                      f"estimate weighs this series' runtime at {ctx.scale_max:g} times their "
                      f"median speed-up {PEER_WEIGHT:.0%} (in log space) against the model's "
                      "own prediction"

@@ -181,6 +181,6 @@ def test_the_estimate_says_how_many_peers_it_leans_on(cli) -> None:  # type: ign
     assert not any("speed-up" in note for note in docs["512"]["notes"])
     n_peers = docs["2048"]["peer_series"]
     assert n_peers >= 2
-    assert any(note.startswith(f"{n_peers} other series of {APP} on this input measured the "
-                               "speed-up from 1024 to 2048 nodes")
+    assert any(note.startswith(f"{n_peers} other series of {APP} on this input measured "
+                               "across 1024 to 2048 nodes")
                for note in docs["2048"]["notes"])
