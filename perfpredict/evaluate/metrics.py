@@ -128,10 +128,21 @@ def _trimmed_mape(ape: FloatArray, names: list[str],
 
 def series_bootstrap_interval(inside: np.ndarray, series: list[str],
                               n_resamples: int = 2000) -> tuple[float, float]:
-    """95% interval of the share of ``inside`` runs, resampling whole series."""
+    """95% interval of the share of ``inside`` runs, resampling whole series.
+
+    Where every run is inside (or none is) every resample is too and the bootstrap is a
+    point, "1.000 [1.00-1.00]", which a data set of 33 series does not know: there the
+    exact (Clopper-Pearson) interval of every one (none) of n series in, treating series
+    as the trials, [0.025^(1/n), 1] ([0, 1 - 0.025^(1/n)]). One series says nothing of
+    how the next would be covered: [0, 1]."""
     names, index = np.unique(np.asarray(series), return_inverse=True)
     hits = np.bincount(index, weights=inside.astype(float), minlength=names.size)
     runs = np.bincount(index, minlength=names.size).astype(float)
+    if names.size == 1:
+        return 0.0, 1.0
+    if inside.all() or not inside.any():
+        bound = 0.025 ** (1.0 / names.size)
+        return (bound, 1.0) if inside.all() else (0.0, 1.0 - bound)
     draw = np.random.default_rng(0).integers(0, names.size, (n_resamples, names.size))
     shares = hits[draw].sum(axis=1) / runs[draw].sum(axis=1)
     low, high = np.quantile(shares, [0.025, 0.975])

@@ -47,6 +47,17 @@ def test_coverage_interval_resamples_series_not_runs() -> None:
     assert clustered_row["coverage_ci_low"] < 0.8 and clustered_row["coverage_ci_high"] == 1.0
 
 
+def test_coverage_of_every_run_is_not_known_to_a_point() -> None:
+    """Every run of 33 series inside: the bootstrap would say [1.00-1.00]; the exact
+    interval of 33 of 33 series says 0.894-1."""
+    row = _row(_outcomes({f"s{i}": [True] * 3 for i in range(33)}))
+    assert row["coverage"] == 1.0 and row["coverage_ci_high"] == 1.0
+    assert row["coverage_ci_low"] == pytest.approx(0.025 ** (1 / 33))
+    none = _row(_outcomes({f"s{i}": [False] * 3 for i in range(5)}))
+    assert (none["coverage_ci_low"], none["coverage_ci_high"]) == (0.0, pytest.approx(
+        1 - 0.025 ** (1 / 5)))
+
+
 def test_misses_are_told_by_side() -> None:
     """A run above its interval (slower than the upper bound) and one below are told
     apart: intervals too wide on one side only look like good coverage otherwise."""
