@@ -168,6 +168,10 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")
+    if leave_out is not None and protocol != "store-cut":
+        raise BadInputError(f"--leave-out trains one predictor per {leave_out} left out (its "
+                            f"series cut, the rest in full), a protocol of its own; drop "
+                            f"--protocol {protocol}")
     series_list = build_series(frame)
     if not series_list:
         raise NotTrainedError(f"nothing to backtest: {no_series_reason(frame)}")

@@ -534,3 +534,10 @@ def test_an_unknown_grouping_is_bad_input(timed_store) -> None:  # type: ignore[
 
     with pytest.raises(BadInputError, match="--group-by must be one of: .*distance"):
         evaluate(timed_store, "extrapolate", group_by="user")
+
+
+def test_leave_out_with_another_protocol_is_bad_input(timed_store) -> None:  # type: ignore[no-untyped-def]
+    from perfpredict.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="--leave-out trains one predictor per source"):
+        evaluate(timed_store, "extrapolate", protocol="by-series", leave_out="source")
