@@ -43,7 +43,7 @@ from perfpredict.overhead.features import (
 )
 from perfpredict.overhead.shrinkage import line_moments, pooled_exponent_log
 from perfpredict.overhead.trees import TablesByName, TreeEnsemble
-from perfpredict.uncertainty.conformal import DistanceConformal
+from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES, DistanceConformal
 from perfpredict.uncertainty.noise import NoiseFloor
 
 KINDS = ("strong", "weak")
@@ -655,11 +655,11 @@ class RuntimeModel:
                    ctx: SeriesContext | None = None,
                    peers: PeerCurves | None = None) -> FloatArray:
         """P(runtime > ``walltime_s``) at each of ``scales`` (the two broadcast against
-        each other): the share of runs a
-        walltime would kill, read off the interval model directly (the tail of the
-        central interval whose upper bound is the walltime), not searched for over whole
-        estimates. At most 0.5 for a walltime at or below the point prediction's
-        quantile 0.5: the intervals are central and say nothing finer below it."""
+        each other): the share of runs a walltime would kill, read off the interval
+        model directly (the tail of the central interval whose upper bound is the
+        walltime), not searched for over whole estimates. Below the point prediction
+        it is read off the lower side (:meth:`_exceedance_below`): a walltime a queue
+        capped at a fifth of the predicted runtime was reported killing 50% of runs."""
         p, walltime = np.broadcast_arrays(np.asarray(scales, dtype=float),
                                           np.asarray(walltime_s, dtype=float))
         ctx = ctx or fit_context(series)
@@ -677,7 +677,36 @@ class RuntimeModel:
         repeat = repeat_at_measured_scale(ctx, p)
         if repeat.any():  # as predict_columns: the tail of the repeats' own noise
             tail = np.where(repeat, ctx.repeat_noise.upper_tail(log_ratio), tail)
+        below = log_ratio < 0
+        if below.any():
+            tail = tail.astype(float)
+            tail[below] = [self._exceedance_below(series, scale, w, ctx, peers)
+                           for scale, w in zip(p[below], walltime[below], strict=True)]
         return tail
+
+    def _exceedance_below(self, series: Series, scale: float, walltime_s: float,
+                          ctx: SeriesContext, peers: PeerCurves | None) -> float:
+        """P(runtime > ``walltime_s``) for a walltime below the point prediction: (1 + c)
+        / 2 for the largest confidence c whose interval's lower bound (every rule of
+        :meth:`predict_columns` applied: noise, repeats, ideal scaling) is still at or
+        above the walltime, found by bisection (where few residuals make the bound a step
+        in c, a walltime on the step is outrun as often as its highest confidence says,
+        as :meth:`DistanceConformal.upper_tail` reads the upper side); near 1 below the
+        widest interval resolved."""
+        def lower_s(confidence: float) -> float:
+            return float(self.predict_columns(series, np.array([scale]), confidence, ctx,
+                                              peers).lower_s[0])
+
+        low, high = 0.0, float(TAIL_CONFIDENCES[-1])
+        if walltime_s < lower_s(high):
+            return float((1.0 + high) / 2)
+        for _ in range(30):  # the lower bound falls as the confidence rises
+            mid = 0.5 * (low + high)
+            # (less a rounding margin: a walltime read off a bound comes back a few
+            # ulps off)
+            low, high = ((mid, high) if lower_s(mid) >= walltime_s * (1 - 1e-9)
+                         else (low, mid))
+        return float((1.0 + low) / 2)
 
     def cdf(self, series: Series, scales: FloatArray, runtime_s: float | FloatArray,
             ctx: SeriesContext | None = None,

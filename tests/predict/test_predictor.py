@@ -325,7 +325,7 @@ def test_interval_widths_scale_with_the_predicted_spread(relearn_series, relearn
 def test_exceedance_is_the_tail_beyond_the_quantile(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     """The interval model answers P(runtime > walltime) directly: at the q quantile it is
     1 - q (more where few residuals make the bound a step in q: never less), it falls as
-    the walltime grows, and it is 0.5 at the point prediction."""
+    the walltime grows, and it is 0.5 at the point prediction, above it below."""
     model = relearn_predictor.model_
     # between measured scales and beyond them: where the calibrated interval stands (at
     # a measured one the series' own repeats decide, tested below)
@@ -339,6 +339,12 @@ def test_exceedance_is_the_tail_beyond_the_quantile(relearn_series, relearn_pred
     assert np.all(model.exceedance(series, scales, median) == 0.5)
     longer = model.exceedance(series, scales[:1], median[0] * np.array([1.05, 1.2, 2.0]))
     assert np.all(np.diff(longer) <= 0) and longer[0] > longer[-1]
+    # below the point prediction, the lower side: a walltime at the q quantile (q < 0.5)
+    # is outrun by 1 - q of runs (never fewer), one far below it by nearly all (a cap)
+    for q in (0.05, 0.3):
+        tail = model.exceedance(series, scales, model.quantile(series, scales, q))
+        assert np.all(tail >= 1 - q - 2e-3) and np.any(np.abs(tail - (1 - q)) < 2e-3)
+    assert np.all(model.exceedance(series, scales, median / 100) > 0.999)
 
 
 def _repeat_deviations(series: Series) -> np.ndarray:
