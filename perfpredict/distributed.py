@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from perfpredict._imports import require
+from perfpredict.errors import BadInputError
 from perfpredict.model.series import Series
 
 #: ``--dask local``: a cluster on this machine instead of a scheduler's address.
@@ -32,7 +33,17 @@ def dask_training(scheduler: str) -> Iterator[Any]:
     :data:`LOCAL`) and yield the client to train with; disconnects afterwards."""
     distributed = require("dask.distributed", "dask")
     # a Client without an address starts a LocalCluster sized to this machine
-    with distributed.Client() if scheduler == LOCAL else distributed.Client(scheduler) as client:
+    if scheduler == LOCAL:
+        client = distributed.Client()
+    else:
+        try:
+            client = distributed.Client(scheduler, timeout="10s")
+        except (OSError, ValueError, TimeoutError) as exc:
+            raise BadInputError(
+                f"--dask {scheduler}: no dask scheduler answers there ({exc}); give its "
+                "address as tcp://HOST:PORT (8786 by default), or 'local' to start one "
+                "on this machine") from None
+    with client:
         yield client
 
 

@@ -254,12 +254,19 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         raise BadInputError(f"--max-nodes {max_nodes} is below the smallest measured "
                             f"configuration ({measured_nodes[0]:g} nodes); raise it")
     nodes = sweep_nodes(measured_nodes[0], measured_nodes, max_nodes)
+    machine_nodes = int(spec.nodes) if spec and spec.nodes else None
+    if max_nodes == machine_nodes and nodes[-1] < max_nodes:
+        nodes.append(max_nodes)  # the whole machine, which no power of two may be
+    nodes, queue_notes = _queued(nodes, spec)
+    sweep_notes += queue_notes
+    sweep_end = (f"no queue of {spec.name} takes more nodes" if queue_notes and spec
+                 else "the machine has no more nodes" if nodes[-1] == machine_nodes
+                 else None)
 
     medians = dict(zip(measured_nodes, entry.medians_s, strict=True))
     candidates = _candidates(predictor, request, nodes, medians, weak)
     choice = choose(candidates, request.floor(), request.objective, weak=weak,
-                    smallest_measured_nodes=measured_nodes[0],
-                    machine_nodes=int(spec.nodes) if spec and spec.nodes else None)
+                    smallest_measured_nodes=measured_nodes[0], sweep_end=sweep_end)
     rec = choice.candidate
 
     measured = _measured_points(predictor, request, measured_nodes, entry)
@@ -310,6 +317,23 @@ def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
         return machine, [f"--max-nodes {max_nodes} is more than the {machine} nodes "
                          f"{spec.name} has (the catalog): the sweep stops at {machine}"]
     return max_nodes, []
+
+
+def _queued(nodes: list[int], spec: SystemSpec | None) -> tuple[list[int], list[str]]:
+    """The swept node counts some queue of the catalog's machine accepts, and a note
+    naming those left out: a job no queue takes may pend forever, and a proposal or a
+    job script built on it asks for what the machine will not run. All of them where the
+    catalog lists no queues, or where no queue takes any."""
+    from perfpredict.catalog import queue_for
+
+    if spec is None or not spec.queues:
+        return nodes, []
+    accepted = [n for n in nodes if queue_for(spec, n) is not None]
+    left_out = [n for n in nodes if n not in accepted]
+    if not accepted or not left_out:
+        return nodes, []
+    return accepted, [f"node counts no queue of {spec.name} accepts are not considered "
+                      f"({', '.join(map(str, left_out))})"]
 
 
 def beyond_range_walltime_note(kill_risk: float) -> str:

@@ -161,10 +161,11 @@ def _first_short_doubling(candidates: list[Candidate],
 
 
 def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, weak: bool,
-           smallest_measured_nodes: float, machine_nodes: int | None = None) -> Choice:
+           smallest_measured_nodes: float, sweep_end: str | None = None) -> Choice:
     """The best candidate by ``objective`` among those meeting ``floor`` (marking each
     candidate's ``meets_floor``), and the rule that decided, in one sentence.
-    ``machine_nodes``: the machine's size, where the sweep ends at it."""
+    ``sweep_end``: why the sweep's largest count is its last (the machine's size, its
+    queues), where ``--max-nodes`` is not what ends it."""
     score = objective_score(objective, weak, smallest_measured_nodes)
     broken_at = _first_short_doubling(candidates, floor)
     for c in candidates:
@@ -187,8 +188,7 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
                   f"{len(candidates)} node counts considered ({span}); {floor.describe()} "
                   "did not bind")
         if objective == "fastest" and rec is candidates[-1]:
-            reason += (" (the machine has no more nodes)" if rec.nodes == machine_nodes
-                       else " (raise --max-nodes to look further)")
+            reason += f" ({sweep_end or 'raise --max-nodes to look further'})"
         return Choice(rec, f"objective {objective}", reason + ".")
     # the nearest better node count tells the user what the floor cost them
     alternative = min(better, key=lambda c: abs(c.nodes - rec.nodes) / max(c.nodes, rec.nodes))

@@ -36,13 +36,13 @@ def trained_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     datasets.ingest(store, ["mlperf_training", "relearn", "lulesh_thicket"])
     train(store, TRAINED_APPS)
     # The bert machine as a center would describe it: Frontier-like node-count bins, the
-    # smallest with a limit (10 min) below bert's runtime on one or two nodes, a charge
-    # factor and a unit.
+    # smallest with a limit (10 min) below bert's runtime on one or two nodes, none taking
+    # the whole machine, a charge factor and a unit.
     add_system(store, SystemSpec(
-        name=BERT_SYSTEM, nodes=1024, charge_factor=2.0, allocation_unit="test units",
+        name=BERT_SYSTEM, nodes=2048, charge_factor=2.0, allocation_unit="test units",
         time_granularity_s=300,
         queues=(Queue("small", 1, 2, 600.0), Queue("medium", 3, 256, 10800.0),
-                Queue("large", 257, 512, 7200.0)),
+                Queue("large", 257, 1024, 7200.0)),
         sources={k: "test fixture" for k in ("nodes", "charge_factor", "allocation_unit",
                                              "time_granularity_s", "queues")},
         origin="user"))

@@ -127,12 +127,16 @@ def test_walltime_is_capped_by_the_queue_with_a_chaining_warning(trained_store) 
     assert plan.kill_probability > plan.request.kill_risk
 
 
-def test_a_node_count_no_queue_accepts_is_warned_about(trained_store) -> None:
+def test_a_node_count_no_queue_accepts_is_not_considered(trained_store) -> None:
+    """A job no queue takes may pend forever: it is left out of the sweep, and said so,
+    rather than recommended into a proposal or a job script."""
     plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, objective="fastest",
-                                                  min_efficiency=0.01, max_nodes=1024))
-    assert plan.recommended.nodes > 512
-    assert plan.queue is None
-    assert any("pend forever" in w for w in plan.warnings)
+                                                  min_efficiency=0.01, max_nodes=2048))
+    assert max(c.nodes for c in plan.candidates) == 1024
+    assert plan.queue is not None
+    assert not any("pend forever" in w for w in plan.warnings)
+    assert any(w.startswith("node counts no queue of ") and w.endswith("(2048)")
+               for w in plan.warnings)
 
 
 def test_a_walltime_beyond_every_measured_count_says_to_halve_the_kill_risk(
@@ -178,7 +182,9 @@ def test_node_hours_and_allocation_units(trained_store) -> None:
 def test_sweep_defaults_to_the_catalog_size(trained_store) -> None:
     plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST))
     nodes = [c.nodes for c in plan.candidates]
-    assert nodes[0] == 1 and nodes[-1] == 1024  # the fixture's machine has 1024 nodes
+    # the fixture's machine has 2048 nodes, its queues take up to 1024
+    assert nodes[0] == 1 and nodes[-1] == 1024
+    assert any(w.endswith("are not considered (2048)") for w in plan.warnings)
     assert {1, 8, 128, 512} <= set(nodes)
     assert [c.nodes for c in plan.candidates if c.measured] == [1, 8, 128, 512]
 
@@ -189,12 +195,13 @@ def test_the_sweep_stops_at_the_machine_size(trained_store) -> None:
     it."""
     plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, max_nodes=100_000,
                                                   min_efficiency=0.001))
-    assert max(c.nodes for c in plan.candidates) == 1024
-    assert plan.recommended.nodes <= 1024
-    assert plan.warnings[0] == (f"--max-nodes 100000 is more than the 1024 nodes "
-                                f"{BERT_SYSTEM} has (the catalog): the sweep stops at 1024")
-    assert plan.reason.endswith("the 0.1% parallel-efficiency floor did not bind (the "
-                                "machine has no more nodes).")
+    assert plan.warnings[0] == (f"--max-nodes 100000 is more than the 2048 nodes "
+                                f"{BERT_SYSTEM} has (the catalog): the sweep stops at 2048")
+    # and the fixture's queues take at most 1024 nodes
+    assert plan.warnings[1].endswith("are not considered (2048)")
+    assert max(c.nodes for c in plan.candidates) == plan.recommended.nodes == 1024
+    assert plan.reason.endswith("the 0.1% parallel-efficiency floor did not bind (no "
+                                f"queue of {BERT_SYSTEM} takes more nodes).")
 
 
 def test_weak_scaling_series_measured_in_ranks(trained_store) -> None:

@@ -79,3 +79,15 @@ def test_balanced_groups_put_the_largest_pairs_apart() -> None:
     assert groups == [[("a", "x"), ("d", "y")], [("b", "x"), ("c", "y")]]  # 105 and 100 runs
     assert balanced_groups(sizes, 10) == [[("a", "x")], [("b", "x")], [("c", "y")], [("d", "y")]]
     assert balanced_groups([], 3) == []
+
+
+def test_a_scheduler_address_that_answers_nothing_is_bad_input() -> None:
+    """Not an internal error: the address is the user's to fix."""
+    pytest.importorskip("dask.distributed")
+    from perfpredict.distributed import dask_training
+    from perfpredict.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="--dask nonsense: no dask scheduler answers "
+                                            "there .*'local'"):
+        with dask_training("nonsense"):
+            pass
