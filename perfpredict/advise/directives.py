@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from perfpredict.advise.scheduler import pbs_time
+from perfpredict.advise.selection import node_count
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 
@@ -29,7 +30,7 @@ def directives(plan: Plan, scheduler: str) -> str:
         raise BadInputError(f"--emit must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
     nodes = plan.recommended.nodes
     rpn, threads = plan.ranks_per_node, plan.threads_per_rank
-    lines = [f"# {plan.series}: {nodes} nodes, predicted "
+    lines = [f"# {plan.series}: {node_count(nodes)}, predicted "
              f"{format_seconds(plan.recommended.predicted_runtime_s)} s; walltime at kill risk "
              f"{plan.request.kill_risk:g} (perfpredict advise)"]
     if scheduler == "sbatch":
@@ -52,4 +53,7 @@ def directives(plan: Plan, scheduler: str) -> str:
         if not threads:
             lines.append("# ompthreads: threads per rank unknown; pass --threads-per-rank")
         lines.append(f"#PBS -l walltime={pbs_time(plan.walltime_s)}")
+        if plan.chained_jobs > 1:
+            lines.append(f"# the queue caps the walltime: checkpoint before the limit and "
+                         f"chain {plan.chained_jobs} jobs (qsub -W depend=afterany:JOBID)")
     return "\n".join(lines)

@@ -136,7 +136,12 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                    budget_node_hours: float | None = None) -> NextRunsPlan:
     """The benchmark runs to do next for ``request``'s series; see the module docstring.
     ``target_nodes`` defaults to the node count ``advise`` recommends."""
-    from perfpredict.advise.plan import advise_plan, runtime_quantiles
+    from perfpredict.advise.plan import (
+        advise_plan,
+        catalog_entry,
+        queued_nodes,
+        runtime_quantiles,
+    )
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.lookup import scale_per_node
 
@@ -162,8 +167,15 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     if target_nodes < measured_nodes[0]:
         raise BadInputError(f"--target-nodes {target_nodes} is below the smallest measured "
                             f"configuration ({measured_nodes[0]:g} nodes)")
-    options = [n for n in {*sweep_nodes(measured_nodes[0], [], target_nodes), target_nodes}
-               if float(n) not in measured_nodes]
+    spec = catalog_entry(store, entry.key.system, request.system)
+    if spec is not None and spec.nodes and target_nodes > spec.nodes >= max(measured_nodes):
+        raise BadInputError(f"--target-nodes {target_nodes} is more than the {spec.nodes} "
+                            f"nodes {spec.name} has (the catalog)")
+    # as advise sweeps: counts a queue takes (a benchmark no queue runs is no option)
+    swept, notes = queued_nodes(sorted({*sweep_nodes(measured_nodes[0], [], target_nodes),
+                                        target_nodes}), spec)
+    result.notes += notes
+    options = [n for n in swept if float(n) not in measured_nodes]
     if not options:
         result.notes.append("every node count up to the target is measured already")
         return result

@@ -221,7 +221,7 @@ def sweep_nodes(smallest_nodes: float, measured_nodes: list[float], max_nodes: i
     return sorted(n for n in counts if start <= n <= max_nodes)
 
 
-def _catalog_entry(store: Store, *names: str | None) -> SystemSpec | None:
+def catalog_entry(store: Store, *names: str | None) -> SystemSpec | None:
     """The catalog entry for the measured system, else for the name the user gave."""
     from perfpredict.catalog import get_system
 
@@ -248,7 +248,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     scale_per_node = scale_per_node_of(entry, query)
     weak = entry.weak
     measured_nodes = [s / scale_per_node for s in entry.scales]
-    spec = _catalog_entry(store, entry.key.system, request.system)
+    spec = catalog_entry(store, entry.key.system, request.system)
     max_nodes, sweep_notes = _sweep_limit(request.max_nodes, spec, measured_nodes)
     if max_nodes < measured_nodes[0]:
         raise BadInputError(f"--max-nodes {max_nodes} is below the smallest measured "
@@ -257,7 +257,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     machine_nodes = int(spec.nodes) if spec and spec.nodes else None
     if max_nodes == machine_nodes and nodes[-1] < max_nodes:
         nodes.append(max_nodes)  # the whole machine, which no power of two may be
-    nodes, queue_notes = _queued(nodes, spec)
+    nodes, queue_notes = queued_nodes(nodes, spec)
     sweep_notes += queue_notes
     sweep_end = (f"no queue of {spec.name} takes more nodes" if queue_notes and spec
                  else "the machine has no more nodes" if nodes[-1] == machine_nodes
@@ -319,7 +319,7 @@ def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
     return max_nodes, []
 
 
-def _queued(nodes: list[int], spec: SystemSpec | None) -> tuple[list[int], list[str]]:
+def queued_nodes(nodes: list[int], spec: SystemSpec | None) -> tuple[list[int], list[str]]:
     """The swept node counts some queue of the catalog's machine accepts, and a note
     naming those left out: a job no queue takes may pend forever, and a proposal or a
     job script built on it asks for what the machine will not run. All of them where the

@@ -181,11 +181,13 @@ def _notes(plan: Plan, any_predicted: bool) -> list[str]:
              "the node ratio")
     reading = (f"Predicted rows are in italics with {pct} prediction intervals; {ideal}."
                if any_predicted else f"Predictions carry {pct} prediction intervals; {ideal}.")
-    return [plan.basis,
-            f"Walltime: {walltime_text(plan)}, the {100 * (1 - plan.request.kill_risk):g}th "
-            f"percentile of the predicted runtime rounded up to a multiple of "
-            f"{plan.time_granularity_s} s.",
-            reading]
+    percentile = (f"the {100 * (1 - plan.request.kill_risk):g}th percentile of the "
+                  f"predicted runtime rounded up to a multiple of {plan.time_granularity_s} s")
+    walltime = (f"Walltime: {walltime_text(plan)}, {percentile}." if plan.chained_jobs <= 1
+                else f"Walltime: {walltime_text(plan)}, the limit of queue {plan.queue}, "
+                f"below {percentile} ({format_seconds(plan.walltime_quantile_s)} s): each "
+                f"run is {plan.chained_jobs} chained jobs, checkpointed before the limit.")
+    return [plan.basis, walltime, reading]
 
 
 def _label_slug(text: str) -> str:

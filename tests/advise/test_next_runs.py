@@ -40,7 +40,7 @@ def test_a_simulated_measurement_extends_the_context(trained_url) -> None:
 
 
 def test_runs_fit_the_budget_and_shrink_the_spread(trained_store) -> None:
-    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=4096,
+    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=2048,
                           budget_node_hours=20)
     assert plan.steps, plan.summary()
     assert plan.spent_node_hours_p90 <= 20
@@ -49,7 +49,7 @@ def test_runs_fit_the_budget_and_shrink_the_spread(trained_store) -> None:
     assert plan.spread_after < plan.spread_now
     assert all(s.reduction > 0 for s in plan.steps)
     assert not {s.nodes for s in plan.steps} & {1, 8, 128, 512}  # never re-measure
-    assert all(s.nodes <= 4096 for s in plan.steps)
+    assert all(s.nodes <= 2048 for s in plan.steps)
     spreads = [plan.spread_now] + [s.spread_after for s in plan.steps]
     assert spreads == sorted(spreads, reverse=True)
     for before, step in zip(spreads, plan.steps, strict=False):
@@ -57,7 +57,7 @@ def test_runs_fit_the_budget_and_shrink_the_spread(trained_store) -> None:
 
 
 def test_a_budget_too_small_for_any_run_says_so(trained_store) -> None:
-    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=4096,
+    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=2048,
                           budget_node_hours=0.01)
     assert plan.steps == [] and plan.spread_after == plan.spread_now
     assert any("more than the budget" in n for n in plan.notes)
@@ -76,22 +76,28 @@ def test_bad_budget_and_target(trained_store) -> None:
     with pytest.raises(BadInputError, match="target-nodes"):
         plan_next_runs(trained_store, PlanRequest(app="bert", system="tpu-v4"),
                        target_nodes=4)
+    # the fixture's machine has 2048 nodes, its queues take up to 1024
+    with pytest.raises(BadInputError, match="--target-nodes 4096 is more than the 2048"):
+        plan_next_runs(trained_store, BERT_REQUEST, target_nodes=4096)
+    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=2048)
+    assert all(step.nodes <= 1024 for step in plan.steps)
+    assert any(note.endswith("are not considered (2048)") for note in plan.notes)
 
 
 def test_cli_table_json_and_csv(advise_cli) -> None:
-    args = ("advise", "next-runs", *BERT, "--target-nodes", "4096", "--budget-node-hours", "20")
+    args = ("advise", "next-runs", *BERT, "--target-nodes", "2048", "--budget-node-hours", "20")
     table = advise_cli(*args)
     assert table.exit_code == 0, table.output
     assert "P90/P50" in table.output and "Benchmarks to run next" in table.output
     doc = json.loads(advise_cli(*args, "--format", "json").output)
-    assert doc["target_nodes"] == 4096 and doc["spent_node_hours_p90"] <= 20
+    assert doc["target_nodes"] == 2048 and doc["spent_node_hours_p90"] <= 20
     assert doc["runs"] and doc["spread_after"] < doc["spread_now"]
     rows = list(csv.DictReader(io.StringIO(advise_cli(*args, "--format", "csv").output)))
     assert list(rows[0]) == list(NEXT_RUN_COLUMNS) and len(rows) == len(doc["runs"])
 
 
 def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
-    result = advise_cli("advise", "next-runs", *BERT, "--target-nodes", "4096",
+    result = advise_cli("advise", "next-runs", *BERT, "--target-nodes", "2048",
                         "--budget-node-hours", "0.01")
     assert result.exit_code == 0, result.output
     assert "P90/P50" in result.output and "Benchmarks to run next" not in result.output

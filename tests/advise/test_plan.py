@@ -280,6 +280,13 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
     assert result.exit_code == 0, result.output
     assert "#SBATCH --time=0-00:10:00" in result.output
     assert "#SBATCH --signal=B:USR1@" in result.output
+    pbs = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2",
+                     "--emit", "pbs")
+    assert "#PBS -l walltime=00:10:00" in pbs.output and "chain" in pbs.output
+    markdown = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2",
+                          "--format", "markdown")
+    assert "the limit of queue small, below the 95th percentile" in markdown.output
+    assert "chained jobs, checkpointed before the limit" in markdown.output
 
 
 @pytest.mark.parametrize(("args", "code", "fragment"), [
