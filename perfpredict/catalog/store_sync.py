@@ -23,9 +23,10 @@ from perfpredict.catalog.entries import (
     SystemSpec,
     load_toml_systems,
     many_to_toml,
+    name_key,
     queue_dict,
 )
-from perfpredict.errors import NotFoundError
+from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.names import close_names
 from perfpredict.store import Store
 from perfpredict.store.dialect import insert_ignoring_duplicates
@@ -75,9 +76,44 @@ def row_to_spec(row: Mapping[Any, Any]) -> SystemSpec:
     )
 
 
-def _upsert(conn: Connection, specs: Iterable[SystemSpec]) -> None:
+def _names(spec: SystemSpec) -> set[str]:
+    return {name_key(n) for n in (spec.name, *spec.aliases)}
+
+
+def _check_clashes(conn: Connection, specs: list[SystemSpec],
+                   path: str | Path | None = None) -> None:
+    """Refuse entries whose name or aliases name another machine of the catalog (names
+    compare ignoring case and punctuation, as lookups do) or another entry added with
+    them: "FRONTIER" beside the shipped "Frontier" made a second machine that hid the
+    first from every lookup, and an alias two machines share found whichever came
+    first. The same name replaces its entry; an ingest placeholder may be completed."""
+    from perfpredict.catalog import bundled_systems
+
+    stored = [row_to_spec(row) for row in conn.execute(select(systems)).mappings()]
+    names = {s.name for s in stored}
+    stored += [s for s in bundled_systems() if s.name not in names]  # seeded on a read
+    for i, spec in enumerate(specs):
+        if spec.origin == "ingest":  # a log's name for a machine, never a new machine
+            continue
+        others = [s for s in stored if s.name != spec.name and s.origin != "ingest"]
+        others += [s for s in specs[:i] if s.name != spec.name]
+        for other in others:
+            shared = _names(spec) & _names(other)
+            if shared:
+                raise BadInputError(
+                    f"system {spec.name!r} shares the name or alias {sorted(shared)[0]!r} "
+                    f"with {other.name!r} already in the catalog (names compare ignoring "
+                    f"case and punctuation); to change that machine, name it {other.name!r} "
+                    "exactly, else give this one names of its own", path=path)
+
+
+def _upsert(conn: Connection, specs: Iterable[SystemSpec],
+            path: str | Path | None = None) -> None:
     """Replace-or-insert by name, in the caller's transaction (delete + insert is the one
-    spelling SQLite and PostgreSQL share, and the transaction makes it atomic)."""
+    spelling SQLite and PostgreSQL share, and the transaction makes it atomic), names
+    another machine has refused first (:func:`_check_clashes`)."""
+    specs = list(specs)
+    _check_clashes(conn, specs, path)
     for spec in specs:
         conn.execute(delete(systems).where(systems.c.name == spec.name))
         conn.execute(systems.insert().values(**spec_to_row(spec)))
@@ -165,7 +201,7 @@ def add_systems_from_file(store: Store, path: str | Path) -> list[SystemSpec]:
     transaction (a file with one bad entry changes nothing)."""
     specs = load_toml_systems(path, origin="user")
     with store.engine.begin() as conn:
-        _upsert(conn, specs)
+        _upsert(conn, specs, path)
     return specs
 
 

@@ -70,3 +70,25 @@ def test_export_is_re_addable(cli, tmp_path: Path) -> None:  # type: ignore[no-u
     assert added.exit_code == 0, added.output
     assert f"added {len(bundled_systems()) + 1} system(s)" in added.output
     assert cli("systems", "export").output == exported.output
+
+
+@pytest.mark.parametrize(("text", "clash"), [
+    ('name = "FRONTIER"\nnodes = 64\n[sources]\nnodes = "ours"\n', "'frontier' with 'Frontier'"),
+    ('name = "mine"\naliases = ["Frontier"]\n', "'frontier' with 'Frontier'"),
+    ('[[systems]]\nname = "a1"\naliases = ["shared"]\n'
+     '[[systems]]\nname = "a2"\naliases = ["shared"]\n', "'shared' with 'a1'"),
+])
+def test_names_another_machine_has_are_refused(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
+                                               clash: str) -> None:
+    """A second entry for a machine hid the first from every lookup; an alias two
+    machines share found whichever came first. The same name still replaces."""
+    path = tmp_path / "clash.toml"
+    path.write_text(text, encoding="utf-8")
+    result = cli("systems", "add", str(path))
+    assert result.exit_code == 2
+    assert result.output.startswith(f"Error: {path}: system ") and clash in result.output
+    assert "shared" not in cli("systems", "list").output
+    same = tmp_path / "frontier.toml"
+    same.write_text('name = "Frontier"\nnodes = 9000\n[sources]\nnodes = "ours"\n',
+                    encoding="utf-8")
+    assert cli("systems", "add", str(same)).exit_code == 0
