@@ -284,7 +284,7 @@ class _FileIngest:
             return
         # in order of first appearance, so that the report lists new systems as the file does
         for system in sorted(set(systems) - self.known_systems, key=systems.index):
-            self.ensure_system(system, batch, systems.index(system))
+            self.ensure_system(system)
         # Fields the parser never gives stay out of the statement (NULL): fewer bindings.
         values = {name: batch.columns[name] for name in _CONTENT_FIELDS if name in batch.columns}
         values["system"] = systems
@@ -338,20 +338,16 @@ class _FileIngest:
         self.report.n_attached += 1
         return True
 
-    def ensure_system(self, name: str, batch: RunBatch, row: int) -> None:
-        """A system first named by a log is created from what the log tells (its run
-        ``row``), and reported so the user can complete its catalog entry."""
+    def ensure_system(self, name: str) -> None:
+        """A system first named by a log is created as a placeholder holding no facts,
+        and reported so the user can complete its catalog entry. A run's ranks times
+        threads per node is no node's core count (Castro's runs on Summit, one rank per
+        GPU, made it 6 of 42)."""
         if name in self.known_systems:
             return
         self.known_systems.add(name)
-        cores = None
-        nodes = batch.column("nodes")[row]
-        total_ranks = batch.column("total_ranks")[row]
-        threads_per_rank = batch.column("threads_per_rank")[row]
-        if nodes and total_ranks and threads_per_rank:
-            cores = round(total_ranks * threads_per_rank / nodes)
         self.conn.execute(insert_ignoring_duplicates(self.conn, systems, "name"), [{
-            "name": name, "cores_per_node": cores, "origin": "ingest", "details": {
+            "name": name, "origin": "ingest", "details": {
                 "note": f"created by ingest of {self.path.name}; complete it with "
                         "'perfpredict systems add FILE.toml'"},
         }])

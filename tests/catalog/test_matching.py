@@ -67,3 +67,13 @@ def test_new_entries_with_queues_charge_units_and_sources(cli) -> None:  # type:
     for name in ("Perlmutter-CPU", "Perlmutter-GPU"):
         entry = json.loads(cli("systems", "show", name, "--format", "json").stdout)
         assert entry["allocation_unit"].endswith("node-hours")
+
+
+def test_a_placeholder_holds_no_facts_a_log_does_not_give(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Ranks times threads per node is no node's core count (one rank per GPU)."""
+    path = tmp_path / "runs.csv"
+    path.write_text("app,system,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+                    "castro,newmachine,4,6,1,10\n")
+    assert cli("ingest", "csv", str(path)).exit_code == 0
+    shown = json.loads(cli("systems", "show", "newmachine", "--format", "json").stdout)
+    assert shown["origin"] == "ingest" and shown["cores_per_node"] is None
