@@ -62,7 +62,7 @@ def train(
     dask: Annotated[str | None, typer.Option(
         "--dask", metavar="SCHEDULER",
         help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
-             "on this machine (needs perfpredict[dask]).")] = None,
+             "on this machine (needs perfpredict\\[dask]).")] = None,
     with_bundled: Annotated[bool, typer.Option(
         "--with-bundled",
         help="Train on the data sets shipped with perfpredict too ('perfpredict datasets "

@@ -77,7 +77,7 @@ def show(
 @systems_app.command("add")
 def add(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="TOML file with one entry, or [[systems]] "
+    path: Annotated[Path, typer.Argument(help="TOML file with one entry, or \\[\\[systems]] "
                                          "blocks as 'systems export' writes them.")],
 ) -> None:
     """Add or replace systems from a TOML file (see docs/catalog.md for the fields)."""

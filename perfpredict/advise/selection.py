@@ -98,8 +98,8 @@ class EfficiencyFloor:
         per_doubling = candidate.speedup_per_doubling
         if floor is not None and per_doubling is not None and per_doubling < floor:
             out.append((f"min_speedup_per_doubling {floor:g}",
-                        f"gains only {per_doubling:.2f}x per doubling of nodes, below the "
-                        f"{floor:g}x floor"))
+                        f"gains only {times_apart(per_doubling, floor)}x per doubling of "
+                        f"nodes, below the {floor:g}x floor"))
         elif floor is not None and broken_at is not None and broken_at.nodes < candidate.nodes:
             out.append((f"min_speedup_per_doubling {floor:g}",
                         f"lies past {broken_at.nodes} nodes, where the gain per doubling already "
@@ -116,6 +116,15 @@ def floor_percent(floor: float) -> str:
     """A floor the user set, as a percentage with the digits they gave: 0.7 is "70%",
     0.705 "70.5%", 0.001 "0.1%" (not "0%")."""
     return f"{floor * 100:g}%"
+
+
+def times_apart(value: float, floor: float) -> str:
+    """``value`` with the fewest decimals (two or more) that do not read as ``floor``:
+    1.4957 against a 1.5x floor is "1.496", not "1.50"."""
+    for digits in range(2, 6):
+        if f"{value:.{digits}f}" != f"{floor:.{digits}f}":
+            return f"{value:.{digits}f}"
+    return f"{value:.6f}"
 
 
 def percent_apart(value: float, floor: float | None) -> str:
