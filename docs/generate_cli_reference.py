@@ -86,7 +86,9 @@ def render() -> str:
         anchor = path.replace(" ", "-")
         depth = path.count(" ")
         toc.append(f"{'  ' * depth}- [`{path}`](#{anchor})")
-        text = "\n".join(line.rstrip() for line in command.get_help(ctx).splitlines())
+        # the plain formatter prints Rich's markup escapes ("\\[dask]") as they are written
+        text = "\n".join(line.rstrip().replace("\\[", "[")
+                         for line in command.get_help(ctx).splitlines())
         sections.append(f"## `{path}`\n\n```text\n{text.strip()}\n```\n")
     return HEADER + "\n" + "\n".join(toc) + "\n\n" + "\n".join(sections)
 
