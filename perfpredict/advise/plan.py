@@ -253,13 +253,13 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     if max_nodes < measured_nodes[0]:
         raise BadInputError(f"--max-nodes {max_nodes} is below the smallest measured "
                             f"configuration ({measured_nodes[0]:g} nodes); raise it")
-    nodes = sweep_nodes(measured_nodes[0], measured_nodes, max_nodes)
+    swept = sweep_nodes(measured_nodes[0], measured_nodes, max_nodes)
     machine_nodes = int(spec.nodes) if spec and spec.nodes else None
-    if max_nodes == machine_nodes and nodes[-1] < max_nodes:
-        nodes.append(max_nodes)  # the whole machine, which no power of two may be
-    nodes, queue_notes = queued_nodes(nodes, spec)
+    if max_nodes == machine_nodes and swept[-1] < max_nodes:
+        swept.append(max_nodes)  # the whole machine, which no power of two may be
+    nodes, queue_notes = queued_nodes(swept, spec)
     sweep_notes += queue_notes
-    sweep_end = (f"no queue of {spec.name} takes more nodes" if queue_notes and spec
+    sweep_end = (f"no queue of {spec.name} takes more nodes" if spec and nodes[-1] < swept[-1]
                  else "the machine has no more nodes" if nodes[-1] == machine_nodes
                  else None)
 

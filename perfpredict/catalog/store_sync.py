@@ -95,15 +95,16 @@ def _check_clashes(conn: Connection, specs: list[SystemSpec],
     for i, spec in enumerate(specs):
         if spec.origin == "ingest":  # a log's name for a machine, never a new machine
             continue
-        others = [s for s in stored if s.name != spec.name and s.origin != "ingest"]
-        others += [s for s in specs[:i] if s.name != spec.name]
-        for other in others:
+        others = [(s, "in the catalog") for s in stored
+                  if s.name != spec.name and s.origin != "ingest"]
+        others += [(s, "in this file") for s in specs[:i] if s.name != spec.name]
+        for other, where in others:
             shared = _names(spec) & _names(other)
             if shared:
                 raise BadInputError(
                     f"system {spec.name!r} shares the name or alias {sorted(shared)[0]!r} "
-                    f"with {other.name!r} already in the catalog (names compare ignoring "
-                    f"case and punctuation); to change that machine, name it {other.name!r} "
+                    f"with {other.name!r} {where} (names compare ignoring case and "
+                    f"punctuation); to change that machine, name it {other.name!r} "
                     "exactly, else give this one names of its own", path=path)
 
 

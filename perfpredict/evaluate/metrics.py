@@ -136,13 +136,13 @@ def series_bootstrap_interval(inside: np.ndarray, series: list[str],
     as the trials, [0.025^(1/n), 1] ([0, 1 - 0.025^(1/n)]). One series says nothing of
     how the next would be covered: [0, 1]."""
     names, index = np.unique(np.asarray(series), return_inverse=True)
-    hits = np.bincount(index, weights=inside.astype(float), minlength=names.size)
-    runs = np.bincount(index, minlength=names.size).astype(float)
     if names.size == 1:
         return 0.0, 1.0
     if inside.all() or not inside.any():
         bound = 0.025 ** (1.0 / names.size)
         return (bound, 1.0) if inside.all() else (0.0, 1.0 - bound)
+    hits = np.bincount(index, weights=inside.astype(float), minlength=names.size)
+    runs = np.bincount(index, minlength=names.size).astype(float)
     draw = np.random.default_rng(0).integers(0, names.size, (n_resamples, names.size))
     shares = hits[draw].sum(axis=1) / runs[draw].sum(axis=1)
     low, high = np.quantile(shares, [0.025, 0.975])
@@ -169,8 +169,7 @@ COVERAGE_RANGE = coverage_range(0.9)
 #: pooled over the data sets, the hybrid's MAPE at most this share of the best baseline's
 POOLED_MAPE_RATIO = 0.85
 #: Fewer series than this are reported, not judged (issue 13's acceptance judges data
-#: sets of five or more): one series' few runs pass or fail on the luck of one curve, and
-#: its coverage's series bootstrap is a point.
+#: sets of five or more): one series' few runs pass or fail on the luck of one curve.
 MIN_SERIES_JUDGED = 5
 
 

@@ -14,9 +14,9 @@ A parallel job under tight integration writes one record per task that ran on a 
 the job is the master's record, its node count the distinct hosts of its records. The
 slave tasks are held until the master's record arrives (they end before it), so memory
 holds only jobs still running in the file; a slave whose master is not in the file (a
-rotated log) is dropped. A parallel job without slave records (loose integration) has an
-unknown node count and its slots as total ranks; a job outside a parallel environment
-ran on its one host.
+rotated log) is dropped. A parallel job of several slots without slave records (loose
+integration) has an unknown node count and its slots as total ranks; a job outside a
+parallel environment, or of one slot, ran on its one host.
 
 Derived fields: runtime ``ru_wallclock``; requested walltime the ``h_rt`` of the
 ``-l`` list in ``category``; state COMPLETED where ``failed`` and ``exit_status`` are 0,
