@@ -20,8 +20,13 @@ def init(ctx: typer.Context) -> None:
 @db_app.command("upgrade")
 def upgrade(ctx: typer.Context) -> None:
     """Migrate the store to the schema this perfpredict needs (back it up first)."""
+    from perfpredict.store.revision import SCHEMA_REVISION
+
     store = ctx.obj.open_store(upgrade=True)
-    typer.echo(f"Store {store.safe_url} is at the current schema.")
+    typer.echo(f"Store {store.safe_url} upgraded from schema revision {store.upgraded_from} "
+               f"to {SCHEMA_REVISION}." if store.upgraded_from else
+               f"Store {store.safe_url} is at the current schema ({SCHEMA_REVISION}); "
+               "nothing to upgrade.")
 
 
 @db_app.command("status")

@@ -32,7 +32,10 @@ def format_value(value: Any) -> str:
 
 
 def _fmt(value: Any) -> str:
-    return format_value(value).replace("|", "\\|")
+    """A Markdown cell: a pipe escaped (it would end the cell), and < and > as entities
+    (a renderer drops "<d>" as an HTML tag)."""
+    return (format_value(value).replace("|", "\\|").replace("<", "&lt;")
+            .replace(">", "&gt;"))
 
 
 def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None = None) -> str:
@@ -43,9 +46,12 @@ def markdown_table(rows: Sequence[dict[str, Any]], columns: Sequence[str] | None
     return "\n".join(lines)
 
 
+# |, < and > have no glyph of their own in LaTeX's default OT1 text font (an em-dash and
+# inverted marks): the text-companion commands set them as written
 _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#",
                   "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}"}
+                  "^": r"\textasciicircum{}", "|": r"\textbar{}", "<": r"\textless{}",
+                  ">": r"\textgreater{}"}
 
 
 def latex_escape(text: str) -> str:

@@ -38,11 +38,14 @@ SQLITE_BUSY_TIMEOUT_MS = 60_000
 class Store:
     """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
     ``read_only``: the user may read but not write it (a shared store: a SQLite file they
-    cannot write, a PostgreSQL role without INSERT); reads never try to write to it."""
+    cannot write, a PostgreSQL role without INSERT); reads never try to write to it.
+    ``upgraded_from``: the schema revision an older store was migrated from on opening
+    (``open_store(upgrade=True)``), None when it was not."""
 
     engine: Engine
     url: str
     read_only: bool = False
+    upgraded_from: str | None = None
 
     @property
     def safe_url(self) -> str:
@@ -229,6 +232,7 @@ def open_store(url: str, *, upgrade: bool = False, create: bool = True,
                 f"the store at {redact_url(url)} is read-only to you and this command "
                 "writes to it; ask its owner for write access, or use a store of your own "
                 "with --db")
+        upgraded_from = revision if migrate else None
         if migrate:
             _migrate(engine, upgrade=upgrade)
             revision = stored_revision(engine)
@@ -243,7 +247,7 @@ def open_store(url: str, *, upgrade: bool = False, create: bool = True,
     except PerfPredictError:
         engine.dispose()
         raise
-    return Store(engine=engine, url=url, read_only=read_only)
+    return Store(engine=engine, url=url, read_only=read_only, upgraded_from=upgraded_from)
 
 
 def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str]:

@@ -140,3 +140,13 @@ def test_a_split_table_repeats_the_columns_that_tell_its_rows_apart(
                 for i, row in enumerate(rows)], "table")
     chunks = _chunks(capsys.readouterr().out)
     assert len(chunks) > 1 and all("method" not in chunk for chunk in chunks[1:])
+
+
+def test_labels_typeset_and_render_as_written() -> None:
+    """|, < and > are an em-dash and inverted marks in LaTeX's default font, and "<d>" is
+    an HTML tag to a Markdown renderer."""
+    from perfpredict.report.tables import latex_escape, markdown_table
+
+    assert latex_escape("a{b}\\c<d>|e") == (r"a\{b\}\textbackslash{}c\textless{}d"
+                                            r"\textgreater{}\textbar{}e")
+    assert markdown_table([{"label": "a|b<d>"}]).splitlines()[-1] == "| a\\|b&lt;d&gt; |"

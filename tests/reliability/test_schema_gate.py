@@ -112,6 +112,8 @@ def test_db_upgrade_migrates_the_golden_store_without_losing_a_row(tmp_path: Pat
     before = _rows(path)
     result = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
     assert result.exit_code == 0, result.output
+    assert result.stdout.strip().endswith(f"upgraded from schema revision {OLD_REVISION} "
+                                          f"to {SCHEMA_REVISION}.")
     assert _revision(path) == SCHEMA_REVISION
     # 0004 gives every run a variant, unknown (NULL) for the runs stored before it
     upgraded = {**before, "runs": [(*run, None) for run in before["runs"]]}
@@ -122,6 +124,8 @@ def test_db_upgrade_migrates_the_golden_store_without_losing_a_row(tmp_path: Pat
     assert '"n_runs": 3' in stats.stdout
     again = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
     assert again.exit_code == 0 and _rows(path) == upgraded
+    assert again.stdout.strip().endswith(f"is at the current schema ({SCHEMA_REVISION}); "
+                                         "nothing to upgrade.")
 
 
 def _store_predictor_as_0003_did(url: str, trained: dict[str, Any]) -> None:
