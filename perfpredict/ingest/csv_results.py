@@ -9,8 +9,9 @@ row already stored (from this export or from the log it came from) is not stored
 Unknown columns are kept as extra fields, never rejected. Numbers and times may be
 missing (empty, NA, none, unknown, -); text columns are missing only when empty, since
 "unknown" is an application or user name as good as any (SWF logs have one). A runtime
-of 0 and a missing scale (nodes and total_ranks) are accepted only on a row with a
-job_id or a state: a scheduler job that never ran, as ``runs export`` writes it.
+of 0 or none, and a missing scale (nodes and total_ranks), are accepted only on a row
+with a job_id or a state: a scheduler job that never ran or whose log did not say for
+how long, as ``runs export`` writes it.
 """
 
 from __future__ import annotations
@@ -87,12 +88,13 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     if not values.get("app"):
         raise FieldError("column 'app' is empty; every run needs an application name")
     runtime_s = values.get("runtime_s")
-    if runtime_s is None and require_runtime:
+    # A scheduler job (as `runs export` writes one) may never have run, on no node, and
+    # a log may not say how long it ran (cancelled before it started, no end recorded).
+    is_job = bool(values["job_id"] or values["state"])
+    if runtime_s is None and require_runtime and not is_job:
         written = (row.get("runtime_s") or "").strip()
         raise FieldError(f"runtime_s is {f'missing ({written!r})' if written else 'empty'}; "
                          "every benchmark run needs its runtime")
-    # A scheduler job (as `runs export` writes one) may never have run, on no node.
-    is_job = bool(values["job_id"] or values["state"])
     if runtime_s is not None and (runtime_s < 0 or (runtime_s == 0 and not is_job)):
         raise FieldError(f"runtime_s must be positive, got {runtime_s:g} (0 only for a "
                           "scheduler job, with its job_id or state, that never ran)")

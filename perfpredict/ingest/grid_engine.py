@@ -10,10 +10,10 @@ the end; a time is read as milliseconds where it is too large for seconds (after
 AD), record by record. ``#`` lines are comments.
 
 A parallel job under tight integration writes one record per task that ran on a host
-(``pe_taskid`` naming it) and the master's (``pe_taskid`` ``NONE``), which ends last:
-the job is the master's record, its node count the distinct hosts of its records. The
-slave tasks are held until the master's record arrives (they end before it), so memory
-holds only jobs still running in the file; a slave whose master is not in the file (a
+(``pe_taskid`` naming it) and the master's (``pe_taskid`` ``NONE``), which mostly ends
+last: the job is the master's record, its node count the distinct hosts of its records,
+those before it and those within :data:`LATE_TASK_LINES` lines after it, so memory holds
+only the jobs of a window of the file; a task whose master is not in the file (a
 rotated log) is dropped. A parallel job of several slots without slave records (loose
 integration) has an unknown node count and its slots as total ranks; a job outside a
 parallel environment, or of one slot, ran on its one host.
@@ -32,6 +32,7 @@ the submission time, since job numbers start over at ``max_jobid``.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -57,24 +58,31 @@ _HEAD = ("qname", "hostname", "group", "owner", "job_name", "job_number", "accou
          "category")
 _TAIL = ("iow", "pe_taskid", "maxvmem")
 _DECIMAL = re.compile(r"^-?\d+\.\d+$")
+_FIELD_SEPARATOR = re.compile(r"(?<!\\):")  # a colon not escaped with a backslash
 _GPUS = re.compile(r"(?:^|[\s,])n?gpus?=(?P<count>\d+)(?=[\s,]|$)")
 _H_RT = re.compile(r"(?:^|[\s,])h_rt=(?P<value>[^\s,]+)")
 #: Largest epoch in seconds before a Grid Engine time is read as milliseconds.
 _MAX_EPOCH_S = 1e11
 _DEFAULT_ACCOUNT = "sge"
+#: Lines a master record waits for task records written after it (their order in the
+#: file is the order the processes ended, which concurrent jobs interleave).
+LATE_TASK_LINES = 10_000
+#: ``h_rt`` values that set no limit.
+_NO_LIMIT = {"INFINITY", "INF", "NONE", "UNLIMITED"}
 
 
 def split_record(text: str) -> dict[str, str] | None:
-    """The named fields of a record, the category rejoined where its colons split it;
-    None when the line has too few fields to be a record."""
-    parts = text.split(":")
+    """The named fields of a record, the category rejoined where its colons split it
+    (Grid Engine writes them escaped, ``h_rt=01\\:00\\:00``, older logs bare); None when
+    the line has too few fields to be a record."""
+    parts = _FIELD_SEPARATOR.split(text)
     if len(parts) < len(_HEAD) + len(_TAIL):
         return None
     values = dict(zip(_HEAD, parts, strict=False))
     end = len(_HEAD)
     while end < len(parts) and not _DECIMAL.match(parts[end]):
         end += 1
-    values["category"] = ":".join(parts[len(_HEAD) - 1:end])
+    values["category"] = ":".join(parts[len(_HEAD) - 1:end]).replace("\\:", ":")
     if len(parts) - end < len(_TAIL):
         return None
     values.update(zip(_TAIL, parts[end:end + len(_TAIL)], strict=True))
@@ -95,9 +103,12 @@ def _h_rt(category: str) -> float | None:
     if match is None:
         return None
     text = match["value"]
+    if text.upper() in _NO_LIMIT:
+        return None
     if fields.is_digits(text):
-        return fields.check_duration_s("h_rt", float(text))
-    return fields.duration_s("h_rt", text)
+        # 0 sets no limit, as INFINITY does
+        return fields.check_duration_s("h_rt", float(text)) or None
+    return fields.duration_s("h_rt", text) or None
 
 
 def _gpus(category: str) -> int | None:
@@ -169,8 +180,22 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """A run per master record, its slave tasks' hosts folded in; a bad record per line
     that is not a Grid Engine accounting record or does not read."""
     fields.check_app_from(options)
-    #: The hosts each job's records named, until its master's record arrives.
-    running: dict[tuple[str, str, str], set[str]] = {}
+    #: The hosts each job's records named so far.
+    hosts: dict[tuple[str, str, str], set[str]] = {}
+    #: Master records waiting :data:`LATE_TASK_LINES` lines for their tasks' records.
+    held: dict[tuple[str, str, str], tuple[dict[str, str], int, str]] = {}
+
+    def release(before_line: float) -> Iterator[ParsedItem]:
+        while held:
+            job, (values, line_no, text) = next(iter(held.items()))
+            if line_no >= before_line:
+                return
+            del held[job]
+            try:
+                yield _record(values, hosts.pop(job), line_no, options)
+            except FieldError as exc:
+                yield BadRecord(line_no, text, str(exc))
+
     for line_no, text in numbered_lines(path):
         if not text.strip() or text.lstrip().startswith("#"):
             continue
@@ -182,11 +207,10 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
                 "owner:job_name:job_number:...); the line is cut short or of another log"))
             continue
         job = (values["job_number"], values["task_number"], values["submission_time"])
-        running.setdefault(job, set()).add(values["hostname"])
-        if values["pe_taskid"] not in {"NONE", ""}:
-            continue  # a slave task: its master's record ends the job
-        hosts = running.pop(job)
-        try:
-            yield _record(values, hosts, line_no, options)
-        except FieldError as exc:
-            yield BadRecord(line_no, text, str(exc))
+        if values["pe_taskid"] in {"NONE", ""} and job in held:
+            yield from release(held[job][1] + 1)  # the job logged twice: each a record
+        hosts.setdefault(job, set()).add(values["hostname"])
+        if values["pe_taskid"] in {"NONE", ""}:
+            held[job] = (values, line_no, text)
+        yield from release(line_no - LATE_TASK_LINES)
+    yield from release(math.inf)

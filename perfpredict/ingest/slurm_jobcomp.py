@@ -59,6 +59,12 @@ _REQUIRED = ("JobId", "JobState", "StartTime", "EndTime")
 _SPLIT = re.compile(r" (?=(?:" + "|".join(KEYS) + r")=)")
 _JOB_ID = re.compile(r"^JobId=(\d+)(?: |$)")
 _USER = re.compile(r"^(?P<name>.*?)(?:\(\d+\))?$")
+#: sacct's names for the fields, as the shared rules' messages give them, and the keys
+#: of this file a user reads instead.
+_JOBCOMP_NAMES = {"TimelimitRaw": "TimeLimit", "Timelimit": "TimeLimit",
+                  "NCPUS": "ProcCnt", "NNodes": "NodeCnt", "Start": "StartTime",
+                  "End": "EndTime", "Submit": "SubmitTime", "AllocTRES": "Tres"}
+_SACCT_NAMES = re.compile(r"\b(?:" + "|".join(_JOBCOMP_NAMES) + r")\b(?!Time)")
 
 
 def fields_of(text: str) -> dict[str, str]:
@@ -127,7 +133,9 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
         values = fields_of(text)
         missing = [f"{key}=" for key in _REQUIRED if key not in values]
         if not _JOB_ID.match(text.lstrip()) or missing:
-            what = " or ".join(missing) if _JOB_ID.match(text.lstrip()) else "JobId= first"
+            what = (" or ".join(missing) if _JOB_ID.match(text.lstrip())
+                    else "job number after JobId=" if text.lstrip().startswith("JobId=")
+                    else "JobId= first")
             yield BadRecord(line_no, text, (
                 f"not a Slurm jobcomp/filetxt record (no {what}); expected 'JobId=... "
                 "JobState=... StartTime=... EndTime=...' lines from JobCompType="
@@ -144,7 +152,8 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
             row = sacct_row(values)
             run = job_record(row, row["jobidraw"], line_no, zone, options)
         except FieldError as exc:
-            yield BadRecord(line_no, text, str(exc))
+            yield BadRecord(line_no, text, _SACCT_NAMES.sub(
+                lambda m: _JOBCOMP_NAMES[m[0]], str(exc)))
             continue
         if run is None:
             n_skipped += 1

@@ -130,7 +130,7 @@ def test_each_system_is_advised_from_its_own_history(store, kth_parts) -> None: 
     (nasa_system,) = advisors.skipped_
     assert advisors.advise(runs_frame(store), read_jobs(pending, None, None)) == alone
     with pytest.raises(NotTrainedError, match=f"no walltime advisor for system "
-                                              f"'{nasa_system}': its history holds"):
+                                              f"'{nasa_system}': its history held"):
         advisors.advise(runs_frame(store), read_jobs(str(few), "swf", None))
 
 

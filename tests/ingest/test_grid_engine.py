@@ -81,6 +81,26 @@ def test_a_tightly_integrated_job_counts_the_hosts_of_its_tasks(tmp_path: Path) 
     assert job.line_no == 7  # the master's record
 
 
+def test_task_records_after_their_master_still_count(tmp_path: Path) -> None:
+    """Records are written as processes end, which concurrent jobs interleave: a task
+    ending after its master's record is still one of the job's hosts."""
+    path = write(tmp_path, record(7, host="n01", pe="mpi", slots=48),
+                 *(record(7, host=f"n0{i}", pe="mpi", slots=48, pe_taskid=f"1.n0{i}")
+                   for i in (1, 2, 3)))
+    (job,) = runs(path)
+    assert (job.nodes, job.total_ranks, job.line_no) == (3, 48, 3)
+
+
+def test_limits_that_set_none_and_escaped_colons(tmp_path: Path) -> None:
+    """h_rt=INFINITY and h_rt=0 set no limit; Grid Engine escapes a category's colons."""
+    path = write(tmp_path, record(1, category="-l h_rt=INFINITY"),
+                 record(2, category="-l h_rt=0"),
+                 record(3, category="-l h_rt=01\\:30\\:00,mem_free=2G"))
+    unlimited, zero, escaped = runs(path)
+    assert unlimited.requested_walltime_s is None and zero.requested_walltime_s is None
+    assert escaped.requested_walltime_s == 5400.0
+
+
 def test_array_tasks_and_h_rt_kills(tmp_path: Path) -> None:
     path = write(tmp_path, record(100, task=5),
                  record(101, failed=100, exit_status=137, wallclock=3601),
@@ -104,7 +124,8 @@ def test_a_category_with_colons_is_one_field(tmp_path: Path) -> None:
 
 def test_a_line_that_is_no_record_is_bad(tmp_path: Path) -> None:
     path = write(tmp_path, record(1), "all.q:n01:hpc:ana:cut-short\n")
-    good, bad = parse(path, IngestOptions())
+    # a master record waits for late task records: told after the bad line
+    bad, good = parse(path, IngestOptions())
     assert isinstance(good, RunRecord) and isinstance(bad, BadRecord)
     assert bad.line_no == 4
     assert bad.reason.startswith("not a Grid Engine accounting record: 5 ':'-separated fields")

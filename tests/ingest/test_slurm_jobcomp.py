@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typer.testing import CliRunner
 
 from perfpredict.ingest import IngestOptions, ingest_file
 from perfpredict.ingest.records import BadRecord, RunRecord, Skipped
@@ -167,3 +168,30 @@ def test_cli_ingests_and_sacct_points_to_jobcomp(cli, tmp_path: Path) -> None:  
     timeout = cli("runs", "export", "--format", "csv").stdout.splitlines()[-1]
     assert timeout.startswith("6,lulesh,hawk,") and ",TIMEOUT," in timeout
     assert ",2024-03-01T09:00:00Z,2024-03-01T11:00:00Z," in timeout  # CET is UTC+1
+
+
+def test_a_store_of_jobcomp_jobs_exports_and_ingests_back(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A job cancelled before it started has no runtime in the log, and none stored: its
+    export still ingests into another store, unchanged."""
+    path = write(tmp_path, line(1), line(2, state="CANCELLED", start="Unknown"))
+    assert cli("ingest", "jobcomp", str(path)).exit_code == 0
+    first = cli("runs", "export", "--format", "csv").stdout
+    export = tmp_path / "export.csv"
+    export.write_text(first)
+    copy = f"sqlite:///{tmp_path / 'copy.db'}"
+    from perfpredict.cli.app import app
+
+    runner = CliRunner()
+    again = runner.invoke(app, ["--db", copy, "ingest", "csv", str(export)])
+    assert again.exit_code == 0, again.output
+    assert "2 records, 2 stored" in again.stdout
+    assert runner.invoke(app, ["--db", copy, "runs", "export", "--format", "csv"]
+                         ).stdout == first
+
+
+def test_messages_name_the_keys_of_the_file(tmp_path: Path) -> None:
+    (bad,) = parse(write(tmp_path, line(1).replace("TimeLimit=120", "TimeLimit=xx")
+                         .replace("NodeCnt=4", "NodeCnt=-3")), IngestOptions())
+    assert isinstance(bad, BadRecord)
+    assert "NodeCnt" in bad.reason or "TimeLimit" in bad.reason
+    assert "NNodes" not in bad.reason and "TimelimitRaw" not in bad.reason

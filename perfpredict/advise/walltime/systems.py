@@ -77,11 +77,16 @@ class SystemAdvisors:
         return rows
 
     def _no_advisor(self, system: str) -> str:
-        n = self.skipped_.get(system, 0)
-        return (f"no walltime advisor for system {system!r}: its history holds {n} jobs with "
-                f"submit time and runtime, {MIN_SYSTEM_JOBS} are needed to learn and "
-                f"calibrate on (advised systems: {', '.join(self.advisors_)}); ingest more "
-                "of its accounting and run 'perfpredict train' again")
+        advised = ", ".join(self.advisors_)
+        if system not in self.skipped_:
+            return (f"no walltime advisor for system {system!r}: it had no jobs when the "
+                    f"advisors were trained (advised systems: {advised}); run "
+                    "'perfpredict train' again")
+        return (f"no walltime advisor for system {system!r}: its history held "
+                f"{self.skipped_[system]} jobs with submit time and runtime when the "
+                f"advisors were trained, {MIN_SYSTEM_JOBS} are needed to learn and calibrate "
+                f"on (advised systems: {advised}); ingest more of its accounting and run "
+                "'perfpredict train' again")
 
     # -- persistence (JSON, no pickle) ---------------------------------------------------
 
