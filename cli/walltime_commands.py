@@ -42,6 +42,9 @@ def walltime(
         "--swf-allow-extra-fields",
         help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
         "first 18, as 'ingest' does.")] = False,
+    timezone: Annotated[str, typer.Option(
+        help="Time zone of a sacct dump's local timestamps, as 'ingest' takes it; sacct "
+        "with TZ=UTC is best.")] = "UTC",
     output: Annotated[TableFormat, typer.Option(
         "--format", metavar="FORMAT", help="table, json or csv.")] = TableFormat.table,
 ) -> None:
@@ -59,7 +62,8 @@ def walltime(
                              input_format=input_format and input_format.value,
                              kill_risk=kill_risk,
                              system=system, allow_above_request=allow_above_request,
-                             swf_allow_extra_fields=swf_allow_extra_fields)
+                             swf_allow_extra_fields=swf_allow_extra_fields,
+                             timezone=timezone)
     if output is TableFormat.table:
         print_rows([_table_row(r) for r in advice.rows], "table", TABLE_COLUMNS,
                    title="Advised walltimes")

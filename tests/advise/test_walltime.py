@@ -150,12 +150,16 @@ def test_jobs_without_a_submit_time_are_counted(store, kth_parts, tmp_path: Path
 
 
 def test_a_pending_sacct_job_has_its_cpus_for_ranks(tmp_path: Path) -> None:
-    """A job not run has no steps, which give the history's jobs their ranks."""
+    """A job not run has no steps, which give the history's jobs their ranks; its local
+    submit time is read in the zone given, as ingest reads it."""
     dump = tmp_path / "pending.psv"
     dump.write_text("JobID|JobIDRaw|Cluster|User|JobName|Submit|Timelimit|State|NNodes|NCPUS\n"
                     "7|7|demo-cluster|frank|gromacs|2024-06-01T09:00:00|1-00:00:00|PENDING|2|96\n")
     (ranks,) = read_jobs(str(dump), None, None)["total_ranks"]
     assert ranks == 96
+    (utc,) = read_jobs(str(dump), None, None)["submit_epoch_s"]
+    (berlin,) = read_jobs(str(dump), None, None, timezone="Europe/Berlin")["submit_epoch_s"]
+    assert utc - berlin == 2 * 3600  # CEST is UTC+2
 
 
 def test_from_json_refuses_other_documents() -> None:

@@ -72,7 +72,7 @@ def load_walltime_advisor(store: Store) -> SystemAdvisors | None:
 
 
 def read_jobs(path: str, input_format: str | None, system: str | None,
-              swf_allow_extra_fields: bool = False) -> pd.DataFrame:
+              swf_allow_extra_fields: bool = False, timezone: str = "UTC") -> pd.DataFrame:
     """Jobs to advise, read with the ingest parser of ``input_format`` (not stored; None:
     told by the file's name or content), with ingest's options. Jobs not run yet are
     read too: sacct's PENDING jobs, which ingest skips, are what a walltime is advised
@@ -89,7 +89,7 @@ def read_jobs(path: str, input_format: str | None, system: str | None,
     parse = get_parser(input_format)
     rows = []
     for item in parse(Path(path), IngestOptions(
-            system=system, require_runtime=False,
+            system=system, require_runtime=False, timezone=timezone,
             swf_allow_extra_fields=swf_allow_extra_fields)):
         if isinstance(item, BadRecord):
             raise BadInputError(item.reason, path=path, line_no=item.line_no)
@@ -156,7 +156,8 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
 def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
                     kill_risk: float = 0.05, system: str | None = None,
                     allow_above_request: bool = False,
-                    swf_allow_extra_fields: bool = False) -> WalltimeAdvice:
+                    swf_allow_extra_fields: bool = False,
+                    timezone: str = "UTC") -> WalltimeAdvice:
     """What ``perfpredict advise walltime`` prints: one row per job in ``path``, and a
     summary.
 
@@ -169,7 +170,7 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     import pandas as pd
 
     check_kill_risk(kill_risk)
-    jobs = read_jobs(path, input_format, system, swf_allow_extra_fields)
+    jobs = read_jobs(path, input_format, system, swf_allow_extra_fields, timezone)
     stored = jobs_frame(store)
     known_systems = set(stored["system"].dropna())
     hint = ", ".join(sorted(known_systems)) or "none yet"
