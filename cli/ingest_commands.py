@@ -19,6 +19,15 @@ _FORMAT_HELP = f"Input format: {', '.join(FORMATS)}."
 IngestFormat = Enum("IngestFormat", {name: name for name in FORMATS}, type=str)  # type: ignore[misc]
 
 
+#: Options of the parsers that 'advise walltime' reads its jobs with too.
+TimezoneOption = Annotated[str, typer.Option(
+    help="Time zone of local timestamps (sacct, jobcomp); sacct with TZ=UTC is best.")]
+SwfExtraFieldsOption = Annotated[bool, typer.Option(
+    "--swf-allow-extra-fields",
+    help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
+    "first 18.")]
+
+
 class OnError(str, Enum):
     fail = "fail"
     skip = "skip"
@@ -32,18 +41,14 @@ def ingest(
     on_error: Annotated[OnError, typer.Option(
         help="fail: refuse a file with a bad record, storing nothing from it. skip: store the "
         "good records, keep bad ones in the rejects table.")] = OnError.fail,
-    timezone: Annotated[str, typer.Option(
-        help="Time zone of local timestamps (sacct, jobcomp); sacct with TZ=UTC is best.")] = "UTC",
+    timezone: TimezoneOption = "UTC",
     columns: Annotated[str | None, typer.Option(
         help="sacct without a header line: the --format field list it was made with, "
         "comma separated.")] = None,
     app_from: Annotated[str, typer.Option(
         help="sacct: where the application name comes from: jobname, comment or "
         "regex:PATTERN (first group, applied to the job name).")] = "jobname",
-    swf_allow_extra_fields: Annotated[bool, typer.Option(
-        "--swf-allow-extra-fields",
-        help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
-        "first 18.")] = False,
+    swf_allow_extra_fields: SwfExtraFieldsOption = False,
     output: Annotated[SummaryFormat, typer.Option("--format", help="The summary's format.")
                       ] = SummaryFormat.text,
 ) -> None:

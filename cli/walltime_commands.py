@@ -8,6 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
+from perfpredict.cli.ingest_commands import SwfExtraFieldsOption, TimezoneOption
 from perfpredict.cli.render import TableFormat
 
 COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
@@ -38,13 +39,8 @@ def walltime(
     system: Annotated[str | None, typer.Option(
         help="System of the jobs when the file does not say (the name used at ingest).")
     ] = None,
-    swf_allow_extra_fields: Annotated[bool, typer.Option(
-        "--swf-allow-extra-fields",
-        help="swf: read rows with more than 18 fields (variants such as Alea's) using the "
-        "first 18, as 'ingest' does.")] = False,
-    timezone: Annotated[str, typer.Option(
-        help="Time zone of a sacct dump's local timestamps, as 'ingest' takes it; sacct "
-        "with TZ=UTC is best.")] = "UTC",
+    swf_allow_extra_fields: SwfExtraFieldsOption = False,
+    timezone: TimezoneOption = "UTC",
     output: Annotated[TableFormat, typer.Option(
         "--format", metavar="FORMAT", help="table, json or csv.")] = TableFormat.table,
 ) -> None:

@@ -207,10 +207,11 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
                 "owner:job_name:job_number:...); the line is cut short or of another log"))
             continue
         job = (values["job_number"], values["task_number"], values["submission_time"])
-        if values["pe_taskid"] in {"NONE", ""} and job in held:
+        master = values["pe_taskid"] in {"NONE", ""}
+        if master and job in held:
             yield from release(held[job][1] + 1)  # the job logged twice: each a record
         hosts.setdefault(job, set()).add(values["hostname"])
-        if values["pe_taskid"] in {"NONE", ""}:
+        if master:
             held[job] = (values, line_no, text)
         yield from release(line_no - LATE_TASK_LINES)
     yield from release(math.inf)

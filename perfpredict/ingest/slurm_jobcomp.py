@@ -64,7 +64,7 @@ _USER = re.compile(r"^(?P<name>.*?)(?:\(\d+\))?$")
 _JOBCOMP_NAMES = {"TimelimitRaw": "TimeLimit", "Timelimit": "TimeLimit",
                   "NCPUS": "ProcCnt", "NNodes": "NodeCnt", "Start": "StartTime",
                   "End": "EndTime", "Submit": "SubmitTime", "AllocTRES": "Tres"}
-_SACCT_NAMES = re.compile(r"\b(?:" + "|".join(_JOBCOMP_NAMES) + r")\b(?!Time)")
+_SACCT_NAMES = re.compile(r"\b(?:" + "|".join(_JOBCOMP_NAMES) + r")\b")
 
 
 def fields_of(text: str) -> dict[str, str]:
