@@ -49,6 +49,9 @@ def ingest(
         help="sacct: where the application name comes from: jobname, comment or "
         "regex:PATTERN (first group, applied to the job name).")] = "jobname",
     swf_allow_extra_fields: SwfExtraFieldsOption = False,
+    reread: Annotated[bool, typer.Option(
+        "--reread", help="Read files already ingested again, storing only what the store "
+        "lacks: records an earlier perfpredict dropped or rejected.")] = False,
     output: Annotated[SummaryFormat, typer.Option("--format", help="The summary's format.")
                       ] = SummaryFormat.text,
 ) -> None:
@@ -65,7 +68,7 @@ def ingest(
     options = IngestOptions(
         system=system, on_error=on_error.value, timezone=timezone,
         columns=[c.strip() for c in columns.split(",")] if columns else None,
-        app_from=app_from, swf_allow_extra_fields=swf_allow_extra_fields,
+        app_from=app_from, swf_allow_extra_fields=swf_allow_extra_fields, reread=reread,
     )
     store = ctx.obj.open_store(create=True)
     if output == SummaryFormat.json:
@@ -85,8 +88,10 @@ def _print_report(r: BatchReport) -> None:
         return
     plural = "s" if r.n_unfinished != 1 else ""
     skipped = f", {r.n_unfinished} non-terminal job{plural} skipped" if r.n_unfinished else ""
+    joined = (f" ({r.n_joined_io} with the I/O of Darshan logs stored before them)"
+              if r.n_joined_io else "")
     typer.echo(
-        f"{r.path}: {r.n_records} records, {r.n_stored} stored, "
+        f"{r.path}: {r.n_records} records, {r.n_stored} stored{joined}, "
         f"{r.n_duplicates} already in the store, {r.n_attached} attached to stored jobs, "
         f"{r.n_rejected} rejected{skipped}."
     )

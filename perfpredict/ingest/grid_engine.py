@@ -41,7 +41,7 @@ from typing import Any
 from perfpredict.ingest import fields
 from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import FieldError
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
+from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord, job_key
 
 __all__ = ["DESCRIPTION", "NAMES_SYSTEM", "parse"]
 
@@ -172,7 +172,7 @@ def _record(values: dict[str, str], hosts: set[str], line_no: int,
         extra={k: v for k, v in extra.items() if v is not None},
         line_no=line_no,
         gpus=_gpus(values["category"]),
-        key=f":{job_id}@{submit:.0f}" if submit else f":{job_id}",
+        key=job_key(job_id) + (f"@{submit:.0f}" if submit else ""),
     )
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from perfpredict.ingest import fields
 from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import FieldError
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
+from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord, job_key
 
 DESCRIPTION = "IBM LSF lsb.acct accounting (JOB_FINISH records), one run per job"
 #: JOB_FINISH records name hosts, never the cluster: ``--system`` is asked for before
@@ -203,7 +203,7 @@ def _record(tokens: list[str], line_no: int, options: IngestOptions) -> RunRecor
         censored=state == "TIMEOUT",
         extra={k: v for k, v in extra.items() if v is not None},
         line_no=line_no,
-        key=f":{job_id}",
+        key=job_key(job_id),
     )
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from perfpredict.ingest import fields
 from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import FieldError
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
+from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord, job_key
 
 DESCRIPTION = "PBS / Torque / PBS Pro accounting logs (E records), one run per job"
 #: The records name the PBS server (the job id's suffix), not the machine: ``--system``
@@ -213,7 +213,7 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
         censored=state == "TIMEOUT",
         extra={k: v for k, v in extra.items() if v is not None},
         line_no=line_no,
-        key=f":{job_id}",
+        key=job_key(job_id),
     )
 
 

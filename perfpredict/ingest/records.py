@@ -17,6 +17,15 @@ from typing import Any, Literal
 RUN_KEY = "run_key"
 
 
+def job_key(job_id: str) -> str:
+    """A scheduler job's identity within its system: its job id. The cluster a log
+    names is the run's system already, so keyed by the id alone one job read from logs
+    that do and do not name its cluster (a sacct dump with and without ``Cluster``, the
+    jobcomp log, a Darshan log) is one run. The colon is the form stored keys have
+    always had (``system|:id``; before one key per job, ``system|cluster:id``)."""
+    return f":{job_id}"
+
+
 @dataclass(slots=True)
 class RunRecord:
     app: str
@@ -154,6 +163,10 @@ class IngestOptions:
     columns: list[str] | None = None  # sacct dumps without a header line
     app_from: str = "jobname"  # sacct: jobname | comment | regex:PATTERN
     swf_allow_extra_fields: bool = False
+    #: Read a file already ingested again instead of skipping it: its records keep their
+    #: keys, so only what the store lacks is stored (what an earlier release dropped or
+    #: rejected, read by this one), and its rejects are those of this reading.
+    reread: bool = False
     #: False for jobs not run yet (walltime advice input): a missing runtime is allowed,
     #: and sacct's pending and running jobs are read as jobs instead of skipped.
     require_runtime: bool = True

@@ -34,6 +34,7 @@ from perfpredict.ingest.records import (
     RunRecord,
     Skipped,
     expand_batches,
+    job_key,
 )
 
 DESCRIPTION = "Slurm 'sacct --json' (Slurm 21.08 .. 25.x), one run per finished job"
@@ -206,7 +207,7 @@ def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
         max_rss_bytes=max_rss,
         censored=state == "TIMEOUT",
         extra={k: v for k, v in extra.items() if v is not None},
-        key=f"{cluster}:{job_id}",
+        key=job_key(str(job_id)),
     )
     if largest is not None:
         tasks, step_nodes = largest

@@ -16,13 +16,15 @@ becomes the row ``sacct`` would print for the job and is read by the same rules
 or ``UNLIMITED``, the exit code, GPUs from ``Tres`` (older Slurm wrote ``Gres``, which
 is not a TRES list and is left alone), times in slurmctld's local time read in
 ``--timezone``, and the runtime ``EndTime - StartTime`` (``StartTime=Unknown`` for a job
-cancelled while pending: no runtime). The key is ``Cluster:JobId``, as sacct's, so a job
-found both in this file and in a sacct dump of the same cluster is stored once.
+cancelled while pending: no runtime). The key is the ``JobId``, as sacct's
+``JobIDRaw`` (``Cluster`` names the system), so a job found both in this file and in a
+sacct dump of the same cluster is stored once.
 
 A job requeued (after a node failure, or by ``scontrol requeue``) is written once per
 time it ended, all under one ``JobId``; the last line is the run that counted, the
-earlier ones are skipped and counted as sacct's ``REQUEUED`` rows are. Requeues split
-across rotated files are not joined: the first file read keeps its incarnation.
+earlier ones are skipped and counted as sacct's ``REQUEUED`` rows are. Split across
+rotated files, the incarnation that started later replaces the one stored, as the store
+does for sacct (:data:`perfpredict.store.writer.LATER_INCARNATION`).
 """
 
 from __future__ import annotations

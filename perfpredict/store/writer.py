@@ -35,12 +35,14 @@ from perfpredict.ingest.records import (
     RunBatch,
     RunRecord,
     Skipped,
+    job_key,
 )
 from perfpredict.store import Store
 from perfpredict.store.dialect import (
     insert_ignoring_duplicates,
     insert_rows_ignoring_duplicates,
 )
+from perfpredict.store.io_first import DARSHAN_FORMAT, IoOnlyRuns, ran_inside
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
 
 #: Encoded ``extra`` dicts kept for the rows and batches that follow (see _json_texts).
@@ -65,6 +67,8 @@ class BatchReport:
     n_records: int = 0
     n_stored: int = 0
     n_attached: int = 0
+    #: Jobs stored that took the I/O of a Darshan log stored before their accounting.
+    n_joined_io: int = 0
     n_duplicates: int = 0
     n_rejected: int = 0
     #: Jobs not run yet (pending, running...), skipped.
@@ -183,6 +187,7 @@ class _FileIngest:
         self.catalog_names = catalog_names
         #: The applications of the runs inserted, for :meth:`case_twin_warnings`.
         self.apps: set[str] = set()
+        self.io_only = None if fmt == DARSHAN_FORMAT else IoOnlyRuns(conn)
 
     def canonical_system(self, name: str) -> str:
         """A catalog entry's own name for ``name`` when it is one of its aliases ("frontier",
@@ -258,11 +263,23 @@ class _FileIngest:
     def natural_keys(self, batch: RunBatch, systems: list[str]) -> list[str]:
         """Each row's natural key: system and the parser's key, or the row's content."""
         keys = batch.column("key")
-        natural = [f"{system}|{key}" for system, key in zip(systems, keys, strict=True)]
+        natural = [f"{system}|{key}" if key is None or key[:1] == ":"
+                   else f"{system}|{self.job_key(key, system)}"
+                   for system, key in zip(systems, keys, strict=True)]
         unkeyed = [i for i, key in enumerate(keys) if key is None]
         for i, digest in zip(unkeyed, content_digests(batch, unkeyed), strict=True):
             natural[i] = _content_key(systems[i], digest, self.sha256, self.seen)
         return natural
+
+    def job_key(self, key: str, system: str) -> str:
+        """A key as a job's is stored now when it is one of before one key per job,
+        ``cluster:id`` of a cluster that is ``system`` (the ``run_key`` of an earlier
+        ``runs export``), so the export ingested where its jobs are stores none twice;
+        any other key as it is."""
+        cluster, colon, job_id = key.partition(":")
+        if colon and cluster and self.canonical_system(cluster) == system:
+            return job_key(job_id)
+        return key
 
     def systems_of(self, batch: RunBatch) -> list[str | None]:
         """:meth:`system_of` per row, deciding each distinct name once; a row that names
@@ -282,6 +299,11 @@ class _FileIngest:
         key already stored is skipped (counted as a duplicate at the end)."""
         if not len(batch):
             return
+        if self.io_only is not None:
+            batch, taken = self.io_only.join(batch, systems)
+            if taken:
+                self.conn.execute(runs.delete().where(runs.c.id.in_(taken)))
+                self.report.n_joined_io += len(taken)
         # in order of first appearance, so that the report lists new systems as the file does
         for system in sorted(set(systems) - self.known_systems, key=systems.index):
             self.ensure_system(system)
@@ -318,15 +340,19 @@ class _FileIngest:
     def attach(self, system: str, key: str, record: RunRecord) -> bool:
         """Merge ``record.attach_fields`` into the stored run it describes; False if none.
 
-        The run is found by system + job id (indexed), not by natural key: a scheduler
-        dump with a Cluster column keys its jobs "cluster:id" while a Darshan log knows
-        only the id. When a job id was reused, the run that started nearest the record
-        wins. ``extra`` is merged, not replaced, so the scheduler's extra fields survive.
+        The run is found by system + job id (indexed), not by natural key: Grid Engine
+        keys its jobs "id@submit time" (its ids wrap around) while a Darshan log knows
+        only the id. A job of that id that the log did not run inside is another job
+        (:func:`~perfpredict.store.io_first.ran_inside`); of those it did, the run that
+        started nearest the record wins. ``extra`` is merged, not replaced, so the
+        scheduler's extra fields survive.
         """
         where = (runs.c.natural_key == key if record.job_id is None
                  else (runs.c.system == system) & (runs.c.job_id == record.job_id))
-        candidates = self.conn.execute(
-            select(runs.c.id, runs.c.start_epoch_s, runs.c.extra).where(where)).all()
+        candidates = [row for row in self.conn.execute(
+            select(runs.c.id, runs.c.start_epoch_s, runs.c.end_epoch_s, runs.c.extra)
+            .where(where)) if ran_inside(record.start_epoch_s, row.start_epoch_s,
+                                         row.end_epoch_s)]
         if not candidates:
             return False
         target = min(candidates, key=lambda row: abs(
@@ -401,7 +427,8 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
                progress: ProgressCallback | None = None,
                replaces: Sequence[str] = ()) -> BatchReport:
     """Store the parsed ``chunks`` of the file ``path`` (checksum ``sha256``) in one
-    transaction; nothing when the file was ingested before.
+    transaction; nothing when the file was ingested before, unless ``options.reread``:
+    then its batch takes what the store lacks of it, and its rejects are this reading's.
 
     ``replaces``: checksums of earlier releases of the same file (a bundled data set
     whose rows were corrected). Their runs are removed in the same transaction, before
@@ -420,11 +447,17 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
                 started_epoch_s=time.time(), n_records=0, n_stored=0, n_duplicates=0,
                 n_rejected=0,
             ).returning(ingest_batches.c.id)).scalar()
+        n_stored_before = 0
         if batch_id is None:
-            report.already_ingested = True
-            report.n_duplicates = conn.execute(select(ingest_batches.c.n_records).where(
-                ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).scalar_one()
-            return report
+            stored = conn.execute(select(ingest_batches.c.id, ingest_batches.c.n_records).where(
+                ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one()
+            if not options.reread:
+                report.already_ingested = True
+                report.n_duplicates = stored.n_records
+                return report
+            batch_id = stored.id
+            conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))
+            n_stored_before = _count_runs(conn, batch_id)
         if replaces:
             report.n_replaced = _drop_releases(conn, fmt, replaces)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names, sha256)
@@ -439,18 +472,22 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
                     state.store(chunk)
                 if progress:
                     progress(len(chunk))
-        report.n_stored = conn.execute(
-            select(func.count()).select_from(runs).where(runs.c.batch_id == batch_id)
-        ).scalar_one()
+        n_stored = _count_runs(conn, batch_id)
+        report.n_stored = n_stored - n_stored_before
         report.n_duplicates = report.n_records - report.n_stored - report.n_attached
         report.add_warnings()
         if report.n_stored:
             report.warnings += state.case_twin_warnings()
         conn.execute(ingest_batches.update().where(ingest_batches.c.id == batch_id).values(
-            n_records=report.n_records, n_stored=report.n_stored,
+            n_records=report.n_records, n_stored=n_stored,
             n_duplicates=report.n_duplicates, n_rejected=report.n_rejected,
         ))
     return report
+
+
+def _count_runs(conn: Connection, batch_id: int) -> int:
+    return int(conn.execute(
+        select(func.count()).select_from(runs).where(runs.c.batch_id == batch_id)).scalar_one())
 
 
 def _drop_releases(conn: Connection, fmt: str, sha256s: Sequence[str]) -> int:

@@ -175,6 +175,13 @@ def test_skip_mode_keeps_rejects_and_reingest_is_idempotent(store, tmp_path: Pat
     assert again.already_ingested
     stats = run_stats(store)
     assert (stats["n_runs"], stats["n_rejects"]) == (2, 1)
+    # Read again on purpose, the identical rows keep their keys (content, file, occurrence)
+    # and the rejects are this reading's, not added to the first's.
+    reread = ingest_file(store, "csv", path, IngestOptions(on_error="skip", reread=True))
+    assert (reread.already_ingested, reread.n_records, reread.n_stored,
+            reread.n_duplicates, reread.n_rejected) == (False, 2, 0, 2, 1)
+    stats = run_stats(store)
+    assert (stats["n_runs"], stats["n_rejects"], stats["n_batches"]) == (2, 1, 1)
 
 
 def test_rows_without_system_are_rejected_alone_and_new_systems_keep_file_order(  # type: ignore[no-untyped-def]

@@ -35,7 +35,7 @@ def write_json(tmp_path: Path, document: Any, name: str = "sacct.json") -> Path:
 def test_slurm_21_08_clockwork() -> None:
     # Job 10 ended NODE_FAIL (kept: a finished job); job 20 is REQUEUED (not a run yet).
     (job,) = runs(slurm("clockwork-sacct_1.json"))
-    assert (job.job_id, job.key, job.system, job.state) == ("10", "cedar:10", "cedar", "NODE_FAIL")
+    assert (job.job_id, job.key, job.system, job.state) == ("10", ":10", "cedar", "NODE_FAIL")
     assert (job.nodes, job.gpus, job.runtime_s) == (1, 1, 20615.0)
     assert job.requested_walltime_s == 1440 * 60  # time.limit is in minutes
     assert (job.submit_epoch_s, job.start_epoch_s, job.end_epoch_s) == (1680193479, 1680193504, None)
@@ -43,7 +43,7 @@ def test_slurm_21_08_clockwork() -> None:
     assert (job.extra["array_job_id"], job.extra["array_task_id"], job.extra["cpus"]) == ("1", 7, 4)
     assert job.extra["state_reason"] == "Prolog"
     (later,) = runs(slurm("clockwork-sacct_2.json"))
-    assert (later.key, later.app, later.end_epoch_s) == ("cedar:10", "new_name", 1680244103)
+    assert (later.key, later.app, later.end_epoch_s) == (":10", "new_name", 1680244103)
 
 
 def test_slurm_22_05_multi_node_gpu_job() -> None:
@@ -185,11 +185,11 @@ def test_ingest_is_idempotent_and_matches_sacct_keys(store, tmp_path: Path) -> N
     first = ingest_file(store, "sacct-json", slurm("clockwork-sacct_1.json"))
     assert (first.n_records, first.n_stored) == (1, 1)
     assert ingest_file(store, "sacct-json", slurm("clockwork-sacct_1.json")).already_ingested
-    # The same job 10 in a later export is recognised by its natural key cedar:10, and
+    # The same job 10 in a later export is recognised by its natural key cedar|:10, and
     # having ended there (the first export had no end time), replaces the record ...
     second = ingest_file(store, "sacct-json", slurm("clockwork-sacct_2.json"))
     assert (second.n_stored, second.n_duplicates) == (1, 0)
-    # ... and so is the sacct -P rendering of it: both readers key jobs cluster:JobIDRaw.
+    # ... and so is the sacct -P rendering of it: both readers key jobs by JobIDRaw.
     psv = tmp_path / "same-job.psv"
     psv.write_text("JobIDRaw|Cluster|State|Elapsed\n10|cedar|NODE_FAIL|05:43:35\n")
     third = ingest_file(store, "sacct", psv)

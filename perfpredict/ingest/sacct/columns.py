@@ -31,7 +31,7 @@ from perfpredict.ingest.field_columns import (
     whole_numbers,
 )
 from perfpredict.ingest.fields import SLURM_UNFINISHED_STATES
-from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord
+from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord, job_key
 from perfpredict.ingest.sacct import rows as sacct_rows
 from perfpredict.ingest.sacct.rows import JobLine, Layout, PendingTasksLine, StepLine
 
@@ -192,8 +192,7 @@ class _BlockReader:
         job_ids = base[is_run & ~failed]
         values["job_id"] = job_ids
         values["system"] = values.pop("cluster")
-        values["key"] = np.array([f"{cluster or ''}:{job_id}" for cluster, job_id
-                                  in zip(values["system"], job_ids, strict=True)], dtype=object)
+        values["key"] = np.array([job_key(job_id) for job_id in job_ids], dtype=object)
         values["censored"] = values["state"] == "TIMEOUT"
         # Array tasks and het components: a dict of their own. A dump without JobID
         # (jobstats') has an empty display id on every row, which says nothing more.

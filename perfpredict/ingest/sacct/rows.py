@@ -17,7 +17,7 @@ from zoneinfo import ZoneInfo
 
 from perfpredict.ingest import fields
 from perfpredict.ingest.fields import FieldError
-from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord
+from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord, job_key
 
 #: Field order of Open XDMoD's documented export (``sacct --noheader --parsable2 --format``).
 XDMOD_COLUMNS = (
@@ -232,7 +232,7 @@ def job_record(row: Row, job_id: str, line_no: int, zone: ZoneInfo,
         user=text_or_none(row, "user"), account=text_or_none(row, "account"),
         partition=text_or_none(row, "partition"), job_id=job_id, submit_epoch_s=submit,
         start_epoch_s=start, end_epoch_s=end, censored=base_state == "TIMEOUT",
-        extra=extra, line_no=line_no, key=f"{cluster}:{job_id}",
+        extra=extra, line_no=line_no, key=job_key(job_id),
     )
 
 

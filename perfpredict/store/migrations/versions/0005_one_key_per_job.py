@@ -1,0 +1,167 @@
+"""One stored run per scheduler job: the cluster leaves the key, and the runs a job was
+stored as twice become one.
+
+Slurm's readers keyed a job ``system|cluster:id`` where the file had a ``Cluster``
+column, ``system|:id`` where it had none, and a Darshan log keyed its job
+``system|:id``: the same job read from a dump with and without ``Cluster``, or from its
+Darshan log before its accounting, was stored twice (or, without ``Cluster``, its
+accounting was taken for a duplicate of the log and dropped, which no migration can
+bring back: ingest that file again). The cluster is the run's system already, so every
+job is now keyed ``system|:id``.
+
+Here each ``system|cluster:id`` key becomes ``system|:id``. Where that key is stored
+already, the job's records are merged: the scheduler's latest incarnation (the later
+start, else the later ingest) is kept, with the I/O bytes and details a Darshan log
+attached to either. A Darshan log stored alone joins the job of its id it ran inside,
+as it would have attached had it come second (Grid Engine's jobs, keyed
+``id@submit``, too); one that ran inside none is keyed ``system|:id@start``, apart from
+its id's jobs, as a log stored alone is keyed now. The rules are frozen here as of this
+revision, not imported from the ingest code, which may change after it.
+
+Revision ID: 0005_one_key_per_job
+Revises: 0004_run_variant
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0005_one_key_per_job"
+down_revision = "0004_run_variant"
+branch_labels = None
+depends_on = None
+
+#: How far (seconds) a Darshan log's start may lie outside its job's run.
+CLOCK_SLACK_S = 60.0
+#: Rows deleted or updated per statement.
+CHUNK = 500
+
+runs = sa.table(
+    "runs", sa.column("id", sa.Integer), sa.column("natural_key", sa.String),
+    sa.column("system", sa.String), sa.column("job_id", sa.String),
+    sa.column("batch_id", sa.Integer), sa.column("start_epoch_s", sa.Float),
+    sa.column("end_epoch_s", sa.Float), sa.column("io_bytes", sa.Float),
+    sa.column("extra", sa.JSON))
+batches = sa.table("ingest_batches", sa.column("id", sa.Integer),
+                   sa.column("format", sa.String))
+
+
+def _old_cluster_key(row: Any) -> bool:
+    """Whether ``row`` is keyed ``system|cluster:id`` (a cluster before its job id)."""
+    prefix, suffix = f"{row.system}|", f":{row.job_id}"
+    key: str = row.natural_key
+    if not (key.startswith(prefix) and key.endswith(suffix)):
+        return False
+    cluster = key[len(prefix):len(key) - len(suffix)]
+    return bool(cluster) and not set(cluster) & set(":|@#")
+
+
+def _kept_first(job: _Job) -> tuple[bool, float, int]:
+    """Sort key, best first when reversed: the scheduler's record before a Darshan
+    log's, then the latest start, then the latest stored."""
+    return (not job.darshan, job.start_epoch_s if job.start_epoch_s is not None
+            else float("-inf"), job.id)
+
+
+def _ran_inside(log: _Job, job: _Job) -> bool:
+    """Whether the Darshan log ``log`` started during ``job`` (a job id reused later is
+    another job); a time not known decides nothing."""
+    if log.start_epoch_s is None:
+        return True
+    if job.start_epoch_s is not None and log.start_epoch_s < job.start_epoch_s - CLOCK_SLACK_S:
+        return False
+    return job.end_epoch_s is None or log.start_epoch_s <= job.end_epoch_s + CLOCK_SLACK_S
+
+
+def _chunks(ids: list[int]) -> list[list[int]]:
+    return [ids[i:i + CHUNK] for i in range(0, len(ids), CHUNK)]
+
+
+class _Job:
+    """A stored run, and what the upgrade decides for it."""
+
+    __slots__ = ("id", "system", "job_id", "start_epoch_s", "end_epoch_s", "darshan",
+                 "natural_key", "new_key", "gone")
+
+    def __init__(self, row: Any, darshan: bool) -> None:
+        self.id, self.system, self.job_id = row.id, row.system, row.job_id
+        self.start_epoch_s, self.end_epoch_s = row.start_epoch_s, row.end_epoch_s
+        self.darshan = darshan
+        self.natural_key: str = row.natural_key
+        self.new_key = self.natural_key
+        if row.job_id is None:
+            pass
+        elif darshan and row.start_epoch_s is not None:
+            # A log's own key, apart from its job's: its id and when it started.
+            self.new_key = f"{row.system}|:{row.job_id}@{row.start_epoch_s:.0f}"
+        elif _old_cluster_key(row):
+            self.new_key = f"{row.system}|:{row.job_id}"
+        self.gone = False
+
+
+def upgrade() -> None:
+    conn = op.get_bind()
+    darshan_batches = {row.id for row in conn.execute(
+        sa.select(batches.c.id).where(batches.c.format == "darshan"))}
+    jobs = [_Job(row, row.batch_id in darshan_batches) for row in conn.execute(
+        sa.select(runs.c.id, runs.c.natural_key, runs.c.system, runs.c.job_id,
+                  runs.c.batch_id, runs.c.start_epoch_s, runs.c.end_epoch_s))]
+    by_key: dict[str, list[_Job]] = {}
+    for job in jobs:
+        by_key.setdefault(job.new_key, []).append(job)
+    merges: dict[int, list[_Job]] = {}  # kept run id -> the runs merged into it
+    for group in by_key.values():
+        if len(group) > 1:
+            kept, *others = sorted(group, key=_kept_first, reverse=True)
+            merges[kept.id] = others
+            for job in others:
+                job.gone = True
+    del by_key
+    scheduler_jobs: dict[tuple[str, str], list[_Job]] = {}
+    for job in jobs:
+        if job.job_id is not None and not job.darshan and not job.gone:
+            scheduler_jobs.setdefault((job.system, job.job_id), []).append(job)
+    for log in jobs:
+        if log.darshan and not log.gone:
+            host = next((job for job in scheduler_jobs.get((log.system, log.job_id), ())
+                         if _ran_inside(log, job)), None)
+            if host is not None:
+                merges.setdefault(host.id, []).append(log)
+                log.gone = True
+    _merge_io(conn, merges)
+    for ids in _chunks([job.id for job in jobs if job.gone]):
+        conn.execute(runs.delete().where(runs.c.id.in_(ids)))
+    rekeyed = [job for job in jobs if not job.gone and job.new_key != job.natural_key]
+    # The logs first: they leave the keys "system|:id" their jobs take.
+    for job in rekeyed:
+        if job.darshan:
+            conn.execute(runs.update().where(runs.c.id == job.id)
+                         .values(natural_key=job.new_key))
+    for ids in _chunks([job.id for job in rekeyed if not job.darshan]):
+        conn.execute(runs.update().where(runs.c.id.in_(ids))
+                     .values(natural_key=runs.c.system + "|:" + runs.c.job_id))
+
+
+def _merge_io(conn: Any, merges: dict[int, list[_Job]]) -> None:
+    """Each kept run takes the I/O bytes and Darshan details of the runs merged into it:
+    a Darshan log's, or those a log attached to the job's other record."""
+    ids = list(merges) + [job.id for merged in merges.values() for job in merged]
+    stored: dict[int, Any] = {}
+    for chunk in _chunks(ids):
+        stored.update((row.id, row) for row in conn.execute(
+            sa.select(runs.c.id, runs.c.io_bytes, runs.c.extra).where(runs.c.id.in_(chunk))))
+    for run_id, merged in merges.items():
+        io_bytes, extra = stored[run_id].io_bytes, dict(stored[run_id].extra or {})
+        changed = False
+        for job in merged:
+            found = stored[job.id]
+            details = (found.extra or {}).get("darshan")
+            if details is None or ("darshan" in extra and not job.darshan):
+                continue
+            io_bytes, extra["darshan"], changed = found.io_bytes, details, True
+        if changed:
+            conn.execute(runs.update().where(runs.c.id == run_id)
+                         .values(io_bytes=io_bytes, extra=extra))

@@ -1,0 +1,222 @@
+"""One stored run per scheduler job, whichever logs name it and in whatever order they
+arrive: a sacct dump with and without ``Cluster``, the job's Darshan log before or after
+its accounting, an export of an older store; and the upgrade (0005) that merges the
+runs older perfpredicts stored twice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select, text
+
+from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.store import open_store
+from perfpredict.store.queries import iter_runs
+from perfpredict.store.schema import runs
+from tests.conftest import shared_path
+
+#: A real Darshan log of job 4373053, which ran 2021-06-02 22:43:18-22:43:31 UTC.
+MPI_IO_TEST = "mpi_io_test_with_dxt__treddy_mpi-io-test_id4373053_6-2-60198-9815401321915095332_1.darshan"
+JOB_ID = "4373053"
+THETA = IngestOptions(system="theta")
+
+
+def darshan_log() -> Path:
+    pytest.importorskip("darshan", reason="the darshan extra is not installed")
+    return shared_path("logs", "darshan", MPI_IO_TEST)
+
+
+def sacct_dump(tmp_path: Path, cluster: str | None, start: str = "2021-06-02T22:43:10",
+               end: str = "2021-06-02T22:43:40", name: str = "jobs") -> Path:
+    """The job's accounting as ``sacct -P`` prints it, with or without ``Cluster``."""
+    cluster_column, cluster_value = ("|Cluster", f"|{cluster}") if cluster is not None else ("", "")
+    path = tmp_path / f"{name}-{cluster}.psv"
+    path.write_text(f"JobIDRaw{cluster_column}|JobName|State|Start|End|NNodes|TimelimitRaw\n"
+                    f"{JOB_ID}{cluster_value}|mpi-io-test|COMPLETED|{start}|{end}|4|10\n")
+    return path
+
+
+@pytest.mark.parametrize("cluster", [None, "", "theta", "THETA"])
+def test_a_darshan_log_stored_first_becomes_its_jobs_io(store, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                         cluster: str | None) -> None:
+    """Before, the accounting was dropped as a duplicate of the log (no Cluster) or
+    stored as a second run of the job beside it (Cluster named)."""
+    log = darshan_log()
+    assert ingest_file(store, "darshan", log, THETA).n_stored == 1
+    report = ingest_file(store, "sacct", sacct_dump(tmp_path, cluster), THETA)
+    assert (report.n_stored, report.n_joined_io, report.n_duplicates) == (1, 1, 0)
+    (run,) = iter_runs(store)
+    assert (run["job_id"], run["nodes"], run["runtime_s"], run["requested_walltime_s"]) == (
+        JOB_ID, 4, 30.0, 600.0)
+    assert run["io_bytes"] == 4_294_971_481.0
+    assert run["extra"]["darshan"]["log"] == MPI_IO_TEST
+    # ... and nothing is stored again by either file.
+    assert ingest_file(store, "darshan", log, THETA).already_ingested
+    assert len(list(iter_runs(store))) == 1
+
+
+def test_ingest_says_which_jobs_took_a_logs_io(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert cli("ingest", "darshan", str(darshan_log()), "--system", "theta").exit_code == 0
+    dump = sacct_dump(tmp_path, "theta")
+    result = cli("ingest", "sacct", str(dump))
+    assert result.exit_code == 0, result.output
+    assert (f"{dump}: 1 records, 1 stored (1 with the I/O of Darshan logs stored before "
+            "them), 0 already in the store") in result.stdout
+
+
+def test_a_log_of_a_reused_job_id_stays_its_own_run(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A job that ran a day after the log under the same id is another job."""
+    ingest_file(store, "darshan", darshan_log(), THETA)
+    later = sacct_dump(tmp_path, "theta", start="2021-06-03T22:43:10", end="2021-06-03T22:50:00")
+    report = ingest_file(store, "sacct", later, THETA)
+    assert (report.n_stored, report.n_joined_io) == (1, 0)
+    by_nodes = {run["nodes"]: run for run in iter_runs(store)}
+    assert set(by_nodes) == {None, 4}
+    assert by_nodes[4]["io_bytes"] is None and by_nodes[None]["io_bytes"] == 4_294_971_481.0
+
+
+def test_a_pbs_job_takes_its_logs_io_too(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ingest_file(store, "darshan", darshan_log(), THETA)
+    pbs = tmp_path / "20210602"
+    pbs.write_text(f"06/02/2021 22:43:40;E;{JOB_ID}.pbs01;user=u queue=q "
+                   "jobname=mpi-io-test start=1622673790 end=1622673820 "
+                   "Resource_List.nodect=4 Resource_List.walltime=00:10:00 "
+                   "resources_used.walltime=00:00:30 Exit_status=0\n")
+    report = ingest_file(store, "pbs", pbs, THETA)
+    assert (report.n_stored, report.n_joined_io) == (1, 1)
+    (run,) = iter_runs(store)
+    assert (run["nodes"], run["runtime_s"], run["io_bytes"]) == (4, 30.0, 4_294_971_481.0)
+
+
+def test_a_dump_with_and_without_cluster_stores_a_job_once(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    assert ingest_file(store, "sacct", sacct_dump(tmp_path, None), THETA).n_stored == 1
+    report = ingest_file(store, "sacct", sacct_dump(tmp_path, "theta"), IngestOptions())
+    assert (report.n_stored, report.n_duplicates) == (0, 1)
+    assert len(list(iter_runs(store))) == 1
+
+
+def test_an_export_of_a_store_keyed_by_cluster_ingests_back_once(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``runs export`` of a store before one key per job wrote ``run_key`` as
+    ``cluster:id``; read where the job is stored now (``:id``), it is the same job."""
+    ingest_file(store, "sacct", sacct_dump(tmp_path, "theta"), IngestOptions())
+    export = tmp_path / "export.csv"
+    export.write_text("app,system,nodes,runtime_s,job_id,run_key\n"
+                      f"mpi-io-test,theta,4,30,{JOB_ID},theta:{JOB_ID}\n"
+                      f"mpi-io-test,theta,4,31,999,theta:999\n")
+    report = ingest_file(store, "csv", export, IngestOptions())
+    assert (report.n_stored, report.n_duplicates) == (1, 1)
+
+
+# --- the upgrade ----------------------------------------------------------------------------
+
+def _store_at_0004(url: str) -> None:
+    """A store as perfpredict at 0004 left it after a center's ingests: job 11 from a
+    dump without Cluster and one with it (stored twice), job 12 as a Darshan log alone
+    and from its accounting with Cluster (twice), job 13 once with Cluster and I/O
+    attached, job 14 from Grid Engine (``id@submit``) beside its Darshan log, job 15's
+    log alone, job 16's log beside a later job of its id, and a benchmark row."""
+    from perfpredict.store import migrations
+
+    engine = create_engine(url)
+    try:
+        migrations.upgrade(engine, "0004_run_variant")
+        with engine.begin() as conn:
+            for batch_id, fmt in enumerate(["sacct", "sacct", "darshan", "sge", "csv"], 1):
+                conn.execute(text(
+                    "INSERT INTO ingest_batches (id, path, sha256, format, started_epoch_s, "
+                    "n_records, n_stored, n_duplicates, n_rejected) VALUES "
+                    "(:id, :path, :sha, :fmt, 1.0, 1, 1, 0, 0)"),
+                    {"id": batch_id, "path": f"/logs/{batch_id}", "sha": f"{batch_id:064d}",
+                     "fmt": fmt})
+            darshan = '{"darshan": {"log": "x.darshan"}}'
+            rows = [  # key, batch, job, nodes, start, end, io_bytes, extra
+                ("kth|:11", 1, "11", 2, 1000.0, 2000.0, None, '{"timezone": "UTC"}'),
+                ("kth|kth:11", 2, "11", 2, 1000.0, 2000.0, None, '{"timezone": "UTC"}'),
+                ("kth|:12", 3, "12", None, 3010.0, 3500.0, 5e9, darshan),
+                ("kth|kth:12", 2, "12", 8, 3000.0, 3600.0, 7.0, '{"timezone": "UTC"}'),
+                ("kth|kth:13", 2, "13", 1, 4000.0, 4100.0, 3e9, darshan),
+                ("kth|:14@900", 4, "14", 1, 5000.0, 5100.0, None, None),
+                ("kth|:14", 3, "14", None, 5001.0, 5099.0, 2e9, darshan),
+                ("kth|:15", 3, "15", None, 6001.0, 6099.0, 1e9, darshan),
+                ("kth|:16", 3, "16", None, 7001.0, 7099.0, 4e9, darshan),
+                ("kth|kth:16", 2, "16", 2, 90000.0, 90100.0, None, None),
+                ("kth|sha1:ab@cd#1", 5, None, 4, None, None, None, None),
+            ]
+            for key, batch_id, job_id, nodes, start, end, io_bytes, extra in rows:
+                conn.execute(text(
+                    "INSERT INTO runs (natural_key, batch_id, app, system, nodes, runtime_s, "
+                    "job_id, start_epoch_s, end_epoch_s, io_bytes, censored, extra) VALUES "
+                    "(:key, :batch, 'a', 'kth', :nodes, 1.0, :job, :start, :end, :io, FALSE, "
+                    ":extra)"),
+                    {"key": key, "batch": batch_id, "nodes": nodes, "job": job_id,
+                     "start": start, "end": end, "io": io_bytes, "extra": extra})
+    finally:
+        engine.dispose()
+
+
+def test_the_upgrade_merges_the_runs_stored_twice(db_url: str) -> None:
+    _store_at_0004(db_url)
+    store = open_store(db_url, upgrade=True)
+    assert store.upgraded_from == "0004_run_variant"
+    with store.engine.connect() as conn:
+        stored = {row.natural_key: (row.job_id, row.nodes, row.io_bytes, row.extra)
+                  for row in conn.execute(select(runs))}
+    store.dispose()
+    assert sorted(stored) == ["kth|:11", "kth|:12", "kth|:13", "kth|:14@900", "kth|:15@6001",
+                              "kth|:16", "kth|:16@7001", "kth|sha1:ab@cd#1"]
+    assert stored["kth|:12"][1:3] == (8, 5e9)  # the accounting, with the log's I/O
+    assert set(stored["kth|:12"][3]) == {"darshan", "timezone"}
+    assert stored["kth|:13"][1:3] == (1, 3e9)  # rekeyed, its attached I/O kept
+    assert stored["kth|:14@900"][1:3] == (1, 2e9)  # Grid Engine's job took its log
+    assert stored["kth|:15@6001"][1:3] == (None, 1e9)  # a log with no job stays a run
+    assert stored["kth|:16"][1:3] == (2, None)  # a later job of the log's id is another
+    assert stored["kth|:16@7001"][1:3] == (None, 4e9)
+
+
+def test_a_job_an_earlier_release_dropped_is_stored_by_reading_its_dump_again(
+        tmp_path: Path) -> None:
+    """At 0004 a dump without Cluster read after the job's Darshan log lost the job to
+    the log's key: its batch is stored, its one record counted a duplicate. Upgraded,
+    ``ingest --reread`` reads the dump again and stores the job, with the log's I/O."""
+    import hashlib
+
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+    from perfpredict.store import migrations
+
+    dump = sacct_dump(tmp_path, None)
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = create_engine(url)
+    migrations.upgrade(engine, "0004_run_variant")
+    with engine.begin() as conn:
+        for batch_id, fmt, sha, n_stored in ((1, "darshan", "d" * 64, 1),
+                                             (2, "sacct", hashlib.sha256(dump.read_bytes())
+                                              .hexdigest(), 0)):
+            conn.execute(text(
+                "INSERT INTO ingest_batches (id, path, sha256, format, started_epoch_s, "
+                "n_records, n_stored, n_duplicates, n_rejected) VALUES "
+                "(:id, 'f', :sha, :fmt, 1.0, 1, :n, :dup, 0)"),
+                {"id": batch_id, "sha": sha, "fmt": fmt, "n": n_stored, "dup": 1 - n_stored})
+        conn.execute(text(
+            "INSERT INTO runs (natural_key, batch_id, app, system, total_ranks, runtime_s, "
+            "job_id, start_epoch_s, io_bytes, censored, extra) VALUES (:key, 1, "
+            "'mpi-io-test', 'theta', 32, 14.0, :job, 1622673798.0, 4294971481.0, FALSE, "
+            "'{\"darshan\": {}}')"), {"key": f"theta|:{JOB_ID}", "job": JOB_ID})
+    engine.dispose()
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", url, "db", "upgrade"]).exit_code == 0
+    skipped = runner.invoke(app, ["--db", url, "ingest", "sacct", str(dump), "--system", "theta"])
+    assert "already ingested" in skipped.stdout
+    result = runner.invoke(app, ["--db", url, "ingest", "sacct", str(dump), "--system",
+                                 "theta", "--reread"])
+    assert result.exit_code == 0, result.output
+    assert "1 records, 1 stored (1 with the I/O of Darshan logs" in result.stdout
+    store = open_store(url)
+    (run,) = iter_runs(store)
+    store.dispose()
+    assert (run["nodes"], run["runtime_s"], run["io_bytes"]) == (4, 30.0, 4_294_971_481.0)
+    again = runner.invoke(app, ["--db", url, "ingest", "sacct", str(dump), "--system",
+                                "theta", "--reread"])
+    assert "1 records, 0 stored, 1 already in the store" in again.stdout
