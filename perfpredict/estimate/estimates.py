@@ -159,11 +159,21 @@ class LoadedPredictor:
     def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
         """The estimate for one query at a whole number of nodes, as a job asks for them
         (``estimate_many`` also answers at the fractional node counts that a series
-        measured in ranks reaches, for the points advice plots)."""
+        measured in ranks reaches, for the points advice plots), with a note where the
+        store's catalog says the machine has fewer nodes: the laws answer at any scale."""
         query.validate()
         if query.nodes % 1:
             raise BadInputError(f"nodes must be a whole number, got {query.nodes:g}")
-        return self.estimate_many([query], confidence)[0]
+        result = self.estimate_many([query], confidence)[0]
+        if self.db_url is not None:
+            from perfpredict.store.reading import machine_nodes
+
+            size = machine_nodes(self.db_url, result.system)
+            if size is not None and query.nodes > size:
+                result.notes.append(
+                    f"{query.nodes:g} nodes are more than {result.system} has ({size:,} in "
+                    "the catalog): no job runs at this scale there")
+        return result
 
     def estimate_many(self, queries: list[Query], confidence: float = 0.9) -> list[Estimate]:
         """One :class:`Estimate` per query, in order, built from :meth:`columns`."""

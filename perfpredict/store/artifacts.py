@@ -7,8 +7,8 @@ the entries of the one application it asks about, checked against that applicati
 digest, so an edited, deleted or added row is refused: a center's store holds tens of
 thousands of series (52k made a 56 MB document that took 4 s to read).
 
-Reading has a fast path for SQLite through the standard library: an estimate must not
-pay SQLAlchemy's import time (about as long as numpy's) for a few SELECTs.
+Reading goes through :func:`perfpredict.store.reading.query_rows`, with its fast path
+for SQLite.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from pathlib import Path
 from typing import Any
 
 from perfpredict import artifact
 from perfpredict.errors import ArtifactError
 from perfpredict.model.entry import SeriesEntry
-from perfpredict.store.revision import check_revision
+from perfpredict.store.reading import query_rows
 
 #: The key of a runtime predictor's series entries in its document as trained.
 SERIES = "series"
@@ -70,40 +69,6 @@ def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore
     return doc
 
 
-def _rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | None:
-    """The rows of a read-only query with ``?`` placeholders on the store at ``db_url``,
-    or None when the store does not exist or has no tables yet: sqlite3 for a SQLite
-    file, else SQLAlchemy on an engine opened and disposed for the query (an estimate
-    makes two or three, and nothing is left holding connections)."""
-    if db_url.startswith("sqlite:///"):
-        path = Path(db_url.split(":///", 1)[1])
-        if not path.exists():
-            return None
-        import sqlite3  # here: an estimate without a store (the bundled predictor) skips it
-
-        from perfpredict.store.location import sqlite_uri
-
-        conn = sqlite3.connect(sqlite_uri(path, read_only=True), uri=True, timeout=60)
-        try:
-            revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-            check_revision(revision[0] if revision else None, db_url)
-            return conn.execute(sql, params).fetchall()
-        except sqlite3.OperationalError:  # no tables yet: a store nobody has written to
-            return None
-        finally:
-            conn.close()
-    from sqlalchemy import text
-
-    from perfpredict.store import open_store
-
-    names = [f"p{i}" for i in range(len(params))]
-    for name in names:
-        sql = sql.replace("?", f":{name}", 1)
-    with open_store(db_url, create=False) as store, store.engine.connect() as sa_conn:
-        result = sa_conn.execute(text(sql), dict(zip(names, params, strict=True)))
-        return [tuple(row) for row in result]
-
-
 class StoredSeries:
     """The series entries of one stored runtime predictor, read when asked for."""
 
@@ -114,7 +79,7 @@ class StoredSeries:
         self._of_app: dict[str, list[SeriesEntry]] = {}
 
     def _texts(self, sql: str, *params: Any) -> list[str]:
-        return [text for (text,) in _rows(self._db_url, sql, self._artifact_id, *params) or []]
+        return [text for (text,) in query_rows(self._db_url, sql, self._artifact_id, *params) or []]
 
     def of_app(self, app: str) -> list[SeriesEntry]:
         """The entries of ``app``, matched without case (read once per application)."""
@@ -130,13 +95,13 @@ class StoredSeries:
         return self._of_app[folded]
 
     def apps(self) -> list[str]:
-        rows = _rows(self._db_url, "SELECT DISTINCT app FROM artifact_series "
+        rows = query_rows(self._db_url, "SELECT DISTINCT app FROM artifact_series "
                      "WHERE artifact_id = ?", self._artifact_id)
         return sorted(app for (app,) in rows or [])
 
     def all(self) -> list[dict[str, Any]]:
         """Every entry, in training order, each application's checked as in :meth:`of_app`."""
-        rows = _rows(self._db_url, "SELECT app_folded, entry FROM artifact_series "
+        rows = query_rows(self._db_url, "SELECT app_folded, entry FROM artifact_series "
                      "WHERE artifact_id = ? ORDER BY id", self._artifact_id) or []
         by_app: dict[str, list[str]] = {}
         for folded, text in rows:
@@ -147,7 +112,7 @@ class StoredSeries:
                                 "with 'perfpredict train'")
         return [json.loads(text) for _, text in rows]
 def _latest(db_url: str, kind: str) -> tuple[int, dict[str, Any]] | None:
-    rows = _rows(db_url, _LATEST, kind)
+    rows = query_rows(db_url, _LATEST, kind)
     if not rows:
         return None
     artifact_id, text = rows[0]

@@ -26,6 +26,19 @@ def test_estimate_answers_from_the_bundled_predictor_on_an_empty_store(cli) -> N
     assert doc["formula"].startswith("T(p) =")
 
 
+def test_an_estimate_beyond_the_machine_says_so(cli) -> None:  # type: ignore[no-untyped-def]
+    """The laws answer at any node count; the store's catalog (seeded with the shipped
+    entries by its first use: here 'systems list') gives Frontier 9,856 nodes."""
+    assert cli("systems", "list").exit_code == 0
+    wdmerger = ["--app", "Castro-wdmerger", "--system", "Frontier", "--format", "json"]
+    beyond = ("20000 nodes are more than Frontier has (9,856 in the catalog): no job runs at "
+              "this scale there")
+    for nodes, said in (("9856", False), ("20000", True)):
+        result = cli("estimate", *wdmerger, "--nodes", nodes)
+        assert result.exit_code == 0, result.output
+        assert (beyond in json.loads(result.stdout)["notes"]) is said
+
+
 def test_a_layout_no_series_was_measured_with_is_said_not_ignored(cli) -> None:  # type: ignore[no-untyped-def]
     """--ranks-per-node 16 for a code measured at 4 ranks per node was answered from the
     4-rank series without a word; another layout scales otherwise, so it is refused as an

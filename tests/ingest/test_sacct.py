@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from perfpredict.errors import BadInputError
-from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, wide_text
 from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, wide_text
 from perfpredict.ingest.fields import FieldError, duration_s, memory_bytes
 from perfpredict.ingest.records import BadRecord, RunRecord
 from perfpredict.ingest.sacct import XDMOD_COLUMNS, parse

@@ -1,0 +1,51 @@
+"""Reading a few rows of a store without SQLAlchemy where it is a SQLite file: an
+estimate must not pay SQLAlchemy's import time (about as long as numpy's) for the few
+SELECTs it makes (its predictor, one application's series, the machine's size)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from perfpredict.store.revision import check_revision
+
+
+def query_rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | None:
+    """The rows of a read-only query with ``?`` placeholders on the store at ``db_url``,
+    or None when the store does not exist or has no tables yet: sqlite3 for a SQLite
+    file, else SQLAlchemy on an engine opened and disposed for the query (an estimate
+    makes two or three, and nothing is left holding connections)."""
+    if db_url.startswith("sqlite:///"):
+        path = Path(db_url.split(":///", 1)[1])
+        if not path.exists():
+            return None
+        import sqlite3  # here: an estimate without a store (the bundled predictor) skips it
+
+        from perfpredict.store.location import sqlite_uri
+
+        conn = sqlite3.connect(sqlite_uri(path, read_only=True), uri=True, timeout=60)
+        try:
+            revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+            check_revision(revision[0] if revision else None, db_url)
+            return conn.execute(sql, params).fetchall()
+        except sqlite3.OperationalError:  # no tables yet: a store nobody has written to
+            return None
+        finally:
+            conn.close()
+    from sqlalchemy import text
+
+    from perfpredict.store import open_store
+
+    names = [f"p{i}" for i in range(len(params))]
+    for name in names:
+        sql = sql.replace("?", f":{name}", 1)
+    with open_store(db_url, create=False) as store, store.engine.connect() as sa_conn:
+        result = sa_conn.execute(text(sql), dict(zip(names, params, strict=True)))
+        return [tuple(row) for row in result]
+
+
+def machine_nodes(db_url: str, system: str) -> int | None:
+    """The node count the store's catalog gives ``system``; None where it gives none,
+    or the store has no catalog yet."""
+    rows = query_rows(db_url, "SELECT nodes FROM systems WHERE name = ?", system)
+    return int(rows[0][0]) if rows and rows[0][0] else None
