@@ -6,7 +6,8 @@ when the node count is unknown, as in RELeARN), job_id, user, submit_time,
 requested_walltime_s and every other column of the store's run table (so ``runs export``
 ingests back unchanged), and ``run_key``, the identity ``runs export`` writes, by which a
 row already stored (from this export or from the log it came from) is not stored again.
-Unknown columns are kept as extra fields, never rejected. Numbers and times may be
+Unknown columns are kept as extra fields, never rejected (a JSON object or array in one
+is read as such). Numbers and times may be
 missing (empty, NA, none, unknown, -); text columns are missing only when empty, since
 "unknown" is an application or user name as good as any (SWF logs have one). A runtime
 of 0 or none, and a missing scale (nodes and total_ranks), are accepted only on a row
@@ -17,6 +18,7 @@ how long, as ``runs export`` writes it.
 from __future__ import annotations
 
 import csv
+import json
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,9 +56,16 @@ _TIME_FIELDS = {"submit_time": "submit_epoch_s", "start_time": "start_epoch_s",
 _KNOWN = {*_INT_FIELDS, *_FLOAT_FIELDS, *_TEXT_FIELDS, *_TIME_FIELDS, "censored", RUN_KEY}
 
 
-def _typed(text: str) -> str | int | float:
+def _typed(text: str) -> Any:
     """Extra fields as numbers where they are numbers, so JSON exports and the predictor
-    (data-staging seconds, batch sizes) see them as such."""
+    (data-staging seconds, batch sizes) see them as such, and as the object or list a
+    JSON object or array is (``runs export`` writes a Darshan log's details so)."""
+    if text[:1] in ("{", "["):
+        try:
+            found = json.loads(text)
+        except ValueError:
+            return text
+        return found if isinstance(found, (dict, list)) else text
     if len(text) > 1 and text.startswith("0") and text[1].isdigit():
         return text  # "007" is a label, not a number
     try:

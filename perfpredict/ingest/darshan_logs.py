@@ -12,9 +12,10 @@ POSIX + STDIO and MPI-IO is stored and flagged as an upper bound in ``extra``. A
 without POSIX and STDIO modules says nothing about file-system traffic: I/O is None
 (not instrumented), not 0.
 
-Records are "attach" records: the pipeline merges ``io_bytes`` and ``extra`` into the
-stored scheduler job of the same system and job id, or stores the log as a run of its
-own (application = basename of the executable) when no such job is known yet.
+Records are "attach" records: the pipeline adds the log's I/O bytes and details to the
+stored scheduler job of the same system and job id that it ran inside, or stores the log
+as a run of its own (application = basename of the executable) until that job's
+accounting comes and takes it over (:mod:`perfpredict.store.io_first`).
 
 libdarshan-util aborts the process on some damaged logs (a failed assertion or double
 free while closing), which no ``try`` can catch. Each log is therefore read in a child
@@ -179,7 +180,6 @@ def _record(path: Path, summary: dict[str, Any], options: IngestOptions) -> RunR
         extra={"darshan": details},
         key=_log_key(str(job_id), start, path),
         mode="attach",
-        attach_fields=("io_bytes", "extra"),
     )
 
 

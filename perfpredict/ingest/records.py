@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 #: ``runs export``'s column of a run's identity within its system (its natural key
@@ -59,10 +59,9 @@ class RunRecord:
     #: Identity within its system (scheduler job id, JobIDRaw...). None: a benchmark row,
     #: identified by its content instead.
     key: str | None = None
-    #: "insert" stores a new run; "attach" merges ``attach_fields`` into the stored run with
-    #: the same key (Darshan I/O onto its scheduler job) and inserts only when none exists.
+    #: "insert" stores a new run; "attach" adds a Darshan log's I/O to the stored run of
+    #: its job (:mod:`perfpredict.store.io_first`) and inserts only when none is stored.
     mode: Literal["insert", "attach"] = "insert"
-    attach_fields: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(slots=True)
@@ -108,7 +107,7 @@ class RunBatch:
     def of(cls, records: list[RunRecord]) -> RunBatch:
         """The records as a batch (insert mode only)."""
         names = [name for name in RunRecord.__slots__  # type: ignore[attr-defined]
-                 if name not in {"mode", "attach_fields"}]
+                 if name != "mode"]
         return cls({name: [getattr(r, name) for r in records] for name in names})
 
 

@@ -1,12 +1,13 @@
-"""Runs a Darshan log stored before its job's accounting, joined to that job when the
-scheduler's record arrives.
+"""A job's Darshan I/O, whichever comes first: the log or the job's accounting.
 
-A Darshan log attaches its I/O to the stored scheduler job with its system and job id
-(:meth:`perfpredict.store.writer._FileIngest.attach`). Logs often arrive first: Darshan
-writes one as each job ends, while a center dumps its accounting weekly. Such a log is
-stored as a run of its own (its ranks, its run time, its I/O), and when the job's
-accounting comes it must become that job's I/O, not a second run of the same job beside
-it, nor keep the job's nodes and walltime out of the store because the key is taken.
+A Darshan log attaches its I/O to the stored scheduler job of its system and id that it
+ran inside (:meth:`perfpredict.store.writer._FileIngest.attach`). Logs often arrive
+first: Darshan writes one as each job ends, while a center dumps its accounting weekly.
+Such a log is stored as a run of its own (its ranks, its run time, its I/O), keyed by
+its job id and start apart from the job's own key, and when the job's accounting comes,
+the job takes the log's I/O over and the log's run goes (:class:`IoOnlyRuns`): one run
+per job, as when the log came second, not a second run of the same job beside it. A job
+runs one log per executable, so a job's logs add up (:func:`with_logs`) in either order.
 """
 
 from __future__ import annotations
@@ -15,24 +16,28 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
-from perfpredict.ingest.records import RunBatch
 from perfpredict.store.schema import ingest_batches, runs
 
-#: The format name of a Darshan log's batch: its runs are the I/O-only ones.
+#: The format name of a Darshan log's batch: its runs are I/O-only.
 DARSHAN_FORMAT = "darshan"
+#: ``runs export`` ingested back: an I/O-only run of the export is one in the store too.
+CSV_FORMAT = "csv"
 #: How far (seconds) a log's start may lie outside its job's start and end: Darshan's
 #: clock is the compute node's, the scheduler's the controller's.
 CLOCK_SLACK_S = 60.0
+#: The key of a run's Darshan details in ``extra``: one log's, or a list of several.
+DETAILS = "darshan"
 
 
 def ran_inside(log_start_s: float | None, job_start_s: float | None,
                job_end_s: float | None) -> bool:
     """Whether a Darshan log that started at ``log_start_s`` belongs to the job of its
-    id that ran from ``job_start_s`` to ``job_end_s``: a job id reused later is another
-    job. A time not known decides nothing."""
+    id that ran from ``job_start_s`` to ``job_end_s``: a job id reused later, or an
+    earlier incarnation of a requeued job, is another run. A time not known decides
+    nothing."""
     if log_start_s is None:
         return True
     if job_start_s is not None and log_start_s < job_start_s - CLOCK_SLACK_S:
@@ -40,66 +45,109 @@ def ran_inside(log_start_s: float | None, job_start_s: float | None,
     return job_end_s is None or log_start_s <= job_end_s + CLOCK_SLACK_S
 
 
+def _logs(details: Any) -> list[dict[str, Any]]:
+    return [] if details is None else list(details) if isinstance(details, list) else [details]
+
+
+def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
+              logs_io_bytes: float | None, logs: Any) -> tuple[float | None, dict[str, Any]]:
+    """A run's I/O bytes and extra fields with the Darshan ``logs`` (one log's details
+    or a list) and their bytes added: the logs of a job's executables add up, and
+    replace the scheduler's own file-system counter; a log the run holds already (read
+    again) adds nothing."""
+    extra = dict(extra or {})
+    held = _logs(extra.get(DETAILS))
+    names = {log.get("log") for log in held}
+    new = [log for log in _logs(logs) if log.get("log") not in names]
+    if not new:
+        return io_bytes, extra
+    if held and io_bytes is not None and logs_io_bytes is not None:
+        io_bytes += logs_io_bytes
+    elif not held or io_bytes is None:
+        io_bytes = logs_io_bytes
+    merged = held + new
+    extra[DETAILS] = merged[0] if len(merged) == 1 else merged
+    return io_bytes, extra
+
+
 @dataclass(frozen=True, slots=True)
 class IoOnlyRun:
-    """A stored run of a Darshan log alone: what its job takes over from it."""
+    """A stored run of Darshan logs alone: what its job takes over from it."""
 
     run_id: int
+    batch_id: int
     start_epoch_s: float | None
     io_bytes: float | None
-    extra: dict[str, Any] | None
-
+    logs: Any
 
 
 class IoOnlyRuns:
-    """The I/O-only runs of one ingest's systems, read once per system (a store holds a
-    run per Darshan log at most, and most files are of one system)."""
+    """The I/O-only runs of one ingest's systems, read once per system: a store holds
+    one per Darshan log at most, and most files are of one system."""
 
-    def __init__(self, conn: Connection) -> None:
-        self.conn = conn
+    def __init__(self, conn: Connection, batch_id: int) -> None:
+        self.conn, self.batch_id = conn, batch_id
         self.by_system: dict[str, dict[str, list[IoOnlyRun]]] = {}
+        self._batches: dict[int, str] | None = None
 
     def of_system(self, system: str) -> dict[str, list[IoOnlyRun]]:
+        """Those of ``system``, by job id: the runs of Darshan logs' batches, and those
+        of an export's (no nodes, Darshan details)."""
         found = self.by_system.get(system)
-        if found is None:
-            darshan_batches = select(ingest_batches.c.id).where(
-                ingest_batches.c.format == DARSHAN_FORMAT)
+        if found is not None:
+            return found
+        if self._batches is None:
+            self._batches = dict(self.conn.execute(
+                select(ingest_batches.c.id, ingest_batches.c.format).where(
+                    ingest_batches.c.format.in_((DARSHAN_FORMAT, CSV_FORMAT)))).all())
+        found = {}
+        if self._batches:
             rows = self.conn.execute(
-                select(runs.c.id, runs.c.job_id, runs.c.start_epoch_s, runs.c.io_bytes,
-                       runs.c.extra)
+                select(runs.c.id, runs.c.batch_id, runs.c.job_id, runs.c.start_epoch_s,
+                       runs.c.io_bytes, runs.c.extra)
                 .where(runs.c.system == system, runs.c.job_id.is_not(None),
-                       runs.c.batch_id.in_(darshan_batches))).all()
-            found = {}
+                       runs.c.nodes.is_(None), runs.c.batch_id.in_(list(self._batches))))
             for row in rows:
-                found.setdefault(row.job_id, []).append(
-                    IoOnlyRun(row.id, row.start_epoch_s, row.io_bytes, row.extra))
-            self.by_system[system] = found
+                details = (row.extra or {}).get(DETAILS)
+                if details is not None and (self._batches[row.batch_id] == DARSHAN_FORMAT
+                                            or row.batch_id != self.batch_id):
+                    found.setdefault(row.job_id, []).append(IoOnlyRun(
+                        row.id, row.batch_id, row.start_epoch_s, row.io_bytes, details))
+        self.by_system[system] = found
         return found
 
-    def join(self, batch: RunBatch, systems: Sequence[str]) -> tuple[RunBatch, list[int]]:
-        """``batch`` with each job that has an I/O-only run taking that run's I/O bytes
-        and Darshan details (the log's I/O replaces the scheduler's file-system counter,
-        as when the log attaches), and the ids of the runs taken, which the caller
-        deletes before inserting the batch. The batch's shared ``extra`` dicts are not
-        changed."""
-        if not any(self.of_system(system) for system in set(systems)):
-            return batch, []
-        io_bytes = list(batch.column("io_bytes"))
-        extras = list(batch.column("extra"))
-        taken: list[int] = []
-        for i, (system, job_id, start, end) in enumerate(zip(
-                systems, batch.column("job_id"), batch.column("start_epoch_s"),
-                batch.column("end_epoch_s"), strict=True)):
-            candidates = self.by_system[system].get(job_id) if job_id is not None else None
-            match = next((run for run in candidates or ()
-                          if ran_inside(run.start_epoch_s, start, end)), None)
-            if match is None:
-                continue
-            candidates.remove(match)  # type: ignore[union-attr]
-            taken.append(match.run_id)
-            if match.io_bytes is not None:
-                io_bytes[i] = match.io_bytes
-            extras[i] = {**(extras[i] or {}), **(match.extra or {})}
-        if not taken:
-            return batch, taken
-        return RunBatch({**batch.columns, "io_bytes": io_bytes, "extra": extras}), taken
+    def join(self, systems: Sequence[str], job_ids: Sequence[str | None]) -> int:
+        """After a chunk of jobs is stored: each job this ingest stored (inserted, or
+        replaced an earlier incarnation with) takes over the I/O-only runs of its id that
+        ran inside it, which are deleted; how many were. A job the store did not take
+        (an earlier incarnation than the one stored) takes nothing: its logs stay."""
+        wanted: dict[str, set[str]] = {}
+        for system, job_id in zip(systems, job_ids, strict=True):
+            if job_id is not None and job_id in self.of_system(system):
+                wanted.setdefault(system, set()).add(job_id)
+        taken: list[IoOnlyRun] = []
+        for system, ids in wanted.items():
+            stored = self.conn.execute(
+                select(runs.c.id, runs.c.job_id, runs.c.start_epoch_s, runs.c.end_epoch_s,
+                       runs.c.io_bytes, runs.c.extra)
+                .where(runs.c.batch_id == self.batch_id, runs.c.system == system,
+                       runs.c.job_id.in_(sorted(ids)))).all()
+            for job in stored:
+                logs = self.by_system[system][job.job_id]
+                inside = [log for log in logs if log.run_id != job.id and ran_inside(
+                    log.start_epoch_s, job.start_epoch_s, job.end_epoch_s)]
+                if not inside:
+                    continue
+                io_bytes, extra = job.io_bytes, job.extra
+                for log in inside:
+                    io_bytes, extra = with_logs(io_bytes, extra, log.io_bytes, log.logs)
+                    logs.remove(log)
+                self.conn.execute(update(runs).where(runs.c.id == job.id)
+                                  .values(io_bytes=io_bytes, extra=extra))
+                taken += inside
+        for log in taken:
+            self.conn.execute(runs.delete().where(runs.c.id == log.run_id))
+            self.conn.execute(update(ingest_batches)
+                              .where(ingest_batches.c.id == log.batch_id)
+                              .values(n_stored=ingest_batches.c.n_stored - 1))
+        return len(taken)

@@ -3,6 +3,7 @@ predictor trains on."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -61,7 +62,9 @@ def export_row(run: dict[str, Any]) -> dict[str, Any]:
     if (natural_key := run.get("natural_key")) is not None:
         out[RUN_KEY] = natural_key.removeprefix(f"{run['system']}|")
     for key, value in (run.get("extra") or {}).items():
-        out.setdefault(key, value)
+        # structured fields (a Darshan log's details) as JSON, which ingest csv reads back
+        out.setdefault(key, json.dumps(value, sort_keys=True)
+                       if isinstance(value, (dict, list)) else value)
     return out
 
 

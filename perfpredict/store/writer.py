@@ -42,14 +42,20 @@ from perfpredict.store.dialect import (
     insert_ignoring_duplicates,
     insert_rows_ignoring_duplicates,
 )
-from perfpredict.store.io_first import DARSHAN_FORMAT, IoOnlyRuns, ran_inside
+from perfpredict.store.io_first import (
+    DARSHAN_FORMAT,
+    DETAILS,
+    IoOnlyRuns,
+    ran_inside,
+    with_logs,
+)
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
 
 #: Encoded ``extra`` dicts kept for the rows and batches that follow (see _json_texts).
 JSON_CACHE_ENTRIES = 4096
 #: SQLite page cache while a file is ingested (64 MiB, within the 512 MiB budget).
 INGEST_CACHE_KIB = 64 * 1024
-_RECORD_ONLY = {"line_no", "key", "mode", "attach_fields"}
+_RECORD_ONLY = {"line_no", "key", "mode"}
 _CONTENT_FIELDS = [f for f in RunRecord.__slots__ if f not in _RECORD_ONLY]  # type: ignore[attr-defined]
 #: Hashed into a benchmark row's content key. ``variant`` came after keys were first
 #: stored, so it is hashed only where given (see content_digests).
@@ -187,7 +193,7 @@ class _FileIngest:
         self.catalog_names = catalog_names
         #: The applications of the runs inserted, for :meth:`case_twin_warnings`.
         self.apps: set[str] = set()
-        self.io_only = None if fmt == DARSHAN_FORMAT else IoOnlyRuns(conn)
+        self.io_only = None if fmt == DARSHAN_FORMAT else IoOnlyRuns(conn, batch_id)
 
     def canonical_system(self, name: str) -> str:
         """A catalog entry's own name for ``name`` when it is one of its aliases ("frontier",
@@ -299,11 +305,6 @@ class _FileIngest:
         key already stored is skipped (counted as a duplicate at the end)."""
         if not len(batch):
             return
-        if self.io_only is not None:
-            batch, taken = self.io_only.join(batch, systems)
-            if taken:
-                self.conn.execute(runs.delete().where(runs.c.id.in_(taken)))
-                self.report.n_joined_io += len(taken)
         # in order of first appearance, so that the report lists new systems as the file does
         for system in sorted(set(systems) - self.known_systems, key=systems.index):
             self.ensure_system(system)
@@ -320,6 +321,8 @@ class _FileIngest:
         insert_rows_ignoring_duplicates(self.conn, runs, list(values),
                                         list(zip(*values.values(), strict=True)), "natural_key",
                                         replace_where=LATER_INCARNATION, kept=("io_bytes",))
+        if self.io_only is not None:
+            self.report.n_joined_io += self.io_only.join(systems, batch.column("job_id"))
 
     def case_twin_warnings(self) -> list[str]:
         """A warning per application of this file whose name another stored one has in
@@ -338,29 +341,30 @@ class _FileIngest:
                 for names in spellings.values() if len(names) > 1]
 
     def attach(self, system: str, key: str, record: RunRecord) -> bool:
-        """Merge ``record.attach_fields`` into the stored run it describes; False if none.
+        """Add a Darshan log's I/O to the stored run of its job; False if none.
 
         The run is found by system + job id (indexed), not by natural key: Grid Engine
         keys its jobs "id@submit time" (its ids wrap around) while a Darshan log knows
-        only the id. A job of that id that the log did not run inside is another job
+        only the id. A run of that id that the log did not run inside is another job
         (:func:`~perfpredict.store.io_first.ran_inside`); of those it did, the run that
-        started nearest the record wins. ``extra`` is merged, not replaced, so the
-        scheduler's extra fields survive.
+        started nearest the record wins. The job's other extra fields stay, and a job's
+        logs add up (:func:`~perfpredict.store.io_first.with_logs`).
         """
         where = (runs.c.natural_key == key if record.job_id is None
                  else (runs.c.system == system) & (runs.c.job_id == record.job_id))
         candidates = [row for row in self.conn.execute(
-            select(runs.c.id, runs.c.start_epoch_s, runs.c.end_epoch_s, runs.c.extra)
+            select(runs.c.id, runs.c.start_epoch_s, runs.c.end_epoch_s, runs.c.io_bytes,
+                   runs.c.extra)
             .where(where)) if ran_inside(record.start_epoch_s, row.start_epoch_s,
                                          row.end_epoch_s)]
         if not candidates:
             return False
         target = min(candidates, key=lambda row: abs(
             (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
-        values = {name: getattr(record, name) for name in record.attach_fields}
-        if "extra" in values:
-            values["extra"] = {**(target.extra or {}), **(record.extra or {})}
-        self.conn.execute(update(runs).where(runs.c.id == target.id).values(values))
+        io_bytes, extra = with_logs(target.io_bytes, target.extra, record.io_bytes,
+                                    (record.extra or {}).get(DETAILS))
+        self.conn.execute(update(runs).where(runs.c.id == target.id)
+                          .values(io_bytes=io_bytes, extra=extra))
         self.report.n_attached += 1
         return True
 
@@ -478,9 +482,11 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         report.add_warnings()
         if report.n_stored:
             report.warnings += state.case_twin_warnings()
+        # The batch's row counts its runs in all (read again, the file's runs before too).
         conn.execute(ingest_batches.update().where(ingest_batches.c.id == batch_id).values(
             n_records=report.n_records, n_stored=n_stored,
-            n_duplicates=report.n_duplicates, n_rejected=report.n_rejected,
+            n_duplicates=max(report.n_records - n_stored - report.n_attached, 0),
+            n_rejected=report.n_rejected,
         ))
     return report
 

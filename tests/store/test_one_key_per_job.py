@@ -108,6 +108,116 @@ def test_an_export_of_a_store_keyed_by_cluster_ingests_back_once(store, tmp_path
     assert (report.n_stored, report.n_duplicates) == (1, 1)
 
 
+def requeued_job(tmp_path: Path, *incarnations: str) -> Path:
+    """A ``sacct -D`` dump of the job's incarnations, each ``STATE START END``."""
+    path = tmp_path / ("-".join(i.split()[0] for i in incarnations) + ".psv")
+    path.write_text("JobIDRaw|JobName|State|Start|End|NNodes\n" + "".join(
+        f"{JOB_ID}|mpiio|{state}|{start}|{end}|2\n"
+        for state, start, end in map(str.split, incarnations)))
+    return path
+
+
+NODE_FAIL = "NODE_FAIL 2021-06-02T22:43:10 2021-06-02T22:43:30"  # the log ran inside it
+COMPLETED = "COMPLETED 2021-06-02T23:30:00 2021-06-02T23:40:00"
+
+
+def _runs(store) -> list[tuple[str | None, int | None, float | None]]:  # type: ignore[no-untyped-def]
+    return sorted(((run["state"], run["nodes"], run["io_bytes"]) for run in iter_runs(store)),
+                  key=str)
+
+
+def test_a_log_of_an_incarnation_the_store_does_not_keep_stays_its_own_run(  # type: ignore[no-untyped-def]
+        store, tmp_path: Path) -> None:
+    """The log ran inside the first incarnation of a requeued job; the store keeps the
+    later one, which did not run it. Before, the earlier incarnation's ingest deleted the
+    log's run though its job was not stored."""
+    log = darshan_log()
+    ingest_file(store, "sacct", requeued_job(tmp_path, COMPLETED), THETA)
+    ingest_file(store, "darshan", log, THETA)
+    report = ingest_file(store, "sacct", requeued_job(tmp_path, NODE_FAIL), THETA)
+    assert (report.n_stored, report.n_joined_io, report.n_duplicates) == (0, 0, 1)
+    kept = [("COMPLETED", 2, None), (None, None, 4_294_971_481.0)]
+    assert _runs(store) == kept
+
+
+@pytest.mark.parametrize("log_first", [True, False])
+def test_a_requeued_job_in_one_dump_gives_one_store_in_either_order(  # type: ignore[no-untyped-def]
+        db_url: str, tmp_path: Path, log_first: bool) -> None:
+    store = open_store(db_url)
+    try:
+        dump = requeued_job(tmp_path, NODE_FAIL, COMPLETED)
+        files = [("darshan", darshan_log()), ("sacct", dump)]
+        for fmt, path in files if log_first else files[::-1]:
+            ingest_file(store, fmt, path, THETA)
+        assert _runs(store) == [("COMPLETED", 2, None), (None, None, 4_294_971_481.0)]
+    finally:
+        store.dispose()
+
+
+def test_an_export_read_back_stores_nothing_and_its_logs_still_join_their_jobs(  # type: ignore[no-untyped-def]
+        store, tmp_path: Path) -> None:
+    """Ingested where it came from, an export with a log's run is all in the store
+    already (before, the row took the log's run over); in a fresh store the log's row is
+    a log's run still, which its job takes over."""
+    from perfpredict.report.csv_rows import write_csv
+    from perfpredict.store.queries import export_runs
+
+    ingest_file(store, "darshan", darshan_log(), THETA)
+    export = tmp_path / "export.csv"
+    with export.open("w") as out:
+        rows = export_runs(store)
+        write_csv(out, rows.columns, rows.rows)
+    again = ingest_file(store, "csv", export, IngestOptions())
+    assert (again.n_stored, again.n_joined_io, again.n_duplicates) == (0, 0, 1)
+    fresh = open_store(f"sqlite:///{tmp_path / 'fresh.db'}")
+    try:
+        assert ingest_file(fresh, "csv", export, IngestOptions()).n_stored == 1
+        report = ingest_file(fresh, "sacct", requeued_job(tmp_path, NODE_FAIL), THETA)
+        assert (report.n_stored, report.n_joined_io) == (1, 1)
+        (run,) = iter_runs(fresh)
+        assert (run["state"], run["nodes"], run["io_bytes"]) == ("NODE_FAIL", 2, 4_294_971_481.0)
+        assert run["extra"]["darshan"]["log"] == MPI_IO_TEST  # JSON in the export, read back
+    finally:
+        fresh.dispose()
+
+
+def _store_log(store, name: str, start_s: float, io_bytes: float) -> None:  # type: ignore[no-untyped-def]
+    """A Darshan log of job 777 as the Darshan reader makes its record (one executable
+    of a two-step job), stored through the writer."""
+    from perfpredict.ingest.darshan_logs import _log_key
+    from perfpredict.ingest.records import RunRecord
+    from perfpredict.store.writer import write_file
+
+    record = RunRecord(app="step", total_ranks=64, io_bytes=io_bytes, runtime_s=600.0,
+                       job_id="777", start_epoch_s=start_s, end_epoch_s=start_s + 600,
+                       extra={"darshan": {"log": name}}, mode="attach",
+                       key=_log_key("777", start_s, Path(name)))
+    write_file(store, Path(name), "darshan", name.ljust(64, "0"), THETA, [[record]])
+
+
+@pytest.mark.parametrize("log_first", [True, False])
+def test_a_job_of_two_logs_holds_both_in_either_order(  # type: ignore[no-untyped-def]
+        db_url: str, tmp_path: Path, log_first: bool) -> None:
+    """Before, with the logs first the job took one and the other stayed a run beside it;
+    with the job first the second log's bytes replaced the first's."""
+    job = tmp_path / "job.psv"  # 2021-01-01 01:00-02:00 UTC
+    job.write_text("JobIDRaw|JobName|State|Start|End|NNodes\n"
+                   "777|twostep|COMPLETED|2021-01-01T01:00:00|2021-01-01T02:00:00|2\n")
+    store = open_store(db_url)
+    try:
+        if not log_first:
+            ingest_file(store, "sacct", job, THETA)
+        _store_log(store, "a.darshan", 1609462900.0, 1e9)
+        _store_log(store, "b.darshan", 1609464800.0, 2e9)
+        if log_first:
+            assert ingest_file(store, "sacct", job, THETA).n_joined_io == 2
+        (run,) = iter_runs(store)
+        assert (run["nodes"], run["io_bytes"]) == (2, 3e9)
+        assert [log["log"] for log in run["extra"]["darshan"]] == ["a.darshan", "b.darshan"]
+    finally:
+        store.dispose()
+
+
 # --- the upgrade ----------------------------------------------------------------------------
 
 def _store_at_0004(url: str) -> None:
