@@ -17,6 +17,7 @@ how long, as ``runs export`` writes it.
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import math
@@ -39,7 +40,14 @@ from perfpredict.ingest.fields import (
     timestamp_s,
     whole_number,
 )
-from perfpredict.ingest.records import RUN_KEY, BadRecord, IngestOptions, ParsedItem, RunRecord
+from perfpredict.ingest.records import (
+    RUN_KEY,
+    BadRecord,
+    IngestOptions,
+    ParsedItem,
+    RunRecord,
+    darshan_log_key,
+)
 from perfpredict.problem_size import problem_size_number
 
 DESCRIPTION = "benchmark results, one run per row (app, system, nodes, runtime_s, ...)"
@@ -64,7 +72,10 @@ def _typed(text: str) -> Any:
         try:
             found = json.loads(text)
         except ValueError:
-            return text
+            try:  # an export before 0005 wrote them as Python literals
+                found = ast.literal_eval(text)
+            except (ValueError, SyntaxError, MemoryError, RecursionError):
+                return text
         return found if isinstance(found, (dict, list)) else text
     if len(text) > 1 and text.startswith("0") and text[1].isdigit():
         return text  # "007" is a label, not a number
@@ -123,8 +134,24 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     if values.get("problem_size_num") is None:
         values["problem_size_num"] = problem_size_number(values.get("problem_size"))
     extra = {k: _typed(v) for k, v in row.items() if k not in _KNOWN and k is not None and v != ""}
-    return RunRecord(**values, extra=extra or None, line_no=line_no,
-                     key=(row.get(RUN_KEY) or "").strip() or None)
+    key = _darshan_log_key(values, extra) or (row.get(RUN_KEY) or "").strip() or None
+    return RunRecord(**values, extra=extra or None, line_no=line_no, key=key)
+
+
+def _darshan_log_key(values: dict[str, Any], extra: dict[str, Any]) -> str | None:
+    """A row of a Darshan log stored alone (its details, a job id, no nodes), as ``runs
+    export`` writes it, keyed as the Darshan reader keys it: an export of a release
+    before one key per job gave it its job's key, which would have replaced or blocked
+    the job's accounting."""
+    details = extra.get("darshan")
+    if not isinstance(details, (dict, list)) or values.get("nodes") is not None:
+        return None
+    job_id = values.get("job_id")
+    if job_id is None:
+        return None
+    first = details[0] if isinstance(details, list) and details else details
+    name = first.get("log", "") if isinstance(first, dict) else ""
+    return darshan_log_key(job_id, values.get("start_epoch_s"), name)
 
 
 def _header_fix(header: list[str]) -> str:

@@ -36,7 +36,13 @@ from typing import Any
 from perfpredict._imports import require
 from perfpredict.ingest import fields
 from perfpredict.ingest.fields import FieldError
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord, job_key
+from perfpredict.ingest.records import (
+    BadRecord,
+    IngestOptions,
+    ParsedItem,
+    RunRecord,
+    darshan_log_key,
+)
 
 DESCRIPTION = "Darshan .darshan I/O logs (needs the darshan extra), attached to their job"
 #: A log's job record has no machine name, and the job it attaches to is found by system
@@ -124,16 +130,6 @@ def _io_bytes(layers: dict[str, dict[str, Any]]) -> tuple[float | None, str | No
     return fs_bytes, "POSIX + STDIO"
 
 
-def _log_key(job_id: str, start_epoch_s: float | None, path: Path) -> str:
-    """The key of a log stored before its job's accounting: its job id and when it
-    started (else its file's name), apart from the job's own (:func:`job_key`). A job of
-    that id that arrives later takes the log over only if the log ran inside it
-    (:mod:`perfpredict.store.io_first`); one that ran at another time, the id reused,
-    is another job, which a shared key would have replaced the log with."""
-    return job_key(job_id) + (f"@{start_epoch_s:.0f}" if start_epoch_s is not None
-                              else f"@{path.name}")
-
-
 def _record(path: Path, summary: dict[str, Any], options: IngestOptions) -> RunRecord:
     job = summary["job"]
     nprocs = fields.count("nprocs", job.get("nprocs"), zero_is_none=True)
@@ -178,7 +174,7 @@ def _record(path: Path, summary: dict[str, Any], options: IngestOptions) -> RunR
         start_epoch_s=start,
         end_epoch_s=end,
         extra={"darshan": details},
-        key=_log_key(str(job_id), start, path),
+        key=darshan_log_key(str(job_id), start, path.name),
         mode="attach",
     )
 

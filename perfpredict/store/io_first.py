@@ -109,8 +109,7 @@ class IoOnlyRuns:
                        runs.c.nodes.is_(None), runs.c.batch_id.in_(list(self._batches))))
             for row in rows:
                 details = (row.extra or {}).get(DETAILS)
-                if details is not None and (self._batches[row.batch_id] == DARSHAN_FORMAT
-                                            or row.batch_id != self.batch_id):
+                if details is not None:
                     found.setdefault(row.job_id, []).append(IoOnlyRun(
                         row.id, row.batch_id, row.start_epoch_s, row.io_bytes, details))
         self.by_system[system] = found

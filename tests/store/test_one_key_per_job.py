@@ -184,14 +184,13 @@ def test_an_export_read_back_stores_nothing_and_its_logs_still_join_their_jobs( 
 def _store_log(store, name: str, start_s: float, io_bytes: float) -> None:  # type: ignore[no-untyped-def]
     """A Darshan log of job 777 as the Darshan reader makes its record (one executable
     of a two-step job), stored through the writer."""
-    from perfpredict.ingest.darshan_logs import _log_key
-    from perfpredict.ingest.records import RunRecord
+    from perfpredict.ingest.records import RunRecord, darshan_log_key
     from perfpredict.store.writer import write_file
 
     record = RunRecord(app="step", total_ranks=64, io_bytes=io_bytes, runtime_s=600.0,
                        job_id="777", start_epoch_s=start_s, end_epoch_s=start_s + 600,
                        extra={"darshan": {"log": name}}, mode="attach",
-                       key=_log_key("777", start_s, Path(name)))
+                       key=darshan_log_key("777", start_s, name))
     write_file(store, Path(name), "darshan", name.ljust(64, "0"), THETA, [[record]])
 
 
@@ -216,6 +215,24 @@ def test_a_job_of_two_logs_holds_both_in_either_order(  # type: ignore[no-untype
         assert [log["log"] for log in run["extra"]["darshan"]] == ["a.darshan", "b.darshan"]
     finally:
         store.dispose()
+
+
+def test_an_export_of_a_release_before_one_key_per_job_keeps_the_jobs_accounting(
+        store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Such an export keyed a Darshan log stored alone by its job's id, and wrote its
+    details as a Python literal: read as it was, the log's row replaced (here) or blocked
+    (in a fresh store) the accounting of its job, keyed by that id now."""
+    export = tmp_path / "old-export.csv"
+    export.write_text(
+        "app,system,nodes,total_ranks,runtime_s,job_id,state,start_time,end_time,run_key,darshan\n"
+        "milc,kth,2,,1000,526820,COMPLETED,1970-01-01T00:16:40Z,1970-01-01T00:33:20Z,kth:526820,\n"
+        "su3_rhmd,kth,,64,980,526820,,1970-01-01T00:16:50Z,1970-01-01T00:33:10Z,:526820,"
+        "\"{'log': 'milc.darshan', 'nprocs': 64}\"\n")
+    report = ingest_file(store, "csv", export, IngestOptions())
+    assert (report.n_stored, report.n_joined_io) == (1, 1)
+    (run,) = iter_runs(store)
+    assert (run["app"], run["nodes"], run["state"]) == ("milc", 2, "COMPLETED")
+    assert run["extra"]["darshan"] == {"log": "milc.darshan", "nprocs": 64}
 
 
 # --- the upgrade ----------------------------------------------------------------------------
