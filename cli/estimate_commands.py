@@ -37,6 +37,7 @@ def estimate(
     from perfpredict.errors import BadInputError
     from perfpredict.estimate import Query, estimate_batch
     from perfpredict.estimate import estimate as estimate_one
+    from perfpredict.report.tables import confidence_percent
 
     if input_csv is not None:
         batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
@@ -60,11 +61,11 @@ def estimate(
         flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
         print_rows([flat], "csv")
     else:
-        pct = f"{100 * confidence:g}"  # 99.9, not 100, for --confidence 0.999
+        pct = confidence_percent(confidence)
         typer.echo(f"{result.series}")
         typer.echo(f"  {nodes} node{'' if nodes == 1 else 's'}: "
                    f"{format_seconds(result.predicted_runtime_s)} s "
-                   f"({pct}% interval {format_seconds(result.lower_runtime_s)} - "
+                   f"({pct} interval {format_seconds(result.lower_runtime_s)} - "
                    f"{format_seconds(result.upper_runtime_s)} s)")
         smallest = result.measured_scales[0]
         unit = result.scale_unit.removesuffix("s") if smallest == 1 else result.scale_unit

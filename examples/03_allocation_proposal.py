@@ -11,8 +11,8 @@ at the end).
 What it writes and prints, and the output to expect:
 
 * proposal.md (``advise --format markdown``): "Requested resources" with one row per run
-  class, here "production (recommended) | 50 | 8 | 0.26 | 0.3 | 0-00:20:00 / 00:20:00 |
-  2.08 | 2.4 | 104 | 120" (nodes, wallclock per run P50/P90 in hours, walltime request,
+  class, here "production (recommended) | 50 | 8 | 0.26 | 0.285 | 0-00:19:00 / 00:19:00 |
+  2.08 | 2.28 | 104 | 114" (nodes, wallclock per run P50/P90 in hours, walltime request,
   node-hours per run and in total at P50/P90), then "Scaling evidence" in OLCF's shape:
   nodes | time to solution, actual | ideal | predicted [90% interval] | source, from
   5,441 s at 1 node to 431 s at 32 nodes (every node count measured, so the predicted

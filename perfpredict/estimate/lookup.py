@@ -111,8 +111,9 @@ _OTHERS_NAMED = 3
 
 def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
                 db_url: str | None = None) -> Match:
-    """The series that answers ``query``: the application's series narrowed by system,
-    problem size and variant (an exact label wins over labels that contain the one
+    """The series that answers ``query``: the application's series (those spelled as
+    asked, where names differ only in letter case) narrowed by system, problem size and
+    variant (an exact label wins over labels that contain the one
     asked), then by layout (a series of unknown layout fits any), and the best measured
     of the rest; a narrowing that leaves none is refused, naming what was measured.
     An application with none says why, from its runs in the store at ``db_url``."""
@@ -122,6 +123,9 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
     found = list(entries.of_app(query.app))
     if not found:
         raise _unknown_app(entries, query.app, db_url)
+    # names told apart only by letter case ("MyCode", "mycode", which ingest warns of):
+    # the one spelled as asked, so each is reachable
+    found = [e for e in found if e.key.app == query.app] or found
     for label, part, wanted in (("system", "system", query.system),
                                 ("problem size", "problem_size", query.problem_size),
                                 ("variant", "variant", query.variant)):
@@ -178,8 +182,9 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
     n_series = model.thinly_calibrated(weak)
     if n_series is not None:
         kind = "weak" if weak else "strong"
-        notes.append(f"only {n_series} {kind}-scaling series with 3+ scales were trained "
-                     "on, so the interval is calibrated on all series pooled and may be too "
+        notes.append(f"only {n_series} {kind}-scaling series with 3+ scales "
+                     f"{'was' if n_series == 1 else 'were'} trained on, so the interval "
+                     "is calibrated on all series pooled and may be too "
                      "narrow; train on more series (e.g. 'perfpredict datasets load')")
     if model.is_new_app(app):
         if model.calibration(weak) == "application":

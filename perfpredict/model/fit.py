@@ -258,10 +258,10 @@ class HybridPredictor:
         # those at its largest scale (edge_offset_log)
         n_series_by_kind = {k: int(np.unique(group[(kind == k) & beyond]).size)
                             for k in KINDS}
-        offset_log = data["measured_offset_log"] + np.where(
-            beyond & (kind == "strong"), edge_offset_log(
-                data["edge_law_logs"], data["edge_log_runtime"],
-                np.full(kind.size, drift is not None)), 0.0)
+        strong = kind == "strong"
+        offset_log = data["measured_offset_log"] + np.where(beyond, edge_offset_log(
+            data["edge_law_logs"], data["edge_log_runtime"], strong & (drift is not None)
+        ) * np.where(strong, 1.0, 1.0 - ramp), 0.0)
         calibrated_by, log_spreads, conformal = self._calibration(
             rows, target, residual, weight, group, distance, kind, app, apply_correction,
             n_series_by_kind, offset_log, ramp)

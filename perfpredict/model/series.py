@@ -205,8 +205,10 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
                 "several node counts and ingest those runs as CSV with a problem_size column")
     series = build_series(studied)
     if any(s.scales.size >= 2 for s in series):
-        return ("its runs form a series of 2+ scales now, ingested after the predictor was "
-                "trained; run 'perfpredict train'")
+        return ("its runs form a series of 2+ scales that the predictor was not trained "
+                "with; run 'perfpredict train' (it learns from series of three or more "
+                "scales: where the store holds none, 'perfpredict datasets load' adds the "
+                "bundled ones)")
     found = "; ".join(f"{s.name}: {s.runtime_s.size} run(s) at {s.scales[0]:g} {s.scale_unit}"
                       for s in series[:6])
     more = f"; and {len(series) - 6} more" if len(series) > 6 else ""

@@ -20,6 +20,7 @@ from perfpredict.advise.selection import floor_percent
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 from perfpredict.report.csv_rows import write_csv
+from perfpredict.report.tables import confidence_percent
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
@@ -111,7 +112,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     nodes = [r["nodes"] for r in rows]
     measured = [r for r in rows if r["measured_runtime_s"] is not None]
     rec = plan.recommended
-    pct = f"{100 * plan.request.confidence:g}%"
+    pct = confidence_percent(plan.request.confidence)
     largest_measured = plan.measured[-1].nodes
 
     fig, (ax_time, ax_eff) = plt.subplots(1, 2, figsize=(12, 5),

@@ -24,6 +24,7 @@ from perfpredict.advise.selection import node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.durations import format_seconds
 from perfpredict.report.tables import (
+    confidence_percent,
     display_rows,
     format_value,
     latex_table,
@@ -77,7 +78,7 @@ def walltime_text(plan: Plan) -> str:
 def summary_lines(plan: Plan) -> list[str]:
     """The recommendation in a few lines: what to request, why, and what it rests on."""
     rec, request = plan.recommended, plan.request
-    pct = f"{100 * request.confidence:g}%"
+    pct = confidence_percent(request.confidence)
     lines = [
         plan.series,
         f"Recommendation: {node_count(rec.nodes)}. {plan.reason[0].upper()}{plan.reason[1:]}",
@@ -139,7 +140,7 @@ def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[boo
     predicted. Measured rows come first (medians of the runs, with the prediction at the
     same scale beside them); predicted rows follow: every node count beyond the largest
     measured one up to the recommendation, and the recommendation itself."""
-    pct = f"{100 * plan.request.confidence:g}%"
+    pct = confidence_percent(plan.request.confidence)
     first = plan.measured[0]
     ranks = plan.scale_unit == "ranks"
 
@@ -175,7 +176,7 @@ def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[boo
 def _notes(plan: Plan, any_predicted: bool) -> list[str]:
     """The basis, the walltime rule and how to read the evidence table (which mentions
     italic rows only when there are some)."""
-    pct = f"{100 * plan.request.confidence:g}%"
+    pct = confidence_percent(plan.request.confidence)
     ideal = ("ideal weak scaling keeps the time of the smallest measured run" if plan.weak
              else "ideal strong scaling divides the time of the smallest measured run by "
              "the node ratio")

@@ -21,6 +21,12 @@ def significant(value: float, digits: int = 3) -> str:
     return text.rstrip("0").rstrip(".") if "." in text else text  # as :g, 1.5 not 1.50
 
 
+def confidence_percent(confidence: float) -> str:
+    """A confidence as a percentage, as precise as given and never rounded to 100:
+    0.9 is "90%", 0.999 "99.9%", 0.99999999 "99.999999%"."""
+    return f"{100 * confidence:.10g}%"
+
+
 def format_value(value: Any) -> str:
     """A cell as a reader wants it: three significant digits below 1,000, whole numbers
     from there, thousands separated."""

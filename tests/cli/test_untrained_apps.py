@@ -92,4 +92,4 @@ def test_runs_ingested_after_training_ask_to_train_again(store: tuple[str, Path]
     assert _invoke(db, "ingest", "csv", str(more))[0] == 0
     code, _, err = _invoke(db, "estimate", "--app", "solo", "--nodes", "32")
     assert code == 1
-    assert "ingested after the predictor was trained; run 'perfpredict train'" in err
+    assert "that the predictor was not trained with; run 'perfpredict train'" in err

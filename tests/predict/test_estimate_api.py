@@ -57,3 +57,15 @@ def test_table_numbers_never_read_in_exponent_notation(value: float, text: str) 
     assert significant(value) == text
     if abs(value) < 999.5:
         assert format_value(value) == text
+
+
+def test_a_breakdown_with_data_staging_adds_up_to_the_estimate() -> None:
+    """The staging share of the runtime came on top of the law's parts, which already
+    added up to it: deepcam's 371.9 s split into 57.3 + 314.6 + 175.7 s."""
+    from perfpredict.estimate.breakdown import law_breakdown
+
+    parts = law_breakdown({"serial_s": 50.0, "parallel_s": 8000.0}, "amdahl", 32.0,
+                          371.9, 0.4724)
+    assert sum(parts.values()) == pytest.approx(371.9)
+    assert parts["io_staging_s"] == pytest.approx(371.9 * 0.4724)
+    assert parts["serial_s"] / parts["parallel_s"] == pytest.approx(50.0 / 250.0)

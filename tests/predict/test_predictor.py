@@ -438,6 +438,28 @@ def test_the_noise_floor_is_the_applications_own_where_three_series_have_repeats
     assert again.half_width_log(0.8, "noisy") == floor.half_width_log(0.8, "noisy")
 
 
+def test_the_noise_floors_tail_is_read_off_its_deviations_not_its_largest() -> None:
+    """With quantiles every half percent, the floor between 99.5% and 100% was the line
+    to the largest deviation, one run 2,000 times its repeats (MLPerf ssd): half-width
+    0.59 at 99.5%, 4.8 at 99.8% for deviations whose own 99.8% quantile is 0.95. A floor
+    stored before the tail levels reads with the levels it was stored at."""
+    from perfpredict.uncertainty.noise import NoiseFloor
+
+    rng = np.random.default_rng(0)
+    deviation = np.append(np.abs(rng.normal(0.0, 0.1, 20_000)), np.log(2000.0))
+    floor = NoiseFloor.fit(deviation, np.arange(deviation.size), ["app"] * deviation.size)
+    for confidence in (0.996, 0.998, 0.999):
+        assert floor.half_width_log(confidence) == pytest.approx(
+            np.quantile(deviation, confidence), rel=0.05)
+    assert floor.half_width_log(0.9995) < 1.0 < np.log(2000.0)
+    doc = floor.to_dict()
+    old = NoiseFloor.from_dict({k: v for k, v in doc.items() if k != "levels"} | {
+        "quantiles": NoiseFloor.fit(deviation[:201], np.arange(201), ["a"] * 201)
+        .to_dict()["quantiles"]})
+    assert old.levels.size != floor.levels.size  # read at the levels it was stored at
+    assert NoiseFloor.from_dict(doc).half_width_log(0.998) == floor.half_width_log(0.998)
+
+
 def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) -> None:  # type: ignore[no-untyped-def]
     """At a scale a series measured, its estimate is the median of its runs there and a
     new run is one more draw of its run-to-run noise: with nine or more deviations of its
@@ -474,6 +496,13 @@ def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) 
     assert RepeatNoise(deviations).half_width_log(0.99) is None
     pred = quiet.predict_columns(series, scales[:1], 0.99)
     np.testing.assert_allclose(np.log(pred.upper_s / pred.runtime_s), deviations[-1])
+    # past their largest deviation the kill probability is the calibrated interval's too,
+    # falling as the walltime grows (it stayed at the repeats' 1 / (2 (n + 1)))
+    wide = dataclasses.replace(model, spread_trees=_constant_spread(np.log(0.3)))
+    bound = wide.predict_columns(series, scales[:1], 0.99).upper_s[0]
+    assert np.log(bound / pred.runtime_s[0]) > deviations[-1]
+    tails = wide.exceedance(series, np.repeat(scales[:1], 2), np.array([bound, 2 * bound]))
+    assert tails[1] < tails[0] <= 1 / (2 * (deviations.size + 1))
 
 
 def test_an_estimate_from_the_artifact_is_the_prediction_from_the_runs(  # type: ignore[no-untyped-def]
@@ -673,6 +702,57 @@ def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_serie
     assert np.any(weak.lower_s[beyond] < ideal_s[beyond])
     entry = SeriesEntry.of(fit_context(dataclasses.replace(series, fixed_work=False)))
     assert SeriesEntry.from_dict(entry.to_dict()).series().fixed_work is False
+
+
+def test_a_fixed_work_estimate_is_no_faster_than_ideal_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Runs that beat ideal scaling (a cache effect: 1,000 s, 400 s, 150 s at 1, 2 and 4
+    units) had their laws carry the super-linear speed-up on without end; beyond the
+    largest measured scale the estimate of fixed work is no faster than ideal scaling
+    from the median there, while time-to-train, which may beat it, keeps the laws'."""
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    model = HybridPredictor().fit(strong).model_
+    scales = np.array([1.0, 2.0, 4.0])
+    fast = Series(SeriesKey("super", "s", "", "", "", ""), "nodes", scales,
+                  np.array([1000.0, 400.0, 150.0]), weak=False)
+    p = np.array([8.0, 64.0, 1e6])
+    ideal_s = 150.0 * 4.0 / p
+    got = model.predict_columns(fast, p)
+    assert np.all(got.runtime_s >= ideal_s * (1 - 1e-12))
+    np.testing.assert_allclose(got.runtime_s[1:], ideal_s[1:], rtol=1e-9)  # it binds
+    assert np.all(got.lower_s <= got.runtime_s) and np.all(got.upper_s >= got.runtime_s)
+    to_target = model.predict_columns(dataclasses.replace(fast, fixed_work=False), p)
+    assert np.all(to_target.runtime_s[1:] < ideal_s[1:])
+
+
+def test_a_weak_scaling_estimate_goes_on_from_the_largest_scales_runs(  # type: ignore[no-untyped-def]
+        relearn_series, relearn_predictor) -> None:
+    """One node past a weak-scaling series' largest measured scale the estimate was the
+    laws' mean, 26% below the median measured there (RELeARN: 1,275.8 s at 128 nodes,
+    937.7 s at 129); the base is moved onto that median until the learned correction
+    takes over, one step of the series' spacing out."""
+    model = relearn_predictor.model_
+    series = relearn_series[0]
+    ctx = fit_context(series)
+    got = model.predict_columns(series, ctx.scale_max * np.array([1.0, 1.0 + 1e-6]))
+    assert got.runtime_s[1] == pytest.approx(got.runtime_s[0], rel=1e-4)
+
+
+def test_names_told_apart_by_letter_case_each_find_their_own_series(  # type: ignore[no-untyped-def]
+        relearn_series, relearn_predictor) -> None:
+    """"MyCode" and "mycode" (ingest warns of them): an estimate for either answered
+    from the better measured of the two, so the other was unreachable."""
+    from perfpredict.estimate.lookup import InlineSeries, Query, find_series
+
+    entries = []
+    for app, series in (("MyCode", relearn_series[0]), ("mycode", relearn_series[1])):
+        named = dataclasses.replace(series, key=series.key._replace(app=app))
+        entries.append(SeriesEntry.of(fit_context(named)).to_dict())
+    found = InlineSeries(entries)
+    for app in ("MyCode", "mycode"):
+        match = find_series(found, relearn_predictor.model_, Query(app=app, nodes=4))
+        assert match.entry.key.app == app
+    either = find_series(found, relearn_predictor.model_, Query(app="MYCODE", nodes=4))
+    assert either.entry.key.app in ("MyCode", "mycode")  # no exact spelling: any of them
 
 
 def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) -> None:  # type: ignore[no-untyped-def]
