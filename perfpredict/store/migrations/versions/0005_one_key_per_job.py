@@ -6,7 +6,7 @@ column, ``system|:id`` where it had none, and a Darshan log keyed its job
 ``system|:id``: the same job read from a dump with and without ``Cluster``, or from its
 Darshan log before its accounting, was stored twice (or, without ``Cluster``, its
 accounting was taken for a duplicate of the log and dropped, which no migration can
-bring back: ingest that file again). The cluster is the run's system already, so every
+bring back: ``ingest --reread`` reads that file again). The cluster is the run's system already, so every
 job is now keyed ``system|:id``.
 
 Here each ``system|cluster:id`` key becomes ``system|:id``. Where that key is stored
@@ -92,12 +92,10 @@ class _Job:
         self.darshan = darshan
         self.natural_key: str = row.natural_key
         self.new_key = self.natural_key
-        if row.job_id is None:
-            pass
-        elif darshan and row.start_epoch_s is not None:
+        if row.job_id is not None and darshan and row.start_epoch_s is not None:
             # A log's own key, apart from its job's: its id and when it started.
             self.new_key = f"{row.system}|:{row.job_id}@{row.start_epoch_s:.0f}"
-        elif _old_cluster_key(row):
+        elif row.job_id is not None and _old_cluster_key(row):
             self.new_key = f"{row.system}|:{row.job_id}"
         self.gone = False
 
