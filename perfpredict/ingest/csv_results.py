@@ -6,8 +6,9 @@ when the node count is unknown, as in RELeARN), job_id, user, submit_time,
 requested_walltime_s and every other column of the store's run table (so ``runs export``
 ingests back unchanged), and ``run_key``, the identity ``runs export`` writes, by which a
 row already stored (from this export or from the log it came from) is not stored again.
-Unknown columns are kept as extra fields, never rejected (a JSON object or array in one
-is read as such). Numbers and times may be
+Unknown columns are kept as extra fields, never rejected (``darshan``, a Darshan log's
+details as ``runs export`` writes them, is read back as the JSON it is; a row of a log
+stored alone is attached to its job as the log is). Numbers and times may be
 missing (empty, NA, none, unknown, -); text columns are missing only when empty, since
 "unknown" is an application or user name as good as any (SWF logs have one). A runtime
 of 0 or none, and a missing scale (nodes and total_ranks), are accepted only on a row
@@ -41,6 +42,7 @@ from perfpredict.ingest.fields import (
     whole_number,
 )
 from perfpredict.ingest.records import (
+    DARSHAN_LOG_MARK,
     RUN_KEY,
     BadRecord,
     IngestOptions,
@@ -64,11 +66,12 @@ _TIME_FIELDS = {"submit_time": "submit_epoch_s", "start_time": "start_epoch_s",
 _KNOWN = {*_INT_FIELDS, *_FLOAT_FIELDS, *_TEXT_FIELDS, *_TIME_FIELDS, "censored", RUN_KEY}
 
 
-def _typed(text: str) -> Any:
+def _typed(text: str, name: str) -> Any:
     """Extra fields as numbers where they are numbers, so JSON exports and the predictor
-    (data-staging seconds, batch sizes) see them as such, and as the object or list a
-    JSON object or array is (``runs export`` writes a Darshan log's details so)."""
-    if text[:1] in ("{", "["):
+    (data-staging seconds, batch sizes) see them as such; a Darshan log's details as the
+    object or list ``runs export`` writes as JSON (only those: any other column's text
+    is kept as it was stored before, which a benchmark row's content key hashes)."""
+    if name == "darshan" and text[:1] in ("{", "["):
         try:
             found = json.loads(text)
         except ValueError:
@@ -133,25 +136,34 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
         values["total_ranks"] = round(nodes * rpn)
     if values.get("problem_size_num") is None:
         values["problem_size_num"] = problem_size_number(values.get("problem_size"))
-    extra = {k: _typed(v) for k, v in row.items() if k not in _KNOWN and k is not None and v != ""}
-    key = _darshan_log_key(values, extra) or (row.get(RUN_KEY) or "").strip() or None
+    extra = {k: _typed(v, k) for k, v in row.items()
+             if k not in _KNOWN and k is not None and v != ""}
+    key = (row.get(RUN_KEY) or "").strip() or None
+    if _darshan_log_row(values, extra, key):
+        return RunRecord(**values, extra=extra, line_no=line_no, mode="attach",
+                         key=darshan_log_key(values["job_id"], values.get("start_epoch_s"),
+                                             _log_name(extra["darshan"])))
     return RunRecord(**values, extra=extra or None, line_no=line_no, key=key)
 
 
-def _darshan_log_key(values: dict[str, Any], extra: dict[str, Any]) -> str | None:
-    """A row of a Darshan log stored alone (its details, a job id, no nodes), as ``runs
-    export`` writes it, keyed as the Darshan reader keys it: an export of a release
-    before one key per job gave it its job's key, which would have replaced or blocked
-    the job's accounting."""
-    details = extra.get("darshan")
-    if not isinstance(details, (dict, list)) or values.get("nodes") is not None:
-        return None
-    job_id = values.get("job_id")
-    if job_id is None:
-        return None
+def _darshan_log_row(values: dict[str, Any], extra: dict[str, Any], key: str | None) -> bool:
+    """Whether a row is a Darshan log stored as a run of its own, as ``runs export``
+    writes one: read as the Darshan reader reads its log, attached to the stored job it
+    ran inside, else stored under the log's key. Its ``run_key`` says so; an export of a
+    release before one key per job gave it its job's key (``:id``), which would have
+    replaced or blocked the job's accounting: there, a row of Darshan details with its
+    job's key and no state or node count, which a scheduler's record has."""
+    if values.get("job_id") is None or not isinstance(extra.get("darshan"), (dict, list)):
+        return False
+    if key is not None and DARSHAN_LOG_MARK in key:
+        return True
+    return (key == f":{values['job_id']}" and values.get("state") is None
+            and values.get("nodes") is None)
+
+
+def _log_name(details: Any) -> str:
     first = details[0] if isinstance(details, list) and details else details
-    name = first.get("log", "") if isinstance(first, dict) else ""
-    return darshan_log_key(job_id, values.get("start_epoch_s"), name)
+    return str(first.get("log", "")) if isinstance(first, dict) else ""
 
 
 def _header_fix(header: list[str]) -> str:

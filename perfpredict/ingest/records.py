@@ -26,14 +26,19 @@ def job_key(job_id: str) -> str:
     return f":{job_id}"
 
 
+#: What marks the key of a Darshan log stored as a run of its own (:func:`darshan_log_key`).
+DARSHAN_LOG_MARK = "#darshan@"
+
+
 def darshan_log_key(job_id: str, start_epoch_s: float | None, log_name: str) -> str:
-    """The key of a Darshan log stored before its job's accounting: its job id and when
-    it started (else the log file's name), apart from the job's own (:func:`job_key`). A
-    job of that id that arrives later takes the log over only if the log ran inside it
-    (:mod:`perfpredict.store.io_first`); one that ran at another time, the id reused, is
-    another job, which a shared key would have replaced the log with."""
-    return job_key(job_id) + (f"@{start_epoch_s:.0f}" if start_epoch_s is not None
-                              else f"@{log_name}")
+    """The key of a Darshan log stored before its job's accounting: its job id, a mark no
+    scheduler's key has (Grid Engine keys its jobs ``id@submit``, which a log that started
+    in the second its job was submitted would have taken), and when it started (else the
+    log file's name). A job of that id that arrives later takes the log over only if the
+    log ran inside it (:mod:`perfpredict.store.io_first`); one that ran at another time,
+    the id reused, is another job, which a shared key would have replaced the log with."""
+    return job_key(job_id) + DARSHAN_LOG_MARK + (
+        f"{start_epoch_s:.0f}" if start_epoch_s is not None else log_name)
 
 
 @dataclass(slots=True)

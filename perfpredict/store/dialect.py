@@ -26,13 +26,14 @@ def insert_ignoring_duplicates(conn: Connection, table: Table, *key_columns: str
 def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Sequence[str],
                                     rows: list[tuple[Any, ...]], *key_columns: str,
                                     replace_where: str | None = None,
-                                    kept: Sequence[str] = ()) -> None:
+                                    kept: Sequence[str] = (), kept_where: str = "TRUE") -> None:
     """:func:`insert_ignoring_duplicates` of plain tuples, straight to the DBAPI cursor's
     ``executemany`` inside the connection's transaction.
 
     With ``replace_where`` (SQL in which ``excluded`` is the new row and the table's name
     the stored one) a row whose key is stored replaces it where the condition holds,
-    except the columns ``kept``, which keep their stored value unless the new row has one.
+    except the columns ``kept``, which keep their stored value unless the new row has one,
+    where ``kept_where`` (SQL as ``replace_where``) holds too.
     The rows are inserted ignoring conflicts first, and only where some conflicted (the
     drivers sum ``rowcount`` over ``executemany``) replayed in order with the replacing
     statement: SQLite's ``DO UPDATE`` looks each row's key up before inserting it, which
@@ -54,7 +55,8 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
             return
         target = quote(table.name)
         assignments = ", ".join(
-            f"{quote(c)} = COALESCE(excluded.{quote(c)}, {target}.{quote(c)})" if c in kept
+            f"{quote(c)} = CASE WHEN {kept_where} THEN COALESCE(excluded.{quote(c)}, "
+            f"{target}.{quote(c)}) ELSE excluded.{quote(c)} END" if c in kept
             else f"{quote(c)} = excluded.{quote(c)}"
             for c in columns if c not in key_columns)
         cursor.executemany(f"{insert}DO UPDATE SET {assignments} WHERE {replace_where}", rows)

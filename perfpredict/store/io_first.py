@@ -19,12 +19,11 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
+from perfpredict.ingest.records import DARSHAN_LOG_MARK
 from perfpredict.store.schema import ingest_batches, runs
 
-#: The format name of a Darshan log's batch: its runs are I/O-only.
+#: The format name of a Darshan log's batch.
 DARSHAN_FORMAT = "darshan"
-#: ``runs export`` ingested back: an I/O-only run of the export is one in the store too.
-CSV_FORMAT = "csv"
 #: How far (seconds) a log's start may lie outside its job's start and end: Darshan's
 #: clock is the compute node's, the scheduler's the controller's.
 CLOCK_SLACK_S = 60.0
@@ -88,31 +87,22 @@ class IoOnlyRuns:
     def __init__(self, conn: Connection, batch_id: int) -> None:
         self.conn, self.batch_id = conn, batch_id
         self.by_system: dict[str, dict[str, list[IoOnlyRun]]] = {}
-        self._batches: dict[int, str] | None = None
 
     def of_system(self, system: str) -> dict[str, list[IoOnlyRun]]:
-        """Those of ``system``, by job id: the runs of Darshan logs' batches, and those
-        of an export's (no nodes, Darshan details)."""
+        """Those of ``system``, by job id: the runs keyed as a log's
+        (:func:`~perfpredict.ingest.records.darshan_log_key`)."""
         found = self.by_system.get(system)
-        if found is not None:
-            return found
-        if self._batches is None:
-            self._batches = dict(self.conn.execute(
-                select(ingest_batches.c.id, ingest_batches.c.format).where(
-                    ingest_batches.c.format.in_((DARSHAN_FORMAT, CSV_FORMAT)))).all())
-        found = {}
-        if self._batches:
-            rows = self.conn.execute(
-                select(runs.c.id, runs.c.batch_id, runs.c.job_id, runs.c.start_epoch_s,
-                       runs.c.io_bytes, runs.c.extra)
-                .where(runs.c.system == system, runs.c.job_id.is_not(None),
-                       runs.c.nodes.is_(None), runs.c.batch_id.in_(list(self._batches))))
-            for row in rows:
-                details = (row.extra or {}).get(DETAILS)
-                if details is not None:
-                    found.setdefault(row.job_id, []).append(IoOnlyRun(
-                        row.id, row.batch_id, row.start_epoch_s, row.io_bytes, details))
-        self.by_system[system] = found
+        if found is None:
+            found = {}
+            for row in self.conn.execute(
+                    select(runs.c.id, runs.c.batch_id, runs.c.job_id, runs.c.start_epoch_s,
+                           runs.c.io_bytes, runs.c.extra)
+                    .where(runs.c.system == system, runs.c.job_id.is_not(None),
+                           runs.c.natural_key.contains(DARSHAN_LOG_MARK, autoescape=True))):
+                found.setdefault(row.job_id, []).append(IoOnlyRun(
+                    row.id, row.batch_id, row.start_epoch_s, row.io_bytes,
+                    (row.extra or {}).get(DETAILS)))
+            self.by_system[system] = found
         return found
 
     def join(self, systems: Sequence[str], job_ids: Sequence[str | None]) -> int:

@@ -168,7 +168,9 @@ _NAMES_SYSTEM_BY = {
 #: it started, the later line of one file (sacct lists incarnations in order). ``sacct
 #: -D`` lists a requeued job's incarnations under one job id, and Slurm's jobcomp log
 #: writes each; the first kept would be the run a node failure cut short, the one that
-#: counted lost. I/O bytes a Darshan log attached stay unless the new record has its own.
+#: counted lost. I/O bytes a Darshan log attached stay with the same run (:data:`SAME_RUN`)
+#: unless the new record has its own, and go with an incarnation replaced: the log did not
+#: run inside the later one.
 LATER_INCARNATION = (
     "excluded.job_id IS NOT NULL AND ("
     "excluded.start_epoch_s > runs.start_epoch_s"
@@ -177,6 +179,10 @@ LATER_INCARNATION = (
     " AND excluded.end_epoch_s IS NOT NULL)"
     " OR (excluded.start_epoch_s IS NULL AND runs.start_epoch_s IS NULL"
     " AND excluded.batch_id = runs.batch_id))")
+#: The record met again is the stored run's own (it started when the stored one did, or
+#: neither says when).
+SAME_RUN = ("excluded.start_epoch_s = runs.start_epoch_s"
+            " OR (excluded.start_epoch_s IS NULL AND runs.start_epoch_s IS NULL)")
 
 
 class _FileIngest:
@@ -320,7 +326,8 @@ class _FileIngest:
         values["source_line"] = batch.column("line_no")
         insert_rows_ignoring_duplicates(self.conn, runs, list(values),
                                         list(zip(*values.values(), strict=True)), "natural_key",
-                                        replace_where=LATER_INCARNATION, kept=("io_bytes",))
+                                        replace_where=LATER_INCARNATION, kept=("io_bytes",),
+                                        kept_where=SAME_RUN)
         if self.io_only is not None:
             self.report.n_joined_io += self.io_only.join(systems, batch.column("job_id"))
 
@@ -341,7 +348,8 @@ class _FileIngest:
                 for names in spellings.values() if len(names) > 1]
 
     def attach(self, system: str, key: str, record: RunRecord) -> bool:
-        """Add a Darshan log's I/O to the stored run of its job; False if none.
+        """Add a Darshan log's I/O to the stored run of its job (a log it holds already
+        counts among those already in the store); False if there is none.
 
         The run is found by system + job id (indexed), not by natural key: Grid Engine
         keys its jobs "id@submit time" (its ids wrap around) while a Darshan log knows
@@ -363,9 +371,10 @@ class _FileIngest:
             (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
         io_bytes, extra = with_logs(target.io_bytes, target.extra, record.io_bytes,
                                     (record.extra or {}).get(DETAILS))
-        self.conn.execute(update(runs).where(runs.c.id == target.id)
-                          .values(io_bytes=io_bytes, extra=extra))
-        self.report.n_attached += 1
+        if (io_bytes, extra) != (target.io_bytes, target.extra or {}):  # else held already
+            self.conn.execute(update(runs).where(runs.c.id == target.id)
+                              .values(io_bytes=io_bytes, extra=extra))
+            self.report.n_attached += 1
         return True
 
     def ensure_system(self, name: str) -> None:

@@ -61,7 +61,7 @@ def test_every_copied_log_matches_the_formats_table(name: str, nprocs: int, run_
     assert info.get("posix_bytes_read") == posix_read
     assert info.get("posix_bytes_written") == posix_written
     assert record.mode == "attach"
-    assert record.key == f":{record.job_id}@{record.start_epoch_s:.0f}"
+    assert record.key == f":{record.job_id}#darshan@{record.start_epoch_s:.0f}"
 
 
 def test_posix_plus_stdio_never_adds_mpiio() -> None:

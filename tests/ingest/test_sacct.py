@@ -355,7 +355,8 @@ def test_cli_skip_mode_stores_the_good_jobs(cli, tmp_path: Path) -> None:  # typ
 def test_a_later_incarnation_replaces_the_stored_one_in_any_store(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The replacing upsert on SQLite and PostgreSQL alike: a requeued job's later run
     replaces the earlier one, an earlier one met later does not, and I/O bytes a Darshan
-    log attached stay."""
+    log attached stay with the run it ran inside: not with a later incarnation, but with
+    the same run met again when it has ended."""
     header = "JobID|JobIDRaw|JobName|State|ElapsedRaw|Start|End|NNodes|Cluster\n"
     first, later = (tmp_path / "first.psv", tmp_path / "later.psv")
     first.write_text(header + "7|7|wrf|NODE_FAIL|300|2024-03-02T10:00:00|2024-03-02T10:05:00|4|c\n")
@@ -366,7 +367,15 @@ def test_a_later_incarnation_replaces_the_stored_one_in_any_store(store, tmp_pat
     report = ingest_file(store, "sacct", later)
     assert (report.n_stored, report.n_duplicates) == (1, 0)
     (run,) = iter_runs(store)
-    assert (run["state"], run["runtime_s"], run["io_bytes"]) == ("COMPLETED", 5400.0, 1e9)
+    assert (run["state"], run["runtime_s"], run["io_bytes"]) == ("COMPLETED", 5400.0, None)
+    running, ended = (tmp_path / "running.psv", tmp_path / "ended.psv")
+    running.write_text(header + "9|9|wrf|RUNNING|60|2024-03-02T10:00:00|Unknown|4|c\n")
+    ended.write_text(header + "9|9|wrf|COMPLETED|600|2024-03-02T10:00:00|2024-03-02T10:10:00|4|c\n")
+    ingest_file(store, "sacct", running, IngestOptions(require_runtime=False))
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE runs SET io_bytes = 2e9 WHERE job_id = '9'")
+    ingest_file(store, "sacct", ended)
+    assert {r["job_id"]: r["io_bytes"] for r in iter_runs(store)}["9"] == 2e9
     undated = tmp_path / "undated.psv"  # without Start: the file's later line
     undated.write_text("JobID|JobIDRaw|State|Elapsed|Cluster\n8|8|NODE_FAIL|00:01:00|c\n"
                        "8|8|COMPLETED|00:30:00|c\n")

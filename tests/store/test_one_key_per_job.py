@@ -154,6 +154,21 @@ def test_a_requeued_job_in_one_dump_gives_one_store_in_either_order(  # type: ig
         store.dispose()
 
 
+def test_a_later_incarnation_from_a_later_file_does_not_keep_the_earlier_ones_io(  # type: ignore[no-untyped-def]
+        store, tmp_path: Path) -> None:
+    """The log ran inside the first incarnation; the second, read later, replaced it and
+    kept the log's bytes without its details, on a run the log did not run inside.
+    Read again, the log is a run of its own, as when it comes after both."""
+    ingest_file(store, "sacct", requeued_job(tmp_path, NODE_FAIL), THETA)
+    assert ingest_file(store, "darshan", darshan_log(), THETA).n_attached == 1
+    ingest_file(store, "sacct", requeued_job(tmp_path, COMPLETED), THETA)
+    assert _runs(store) == [("COMPLETED", 2, None)]
+    again = ingest_file(store, "darshan", darshan_log(), IngestOptions(system="theta",
+                                                                       reread=True))
+    assert (again.n_stored, again.n_attached) == (1, 0)
+    assert _runs(store) == [("COMPLETED", 2, None), (None, None, 4_294_971_481.0)]
+
+
 def test_an_export_read_back_stores_nothing_and_its_logs_still_join_their_jobs(  # type: ignore[no-untyped-def]
         store, tmp_path: Path) -> None:
     """Ingested where it came from, an export with a log's run is all in the store
@@ -229,7 +244,7 @@ def test_an_export_of_a_release_before_one_key_per_job_keeps_the_jobs_accounting
         "su3_rhmd,kth,,64,980,526820,,1970-01-01T00:16:50Z,1970-01-01T00:33:10Z,:526820,"
         "\"{'log': 'milc.darshan', 'nprocs': 64}\"\n")
     report = ingest_file(store, "csv", export, IngestOptions())
-    assert (report.n_stored, report.n_joined_io) == (1, 1)
+    assert (report.n_stored, report.n_attached) == (1, 1)  # the log row, as a log
     (run,) = iter_runs(store)
     assert (run["app"], run["nodes"], run["state"]) == ("milc", 2, "COMPLETED")
     assert run["extra"]["darshan"] == {"log": "milc.darshan", "nprocs": 64}
@@ -290,15 +305,16 @@ def test_the_upgrade_merges_the_runs_stored_twice(db_url: str) -> None:
         stored = {row.natural_key: (row.job_id, row.nodes, row.io_bytes, row.extra)
                   for row in conn.execute(select(runs))}
     store.dispose()
-    assert sorted(stored) == ["kth|:11", "kth|:12", "kth|:13", "kth|:14@900", "kth|:15@6001",
-                              "kth|:16", "kth|:16@7001", "kth|sha1:ab@cd#1"]
+    assert sorted(stored) == ["kth|:11", "kth|:12", "kth|:13", "kth|:14@900",
+                              "kth|:15#darshan@6001", "kth|:16", "kth|:16#darshan@7001",
+                              "kth|sha1:ab@cd#1"]
     assert stored["kth|:12"][1:3] == (8, 5e9)  # the accounting, with the log's I/O
     assert set(stored["kth|:12"][3]) == {"darshan", "timezone"}
     assert stored["kth|:13"][1:3] == (1, 3e9)  # rekeyed, its attached I/O kept
     assert stored["kth|:14@900"][1:3] == (1, 2e9)  # Grid Engine's job took its log
-    assert stored["kth|:15@6001"][1:3] == (None, 1e9)  # a log with no job stays a run
+    assert stored["kth|:15#darshan@6001"][1:3] == (None, 1e9)  # a log with no job stays a run
     assert stored["kth|:16"][1:3] == (2, None)  # a later job of the log's id is another
-    assert stored["kth|:16@7001"][1:3] == (None, 4e9)
+    assert stored["kth|:16#darshan@7001"][1:3] == (None, 4e9)
 
 
 def test_a_job_an_earlier_release_dropped_is_stored_by_reading_its_dump_again(

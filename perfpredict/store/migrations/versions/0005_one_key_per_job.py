@@ -6,17 +6,17 @@ column, ``system|:id`` where it had none, and a Darshan log keyed its job
 ``system|:id``: the same job read from a dump with and without ``Cluster``, or from its
 Darshan log before its accounting, was stored twice (or, without ``Cluster``, its
 accounting was taken for a duplicate of the log and dropped, which no migration can
-bring back: ``ingest --reread`` reads that file again). The cluster is the run's system already, so every
-job is now keyed ``system|:id``.
+bring back: ``ingest --reread`` reads that file again). The cluster is the run's system
+already, so every job is now keyed ``system|:id``.
 
 Here each ``system|cluster:id`` key becomes ``system|:id``. Where that key is stored
 already, the job's records are merged: the scheduler's latest incarnation (the later
 start, else the later ingest) is kept, with the I/O bytes and details a Darshan log
 attached to either. A Darshan log stored alone joins the job of its id it ran inside,
 as it would have attached had it come second (Grid Engine's jobs, keyed
-``id@submit``, too); one that ran inside none is keyed ``system|:id@start``, apart from
-its id's jobs, as a log stored alone is keyed now. The rules are frozen here as of this
-revision, not imported from the ingest code, which may change after it.
+``id@submit``, too); one that ran inside none is keyed ``system|:id#darshan@start``,
+apart from its id's jobs, as a log stored alone is keyed now. The rules are frozen here
+as of this revision, not imported from the ingest code, which may change after it.
 
 Revision ID: 0005_one_key_per_job
 Revises: 0004_run_variant
@@ -86,15 +86,17 @@ class _Job:
     __slots__ = ("id", "system", "job_id", "start_epoch_s", "end_epoch_s", "darshan",
                  "natural_key", "new_key", "gone")
 
-    def __init__(self, row: Any, darshan: bool) -> None:
+    def __init__(self, row: Any, log_name: str | None) -> None:
         self.id, self.system, self.job_id = row.id, row.system, row.job_id
         self.start_epoch_s, self.end_epoch_s = row.start_epoch_s, row.end_epoch_s
-        self.darshan = darshan
+        self.darshan = log_name is not None
         self.natural_key: str = row.natural_key
         self.new_key = self.natural_key
-        if row.job_id is not None and darshan and row.start_epoch_s is not None:
-            # A log's own key, apart from its job's: its id and when it started.
-            self.new_key = f"{row.system}|:{row.job_id}@{row.start_epoch_s:.0f}"
+        if row.job_id is not None and log_name is not None:
+            # A log's own key, apart from its job's: its id, a mark no scheduler's key
+            # has, and when it started (else the log's name).
+            self.new_key = f"{row.system}|:{row.job_id}#darshan@" + (
+                f"{row.start_epoch_s:.0f}" if row.start_epoch_s is not None else log_name)
         elif row.job_id is not None and _old_cluster_key(row):
             self.new_key = f"{row.system}|:{row.job_id}"
         self.gone = False
@@ -102,11 +104,13 @@ class _Job:
 
 def upgrade() -> None:
     conn = op.get_bind()
-    darshan_batches = {row.id for row in conn.execute(
-        sa.select(batches.c.id).where(batches.c.format == "darshan"))}
-    jobs = [_Job(row, row.batch_id in darshan_batches) for row in conn.execute(
+    darshan_batches = sa.select(batches.c.id).where(batches.c.format == "darshan")
+    log_names = {row.id: str(((row.extra or {}).get("darshan") or {}).get("log", ""))
+                 for row in conn.execute(sa.select(runs.c.id, runs.c.extra)
+                                         .where(runs.c.batch_id.in_(darshan_batches)))}
+    jobs = [_Job(row, log_names.get(row.id)) for row in conn.execute(
         sa.select(runs.c.id, runs.c.natural_key, runs.c.system, runs.c.job_id,
-                  runs.c.batch_id, runs.c.start_epoch_s, runs.c.end_epoch_s))]
+                  runs.c.start_epoch_s, runs.c.end_epoch_s))]
     by_key: dict[str, list[_Job]] = {}
     for job in jobs:
         by_key.setdefault(job.new_key, []).append(job)
