@@ -19,6 +19,8 @@ from perfpredict.errors import BadInputError
 HOME_ENV = "PERFPREDICT_HOME"
 DB_ENV = "PERFPREDICT_DB"
 DEFAULT_DB_FILENAME = "perfpredict.db"
+#: What the config file may set.
+CONFIG_KEYS = ("db",)
 
 
 def home_dir() -> Path:
@@ -46,16 +48,30 @@ def read_config() -> dict[str, Any]:
         import tomli as tomllib
     try:
         with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:
+            config = tomllib.load(fh)
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise BadInputError(f"the config file is not valid TOML ({exc}); fix or delete it",
                             path=path) from exc
+    except OSError as exc:  # a directory, a file the user may not read
+        raise BadInputError(f"the config file cannot be read ({exc.strerror}); fix or "
+                            "delete it", path=path) from exc
+    unknown = sorted(set(config) - set(CONFIG_KEYS))
+    if unknown:
+        raise BadInputError(f"the config file sets {', '.join(map(repr, unknown))}, which "
+                            f"perfpredict does not read; it reads {', '.join(CONFIG_KEYS)}",
+                            path=path)
+    if "db" in config and (not isinstance(config["db"], str) or not config["db"].strip()):
+        raise BadInputError(f"db must be a store URL or file path in quotes, got "
+                            f"{config['db']!r}; fix it, or delete the line for the default "
+                            "store", path=path)
+    return config
 
 
 def named_db_url(flag: str | None = None) -> str | None:
     """The store the user named (``--db`` flag, then ``PERFPREDICT_DB``, then config
-    ``db``), or None when they named none and the default store is meant."""
-    return flag or os.environ.get(DB_ENV) or read_config().get("db")
+    ``db``), or None when they named none and the default store is meant (an empty
+    ``PERFPREDICT_DB`` names none)."""
+    return flag or os.environ.get(DB_ENV, "").strip() or read_config().get("db")
 
 
 def resolve_db_url(flag: str | None = None) -> str:

@@ -154,6 +154,8 @@ FLOAT_FIELDS: dict[str, bool] = {
 }
 NUMERIC_FIELDS = [*INT_FIELDS, *FLOAT_FIELDS]
 STR_FIELDS = ["allocation_unit", "scheduler", "notes"]
+#: The most characters of a system's name (the store's ``systems.name`` column).
+MAX_NAME_CHARS = 200
 TOP_LEVEL_KEYS = ["name", *NUMERIC_FIELDS, *STR_FIELDS, "queues", "sources", "aliases"]
 #: Facts a ``[sources]`` table may name (strings like the scheduler may be sourced too).
 SOURCE_KEYS = [*NUMERIC_FIELDS, "queues", "allocation_unit", "scheduler"]
@@ -233,6 +235,9 @@ class _Reader:
         if "name" not in raw:
             raise self.fail("name", "missing; every entry needs the system's name")
         values: dict[str, Any] = {"name": self.string("name", raw["name"]).strip()}
+        if len(values["name"]) > MAX_NAME_CHARS:
+            raise self.fail("name", f"{len(values['name'])} characters long, more than the "
+                            f"{MAX_NAME_CHARS} a store keeps; shorten it")
         for key, minimum in INT_FIELDS.items():
             if key in raw:
                 values[key] = self.integer(key, raw[key], minimum)

@@ -152,6 +152,27 @@ def _check_backend(url: str) -> None:
         raise BadInputError(f"cannot use database URL {redact_url(url)!r}: a store is a SQLite "
                             f"file or a PostgreSQL database, not {dialect}; give a URL like "
                             "sqlite:///path/to/store.db or postgresql+psycopg://user@host/db")
+    driver = url.split(":", 1)[0].partition("+")[2].lower()
+    if driver not in ("", "psycopg"):
+        raise BadInputError(f"cannot use database URL {redact_url(url)!r}: perfpredict's "
+                            f"postgres extra installs psycopg (version 3), not {driver}; "
+                            "write postgresql+psycopg://user@host/db")
+    _check_credentials(url)
+
+
+def _check_credentials(url: str) -> None:
+    """A password is percent-encoded in a URL: an ``@`` in it left as is made the rest of
+    it part of the host name, which the driver's error then printed ("failed to resolve
+    host 'evil@127.0.0.1'" for the password TopSecret@evil), and a bare ``%`` failed with
+    a bare ValueError."""
+    import re
+
+    credentials = url.partition("://")[2].rpartition("@")[0]
+    if "@" in credentials or re.search(r"%(?![0-9A-Fa-f]{2})", credentials):
+        raise BadInputError(f"cannot use database URL {redact_url(url)!r}: percent-encode "
+                            "the password's special characters (@ as %40, % as %25, : as "
+                            "%3A, / as %2F; python -c \"import urllib.parse; print(urllib."
+                            "parse.quote('PASSWORD', safe=''))\" prints it)")
 
 
 def _cannot_open(url: str, exc: Exception) -> BadInputError:

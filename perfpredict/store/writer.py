@@ -105,6 +105,36 @@ class BatchReport:
         return asdict(self)
 
 
+#: The text columns of a run and the most characters each holds (PostgreSQL refuses a
+#: longer value, where SQLite stores it: a store stays one a center can move to a server).
+TEXT_LIMITS: dict[str, int] = {
+    column.name: int(getattr(column.type, "length", 0)) for column in runs.columns
+    if getattr(column.type, "length", None) and column.name != "natural_key"}
+
+
+def _unfit_texts(batch: RunBatch) -> dict[int, str]:
+    """The rows of ``batch`` with a text a store cannot keep, and why: longer than its
+    column (an application name of 450 characters), or holding a NUL character, which
+    PostgreSQL refuses in any text. A PostgreSQL store failed the whole file on such a
+    row with an internal error, ``--on-error skip`` or not. Each column is checked at once
+    (its longest value, its values joined) and row by row only where that fails."""
+    unfit: dict[int, str] = {}
+    for name, limit in TEXT_LIMITS.items():
+        values = batch.columns.get(name)
+        texts = [v for v in values or () if isinstance(v, str)]
+        if not texts or (max(map(len, texts)) <= limit and "\x00" not in "".join(texts)):
+            continue
+        for i, value in enumerate(values or ()):
+            if not isinstance(value, str) or i in unfit:
+                continue
+            if "\x00" in value:
+                unfit[i] = f"{name} holds a NUL character, which a store cannot keep; remove it"
+            elif len(value) > limit:
+                unfit[i] = (f"{name} is {len(value)} characters long, more than the {limit} a "
+                            "store keeps; shorten it")
+    return unfit
+
+
 def content_digests(batch: RunBatch, rows: list[int]) -> list[str]:
     """SHA-1 of ``repr`` of the list of each row's :data:`_HASHED_FIELDS`: the identity
     of a benchmark row without one of its own, which stored runs carry, so it must never
@@ -189,22 +219,22 @@ class _FileIngest:
     """State of one file's ingest inside its transaction."""
 
     def __init__(self, conn: Connection, path: Path, fmt: str, options: IngestOptions,
-                 report: BatchReport, batch_id: int, catalog_names: dict[str, str],
+                 report: BatchReport, batch_id: int, system_names: SystemNames,
                  sha256: str) -> None:
         self.conn, self.path, self.fmt, self.options = conn, path, fmt, options
         self.report, self.batch_id, self.sha256 = report, batch_id, sha256
         self.seen: Counter[str] = Counter()
         self.json_cache: dict[int, tuple[Any, str]] = {}
         self.known_systems = set(conn.execute(select(systems.c.name)).scalars())
-        self.catalog_names = catalog_names
+        self.system_names = system_names
         #: The applications of the runs inserted, for :meth:`case_twin_warnings`.
         self.apps: set[str] = set()
         self.io_only = None if fmt == DARSHAN_FORMAT else IoOnlyRuns(conn, batch_id)
 
     def canonical_system(self, name: str) -> str:
-        """A catalog entry's own name for ``name`` when it is one of its aliases ("frontier",
-        a data set's long label), so one machine is one system in the store."""
-        return self.catalog_names.get(name_key(name), name)
+        """The system a run naming ``name`` is stored under (:meth:`SystemNames.canonical`),
+        so one machine is one system in the store."""
+        return self.system_names.canonical(name, self.known_systems)
 
     def reject(self, bad: BadRecord) -> None:
         if self.options.on_error == "fail":
@@ -219,8 +249,9 @@ class _FileIngest:
         self.report.n_rejected += 1
         if len(self.report.first_rejects) < 5:
             self.report.first_rejects.append({"line_no": bad.line_no, "reason": bad.reason})
-        self.conn.execute(rejects.insert().values(
-            batch_id=self.batch_id, line_no=bad.line_no, raw=bad.raw[:10_000], reason=bad.reason,
+        self.conn.execute(rejects.insert().values(  # NUL as text: PostgreSQL keeps none
+            batch_id=self.batch_id, line_no=bad.line_no,
+            raw=bad.raw[:10_000].replace("\x00", "\\x00"), reason=bad.reason,
         ))
 
     def store(self, chunk: list[ParsedItem]) -> None:
@@ -256,16 +287,26 @@ class _FileIngest:
         """A record that belongs to a stored run (Darshan I/O), inserted when none is."""
         self.report.n_records += 1
         self.report.n_with_runtime += record.runtime_s is not None
+        batch = RunBatch.of([record])
+        if unfit := _unfit_texts(batch):
+            self.reject(BadRecord(record.line_no, record.app, unfit[0]))
+            return
         system = self.system_of(record.system, record.line_no, record.app)
         if system is None:
             return
-        key = self.natural_keys(RunBatch.of([record]), [system])[0]
+        key = self.natural_keys(batch, [system])[0]
         if not self.attach(system, key, record):
-            self.insert(RunBatch.of([record]), [system], [key])
+            self.insert(batch, [system], [key])
 
     def store_batch(self, batch: RunBatch) -> None:
         self.report.n_records += len(batch)
         self.report.n_with_runtime += sum(v is not None for v in batch.column("runtime_s"))
+        unfit = _unfit_texts(batch)
+        for i, reason in unfit.items():
+            self.reject(BadRecord(batch.column("line_no")[i], batch.column("app")[i] or "",
+                                  reason))
+        if unfit:  # rejected (--on-error skip): left out
+            batch = batch.take([i for i in range(len(batch)) if i not in unfit])
         decided = self.systems_of(batch)
         systems = [system for system in decided if system is not None]
         if len(systems) < len(batch):  # rejected rows (--on-error skip) are left out
@@ -425,14 +466,41 @@ def _cycle_collection_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _catalog_names(store: Store) -> dict[str, str]:
-    """Every catalog name and alias, by :func:`~perfpredict.catalog.name_key` (case,
-    spaces and punctuation ignored), mapped to its entry's name (seeding the shipped
-    catalog first, so a machine it knows is never reported as new)."""
-    from perfpredict.catalog import list_systems
+@dataclass(frozen=True)
+class SystemNames:
+    """The store's systems by :func:`~perfpredict.catalog.name_key` (case, spaces and
+    punctuation ignored): the catalog's entries (the shipped ones, seeded first so that a
+    machine they know is never reported as new, and users') with their aliases, and the
+    systems ingest created for names logs gave."""
 
-    return {name_key(alias): spec.name for spec in list_systems(store)
-            for alias in (spec.name, *spec.aliases)}
+    catalog: dict[str, str]
+    placeholders: dict[str, str]
+
+    @classmethod
+    def of(cls, store: Store) -> SystemNames:
+        from perfpredict.catalog import list_systems
+
+        specs = list_systems(store)
+        return cls({name_key(alias): spec.name for spec in specs if spec.origin != "ingest"
+                    for alias in (spec.name, *spec.aliases)},
+                   {name_key(spec.name): spec.name for spec in specs
+                    if spec.origin == "ingest"})
+
+    def canonical(self, name: str, stored: set[str]) -> str:
+        """The system a run naming ``name`` is stored under: the catalog entry it names
+        ("frontier", a data set's long label), else the system of that very name
+        (``stored``: the store's systems), else a system ingest created for another
+        spelling of it (a cluster "THETA" for a log read with ``--system theta``).
+
+        The very name before the other spelling: a file naming two spellings of one key
+        ("...-NVBRIDGE (Dell)" and "...-NVBridge (Dell)" in MLPerf's results; also
+        "SYS-420GP-TNAR" and "SYS-420GP-TNAR+", two machines) made two systems at its
+        first ingest, which every later one folded into one, so the file read again, or
+        an export read into the store it came from, stored their runs a second time."""
+        key = name_key(name)
+        if key in self.catalog:
+            return self.catalog[key]
+        return name if name in stored else self.placeholders.get(key, name)
 
 
 def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestOptions,
@@ -449,7 +517,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     a failed ingest leaves the earlier ones in place.
     """
     report = BatchReport(path=str(path), format=fmt)
-    catalog_names = _catalog_names(store)
+    system_names = SystemNames.of(store)
     with store.engine.begin() as conn:
         # Claiming the batch's unique (sha256, format) decides whether the file is new,
         # also when another ingest of it runs at the same time (two cron jobs): this one
@@ -473,7 +541,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             n_stored_before = _count_runs(conn, batch_id)
         if replaces:
             report.n_replaced = _drop_releases(conn, fmt, replaces)
-        state = _FileIngest(conn, path, fmt, options, report, batch_id, catalog_names, sha256)
+        state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names, sha256)
         with _large_page_cache(conn), _cycle_collection_paused():
             for chunk in chunks:
                 if isinstance(chunk, Skipped):

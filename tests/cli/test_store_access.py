@@ -186,6 +186,7 @@ def test_db_status_of_the_default_store_before_first_use(isolated_home: Path) ->
     ("postgres://u@db.example/runs", "SQLAlchemy names PostgreSQL postgresql://, not postgres://"),
     ("mysql+pymysql://u@db.example/runs", "a SQLite file or a PostgreSQL database, not mysql"),
     ("oracle://u@db.example/runs", "a SQLite file or a PostgreSQL database, not oracle"),
+    ("postgresql+psycopg2://u@db.example/runs", "installs psycopg (version 3), not psycopg2"),
 ])
 def test_a_database_that_cannot_hold_a_store_is_bad_usage(url: str, said: str) -> None:
     """Another database (or the postgres:// spelling a Heroku-style URL has) is refused by
@@ -195,3 +196,38 @@ def test_a_database_that_cannot_hold_a_store_is_bad_usage(url: str, said: str) -
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"Error: cannot use database URL '{url}': ") and said in line
     assert "pip install" not in line
+
+
+@pytest.mark.parametrize("password", ["TopSecret@evil", "50%off"])
+def test_a_password_not_percent_encoded_says_how_and_shows_none_of_it(password: str) -> None:
+    """An '@' left in a password made its rest part of the host, which the driver's error
+    printed ("failed to resolve host 'evil@127.0.0.1'"); a bare '%' failed with a bare
+    ValueError."""
+    result = _cli(f"postgresql+psycopg://u:{password}@127.0.0.1:1/runs", "runs", "stats")
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert "percent-encode the password's special characters (@ as %40, % as %25" in line
+    assert password.split("@")[0] not in line and "evil" not in line
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (b"db = 5\n", "db must be a store URL or file path in quotes, got 5"),
+    (b'db = ""\n', "db must be a store URL or file path in quotes, got ''"),
+    (b'dbx = "x.db"\n', "the config file sets 'dbx', which perfpredict does not read"),
+    (b"db = '\xff'\n", "the config file is not valid TOML"),
+])
+def test_a_bad_config_file_is_one_line_naming_it(isolated_home: Path, text: bytes,
+                                                   said: str) -> None:
+    (isolated_home / "config.toml").write_bytes(text)
+    result = CliRunner().invoke(app, ["runs", "stats"])
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {isolated_home / 'config.toml'}") and said in line
+
+
+def test_an_empty_store_variable_names_no_store(isolated_home: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PERFPREDICT_DB", "")
+    result = CliRunner().invoke(app, ["runs", "stats"])
+    assert result.exit_code == 0, result.output
+    assert (isolated_home / "perfpredict.db").exists()

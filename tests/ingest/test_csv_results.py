@@ -273,3 +273,18 @@ def test_a_gzip_stream_damaged_at_its_start_is_one_line(cli, tmp_path: Path) -> 
     assert result.exit_code == 2
     (line,) = result.output.strip().splitlines()
     assert line.startswith(f"Error: {path}:1: the compressed stream is damaged"), line
+
+
+def test_a_text_a_store_cannot_keep_is_a_reject_not_a_failed_store(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An application name longer than its column, or a NUL character: PostgreSQL failed
+    the whole file with an internal error, --on-error skip or not, where SQLite stored
+    the row; now the row is refused on both, with its line and the fix."""
+    path = write(tmp_path, HEADER + "a,s,p,1,1,1,6,\n" + "b" * 301 + ",s,p,2,1,1,5,\n"
+                 "a\x00b,s,p,4,1,1,4,\na,s,p,8,1,1,3,\n")
+    with pytest.raises(BadInputError, match=r":3: app is 301 characters long, more than the "
+                       r"300 a store keeps; shorten it"):
+        ingest_file(store, "csv", path)
+    report = ingest_file(store, "csv", path, IngestOptions(on_error="skip"))
+    assert (report.n_stored, report.n_rejected) == (2, 2)
+    assert [r["reason"] for r in report.first_rejects][1] == (
+        "app holds a NUL character, which a store cannot keep; remove it")

@@ -363,3 +363,17 @@ def test_a_job_an_earlier_release_dropped_is_stored_by_reading_its_dump_again(
     again = runner.invoke(app, ["--db", url, "ingest", "sacct", str(dump), "--system",
                                 "theta", "--reread"])
     assert "1 records, 0 stored, 1 already in the store" in again.stdout
+
+
+def test_two_spellings_of_a_system_in_a_file_read_again_store_nothing(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A file naming systems the catalog does not know in two spellings of one key (as
+    MLPerf's results do: "...-NVBRIDGE (Dell)", "...-NVBridge (Dell)") made two systems,
+    and every later ingest folded both into one: the file read again, or an export read
+    into the store it came from, stored those runs a second time."""
+    path = tmp_path / "two.csv"
+    path.write_text("app,system,nodes,runtime_s\nA,Foo-X,1,10\nA,Foo-X,2,6\nA,foo_x,4,4\n"
+                    "A,foo_x,8,3\n")
+    assert ingest_file(store, "csv", path, IngestOptions()).n_stored == 4
+    again = ingest_file(store, "csv", path, IngestOptions(reread=True))
+    assert (again.n_stored, again.n_duplicates) == (0, 4)
+    assert sorted({run["system"] for run in iter_runs(store)}) == ["Foo-X", "foo_x"]

@@ -11,10 +11,10 @@ already, so every job is now keyed ``system|:id``.
 
 Here each ``system|cluster:id`` key becomes ``system|:id``. Where that key is stored
 already, the job's records are merged: the scheduler's latest incarnation (the later
-start, else the later ingest) is kept, with the I/O bytes and details a Darshan log
-attached to either. A Darshan log stored alone joins the job of its id it ran inside,
-as it would have attached had it come second (Grid Engine's jobs, keyed
-``id@submit``, too); one that ran inside none is keyed ``system|:id#darshan@start``,
+start, else the first stored, as ingest keeps it) is kept, with the I/O bytes and
+details a Darshan log attached to either. A Darshan log stored alone joins the job of
+its id it ran inside, as it would have attached had it come second (Grid Engine's jobs,
+keyed ``id@submit``, too); one that ran inside none is keyed ``system|:id#darshan@start``,
 apart from its id's jobs, as a log stored alone is keyed now. The rules are frozen here
 as of this revision, not imported from the ingest code, which may change after it.
 
@@ -61,9 +61,10 @@ def _old_cluster_key(row: Any) -> bool:
 
 def _kept_first(job: _Job) -> tuple[bool, float, int]:
     """Sort key, best first when reversed: the scheduler's record before a Darshan
-    log's, then the latest start, then the latest stored."""
+    log's, then the latest start, then the first stored (as ingest keeps a record met
+    again that started when the stored one did)."""
     return (not job.darshan, job.start_epoch_s if job.start_epoch_s is not None
-            else float("-inf"), job.id)
+            else float("-inf"), -job.id)
 
 
 def _ran_inside(log: _Job, job: _Job) -> bool:
