@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.errors import BadInputError
+from perfpredict.names import name_key
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -40,14 +41,6 @@ INGEST_SOURCE = "derived by 'perfpredict ingest' from the log named in this entr
 
 
 @lru_cache(maxsize=4096)  # ingest asks once per record, of a handful of names
-def name_key(name: str) -> str:
-    """A system name as it is compared with catalog names and aliases: case, spaces and
-    punctuation ignored ("JUWELS Booster", "juwels-booster" and "JUWELS_Booster" are one
-    machine). Exact rather than fuzzy: "Perlmutter-CPU" and "Perlmutter-GPU" are close
-    strings but different machines, with different charge pools."""
-    return re.sub(r"[\W_]+", "", name.casefold())
-
-
 @dataclass(frozen=True)
 class Queue:
     """A queue, partition or QOS and the node range and walltime it accepts.

@@ -8,6 +8,7 @@ scikit-learn, xgboost or matplotlib.
 
 from __future__ import annotations
 
+import json
 import math
 import numbers
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from perfpredict.counts import MAX_COUNT
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
+from perfpredict.names import name_key
 
 BUNDLED_ARTIFACT = "predictor.json"
 #: What a document or entry of another layout raises when read (a stale artifact).
@@ -133,6 +135,9 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
             continue
         narrowed = ([e for e in found if same(getattr(e.key, part), wanted)]
                     or [e for e in found if wanted.casefold() in getattr(e.key, part).casefold()])
+        if not narrowed and part == "system" and db_url is not None:
+            spellings = catalog_spellings(db_url, wanted)  # an alias of its machine
+            narrowed = [e for e in found if name_key(e.key.system) in spellings]
         if not narrowed:
             options = sorted({getattr(e.key, part) for e in found})
             raise NotFoundError(f"{query.app} has no runs with {label} {wanted!r}; "
@@ -163,6 +168,23 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
                      f"scales, then most runs), not {others} (narrow with --system / "
                      "--problem-size / --variant)")
     return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
+
+
+def catalog_spellings(db_url: str, system: str) -> set[str]:
+    """The name keys of the store's catalog entry that ``system`` names by its name or an
+    alias (``aliases = ["xmach"]`` in a ``systems add`` file), so that a series measured
+    on the machine is found by any of them; empty where none does. Read without
+    SQLAlchemy, as an estimate reads the store."""
+    from perfpredict.store.reading import query_rows
+
+    wanted = name_key(system)
+    for name, details in query_rows(db_url, "SELECT name, details FROM systems") or ():
+        aliases = (json.loads(details) if isinstance(details, str) else details or {}).get(
+            "aliases") or []
+        keys = {name_key(n) for n in (name, *aliases)}
+        if wanted in keys:
+            return keys
+    return set()
 
 
 def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:

@@ -26,7 +26,6 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.engine import Connection
 
-from perfpredict.catalog.entries import name_key
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.records import (
     BadRecord,
@@ -37,6 +36,7 @@ from perfpredict.ingest.records import (
     Skipped,
     job_key,
 )
+from perfpredict.names import name_key
 from perfpredict.store import Store
 from perfpredict.store.dialect import (
     insert_ignoring_duplicates,

@@ -755,6 +755,31 @@ def test_names_told_apart_by_letter_case_each_find_their_own_series(  # type: ig
     assert either.entry.key.app in ("MyCode", "mycode")  # no exact spelling: any of them
 
 
+def test_a_system_is_found_by_an_alias_its_catalog_entry_gives(  # type: ignore[no-untyped-def]
+        relearn_series, relearn_predictor, tmp_path: Path) -> None:
+    """``aliases = ["big-iron"]`` in a ``systems add`` file: an estimate with ``--system
+    big-iron`` said the application had no runs on it."""
+    from perfpredict.catalog import SystemSpec, add_system
+    from perfpredict.errors import NotFoundError
+    from perfpredict.estimate.lookup import InlineSeries, Query, find_series
+    from perfpredict.store import open_store
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store = open_store(url)
+    add_system(store, SystemSpec(name="Xmachine", aliases=("big-iron",)))
+    store.dispose()
+    series = relearn_series[0]
+    named = dataclasses.replace(series, key=series.key._replace(system="Xmachine"))
+    found = InlineSeries([SeriesEntry.of(fit_context(named)).to_dict()])
+    model = relearn_predictor.model_
+    query = Query(app=series.key.app, nodes=4, system="Big_Iron")
+    assert find_series(found, model, query, url).entry.key.system == "Xmachine"
+    with pytest.raises(NotFoundError, match="no runs with system 'Big_Iron'"):
+        find_series(found, model, query, None)  # no store: no catalog to ask
+    with pytest.raises(NotFoundError, match="no runs with system 'other'"):
+        find_series(found, model, dataclasses.replace(query, system="other"), url)
+
+
 def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) -> None:  # type: ignore[no-untyped-def]
     """The pooled exponent is a feature of strong-scaling series of an application with
     evidence only; an artifact from before it loads, with no evidence and a feature
