@@ -120,10 +120,12 @@ class IoOnlyRuns:
                 select(runs.c.id, runs.c.job_id, runs.c.start_epoch_s, runs.c.end_epoch_s,
                        runs.c.io_bytes, runs.c.extra)
                 .where(runs.c.batch_id == self.batch_id, runs.c.system == system,
-                       runs.c.job_id.in_(sorted(ids)))).all()
+                       runs.c.job_id.in_(sorted(ids)),  # jobs, not an export's log rows
+                       ~runs.c.natural_key.contains(DARSHAN_LOG_MARK, autoescape=True))
+            ).all()
             for job in stored:
                 logs = self.by_system[system][job.job_id]
-                inside = [log for log in logs if log.run_id != job.id and ran_inside(
+                inside = [log for log in logs if ran_inside(
                     log.start_epoch_s, job.start_epoch_s, job.end_epoch_s)]
                 if not inside:
                     continue
