@@ -49,6 +49,7 @@ from perfpredict.ingest.records import (
     ParsedItem,
     RunRecord,
     darshan_log_key,
+    job_key,
 )
 from perfpredict.problem_size import problem_size_number
 
@@ -157,7 +158,7 @@ def _darshan_log_row(values: dict[str, Any], extra: dict[str, Any], key: str | N
         return False
     if key is not None and DARSHAN_LOG_MARK in key:
         return True
-    return (key == f":{values['job_id']}" and values.get("state") is None
+    return (key == job_key(values["job_id"]) and values.get("state") is None
             and values.get("nodes") is None)
 
 
