@@ -179,8 +179,17 @@ def _cannot_open(url: str, exc: Exception) -> BadInputError:
     """What a user sees when the store cannot be reached, password hidden. Only a
     server's store can be down: a SQLite file's message names the file's permissions."""
     first_line = str(exc).splitlines()[0] if str(exc) else ""
-    check = ("that the file is a perfpredict store you can read" if sqlite_file(url)
-             else "that the server is running")
+    cause = type(getattr(exc, "orig", None) or exc).__name__
+    if sqlite_file(url):
+        check = "that the file is a perfpredict store you can read"
+    elif cause == "InsufficientPrivilege":  # the server answered: the role may not
+        check = ("that your role may use it (the store's owner grants that, and runs "
+                 "'perfpredict db init' where your role may not create tables)")
+    elif cause == "UndefinedTable":
+        check = ("that the database is a perfpredict store (it lacks its tables; "
+                 "'perfpredict db init' makes one in an empty database)")
+    else:
+        check = "that the server is running"
     return BadInputError(
         f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
         f"{redact_url(first_line)}; check the --db URL or PERFPREDICT_DB and {check}")

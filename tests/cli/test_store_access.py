@@ -231,3 +231,21 @@ def test_an_empty_store_variable_names_no_store(isolated_home: Path,
     result = CliRunner().invoke(app, ["runs", "stats"])
     assert result.exit_code == 0, result.output
     assert (isolated_home / "perfpredict.db").exists()
+
+
+@pytest.mark.postgres
+def test_a_database_of_other_tables_is_said_not_to_be_a_store() -> None:
+    """The server answered, so "check that the server is running" sent a user the wrong
+    way: a database holding other tables is said not to be a perfpredict store."""
+    from sqlalchemy import create_engine, text
+
+    for url in _postgres_url():
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(text("CREATE TABLE inventory (x integer)"))
+        engine.dispose()
+        result = _cli(url, "runs", "stats")
+        assert result.exit_code == 2
+        (line,) = result.output.strip().splitlines()
+        assert "that the database is a perfpredict store" in line
+        assert "server is running" not in line
