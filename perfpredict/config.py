@@ -77,12 +77,18 @@ def named_db_url(flag: str | None = None) -> str | None:
 def resolve_db_url(flag: str | None = None) -> str:
     """The store URL: the one the user named (:func:`named_db_url`), else a SQLite file in
     the user directory. A bare file path is accepted as a SQLite store."""
-    url = named_db_url(flag)
-    if not url:
-        url = f"sqlite:///{home_dir() / DEFAULT_DB_FILENAME}"
-    if "://" not in url:
-        url = f"sqlite:///{Path(url).expanduser()}"
-    return url
+    return store_url(named_db_url(flag) or home_dir() / DEFAULT_DB_FILENAME)
+
+
+def store_url(store: str | os.PathLike[str]) -> str:
+    """The URL of the store ``store`` names: a URL, or a SQLite file's path (text or a
+    ``Path``), as ``--db`` takes either; anything else is bad input saying what is."""
+    if isinstance(store, os.PathLike):
+        store = os.fspath(store)
+    if not isinstance(store, str):
+        raise BadInputError(f"a store is named by its URL or a SQLite file's path (an open "
+                            f"Store's .url), not a {type(store).__name__}")
+    return store if "://" in store else f"sqlite:///{Path(store).expanduser()}"
 
 
 def redact_url(url: str) -> str:

@@ -25,6 +25,7 @@ a walltime that at most ``kill_risk`` of runs outlive is the upper bound at conf
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,17 @@ class PlanRequest:
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""
+        for option, count in (("--runs", self.runs), ("--max-nodes", self.max_nodes)):
+            if count is not None and (not isinstance(count, numbers.Integral)
+                                      or isinstance(count, bool)):
+                raise BadInputError(f"{option} must be a whole number, got {count!r}")
+        for option, value in (("--kill-risk", self.kill_risk),
+                              ("--confidence", self.confidence),
+                              ("--min-efficiency", self.min_efficiency),
+                              ("--min-speedup-per-doubling", self.min_speedup_per_doubling)):
+            if value is not None and (not isinstance(value, numbers.Real)
+                                      or isinstance(value, bool) or not math.isfinite(value)):
+                raise BadInputError(f"{option} must be a number, got {value!r}")
         if self.runs < 1:
             raise BadInputError(f"--runs must be 1 or more, got {self.runs}")
         if self.objective not in OBJECTIVES:
@@ -376,7 +388,8 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     limit could be checked."""
     granularity_s = (spec.time_granularity_s if spec and spec.time_granularity_s
                      else DEFAULT_TIME_GRANULARITY_S)
-    walltime_s = float(math.ceil(quantile_s / granularity_s - 1e-9) * granularity_s)
+    # one granule at least: a runtime below 6e-8 s rounded to a walltime of 0 s
+    walltime_s = float(max(math.ceil(quantile_s / granularity_s - 1e-9), 1) * granularity_s)
     if spec is None or not spec.queues:
         where = (f"the catalog lists no queues for {spec.name}" if spec else
                  f"no catalog entry matches {measured_system!r}")

@@ -10,6 +10,8 @@ is asked for; ``estimate --input`` writes the columns as they are.
 from __future__ import annotations
 
 import math
+import numbers
+import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -311,7 +313,10 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     key = series.key
     return Estimate(
         app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,
-        series=series.name, nodes=query.nodes, scale=scale, scale_unit=series.scale_unit,
+        series=series.name, scale=scale, scale_unit=series.scale_unit,
+        # a plain number, as json writes it: a numpy count as the query's was not
+        nodes=int(query.nodes) if isinstance(query.nodes, numbers.Integral)
+        else float(query.nodes),
         confidence=confidence, predicted_runtime_s=runtime_s,
         lower_runtime_s=float(row["lower_runtime_s"]),
         upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
@@ -345,17 +350,21 @@ def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArra
     return ratio, ratio * ctx.scale_min / scale
 
 
-def load_predictor(db_url: str | None) -> LoadedPredictor:
+def load_predictor(db_url: str | os.PathLike[str] | None) -> LoadedPredictor:
     """The newest predictor of the store at ``db_url`` (``sqlite:///path.db``,
-    ``postgresql+psycopg://...``), else, when the store has none, the bundled one trained
-    on the shipped data. A store that is not there is :class:`~perfpredict.errors.
-    NotFoundError`. ``None`` asks for the bundled predictor alone; the store the CLI
-    would use is ``perfpredict.config.resolve_db_url()``."""
-    doc, origin, entries = load_artifact(db_url)
-    return LoadedPredictor(doc, origin, entries, db_url)
+    ``postgresql+psycopg://...``, or a SQLite file's path), else, when the store has
+    none, the bundled one trained on the shipped data. A store that is not there is
+    :class:`~perfpredict.errors.NotFoundError`. ``None`` asks for the bundled predictor
+    alone; the store the CLI would use is ``perfpredict.config.resolve_db_url()``."""
+    from perfpredict.config import store_url
+
+    url = None if db_url is None else store_url(db_url)
+    doc, origin, entries = load_artifact(url)
+    return LoadedPredictor(doc, origin, entries, url)
 
 
-def estimate(db_url: str | None, query: Query, confidence: float = 0.9) -> Estimate:
+def estimate(db_url: str | os.PathLike[str] | None, query: Query,
+             confidence: float = 0.9) -> Estimate:
     """One estimate from the predictor :func:`load_predictor` finds for ``db_url``; see
     :class:`Estimate` for what it holds. For many, load the predictor once and call its
     ``estimate``."""

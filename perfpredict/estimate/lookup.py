@@ -41,8 +41,14 @@ class Query:
     io_bytes: float | None = None
 
     def validate(self) -> None:
+        for name in ("app", "system", "problem_size", "variant"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise BadInputError(f"{name.replace('_', '-')} must be text, got {value!r}")
         if not self.app:
             raise BadInputError("the application name is empty; pass --app NAME")
+        if self.nodes is None:
+            raise BadInputError("nodes must be a number, got None; pass --nodes N")
         for name in ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, numbers.Real)
@@ -51,11 +57,13 @@ class Query:
                                     f"{value!r}")
         for name in ("nodes", "ranks_per_node", "threads_per_rank"):
             value = getattr(self, name)
+            if value is not None and value > MAX_COUNT:  # a typo an estimate would answer
+                shown = f"{value:g}" if value < 1e300 else f"a number of {len(str(value))} digits"
+                raise BadInputError(f"{name.replace('_', '-')} must be at most "
+                                    f"{MAX_COUNT}, got {shown}")
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise BadInputError(f"{name.replace('_', '-')} must be a positive number, "
                                     f"got {value:g}")
-        if self.nodes > MAX_COUNT:  # a typo, which an estimate would answer confidently
-            raise BadInputError(f"nodes must be at most {MAX_COUNT}, got {self.nodes:g}")
         if self.io_bytes is not None and not (math.isfinite(self.io_bytes) and self.io_bytes >= 0):
             raise BadInputError(f"io-bytes must be zero or more, got {self.io_bytes:g}")
 
@@ -139,9 +147,9 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
             spellings = catalog_spellings(db_url, wanted)  # an alias of its machine
             narrowed = [e for e in found if name_key(e.key.system) in spellings]
         if not narrowed:
-            options = sorted({getattr(e.key, part) for e in found})
+            options = sorted({getattr(e.key, part) for e in found} - {""})
             raise NotFoundError(f"{query.app} has no runs with {label} {wanted!r}; "
-                                f"measured: {'; '.join(options[:10])}")
+                                f"measured: {'; '.join(options[:10]) or f'no {label} named'}")
         found = narrowed
     for part, wanted_num in (("ranks_per_node", query.ranks_per_node),
                              ("threads_per_rank", query.threads_per_rank)):
@@ -296,9 +304,6 @@ def load_artifact(db_url: str | None) -> tuple[dict[str, Any], str, SeriesEntrie
     from perfpredict.store.location import url_to_read
 
     if db_url is not None:
-        if not isinstance(db_url, str):
-            raise BadInputError(f"the store is given by its URL (an open Store's .url), "
-                                f"not a {type(db_url).__name__}")
         url_to_read(db_url, named=True)
         found = load_latest_runtime(db_url)
         if found is not None:

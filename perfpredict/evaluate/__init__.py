@@ -23,6 +23,7 @@ learned with them: :meth:`perfpredict.model.fit.HybridPredictor.fit`).
 from __future__ import annotations
 
 import functools
+import numbers
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -255,8 +256,17 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
     """Backtest the store's runs; see the module docstring."""
     from perfpredict.store.queries import require_apps, runs_frame
 
-    if repeats < 1:
-        raise BadInputError(f"--repeats must be 1 or more, not {repeats}")
+    if split not in SPLITS:
+        raise BadInputError(f"--split must be one of: {', '.join(SPLITS)}, not {split!r}")
+    for name, value, least in (("--repeats", repeats, 1), ("--seed", random_state, 0)):
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
+            raise BadInputError(f"{name} must be a whole number of {least} or more, not "
+                                f"{value!r}")
+    if not isinstance(confidence, numbers.Real):
+        raise BadInputError(f"--confidence must be a number between 0 and 1, not "
+                            f"{confidence!r}")
+    if isinstance(app, str):  # one application, not its letters
+        app = [app]
     require_apps(store, app)
     frame = runs_frame(store, app=app, with_source=True)
 

@@ -31,6 +31,7 @@ from perfpredict.ingest.fields import (
     BINARY_FILE,
     MAX_COUNT,
     MAX_DURATION_S,
+    MIN_RUNTIME_S,
     OTHER_NAMES,
     FieldError,
     header_fix,
@@ -122,6 +123,9 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     if runtime_s is not None and (runtime_s < 0 or (runtime_s == 0 and not is_job)):
         raise FieldError(f"runtime_s must be positive, got {runtime_s:g} (0 only for a "
                           "scheduler job, with its job_id or state, that never ran)")
+    if runtime_s is not None and 0 < runtime_s < MIN_RUNTIME_S:
+        raise FieldError(f"runtime_s of {runtime_s:g} s is below a microsecond, which no "
+                         "clock measures; is the column in other units than seconds?")
     for name in ("runtime_s", "requested_walltime_s"):
         if (values.get(name) or 0) > MAX_DURATION_S:
             raise FieldError(f"{name} of {values[name]:g} s is over a century; the row is "

@@ -89,7 +89,8 @@ def summary_lines(plan: Plan) -> list[str]:
         f"  walltime {walltime_text(plan)}: the {100 * (1 - request.kill_risk):g}th "
         f"percentile {format_seconds(plan.walltime_quantile_s)} s rounded up to a multiple of "
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
-        f"; kill probability {100 * plan.kill_probability:.2g}%, expected runtime/walltime "
+        f"; kill probability {significant(100 * plan.kill_probability, 2)}%, expected "
+        "runtime/walltime "
         f"{rec.predicted_runtime_s / plan.walltime_s:.2f}",
         f"  node-hours per run {significant(rec.node_hours_p50)} (P50), "
         f"{significant(rec.node_hours_p90)} "

@@ -12,6 +12,7 @@ not understand.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -20,7 +21,7 @@ from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import QueuePool
 
-from perfpredict.config import redact_url
+from perfpredict.config import redact_url, store_url
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
 from perfpredict.store.location import (
     missing_store,
@@ -235,16 +236,18 @@ def _migrate(engine: Engine, *, upgrade: bool) -> None:
         conn.commit()
 
 
-def open_store(url: str, *, upgrade: bool = False, create: bool = True,
+def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bool = True,
                write: bool = False) -> Store:
-    """Open the store at ``url``, refusing one at another revision, and with ``write``
-    one the user may only read (one line now rather than a failed INSERT later).
+    """Open the store at ``url`` (or a SQLite file's path, as ``--db`` takes it), refusing
+    one at another revision, and with ``write`` one the user may only read (one line now
+    rather than a failed INSERT later).
 
     With ``create`` (the library's default; the CLI passes it only for ``db init`` and
     ``ingest``) a missing or empty store is created at the newest revision; without it,
     it is "no store at ...". With ``upgrade=True`` an older store is migrated to the
     newest revision first; that is what ``perfpredict db upgrade`` calls.
     """
+    url = store_url(url)
     path = sqlite_file(url)
     if path is not None:
         engine, read_only = _sqlite_engine(path, create=create)

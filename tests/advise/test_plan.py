@@ -343,3 +343,11 @@ def test_end_to_end_on_a_fresh_store(store, cli) -> None:
     (advised,) = [c for c in doc["candidates"] if c["nodes"] == doc["recommended_nodes"]]
     assert advised["predicted_runtime_s"] == doc["predicted_runtime_s"]
     assert doc["catalog_system"].startswith("Lichtenberg")
+
+
+def test_a_walltime_is_one_granule_at_least() -> None:
+    """A runtime below 6e-8 s rounded to a walltime of 0 s, and advise divided by it."""
+    from perfpredict.advise.plan import walltime_limit
+
+    limit = walltime_limit(1e-9, 1, None, 0.05, "nowhere")
+    assert limit.walltime_s == 60.0

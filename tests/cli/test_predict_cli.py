@@ -461,4 +461,7 @@ def test_evaluate_repeats_below_one_is_a_usage_error(cli) -> None:  # type: igno
     assert cli("datasets", "load", "relearn").exit_code == 0
     result = cli("evaluate", "--repeats", "0")
     assert result.exit_code == 2
-    assert result.stderr.strip() == "Error: --repeats must be 1 or more, not 0"
+    assert result.stderr.strip() == "Error: --repeats must be a whole number of 1 or more, not 0"
+    seed = cli("evaluate", "--seed", "-1")  # numpy's ValueError escaped as internal
+    assert seed.exit_code == 2
+    assert seed.stderr.strip() == "Error: --seed must be a whole number of 0 or more, not -1"

@@ -288,3 +288,12 @@ def test_a_text_a_store_cannot_keep_is_a_reject_not_a_failed_store(store, tmp_pa
     assert (report.n_stored, report.n_rejected) == (2, 2)
     assert [r["reason"] for r in report.first_rejects][1] == (
         "app holds a NUL character, which a store cannot keep; remove it")
+
+
+def test_a_runtime_below_a_microsecond_is_refused(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A series of 1e-300 s runs trained into every application's correction: other
+    codes' estimates came out at ideal scaling, and advise divided by a walltime of 0."""
+    path = write(tmp_path, HEADER + "a,s,p,1,1,1,1e-300,\n")
+    with pytest.raises(BadInputError, match=r":2: runtime_s of 1e-300 s is below a "
+                       r"microsecond, which no clock measures"):
+        ingest_file(store, "csv", path)

@@ -29,8 +29,21 @@ def test_none_is_the_bundled_predictor() -> None:
 
 
 def test_a_store_object_instead_of_its_url_is_one_clear_error() -> None:
-    with pytest.raises(BadInputError, match="the store is given by its URL"):
+    with pytest.raises(BadInputError, match=r"a store is named by its URL or a SQLite "
+                       r"file's path \(an open Store's .url\), not a object"):
         estimate(object(), Query(**BERT, nodes=64))  # type: ignore[arg-type]
+
+
+def test_a_store_is_named_by_a_sqlite_files_path_as_the_cli_names_it(tmp_path: Path) -> None:
+    """``--db /tmp/x/a.db`` works; the library said a path was "not a SQLite file or a
+    PostgreSQL database"."""
+    from perfpredict.store import open_store
+
+    path = tmp_path / "a.db"
+    open_store(path).dispose()
+    for named in (path, str(path)):
+        assert load_predictor(named).db_url == f"sqlite:///{path}"
+        assert estimate(named, Query(**BERT, nodes=64)).predicted_runtime_s > 0
 
 
 @pytest.mark.parametrize(("nodes", "message"), [
@@ -69,3 +82,26 @@ def test_a_breakdown_with_data_staging_adds_up_to_the_estimate() -> None:
     assert sum(parts.values()) == pytest.approx(371.9)
     assert parts["io_staging_s"] == pytest.approx(371.9 * 0.4724)
     assert parts["serial_s"] / parts["parallel_s"] == pytest.approx(50.0 / 250.0)
+
+
+def test_library_requests_of_the_wrong_type_are_bad_input() -> None:
+    """A TypeError, an OverflowError or an 'artifact layout' message escaped for these."""
+    from perfpredict.advise.plan import PlanRequest
+
+    for query, said in ((Query(app=5, nodes=64), "app must be text, got 5"),  # type: ignore[arg-type]
+                        (Query(**BERT, nodes=None), "nodes must be a number, got None"),  # type: ignore[arg-type]
+                        (Query(**BERT, nodes=10**400), "nodes must be at most")):
+        with pytest.raises(BadInputError, match=said):
+            estimate(None, query)
+    for fields, said in (({"runs": 2.5}, "--runs must be a whole number, got 2.5"),
+                         ({"kill_risk": "0.1"}, "--kill-risk must be a number, got '0.1'"),
+                         ({"max_nodes": float("nan")}, "--max-nodes must be a whole number")):
+        with pytest.raises(BadInputError, match=said):
+            PlanRequest(app="bert", **fields).validate()  # type: ignore[arg-type]
+
+
+def test_an_estimate_of_a_numpy_node_count_writes_as_json() -> None:
+    import json
+
+    doc = estimate(None, Query(**BERT, nodes=np.int64(64))).as_dict()
+    assert json.loads(json.dumps(doc))["nodes"] == 64
