@@ -58,7 +58,9 @@ class Query:
         for name in ("nodes", "ranks_per_node", "threads_per_rank"):
             value = getattr(self, name)
             if value is not None and value > MAX_COUNT:  # a typo an estimate would answer
-                shown = f"{value:g}" if value < 1e300 else f"a number of {len(str(value))} digits"
+                shown = (f"a number of {len(str(value))} digits"  # past what floats hold
+                         if isinstance(value, numbers.Integral) and int(value) > 10**300
+                         else f"{value:g}")
                 raise BadInputError(f"{name.replace('_', '-')} must be at most "
                                     f"{MAX_COUNT}, got {shown}")
             if value is not None and not (math.isfinite(value) and value > 0):
