@@ -13,6 +13,7 @@ not understand.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -166,8 +167,6 @@ def _check_credentials(url: str) -> None:
     it part of the host name, which the driver's error then printed ("failed to resolve
     host 'evil@127.0.0.1'" for the password TopSecret@evil), and a bare ``%`` failed with
     a bare ValueError."""
-    import re
-
     credentials = url.partition("://")[2].rpartition("@")[0]
     if "@" in credentials or re.search(r"%(?![0-9A-Fa-f]{2})", credentials):
         raise BadInputError(f"cannot use database URL {redact_url(url)!r}: percent-encode "
