@@ -25,13 +25,13 @@ a walltime that at most ``kill_risk`` of runs outlive is the upper bound at conf
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
 from perfpredict.advise.walltime.advisor import check_kill_risk
+from perfpredict.counts import is_number
 from perfpredict.errors import BadInputError
 
 if TYPE_CHECKING:
@@ -69,15 +69,13 @@ class PlanRequest:
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""
         for option, count in (("--runs", self.runs), ("--max-nodes", self.max_nodes)):
-            if count is not None and (not isinstance(count, numbers.Integral)
-                                      or isinstance(count, bool)):
+            if count is not None and not is_number(count, whole=True):
                 raise BadInputError(f"{option} must be a whole number, got {count!r}")
         for option, value in (("--kill-risk", self.kill_risk),
                               ("--confidence", self.confidence),
                               ("--min-efficiency", self.min_efficiency),
                               ("--min-speedup-per-doubling", self.min_speedup_per_doubling)):
-            if value is not None and (not isinstance(value, numbers.Real)
-                                      or isinstance(value, bool) or not math.isfinite(value)):
+            if value is not None and not (is_number(value) and math.isfinite(value)):
                 raise BadInputError(f"{option} must be a number, got {value!r}")
         if self.runs < 1:
             raise BadInputError(f"--runs must be 1 or more, got {self.runs}")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from perfpredict import artifact
-from perfpredict.counts import MAX_COUNT
+from perfpredict.counts import MAX_COUNT, is_number
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
@@ -51,8 +51,7 @@ class Query:
             raise BadInputError("nodes must be a number, got None; pass --nodes N")
         for name in ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, numbers.Real)
-                                      or isinstance(value, bool)):
+            if value is not None and not is_number(value):
                 raise BadInputError(f"{name.replace('_', '-')} must be a number, got "
                                     f"{value!r}")
         for name in ("nodes", "ranks_per_node", "threads_per_rank"):

@@ -23,13 +23,13 @@ learned with them: :meth:`perfpredict.model.fit.HybridPredictor.fit`).
 from __future__ import annotations
 
 import functools
-import numbers
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from perfpredict.counts import is_number
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.evaluate.baselines import BLACKBOX, blackbox, law_names, law_prediction
 from perfpredict.evaluate.metrics import Outcomes, distance_bands, summarise
@@ -259,10 +259,10 @@ def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # typ
     if split not in SPLITS:
         raise BadInputError(f"--split must be one of: {', '.join(SPLITS)}, not {split!r}")
     for name, value, least in (("--repeats", repeats, 1), ("--seed", random_state, 0)):
-        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < least:
+        if not is_number(value, whole=True) or value < least:
             raise BadInputError(f"{name} must be a whole number of {least} or more, not "
                                 f"{value!r}")
-    if not isinstance(confidence, numbers.Real):
+    if not is_number(confidence):
         raise BadInputError(f"--confidence must be a number between 0 and 1, not "
                             f"{confidence!r}")
     if isinstance(app, str):  # one application, not its letters

@@ -43,6 +43,7 @@ from perfpredict.ingest.fields import (
     whole_number,
 )
 from perfpredict.ingest.records import (
+    DARSHAN_DETAILS,
     DARSHAN_LOG_MARK,
     RUN_KEY,
     BadRecord,
@@ -73,7 +74,7 @@ def _typed(text: str, name: str) -> Any:
     (data-staging seconds, batch sizes) see them as such; a Darshan log's details as the
     object or list ``runs export`` writes as JSON (only those: any other column's text
     is kept as it was stored before, which a benchmark row's content key hashes)."""
-    if name == "darshan" and text[:1] in ("{", "["):
+    if name == DARSHAN_DETAILS and text[:1] in ("{", "["):
         try:
             found = json.loads(text)
         except ValueError:
@@ -147,7 +148,7 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     if _darshan_log_row(values, extra, key):
         return RunRecord(**values, extra=extra, line_no=line_no, mode="attach",
                          key=darshan_log_key(values["job_id"], values.get("start_epoch_s"),
-                                             _log_name(extra["darshan"])))
+                                             _log_name(extra[DARSHAN_DETAILS])))
     return RunRecord(**values, extra=extra or None, line_no=line_no, key=key)
 
 
@@ -158,7 +159,7 @@ def _darshan_log_row(values: dict[str, Any], extra: dict[str, Any], key: str | N
     release before one key per job gave it its job's key (``:id``), which would have
     replaced or blocked the job's accounting: there, a row of Darshan details with its
     job's key and no state or node count, which a scheduler's record has."""
-    if values.get("job_id") is None or not isinstance(extra.get("darshan"), (dict, list)):
+    if values.get("job_id") is None or not isinstance(extra.get(DARSHAN_DETAILS), (dict, list)):
         return False
     if key is not None and DARSHAN_LOG_MARK in key:
         return True

@@ -37,6 +37,7 @@ from perfpredict._imports import require
 from perfpredict.ingest import fields
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import (
+    DARSHAN_DETAILS,
     BadRecord,
     IngestOptions,
     ParsedItem,
@@ -173,7 +174,7 @@ def _record(path: Path, summary: dict[str, Any], options: IngestOptions) -> RunR
         job_id=str(job_id),
         start_epoch_s=start,
         end_epoch_s=end,
-        extra={"darshan": details},
+        extra={DARSHAN_DETAILS: details},
         key=darshan_log_key(str(job_id), start, path.name),
         mode="attach",
     )

@@ -28,6 +28,8 @@ def job_key(job_id: str) -> str:
 
 #: What marks the key of a Darshan log stored as a run of its own (:func:`darshan_log_key`).
 DARSHAN_LOG_MARK = "#darshan@"
+#: The key of a run's Darshan details in ``extra``: one log's, or a list of several.
+DARSHAN_DETAILS = "darshan"
 
 
 def darshan_log_key(job_id: str, start_epoch_s: float | None, log_name: str) -> str:

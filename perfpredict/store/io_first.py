@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.engine import Connection
 
-from perfpredict.ingest.records import DARSHAN_LOG_MARK
+from perfpredict.ingest.records import DARSHAN_DETAILS, DARSHAN_LOG_MARK
 from perfpredict.store.schema import ingest_batches, runs
 
 #: The format name of a Darshan log's batch.
@@ -27,8 +27,6 @@ DARSHAN_FORMAT = "darshan"
 #: How far (seconds) a log's start may lie outside its job's start and end: Darshan's
 #: clock is the compute node's, the scheduler's the controller's.
 CLOCK_SLACK_S = 60.0
-#: The key of a run's Darshan details in ``extra``: one log's, or a list of several.
-DETAILS = "darshan"
 
 
 def ran_inside(log_start_s: float | None, job_start_s: float | None,
@@ -55,7 +53,7 @@ def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
     replace the scheduler's own file-system counter; a log the run holds already (read
     again) adds nothing."""
     extra = dict(extra or {})
-    held = _logs(extra.get(DETAILS))
+    held = _logs(extra.get(DARSHAN_DETAILS))
     names = {log.get("log") for log in held}
     new = [log for log in _logs(logs) if log.get("log") not in names]
     if not new:
@@ -65,7 +63,7 @@ def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
     elif not held or io_bytes is None:
         io_bytes = logs_io_bytes
     merged = held + new
-    extra[DETAILS] = merged[0] if len(merged) == 1 else merged
+    extra[DARSHAN_DETAILS] = merged[0] if len(merged) == 1 else merged
     return io_bytes, extra
 
 
@@ -101,7 +99,7 @@ class IoOnlyRuns:
                            runs.c.natural_key.contains(DARSHAN_LOG_MARK, autoescape=True))):
                 found.setdefault(row.job_id, []).append(IoOnlyRun(
                     row.id, row.batch_id, row.start_epoch_s, row.io_bytes,
-                    (row.extra or {}).get(DETAILS)))
+                    (row.extra or {}).get(DARSHAN_DETAILS)))
             self.by_system[system] = found
         return found
 

@@ -28,6 +28,7 @@ from sqlalchemy.engine import Connection
 
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.records import (
+    DARSHAN_DETAILS,
     BadRecord,
     IngestOptions,
     ParsedItem,
@@ -44,7 +45,6 @@ from perfpredict.store.dialect import (
 )
 from perfpredict.store.io_first import (
     DARSHAN_FORMAT,
-    DETAILS,
     IoOnlyRuns,
     ran_inside,
     with_logs,
@@ -411,7 +411,7 @@ class _FileIngest:
         target = min(candidates, key=lambda row: abs(
             (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
         io_bytes, extra = with_logs(target.io_bytes, target.extra, record.io_bytes,
-                                    (record.extra or {}).get(DETAILS))
+                                    (record.extra or {}).get(DARSHAN_DETAILS))
         if (io_bytes, extra) != (target.io_bytes, target.extra or {}):  # else held already
             self.conn.execute(update(runs).where(runs.c.id == target.id)
                               .values(io_bytes=io_bytes, extra=extra))
