@@ -296,11 +296,12 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     n_peers = int(row["peer_series"])
     if n_peers:
         notes.append(f"{n_peers} other series of {series.key.app} on this input measured "
-                     f"across {ctx.scale_max:g} to {scale:g} {series.scale_unit} (their "
-                     "speed-up read between their measured scales, linear in log-log): the "
-                     f"estimate weighs this series' runtime at {ctx.scale_max:g} times their "
-                     f"median speed-up {PEER_WEIGHT:.0%} (in log space) against the model's "
-                     "own prediction"
+                     f"from {ctx.scale_max:g} toward {scale:g} {series.scale_unit} (their "
+                     "speed-up read between their measured scales, linear in log-log; one "
+                     f"whose range ends short of {scale:g} weighs the less the farther short, "
+                     "nothing a doubling or more): the estimate weighs this series' runtime "
+                     f"at {ctx.scale_max:g} times their median speed-up {PEER_WEIGHT:.0%} "
+                     "(in log space) against the model's own prediction"
                      + (", and narrows the interval as two independent estimates would"
                         if n_peers >= PEER_INTERVAL_MIN_PEERS else ""))
     if row["beyond_calibration"]:

@@ -563,16 +563,20 @@ class RuntimeModel:
             offset = np.where(distance > 0, offset * (1.0 - ramp), offset)
         runtime_log = base_log + correction + offset
         n_peers = np.zeros(n, dtype=np.int64)
+        narrowed = np.ones(n)
         if peers is not None and kind == "strong":
-            log_speedup, n_peers = peers.log_speedup(series.key, series.scale_unit,
-                                                     ctx.scale_max, p)
-            n_peers = np.where(distance > 0, n_peers, 0)
-            peer_log = np.log(ctx.medians_s[-1]) + log_speedup
-            runtime_log = np.where(n_peers > 0, (1.0 - PEER_WEIGHT) * runtime_log
-                                   + PEER_WEIGHT * peer_log, runtime_log)
+            said = peers.log_speedup(series.key, series.scale_unit, ctx.scale_max, p)
+            beyond = distance > 0
+            n_peers = np.where(beyond, said.count, 0)
+            # a fading peer weighs in with the chance that it does (PeerSpeedup)
+            weight = PEER_WEIGHT * np.where(beyond, said.presence, 0.0)
+            peer_log = np.log(ctx.medians_s[-1]) + np.nan_to_num(said.log_speedup)
+            runtime_log = (1.0 - weight) * runtime_log + weight * peer_log
+            narrowed -= (np.where(beyond, said.at_least(PEER_INTERVAL_MIN_PEERS), 0.0)
+                         * (1.0 - PEER_INTERVAL_SCALE))
         if kind == "strong" and series.fixed_work:
             runtime_log = np.maximum(runtime_log, ideal_log(ctx, p))
-        narrowed = np.where(n_peers >= PEER_INTERVAL_MIN_PEERS, PEER_INTERVAL_SCALE, 1.0)[:-1]
+        narrowed = narrowed[:-1]
         return _Point(runtime_s=np.exp(runtime_log)[:-1], spread=spread[:-1] * narrowed,
                       distance=distance[:-1], correction=correction[:-1],
                       peer_series=n_peers[:-1], conformal=self.conformal[kind],

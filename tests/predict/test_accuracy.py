@@ -25,7 +25,7 @@ split's coverage than the other's (RELeARN's: 0.091 in extrapolation, 0.029 in f
     relearn               1.9 / 0.44   1.9 / 0.18       0.091 / 0.029
     vasp_archer           0.091 / 0.069  0.29 / 0.20    0.011 / 0.032
     cp2k_readme           0.79 / 0.34  1.0 / 0.75       0.0059 / 0.061
-    castro_scaling        0.066 / 0.045  0.073 / 0.44   0.0071 / 0.0058
+    castro_scaling        0.17 / 0.071  0.36 / 0.32     0.0084 / 0.0046
     pencilffts_jeanzay    0.39 / 0.25  0.67 / 0.61      0.0085 / 0.029
     all                   0.26 / 0.099  0.58 / 0.30     -
 
@@ -59,7 +59,7 @@ MAPE_MARGIN_PCT = {
         "relearn": 5.6,
         "vasp_archer": 0.3,
         "cp2k_readme": 2.4,
-        "castro_scaling": 0.2,
+        "castro_scaling": 0.5,
         "pencilffts_jeanzay": 1.2,
         "all": 0.8,
     },
@@ -68,7 +68,7 @@ MAPE_MARGIN_PCT = {
         "relearn": 1.4,
         "vasp_archer": 0.3,
         "cp2k_readme": 1.1,
-        "castro_scaling": 0.2,
+        "castro_scaling": 0.3,
         "pencilffts_jeanzay": 0.8,
         "all": 0.3,
     },
@@ -79,7 +79,7 @@ MEDIAN_APE_MARGIN_PCT = {
         "relearn": 5.8,
         "vasp_archer": 0.9,
         "cp2k_readme": 3.1,
-        "castro_scaling": 0.3,
+        "castro_scaling": 1.1,
         "pencilffts_jeanzay": 2.1,
     },
     "fewshot": {
@@ -87,7 +87,7 @@ MEDIAN_APE_MARGIN_PCT = {
         "relearn": 0.6,
         "vasp_archer": 0.7,
         "cp2k_readme": 2.3,
-        "castro_scaling": 1.4,
+        "castro_scaling": 1.0,
         "pencilffts_jeanzay": 1.9,
     },
 }
@@ -124,9 +124,9 @@ LOSES_TO_A_BASELINE = {
 COVERAGE_OUTSIDE = {
     ("extrapolate", "mlperf_training"),  # 0.955
     ("extrapolate", "cp2k_readme"),      # 0.983
-    ("extrapolate", "castro_scaling"),   # 0.986
+    ("extrapolate", "castro_scaling"),   # 0.988
     ("fewshot", "mlperf_training"),      # 0.963
-    ("fewshot", "castro_scaling"),       # 0.976
+    ("fewshot", "castro_scaling"),       # 0.978
 }
 POOLED_FAILS: set[str] = set()
 
