@@ -138,7 +138,8 @@ def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.n
     """:func:`~perfpredict.ingest.fields.local_epoch_s` of ``2024-05-01T12:00:00``,
     epoch seconds, ``Unknown``, ``None`` and empty: epoch seconds UTC (NaN: not set) and
     which rows were read. Wall-clock times that occur twice or never in ``zone`` (DST
-    changes) are left to the scalar reader, which decides them by ``fold=0``."""
+    changes) are left to the per-row rules, which read a time twice met by its Start or
+    End (:func:`~perfpredict.ingest.sacct.rows.times`) and refuse one never met."""
     upper = _uppercase(column)
     unset = (column.lengths == 0) | upper.equals(b"UNKNOWN") | upper.equals(b"NONE")
     matrix = np.zeros((len(column.lengths), _TIME_WIDTH), dtype=np.int64)

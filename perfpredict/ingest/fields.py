@@ -355,7 +355,8 @@ def epoch_s(name: str, value: float | int | None) -> float | None:
     return value
 
 
-def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
+def local_epoch_s(name: str, text: str, zone: ZoneInfo, *, later: bool = False,
+                  ) -> float | None:
     """Epoch seconds UTC from sacct's local ``YYYY-MM-DDTHH:MM:SS`` read in ``zone``, or
     from plain epoch seconds (``SLURM_TIME_FORMAT=%s``), which are UTC whatever ``zone``
     says; ``Unknown``/``None``/empty is None.
@@ -363,8 +364,12 @@ def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
     >>> local_epoch_s("End", "1690964225", ZoneInfo("Europe/Berlin"))
     1690964225.0
 
-    A wall-clock time that occurs twice when clocks go back is read as the first
-    occurrence (``fold=0``); export with ``TZ=UTC sacct ...`` to avoid the ambiguity.
+    A wall-clock time that occurs twice when clocks go back is read as its first
+    occurrence, or its second with ``later`` (an End that would otherwise precede its
+    Start, :func:`perfpredict.ingest.sacct.rows.times`); export with ``TZ=UTC sacct ...``
+    to avoid the ambiguity. A time that never occurs in ``zone`` (skipped when clocks
+    went forward) is a :class:`FieldError`: a clock in that zone cannot have written it,
+    so ``--timezone`` is not the zone of the log, and every time read in it would be off.
     """
     text = text.strip()
     if text.upper() in NO_TIME:
@@ -375,9 +380,15 @@ def local_epoch_s(name: str, text: str, zone: ZoneInfo) -> float | None:
         raise FieldError(f"{name} {text!r} is not a time like 2024-05-01T12:00:00 "
                          "(was SLURM_TIME_FORMAT set when exporting?)")
     try:
-        moment = datetime.fromisoformat(text).replace(tzinfo=zone)
+        wall_clock = datetime.fromisoformat(text)
     except ValueError:
         raise FieldError(f"{name} {text!r} is not a valid calendar date and time") from None
+    moment = wall_clock.replace(tzinfo=zone, fold=int(later))
+    if moment.astimezone(dt_timezone.utc).astimezone(zone).replace(tzinfo=None) != wall_clock:
+        raise FieldError(f"{name} {text!r} does not exist in {zone.key} (clocks went forward "
+                         "over it), so the log was not written in that zone: pass the zone "
+                         "of the machine that wrote it with --timezone (or export sacct "
+                         "with TZ=UTC)")
     return epoch_s(name, moment.timestamp())
 
 

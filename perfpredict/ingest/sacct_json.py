@@ -218,9 +218,12 @@ def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
 
 
 def _load(path: Path) -> Any:
+    """The document, bytes that are not UTF-8 replaced (U+FFFD) as the line-based readers
+    do: Slurm writes a job or user name's bytes as they are, and one Latin-1 name
+    refused the whole export with advice to export it again, which gives the same bytes."""
     with open_binary(path) as fh:
         data = fh.read()
-    return json.loads(data)
+    return json.loads(data.decode("utf-8-sig", errors="replace"))
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
@@ -241,7 +244,7 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
                         f"not valid JSON ({exc.msg} at column {exc.colno}); export again with "
                         "sacct --json, the file may be cut short", whole_file=True)
         return
-    except (UnicodeDecodeError, RecursionError, OSError, EOFError) as exc:
+    except (RecursionError, OSError, EOFError) as exc:
         yield BadRecord(None, "", f"cannot be read as JSON text ({type(exc).__name__}: "
                         f"{str(exc)[:200]}); export again with sacct --json", whole_file=True)
         return

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,7 @@ from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, wide_text
 from perfpredict.ingest.fields import FieldError, duration_s, memory_bytes
 from perfpredict.ingest.records import BadRecord, RunRecord
 from perfpredict.ingest.sacct import XDMOD_COLUMNS, parse
+from perfpredict.ingest.sacct import rows as sacct_rows
 from perfpredict.store.queries import iter_runs, run_stats
 from tests.conftest import shared_path
 from tests.ingest._mutate import check_items, survives_mutations
@@ -68,6 +70,58 @@ def test_timezone_option_reads_local_times() -> None:
                        timezone="America/New_York")
     assert first.submit_epoch_s == utc("2015-06-26T13:57:00") + 4 * 3600  # EDT
     assert first.extra is not None and first.extra["timezone"] == "America/New_York"
+
+
+def dst_variant(tmp_path: Path, start: str, end: str, elapsed: str) -> Path:
+    """The real XDMoD dump's completed job (line 3) run at other local times."""
+    cells = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv").read_text(
+        encoding="utf-8").splitlines()[2].split("|")
+    cells[XDMOD_COLUMNS.index("start")], cells[XDMOD_COLUMNS.index("end")] = start, end
+    cells[XDMOD_COLUMNS.index("elapsed")] = elapsed
+    return write(tmp_path, "|".join(cells) + "\n")
+
+
+def test_a_job_across_the_hour_clocks_go_back_over_is_read(tmp_path: Path) -> None:
+    """Started 02:50 summer time (00:50 UTC), ended 02:10 winter time (01:10 UTC): the
+    End read as the first 02:10 preceded the Start, and the file was refused."""
+    path = dst_variant(tmp_path, "2024-10-27T02:50:00", "2024-10-27T02:10:00", "00:20:00")
+    (job,) = runs(path, timezone="Europe/Berlin")
+    assert (job.start_epoch_s, job.end_epoch_s) == (utc("2024-10-27T00:50:00"),
+                                                    utc("2024-10-27T01:10:00"))
+    assert job.runtime_s == 1200.0
+
+
+def test_a_time_clocks_skipped_says_the_time_zone_is_wrong(tmp_path: Path) -> None:
+    """No clock in Berlin showed 02:30 on 2024-03-31: the log is in another zone."""
+    path = dst_variant(tmp_path, "2024-03-31T02:30:00", "2024-03-31T03:10:00", "00:40:00")
+    (bad,) = list(parse(path, IngestOptions(timezone="Europe/Berlin")))
+    assert isinstance(bad, BadRecord) and bad.line_no == 1
+    assert bad.reason.startswith("Start '2024-03-31T02:30:00' does not exist in Europe/Berlin")
+    assert "--timezone" in bad.reason
+    (job,) = runs(path, timezone="UTC")
+    assert job.runtime_s == 2400.0
+
+
+_BERLIN = ZoneInfo("Europe/Berlin")
+
+
+@settings(max_examples=300, deadline=None)
+@given(start=st.integers(utc("2024-10-26T20:00:00"), utc("2024-10-27T04:00:00")),
+       runtime=st.integers(0, 4 * 3600))
+def test_local_times_around_a_clock_change_never_refuse_a_job(start: int, runtime: int) -> None:
+    """Property: any job written in local time across the autumn change reads with its
+    End not before its Start, each time an instant its wall-clock time names (so exactly
+    when it names only one)."""
+    def wall_clock(epoch: int) -> str:
+        return datetime.fromtimestamp(epoch, _BERLIN).strftime("%Y-%m-%dT%H:%M:%S")
+
+    end = start + runtime
+    _, start_s, end_s = sacct_rows.times({"start": wall_clock(start), "end": wall_clock(end)},
+                                         _BERLIN)
+    assert start_s is not None and end_s is not None and end_s >= start_s
+    for read, true in ((start_s, start), (end_s, end)):
+        assert read in {t for t in (true - 3600, true, true + 3600)
+                        if wall_clock(t) == wall_clock(true)}
 
 
 def test_array_task_kept_and_pending_remainders_skipped_silently() -> None:

@@ -157,6 +157,32 @@ def test_malformed_document_is_one_bad_record_at_its_line(tmp_path: Path) -> Non
     assert isinstance(bad, BadRecord) and "no 'jobs' list" in bad.reason
 
 
+def test_a_name_that_is_not_utf8_costs_neither_the_job_nor_the_file(tmp_path: Path) -> None:
+    """Slurm writes a job name's bytes as they are: a Latin-1 é refused the whole export,
+    with advice (export again) that gives the same bytes."""
+    path = tmp_path / "latin1.json"
+    path.write_bytes(slurm("sarc-sacct-json-slurm_22_5_9.json").read_bytes().replace(
+        b'"roberta-encoder', b'"rob\xe9rta-encoder', 1))
+    (job,) = runs(path)
+    assert (job.job_id, job.app, job.runtime_s) == (
+        "20247445", "rob\ufffdrta-encoder-with_scheduler", 124403.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(min_size=1, max_size=6).filter(lambda b: not set(b) & set(b'"\\') and all(
+    byte >= 0x20 for byte in b)))
+def test_any_bytes_in_a_name_read_as_a_job(tmp_path_factory: pytest.TempPathFactory,
+                                           name: bytes) -> None:
+    """Property: whatever bytes a job name holds (no quote, backslash or control
+    character, which Slurm escapes), the real job is read with its other fields."""
+    path = tmp_path_factory.mktemp("h") / "name.json"
+    path.write_bytes(slurm("clockwork-sacct_1.json").read_bytes().replace(
+        b'"name": "test-job-1"', b'"name": "' + name + b'"', 1))
+    (job,) = runs(path)
+    assert (job.job_id, job.state, job.runtime_s) == ("10", "NODE_FAIL", 20615.0)
+    assert job.app == (name.decode("utf-8", errors="replace").strip() or "unnamed")
+
+
 @pytest.mark.parametrize("name", ["clockwork-sacct_1.json",
                                   "sarc-generated-sacct-json-v0.0.43-mila_1714003200.json"])
 def test_mutated_real_documents_never_raise(tmp_path: Path, name: str) -> None:

@@ -77,6 +77,18 @@ def test_local_times_are_read_in_the_time_zone() -> None:
     assert pacific.runtime_s == utc.runtime_s == 7.0
 
 
+def test_a_job_across_the_autumn_clock_change_runs_forward(tmp_path: Path) -> None:
+    """jobcomp has no Elapsed: its runtime is End - Start, so an End in the repeated hour
+    read as its first occurrence made a 20-minute job end before it started (refused)."""
+    path = write(tmp_path, line(8, start="2024-10-27T02:50:00", end="2024-10-27T02:10:00"),
+                 line(9, start="2024-03-31T02:30:00", end="2024-03-31T03:10:00"))
+    run, bad = parse(path, IngestOptions(timezone="Europe/Berlin"))
+    assert isinstance(run, RunRecord) and run.runtime_s == 1200.0
+    assert isinstance(bad, BadRecord) and bad.line_no == 2
+    assert bad.reason.startswith("StartTime '2024-03-31T02:30:00' does not exist in "
+                                 "Europe/Berlin")
+
+
 def test_names_with_blanks_and_equals_signs_stay_whole(tmp_path: Path) -> None:
     (run,) = parse(write(tmp_path, line(7, name="my run a=b c")), IngestOptions())
     assert isinstance(run, RunRecord)

@@ -197,9 +197,16 @@ def job_id_extra(display_id: str, job_id: str) -> dict[str, Any]:
 
 
 def times(row: Row, zone: ZoneInfo) -> tuple[float | None, float | None, float | None]:
-    """Submit, start and end in epoch seconds UTC."""
+    """Submit, start and end in epoch seconds UTC.
+
+    An End in the hour clocks went back over is its second occurrence when the first
+    would precede the Start: a job that started at 02:50 summer time and ended at 02:10
+    winter time ran 20 minutes; read both as first occurrences it was refused as ending
+    before it started, and with it the whole file."""
     start = fields.local_epoch_s("Start", row.get("start", ""), zone)
     end = fields.local_epoch_s("End", row.get("end", ""), zone)
+    if start is not None and end is not None and end < start:
+        end = fields.local_epoch_s("End", row.get("end", ""), zone, later=True)
     check_order(start, end, row)
     return fields.local_epoch_s("Submit", row.get("submit", ""), zone), start, end
 
