@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -24,6 +23,7 @@ from sqlalchemy.pool import QueuePool
 
 from perfpredict.config import redact_url, store_url
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
+from perfpredict.store.handle import Store
 from perfpredict.store.location import (
     missing_store,
     require_sqlite_file,
@@ -34,34 +34,6 @@ from perfpredict.store.location import (
 from perfpredict.store.revision import SCHEMA_REVISION, SCHEMA_REVISIONS, check_revision
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
-
-
-@dataclass
-class Store:
-    """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
-    ``read_only``: the user may read but not write it (a shared store: a SQLite file they
-    cannot write, a PostgreSQL role without INSERT); reads never try to write to it.
-    ``upgraded_from``: the schema revision an older store was migrated from on opening
-    (``open_store(upgrade=True)``), None when it was not."""
-
-    engine: Engine
-    url: str
-    read_only: bool = False
-    upgraded_from: str | None = None
-
-    @property
-    def safe_url(self) -> str:
-        return redact_url(self.url)
-
-    def dispose(self) -> None:
-        self.engine.dispose()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        """``with open_store(url) as store:`` disposes of the engine on the way out."""
-        self.dispose()
 
 
 def _sqlite_pragmas(*, read_only: bool):  # type: ignore[no-untyped-def]

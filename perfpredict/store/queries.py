@@ -14,6 +14,7 @@ from sqlalchemy import Select, func, select, tuple_
 from perfpredict.errors import NotFoundError
 from perfpredict.ingest.records import RUN_KEY
 from perfpredict.store import Store
+from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
 
 #: Leading columns of ``runs export --format csv``, named as ``ingest csv`` reads them.
@@ -37,6 +38,7 @@ def _iso(epoch_s: float | None) -> str | None:
     return datetime.fromtimestamp(epoch_s, tz=timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+@takes_store
 def iter_runs(store: Store, *, app: Sequence[str] | None = None, limit: int | None = None,
               batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small;
@@ -76,6 +78,7 @@ class RunExport:
     rows: Iterator[dict[str, Any]]
 
 
+@takes_store
 def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
     """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
     collect the extra fields' names and a second, lazy one for the rows.
@@ -100,6 +103,7 @@ def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
                                                                     keys=True)))
 
 
+@takes_store
 def run_stats(store: Store) -> dict[str, Any]:
     """Counts a user checks after ingest: runs, applications, systems, batches, rejects;
     and per application and system its scales, in nodes, or in ranks where its runs give
@@ -189,6 +193,7 @@ def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> i
         return int(conn.execute(query).scalar_one())
 
 
+@takes_store
 def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignore[no-untyped-def]
                with_source: bool = False,
                app_systems: Sequence[tuple[str, str]] | None = None):
