@@ -422,16 +422,22 @@ class _FileIngest:
         """A system first named by a log is created as a placeholder holding no facts,
         and reported so the user can complete its catalog entry. A run's ranks times
         threads per node is no node's core count (Castro's runs on Summit, one rank per
-        GPU, made it 6 of 42)."""
+        GPU, made it 6 of 42).
+
+        Reported only when this ingest created it: another ingest running at the same
+        time may create it first (on PostgreSQL both read the systems before either
+        committed, and both said "new system"), and then the insert stores nothing."""
         if name in self.known_systems:
             return
         self.known_systems.add(name)
-        self.conn.execute(insert_ignoring_duplicates(self.conn, systems, "name"), [{
-            "name": name, "origin": "ingest", "details": {
-                "note": f"created by ingest of {self.path.name}; complete it with "
-                        "'perfpredict systems add FILE.toml'"},
-        }])
-        self.report.new_systems.append(name)
+        created = self.conn.execute(
+            insert_ignoring_duplicates(self.conn, systems, "name").values(
+                name=name, origin="ingest", details={
+                    "note": f"created by ingest of {self.path.name}; complete it with "
+                            "'perfpredict systems add FILE.toml'"},
+            ).returning(systems.c.name)).scalar()
+        if created is not None:
+            self.report.new_systems.append(name)
 
 
 @contextmanager
