@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.ingest import BatchReport, IngestOptions, ingest_file
 from perfpredict.store import open_store
 from perfpredict.store.queries import iter_runs
 from perfpredict.store.schema import runs
@@ -196,40 +196,67 @@ def test_an_export_read_back_stores_nothing_and_its_logs_still_join_their_jobs( 
         fresh.dispose()
 
 
-def _store_log(store, name: str, start_s: float, io_bytes: float) -> None:  # type: ignore[no-untyped-def]
+def _store_log(store, name: str, start_s: float, io_bytes: float,  # type: ignore[no-untyped-def]
+               options: IngestOptions = THETA, ranks: int = 64) -> BatchReport:
     """A Darshan log of job 777 as the Darshan reader makes its record (one executable
     of a two-step job), stored through the writer."""
     from perfpredict.ingest.records import RunRecord, darshan_log_key
     from perfpredict.store.writer import write_file
 
-    record = RunRecord(app="step", total_ranks=64, io_bytes=io_bytes, runtime_s=600.0,
+    record = RunRecord(app="step", total_ranks=ranks, io_bytes=io_bytes, runtime_s=600.0,
                        job_id="777", start_epoch_s=start_s, end_epoch_s=start_s + 600,
                        extra={"darshan": {"log": name}}, mode="attach",
                        key=darshan_log_key("777", start_s, name))
-    write_file(store, Path(name), "darshan", name.ljust(64, "0"), THETA, [[record]])
+    return write_file(store, Path(name), "darshan", name.ljust(64, "0"), options, [[record]])
+
+
+def _job_777(tmp_path: Path) -> Path:
+    """Job 777's accounting, 2021-01-01 01:00-02:00 UTC, of two nodes and no ranks."""
+    job = tmp_path / "job.psv"
+    job.write_text("JobIDRaw|JobName|State|Start|End|NNodes\n"
+                   "777|twostep|COMPLETED|2021-01-01T01:00:00|2021-01-01T02:00:00|2\n")
+    return job
 
 
 @pytest.mark.parametrize("log_first", [True, False])
 def test_a_job_of_two_logs_holds_both_in_either_order(  # type: ignore[no-untyped-def]
         db_url: str, tmp_path: Path, log_first: bool) -> None:
     """Before, with the logs first the job took one and the other stayed a run beside it;
-    with the job first the second log's bytes replaced the first's."""
-    job = tmp_path / "job.psv"  # 2021-01-01 01:00-02:00 UTC
-    job.write_text("JobIDRaw|JobName|State|Start|End|NNodes\n"
-                   "777|twostep|COMPLETED|2021-01-01T01:00:00|2021-01-01T02:00:00|2\n")
+    with the job first the second log's bytes replaced the first's. The job, whose
+    accounting gives no ranks, takes the first log's (it dropped them, in either order)."""
+    job = _job_777(tmp_path)
     store = open_store(db_url)
     try:
         if not log_first:
             ingest_file(store, "sacct", job, THETA)
         _store_log(store, "a.darshan", 1609462900.0, 1e9)
-        _store_log(store, "b.darshan", 1609464800.0, 2e9)
+        _store_log(store, "b.darshan", 1609464800.0, 2e9, ranks=8)
         if log_first:
             assert ingest_file(store, "sacct", job, THETA).n_joined_io == 2
         (run,) = iter_runs(store)
-        assert (run["nodes"], run["io_bytes"]) == (2, 3e9)
+        assert (run["nodes"], run["total_ranks"], run["io_bytes"]) == (2, 64, 3e9)
         assert [log["log"] for log in run["extra"]["darshan"]] == ["a.darshan", "b.darshan"]
     finally:
         store.dispose()
+
+
+def test_a_log_read_again_gives_its_job_the_ranks_it_lacks(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A store upgraded by migration 0005 before it kept a merged log's ranks holds the
+    job with the log's I/O and no ranks: reading the log again gives them, and nothing
+    else changes."""
+    from sqlalchemy import update
+
+    ingest_file(store, "sacct", _job_777(tmp_path), THETA)
+    _store_log(store, "a.darshan", 1609462900.0, 1e9)
+    with store.engine.begin() as conn:
+        conn.execute(update(runs).values(total_ranks=None))
+    again = _store_log(store, "a.darshan", 1609462900.0, 1e9,
+                       IngestOptions(system="theta", reread=True))
+    assert (again.n_stored, again.n_attached) == (0, 1)
+    (run,) = iter_runs(store)
+    assert (run["total_ranks"], run["io_bytes"]) == (64, 1e9)
+    assert _store_log(store, "a.darshan", 1609462900.0, 1e9, IngestOptions(
+        system="theta", reread=True)).n_duplicates == 1  # held, ranks and all
 
 
 def test_an_export_of_a_release_before_one_key_per_job_keeps_the_jobs_accounting(
