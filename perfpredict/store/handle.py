@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 class Store:
     """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
     ``read_only``: the user may read but not write it (a shared store: a SQLite file they
-    cannot write, a PostgreSQL role without INSERT); reads never try to write to it.
+    cannot write, a PostgreSQL role that may not write all of it); reads never try to
+    write to it.
     ``upgraded_from``: the schema revision an older store was migrated from on opening
     (``open_store(upgrade=True)``), None when it was not."""
 
