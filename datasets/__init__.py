@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.errors import NotFoundError
+from perfpredict.store.handle import takes_store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,6 +76,7 @@ def load(name: str) -> pd.DataFrame:
     return pd.read_csv(path(name))
 
 
+@takes_store
 def ingest(store: Store, names: tuple[str, ...] | list[str] = NAMES) -> list[BatchReport]:
     """Store the bundled data sets (idempotent: a second call stores nothing), each
     replacing the runs of its earlier releases where the store holds one."""

@@ -82,12 +82,15 @@ def resolve_db_url(flag: str | None = None) -> str:
 
 def store_url(store: str | os.PathLike[str]) -> str:
     """The URL of the store ``store`` names: a URL, or a SQLite file's path (text or a
-    ``Path``), as ``--db`` takes either; anything else is bad input saying what is."""
+    ``Path``), as ``--db`` takes either; anything else is bad input saying what is (an
+    open Store is taken by the functions that take a store, not named again:
+    :mod:`perfpredict.store.handle`)."""
     if isinstance(store, os.PathLike):
         store = os.fspath(store)
     if not isinstance(store, str):
-        raise BadInputError(f"a store is named by its URL or a SQLite file's path (an open "
-                            f"Store's .url), not a {type(store).__name__}")
+        raise BadInputError(f"a store is named by its URL or a SQLite file's path, not a "
+                            f"{type(store).__name__}; the functions that take a store take "
+                            "one opened with perfpredict.store.open_store as well")
     return store if "://" in store else f"sqlite:///{Path(store).expanduser()}"
 
 

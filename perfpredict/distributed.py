@@ -14,6 +14,7 @@ JSON, and a client is a live connection.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -30,11 +31,13 @@ PARTITIONS_PER_WORKER = 4
 @contextmanager
 def dask_training(scheduler: str) -> Iterator[Any]:
     """Connect to the scheduler at ``scheduler`` (or start a local cluster for
-    :data:`LOCAL`) and yield the client to train with; disconnects afterwards."""
+    :data:`LOCAL`, its workers' XGBoost console quiet: :func:`quiet_xgboost_console`)
+    and yield the client to train with; disconnects afterwards."""
     distributed = require("dask.distributed", "dask")
     # a Client without an address starts a LocalCluster sized to this machine
     if scheduler == LOCAL:
         client = distributed.Client()
+        client.register_worker_callbacks(setup=quiet_xgboost_console)  # a restarted one too
     else:
         try:
             client = distributed.Client(scheduler, timeout="10s")
@@ -45,6 +48,53 @@ def dask_training(scheduler: str) -> Iterator[Any]:
                 "on this machine") from None
     with client:
         yield client
+
+
+#: The log callback :func:`quiet_xgboost_console` gives XGBoost, held so that it lives as
+#: long as the worker process (XGBoost keeps only its address).
+_xgboost_log_callback: Any = None
+
+
+def _xgboost_warnings_only(message: bytes) -> None:
+    """XGBoost's native log line ``message`` as Python's own callback passes it on
+    (``xgboost.core._log_callback``), but for the console lines it prints: a warning is
+    a Python warning (on the worker's stderr, once per message), the rest is dropped."""
+    text = message.decode("utf-8", "replace")
+    if "WARNING:" in text:
+        warnings.warn(text, UserWarning, stacklevel=2)
+
+
+def quiet_xgboost_console() -> None:
+    """On a worker of the local cluster: keep XGBoost's collective from printing
+    "Task [xgboost.dask-0]:tcp://127.0.0.1:39383 got rank 0" once per worker and fitted
+    booster, hundreds of lines on the terminal for a center's store, while its warnings
+    still reach it.
+
+    The line is logged at XGBoost's console level, which no ``verbosity`` silences
+    (``xgboost.config_context(verbosity=0)`` neither), and in a dask worker's task
+    thread it goes to stderr directly: XGBoost passes its log lines to the callback
+    registered in the calling thread, and Python's, which turns warnings into Python
+    warnings, is registered only in the thread that imported xgboost. So each thread
+    that joins XGBoost's communicator (``xgboost.collective.init``, where xgboost.dask
+    starts every fit) first registers :func:`_xgboost_warnings_only` as its own.
+    Only the local cluster's workers, this command's own processes, are changed: a
+    remote cluster's workers log to their own files, not the user's terminal."""
+    global _xgboost_log_callback
+    if _xgboost_log_callback is not None:  # run once per worker process
+        return
+    import ctypes
+
+    import xgboost.collective
+    from xgboost import core
+
+    _xgboost_log_callback = ctypes.CFUNCTYPE(None, ctypes.c_char_p)(_xgboost_warnings_only)
+    join = xgboost.collective.init
+
+    def quiet_join(**args: Any) -> None:
+        core._LIB.XGBRegisterLogCallback(_xgboost_log_callback)
+        join(**args)
+
+    xgboost.collective.init = quiet_join
 
 
 def read_series(client: Any, db_url: str,

@@ -20,6 +20,7 @@ from perfpredict.model.fit import HybridPredictor, strong_applications, too_few_
 from perfpredict.model.runtime import kind_of
 from perfpredict.model.series import Series, build_series
 from perfpredict.overhead.contexts import full_contexts
+from perfpredict.store.handle import Store, takes_store
 
 #: Fewest scheduler jobs (with submit times) worth fitting a walltime advisor on.
 MIN_WALLTIME_JOBS = 200
@@ -242,7 +243,8 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
     return report
 
 
-def train(store, apps: list[str] | None = None,  # type: ignore[no-untyped-def]
+@takes_store
+def train(store: Store, apps: list[str] | None = None,
           dask: str | None = None, with_bundled: bool = False,
           borrow_bundled: bool = True) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:

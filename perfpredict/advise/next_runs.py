@@ -25,6 +25,7 @@ from perfpredict.advise.plan import P90, PlanRequest, quantile_confidence, sweep
 from perfpredict.errors import BadInputError
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
+from perfpredict.store.handle import takes_store
 
 if TYPE_CHECKING:
     from perfpredict.estimate import LoadedPredictor
@@ -132,6 +133,7 @@ def _target_spread(predictor: LoadedPredictor, series: Series, ctx: SeriesContex
     return pred.upper_s / pred.runtime_s
 
 
+@takes_store
 def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None = None,
                    budget_node_hours: float | None = None) -> NextRunsPlan:
     """The benchmark runs to do next for ``request``'s series; see the module docstring.

@@ -33,6 +33,7 @@ from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor,
 from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.counts import is_number
 from perfpredict.errors import BadInputError
+from perfpredict.store.handle import takes_store
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec
@@ -243,6 +244,7 @@ def catalog_entry(store: Store, *names: str | None) -> SystemSpec | None:
     return None
 
 
+@takes_store
 def advise_plan(store: Store, request: PlanRequest) -> Plan:
     """Sweep node counts, choose one by the objective under the efficiency floor, and work
     out its walltime and node-hours; see the module docstring."""

@@ -30,6 +30,7 @@ from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.names import close_names
 from perfpredict.store import Store
 from perfpredict.store.dialect import insert_ignoring_duplicates
+from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import systems
 
 _COLUMNS = [*NUMERIC_FIELDS, "allocation_unit"]
@@ -151,6 +152,7 @@ def seed_catalog(store: Store) -> list[str]:
     return [s.name for s in [*absent, *placeholders]]
 
 
+@takes_store
 def list_systems(store: Store) -> list[SystemSpec]:
     """Every system in the store (the shipped catalog included), by name."""
     from perfpredict.catalog import bundled_systems
@@ -166,6 +168,7 @@ def list_systems(store: Store) -> list[SystemSpec]:
     return sorted(by_name.values(), key=lambda s: s.name.casefold())
 
 
+@takes_store
 def get_system(store: Store, name: str) -> SystemSpec | None:
     """The system called ``name`` or having it as an alias, compared by :func:`name_key`
     (so a log's ``frontier``, "JUWELS Booster" and a data set's long label find their
@@ -177,6 +180,7 @@ def get_system(store: Store, name: str) -> SystemSpec | None:
     return min(candidates, key=lambda spec: (spec.origin == "ingest", spec.name != name))
 
 
+@takes_store
 def require_system(store: Store, name: str) -> SystemSpec:
     """Like :func:`get_system`, but an unknown name is a :class:`NotFoundError` that
     suggests the closest known names."""
@@ -190,6 +194,7 @@ def require_system(store: Store, name: str) -> SystemSpec:
                         "'perfpredict systems add FILE.toml' adds one")
 
 
+@takes_store
 def add_system(store: Store, spec: SystemSpec) -> None:
     """Store ``spec``, replacing any entry of the same name (a shipped one or an ingest
     placeholder included): the user's file is the newest word on their machine."""
@@ -197,6 +202,7 @@ def add_system(store: Store, spec: SystemSpec) -> None:
         _upsert(conn, [spec])
 
 
+@takes_store
 def add_systems_from_file(store: Store, path: str | Path) -> list[SystemSpec]:
     """Validate every entry in the TOML file first, then store them all in one
     transaction (a file with one bad entry changes nothing)."""
@@ -206,6 +212,7 @@ def add_systems_from_file(store: Store, path: str | Path) -> list[SystemSpec]:
     return specs
 
 
+@takes_store
 def export_systems(store: Store) -> str:
     """All entries as one TOML document that ``systems add`` reads back unchanged."""
     return many_to_toml(list_systems(store))

@@ -9,6 +9,7 @@ from typing import Any
 from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
 from perfpredict.estimate.lookup import Query
+from perfpredict.store.handle import StoreLike
 
 _TEXT_COLUMNS = ("app", "system", "problem_size", "variant")
 _NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
@@ -99,7 +100,7 @@ class BatchEstimates:
         return records
 
 
-def estimate_batch(db_url: str | None, path: Path, confidence: float = 0.9) -> BatchEstimates:
+def estimate_batch(db_url: StoreLike | None, path: Path, confidence: float = 0.9) -> BatchEstimates:
     """Answer every row of a query CSV: its own cells, then the estimate's columns.
 
     An input column named like an answer is dropped (the answer, after the input's

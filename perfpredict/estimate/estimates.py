@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import numbers
-import os
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -43,6 +42,7 @@ from perfpredict.model.runtime import (
 )
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
+from perfpredict.store.handle import StoreLike, store_url_of
 
 #: Columns ``estimate --input`` appends to each input row.
 BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
@@ -351,20 +351,18 @@ def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArra
     return ratio, ratio * ctx.scale_min / scale
 
 
-def load_predictor(db_url: str | os.PathLike[str] | None) -> LoadedPredictor:
+def load_predictor(db_url: StoreLike | None) -> LoadedPredictor:
     """The newest predictor of the store at ``db_url`` (``sqlite:///path.db``,
-    ``postgresql+psycopg://...``, or a SQLite file's path), else, when the store has
-    none, the bundled one trained on the shipped data. A store that is not there is
-    :class:`~perfpredict.errors.NotFoundError`. ``None`` asks for the bundled predictor
-    alone; the store the CLI would use is ``perfpredict.config.resolve_db_url()``."""
-    from perfpredict.config import store_url
-
-    url = None if db_url is None else store_url(db_url)
+    ``postgresql+psycopg://...``, a SQLite file's path, or an open Store), else, when
+    the store has none, the bundled one trained on the shipped data. A store that is not
+    there is :class:`~perfpredict.errors.NotFoundError`. ``None`` asks for the bundled
+    predictor alone; the store the CLI would use is ``perfpredict.config.resolve_db_url()``."""
+    url = None if db_url is None else store_url_of(db_url)
     doc, origin, entries = load_artifact(url)
     return LoadedPredictor(doc, origin, entries, url)
 
 
-def estimate(db_url: str | os.PathLike[str] | None, query: Query,
+def estimate(db_url: StoreLike | None, query: Query,
              confidence: float = 0.9) -> Estimate:
     """One estimate from the predictor :func:`load_predictor` finds for ``db_url``; see
     :class:`Estimate` for what it holds. For many, load the predictor once and call its

@@ -53,6 +53,7 @@ from perfpredict.model.series import (
     key_part,
     usable_runs,
 )
+from perfpredict.store.handle import Store, takes_store
 
 __all__ = ["GROUP_BY", "LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
            "bundled_series", "evaluate", "evaluate_frame", "frame_outcomes", "plan_split",
@@ -248,7 +249,8 @@ def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Ser
     return datasets.series([n for n in datasets.NAMES if n not in exclude])
 
 
-def evaluate(store, split: str = "extrapolate", group_by: str = "source",  # type: ignore[no-untyped-def]
+@takes_store
+def evaluate(store: Store, split: str = "extrapolate", group_by: str = "source",
              confidence: float = 0.9, app: list[str] | None = None, repeats: int = 1,
              protocol: str = "store-cut", leave_out: str | None = None,
              with_bundled: bool = False, random_state: int = 0,

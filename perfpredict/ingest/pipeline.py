@@ -32,6 +32,7 @@ from perfpredict.ingest._text.lines import file_sha256, readable_file
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
 from perfpredict.ingest.registry import get_batch_parser, names_system
 from perfpredict.store import Store
+from perfpredict.store.handle import takes_store
 from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 
 __all__ = ["BatchReport", "ingest_file", "ingest_paths"]
@@ -58,6 +59,7 @@ def _chunks(items: Iterable[BatchItem], size: int,
         yield chunk
 
 
+@takes_store
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None,
                 replaces: Sequence[str] = ()) -> BatchReport:
@@ -76,6 +78,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
                       _chunks(parse(path, options), CHUNK_RECORDS), progress, replaces)
 
 
+@takes_store
 def ingest_paths(store: Store, fmt: str, paths: Iterable[str | Path],
                  options: IngestOptions | None = None,
                  progress: ProgressCallback | None = None,

@@ -24,6 +24,7 @@ from sqlalchemy.pool import QueuePool
 
 from perfpredict.config import redact_url, store_url
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
+from perfpredict.store.handle import Store
 from perfpredict.store.location import (
     missing_store,
     require_sqlite_file,
@@ -34,34 +35,6 @@ from perfpredict.store.location import (
 from perfpredict.store.revision import SCHEMA_REVISION, SCHEMA_REVISIONS, check_revision
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
-
-
-@dataclass
-class Store:
-    """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
-    ``read_only``: the user may read but not write it (a shared store: a SQLite file they
-    cannot write, a PostgreSQL role without INSERT); reads never try to write to it.
-    ``upgraded_from``: the schema revision an older store was migrated from on opening
-    (``open_store(upgrade=True)``), None when it was not."""
-
-    engine: Engine
-    url: str
-    read_only: bool = False
-    upgraded_from: str | None = None
-
-    @property
-    def safe_url(self) -> str:
-        return redact_url(self.url)
-
-    def dispose(self) -> None:
-        self.engine.dispose()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        """``with open_store(url) as store:`` disposes of the engine on the way out."""
-        self.dispose()
 
 
 def _sqlite_pragmas(*, read_only: bool):  # type: ignore[no-untyped-def]
@@ -195,11 +168,96 @@ def _cannot_open(url: str, exc: Exception) -> BadInputError:
         f"{redact_url(first_line)}; check the --db URL or PERFPREDICT_DB and {check}")
 
 
-def _server_read_only(engine: Engine) -> bool:
-    """Whether the role may not write (a SELECT-only role on a shared PostgreSQL store)."""
+#: What a role must be granted on every table of a store to write to it, besides the
+#: SELECT that reading it takes, and on the sequences that number rows (USAGE).
+WRITE_PRIVILEGES = ("INSERT", "UPDATE", "DELETE")
+
+#: Each privilege the connecting role holds or not on the tables named that exist, and
+#: USAGE on the sequences numbering the ``numbered`` ones.
+_PRIVILEGES = text(
+    "SELECT t.name, p.name, has_table_privilege(to_regclass(t.name), p.name) "
+    "FROM unnest(CAST(:tables AS text[])) AS t(name) "
+    "CROSS JOIN unnest(CAST(:privileges AS text[])) AS p(name) "
+    "WHERE to_regclass(t.name) IS NOT NULL "
+    "UNION ALL SELECT s.name, 'USAGE', has_sequence_privilege(s.name, 'USAGE') FROM ("
+    "SELECT pg_get_serial_sequence(t.name, 'id') AS name "
+    "FROM unnest(CAST(:numbered AS text[])) AS t(name) "
+    "WHERE to_regclass(t.name) IS NOT NULL) AS s WHERE s.name IS NOT NULL")
+
+
+@dataclass(frozen=True)
+class _Grants:
+    """What the connecting role may not do to a server's store, as ``privilege on
+    table`` phrases, and its name and schema, quoted as a GRANT names them."""
+
+    role: str
+    schema: str
+    unreadable: list[str]
+    unwritable: list[str]
+    #: it may write none of it: a SELECT-only role on a shared store
+    reader_only: bool
+
+    @classmethod
+    def of(cls, conn: Connection) -> _Grants:
+        from perfpredict.store.schema import metadata
+
+        role, schema = conn.execute(
+            text("SELECT quote_ident(current_user), quote_ident(current_schema())")).one()
+        held = conn.execute(_PRIVILEGES, {
+            "tables": [*metadata.tables, "alembic_version"],
+            "privileges": ["SELECT", *WRITE_PRIVILEGES],
+            "numbered": [t.name for t in metadata.sorted_tables if "id" in t.c]}).all()
+        writes = [(name, privilege, granted) for name, privilege, granted in held
+                  if privilege != "SELECT" and name != "alembic_version"]
+        return cls(role, schema,
+                   [name for name, privilege, granted in held
+                    if privilege == "SELECT" and not granted],
+                   [f"{privilege} on {name}" for name, privilege, granted in writes
+                    if not granted],
+                   not any(granted for _, _, granted in writes))
+
+
+def _server_read_only(engine: Engine, url: str, *, write: bool) -> bool:
+    """Whether the role may only read the server's store at ``url`` (a SELECT-only role
+    on a shared store), refusing in one line, naming the tables and the GRANT to ask
+    for, a role that may not read all of it, or, to ``write``, write all of it. Such a
+    role met the table it lacked mid-command: a SELECT revoked on the artifacts failed
+    an estimate with several lines of SQL, a write half-granted an ingest. A role that
+    may write some tables but not others only reads, so no read ever half-writes."""
     with engine.connect() as conn:
-        return not conn.execute(
-            text("SELECT has_table_privilege(current_user, 'systems', 'INSERT')")).scalar()
+        grants = _Grants.of(conn)
+    if grants.unreadable:
+        raise BadInputError(
+            f"your role {grants.role} may not read table(s) {', '.join(grants.unreadable)} "
+            f"of the store at {redact_url(url)} (SELECT is not granted); ask the store's "
+            f"owner to run: GRANT SELECT ON ALL TABLES IN SCHEMA {grants.schema} TO "
+            f"{grants.role}")
+    if write and grants.unwritable and not grants.reader_only:
+        raise BadInputError(
+            f"your role {grants.role} may write only part of the store at "
+            f"{redact_url(url)} and this command writes to it (it lacks "
+            f"{', '.join(grants.unwritable)}); ask the store's owner to run: GRANT "
+            f"{', '.join(WRITE_PRIVILEGES)} ON ALL TABLES IN SCHEMA {grants.schema} TO "
+            f"{grants.role}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA {grants.schema} TO "
+            f"{grants.role}")
+    return bool(grants.unwritable)
+
+
+def _require_create(engine: Engine, url: str) -> None:
+    """Refuse, in one line naming the privilege, to make a store in a server's empty
+    database where the role may not create tables (its first DDL failed with
+    "permission denied for schema public")."""
+    with engine.connect() as conn:
+        role, schema, may_create = conn.execute(text(
+            "SELECT quote_ident(current_user), quote_ident(current_schema()), "
+            "has_schema_privilege(current_schema(), 'CREATE')")).one()
+    if not may_create:
+        raise BadInputError(
+            f"the database at {redact_url(url)} holds no perfpredict store and your role "
+            f"{role} may not create its tables (CREATE on schema {schema} is not granted); "
+            "ask the database's owner to create the store ('perfpredict db init' as their "
+            f"role) and grant you its tables, or to run: GRANT CREATE ON SCHEMA {schema} TO "
+            f"{role}")
 
 
 def stored_revision(bind: Engine | Connection) -> str | None:
@@ -256,9 +314,12 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
         revision = stored_revision(engine)
         if revision is None and not create:
             raise missing_store(str(path) if path else redact_url(url))
-        if path is None and revision is not None and engine.dialect.name != "sqlite":
-            read_only = _server_read_only(engine)
+        server = path is None and engine.dialect.name != "sqlite"
+        if server and revision in SCHEMA_REVISIONS:  # other tables: the gate says so
+            read_only = _server_read_only(engine, url, write=write)
         migrate = revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1])
+        if server and revision is None:
+            _require_create(engine, url)
         if read_only and (write or migrate):
             raise BadInputError(
                 f"the store at {redact_url(url)} is read-only to you and this command "

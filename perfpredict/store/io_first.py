@@ -67,6 +67,13 @@ def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
     return io_bytes, extra
 
 
+def ranks_of(job_ranks: int | None, logs_ranks: Sequence[int | None]) -> int | None:
+    """A job's ranks: its accounting's, else its first log's that gives them (Darshan's
+    ``nprocs``). PBS and LSF accounting give none, and a job that took its log over
+    without them lost the only count of its ranks in the store."""
+    return next((ranks for ranks in (job_ranks, *logs_ranks) if ranks is not None), None)
+
+
 @dataclass(frozen=True, slots=True)
 class IoOnlyRun:
     """A stored run of Darshan logs alone: what its job takes over from it."""
@@ -75,6 +82,7 @@ class IoOnlyRun:
     batch_id: int
     start_epoch_s: float | None
     io_bytes: float | None
+    total_ranks: int | None
     logs: Any
 
 
@@ -94,11 +102,11 @@ class IoOnlyRuns:
             found = {}
             for row in self.conn.execute(
                     select(runs.c.id, runs.c.batch_id, runs.c.job_id, runs.c.start_epoch_s,
-                           runs.c.io_bytes, runs.c.extra)
+                           runs.c.io_bytes, runs.c.total_ranks, runs.c.extra)
                     .where(runs.c.system == system, runs.c.job_id.is_not(None),
                            runs.c.natural_key.contains(DARSHAN_LOG_MARK, autoescape=True))):
                 found.setdefault(row.job_id, []).append(IoOnlyRun(
-                    row.id, row.batch_id, row.start_epoch_s, row.io_bytes,
+                    row.id, row.batch_id, row.start_epoch_s, row.io_bytes, row.total_ranks,
                     (row.extra or {}).get(DARSHAN_DETAILS)))
             self.by_system[system] = found
         return found
@@ -106,8 +114,9 @@ class IoOnlyRuns:
     def join(self, systems: Sequence[str], job_ids: Sequence[str | None]) -> int:
         """After a chunk of jobs is stored: each job this ingest stored (inserted, or
         replaced an earlier incarnation with) takes over the I/O-only runs of its id that
-        ran inside it, which are deleted; how many were. A job the store did not take
-        (an earlier incarnation than the one stored) takes nothing: its logs stay."""
+        ran inside it, their I/O and, where it gives none, their ranks (:func:`ranks_of`),
+        and they are deleted; how many were. A job the store did not take (an earlier
+        incarnation than the one stored) takes nothing: its logs stay."""
         wanted: dict[str, set[str]] = {}
         for system, job_id in zip(systems, job_ids, strict=True):
             if job_id is not None and job_id in self.of_system(system):
@@ -116,7 +125,7 @@ class IoOnlyRuns:
         for system, ids in wanted.items():
             stored = self.conn.execute(
                 select(runs.c.id, runs.c.job_id, runs.c.start_epoch_s, runs.c.end_epoch_s,
-                       runs.c.io_bytes, runs.c.extra)
+                       runs.c.io_bytes, runs.c.total_ranks, runs.c.extra)
                 .where(runs.c.batch_id == self.batch_id, runs.c.system == system,
                        runs.c.job_id.in_(sorted(ids)),  # jobs, not an export's log rows
                        ~runs.c.natural_key.contains(DARSHAN_LOG_MARK, autoescape=True))
@@ -131,8 +140,9 @@ class IoOnlyRuns:
                 for log in inside:
                     io_bytes, extra = with_logs(io_bytes, extra, log.io_bytes, log.logs)
                     logs.remove(log)
-                self.conn.execute(update(runs).where(runs.c.id == job.id)
-                                  .values(io_bytes=io_bytes, extra=extra))
+                self.conn.execute(update(runs).where(runs.c.id == job.id).values(
+                    io_bytes=io_bytes, extra=extra,
+                    total_ranks=ranks_of(job.total_ranks, [log.total_ranks for log in inside])))
                 taken += inside
         for log in taken:
             self.conn.execute(runs.delete().where(runs.c.id == log.run_id))

@@ -4,16 +4,17 @@ predictor trains on."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 from sqlalchemy import Select, func, select, tuple_
 
-from perfpredict.errors import NotFoundError
+from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import RUN_KEY
 from perfpredict.store import Store
+from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
 
 #: Leading columns of ``runs export --format csv``, named as ``ingest csv`` reads them.
@@ -24,6 +25,11 @@ EXPORT_COLUMNS = [
 ]
 _TIME_COLUMNS = {"submit_epoch_s": "submit_time", "start_epoch_s": "start_time",
                  "end_epoch_s": "end_time"}
+#: (application, system) pairs asked for per query by ``runs_frame(app_systems=...)``:
+#: PostgreSQL reads a list of row values as a chain of ORs, which ran out of stack at
+#: 17,000 pairs (and 32,768 pairs bind more parameters than a statement may), and a
+#: SQLite before 3.32 binds 999 at most.
+PAIRS_PER_QUERY = 400
 
 
 def _of_apps(query: Select[Any], app: Sequence[str] | None) -> Select[Any]:
@@ -37,6 +43,7 @@ def _iso(epoch_s: float | None) -> str | None:
     return datetime.fromtimestamp(epoch_s, tz=timezone.utc).isoformat().replace("+00:00", "Z")
 
 
+@takes_store
 def iter_runs(store: Store, *, app: Sequence[str] | None = None, limit: int | None = None,
               batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small;
@@ -76,6 +83,7 @@ class RunExport:
     rows: Iterator[dict[str, Any]]
 
 
+@takes_store
 def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
     """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
     collect the extra fields' names and a second, lazy one for the rows.
@@ -100,6 +108,7 @@ def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
                                                                     keys=True)))
 
 
+@takes_store
 def run_stats(store: Store) -> dict[str, Any]:
     """Counts a user checks after ingest: runs, applications, systems, batches, rejects;
     and per application and system its scales, in nodes, or in ranks where its runs give
@@ -189,14 +198,33 @@ def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> i
         return int(conn.execute(query).scalar_one())
 
 
+def _app_system_pairs(app_systems: Iterable[Sequence[str]]) -> list[tuple[str, str]]:
+    """The distinct (application, system) pairs ``app_systems`` names, each checked: a
+    pair of another length, or of other than names, failed in the database (SQLite's
+    "sub-select returns 1 columns", PostgreSQL's "operator does not exist"), and a text
+    was read as pairs of its letters."""
+    wanted = "app_systems must be (application, system) pairs of names, as [('LULESH', 'Quartz')]"
+    if isinstance(app_systems, str) or not isinstance(app_systems, Iterable):
+        raise BadInputError(f"{wanted}; got {app_systems!r}")
+    pairs: dict[tuple[str, str], None] = {}
+    for pair in app_systems:
+        if (isinstance(pair, str) or not isinstance(pair, Sequence) or len(pair) != 2
+                or not all(isinstance(name, str) for name in pair)):
+            raise BadInputError(f"{wanted}; got {pair!r} among them")
+        pairs.setdefault((pair[0], pair[1]), None)
+    return list(pairs)
+
+
+@takes_store
 def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignore[no-untyped-def]
                with_source: bool = False,
-               app_systems: Sequence[tuple[str, str]] | None = None):
+               app_systems: Iterable[Sequence[str]] | None = None):
     """All runs as a pandas DataFrame (the predictor's and evaluator's input), with the
     format each was ingested from (``source_format``).
 
     ``with_source`` adds the path of the file each run was ingested from;
-    ``app_systems`` keeps only the runs of those (application, system) pairs.
+    ``app_systems`` keeps only the runs of those (application, system) pairs, asked for
+    :data:`PAIRS_PER_QUERY` at a time.
     """
     import pandas as pd
 
@@ -208,12 +236,17 @@ def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignor
     query = select(*columns).select_from(
         runs.join(ingest_batches, runs.c.batch_id == ingest_batches.c.id)).order_by(runs.c.id)
     query = _of_apps(query, app)
+    queries = [query]
     if app_systems is not None:
-        query = query.where(tuple_(runs.c.app, runs.c.system).in_(list(app_systems)))
+        pairs = _app_system_pairs(app_systems)
+        queries = [query.where(tuple_(runs.c.app, runs.c.system).in_(
+            pairs[start:start + PAIRS_PER_QUERY]))
+            for start in range(0, len(pairs), PAIRS_PER_QUERY)]
     with store.engine.connect() as conn:
         # rows as plain tuples, not a dict per row: pandas takes SQLAlchemy's Row for
         # an unknown type and probes each for a dtype (a failed key lookup per row),
         # which took longer than the query itself on a million runs
-        frame = pd.DataFrame.from_records([tuple(row) for row in conn.execute(query)],
-                                          columns=[c.name for c in columns])
-    return frame
+        rows = [tuple(row) for query in queries for row in conn.execute(query)]
+    if len(queries) > 1:
+        rows.sort(key=lambda row: row[0])  # in id order, as one query gives them
+    return pd.DataFrame.from_records(rows, columns=[c.name for c in columns])

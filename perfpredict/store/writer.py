@@ -47,6 +47,7 @@ from perfpredict.store.io_first import (
     DARSHAN_FORMAT,
     IoOnlyRuns,
     ran_inside,
+    ranks_of,
     with_logs,
 )
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
@@ -396,14 +397,16 @@ class _FileIngest:
         keys its jobs "id@submit time" (its ids wrap around) while a Darshan log knows
         only the id. A run of that id that the log did not run inside is another job
         (:func:`~perfpredict.store.io_first.ran_inside`); of those it did, the run that
-        started nearest the record wins. The job's other extra fields stay, and a job's
-        logs add up (:func:`~perfpredict.store.io_first.with_logs`).
+        started nearest the record wins. The job's other extra fields stay, a job's logs
+        add up (:func:`~perfpredict.store.io_first.with_logs`), and a job whose
+        accounting gives no ranks takes the log's (a log read again gives them to a job
+        that took the log over before it did).
         """
         where = (runs.c.natural_key == key if record.job_id is None
                  else (runs.c.system == system) & (runs.c.job_id == record.job_id))
         candidates = [row for row in self.conn.execute(
             select(runs.c.id, runs.c.start_epoch_s, runs.c.end_epoch_s, runs.c.io_bytes,
-                   runs.c.extra)
+                   runs.c.total_ranks, runs.c.extra)
             .where(where)) if ran_inside(record.start_epoch_s, row.start_epoch_s,
                                          row.end_epoch_s)]
         if not candidates:
@@ -412,9 +415,11 @@ class _FileIngest:
             (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
         io_bytes, extra = with_logs(target.io_bytes, target.extra, record.io_bytes,
                                     (record.extra or {}).get(DARSHAN_DETAILS))
-        if (io_bytes, extra) != (target.io_bytes, target.extra or {}):  # else held already
+        total_ranks = ranks_of(target.total_ranks, [record.total_ranks])
+        if (io_bytes, extra, total_ranks) != (target.io_bytes, target.extra or {},
+                                              target.total_ranks):  # else held already
             self.conn.execute(update(runs).where(runs.c.id == target.id)
-                              .values(io_bytes=io_bytes, extra=extra))
+                              .values(io_bytes=io_bytes, extra=extra, total_ranks=total_ranks))
             self.report.n_attached += 1
         return True
 
@@ -422,16 +427,22 @@ class _FileIngest:
         """A system first named by a log is created as a placeholder holding no facts,
         and reported so the user can complete its catalog entry. A run's ranks times
         threads per node is no node's core count (Castro's runs on Summit, one rank per
-        GPU, made it 6 of 42)."""
+        GPU, made it 6 of 42).
+
+        Reported only when this ingest created it: another ingest running at the same
+        time may create it first (on PostgreSQL both read the systems before either
+        committed, and both said "new system"), and then the insert stores nothing."""
         if name in self.known_systems:
             return
         self.known_systems.add(name)
-        self.conn.execute(insert_ignoring_duplicates(self.conn, systems, "name"), [{
-            "name": name, "origin": "ingest", "details": {
-                "note": f"created by ingest of {self.path.name}; complete it with "
-                        "'perfpredict systems add FILE.toml'"},
-        }])
-        self.report.new_systems.append(name)
+        created = self.conn.execute(
+            insert_ignoring_duplicates(self.conn, systems, "name").values(
+                name=name, origin="ingest", details={
+                    "note": f"created by ingest of {self.path.name}; complete it with "
+                            "'perfpredict systems add FILE.toml'"},
+            ).returning(systems.c.name)).scalar()
+        if created is not None:
+            self.report.new_systems.append(name)
 
 
 @contextmanager

@@ -7,6 +7,7 @@ import hashlib
 import sqlite3
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -233,10 +234,32 @@ def test_an_empty_store_variable_names_no_store(isolated_home: Path,
     assert (isolated_home / "perfpredict.db").exists()
 
 
+#: A command of each kind: one that reads the store through sqlite3's fast path where it
+#: can (estimate), one that creates and writes it (ingest), one that reads it whole.
+ESTIMATE_INGEST_STATS = [("estimate", "--app", "x", "--nodes", "8"),
+                         ("ingest", "csv", "{csv}"), ("runs", "stats")]
+
+
+def _run(url: str, args: tuple[str, ...], tmp_path: Path) -> Result:
+    csv = tmp_path / "runs.csv"
+    csv.write_text("app,system,nodes,runtime_s\nx,Frontier,2,10\n")
+    return _cli(url, *[arg.format(csv=csv) for arg in args])
+
+
+def _one_line(result: Result, exit_code: int = 2) -> str:
+    assert result.exit_code == exit_code, result.output
+    (line,) = result.output.strip().splitlines()
+    return line
+
+
 @pytest.mark.postgres
-def test_a_database_of_other_tables_is_said_not_to_be_a_store() -> None:
+@pytest.mark.parametrize("args", ESTIMATE_INGEST_STATS, ids=lambda a: a[0])
+def test_a_database_of_other_tables_is_said_not_to_be_a_store(args: tuple[str, ...],
+                                                              tmp_path: Path) -> None:
     """The server answered, so "check that the server is running" sent a user the wrong
-    way: a database holding other tables is said not to be a perfpredict store."""
+    way; then "relation "systems" does not exist", as if a store had lost a table. A
+    database holding other tables is not a perfpredict store, as a SQLite file of other
+    tables is not (exit 1, as there being no store at all)."""
     from sqlalchemy import create_engine, text
 
     for url in _postgres_url():
@@ -244,8 +267,90 @@ def test_a_database_of_other_tables_is_said_not_to_be_a_store() -> None:
         with engine.begin() as conn:
             conn.execute(text("CREATE TABLE inventory (x integer)"))
         engine.dispose()
-        result = _cli(url, "runs", "stats")
-        assert result.exit_code == 2
-        (line,) = result.output.strip().splitlines()
-        assert "that the database is a perfpredict store" in line
-        assert "server is running" not in line
+        line = _one_line(_run(url, args, tmp_path), exit_code=1)
+        assert line == (f"Error: {url} holds tables but no perfpredict schema revision, so it "
+                        "is not a perfpredict store; pass the right --db, or for a new store a "
+                        "new file or an empty database")
+
+
+@contextmanager
+def _role(url: str, *grants: str) -> Iterator[str]:
+    """The URL of a new role of the database at ``url``, given ``grants`` (SQL with
+    ROLE for its name) there; dropped afterwards."""
+    from sqlalchemy import create_engine, text
+
+    role = f"role_{uuid.uuid4().hex[:8]}"
+    owner = create_engine(url, isolation_level="AUTOCOMMIT")
+    with owner.connect() as conn:
+        conn.execute(text(f"CREATE ROLE {role} LOGIN"))
+        for grant in grants:
+            conn.execute(text(grant.replace("ROLE", role)))
+    scheme, rest = url.split("://", 1)
+    try:
+        yield f"{scheme}://{role}@{rest.split('@', 1)[-1]}"
+    finally:
+        with owner.connect() as conn:
+            conn.execute(text(f"DROP OWNED BY {role}"))
+            conn.execute(text(f"DROP ROLE {role}"))
+        owner.dispose()
+
+
+@pytest.fixture
+def postgres_store(tmp_path: Path) -> Iterator[str]:
+    """A PostgreSQL store holding a run (every table of a store, none trained)."""
+    for url in _postgres_url():
+        assert _run(url, ("ingest", "csv", "{csv}"), tmp_path).exit_code == 0
+        yield url
+
+
+ALL_BUT = ("GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ROLE",
+           "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO ROLE")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("table", ["artifacts", "systems"])
+@pytest.mark.parametrize("args", ESTIMATE_INGEST_STATS, ids=lambda a: a[0])
+def test_a_role_that_may_not_read_a_table_is_told_which_and_the_grant(
+        postgres_store: str, tmp_path: Path, table: str, args: tuple[str, ...]) -> None:
+    """SELECT revoked on the artifacts failed an estimate as an "internal error" of four
+    lines of SQL; on the catalog, an ingest so, while an estimate said the application
+    had no trained series."""
+    with _role(postgres_store, *ALL_BUT, f"REVOKE SELECT ON {table} FROM ROLE") as url:
+        role = url.split("://", 1)[1].split("@", 1)[0]
+        line = _one_line(_run(url, args, tmp_path))
+    assert line.startswith(f"Error: your role {role} may not read table(s) {table} of the "
+                           f"store at {url} (SELECT is not granted); ask the store's owner "
+                           f"to run: GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}")
+
+
+@pytest.mark.postgres
+def test_a_role_that_may_write_part_of_the_store_reads_it_and_is_told_what_a_write_lacks(
+        postgres_store: str, tmp_path: Path) -> None:
+    """INSERT on every table but the runs: an ingest failed at its first row, after the
+    catalog and its batch were written (rolled back, as an internal error)."""
+    with _role(postgres_store, *ALL_BUT, "REVOKE INSERT ON runs FROM ROLE") as url:
+        role = url.split("://", 1)[1].split("@", 1)[0]
+        assert _run(url, ("runs", "stats"), tmp_path).exit_code == 0
+        line = _one_line(_run(url, ("ingest", "csv", "{csv}"), tmp_path))
+    assert line == (f"Error: your role {role} may write only part of the store at {url} and "
+                    "this command writes to it (it lacks INSERT on runs); ask the store's "
+                    f"owner to run: GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA "
+                    f"public TO {role}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("args", [("db", "init"), ("ingest", "csv", "{csv}")], ids=" ".join)
+def test_a_role_that_may_not_create_tables_is_told_so_in_an_empty_database(
+        tmp_path: Path, args: tuple[str, ...]) -> None:
+    """It was "cannot open the store ...: ProgrammingError: (psycopg.errors.
+    InsufficientPrivilege) permission denied for schema public; check ... that your
+    role may use it"."""
+    for database in _postgres_url():
+        with _role(database, "REVOKE CREATE ON SCHEMA public FROM PUBLIC") as url:
+            role = url.split("://", 1)[1].split("@", 1)[0]
+            line = _one_line(_run(url, args, tmp_path))
+    assert line == (f"Error: the database at {url} holds no perfpredict store and your role "
+                    f"{role} may not create its tables (CREATE on schema public is not "
+                    "granted); ask the database's owner to create the store ('perfpredict db "
+                    "init' as their role) and grant you its tables, or to run: GRANT CREATE "
+                    f"ON SCHEMA public TO {role}")

@@ -70,3 +70,64 @@ def test_four_concurrent_overlapping_ingests_lose_and_duplicate_nothing(
     assert n_batches == 3
     assert sorted(r["already_ingested"] for r in (reports[0], reports[3])) == [False, True]
     assert sum(r["n_stored"] for r in reports) == 3_500
+
+
+def _waiting_on_a_lock(db_url: str) -> bool:
+    """Whether some connection to the store waits for a lock another holds: on
+    PostgreSQL, the server says; a SQLite connection waits in its busy handler, out of
+    sight, so a moment is given it instead."""
+    if not db_url.startswith("postgresql"):
+        time.sleep(0.5)
+        return True
+    engine = create_engine(db_url)
+    try:
+        with engine.connect() as conn:
+            return bool(conn.execute(text(
+                "SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                "AND datname = current_database()")).scalar())
+    finally:
+        engine.dispose()
+
+
+def test_a_system_two_ingests_introduce_at_once_is_new_to_one_of_them(
+        db_url: str, tmp_path: Path) -> None:
+    """The first ingest holds its transaction open after creating the system; the second
+    reads the systems meanwhile and finds it missing too. On PostgreSQL both reported
+    "new system racesys"; only the one whose insert stored it does now (on SQLite the
+    second waits for the first's commit before it reads, and always saw it)."""
+    import threading
+
+    from perfpredict.ingest import ingest_file
+    from perfpredict.store import open_store
+
+    open_store(db_url).dispose()
+    files = []
+    for name in ("a", "b"):
+        files.append(tmp_path / f"{name}.csv")
+        files[-1].write_text(f"app,system,nodes,runtime_s\n{name},racesys,1,10\n")
+    holding, release = threading.Event(), threading.Event()
+
+    def hold(_n_records: int) -> None:  # inside the first ingest's transaction
+        holding.set()
+        assert release.wait(60)
+
+    reports = {}
+
+    def ingest(name: str, path: Path, progress=None) -> None:  # type: ignore[no-untyped-def]
+        with open_store(db_url) as store:
+            reports[name] = ingest_file(store, "csv", path, progress=progress)
+
+    first = threading.Thread(target=ingest, args=("a", files[0], hold))
+    first.start()
+    assert holding.wait(60)
+    second = threading.Thread(target=ingest, args=("b", files[1]))
+    second.start()
+    deadline = time.monotonic() + 60
+    while not _waiting_on_a_lock(db_url):
+        assert time.monotonic() < deadline, "the second ingest never waited for the first"
+        time.sleep(0.05)
+    release.set()
+    for thread in (first, second):
+        thread.join(60)
+    assert (reports["a"].new_systems, reports["b"].new_systems) == (["racesys"], [])
+    assert reports["a"].n_stored == reports["b"].n_stored == 1

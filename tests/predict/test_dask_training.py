@@ -91,3 +91,43 @@ def test_a_scheduler_address_that_answers_nothing_is_bad_input() -> None:
                                             "there .*'local'"):
         with dask_training("nonsense"):
             pass
+
+
+#: Two fits on ``train --dask local``'s cluster, the second given a parameter XGBoost does
+#: not use (a warning of its own, on the worker). Run as a script: the workers are
+#: processes spawned from it.
+_FIT_ON_LOCAL_CLUSTER = """
+import dask.array
+import numpy as np
+import xgboost.dask
+
+from perfpredict.distributed import dask_training
+from perfpredict.overhead.regressor import OverheadRegressor
+
+if __name__ == "__main__":
+    features, target = np.random.default_rng(0).random((200, 3)), np.arange(200.0)
+    with dask_training("local") as client:
+        OverheadRegressor(n_estimators=3).fit(features, target, client=client)
+        booster = xgboost.dask.DaskXGBRegressor(n_estimators=2, not_a_parameter=1)
+        booster.client = client
+        booster.fit(dask.array.from_array(features, chunks=100),
+                    dask.array.from_array(target, chunks=100))
+"""
+
+
+def test_the_local_clusters_xgboost_prints_its_warnings_and_not_its_ranks(
+        tmp_path: Path) -> None:
+    """Each fit printed "Task [xgboost.dask-0]:tcp://127.0.0.1:39383 got rank 0" per
+    worker on the terminal: hundreds of lines training a center's store."""
+    pytest.importorskip("dask.distributed")
+    import subprocess
+    import sys
+
+    script = tmp_path / "fit.py"
+    script.write_text(_FIT_ON_LOCAL_CLUSTER)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "got rank" not in done.stderr
+    assert 'Parameters: { "not_a_parameter" } are not used.' in done.stderr
+

@@ -28,10 +28,21 @@ def test_none_is_the_bundled_predictor() -> None:
     assert estimate(None, Query(**BERT, nodes=64)).predicted_runtime_s > 0
 
 
-def test_a_store_object_instead_of_its_url_is_one_clear_error() -> None:
+def test_something_else_than_a_store_is_one_clear_error() -> None:
     with pytest.raises(BadInputError, match=r"a store is named by its URL or a SQLite "
-                       r"file's path \(an open Store's .url\), not a object"):
+                       r"file's path, not a object; the functions that take a store take "
+                       r"one opened with perfpredict.store.open_store as well"):
         estimate(object(), Query(**BERT, nodes=64))  # type: ignore[arg-type]
+
+
+def test_an_open_store_is_taken_as_its_url_is(tmp_path: Path) -> None:
+    """A notebook holding the Store it ingested into estimates from it; before, it was
+    told to pass the Store's .url instead."""
+    from perfpredict.store import open_store
+
+    with open_store(tmp_path / "a.db") as store:
+        assert load_predictor(store).db_url == store.url
+        assert estimate(store, Query(**BERT, nodes=64)).predicted_runtime_s > 0
 
 
 def test_a_store_is_named_by_a_sqlite_files_path_as_the_cli_names_it(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, select, text
 
-from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.ingest import BatchReport, IngestOptions, ingest_file
 from perfpredict.store import open_store
 from perfpredict.store.queries import iter_runs
 from perfpredict.store.schema import runs
@@ -196,40 +196,67 @@ def test_an_export_read_back_stores_nothing_and_its_logs_still_join_their_jobs( 
         fresh.dispose()
 
 
-def _store_log(store, name: str, start_s: float, io_bytes: float) -> None:  # type: ignore[no-untyped-def]
+def _store_log(store, name: str, start_s: float, io_bytes: float,  # type: ignore[no-untyped-def]
+               options: IngestOptions = THETA, ranks: int = 64) -> BatchReport:
     """A Darshan log of job 777 as the Darshan reader makes its record (one executable
     of a two-step job), stored through the writer."""
     from perfpredict.ingest.records import RunRecord, darshan_log_key
     from perfpredict.store.writer import write_file
 
-    record = RunRecord(app="step", total_ranks=64, io_bytes=io_bytes, runtime_s=600.0,
+    record = RunRecord(app="step", total_ranks=ranks, io_bytes=io_bytes, runtime_s=600.0,
                        job_id="777", start_epoch_s=start_s, end_epoch_s=start_s + 600,
                        extra={"darshan": {"log": name}}, mode="attach",
                        key=darshan_log_key("777", start_s, name))
-    write_file(store, Path(name), "darshan", name.ljust(64, "0"), THETA, [[record]])
+    return write_file(store, Path(name), "darshan", name.ljust(64, "0"), options, [[record]])
+
+
+def _job_777(tmp_path: Path) -> Path:
+    """Job 777's accounting, 2021-01-01 01:00-02:00 UTC, of two nodes and no ranks."""
+    job = tmp_path / "job.psv"
+    job.write_text("JobIDRaw|JobName|State|Start|End|NNodes\n"
+                   "777|twostep|COMPLETED|2021-01-01T01:00:00|2021-01-01T02:00:00|2\n")
+    return job
 
 
 @pytest.mark.parametrize("log_first", [True, False])
 def test_a_job_of_two_logs_holds_both_in_either_order(  # type: ignore[no-untyped-def]
         db_url: str, tmp_path: Path, log_first: bool) -> None:
     """Before, with the logs first the job took one and the other stayed a run beside it;
-    with the job first the second log's bytes replaced the first's."""
-    job = tmp_path / "job.psv"  # 2021-01-01 01:00-02:00 UTC
-    job.write_text("JobIDRaw|JobName|State|Start|End|NNodes\n"
-                   "777|twostep|COMPLETED|2021-01-01T01:00:00|2021-01-01T02:00:00|2\n")
+    with the job first the second log's bytes replaced the first's. The job, whose
+    accounting gives no ranks, takes the first log's (it dropped them, in either order)."""
+    job = _job_777(tmp_path)
     store = open_store(db_url)
     try:
         if not log_first:
             ingest_file(store, "sacct", job, THETA)
         _store_log(store, "a.darshan", 1609462900.0, 1e9)
-        _store_log(store, "b.darshan", 1609464800.0, 2e9)
+        _store_log(store, "b.darshan", 1609464800.0, 2e9, ranks=8)
         if log_first:
             assert ingest_file(store, "sacct", job, THETA).n_joined_io == 2
         (run,) = iter_runs(store)
-        assert (run["nodes"], run["io_bytes"]) == (2, 3e9)
+        assert (run["nodes"], run["total_ranks"], run["io_bytes"]) == (2, 64, 3e9)
         assert [log["log"] for log in run["extra"]["darshan"]] == ["a.darshan", "b.darshan"]
     finally:
         store.dispose()
+
+
+def test_a_log_read_again_gives_its_job_the_ranks_it_lacks(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A store upgraded by migration 0005 before it kept a merged log's ranks holds the
+    job with the log's I/O and no ranks: reading the log again gives them, and nothing
+    else changes."""
+    from sqlalchemy import update
+
+    ingest_file(store, "sacct", _job_777(tmp_path), THETA)
+    _store_log(store, "a.darshan", 1609462900.0, 1e9)
+    with store.engine.begin() as conn:
+        conn.execute(update(runs).values(total_ranks=None))
+    again = _store_log(store, "a.darshan", 1609462900.0, 1e9,
+                       IngestOptions(system="theta", reread=True))
+    assert (again.n_stored, again.n_attached) == (0, 1)
+    (run,) = iter_runs(store)
+    assert (run["total_ranks"], run["io_bytes"]) == (64, 1e9)
+    assert _store_log(store, "a.darshan", 1609462900.0, 1e9, IngestOptions(
+        system="theta", reread=True)).n_duplicates == 1  # held, ranks and all
 
 
 def test_an_export_of_a_release_before_one_key_per_job_keeps_the_jobs_accounting(
@@ -254,10 +281,12 @@ def test_an_export_of_a_release_before_one_key_per_job_keeps_the_jobs_accounting
 
 def _store_at_0004(url: str) -> None:
     """A store as perfpredict at 0004 left it after a center's ingests: job 11 from a
-    dump without Cluster and one with it (stored twice), job 12 as a Darshan log alone
-    and from its accounting with Cluster (twice), job 13 once with Cluster and I/O
-    attached, job 14 from Grid Engine (``id@submit``) beside its Darshan log, job 15's
-    log alone, job 16's log beside a later job of its id, and a benchmark row."""
+    dump without Cluster and one with it (stored twice, only the second giving its
+    ranks), job 12 as a Darshan log alone and from its accounting with Cluster (twice,
+    the accounting without ranks, as PBS's and LSF's is), job 13 once with Cluster and
+    I/O attached, job 14 from Grid Engine (``id@submit``, with ranks of its own) beside
+    its Darshan log, job 15's log alone, job 16's log beside a later job of its id, and
+    a benchmark row."""
     from perfpredict.store import migrations
 
     engine = create_engine(url)
@@ -272,27 +301,28 @@ def _store_at_0004(url: str) -> None:
                     {"id": batch_id, "path": f"/logs/{batch_id}", "sha": f"{batch_id:064d}",
                      "fmt": fmt})
             darshan = '{"darshan": {"log": "x.darshan"}}'
-            rows = [  # key, batch, job, nodes, start, end, io_bytes, extra
-                ("kth|:11", 1, "11", 2, 1000.0, 2000.0, None, '{"timezone": "UTC"}'),
-                ("kth|kth:11", 2, "11", 2, 1000.0, 2000.0, None, '{"timezone": "UTC"}'),
-                ("kth|:12", 3, "12", None, 3010.0, 3500.0, 5e9, darshan),
-                ("kth|kth:12", 2, "12", 8, 3000.0, 3600.0, 7.0, '{"timezone": "UTC"}'),
-                ("kth|kth:13", 2, "13", 1, 4000.0, 4100.0, 3e9, darshan),
-                ("kth|:14@900", 4, "14", 1, 5000.0, 5100.0, None, None),
-                ("kth|:14", 3, "14", None, 5001.0, 5099.0, 2e9, darshan),
-                ("kth|:15", 3, "15", None, 6001.0, 6099.0, 1e9, darshan),
-                ("kth|:16", 3, "16", None, 7001.0, 7099.0, 4e9, darshan),
-                ("kth|kth:16", 2, "16", 2, 90000.0, 90100.0, None, None),
-                ("kth|sha1:ab@cd#1", 5, None, 4, None, None, None, None),
+            rows = [  # key, batch, job, nodes, ranks, start, end, io_bytes, extra
+                ("kth|:11", 1, "11", 2, None, 1000.0, 2000.0, None, '{"timezone": "UTC"}'),
+                ("kth|kth:11", 2, "11", 2, 32, 1000.0, 2000.0, None, '{"timezone": "UTC"}'),
+                ("kth|:12", 3, "12", None, 64, 3010.0, 3500.0, 5e9, darshan),
+                ("kth|kth:12", 2, "12", 8, None, 3000.0, 3600.0, 7.0, '{"timezone": "UTC"}'),
+                ("kth|kth:13", 2, "13", 1, None, 4000.0, 4100.0, 3e9, darshan),
+                ("kth|:14@900", 4, "14", 1, 8, 5000.0, 5100.0, None, None),
+                ("kth|:14", 3, "14", None, 16, 5001.0, 5099.0, 2e9, darshan),
+                ("kth|:15", 3, "15", None, 4, 6001.0, 6099.0, 1e9, darshan),
+                ("kth|:16", 3, "16", None, 4, 7001.0, 7099.0, 4e9, darshan),
+                ("kth|kth:16", 2, "16", 2, None, 90000.0, 90100.0, None, None),
+                ("kth|sha1:ab@cd#1", 5, None, 4, None, None, None, None, None),
             ]
-            for key, batch_id, job_id, nodes, start, end, io_bytes, extra in rows:
+            for key, batch_id, job_id, nodes, ranks, start, end, io_bytes, extra in rows:
                 conn.execute(text(
-                    "INSERT INTO runs (natural_key, batch_id, app, system, nodes, runtime_s, "
-                    "job_id, start_epoch_s, end_epoch_s, io_bytes, censored, extra) VALUES "
-                    "(:key, :batch, 'a', 'kth', :nodes, 1.0, :job, :start, :end, :io, FALSE, "
-                    ":extra)"),
-                    {"key": key, "batch": batch_id, "nodes": nodes, "job": job_id,
-                     "start": start, "end": end, "io": io_bytes, "extra": extra})
+                    "INSERT INTO runs (natural_key, batch_id, app, system, nodes, total_ranks, "
+                    "runtime_s, job_id, start_epoch_s, end_epoch_s, io_bytes, censored, "
+                    "extra) VALUES (:key, :batch, 'a', 'kth', :nodes, :ranks, 1.0, :job, "
+                    ":start, :end, :io, FALSE, :extra)"),
+                    {"key": key, "batch": batch_id, "nodes": nodes, "ranks": ranks,
+                     "job": job_id, "start": start, "end": end, "io": io_bytes,
+                     "extra": extra})
     finally:
         engine.dispose()
 
@@ -304,10 +334,14 @@ def test_the_upgrade_merges_the_runs_stored_twice(db_url: str) -> None:
     with store.engine.connect() as conn:
         stored = {row.natural_key: (row.job_id, row.nodes, row.io_bytes, row.extra)
                   for row in conn.execute(select(runs))}
+        ranks = dict(conn.execute(select(runs.c.natural_key, runs.c.total_ranks)).all())
     store.dispose()
     assert sorted(stored) == ["kth|:11", "kth|:12", "kth|:13", "kth|:14@900",
                               "kth|:15#darshan@6001", "kth|:16", "kth|:16#darshan@7001",
                               "kth|sha1:ab@cd#1"]
+    # a job without ranks takes those of what merged into it (the log's were dropped)
+    assert [ranks[key] for key in ("kth|:11", "kth|:12", "kth|:13", "kth|:14@900")] == [
+        32, 64, None, 8]
     assert stored["kth|:12"][1:3] == (8, 5e9)  # the accounting, with the log's I/O
     assert set(stored["kth|:12"][3]) == {"darshan", "timezone"}
     assert stored["kth|:13"][1:3] == (1, 3e9)  # rekeyed, its attached I/O kept

@@ -12,6 +12,7 @@ from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
 from perfpredict.errors import BadInputError
+from perfpredict.store.handle import takes_store
 
 if TYPE_CHECKING:
     import numpy as np
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from perfpredict.store import Store
 
 
+@takes_store
 def fit_walltime_advisor(store: Store, apps: list[str] | None = None,
                          **params: Any) -> SystemAdvisors:
     """Fit an advisor per system on the store's scheduler jobs (what ``train`` calls)."""
@@ -153,6 +155,7 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
     }
 
 
+@takes_store
 def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
                     kill_risk: float = 0.05, system: str | None = None,
                     allow_above_request: bool = False,

@@ -12,11 +12,21 @@ already, so every job is now keyed ``system|:id``.
 Here each ``system|cluster:id`` key becomes ``system|:id``. Where that key is stored
 already, the job's records are merged: the scheduler's latest incarnation (the later
 start, else the first stored, as ingest keeps it) is kept, with the I/O bytes and
-details a Darshan log attached to either. A Darshan log stored alone joins the job of
+details a Darshan log attached to either, and, where it gives none, the ranks of a
+record merged into it (a log's ``nprocs``). A Darshan log stored alone joins the job of
 its id it ran inside, as it would have attached had it come second (Grid Engine's jobs,
 keyed ``id@submit``, too); one that ran inside none is keyed ``system|:id#darshan@start``,
 apart from its id's jobs, as a log stored alone is keyed now. The rules are frozen here
 as of this revision, not imported from the ingest code, which may change after it.
+
+The ranks were dropped with the log's row at first (scheduler accounting without a
+task count, PBS's or LSF's, gave the merged job none). The fix is made here rather than
+in a revision of its own: such a revision could only merge again, which finds nothing
+on a store this one upgraded (merging is idempotent: no old key and no log beside a job
+it ran inside is left), while the dropped rows, and their ranks, are gone from it. A
+store upgraded before the fix gets its jobs' ranks back by reading the Darshan logs
+again (``ingest darshan LOG --system NAME --reread``: a log held already gives its job
+the ranks it lacks), as a job whose accounting an earlier release dropped is read again.
 
 Revision ID: 0005_one_key_per_job
 Revises: 0004_run_variant
@@ -44,7 +54,7 @@ runs = sa.table(
     sa.column("system", sa.String), sa.column("job_id", sa.String),
     sa.column("batch_id", sa.Integer), sa.column("start_epoch_s", sa.Float),
     sa.column("end_epoch_s", sa.Float), sa.column("io_bytes", sa.Float),
-    sa.column("extra", sa.JSON))
+    sa.column("total_ranks", sa.Integer), sa.column("extra", sa.JSON))
 batches = sa.table("ingest_batches", sa.column("id", sa.Integer),
                    sa.column("format", sa.String))
 
@@ -134,7 +144,7 @@ def upgrade() -> None:
             if host is not None:
                 merges.setdefault(host.id, []).append(log)
                 log.gone = True
-    _merge_io(conn, merges)
+    _merge(conn, merges)
     for ids in _chunks([job.id for job in jobs if job.gone]):
         conn.execute(runs.delete().where(runs.c.id.in_(ids)))
     rekeyed = [job for job in jobs if not job.gone and job.new_key != job.natural_key]
@@ -148,23 +158,28 @@ def upgrade() -> None:
                      .values(natural_key=runs.c.system + "|:" + runs.c.job_id))
 
 
-def _merge_io(conn: Any, merges: dict[int, list[_Job]]) -> None:
-    """Each kept run takes the I/O bytes and Darshan details of the runs merged into it:
-    a Darshan log's, or those a log attached to the job's other record."""
+def _merge(conn: Any, merges: dict[int, list[_Job]]) -> None:
+    """Each kept run takes the I/O bytes and Darshan details of the runs merged into it
+    (a Darshan log's, or those a log attached to the job's other record), and where it
+    has no ranks, the first merged run's that has (its twin's, else a log's)."""
     ids = list(merges) + [job.id for merged in merges.values() for job in merged]
     stored: dict[int, Any] = {}
     for chunk in _chunks(ids):
         stored.update((row.id, row) for row in conn.execute(
-            sa.select(runs.c.id, runs.c.io_bytes, runs.c.extra).where(runs.c.id.in_(chunk))))
+            sa.select(runs.c.id, runs.c.io_bytes, runs.c.total_ranks, runs.c.extra)
+            .where(runs.c.id.in_(chunk))))
     for run_id, merged in merges.items():
-        io_bytes, extra = stored[run_id].io_bytes, dict(stored[run_id].extra or {})
-        changed = False
+        kept = stored[run_id]
+        io_bytes, extra = kept.io_bytes, dict(kept.extra or {})
+        total_ranks = next((ranks for ranks in [kept.total_ranks, *(
+            stored[job.id].total_ranks for job in merged)] if ranks is not None), None)
         for job in merged:
             found = stored[job.id]
             details = (found.extra or {}).get("darshan")
             if details is None or ("darshan" in extra and not job.darshan):
                 continue
-            io_bytes, extra["darshan"], changed = found.io_bytes, details, True
-        if changed:
+            io_bytes, extra["darshan"] = found.io_bytes, details
+        if (io_bytes, extra, total_ranks) != (kept.io_bytes, kept.extra or {},
+                                              kept.total_ranks):
             conn.execute(runs.update().where(runs.c.id == run_id)
-                         .values(io_bytes=io_bytes, extra=extra))
+                         .values(io_bytes=io_bytes, extra=extra, total_ranks=total_ranks))

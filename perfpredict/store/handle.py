@@ -1,0 +1,101 @@
+"""An open store (:class:`Store`), and the one rule by which every public function takes
+a store: open, or named by its URL or a SQLite file's path, as ``--db`` names it.
+
+A library caller holds whichever it has, and the functions took either one or the
+other: ``train(url)`` failed with an AttributeError, ``estimate(store, ...)`` said it
+wanted a URL. Now each takes both (:func:`takes_store`, :func:`store_url_of`).
+Importable without SQLAlchemy, so that an estimate, which reads a SQLite store through
+``sqlite3``, can tell a Store from a URL for free.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeAlias, TypeVar
+
+from perfpredict.config import redact_url, store_url
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+
+@dataclass
+class Store:
+    """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
+    ``read_only``: the user may read but not write it (a shared store: a SQLite file they
+    cannot write, a PostgreSQL role that may not write all of it); reads never try to
+    write to it.
+    ``upgraded_from``: the schema revision an older store was migrated from on opening
+    (``open_store(upgrade=True)``), None when it was not."""
+
+    engine: Engine
+    url: str
+    read_only: bool = False
+    upgraded_from: str | None = None
+
+    @property
+    def safe_url(self) -> str:
+        return redact_url(self.url)
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        """``with open_store(url) as store:`` disposes of the engine on the way out."""
+        self.dispose()
+
+
+#: What a public function takes as its store: an open one, a URL, or a SQLite file's path.
+StoreLike: TypeAlias = Store | str | os.PathLike[str]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def store_url_of(store: StoreLike) -> str:
+    """The URL of ``store``: an open Store's own, else the URL its name gives
+    (:func:`perfpredict.config.store_url`, which refuses anything else in one line)."""
+    return store.url if isinstance(store, Store) else store_url(store)
+
+
+@contextmanager
+def opened(store: StoreLike) -> Iterator[Store]:
+    """``store`` itself when it is open; else the store it names, opened as
+    :func:`~perfpredict.store.database.open_store` opens it by default and disposed of
+    on the way out (the caller's own Store is the caller's to dispose of)."""
+    if isinstance(store, Store):
+        yield store
+        return
+    from perfpredict.store.database import open_store
+
+    with open_store(store) as named:
+        yield named
+
+
+def takes_store(function: Callable[Concatenate[Store, P], R],
+                ) -> Callable[Concatenate[StoreLike, P], R]:
+    """``function(store, ...)``, written for an open Store, taking a URL or a SQLite
+    file's path as well (:func:`opened`). A generator keeps the store it opened open
+    until it is exhausted or closed."""
+    if inspect.isgeneratorfunction(function):
+        @functools.wraps(function)
+        def generate(store: StoreLike, /, *args: P.args, **kwargs: P.kwargs) -> Any:
+            with opened(store) as open_one:
+                yield from function(open_one, *args, **kwargs)
+
+        return generate
+
+    @functools.wraps(function)
+    def call(store: StoreLike, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        with opened(store) as open_one:
+            return function(open_one, *args, **kwargs)
+
+    return call

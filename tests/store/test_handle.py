@@ -1,0 +1,112 @@
+"""Every public function that takes a store takes it open, by URL or by a SQLite file's
+path, as ``--db`` names it: a notebook holds whichever it has. Before, ``train(url)``
+and ``ingest_file(url, ...)`` failed with an AttributeError and ``estimate(store, ...)``
+told the caller to pass a URL."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from perfpredict import datasets
+from perfpredict.advise.plan import PlanRequest, advise_plan
+from perfpredict.catalog import get_system, list_systems
+from perfpredict.errors import BadInputError, NotTrainedError
+from perfpredict.estimate import Query, estimate
+from perfpredict.evaluate import evaluate
+from perfpredict.ingest import ingest_file, ingest_paths
+from perfpredict.store import Store, open_store
+from perfpredict.store.queries import export_runs, iter_runs, run_stats, runs_frame
+from perfpredict.train import train
+
+BERT = {"app": "bert", "system": "dgxa100_ngc22.04_pytorch (NVIDIA)"}
+
+#: Each public call on a store, and what of its answer must not depend on how the store
+#: was given (an estimate and advice from the bundled predictor: the store has none).
+CALLS: dict[str, Callable[[Any], Any]] = {
+    "runs_frame": lambda store: len(runs_frame(store)),
+    "iter_runs": lambda store: [run["id"] for run in iter_runs(store, limit=5)],
+    "run_stats": lambda store: run_stats(store)["n_runs"],
+    "export_runs": lambda store: len(list(export_runs(store).rows)),
+    "list_systems": lambda store: len(list_systems(store)),
+    "get_system": lambda store: get_system(store, "frontier").name,
+    "estimate": lambda store: estimate(store, Query(**BERT, nodes=64)).predicted_runtime_s,
+    "advise_plan": lambda store: advise_plan(store, PlanRequest(**BERT)).recommended.nodes,
+    "evaluate": lambda store: len(evaluate(store, "extrapolate", app=["solver0"],
+                                           borrow_bundled=False)),
+}
+
+
+@pytest.fixture
+def stored(tmp_path: Path, timed_runs_csv: Path) -> Path:
+    """A store of six strong-scaling series (the ``timed_runs_csv`` runs)."""
+    with open_store(tmp_path / "store.db") as store:
+        ingest_file(store, "csv", timed_runs_csv)
+    return tmp_path / "store.db"
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_a_store_is_taken_open_by_url_or_by_path_alike(stored: Path, call: str) -> None:
+    with open_store(stored) as store:
+        given_open = CALLS[call](store)
+        assert not store.engine.pool.checkedout()  # the caller's store, left as it was
+    assert CALLS[call](f"sqlite:///{stored}") == given_open
+    assert CALLS[call](stored) == given_open
+
+
+def test_train_takes_a_store_open_by_url_or_by_path(tmp_path: Path) -> None:
+    """Trained on one run: nothing to train on, said of the store it was given."""
+    path = tmp_path / "one.csv"
+    path.write_text("app,system,nodes,runtime_s\nx,Frontier,2,10\n")
+    with open_store(tmp_path / "store.db") as store:
+        ingest_file(store, "csv", path)
+        for given in (store, store.url, tmp_path / "store.db"):
+            with pytest.raises(NotTrainedError, match="the store holds 1 runs"):
+                train(given)
+
+
+def test_ingest_takes_a_url_and_the_store_it_opens_is_closed_after(tmp_path: Path,
+                                                                   timed_runs_csv: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    assert ingest_file(url, "csv", timed_runs_csv).n_stored == 60
+    assert ingest_paths(tmp_path / "store.db", "csv", [timed_runs_csv])[0].already_ingested
+    assert [r.n_stored for r in datasets.ingest(url, ["lulesh_thicket"])] == [5]
+    with open_store(url) as store:
+        assert run_stats(store)["n_runs"] == 65
+
+
+def test_a_generator_keeps_the_store_it_opened_until_it_is_done(stored: Path) -> None:
+    runs = iter_runs(stored, batch_rows=2)
+    first = next(runs)
+    assert [first["id"], *[run["id"] for run in runs]] == list(range(1, 61))
+
+
+@pytest.mark.parametrize("given", [object(), 5, None])
+@pytest.mark.parametrize("call", ["runs_frame", "train", "advise_plan", "ingest_file"])
+def test_anything_else_is_one_line_naming_what_a_store_is(call: str, given: object,
+                                                          timed_runs_csv: Path) -> None:
+    calls: dict[str, Callable[[Any], Any]] = {
+        "runs_frame": runs_frame, "train": train,
+        "advise_plan": lambda store: advise_plan(store, PlanRequest(**BERT)),
+        "ingest_file": lambda store: ingest_file(store, "csv", timed_runs_csv)}
+    with pytest.raises(BadInputError, match=r"^a store is named by its URL or a SQLite "
+                       rf"file's path, not a {type(given).__name__}; the functions that take "
+                       "a store take one opened with perfpredict.store.open_store as well$"):
+        calls[call](given)
+
+
+def test_store_is_importable_without_sqlalchemy() -> None:
+    """``Store`` lives where an estimate can tell it from a URL without paying for
+    SQLAlchemy's import."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from perfpredict.store.handle import Store, store_url_of; "
+            "print('sqlalchemy' in sys.modules, store_url_of('a.db'))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["False", "sqlite:///a.db"]
+    assert Store.__module__ == "perfpredict.store.handle"

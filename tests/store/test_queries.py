@@ -1,0 +1,57 @@
+"""Reading runs back: ``runs_frame``'s selection of (application, system) pairs, which
+the dask workers read the store by (:func:`perfpredict.distributed.read_series`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from perfpredict.errors import BadInputError
+from perfpredict.ingest import ingest_file
+from perfpredict.store import queries
+from perfpredict.store.queries import runs_frame
+
+
+@pytest.fixture
+def three_pairs(store, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A store of two runs of each of (a, x), (b, x), (a, y), interleaved in id order."""
+    path = tmp_path / "runs.csv"
+    path.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"{app},{system},{nodes},{10 / nodes}\n"
+        for nodes in (1, 2) for app, system in (("a", "x"), ("b", "x"), ("a", "y"))))
+    ingest_file(store, "csv", path)
+    return store
+
+
+def test_many_pairs_are_read_in_several_queries(three_pairs,  # type: ignore[no-untyped-def]
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """A partition of a center's store names thousands of pairs: PostgreSQL ran out of
+    stack on 17,000 in one statement (a raw OperationalError). Read a few at a time, the
+    runs come back as one query gives them, in id order, each once."""
+    everything = runs_frame(three_pairs)
+    wanted = [("a", "y"), ("a", "x"), ("a", "y")]
+    monkeypatch.setattr(queries, "PAIRS_PER_QUERY", 1)
+    frame = runs_frame(three_pairs, app_systems=wanted)
+    assert frame.to_dict("records") == everything[everything.app == "a"].to_dict("records")
+    absent = [(f"app{i}", f"system{i}") for i in range(20_000)]
+    monkeypatch.undo()
+    assert runs_frame(three_pairs, app_systems=[*absent, ("b", "x")]).id.tolist() == [2, 5]
+
+
+def test_no_pairs_is_no_runs_with_the_columns_of_some(three_pairs) -> None:  # type: ignore[no-untyped-def]
+    frame = runs_frame(three_pairs, app_systems=[])
+    assert frame.empty and list(frame.columns) == list(runs_frame(three_pairs).columns)
+
+
+@pytest.mark.parametrize("app_systems", [
+    ("a", "x"), "ax", ["ax"], [("a",)], [("a", "x", "z")], [(1, 2)], [(None, "x")], 5,
+])
+def test_what_is_not_pairs_of_names_is_one_line(three_pairs,  # type: ignore[no-untyped-def]
+                                                app_systems: object) -> None:
+    """Each failed in the database (SQLite's "sub-select returns 1 columns", PostgreSQL's
+    "operator does not exist: character varying = smallint"), or, a text, was read as
+    pairs of its letters."""
+    with pytest.raises(BadInputError, match=r"^app_systems must be \(application, system\) "
+                       r"pairs of names, as \[\('LULESH', 'Quartz'\)\]; got "):
+        runs_frame(three_pairs, app_systems=app_systems)  # type: ignore[arg-type]
