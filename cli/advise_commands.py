@@ -56,7 +56,8 @@ def advise(
     variant: VariantOption = None,
     ranks_per_node: RanksOption = None,
     threads_per_rank: ThreadsOption = None,
-    runs: Annotated[int, typer.Option(help="Number of production runs to budget for.")] = 1,
+    runs: Annotated[int, typer.Option(
+        help="Production runs to budget for (1 to 1000000).")] = 1,
     objective: Annotated[Objective, typer.Option(
         metavar="OBJECTIVE",
         help="fastest, cheapest or balanced: how to choose among the node counts that meet "

@@ -294,6 +294,13 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
     (("--min-speedup-per-doubling", "3"), 2, "--min-speedup-per-doubling"),
     (("--kill-risk", "0.9"), 2, "--kill-risk"),
     (("--runs", "0"), 2, "--runs"),
+    # node-hours times 10^400 runs overflowed: an internal error
+    (("--runs", "1" + "0" * 400), 2,
+     "--runs must be a whole number from 1 to 1000000, got a number of 401 digits"),
+    (("--runs", "1000001"), 2, "--runs must be a whole number from 1 to 1000000"),
+    # said as "nodes", the option's name never typed, of a power of two the sweep made
+    (("--max-nodes", "100000000000"), 2,
+     "--max-nodes must be a whole number from 1 to 2147483647, got 1e+11"),
     (("--plot", "figure.gif"), 2, "--plot"),
 ])
 def test_bad_options_give_one_error_line(advise_cli, args, code, fragment) -> None:
