@@ -162,7 +162,8 @@ def next_runs(
     ranks_per_node: RanksOption = None,
     threads_per_rank: ThreadsOption = None,
     budget_node_hours: Annotated[float | None, typer.Option(
-        help="Node-hours available for benchmarks (P90 cost); default: no limit.")] = None,
+        help="Node-hours available for benchmarks (P90 cost), a finite number; default: no "
+        "limit.")] = None,
     target_nodes: Annotated[int | None, typer.Option(
         help="Scale whose prediction should tighten (default: what 'advise' recommends).")
     ] = None,
