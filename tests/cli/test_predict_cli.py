@@ -256,6 +256,15 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     assert result.stderr.rstrip().endswith(
         "its columns are separated by semicolons, not commas; save the table as "
         "comma-separated values with '.' as the decimal point")
+    # a header of one column is no sign of another separator: a column is missing
+    for header, missing in (("nodes", "app"), ("app", "nodes")):
+        queries.write_text(f"{header}\n64\n")
+        result = cli("estimate", "--input", str(queries), "--format", "csv")
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"Error: {queries}:1: the header has no '{missing}' column; a query file needs "
+            f"at least app and nodes; add the column '{missing}' to the header (see "
+            "'perfpredict estimate --help')\n")
     # a query the predictor cannot answer names its line too (a blank line skipped)
     queries.write_text("app,nodes\nresnet,64\n\nno-such-app,8\n")
     result = cli("estimate", "--input", str(queries), "--format", "csv")

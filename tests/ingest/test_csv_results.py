@@ -102,6 +102,9 @@ def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -
     ("application,system,nodes,Runtime (h)", "rename application to app in the header; "
      "convert Runtime (h) (hours) to seconds in a column runtime_s"),
     ("x,y", "the header names x, y; see 'perfpredict ingest --help'"),
+    # one column of a known name: not a table of other separators ("uses semicolons")
+    ("nodes", "the header names nodes; see 'perfpredict ingest --help'"),
+    ("app", "the header names app; see 'perfpredict ingest --help'"),
     # a spreadsheet's export in its locale's separator: read as one column, and said so
     ("app;system;nodes;runtime_s", "its columns are separated by semicolons, not commas; "
      "save the table as comma-separated values with '.' as the decimal point"),
