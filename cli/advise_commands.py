@@ -80,7 +80,8 @@ def advise(
     plot: Annotated[Path | None, typer.Option(
         help="Write the scaling figure (.png, .svg or .pdf) and its numbers (.csv).")] = None,
     emit: Annotated[Scheduler | None, typer.Option(
-        help="Print only the batch directives for the recommendation.")] = None,
+        help="Print only the batch directives for the recommendation; with --format json, "
+        "the advice's JSON with their text under 'directives'.")] = None,
 ) -> None:
     """Recommend a node count, walltime and node-hours for APP, with proposal tables.
 
@@ -90,15 +91,20 @@ def advise(
     if ctx.invoked_subcommand is not None:
         _refuse_options_before(ctx, ctx.invoked_subcommand)
         return
+    from perfpredict.errors import BadInputError
+
     if app is None:
         if not _given_options(ctx):  # bare 'perfpredict advise', as a bare 'runs': help
             typer.echo(ctx.get_help())
             raise typer.Exit(2)
-        from perfpredict.errors import BadInputError
-
         # a script asking 'advise --format json' must not get the help text and exit 0
         raise BadInputError("'advise' needs --app APP (or a subcommand: 'advise walltime', "
                             "'advise next-runs'; see 'perfpredict advise --help')")
+    if emit is not None and fmt not in (AdviceFormat.table, AdviceFormat.json):
+        # said before the sweep: the directives have no table or proposal form
+        raise BadInputError(f"--emit {emit.value} prints batch directives as text, or as "
+                            f"JSON with --format json; drop --format {fmt.value}, or --emit "
+                            f"for the advice as {fmt.value}")
     from perfpredict.advise.plan import PlanRequest, advise_plan
     from perfpredict.cli.render import print_json, print_rows
     from perfpredict.report import proposal
@@ -114,7 +120,11 @@ def advise(
 
         written = save_scaling_plot(plan, plot)
         typer.echo(f"Wrote {written.figure} and {written.data_csv}", err=True)
-    if emit is not None:
+    if emit is not None and fmt == AdviceFormat.json:
+        from perfpredict.advise.directives import directives_document
+
+        print_json(directives_document(plan, emit.value))
+    elif emit is not None:
         from perfpredict.advise.directives import directives
 
         typer.echo(directives(plan, emit.value))

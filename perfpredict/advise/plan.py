@@ -173,6 +173,7 @@ class Plan:
         return {
             "app": self.request.app, "series": self.series, "system": self.system,
             "scale_unit": self.scale_unit, "weak_scaling": self.weak,
+            "ranks_per_node": self.ranks_per_node, "threads_per_rank": self.threads_per_rank,
             "objective": self.request.objective, "rule": self.rule, "reason": self.reason,
             "recommended_nodes": rec.nodes,
             "predicted_runtime_s": rec.predicted_runtime_s,
