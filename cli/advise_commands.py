@@ -75,7 +75,10 @@ def advise(
         help="Share of runs that may outlive the advised walltime.")] = 0.05,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
     fmt: Annotated[AdviceFormat, typer.Option(
-        "--format", metavar="FORMAT", help="table, json, markdown, latex or csv.")
+        "--format", metavar="FORMAT",
+        help="table, json, markdown, latex or csv. csv is the table of node counts "
+        "considered, the advised one marked 'recommended', with the recommendation, its "
+        "walltime and warnings on stderr; json has every figure as fields.")
     ] = AdviceFormat.table,
     plot: Annotated[Path | None, typer.Option(
         help="Write the scaling figure (.png, .svg or .pdf) and its numbers (.csv).")] = None,
@@ -134,8 +137,9 @@ def advise(
         typer.echo(proposal.proposal_markdown(plan))
     elif fmt == AdviceFormat.latex:
         typer.echo(proposal.proposal_latex(plan))
-    elif fmt == AdviceFormat.csv:
+    elif fmt == AdviceFormat.csv:  # one table on stdout, as every csv; the rest said aside
         print_rows(proposal.candidate_rows(plan), "csv", proposal.CANDIDATE_COLUMNS)
+        typer.echo("\n".join(proposal.summary_lines(plan)), err=True)
     else:
         typer.echo("\n".join(proposal.summary_lines(plan)))
         rows, columns = proposal.candidate_table(plan)
