@@ -150,8 +150,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     if budget_node_hours is not None and not (
             is_number(budget_node_hours) and math.isfinite(budget_node_hours)
             and budget_node_hours > 0):  # an infinite budget is none: say so by leaving it out
-        raise BadInputError(f"--budget-node-hours must be a finite number above 0, got "
-                            f"{shown(budget_node_hours)}; leave it out for no limit")
+        raise BadInputError(f"--budget-node-hours must be a finite number above 0 (leave "
+                            f"it out for no limit), got {shown(budget_node_hours)}")
     if target_nodes is not None:  # a node count an estimate is asked for
         check_count("--target-nodes", target_nodes)
     if target_nodes is None:

@@ -108,9 +108,9 @@ def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
     # an infinite budget was taken as one (JSON wrote it as Infinity, which no parser
     # reads), and nan was said to be "not more than 0"
     (("--budget-node-hours", "inf"), "--budget-node-hours must be a finite number above "
-     "0, got inf; leave it out for no limit"),
+     "0 (leave it out for no limit), got inf"),
     (("--budget-node-hours", "nan"), "--budget-node-hours must be a finite number above "
-     "0, got nan"),
+     "0 (leave it out for no limit), got nan"),
     # said as "nodes", the option's name never typed
     (("--target-nodes", "100000000000"),
      "--target-nodes must be a whole number from 1 to 2147483647, got 1e+11"),
