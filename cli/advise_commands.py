@@ -56,7 +56,8 @@ def advise(
     variant: VariantOption = None,
     ranks_per_node: RanksOption = None,
     threads_per_rank: ThreadsOption = None,
-    runs: Annotated[int, typer.Option(help="Number of production runs to budget for.")] = 1,
+    runs: Annotated[int, typer.Option(
+        help="Production runs to budget for (1 to 1000000).")] = 1,
     objective: Annotated[Objective, typer.Option(
         metavar="OBJECTIVE",
         help="fastest, cheapest or balanced: how to choose among the node counts that meet "
@@ -74,12 +75,16 @@ def advise(
         help="Share of runs that may outlive the advised walltime.")] = 0.05,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
     fmt: Annotated[AdviceFormat, typer.Option(
-        "--format", metavar="FORMAT", help="table, json, markdown, latex or csv.")
+        "--format", metavar="FORMAT",
+        help="table, json, markdown, latex or csv. csv is the table of node counts "
+        "considered, the advised one marked 'recommended', with the recommendation, its "
+        "walltime and warnings on stderr; json has every figure as fields.")
     ] = AdviceFormat.table,
     plot: Annotated[Path | None, typer.Option(
         help="Write the scaling figure (.png, .svg or .pdf) and its numbers (.csv).")] = None,
     emit: Annotated[Scheduler | None, typer.Option(
-        help="Print only the batch directives for the recommendation.")] = None,
+        help="Print only the batch directives for the recommendation; with --format json, "
+        "the advice's JSON with their text under 'directives'.")] = None,
 ) -> None:
     """Recommend a node count, walltime and node-hours for APP, with proposal tables.
 
@@ -89,15 +94,20 @@ def advise(
     if ctx.invoked_subcommand is not None:
         _refuse_options_before(ctx, ctx.invoked_subcommand)
         return
+    from perfpredict.errors import BadInputError
+
     if app is None:
         if not _given_options(ctx):  # bare 'perfpredict advise', as a bare 'runs': help
             typer.echo(ctx.get_help())
             raise typer.Exit(2)
-        from perfpredict.errors import BadInputError
-
         # a script asking 'advise --format json' must not get the help text and exit 0
         raise BadInputError("'advise' needs --app APP (or a subcommand: 'advise walltime', "
                             "'advise next-runs'; see 'perfpredict advise --help')")
+    if emit is not None and fmt not in (AdviceFormat.table, AdviceFormat.json):
+        # said before the sweep: the directives have no table or proposal form
+        raise BadInputError(f"--emit {emit.value} prints batch directives as text, or as "
+                            f"JSON with --format json; drop --format {fmt.value}, or --emit "
+                            f"for the advice as {fmt.value}")
     from perfpredict.advise.plan import PlanRequest, advise_plan
     from perfpredict.cli.render import print_json, print_rows
     from perfpredict.report import proposal
@@ -113,7 +123,11 @@ def advise(
 
         written = save_scaling_plot(plan, plot)
         typer.echo(f"Wrote {written.figure} and {written.data_csv}", err=True)
-    if emit is not None:
+    if emit is not None and fmt == AdviceFormat.json:
+        from perfpredict.advise.directives import directives_document
+
+        print_json(directives_document(plan, emit.value))
+    elif emit is not None:
         from perfpredict.advise.directives import directives
 
         typer.echo(directives(plan, emit.value))
@@ -123,8 +137,9 @@ def advise(
         typer.echo(proposal.proposal_markdown(plan))
     elif fmt == AdviceFormat.latex:
         typer.echo(proposal.proposal_latex(plan))
-    elif fmt == AdviceFormat.csv:
+    elif fmt == AdviceFormat.csv:  # one table on stdout, as every csv; the rest said aside
         print_rows(proposal.candidate_rows(plan), "csv", proposal.CANDIDATE_COLUMNS)
+        typer.echo("\n".join(proposal.summary_lines(plan)), err=True)
     else:
         typer.echo("\n".join(proposal.summary_lines(plan)))
         rows, columns = proposal.candidate_table(plan)
@@ -161,7 +176,8 @@ def next_runs(
     ranks_per_node: RanksOption = None,
     threads_per_rank: ThreadsOption = None,
     budget_node_hours: Annotated[float | None, typer.Option(
-        help="Node-hours available for benchmarks (P90 cost); default: no limit.")] = None,
+        help="Node-hours available for benchmarks (P90 cost), a finite number; default: no "
+        "limit.")] = None,
     target_nodes: Annotated[int | None, typer.Option(
         help="Scale whose prediction should tighten (default: what 'advise' recommends).")
     ] = None,

@@ -130,6 +130,25 @@ class _ErrorTranslatingGroup(TyperGroup):
         except typer.TyperException as exc:  # a usage error in the root's own options
             raise _usage_error(exc) from None
 
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        """Run the command line; a reader that goes away ends it quietly, with exit 0.
+
+        ``perfpredict runs stats | head -1``: once head has its line it closes the pipe,
+        and the next write fails. That is no error of the command's, so nothing is said
+        and the exit code is the one it would have had, wherever the write failed: in a
+        command's output, in a rich table, in the help. Click and rich each turn the
+        BrokenPipeError into exit 1 (a SystemExit raised while handling it), so it is
+        caught here, around both, once for every command."""
+        try:
+            return super().main(*args, **kwargs)
+        except (BrokenPipeError, SystemExit) as exc:
+            if not isinstance(exc, BrokenPipeError) and not isinstance(
+                    exc.__context__, BrokenPipeError):
+                raise
+            # stdout to /dev/null, so that flushing it at exit does not fail a second time
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            raise SystemExit(0) from None
+
     def invoke(self, ctx: typer.Context) -> Any:  # type: ignore[override]
         try:
             return super().invoke(ctx)
@@ -142,11 +161,8 @@ class _ErrorTranslatingGroup(TyperGroup):
             raise _usage_error(exc) from None
         except (typer.Exit, typer.Abort):  # --help, a command's own exit code
             raise
-        except BrokenPipeError:
-            # The reader (head, less) went away: not an error worth a message. Point stdout
-            # at /dev/null so that flushing it at exit does not fail a second time.
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            raise typer.Exit(0) from None
+        except BrokenPipeError:  # the reader went away: no error, ended in main()
+            raise
         except KeyboardInterrupt:
             typer.echo("Interrupted; nothing half-written was kept.", err=True)
             raise typer.Exit(130) from None

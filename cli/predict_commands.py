@@ -197,7 +197,7 @@ def evaluate(
     repeats: Annotated[int, typer.Option(
         help="Run the backtest N times with other seeds (the hybrid's, the folds, the "
              "random draws) and pool the predictions: one seed's figure says something "
-             "about the seed.")] = 1,
+             "about the seed. At most 100: each repeat is a whole backtest.")] = 1,
     seed: Annotated[int, typer.Option(help="The first seed.")] = 0,
     fmt: Annotated[ReportFormat, typer.Option("--format")] = ReportFormat.table,
 ) -> None:

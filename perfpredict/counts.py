@@ -1,11 +1,14 @@
 """How large a count (nodes, ranks, GPUs) can be: the store keeps counts as INTEGER,
 32-bit on PostgreSQL, so ingest refuses larger ones and an estimate is not asked for them;
-and what counts as a number a library caller gives. A module of its own so that an
-estimate, which imports no ingest code, reads the same rules."""
+what counts as a number a library caller gives; and the one refusal of a count a user
+typed with an option. A module of its own so that an estimate, which imports no ingest
+code, reads the same rules."""
 
 from __future__ import annotations
 
 import numbers
+
+from perfpredict.errors import BadInputError
 
 #: Largest count the store holds (PostgreSQL INTEGER).
 MAX_COUNT = 2**31 - 1
@@ -16,3 +19,27 @@ def is_number(value: object, *, whole: bool = False) -> bool:
     may give it, numpy's included, and not a bool, which Python counts as one."""
     return (isinstance(value, numbers.Integral if whole else numbers.Real)
             and not isinstance(value, bool))
+
+
+def shown(value: object) -> str:
+    """A value a user gave, as a message shows it: a number as ``{:g}`` writes it, an
+    integer past what a float holds (which ``{:g}`` cannot write) by its digits, anything
+    else as its ``repr``.
+
+    >>> shown(1e11), shown(10**400), shown("4")
+    ('1e+11', 'a number of 401 digits', "'4'")
+    """
+    if not is_number(value):
+        return repr(value)
+    if isinstance(value, numbers.Integral) and abs(int(value)) > 10**300:
+        return f"a number of {len(str(abs(int(value))))} digits"
+    return f"{value:g}"
+
+
+def check_count(option: str, value: object, *, least: int = 1, most: int = MAX_COUNT) -> None:
+    """Refuse ``value`` unless it is a whole number from ``least`` to ``most``, naming
+    the ``option`` the user typed it with (a node count refused as "nodes" deep in a sweep
+    of --max-nodes said nothing the user had typed)."""
+    if not (is_number(value, whole=True) and least <= value <= most):  # type: ignore[operator]
+        raise BadInputError(f"{option} must be a whole number from {least} to {most}, got "
+                            f"{shown(value)}")

@@ -7,7 +7,7 @@ with. A value nobody knows is left out with a comment saying so, never guessed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import node_count
@@ -57,3 +57,11 @@ def directives(plan: Plan, scheduler: str) -> str:
             lines.append(f"# the queue caps the walltime: checkpoint before the limit and "
                          f"chain {plan.chained_jobs} jobs (qsub -W depend=afterany:JOBID)")
     return "\n".join(lines)
+
+
+def directives_document(plan: Plan, scheduler: str) -> dict[str, Any]:
+    """``--emit`` for a script (``--format json``): the advice as ``advise --format json``
+    gives it, with the directives' text under ``directives`` and the ``scheduler`` they
+    are for. A script that writes and submits the job reads the node count, layout and
+    walltime as numbers beside the text, parsing neither."""
+    return {**plan.as_dict(), "scheduler": scheduler, "directives": directives(plan, scheduler)}

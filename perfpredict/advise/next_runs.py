@@ -16,12 +16,14 @@ budget and a run still tightens the spread.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from perfpredict.advise.plan import P90, PlanRequest, quantile_confidence, sweep_nodes
+from perfpredict.counts import check_count, is_number, shown
 from perfpredict.errors import BadInputError
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
@@ -147,11 +149,13 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.lookup import scale_per_node
 
-    if budget_node_hours is not None and not budget_node_hours > 0:
-        raise BadInputError(f"--budget-node-hours must be more than 0, got "
-                            f"{budget_node_hours:g}")
-    if target_nodes is not None and target_nodes < 1:
-        raise BadInputError(f"--target-nodes must be 1 or more, got {target_nodes}")
+    if budget_node_hours is not None and not (
+            is_number(budget_node_hours) and math.isfinite(budget_node_hours)
+            and budget_node_hours > 0):  # an infinite budget is none: say so by leaving it out
+        raise BadInputError(f"--budget-node-hours must be a finite number above 0 (leave "
+                            f"it out for no limit), got {shown(budget_node_hours)}")
+    if target_nodes is not None:  # a node count an estimate is asked for
+        check_count("--target-nodes", target_nodes)
     if target_nodes is None:
         target_nodes = advise_plan(store, request).recommended.nodes
     predictor = load_predictor(store.url)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
 from perfpredict.advise.walltime.advisor import check_kill_risk
-from perfpredict.counts import is_number
+from perfpredict.counts import check_count, is_number
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
 
@@ -47,6 +47,13 @@ DEFAULT_TIME_GRANULARITY_S = 60
 SWEEP_BEYOND_MEASURED = 16
 #: The quantile the "P90" figures stand for.
 P90 = 0.9
+#: Most production runs ``--runs`` budgets for. A proposal's run classes count tens to
+#: thousands of runs (an ensemble campaign tens of thousands); a million runs of even a
+#: one-node, one-minute job are some 17,000 node-hours, a small allocation's year. A
+#: larger count is a slip (node-hours typed as runs, a digit too many) that the totals
+#: would multiply without a word, and past about 10^308 the node-hour totals overflowed
+#: (an internal error).
+MAX_RUNS = 1_000_000
 
 
 @dataclass
@@ -69,22 +76,18 @@ class PlanRequest:
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""
-        for option, count in (("--runs", self.runs), ("--max-nodes", self.max_nodes)):
-            if count is not None and not is_number(count, whole=True):
-                raise BadInputError(f"{option} must be a whole number, got {count!r}")
+        check_count("--runs", self.runs, most=MAX_RUNS)
+        if self.max_nodes is not None:  # a node count the sweep can ask an estimate for
+            check_count("--max-nodes", self.max_nodes)
         for option, value in (("--kill-risk", self.kill_risk),
                               ("--confidence", self.confidence),
                               ("--min-efficiency", self.min_efficiency),
                               ("--min-speedup-per-doubling", self.min_speedup_per_doubling)):
             if value is not None and not (is_number(value) and math.isfinite(value)):
                 raise BadInputError(f"{option} must be a number, got {value!r}")
-        if self.runs < 1:
-            raise BadInputError(f"--runs must be 1 or more, got {self.runs}")
         if self.objective not in OBJECTIVES:
             raise BadInputError(f"--objective must be one of {', '.join(OBJECTIVES)}, "
                                 f"got {self.objective!r}")
-        if self.max_nodes is not None and self.max_nodes < 1:
-            raise BadInputError(f"--max-nodes must be 1 or more, got {self.max_nodes}")
         check_kill_risk(self.kill_risk)
         if not 0 < self.confidence < 1:
             raise BadInputError(f"--confidence must be between 0 and 1, got "
@@ -171,6 +174,7 @@ class Plan:
         return {
             "app": self.request.app, "series": self.series, "system": self.system,
             "scale_unit": self.scale_unit, "weak_scaling": self.weak,
+            "ranks_per_node": self.ranks_per_node, "threads_per_rank": self.threads_per_rank,
             "objective": self.request.objective, "rule": self.rule, "reason": self.reason,
             "recommended_nodes": rec.nodes,
             "predicted_runtime_s": rec.predicted_runtime_s,

@@ -48,7 +48,8 @@ def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Que
     for needed in ("app", "nodes"):
         if needed not in header:
             fix = header_fix(header, ("app", "nodes", "system", "problem_size"),
-                             "see 'perfpredict estimate --help'")
+                             f"add the column '{needed}' to the header (see 'perfpredict "
+                             "estimate --help')")
             raise BadInputError(f"the header has no '{needed}' column; a query file needs "
                                 f"at least app and nodes; {fix}", path=path, line_no=1)
     queries = []

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import math
-import numbers
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from perfpredict import artifact
-from perfpredict.counts import MAX_COUNT, is_number
+from perfpredict.counts import MAX_COUNT, is_number, shown
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
@@ -57,11 +56,8 @@ class Query:
         for name in ("nodes", "ranks_per_node", "threads_per_rank"):
             value = getattr(self, name)
             if value is not None and value > MAX_COUNT:  # a typo an estimate would answer
-                shown = (f"a number of {len(str(value))} digits"  # past what floats hold
-                         if isinstance(value, numbers.Integral) and int(value) > 10**300
-                         else f"{value:g}")
                 raise BadInputError(f"{name.replace('_', '-')} must be at most "
-                                    f"{MAX_COUNT}, got {shown}")
+                                    f"{MAX_COUNT}, got {shown(value)}")
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise BadInputError(f"{name.replace('_', '-')} must be a positive number, "
                                     f"got {value:g}")

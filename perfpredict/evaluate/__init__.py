@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict.counts import is_number
+from perfpredict.counts import check_count, is_number
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.evaluate.baselines import BLACKBOX, blackbox, law_names, law_prediction
 from perfpredict.evaluate.metrics import Outcomes, distance_bands, summarise
@@ -66,6 +66,13 @@ __all__ = ["GROUP_BY", "LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outc
 GroupOf = Callable[[Series, FloatArray], str | Sequence[str]]
 #: What ``evaluate`` can group its rows by.
 GROUP_BY = ("source", "app", "system", "distance")
+#: Most ``repeats`` a backtest runs. Each is a whole backtest: a store-cut one of the
+#: bundled data sets took 11 s of CPU (19 s on a shared two-core machine), a by-series one
+#: 70 s, and a center's store takes longer; so 100 repeats are already half an hour to
+#: two hours, printing nothing until done. More buy little: the seed-to-seed spread of a
+#: pooled figure falls as 1/sqrt(repeats), at 100 a tenth of one seed's (accuracy.md's
+#: tables pool 3 to 10). A larger count is a slip that would run for days.
+MAX_REPEATS = 100
 
 
 def _fit_hybrid(pool: list[Series], random_state: int,
@@ -260,10 +267,8 @@ def evaluate(store: Store, split: str = "extrapolate", group_by: str = "source",
 
     if split not in SPLITS:
         raise BadInputError(f"--split must be one of: {', '.join(SPLITS)}, not {split!r}")
-    for name, value, least in (("--repeats", repeats, 1), ("--seed", random_state, 0)):
-        if not is_number(value, whole=True) or value < least:
-            raise BadInputError(f"{name} must be a whole number of {least} or more, not "
-                                f"{value!r}")
+    check_count("--repeats", repeats, most=MAX_REPEATS)
+    check_count("--seed", random_state, least=0)  # XGBoost takes no seed of 20 digits
     if not is_number(confidence):
         raise BadInputError(f"--confidence must be a number between 0 and 1, not "
                             f"{confidence!r}")

@@ -138,6 +138,7 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
     if nodes is None and ranks is None and not is_job:
         raise FieldError("neither 'nodes' nor 'total_ranks' is given; one is needed for scale")
     rpn = values.get("ranks_per_node")
+    _check_ranks_per_node(rpn, ranks)
     if ranks is None and nodes is not None and rpn is not None:
         values["total_ranks"] = round(nodes * rpn)
     if values.get("problem_size_num") is None:
@@ -150,6 +151,21 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
                          key=darshan_log_key(values["job_id"], values.get("start_epoch_s"),
                                              _log_name(extra[DARSHAN_DETAILS])))
     return RunRecord(**values, extra=extra or None, line_no=line_no, key=key)
+
+
+def _check_ranks_per_node(rpn: float | None, total_ranks: int | None) -> None:
+    """Refuse a ranks_per_node that is not whole unless total_ranks gives the ranks.
+
+    A whole count per node is what a layout is. The store keeps a float all the same,
+    because ranks spread unevenly over the nodes have a mean per node: LULESH's 125 ranks
+    on 4 nodes (31.25), MLPerf HPC's 64 on 128 (0.5), a sacct job's tasks over its
+    step's nodes; the bundled data sets and ``runs export`` write it beside total_ranks.
+    Without total_ranks such a number is no mean but a typo, from which the run's ranks
+    were derived as round(nodes x 0.5): a one-node run of 0 ranks was stored."""
+    if rpn is not None and total_ranks is None and not rpn.is_integer():
+        raise FieldError(f"ranks_per_node must be a whole number, got {rpn:g}; where ranks "
+                         "are spread unevenly over the nodes, give total_ranks too "
+                         "(ranks_per_node is then their mean per node)")
 
 
 def _darshan_log_row(values: dict[str, Any], extra: dict[str, Any], key: str | None) -> bool:

@@ -128,17 +128,22 @@ _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "'|'"}
 
 def other_separator(header: Sequence[str]) -> str | None:
     """The fix for a header read as one column because its columns are separated by
-    something else than commas; None where that is not what is wrong.
+    something else than commas; None where that is not what is wrong, as in a header of
+    one column that names no separator (``nodes`` alone lacks ``app``; it was said to be
+    separated by semicolons).
 
     >>> other_separator(["app;system;nodes;runtime_s"])[:51]
     'its columns are separated by semicolons, not commas'
+    >>> other_separator(["nodes"]) is None
+    True
     """
     if len(header) != 1:
         return None
     known = {name for column, others in OTHER_NAMES.items() for name in (column, *others)}
     known |= {"jobid", "jobidraw", "state"}  # sacct -P's header
     found = next((name for separator, name in _OTHER_SEPARATORS.items()
-                  if known & {part.strip().lower() for part in header[0].split(separator)}),
+                  if separator in header[0]
+                  and known & {part.strip().lower() for part in header[0].split(separator)}),
                  None)
     if found is None:  # not a header at all (a binary file, another format)
         return None

@@ -71,13 +71,16 @@ _SUFFIXES = {".swf": "swf", ".json": "sacct-json", ".csv": "csv", ".psv": "sacct
 _SWF_LINE = re.compile(r"^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){17}\s*$")
 
 
-def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS)) -> str:
+def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS),
+                 option: str = "--input-format") -> str:
     """The format of a jobs file among ``choices``, from its name (``.swf``, ``.json``,
     ``.csv``, ``.psv``, each also gzipped) or else its first line: ``;`` comments or 18
     numbers are SWF, ``JobId=`` Slurm's jobcomp log, a ``|``-separated line sacct, ``{``
     sacct's JSON, commas CSV.
 
-    A file that none of these describe is bad input asking for the format by name.
+    A file that none of these describe is bad input asking for the format with
+    ``option``, the one that names it (``advise walltime --input-format``), and its
+    values: "pass it by name" named neither.
     """
     from perfpredict.ingest._text.lines import numbered_lines
 
@@ -93,5 +96,6 @@ def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS)) -> str:
                   else "csv" if "," in first else None)
     if by_content in choices:
         return by_content
+    values = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else choices[0]
     raise BadInputError(f"cannot tell the format of the file from its name or first line; "
-                        f"pass it by name, one of: {', '.join(choices)}", path=path)
+                        f"pass {option} {values}", path=path)

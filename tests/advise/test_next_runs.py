@@ -103,10 +103,23 @@ def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
     assert "P90/P50" in result.output and "Benchmarks to run next" not in result.output
 
 
-def test_cli_bad_budget_is_one_error_line(advise_cli) -> None:
-    result = advise_cli("advise", "next-runs", *BERT, "--budget-node-hours", "0")
+@pytest.mark.parametrize(("args", "said"), [
+    (("--budget-node-hours", "0"), "--budget-node-hours must be a finite number above 0"),
+    # an infinite budget was taken as one (JSON wrote it as Infinity, which no parser
+    # reads), and nan was said to be "not more than 0"
+    (("--budget-node-hours", "inf"), "--budget-node-hours must be a finite number above "
+     "0 (leave it out for no limit), got inf"),
+    (("--budget-node-hours", "nan"), "--budget-node-hours must be a finite number above "
+     "0 (leave it out for no limit), got nan"),
+    # said as "nodes", the option's name never typed
+    (("--target-nodes", "100000000000"),
+     "--target-nodes must be a whole number from 1 to 2147483647, got 1e+11"),
+], ids=lambda a: " ".join(a) if isinstance(a, tuple) else None)
+def test_cli_bad_budget_or_target_is_one_error_line(  # type: ignore[no-untyped-def]
+        advise_cli, args: tuple[str, ...], said: str) -> None:
+    result = advise_cli("advise", "next-runs", *BERT, *args)
     assert result.exit_code == 2
-    assert "--budget-node-hours" in one_error_line(result)
+    assert one_error_line(result).startswith(f"Error: {said}")
 
 
 @pytest.mark.parametrize("subcommand", ["next-runs", "walltime"])

@@ -274,6 +274,32 @@ def test_emit_pbs_directives(advise_cli) -> None:
     assert re.search(r"^#PBS -l walltime=\d{2,}:\d{2}:\d{2}$", result.output, re.M)
 
 
+def test_emit_with_format_json_gives_the_directives_and_their_values(advise_cli) -> None:
+    """A script that submits the job reads the directives and the numbers behind them
+    from one JSON object; --format json with --emit printed the text alone."""
+    result = advise_cli("advise", *RELEARN, "--threads-per-rank", "1", "--emit", "sbatch",
+                        "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    text = advise_cli("advise", *RELEARN, "--threads-per-rank", "1", "--emit", "sbatch")
+    assert doc["scheduler"] == "sbatch" and doc["directives"] == text.stdout.rstrip("\n")
+    assert doc == {**json.loads(advise_cli("advise", *RELEARN, "--threads-per-rank", "1",
+                                           "--format", "json").stdout),
+                   "scheduler": "sbatch", "directives": doc["directives"]}
+    assert f"#SBATCH --nodes={doc['recommended_nodes']}" in doc["directives"]
+    assert f"#SBATCH --time={doc['walltime_slurm']}" in doc["directives"]
+    assert (doc["ranks_per_node"], doc["threads_per_rank"]) == (32, 1)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "markdown", "latex"])
+def test_emit_refuses_a_format_it_has_no_form_in(advise_cli, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    result = advise_cli("advise", *BERT, "--emit", "pbs", "--format", fmt)
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        f"Error: --emit pbs prints batch directives as text, or as JSON with --format json; "
+        f"drop --format {fmt}, or --emit for the advice as {fmt}")
+
+
 def test_emit_chaining_signal_when_capped(advise_cli) -> None:
     result = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2",
                         "--emit", "sbatch")
@@ -294,6 +320,13 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
     (("--min-speedup-per-doubling", "3"), 2, "--min-speedup-per-doubling"),
     (("--kill-risk", "0.9"), 2, "--kill-risk"),
     (("--runs", "0"), 2, "--runs"),
+    # node-hours times 10^400 runs overflowed: an internal error
+    (("--runs", "1" + "0" * 400), 2,
+     "--runs must be a whole number from 1 to 1000000, got a number of 401 digits"),
+    (("--runs", "1000001"), 2, "--runs must be a whole number from 1 to 1000000"),
+    # said as "nodes", the option's name never typed, of a power of two the sweep made
+    (("--max-nodes", "100000000000"), 2,
+     "--max-nodes must be a whole number from 1 to 2147483647, got 1e+11"),
     (("--plot", "figure.gif"), 2, "--plot"),
 ])
 def test_bad_options_give_one_error_line(advise_cli, args, code, fragment) -> None:

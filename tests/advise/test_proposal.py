@@ -103,13 +103,19 @@ def test_latex_helpers() -> None:
     assert r"\midrule" + "\n" + r"\textit{2} & \textit{y} \\" in table
 
 
-def test_csv_has_one_row_per_candidate(advise_cli) -> None:
-    result = advise_cli("advise", *BERT, "--format", "csv")
+def test_csv_has_one_row_per_candidate_and_the_recommendation_on_stderr(advise_cli) -> None:
+    """The CSV is the table of node counts, as every command's CSV is one table; the
+    walltime, the node-hours of --runs and the warnings, which it dropped without a
+    word, are said on stderr as 'advise walltime' says its summary."""
+    result = advise_cli("advise", *BERT, "--runs", "5", "--format", "csv")
     assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(io.StringIO(result.output)))
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert list(rows[0]) == list(CANDIDATE_COLUMNS)
-    assert sum(r["recommended"] == "True" for r in rows) == 1
+    (advised,) = [r for r in rows if r["recommended"] == "True"]
     assert all(float(r["node_hours_p50"]) <= float(r["node_hours_p90"]) for r in rows)
+    assert result.stderr.startswith("bert on dgxa100_ngc22.04")
+    assert f"Recommendation: {advised['nodes']} nodes." in result.stderr
+    assert "(Slurm --time)" in result.stderr and "for 5 runs" in result.stderr
 
 
 def test_markdown_and_latex_through_the_cli(advise_cli) -> None:

@@ -138,3 +138,43 @@ def test_a_bare_group_still_prints_its_help() -> None:
     result = _run("runs")
     assert result.exit_code == 2
     assert "Usage: perfpredict runs" in result.output and "Error" not in result.output
+
+
+
+@pytest.fixture(scope="module")
+def store_of_many_series(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A store whose run and series tables are larger than a pipe holds (64 KiB), so that
+    the command still writes when the reader goes away."""
+    folder = tmp_path_factory.mktemp("pipe")
+    db = f"sqlite:///{folder / 'store.db'}"
+    runs = folder / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"application-{a},opal,{nodes},{100 / nodes}\n" for a in range(1500)
+        for nodes in (1, 2)))
+    assert CliRunner().invoke(app, ["--db", db, "ingest", "csv", str(runs)]).exit_code == 0
+    return db
+
+
+@pytest.mark.parametrize(("args", "lines_read"), [
+    # the reader takes the first line, as 'head -1': rich's console, which prints the
+    # tables, exited 1 when it went away
+    (("runs", "stats"), 1),
+    (("runs", "list", "--limit", "5000"), 1),
+    (("runs", "export"), 1),
+    (("runs", "list", "--format", "json"), 0),
+    # Typer's help, printed with rich while the command line is read
+    (("--help",), 0),
+    (("runs", "export", "--help"), 0),
+], ids=lambda a: " ".join(a) if isinstance(a, tuple) else f"{a} lines read")
+def test_a_reader_that_goes_away_ends_the_command_quietly(
+        store_of_many_series: str, args: tuple[str, ...], lines_read: int) -> None:
+    """``perfpredict runs stats | head -1`` ends with exit 0 and nothing on stderr, as
+    it would had the reader read everything: 'runs stats' and the help exited 1."""
+    command = subprocess.Popen([*PERFPREDICT, "--db", store_of_many_series, *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert command.stdout is not None
+    for _ in range(lines_read):
+        assert command.stdout.readline()
+    command.stdout.close()  # the command writes more than the pipe holds: it must notice
+    _, stderr = command.communicate(timeout=120)
+    assert (command.returncode, stderr.decode()) == (0, "")

@@ -256,6 +256,15 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
     assert result.stderr.rstrip().endswith(
         "its columns are separated by semicolons, not commas; save the table as "
         "comma-separated values with '.' as the decimal point")
+    # a header of one column is no sign of another separator: a column is missing
+    for header, missing in (("nodes", "app"), ("app", "nodes")):
+        queries.write_text(f"{header}\n64\n")
+        result = cli("estimate", "--input", str(queries), "--format", "csv")
+        assert result.exit_code == 2
+        assert result.stderr == (
+            f"Error: {queries}:1: the header has no '{missing}' column; a query file needs "
+            f"at least app and nodes; add the column '{missing}' to the header (see "
+            "'perfpredict estimate --help')\n")
     # a query the predictor cannot answer names its line too (a blank line skipped)
     queries.write_text("app,nodes\nresnet,64\n\nno-such-app,8\n")
     result = cli("estimate", "--input", str(queries), "--format", "csv")
@@ -457,11 +466,19 @@ def test_evaluate_unknown_split_is_a_usage_error(cli) -> None:  # type: ignore[n
     assert "random" in result.output and "time" in result.output
 
 
-def test_evaluate_repeats_below_one_is_a_usage_error(cli) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("args", "said"), [
+    (("--repeats", "0"), "--repeats must be a whole number from 1 to 100, got 0"),
+    # each repeat is a whole backtest: a million ran for weeks without a word
+    (("--repeats", "1000000"), "--repeats must be a whole number from 1 to 100, got 1e+06"),
+    # numpy's ValueError escaped as internal
+    (("--seed", "-1"), "--seed must be a whole number from 0 to 2147483647, got -1"),
+    # and XGBoost's "expect long" for a seed of 20 digits
+    (("--seed", "99999999999999999999"),
+     "--seed must be a whole number from 0 to 2147483647, got 1e+20"),
+], ids=lambda a: " ".join(a) if isinstance(a, tuple) else None)
+def test_evaluate_repeats_and_seed_out_of_range_are_usage_errors(  # type: ignore[no-untyped-def]
+        cli, args: tuple[str, ...], said: str) -> None:
     assert cli("datasets", "load", "relearn").exit_code == 0
-    result = cli("evaluate", "--repeats", "0")
+    result = cli("evaluate", *args)
     assert result.exit_code == 2
-    assert result.stderr.strip() == "Error: --repeats must be a whole number of 1 or more, not 0"
-    seed = cli("evaluate", "--seed", "-1")  # numpy's ValueError escaped as internal
-    assert seed.exit_code == 2
-    assert seed.stderr.strip() == "Error: --seed must be a whole number of 0 or more, not -1"
+    assert result.stderr.strip() == f"Error: {said}"

@@ -102,6 +102,9 @@ def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -
     ("application,system,nodes,Runtime (h)", "rename application to app in the header; "
      "convert Runtime (h) (hours) to seconds in a column runtime_s"),
     ("x,y", "the header names x, y; see 'perfpredict ingest --help'"),
+    # one column of a known name: not a table of other separators ("uses semicolons")
+    ("nodes", "the header names nodes; see 'perfpredict ingest --help'"),
+    ("app", "the header names app; see 'perfpredict ingest --help'"),
     # a spreadsheet's export in its locale's separator: read as one column, and said so
     ("app;system;nodes;runtime_s", "its columns are separated by semicolons, not commas; "
      "save the table as comma-separated values with '.' as the decimal point"),
@@ -297,3 +300,37 @@ def test_a_runtime_below_a_microsecond_is_refused(store, tmp_path: Path) -> None
     with pytest.raises(BadInputError, match=r":2: runtime_s of 1e-300 s is below a "
                        r"microsecond, which no clock measures"):
         ingest_file(store, "csv", path)
+
+
+@pytest.mark.parametrize(("row", "reason"), [
+    # half a rank per node stored a run of 0 ranks (one node) without a word
+    ("a,s,p,1,0.5,1,10,", ":2: ranks_per_node must be a whole number, got 0.5; where ranks "
+     "are spread unevenly over the nodes, give total_ranks too"),
+    ("a,s,p,4,2.5,1,10,", ":2: ranks_per_node must be a whole number, got 2.5"),
+    ("a,s,p,1,0,1,10,", ":2: ranks_per_node must be positive, got 0"),
+    ("a,s,p,1,-4,1,10,", ":2: ranks_per_node must be positive, got -4"),
+    ("a,s,p,1,4,0.5,10,", ":2: column 'threads_per_rank' must be a whole number, got 0.5"),
+    ("a,s,p,1,4,0,10,", ":2: threads_per_rank must be positive, got 0"),
+])
+def test_a_layout_of_part_ranks_or_threads_is_refused_at_its_line(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, row: str, reason: str) -> None:
+    """Ranks and threads come whole: the file is refused at the line, with the fix, and
+    nothing of it is stored."""
+    path = write(tmp_path, HEADER + row + "\n")
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}{reason}"), line
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
+
+
+def test_a_mean_of_ranks_per_node_is_read_where_total_ranks_gives_the_ranks(
+        tmp_path: Path) -> None:
+    """Ranks spread unevenly over the nodes (LULESH's 125 ranks on 4 nodes, MLPerf HPC's
+    64 on 128, a sacct job's tasks over its step's nodes) give a mean ranks_per_node,
+    which the bundled data sets and ``runs export`` write beside total_ranks."""
+    path = write(tmp_path, "app,system,nodes,ranks_per_node,total_ranks,runtime_s\n"
+                           "lulesh,opal,4,31.25,125,40\noc20,horeka,128,0.5,64,5497\n")
+    runs = list(parse(path, IngestOptions()))
+    assert [(r.ranks_per_node, r.total_ranks) for r in runs  # type: ignore[union-attr]
+            ] == [(31.25, 125), (0.5, 64)]

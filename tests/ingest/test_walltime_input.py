@@ -57,8 +57,13 @@ def test_the_format_is_told_by_name_then_content(tmp_path: Path, name: str, text
     assert sniff_format(path) == expected
 
 
-def test_an_unknown_format_asks_for_one(tmp_path: Path) -> None:
+def test_an_unknown_format_asks_for_one(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """By the option that names it, with its values ("pass it by name" named neither)."""
     path = tmp_path / "jobs.txt"
     path.write_text("just words\n")
-    with pytest.raises(BadInputError, match="pass it by name, one of: swf, sacct, csv"):
+    with pytest.raises(BadInputError, match="pass --input-format swf, sacct or csv$"):
         sniff_format(path, ("swf", "sacct", "csv"))
+    result = cli("advise", "walltime", "--input", str(path))
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {path}: cannot tell the format of the file from its "
+                             "name or first line; pass --input-format swf, sacct or csv\n")

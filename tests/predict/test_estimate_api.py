@@ -104,7 +104,10 @@ def test_library_requests_of_the_wrong_type_are_bad_input() -> None:
                         (Query(**BERT, nodes=10**400), "nodes must be at most")):
         with pytest.raises(BadInputError, match=said):
             estimate(None, query)
-    for fields, said in (({"runs": 2.5}, "--runs must be a whole number, got 2.5"),
+    for fields, said in (({"runs": 2.5}, "--runs must be a whole number from 1 to "
+                                         "1000000, got 2.5"),
+                         ({"runs": 10**400}, "--runs must be a whole number from 1 to "
+                                             "1000000, got a number of 401 digits"),
                          ({"kill_risk": "0.1"}, "--kill-risk must be a number, got '0.1'"),
                          ({"max_nodes": float("nan")}, "--max-nodes must be a whole number")):
         with pytest.raises(BadInputError, match=said):
