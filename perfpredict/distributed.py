@@ -87,11 +87,14 @@ def quiet_xgboost_console() -> None:
     import xgboost.collective
     from xgboost import core
 
+    join = getattr(xgboost.collective, "init", None)
+    register = getattr(getattr(core, "_LIB", None), "XGBRegisterLogCallback", None)
+    if join is None or register is None:  # an XGBoost without them: its lines, not a failure
+        return
     _xgboost_log_callback = ctypes.CFUNCTYPE(None, ctypes.c_char_p)(_xgboost_warnings_only)
-    join = xgboost.collective.init
 
     def quiet_join(**args: Any) -> None:
-        core._LIB.XGBRegisterLogCallback(_xgboost_log_callback)
+        register(_xgboost_log_callback)
         join(**args)
 
     xgboost.collective.init = quiet_join
