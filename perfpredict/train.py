@@ -244,7 +244,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
 
 
 @takes_store
-def train(store: Store, apps: list[str] | None = None,
+def train(store: Store, apps: str | list[str] | None = None,
           dask: str | None = None, with_bundled: bool = False,
           borrow_bundled: bool = True) -> TrainReport:
     """Train on the store's runs (optionally only ``apps``) and save the artifacts there:

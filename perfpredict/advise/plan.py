@@ -84,7 +84,7 @@ class PlanRequest:
                               ("--min-efficiency", self.min_efficiency),
                               ("--min-speedup-per-doubling", self.min_speedup_per_doubling)):
             if value is not None and not (is_number(value) and math.isfinite(value)):
-                raise BadInputError(f"{option} must be a number, got {value!r}")
+                raise BadInputError(f"{option} must be a finite number, got {value!r}")
         if self.objective not in OBJECTIVES:
             raise BadInputError(f"--objective must be one of {', '.join(OBJECTIVES)}, "
                                 f"got {self.objective!r}")

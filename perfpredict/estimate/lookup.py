@@ -61,6 +61,15 @@ class Query:
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise BadInputError(f"{name.replace('_', '-')} must be a positive number, "
                                     f"got {value:g}")
+        # as ingest reads a layout: whole threads, and ranks per node a mean over the nodes
+        # (MLPerf HPC's 0.5 on 128 nodes) only where it makes whole ranks
+        if self.threads_per_rank is not None and self.threads_per_rank % 1:
+            raise BadInputError(f"threads-per-rank must be a whole number, got "
+                                f"{self.threads_per_rank:g}")
+        if self.ranks_per_node is not None and (self.nodes * self.ranks_per_node) % 1:
+            raise BadInputError(f"ranks-per-node {self.ranks_per_node:g} on {self.nodes:g} "
+                                f"nodes is {self.nodes * self.ranks_per_node:g} ranks; give "
+                                "a ranks per node that makes whole ranks")
         if self.io_bytes is not None and not (math.isfinite(self.io_bytes) and self.io_bytes >= 0):
             raise BadInputError(f"io-bytes must be zero or more, got {self.io_bytes:g}")
 

@@ -258,7 +258,7 @@ def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Ser
 
 @takes_store
 def evaluate(store: Store, split: str = "extrapolate", group_by: str = "source",
-             confidence: float = 0.9, app: list[str] | None = None, repeats: int = 1,
+             confidence: float = 0.9, app: str | list[str] | None = None, repeats: int = 1,
              protocol: str = "store-cut", leave_out: str | None = None,
              with_bundled: bool = False, random_state: int = 0,
              borrow_bundled: bool = True) -> list[dict[str, Any]]:
@@ -272,8 +272,6 @@ def evaluate(store: Store, split: str = "extrapolate", group_by: str = "source",
     if not is_number(confidence):
         raise BadInputError(f"--confidence must be a number between 0 and 1, not "
                             f"{confidence!r}")
-    if isinstance(app, str):  # one application, not its letters
-        app = [app]
     require_apps(store, app)
     frame = runs_frame(store, app=app, with_source=True)
 

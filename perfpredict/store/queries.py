@@ -32,9 +32,16 @@ _TIME_COLUMNS = {"submit_epoch_s": "submit_time", "start_epoch_s": "start_time",
 PAIRS_PER_QUERY = 400
 
 
-def _of_apps(query: Select[Any], app: Sequence[str] | None) -> Select[Any]:
+def named_apps(app: str | Sequence[str] | None) -> list[str]:
+    """The applications ``app`` names: one name is one application, not its letters
+    (``runs_frame(store, app="bert")`` asked for the runs of 'b', 'e', 'r' and 't')."""
+    return [app] if isinstance(app, str) else list(app or [])
+
+
+def _of_apps(query: Select[Any], app: str | Sequence[str] | None) -> Select[Any]:
     """``query`` narrowed to the runs of ``app`` (all runs when None or empty)."""
-    return query.where(runs.c.app.in_(list(app))) if app else query
+    names = named_apps(app)
+    return query.where(runs.c.app.in_(names)) if names else query
 
 
 def _iso(epoch_s: float | None) -> str | None:
@@ -44,7 +51,7 @@ def _iso(epoch_s: float | None) -> str | None:
 
 
 @takes_store
-def iter_runs(store: Store, *, app: Sequence[str] | None = None, limit: int | None = None,
+def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: int | None = None,
               batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small;
     with ``keys``, each with its ``natural_key`` too."""
@@ -84,7 +91,7 @@ class RunExport:
 
 
 @takes_store
-def export_runs(store: Store, *, app: Sequence[str] | None = None) -> RunExport:
+def export_runs(store: Store, *, app: str | Sequence[str] | None = None) -> RunExport:
     """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
     collect the extra fields' names and a second, lazy one for the rows.
 
@@ -145,7 +152,7 @@ def _scales_row(row: Any) -> dict[str, Any]:
 
 
 def app_system_sizes(store: Store, *,
-                     app: Sequence[str] | None = None) -> list[tuple[str, str, int]]:
+                     app: str | Sequence[str] | None = None) -> list[tuple[str, str, int]]:
     """(application, system, number of runs) of every pair in the store.
 
     No series spans two pairs, so they are the partitions Dask workers read the runs in.
@@ -170,15 +177,15 @@ def app_names(store: Store, app: str) -> list[str]:
         return sorted(conn.execute(query).scalars())
 
 
-def require_apps(store: Store, apps: Sequence[str] | None) -> None:
+def require_apps(store: Store, apps: str | Sequence[str] | None) -> None:
     """A :class:`NotFoundError` naming the first of ``apps`` the store holds no runs of,
     with the names it may have meant: ``train --app`` and ``evaluate --app`` select runs
     by exact name, and an unknown one left them "nothing to train on: 0 runs"."""
-    if not apps:
+    if not named_apps(apps):
         return
     with store.engine.connect() as conn:
         stored = sorted(conn.execute(select(runs.c.app).distinct()).scalars())
-    for app in apps:
+    for app in named_apps(apps):
         if app not in stored:
             from perfpredict.names import close_names
 
@@ -190,7 +197,7 @@ def require_apps(store: Store, apps: Sequence[str] | None) -> None:
             raise NotFoundError(f"the store holds no runs of application {app!r}; {hint}")
 
 
-def count_submitted_jobs(store: Store, *, app: Sequence[str] | None = None) -> int:
+def count_submitted_jobs(store: Store, *, app: str | Sequence[str] | None = None) -> int:
     """Runs with a submit time: the scheduler jobs the walltime advisor learns from."""
     query = select(func.count()).select_from(runs).where(runs.c.submit_epoch_s.is_not(None))
     query = _of_apps(query, app)
@@ -216,7 +223,7 @@ def _app_system_pairs(app_systems: Iterable[Sequence[str]]) -> list[tuple[str, s
 
 
 @takes_store
-def runs_frame(store: Store, *, app: Sequence[str] | None = None,  # type: ignore[no-untyped-def]
+def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type: ignore[no-untyped-def]
                with_source: bool = False,
                app_systems: Iterable[Sequence[str]] | None = None):
     """All runs as a pandas DataFrame (the predictor's and evaluator's input), with the

@@ -68,6 +68,22 @@ def test_node_counts_are_checked_as_the_cli_checks_them(nodes: object, message: 
         estimate(None, Query(**BERT, nodes=nodes))  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(("layout", "message"), [
+    ({"threads_per_rank": 1.5}, "threads-per-rank must be a whole number, got 1.5"),
+    ({"nodes": 3, "ranks_per_node": 0.5}, "ranks-per-node 0.5 on 3 nodes is 1.5 ranks"),
+])
+def test_a_layout_of_part_threads_or_ranks_is_refused(layout: dict[str, float], message: str) -> None:
+    """As ingest refuses it: an estimate answered for 1.5 threads per rank."""
+    with pytest.raises(BadInputError, match=message):
+        estimate(None, Query(**{**BERT, "nodes": 64, **layout}))  # type: ignore[arg-type]
+
+
+def test_a_mean_of_ranks_per_node_that_makes_whole_ranks_is_a_layout() -> None:
+    """Looked up as any layout is (BERT ran 8 ranks per node), not refused as input."""
+    with pytest.raises(NotFoundError, match="bert has no runs with 0.5 ranks per node"):
+        estimate(None, Query(**BERT, nodes=64, ranks_per_node=0.5))
+
+
 def test_numpy_counts_are_numbers() -> None:
     as_int = estimate(None, Query(**BERT, nodes=64)).predicted_runtime_s
     assert estimate(None, Query(**BERT, nodes=np.int64(64))).predicted_runtime_s == as_int  # type: ignore[arg-type]
@@ -108,7 +124,8 @@ def test_library_requests_of_the_wrong_type_are_bad_input() -> None:
                                          "1000000, got 2.5"),
                          ({"runs": 10**400}, "--runs must be a whole number from 1 to "
                                              "1000000, got a number of 401 digits"),
-                         ({"kill_risk": "0.1"}, "--kill-risk must be a number, got '0.1'"),
+                         ({"kill_risk": "0.1"}, "--kill-risk must be a finite number, got '0.1'"),
+                         ({"kill_risk": float("inf")}, "--kill-risk must be a finite number, got inf"),
                          ({"max_nodes": float("nan")}, "--max-nodes must be a whole number")):
         with pytest.raises(BadInputError, match=said):
             PlanRequest(app="bert", **fields).validate()  # type: ignore[arg-type]

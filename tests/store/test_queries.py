@@ -55,3 +55,12 @@ def test_what_is_not_pairs_of_names_is_one_line(three_pairs,  # type: ignore[no-
     with pytest.raises(BadInputError, match=r"^app_systems must be \(application, system\) "
                        r"pairs of names, as \[\('LULESH', 'Quartz'\)\]; got "):
         runs_frame(three_pairs, app_systems=app_systems)  # type: ignore[arg-type]
+
+
+def test_one_application_by_name_is_that_application_not_its_letters(three_pairs) -> None:  # type: ignore[no-untyped-def]
+    """``runs_frame(store, app="a")`` and ``iter_runs``: a name, as ``evaluate`` and
+    ``train`` take one; as a sequence of letters "ab" asked for the runs of a and b."""
+    assert set(runs_frame(three_pairs, app="a").app) == {"a"}
+    assert runs_frame(three_pairs, app="ab").empty
+    assert {run["app"] for run in queries.iter_runs(three_pairs, app="b")} == {"b"}
+    assert runs_frame(three_pairs, app=["a", "b"]).shape[0] == 6
