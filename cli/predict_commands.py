@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfpredict.cli.render import SummaryFormat, print_json, print_rows
+from perfpredict.cli.render import SummaryFormat, TableFormat, print_json, print_rows
 
 if TYPE_CHECKING:  # imports numpy, which --help does not load
     from perfpredict.train import TrainReport
@@ -236,13 +236,16 @@ datasets_app = typer.Typer(help="The real data sets shipped with perfpredict.",
 
 
 @datasets_app.command("list")
-def datasets_list(ctx: typer.Context) -> None:
+def datasets_list(
+    ctx: typer.Context,
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+) -> None:
     """Name, description and file of each bundled data set, and whether the store holds
     it (an earlier release is replaced by 'datasets load')."""
     from perfpredict import datasets
 
     with ctx.obj.open_store() as store:
-        print_rows(datasets.describe(store), "table")
+        print_rows(datasets.describe(store), fmt.value)
 
 
 @datasets_app.command("load")

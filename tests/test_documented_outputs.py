@@ -4,6 +4,10 @@ had gone stale in the user guide and in example 03 while every test passed."""
 
 from __future__ import annotations
 
+import shlex
+
+import pytest
+
 from tests.conftest import REPO
 
 MASKRCNN = ["--app", "maskrcnn", "--system", "XE8545x4A100-SXM-40GB (Dell)",
@@ -22,3 +26,33 @@ def test_the_allocation_proposal_row_is_quoted_as_printed(cli) -> None:  # type:
     assert row in (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
     example = (REPO / "examples" / "03_allocation_proposal.py").read_text(encoding="utf-8")
     assert _words(row.strip("| ")) in _words(example)  # wrapped in its docstring
+
+
+#: The user guide's blocks that the bundled predictor answers in an empty store (the page
+#: says every output was printed so): run as quoted, each printed line as quoted. A block
+#: may leave lines out with "..."; the advise block quotes only the lines above its table.
+BUNDLED_PREDICTOR_BLOCKS = [
+    '$ perfpredict estimate --app bert --nodes 512 --system "dgxa100_ngc22.04_pytorch (NVIDIA)"',
+    '$ perfpredict estimate --app Castro-flame_wave --system Frontier --problem-size "He 25cm"',
+    '$ perfpredict advise --app bert --system "dgxa100_ngc22.04_pytorch (NVIDIA)"\n',
+    '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)"',
+    "$ perfpredict estimate --app nosuch --nodes 4",
+]
+
+
+def _quoted_block(page: str, start: str) -> tuple[str, list[str]]:
+    """The command of the ```text block of ``page`` whose first line starts with
+    ``start``, and the output lines quoted under it."""
+    (block,) = [b for b in page.split("```text\n")[1:] if b.startswith(start)]
+    command, *output = block.split("\n```")[0].splitlines()
+    return command, output
+
+
+@pytest.mark.parametrize("start", BUNDLED_PREDICTOR_BLOCKS)
+def test_the_user_guide_quotes_the_bundled_predictor_as_printed(cli, start: str) -> None:  # type: ignore[no-untyped-def]
+    page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    command, quoted = _quoted_block(page, start)
+    result = cli(*shlex.split(command.removeprefix("$ perfpredict ")))
+    printed = (result.stdout + result.stderr).splitlines()
+    shown = [line for line in quoted if line.strip() != "..."]
+    assert shown and all(line in printed for line in shown), (command, printed)

@@ -304,3 +304,21 @@ def test_mlperf_runs_all_say_they_train_to_a_target() -> None:
 
     series = datasets.series(["mlperf_hpc"])
     assert len(series) > 50 and not any(s.fixed_work for s in series)
+
+
+def test_datasets_list_gives_json_and_csv_for_scripts(tmp_path: Path) -> None:
+    """``--format json|csv`` everywhere (DESIGN.md): a script asks which data sets a store
+    holds without reading a table drawn for a terminal."""
+    from perfpredict import datasets
+
+    db = f"sqlite:///{tmp_path}/store.db"
+    assert _invoke(db, "datasets", "load", "lulesh_thicket")[0] == 0
+    code, out, err = _invoke(db, "datasets", "list", "--format", "json")
+    assert code == 0, err
+    held = {r["name"]: r["in_store"] for r in json.loads(out)}
+    assert held == {n: "yes" if n == "lulesh_thicket" else "no" for n in datasets.NAMES}
+    code, out, err = _invoke(db, "datasets", "list", "--format", "csv")
+    assert code == 0, err
+    rows = list(csv.DictReader(out.splitlines()))
+    assert list(rows[0]) == ["name", "in_store", "description", "path"]
+    assert [r["name"] for r in rows] == list(datasets.NAMES)
