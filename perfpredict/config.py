@@ -74,6 +74,12 @@ def named_db_url(flag: str | None = None) -> str | None:
     return flag or os.environ.get(DB_ENV, "").strip() or read_config().get("db")
 
 
+def where_stores_are_named() -> str:
+    """Where a user names the store, for a message about the store named: a store read
+    from the config file was said to come from "--db and PERFPREDICT_DB", neither set."""
+    return f"--db, PERFPREDICT_DB and the db line of {config_path()}"
+
+
 def resolve_db_url(flag: str | None = None) -> str:
     """The store URL: the one the user named (:func:`named_db_url`), else a SQLite file in
     the user directory. A bare file path is accepted as a SQLite store."""

@@ -22,7 +22,7 @@ from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import QueuePool
 
-from perfpredict.config import redact_url, store_url
+from perfpredict.config import redact_url, store_url, where_stores_are_named
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
 from perfpredict.store.handle import Store
 from perfpredict.store.location import (
@@ -165,7 +165,7 @@ def _cannot_open(url: str, exc: Exception) -> BadInputError:
         check = "that the server is running"
     return BadInputError(
         f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
-        f"{redact_url(first_line)}; check the --db URL or PERFPREDICT_DB and {check}")
+        f"{redact_url(first_line)}; check {where_stores_are_named()}, and {check}")
 
 
 #: What a role must be granted on every table of a store to write to it, besides the

@@ -18,6 +18,7 @@ import stat
 from pathlib import Path
 from urllib.parse import quote
 
+from perfpredict.config import where_stores_are_named
 from perfpredict.errors import NotFoundError
 
 
@@ -36,8 +37,8 @@ def missing_store(where: str) -> NotFoundError:
     from an empty store, or from the bundled predictor, without a word)."""
     return NotFoundError(
         f"no store at {where}; create it with 'perfpredict --db {where} db init' or by "
-        "ingesting into it ('perfpredict --db ... ingest FORMAT FILE'), or check --db "
-        "and PERFPREDICT_DB")
+        f"ingesting into it ('perfpredict --db ... ingest FORMAT FILE'), or check "
+        f"{where_stores_are_named()}")
 
 
 def require_sqlite_file(path: Path) -> None:

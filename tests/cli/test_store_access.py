@@ -354,3 +354,18 @@ def test_a_role_that_may_not_create_tables_is_told_so_in_an_empty_database(
                     "granted); ask the database's owner to create the store ('perfpredict db "
                     "init' as their role) and grant you its tables, or to run: GRANT CREATE "
                     f"ON SCHEMA public TO {role}")
+
+
+def test_a_missing_store_named_in_the_config_file_says_where_it_was_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hint named --db and PERFPREDICT_DB only, neither of which the user had set."""
+    from perfpredict.config import config_path
+
+    monkeypatch.setenv("PERFPREDICT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PERFPREDICT_DB", raising=False)
+    missing = tmp_path / "typo.db"
+    config_path().parent.mkdir(parents=True)
+    config_path().write_text(f'db = "{missing}"\n')
+    result = CliRunner().invoke(app, ["runs", "stats"])
+    assert result.exit_code == 1 and f"no store at {missing}" in result.stderr
+    assert result.stderr.rstrip().endswith(f"the db line of {config_path()}")
