@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from perfpredict.advise.plan import ranks_per_node_text
-from perfpredict.advise.selection import floor_percent
+from perfpredict.advise.selection import floor_percent, node_count
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 from perfpredict.report.csv_rows import write_csv_cells
@@ -151,10 +151,10 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     ax_time.plot([r["nodes"] for r in measured], [r["measured_runtime_s"] for r in measured],
                  "o", color="black", markersize=6, zorder=5, label="measured (median)")
     ax_time.plot([rec.nodes], [rec.predicted_runtime_s], "*", color="tab:red", markersize=16,
-                 markeredgecolor="black", zorder=6, label=f"recommended: {rec.nodes} nodes")
+                 markeredgecolor="black", zorder=6, label=f"recommended: {node_count(rec.nodes)}")
     # label the star on the side with room, so it never runs off the axes
     right_half = rec.nodes > (nodes[0] * nodes[-1]) ** 0.5
-    ax_time.annotate(f"{rec.nodes} nodes\n{format_seconds(rec.predicted_runtime_s)} s",
+    ax_time.annotate(f"{node_count(rec.nodes)}\n{format_seconds(rec.predicted_runtime_s)} s",
                      (rec.nodes, rec.predicted_runtime_s), textcoords="offset points",
                      xytext=(-12 if right_half else 12, 12), fontsize=9, color="tab:red",
                      ha="right" if right_half else "left",

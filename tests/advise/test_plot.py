@@ -71,6 +71,21 @@ def test_svg_through_the_cli(advise_cli, tmp_path: Path) -> None:
     assert [float(r["nodes"]) for r in rows if r["measured_runtime_s"]] == [1, 2, 4, 8, 16]
 
 
+def test_a_recommendation_of_one_node_is_labelled_in_the_singular(trained_store,
+                                                                 tmp_path: Path) -> None:
+    """The legend and the star's label said "recommended: 1 nodes" (RELeARN, weak)."""
+    import matplotlib
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=48))
+    assert plan.recommended.nodes == 1
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text as text, not as paths
+        figure = save_scaling_plot(plan, tmp_path / "weak.svg").figure
+    texts = [el.text or "" for el in ET.parse(figure).iter() if el.tag.endswith("text")]
+    assert "recommended: 1 node" in texts and "1 node" in texts, texts
+    assert not [t for t in texts if "1 nodes" in t], texts
+
+
 def test_pdf(advise_cli, tmp_path: Path) -> None:
     result = advise_cli("advise", *BERT, "--plot", str(tmp_path / "f.pdf"))
     assert result.exit_code == 0, result.output
