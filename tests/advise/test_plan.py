@@ -71,6 +71,14 @@ def test_a_single_node_is_named_in_the_singular(trained_store) -> None:
     assert "1 nodes" not in plan.reason
 
 
+def test_a_sweep_of_one_node_count_says_it_is_the_only_one(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, max_nodes=1))
+    assert [c.nodes for c in plan.candidates] == [1]
+    assert plan.reason.startswith("fastest: 1 node is the only node count considered; "
+                                  ), plan.reason
+    assert "1-1" not in plan.reason and "1 node counts" not in plan.reason
+
+
 @pytest.mark.parametrize(("efficiency", "said"), [(0.6996, "69.96%"), (0.699, "69.9%"),
                                                    (0.58, "58%")])
 def test_an_efficiency_below_the_floor_reads_below_it(efficiency: float, said: str) -> None:
