@@ -313,7 +313,8 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
                         "--emit", "sbatch")
     assert result.exit_code == 0, result.output
     assert "#SBATCH --time=0-00:10:00" in result.output
-    assert "#SBATCH --signal=B:USR1@" in result.output
+    # a fifth of the 10 minutes before the limit: a 600 s lead signalled it at its start
+    assert "#SBATCH --signal=B:USR1@120  # checkpoint" in result.output
     pbs = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2",
                      "--emit", "pbs")
     assert "#PBS -l walltime=00:10:00" in pbs.output and "chain" in pbs.output
