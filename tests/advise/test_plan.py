@@ -187,6 +187,32 @@ def test_node_hours_and_allocation_units(trained_store) -> None:
     assert "1, 8, 128, 512 nodes" in plan.basis and "2 test units per node-hour" in plan.basis
 
 
+def test_a_queue_charge_multiplier_is_stated_with_its_queue(trained_url, tmp_path) -> None:
+    """The basis said "(times the queue's multiplier)" whatever the multiplier, so a
+    premium queue's 2x was in the totals and nowhere in the words a reviewer reads."""
+    import dataclasses
+    import shutil
+
+    from perfpredict.catalog import add_system, get_system
+    from perfpredict.store import open_store
+
+    copy = tmp_path / "store.db"
+    shutil.copy(trained_url.removeprefix("sqlite:///"), copy)
+    store = open_store(f"sqlite:///{copy}")
+    try:
+        spec = get_system(store, BERT_SYSTEM)
+        assert spec is not None
+        premium = tuple(dataclasses.replace(q, charge_multiplier=1.5) for q in spec.queues)
+        add_system(store, dataclasses.replace(spec, queues=premium))
+        plan = advise_plan(store, PlanRequest(**BERT_REQUEST, max_nodes=64))
+    finally:
+        store.dispose()
+    assert plan.queue == "medium"
+    assert plan.allocation_units_p50 == pytest.approx(2 * 1.5 * plan.node_hours_p50)
+    assert plan.basis.endswith("at 2 test units per node-hour of elapsed time, times 1.5 in "
+                               "queue 'medium'."), plan.basis
+
+
 def test_sweep_defaults_to_the_catalog_size(trained_store) -> None:
     plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST))
     nodes = [c.nodes for c in plan.candidates]
