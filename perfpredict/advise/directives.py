@@ -20,6 +20,19 @@ if TYPE_CHECKING:
 SCHEDULERS = ("sbatch", "pbs")
 #: Lead time for the checkpoint signal when a run must be chained across jobs.
 CHECKPOINT_SIGNAL_LEAD_S = 600
+#: The largest share of the walltime the lead may take: under a 10-minute queue limit a
+#: 600 s lead signalled the job as it started, and it checkpointed before any work.
+CHECKPOINT_SIGNAL_MAX_SHARE = 0.2
+
+
+def checkpoint_signal_lead_s(walltime_s: float) -> int:
+    """Seconds before the limit to signal a checkpoint (Slurm's ``--signal=...@lead``):
+    :data:`CHECKPOINT_SIGNAL_LEAD_S`, or a fifth of a shorter walltime.
+
+    >>> checkpoint_signal_lead_s(3600), checkpoint_signal_lead_s(600)
+    (600, 120)
+    """
+    return int(min(CHECKPOINT_SIGNAL_LEAD_S, CHECKPOINT_SIGNAL_MAX_SHARE * walltime_s))
 
 
 def directives(plan: Plan, scheduler: str) -> str:
@@ -41,7 +54,8 @@ def directives(plan: Plan, scheduler: str) -> str:
                      "# --cpus-per-task: threads per rank unknown; pass --threads-per-rank")
         lines.append(f"#SBATCH --time={slurm_time(plan.walltime_s)}")
         if plan.chained_jobs > 1:
-            lines.append(f"#SBATCH --signal=B:USR1@{CHECKPOINT_SIGNAL_LEAD_S}  # checkpoint "
+            lines.append(f"#SBATCH --signal=B:USR1@{checkpoint_signal_lead_s(plan.walltime_s)}"
+                         "  # checkpoint "
                          f"before the limit; chain {plan.chained_jobs} jobs")
     else:
         select = f"select={nodes}"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perfpredict.advise.plan import P90, PlanRequest, quantile_confidence, sweep_nodes
+from perfpredict.advise.selection import node_count
 from perfpredict.counts import check_count, is_number, shown
 from perfpredict.errors import BadInputError
 from perfpredict.model.series import Series
@@ -102,7 +103,7 @@ class NextRunsPlan:
         """Two sentences: where the spread stands and what the chosen runs would do."""
         budget = ("no budget limit" if self.budget_node_hours is None
                   else f"a budget of {self.budget_node_hours:,.4g} node-hours")
-        text = (f"{self.series}\nAt {self.target_nodes} nodes the P90/P50 runtime ratio is "
+        text = (f"{self.series}\nAt {node_count(self.target_nodes)} the P90/P50 runtime ratio is "
                 f"{self.spread_now:.3f} (measured at "
                 f"{', '.join(f'{n:g}' for n in self.measured_nodes)} nodes). ")
         if self.steps:

@@ -297,7 +297,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     if estimate.beyond_measured_range and kill_probability > request.kill_risk / 2:
         warnings.append(beyond_range_walltime_note(request.kill_risk))
 
-    units = _allocation_units(spec, rec, request.runs)
+    units = _allocation_units(spec, rec, request.runs, limit.queue)
     series_name = predictor.series_context(entry)[0].name
     return Plan(
         request=request, series=series_name, system=entry.key.system,
@@ -315,7 +315,8 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         chained_jobs=limit.chained_jobs, catalog_system=spec.name if spec else None,
         allocation_unit=spec.allocation_unit if spec else None,
         allocation_units_p50=units[0], allocation_units_p90=units[1],
-        basis=_basis(entry, series_name, measured, scale_per_node, spec), warnings=warnings)
+        basis=_basis(entry, series_name, measured, scale_per_node, spec, limit.queue),
+        warnings=warnings)
 
 
 def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
@@ -478,22 +479,26 @@ def _by_nodes(estimates: list[Estimate]) -> dict[float, Estimate]:
     return {float(e.nodes): e for e in estimates}
 
 
-def _allocation_units(spec: SystemSpec | None, rec: Candidate,
-                      runs: int) -> tuple[float | None, float | None]:
-    """Allocation units for all runs at P50 and P90 (None without a charge factor)."""
+def _allocation_units(spec: SystemSpec | None, rec: Candidate, runs: int,
+                      queue: Queue | None) -> tuple[float | None, float | None]:
+    """Allocation units for all runs at P50 and P90 in ``queue`` (None without a charge
+    factor)."""
     from perfpredict.catalog import charge
 
     def total(runtime_s: float) -> float | None:
-        per_run = None if spec is None else charge(spec, rec.nodes, runtime_s / 3600.0)
+        per_run = (None if spec is None else
+                   charge(spec, rec.nodes, runtime_s / 3600.0, queue))
         return None if per_run is None else per_run * runs
 
     return total(rec.predicted_runtime_s), total(rec.p90_runtime_s)
 
 
 def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
-           scale_per_node: float, spec: SystemSpec | None) -> str:
+           scale_per_node: float, spec: SystemSpec | None, queue: Queue | None) -> str:
     """One sentence: which machine and measured node counts the figures rest on, and every
-    conversion used, as proposals must state."""
+    conversion used, as proposals must state: the queue's charge multiplier by number
+    (a premium queue's 2x made 220 node-hours 660 units at 1.5 units per node-hour,
+    which "times the queue's multiplier" left a reviewer to guess)."""
     counts = ", ".join(f"{m.nodes:g}" for m in measured)
     text = f"Runtimes rest on {entry.n_runs} runs of {series_name} at {counts} nodes"
     if entry.scale_unit == "ranks":
@@ -504,5 +509,7 @@ def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
         return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "
                        f"for {where}, so no allocation units).")
     unit = spec.allocation_unit or "allocation units"
+    multiplier = (f", times {queue.charge_multiplier:g} in queue {queue.name!r}"
+                  if queue is not None and queue.charge_multiplier != 1 else "")
     return text + (f"; charged on {spec.name} at {spec.charge_factor:g} {unit} per node-hour "
-                   "of elapsed time (times the queue's multiplier).")
+                   f"of elapsed time{multiplier}.")

@@ -192,9 +192,12 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
     rec = min(feasible, key=lambda c: (score(c), c.nodes))
     better = [c for c in candidates if score(c) < score(rec)]
     if not better:
-        span = f"{candidates[0].nodes}-{candidates[-1].nodes}"
-        reason = (f"{objective}: {node_count(rec.nodes)} gives {best_phrase} of all "
-                  f"{len(candidates)} node counts considered ({span}); {floor.describe()} "
+        # one count (--max-nodes at the smallest measured) has nothing to be best of:
+        # "of all 1 node counts considered (1-1)" said so badly
+        considered = ("is the only node count considered" if len(candidates) == 1 else
+                      f"gives {best_phrase} of all {len(candidates)} node counts considered "
+                      f"({candidates[0].nodes}-{candidates[-1].nodes})")
+        reason = (f"{objective}: {node_count(rec.nodes)} {considered}; {floor.describe()} "
                   "did not bind")
         if objective == "fastest" and rec is candidates[-1]:
             reason += f" ({sweep_end or 'raise --max-nodes to look further'})"

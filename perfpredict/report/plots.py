@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from perfpredict.advise.plan import ranks_per_node_text
-from perfpredict.advise.selection import floor_percent
+from perfpredict.advise.selection import floor_percent, node_count
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
-from perfpredict.report.csv_rows import write_csv
+from perfpredict.report.csv_rows import write_csv_cells
 from perfpredict.report.tables import confidence_percent
 
 if TYPE_CHECKING:
@@ -31,6 +31,11 @@ FORMATS = (".png", ".svg", ".pdf")
 CSV_COLUMNS = ("nodes", "measured_runtime_s", "predicted_runtime_s", "lower_runtime_s",
                "upper_runtime_s", "ideal_runtime_s", "measured_efficiency",
                "predicted_efficiency", "recommended")
+#: Significant digits of the runtimes and efficiencies in the plot's CSV: a part in a
+#: million, finer than any figure shows or a job's timer measures, where the full floats
+#: carried the noise of medians and ratios (936.7470000000002). Significant digits, not
+#: decimals, so a 0.05 s runtime keeps its digits as a 5e5 s one does.
+CSV_FLOAT_FORMAT = ".6g"
 
 
 def plot_rows(plan: Plan) -> list[dict[str, Any]]:
@@ -49,13 +54,13 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
 
     rows: dict[float, dict[str, Any]] = {}
     for m in plan.measured:
-        rows[m.nodes] = {"nodes": m.nodes, "measured_runtime_s": m.runtime_s,
+        rows[m.nodes] = {"nodes": _node_count(m.nodes), "measured_runtime_s": m.runtime_s,
                          "measured_efficiency": ideal_s(m.nodes, base.runtime_s) / m.runtime_s,
                          "predicted_runtime_s": m.predicted_runtime_s,
                          "lower_runtime_s": m.lower_runtime_s,
                          "upper_runtime_s": m.upper_runtime_s}
     for c in plan.candidates:
-        rows.setdefault(float(c.nodes), {"nodes": float(c.nodes)}).update(
+        rows.setdefault(float(c.nodes), {"nodes": c.nodes}).update(
             predicted_runtime_s=c.predicted_runtime_s, lower_runtime_s=c.lower_runtime_s,
             upper_runtime_s=c.upper_runtime_s)
     out = []
@@ -67,6 +72,12 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
         row["recommended"] = nodes == plan.recommended.nodes
         out.append(row)
     return out
+
+
+def _node_count(nodes: float) -> float | int:
+    """A node count as the CSV writes it: whole counts as integers (8, not 8.0); a
+    fractional one (a series measured in ranks, converted) as it is."""
+    return int(nodes) if float(nodes).is_integer() else nodes
 
 
 def label_log_axis(axis: Axis) -> None:
@@ -140,10 +151,10 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     ax_time.plot([r["nodes"] for r in measured], [r["measured_runtime_s"] for r in measured],
                  "o", color="black", markersize=6, zorder=5, label="measured (median)")
     ax_time.plot([rec.nodes], [rec.predicted_runtime_s], "*", color="tab:red", markersize=16,
-                 markeredgecolor="black", zorder=6, label=f"recommended: {rec.nodes} nodes")
+                 markeredgecolor="black", zorder=6, label=f"recommended: {node_count(rec.nodes)}")
     # label the star on the side with room, so it never runs off the axes
     right_half = rec.nodes > (nodes[0] * nodes[-1]) ** 0.5
-    ax_time.annotate(f"{rec.nodes} nodes\n{format_seconds(rec.predicted_runtime_s)} s",
+    ax_time.annotate(f"{node_count(rec.nodes)}\n{format_seconds(rec.predicted_runtime_s)} s",
                      (rec.nodes, rec.predicted_runtime_s), textcoords="offset points",
                      xytext=(-12 if right_half else 12, 12), fontsize=9, color="tab:red",
                      ha="right" if right_half else "left",
@@ -191,5 +202,6 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
 
     csv_path = path.with_suffix(".csv")
     with csv_path.open("w", newline="", encoding="utf-8") as fh:
-        write_csv(fh, CSV_COLUMNS, rows)
+        write_csv_cells(fh, CSV_COLUMNS, ([row[c] for c in CSV_COLUMNS] for row in rows),
+                        float_format=CSV_FLOAT_FORMAT)
     return PlotFiles(path, csv_path)

@@ -90,8 +90,7 @@ def summary_lines(plan: Plan) -> list[str]:
         f"percentile {format_seconds(plan.walltime_quantile_s)} s rounded up to a multiple of "
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
         f"; kill probability {significant(100 * plan.kill_probability, 2)}%, expected "
-        "runtime/walltime "
-        f"{rec.predicted_runtime_s / plan.walltime_s:.2f}",
+        f"runtime/walltime {_ratio_text(rec.predicted_runtime_s / plan.walltime_s)}",
         f"  node-hours per run {significant(rec.node_hours_p50)} (P50), "
         f"{significant(rec.node_hours_p90)} "
         "(P90)" + ("" if request.runs == 1 else  # the totals are the run's
@@ -100,6 +99,16 @@ def summary_lines(plan: Plan) -> list[str]:
         f"  basis: {plan.basis}",
     ]
     return lines + [f"  warning: {w}" for w in plan.warnings]
+
+
+def _ratio_text(ratio: float) -> str:
+    """The expected runtime/walltime ratio with two decimals, and two significant digits
+    below 0.01: a 0.1 s run in a one-minute walltime read "0.00", as if it took no time.
+
+    >>> _ratio_text(0.7318), _ratio_text(1.0158), _ratio_text(0.0016)
+    ('0.73', '1.02', '0.0016')
+    """
+    return f"{ratio:.2f}" if ratio >= 0.01 else significant(ratio, 2)
 
 
 def _units_text(plan: Plan) -> str:

@@ -103,6 +103,12 @@ def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
     assert "P90/P50" in result.output and "Benchmarks to run next" not in result.output
 
 
+def test_a_target_of_one_node_is_said_in_the_singular(advise_cli) -> None:
+    result = advise_cli("advise", "next-runs", *BERT, "--target-nodes", "1")
+    assert result.exit_code == 0, result.output
+    assert "At 1 node the P90/P50" in result.output, result.output
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (("--budget-node-hours", "0"), "--budget-node-hours must be a finite number above 0"),
     # an infinite budget was taken as one (JSON wrote it as Infinity, which no parser

@@ -71,6 +71,14 @@ def test_a_single_node_is_named_in_the_singular(trained_store) -> None:
     assert "1 nodes" not in plan.reason
 
 
+def test_a_sweep_of_one_node_count_says_it_is_the_only_one(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, max_nodes=1))
+    assert [c.nodes for c in plan.candidates] == [1]
+    assert plan.reason.startswith("fastest: 1 node is the only node count considered; "
+                                  ), plan.reason
+    assert "1-1" not in plan.reason and "1 node counts" not in plan.reason
+
+
 @pytest.mark.parametrize(("efficiency", "said"), [(0.6996, "69.96%"), (0.699, "69.9%"),
                                                    (0.58, "58%")])
 def test_an_efficiency_below_the_floor_reads_below_it(efficiency: float, said: str) -> None:
@@ -177,6 +185,32 @@ def test_node_hours_and_allocation_units(trained_store) -> None:
     assert plan.allocation_units_p50 == pytest.approx(2 * plan.node_hours_p50)
     assert plan.allocation_units_p90 == pytest.approx(2 * plan.node_hours_p90)
     assert "1, 8, 128, 512 nodes" in plan.basis and "2 test units per node-hour" in plan.basis
+
+
+def test_a_queue_charge_multiplier_is_stated_with_its_queue(trained_url, tmp_path) -> None:
+    """The basis said "(times the queue's multiplier)" whatever the multiplier, so a
+    premium queue's 2x was in the totals and nowhere in the words a reviewer reads."""
+    import dataclasses
+    import shutil
+
+    from perfpredict.catalog import add_system, get_system
+    from perfpredict.store import open_store
+
+    copy = tmp_path / "store.db"
+    shutil.copy(trained_url.removeprefix("sqlite:///"), copy)
+    store = open_store(f"sqlite:///{copy}")
+    try:
+        spec = get_system(store, BERT_SYSTEM)
+        assert spec is not None
+        premium = tuple(dataclasses.replace(q, charge_multiplier=1.5) for q in spec.queues)
+        add_system(store, dataclasses.replace(spec, queues=premium))
+        plan = advise_plan(store, PlanRequest(**BERT_REQUEST, max_nodes=64))
+    finally:
+        store.dispose()
+    assert plan.queue == "medium"
+    assert plan.allocation_units_p50 == pytest.approx(2 * 1.5 * plan.node_hours_p50)
+    assert plan.basis.endswith("at 2 test units per node-hour of elapsed time, times 1.5 in "
+                               "queue 'medium'."), plan.basis
 
 
 def test_sweep_defaults_to_the_catalog_size(trained_store) -> None:
@@ -305,7 +339,8 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
                         "--emit", "sbatch")
     assert result.exit_code == 0, result.output
     assert "#SBATCH --time=0-00:10:00" in result.output
-    assert "#SBATCH --signal=B:USR1@" in result.output
+    # a fifth of the 10 minutes before the limit: a 600 s lead signalled it at its start
+    assert "#SBATCH --signal=B:USR1@120  # checkpoint" in result.output
     pbs = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2",
                      "--emit", "pbs")
     assert "#PBS -l walltime=00:10:00" in pbs.output and "chain" in pbs.output

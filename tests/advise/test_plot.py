@@ -13,6 +13,8 @@ from perfpredict.report.plots import CSV_COLUMNS, save_scaling_plot
 from tests.advise.conftest import BERT, RELEARN, read_csv
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+#: How far the CSV's six significant digits may lie from the plan's floats.
+SIX_DIGITS = 5e-6
 
 
 def test_png_and_its_numbers(trained_store, tmp_path: Path) -> None:
@@ -24,18 +26,40 @@ def test_png_and_its_numbers(trained_store, tmp_path: Path) -> None:
     assert list(rows[0]) == list(CSV_COLUMNS)
     measured = {float(r["nodes"]): float(r["measured_runtime_s"]) for r in rows
                 if r["measured_runtime_s"]}
-    assert measured == pytest.approx({m.nodes: m.runtime_s for m in plan.measured})
+    assert measured == pytest.approx({m.nodes: m.runtime_s for m in plan.measured},
+                                     rel=SIX_DIGITS)
     recommended = [r for r in rows if r["recommended"] == "True"]
     assert len(recommended) == 1
     assert float(recommended[0]["nodes"]) == plan.recommended.nodes
     assert float(recommended[0]["predicted_runtime_s"]) == pytest.approx(
-        plan.recommended.predicted_runtime_s)
+        plan.recommended.predicted_runtime_s, rel=SIX_DIGITS)
     for r in rows:
         assert float(r["lower_runtime_s"]) <= float(r["predicted_runtime_s"]) <= float(
             r["upper_runtime_s"])
     first = plan.measured[0]
     assert float(rows[-1]["ideal_runtime_s"]) == pytest.approx(
-        first.runtime_s * first.nodes / float(rows[-1]["nodes"]))
+        first.runtime_s * first.nodes / float(rows[-1]["nodes"]), rel=SIX_DIGITS)
+
+
+def _significant_digits(cell: str) -> int:
+    """'936.7470000000002' has 16, '0.0589123' and '1.23457e+06' have 6."""
+    return len(cell.lower().partition("e")[0].lstrip("-").replace(".", "").lstrip("0"))
+
+
+def test_the_numbers_are_written_as_a_reader_wants_them(trained_store,
+                                                        tmp_path: Path) -> None:
+    """Node counts are whole ("8", not "8.0") and runtimes and efficiencies carry six
+    significant digits, not the float noise of a median (936.7470000000002), and still
+    order the band as the figure draws it."""
+    plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+    rows = read_csv(save_scaling_plot(plan, tmp_path / "scaling.png").data_csv)
+    assert [r["nodes"] for r in rows] == [str(c.nodes) for c in plan.candidates]
+    numbers = [cell for r in rows for column, cell in r.items()
+               if cell and column not in ("nodes", "recommended")]
+    assert numbers and all(_significant_digits(cell) <= 6 for cell in numbers), numbers
+    for r in rows:
+        assert float(r["lower_runtime_s"]) <= float(r["predicted_runtime_s"]) <= float(
+            r["upper_runtime_s"])
 
 
 def test_svg_through_the_cli(advise_cli, tmp_path: Path) -> None:
@@ -45,6 +69,21 @@ def test_svg_through_the_cli(advise_cli, tmp_path: Path) -> None:
     assert ET.parse(figure).getroot().tag.endswith("svg")
     rows = read_csv(tmp_path / "weak.csv")
     assert [float(r["nodes"]) for r in rows if r["measured_runtime_s"]] == [1, 2, 4, 8, 16]
+
+
+def test_a_recommendation_of_one_node_is_labelled_in_the_singular(trained_store,
+                                                                 tmp_path: Path) -> None:
+    """The legend and the star's label said "recommended: 1 nodes" (RELeARN, weak)."""
+    import matplotlib
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=48))
+    assert plan.recommended.nodes == 1
+    with matplotlib.rc_context({"svg.fonttype": "none"}):  # text as text, not as paths
+        figure = save_scaling_plot(plan, tmp_path / "weak.svg").figure
+    texts = [el.text or "" for el in ET.parse(figure).iter() if el.tag.endswith("text")]
+    assert "recommended: 1 node" in texts and "1 node" in texts, texts
+    assert not [t for t in texts if "1 nodes" in t], texts
 
 
 def test_pdf(advise_cli, tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from perfpredict.report.proposal import (
     evidence_rows,
     proposal_latex,
     proposal_markdown,
+    summary_lines,
 )
 from perfpredict.report.tables import latex_escape, latex_table
 from tests.advise.conftest import BERT
@@ -93,6 +94,19 @@ def test_latex_is_balanced_and_escaped(bert_plan) -> None:
     assert r"dgxa100\_ngc22.04" in text and r"90\% interval" in text
     assert "dgxa100_ngc" not in text and "90% " not in text  # special characters escaped
     assert r"\textit{" in text and text.count(r"\midrule") >= 3  # predicted rows set apart
+
+
+@pytest.mark.parametrize(("runs_in_walltime", "said"), [(None, r"0\.\d\d"),
+                                                        (500, r"0\.002")])
+def test_the_runtime_over_walltime_ratio_is_never_read_as_zero(  # type: ignore[no-untyped-def]
+        bert_plan, runs_in_walltime, said) -> None:
+    """A 0.1 s run in a one-minute walltime was said to fill "0.00" of it."""
+    import dataclasses
+
+    plan = bert_plan if runs_in_walltime is None else dataclasses.replace(
+        bert_plan, walltime_s=runs_in_walltime * bert_plan.recommended.predicted_runtime_s)
+    (line,) = [li for li in summary_lines(plan) if "expected runtime/walltime" in li]
+    assert re.search(f"expected runtime/walltime {said}$", line), line
 
 
 def test_latex_helpers() -> None:
