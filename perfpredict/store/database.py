@@ -12,6 +12,7 @@ not understand.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -101,6 +102,10 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas(read_only=False))
         return engine
     _check_backend(url)
+    # psycopg logs the error it ignores closing a lost connection's pipeline ("error
+    # ignored terminating <psycopg.Pipeline [BAD]>"); with no logging set up, Python
+    # printed it above the one line that says the connection was lost (lost_connection).
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
     try:
         return create_engine(url, pool_pre_ping=True)
     except ModuleNotFoundError as exc:
