@@ -34,9 +34,13 @@ def dask_training(scheduler: str) -> Iterator[Any]:
     :data:`LOCAL`, its workers' XGBoost console quiet: :func:`quiet_xgboost_console`)
     and yield the client to train with; disconnects afterwards."""
     distributed = require("dask.distributed", "dask")
-    # a Client without an address starts a LocalCluster sized to this machine
+    # a Client without an address starts a LocalCluster sized to this machine; its
+    # scheduler's HTTP server (dashboard, health) on a free port, as nothing prints its
+    # address: on a shared host where another user's cluster held 8787, it warned "Port
+    # 8787 is already in use. Perhaps you already have a cluster running?" amid train's
+    # output (dashboard_address=None keeps the HTTP server, and the warning, on 8787)
     if scheduler == LOCAL:
-        client = distributed.Client()
+        client = distributed.Client(dashboard_address=":0")
         client.register_worker_callbacks(setup=quiet_xgboost_console)  # a restarted one too
     else:
         try:

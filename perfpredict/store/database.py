@@ -12,6 +12,7 @@ not understand.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, inspect, text
 from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import QueuePool
 
 from perfpredict.config import redact_url, store_url, where_stores_are_named
@@ -100,6 +102,10 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas(read_only=False))
         return engine
     _check_backend(url)
+    # psycopg logs the error it ignores closing a lost connection's pipeline ("error
+    # ignored terminating <psycopg.Pipeline [BAD]>"); with no logging set up, Python
+    # printed it above the one line that says the connection was lost (lost_connection).
+    logging.getLogger("psycopg").addHandler(logging.NullHandler())
     try:
         return create_engine(url, pool_pre_ping=True)
     except ModuleNotFoundError as exc:
@@ -272,6 +278,19 @@ def stored_revision(bind: Engine | Connection) -> str | None:
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
+def _readable_revision(engine: Engine, url: str) -> str | None:
+    """:func:`stored_revision`, where a server's role that may not read the revision is
+    told the GRANT it lacks: a loader granted INSERT, UPDATE and DELETE without SELECT
+    met "cannot open the store ...: permission denied for table alembic_version", which
+    named no grant, on every command, ``db status`` included."""
+    try:
+        return stored_revision(engine)
+    except DBAPIError as exc:
+        if type(exc.orig).__name__ == "InsufficientPrivilege":  # the server answered
+            _server_read_only(engine, url, write=False)  # names the tables and the GRANT
+        raise
+
+
 def _migrate(engine: Engine, *, upgrade: bool) -> None:
     """Create a new store, or with ``upgrade`` migrate an older one, under a lock.
 
@@ -311,7 +330,7 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
     else:
         engine, read_only = make_engine(url), False
     try:
-        revision = stored_revision(engine)
+        revision = _readable_revision(engine, url)
         if revision is None and not create:
             raise missing_store(str(path) if path else redact_url(url))
         server = path is None and engine.dialect.name != "sqlite"
@@ -354,7 +373,10 @@ def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str]:
                 "required_revision": SCHEMA_REVISION}
     engine = make_engine(url, create=False)
     try:
-        revision = stored_revision(engine) or "empty (create it with 'perfpredict db init')"
+        revision = (_readable_revision(engine, url)
+                    or "empty (create it with 'perfpredict db init')")
+    except PerfPredictError:
+        raise
     except Exception as exc:
         raise _cannot_open(url, exc) from exc
     finally:

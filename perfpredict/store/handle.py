@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
 from perfpredict.config import redact_url, store_url
+from perfpredict.errors import PerfPredictError
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -96,6 +97,32 @@ def takes_store(function: Callable[Concatenate[Store, P], R],
     @functools.wraps(function)
     def call(store: StoreLike, /, *args: P.args, **kwargs: P.kwargs) -> R:
         with opened(store) as open_one:
-            return function(open_one, *args, **kwargs)
+            try:
+                return function(open_one, *args, **kwargs)
+            except Exception as exc:
+                lost = lost_connection(open_one, exc)
+                if lost is None:
+                    raise
+                raise lost from exc
 
     return call
+
+
+def lost_connection(store: Store, exc: Exception) -> PerfPredictError | None:
+    """The one-line error for a server's store that went away mid-command (restarted,
+    its connection killed), or None when ``exc`` is something else. It was "internal
+    error (OperationalError: the connection is lost ...); report it", after a line of
+    psycopg's own, for an ingest whose transaction the server had rolled back: nothing
+    was half-written, and running the command again is the fix."""
+    if type(exc).__module__ != "sqlalchemy.exc" or store.engine.dialect.name == "sqlite":
+        return None
+    from sqlalchemy.exc import DBAPIError, OperationalError
+
+    if not isinstance(exc, DBAPIError) or not (
+            exc.connection_invalidated or isinstance(exc, OperationalError)):
+        return None
+    first_line = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else ""
+    return PerfPredictError(
+        f"lost the connection to the store at {store.safe_url} ({first_line}); what this "
+        "command was writing was rolled back, so nothing is half-written: run it again once "
+        "the server answers (what is already stored is not stored twice)")

@@ -134,6 +134,24 @@ def test_each_system_is_advised_from_its_own_history(store, kth_parts) -> None: 
         advisors.advise(runs_frame(store), read_jobs(str(few), "swf", None))
 
 
+def test_jobs_are_advised_under_the_system_ingest_stored_their_history_under(
+        store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A sacct dump's Cluster "frontier" is stored as the catalog's Frontier; the next
+    jobs of that cluster, naming it as sacct does, were refused as "jobs for system
+    'frontier' have no history in the store (its systems: Frontier)"."""
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    history, pending = tmp_path / "history.psv", tmp_path / "pending.csv"
+    for source, target in ((examples / "synthetic_sacct.psv", history),
+                           (examples / "pending_jobs.csv", pending)):
+        target.write_text(source.read_text().replace("demo-cluster", "frontier"))
+    ingest_file(store, "sacct", history)
+    advice = advise_walltime(store, str(pending))
+    assert len(advice.rows) == 8
+    as_stored = tmp_path / "as_stored.csv"
+    as_stored.write_text(pending.read_text().replace("frontier", "Frontier"))
+    assert advise_walltime(store, str(as_stored)).rows == advice.rows
+
+
 def test_jobs_without_a_submit_time_are_counted(store, kth_parts, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Without its UnixStartTime header an SWF file's jobs have no submit time: each is
     advised as if submitted now, on the whole history, and the summary says how many."""

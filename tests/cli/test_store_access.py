@@ -324,6 +324,23 @@ def test_a_role_that_may_not_read_a_table_is_told_which_and_the_grant(
 
 
 @pytest.mark.postgres
+@pytest.mark.parametrize("args", [*ESTIMATE_INGEST_STATS, ("db", "status")], ids=lambda a: a[0])
+def test_a_loader_granted_writes_but_no_select_is_told_the_grant(
+        postgres_store: str, tmp_path: Path, args: tuple[str, ...]) -> None:
+    """A loader granted what the guide said a writer needs (INSERT, UPDATE, DELETE and
+    the sequences) but no SELECT failed on the schema revision with "cannot open the
+    store ...: permission denied for table alembic_version", which named no grant."""
+    with _role(postgres_store, "GRANT INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public "
+               "TO ROLE", ALL_BUT[1]) as url:
+        role = url.split("://", 1)[1].split("@", 1)[0]
+        line = _one_line(_run(url, args, tmp_path))
+    assert line.startswith(f"Error: your role {role} may not read table(s) ")
+    assert "alembic_version" in line
+    assert line.endswith(f"ask the store's owner to run: GRANT SELECT ON ALL TABLES IN "
+                         f"SCHEMA public TO {role}")
+
+
+@pytest.mark.postgres
 def test_a_role_that_may_write_part_of_the_store_reads_it_and_is_told_what_a_write_lacks(
         postgres_store: str, tmp_path: Path) -> None:
     """INSERT on every table but the runs: an ingest failed at its first row, after the

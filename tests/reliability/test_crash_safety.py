@@ -4,15 +4,20 @@ and a rerun stores every job exactly once."""
 
 from __future__ import annotations
 
+import functools
 import signal
 import sqlite3
 import subprocess
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from tests.reliability._data import bulk_csv, cli_env, perfpredict_argv, run_cli
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
 
 N_JOBS = 60_000
 #: Seconds after the start at which the ingest is killed (imports, open, mid-insert...).
@@ -84,3 +89,50 @@ def test_sigkilled_ingest_leaves_a_sound_store_and_a_rerun_completes(tmp_path: P
     assert check == "ok"
     assert n_runs == n_keys == N_JOBS
     assert n_batches == 1
+
+
+def _end_other_connections(admin: Engine, _n_records: int) -> None:
+    """What a server restart does to an ingest's connection, as a progress callback."""
+    from sqlalchemy import text
+
+    with admin.connect() as conn:
+        conn.execute(text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE "
+                          "datname = current_database() AND pid <> pg_backend_pid()"))
+
+
+@pytest.mark.postgres
+def test_a_server_store_lost_mid_ingest_is_one_line_and_a_rerun_completes(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The server ended the ingest's connection (a restart, a killed backend) after its
+    first chunk: the ingest said "internal error (OperationalError: ... the connection is
+    lost ...); report it", after psycopg's "error ignored terminating <psycopg.Pipeline
+    [BAD]>". Its transaction was rolled back, so the fix is to run it again."""
+    from sqlalchemy import create_engine, func, select
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+    from perfpredict.errors import PerfPredictError
+    from perfpredict.ingest import ingest_file
+    from perfpredict.store import open_store
+    from perfpredict.store.schema import runs
+    from tests.conftest import _postgres_url
+
+    source = bulk_csv(tmp_path / "jobs.csv", 12_000)
+    for url in _postgres_url():
+        admin = create_engine(url, isolation_level="AUTOCOMMIT")
+        end_the_ingests_connection = functools.partial(_end_other_connections, admin)
+        with open_store(url) as store:
+            with pytest.raises(PerfPredictError) as lost:
+                ingest_file(store, "csv", source, progress=end_the_ingests_connection)
+            assert str(lost.value).startswith("lost the connection to the "
+                                              f"store at {url} (")
+            assert str(lost.value).endswith("run it again once the server answers (what is "
+                                            "already stored is not stored twice)")
+            assert "\n" not in str(lost.value)
+            with store.engine.connect() as conn:
+                assert conn.execute(select(func.count()).select_from(runs)).scalar() == 0
+        assert "error ignored" not in capsys.readouterr().err
+        admin.dispose()
+        rerun = CliRunner().invoke(app, ["--db", url, "ingest", "csv", str(source)])
+        assert rerun.exit_code == 0, rerun.output
+        assert "12000 stored" in rerun.output

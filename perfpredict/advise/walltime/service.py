@@ -173,9 +173,16 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     import pandas as pd
 
     check_kill_risk(kill_risk)
+    from perfpredict.store.writer import SystemNames
+
     jobs = read_jobs(path, input_format, system, swf_allow_extra_fields, timezone)
     stored = jobs_frame(store)
     known_systems = set(stored["system"].dropna())
+    # each job under the system ingest stored its history under: a sacct dump's Cluster
+    # "frontier" is the catalog's Frontier in the store, and was "no history" here
+    names = SystemNames.of(store)
+    jobs["system"] = jobs["system"].map(lambda name: names.canonical(name, known_systems),
+                                        na_action="ignore")
     hint = ", ".join(sorted(known_systems)) or "none yet"
     if jobs["system"].isna().any():
         raise BadInputError(f"the file does not name the system its jobs run on; pass "
