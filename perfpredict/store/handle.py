@@ -108,6 +108,11 @@ def takes_store(function: Callable[Concatenate[Store, P], R],
     return call
 
 
+#: PostgreSQL's SQLSTATEs of a server going down under a session (admin_shutdown,
+#: crash_shutdown, cannot_connect_now).
+SERVER_SHUTDOWN_SQLSTATES = frozenset({"57P01", "57P02", "57P03"})
+
+
 def lost_connection(store: Store, exc: Exception) -> PerfPredictError | None:
     """The one-line error for a server's store that went away mid-command (restarted,
     its connection killed), or None when ``exc`` is something else. It was "internal
@@ -118,8 +123,15 @@ def lost_connection(store: Store, exc: Exception) -> PerfPredictError | None:
         return None
     from sqlalchemy.exc import DBAPIError, OperationalError
 
+    # the client lost the server (no SQLSTATE), a connection exception (class 08) or the
+    # server shutting down (57P01-57P03); not a deadlock or a full disk, which are
+    # OperationalErrors too but no lost connection, nor fixed by running again
+    sqlstate = getattr(getattr(exc, "orig", None), "sqlstate", None)
     if not isinstance(exc, DBAPIError) or not (
-            exc.connection_invalidated or isinstance(exc, OperationalError)):
+            exc.connection_invalidated
+            or (isinstance(exc, OperationalError)
+                and (sqlstate is None or sqlstate.startswith("08")
+                     or sqlstate in SERVER_SHUTDOWN_SQLSTATES))):
         return None
     first_line = str(exc.orig).strip().splitlines()[0] if str(exc.orig).strip() else ""
     return PerfPredictError(

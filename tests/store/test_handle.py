@@ -110,3 +110,31 @@ def test_store_is_importable_without_sqlalchemy() -> None:
                           check=True)
     assert done.stdout.split() == ["False", "sqlite:///a.db"]
     assert Store.__module__ == "perfpredict.store.handle"
+
+
+@pytest.mark.parametrize(("sqlstate", "lost"), [
+    (None, True),        # the client lost the server
+    ("08006", True),     # connection_failure
+    ("57P01", True),     # admin_shutdown: a restart, a killed backend
+    ("40P01", False),    # deadlock_detected: an OperationalError, no lost connection
+    ("53100", False),    # disk_full: running again would not fix it
+])
+def test_only_a_connection_the_server_lost_is_said_to_be_lost(sqlstate: str | None,
+                                                               lost: bool) -> None:
+    pytest.importorskip("psycopg", reason="the postgres extra is not installed")
+    from sqlalchemy import create_engine
+    from sqlalchemy.exc import OperationalError
+
+    from perfpredict.store.handle import Store, lost_connection
+
+    class ServerError(Exception):
+        """What psycopg raises: the message and the SQLSTATE it carries."""
+
+    orig = ServerError("the server said so")
+    orig.sqlstate = sqlstate  # type: ignore[attr-defined]
+    engine = create_engine("postgresql+psycopg://u@127.0.0.1:1/db")
+    error = lost_connection(Store(engine, "postgresql+psycopg://u@127.0.0.1:1/db"),
+                            OperationalError("INSERT ...", {}, orig))
+    assert (error is not None) is lost
+    if lost:
+        assert str(error).startswith("lost the connection to the store at ")
