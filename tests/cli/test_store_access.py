@@ -103,23 +103,10 @@ def test_sqlite_errors_never_mention_a_server(tmp_path: Path) -> None:
 @pytest.fixture
 def select_only_url() -> Iterator[str]:
     """A trained PostgreSQL store and the URL of a role that may only SELECT from it."""
-    from sqlalchemy import create_engine, text
-
     for url in _postgres_url():
         _trained(url)
-        role = f"reader_{uuid.uuid4().hex[:8]}"
-        owner = create_engine(url, isolation_level="AUTOCOMMIT")
-        with owner.connect() as conn:
-            conn.execute(text(f"CREATE ROLE {role} LOGIN"))
-            conn.execute(text(f"GRANT SELECT ON ALL TABLES IN SCHEMA public TO {role}"))
-        scheme, rest = url.split("://", 1)
-        try:
-            yield f"{scheme}://{role}@{rest.split('@', 1)[-1]}"
-        finally:
-            with owner.connect() as conn:
-                conn.execute(text(f"DROP OWNED BY {role}"))
-                conn.execute(text(f"DROP ROLE {role}"))
-            owner.dispose()
+        with _role(url, "GRANT SELECT ON ALL TABLES IN SCHEMA public TO ROLE") as reader:
+            yield reader
 
 
 @pytest.mark.postgres
