@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from perfpredict.store.database import open_store
-    from perfpredict.store.handle import Store, StoreLike
+    from perfpredict.store.handle import StoreLike
+    from perfpredict.store.opened import Store
 
-_LAZY = {"Store": "perfpredict.store.handle", "StoreLike": "perfpredict.store.handle",
+_LAZY = {"Store": "perfpredict.store.opened", "StoreLike": "perfpredict.store.handle",
          "open_store": "perfpredict.store.database"}
 __all__ = ["Store", "StoreLike", "open_store"]
 

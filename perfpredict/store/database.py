@@ -26,7 +26,6 @@ from sqlalchemy.pool import QueuePool
 
 from perfpredict.config import redact_url, store_url, where_stores_are_named
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
-from perfpredict.store.handle import Store
 from perfpredict.store.location import (
     missing_store,
     require_sqlite_file,
@@ -34,6 +33,7 @@ from perfpredict.store.location import (
     sqlite_read_only,
     sqlite_uri,
 )
+from perfpredict.store.opened import Store
 from perfpredict.store.revision import SCHEMA_REVISION, SCHEMA_REVISIONS, check_revision
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000

@@ -1,5 +1,5 @@
-"""An open store (:class:`Store`), and the one rule by which every public function takes
-a store: open, or named by its URL or a SQLite file's path, as ``--db`` names it.
+"""The one rule by which every public function takes a store (:class:`Store`): open, or
+named by its URL or a SQLite file's path, as ``--db`` names it.
 
 A library caller holds whichever it has, and the functions took either one or the
 other: ``train(url)`` failed with an AttributeError, ``estimate(store, ...)`` said it
@@ -15,44 +15,11 @@ import inspect
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeAlias, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeAlias, TypeVar
 
-from perfpredict.config import redact_url, store_url
+from perfpredict.config import store_url
 from perfpredict.errors import PerfPredictError
-
-if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
-
-
-@dataclass
-class Store:
-    """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
-    ``read_only``: the user may read but not write it (a shared store: a SQLite file they
-    cannot write, a PostgreSQL role that may not write all of it); reads never try to
-    write to it.
-    ``upgraded_from``: the schema revision an older store was migrated from on opening
-    (``open_store(upgrade=True)``), None when it was not."""
-
-    engine: Engine
-    url: str
-    read_only: bool = False
-    upgraded_from: str | None = None
-
-    @property
-    def safe_url(self) -> str:
-        return redact_url(self.url)
-
-    def dispose(self) -> None:
-        self.engine.dispose()
-
-    def __enter__(self) -> Store:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        """``with open_store(url) as store:`` disposes of the engine on the way out."""
-        self.dispose()
-
+from perfpredict.store.opened import Store
 
 #: What a public function takes as its store: an open one, a URL, or a SQLite file's path.
 StoreLike: TypeAlias = Store | str | os.PathLike[str]

@@ -109,7 +109,7 @@ def test_store_is_importable_without_sqlalchemy() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True)
     assert done.stdout.split() == ["False", "sqlite:///a.db"]
-    assert Store.__module__ == "perfpredict.store.handle"
+    assert Store.__module__ == "perfpredict.store.opened"
 
 
 @pytest.mark.parametrize(("sqlstate", "lost"), [
