@@ -38,8 +38,8 @@ PeerGroup = tuple[str, str, str]
 #: MAPE but raised it in the other two stores of ``--across-stores`` (docs/accuracy.md).
 MIN_SCALES = 3
 #: How far beyond the largest scale it measured a peer still weighs in, in doublings:
-#: its weight falls linearly from one there to none this far out (:class:`PeerSpeedup`),
-#: its curve going on along its last measured segment. Cut off at the end of its range, a
+#: its weight falls linearly from one there to none this far out (:class:`PeerSpeedup`).
+#: Cut off at the end of its range, a
 #: peer leaving the median stepped estimates between neighbouring node counts (by more
 #: than 2% in 36 of the bundled predictor's 215 strong-scaling series, up to 18%); carried
 #: on without end, a peer's pull cost Castro's and VASP's extrapolations, whose peers stop
@@ -147,8 +147,8 @@ class PeerSpeedup:
             medians = [_nan_median(values[weights[:, j] >= level, j][:, None])[0][0]
                        for level in levels]
             log_speedup[j] = spans @ medians / levels[0]
-        ranked = -np.sort(-weights, axis=0).T if weights.size else np.zeros((values.shape[1], 0))
-        return cls(log_speedup=log_speedup, ranked_weights=ranked, count=count)
+        return cls(log_speedup=log_speedup, ranked_weights=-np.sort(-weights, axis=0).T,
+                   count=count)
 
     @property
     def presence(self) -> FloatArray:
