@@ -112,6 +112,10 @@ def advise(
     from perfpredict.cli.render import print_json, print_rows
     from perfpredict.report import proposal
 
+    if plot is not None:  # said before the sweep, as --emit's format is
+        from perfpredict.report.plots import check_plot_path
+
+        check_plot_path(plot)
     plan = advise_plan(ctx.obj.open_store(), PlanRequest(
         app=app, system=system, problem_size=problem_size, variant=variant,
         ranks_per_node=ranks_per_node,

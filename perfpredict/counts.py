@@ -21,6 +21,16 @@ def is_number(value: object, *, whole: bool = False) -> bool:
             and not isinstance(value, bool))
 
 
+def plain(value: float) -> int | float:
+    """A count as JSON and CSV write it: whole as an integer (8, not 8.0), a fractional one
+    (a series measured in ranks, converted to nodes) as it is.
+
+    >>> plain(8.0), plain(2.5)
+    (8, 2.5)
+    """
+    return int(value) if float(value).is_integer() else value
+
+
 def shown(value: object) -> str:
     """A value a user gave, as a message shows it: a number as ``{:g}`` writes it, an
     integer past what a float holds (which ``{:g}`` cannot write) by its digits, anything

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.scheduler import pbs_time
+from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import node_count
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
@@ -69,7 +69,7 @@ def directives(plan: Plan, scheduler: str) -> str:
         lines.append(f"#PBS -l walltime={pbs_time(plan.walltime_s)}")
         if plan.chained_jobs > 1:
             lines.append(f"# the queue caps the walltime: checkpoint before the limit and "
-                         f"chain {plan.chained_jobs} jobs (qsub -W depend=afterany:JOBID)")
+                         f"chain {plan.chained_jobs} jobs ({chain_hint('pbs')})")
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from perfpredict.advise.plan import P90, PlanRequest, quantile_confidence, sweep_nodes
 from perfpredict.advise.selection import node_count
-from perfpredict.counts import check_count, is_number, shown
+from perfpredict.counts import check_count, is_number, plain, shown
 from perfpredict.errors import BadInputError
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
@@ -78,7 +78,7 @@ class NextRun:
 class NextRunsPlan:
     series: str
     target_nodes: int
-    measured_nodes: list[float]
+    measured_nodes: list[int | float]
     spread_now: float
     budget_node_hours: float | None
     steps: list[NextRun] = field(default_factory=list)
@@ -165,7 +165,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     entry = predictor.find_series(target).entry
     per_node = scale_per_node(entry, target)
     target_scale = target.nodes * per_node
-    measured_nodes = [s / per_node for s in entry.scales]
+    measured_nodes = [plain(s / per_node) for s in entry.scales]
     series, ctx = predictor.series_context(entry)
     result = NextRunsPlan(series=series.name, target_nodes=target_nodes,
                           measured_nodes=measured_nodes,

@@ -28,7 +28,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.scheduler import pbs_time
+from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
 from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.counts import check_count, is_number
@@ -416,7 +416,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
         f"the {100 * (1 - kill_risk):g}th-percentile runtime ({quantile_s / 3600:.2f} h) "
         f"exceeds the {queue.max_walltime_s / 3600:g} h limit of {spec.name} queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
-        "(sbatch --dependency=afterany:JOBID)"])
+        f"({chain_hint(spec.scheduler)})"])
 
 
 def _candidates(predictor: LoadedPredictor, request: PlanRequest, nodes: list[int],

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from perfpredict.counts import plain
 from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
 from perfpredict.estimate.lookup import Query
@@ -96,7 +97,7 @@ class BatchEstimates:
             for name in _NUMBER_COLUMNS:
                 value = getattr(query, name)
                 if name in record and value is not None:
-                    record[name] = int(value) if float(value).is_integer() else value
+                    record[name] = plain(value)
             records.append(record)
         return records
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from perfpredict.advise.plan import ranks_per_node_text
 from perfpredict.advise.selection import floor_percent, node_count
+from perfpredict.counts import plain
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 from perfpredict.report.csv_rows import write_csv_cells
@@ -54,7 +55,7 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
 
     rows: dict[float, dict[str, Any]] = {}
     for m in plan.measured:
-        rows[m.nodes] = {"nodes": _node_count(m.nodes), "measured_runtime_s": m.runtime_s,
+        rows[m.nodes] = {"nodes": plain(m.nodes), "measured_runtime_s": m.runtime_s,
                          "measured_efficiency": ideal_s(m.nodes, base.runtime_s) / m.runtime_s,
                          "predicted_runtime_s": m.predicted_runtime_s,
                          "lower_runtime_s": m.lower_runtime_s,
@@ -74,12 +75,6 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
     return out
 
 
-def _node_count(nodes: float) -> float | int:
-    """A node count as the CSV writes it: whole counts as integers (8, not 8.0); a
-    fractional one (a series measured in ranks, converted) as it is."""
-    return int(nodes) if float(nodes).is_integer() else nodes
-
-
 def label_log_axis(axis: Axis) -> None:
     """Plain numbers (40, not 4 x 10^1) on a log axis, with minor ticks labelled where
     there are too few powers of ten to read a value off: every minor tick on a narrow
@@ -87,15 +82,15 @@ def label_log_axis(axis: Axis) -> None:
     runtime axis of 30-500 s read only "100")."""
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-    plain = FuncFormatter(lambda y, _: f"{y:g}")
-    axis.set_major_formatter(plain)
+    as_written = FuncFormatter(lambda y, _: f"{y:g}")
+    axis.set_major_formatter(as_written)
     bottom, top = axis.get_view_interval()
     n_powers_of_ten = math.floor(math.log10(top)) - math.ceil(math.log10(bottom)) + 1
     if top / bottom < 20:
-        axis.set_minor_formatter(plain)
+        axis.set_minor_formatter(as_written)
     elif n_powers_of_ten < 2:
         axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
-        axis.set_minor_formatter(plain)
+        axis.set_minor_formatter(as_written)
     else:
         axis.set_minor_formatter(NullFormatter())
 
@@ -107,12 +102,19 @@ class PlotFiles(NamedTuple):
     data_csv: Path
 
 
-def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
-    """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
-    same name with .csv (a proposal's reviewers ask for the numbers behind a figure)."""
+def check_plot_path(path: str | Path) -> Path:
+    """``path`` as a figure file :func:`save_scaling_plot` can write, else bad input: said
+    before an advice's sweep, which a wrong extension only failed after."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise BadInputError(f"--plot {path}: the file must end in {', '.join(FORMATS)}")
+    return path
+
+
+def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
+    """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
+    same name with .csv (a proposal's reviewers ask for the numbers behind a figure)."""
+    path = check_plot_path(path)
     import matplotlib
 
     matplotlib.use("Agg")

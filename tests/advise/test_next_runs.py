@@ -92,6 +92,8 @@ def test_cli_table_json_and_csv(advise_cli) -> None:
     doc = json.loads(advise_cli(*args, "--format", "json").output)
     assert doc["target_nodes"] == 2048 and doc["spent_node_hours_p90"] <= 20
     assert doc["runs"] and doc["spread_after"] < doc["spread_now"]
+    # whole node counts as JSON integers, as a script compares them with its own
+    assert doc["measured_nodes"] and all(type(n) is int for n in doc["measured_nodes"])
     rows = list(csv.DictReader(io.StringIO(advise_cli(*args, "--format", "csv").output)))
     assert list(rows[0]) == list(NEXT_RUN_COLUMNS) and len(rows) == len(doc["runs"])
 

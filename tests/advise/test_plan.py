@@ -135,6 +135,24 @@ def test_walltime_is_capped_by_the_queue_with_a_chaining_warning(trained_store) 
     assert plan.kill_probability > plan.request.kill_risk
 
 
+@pytest.mark.parametrize(("scheduler", "chain"), [
+    ("slurm", "(sbatch --dependency=afterany:JOBID)"),
+    ("pbs", "(qsub -W depend=afterany:JOBID)"),
+    (None, "(a dependency on the previous job's end, whatever its exit)"),
+])
+def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | None,
+                                                            chain: str) -> None:
+    """A PBS machine was told to chain its jobs with sbatch --dependency."""
+    from perfpredict.advise.plan import walltime_limit
+    from perfpredict.catalog import Queue, SystemSpec
+
+    spec = SystemSpec(name="m", nodes=64, scheduler=scheduler,
+                      queues=(Queue("short", 1, 64, 600.0),))
+    limit = walltime_limit(1500.0, 8, spec, 0.05, "m")
+    assert limit.chained_jobs == 3
+    assert limit.warnings[0].endswith(f"checkpoint and chain 3 jobs {chain}")
+
+
 def test_a_node_count_no_queue_accepts_is_not_considered(trained_store) -> None:
     """A job no queue takes may pend forever: it is left out of the sweep, and said so,
     rather than recommended into a proposal or a job script."""

@@ -72,3 +72,13 @@ def test_a_plot_that_cannot_be_written_is_bad_input(tmp_path: Path) -> None:
     (line,) = result.stderr.strip().splitlines()
     assert line == (f"Error: --plot {figure}: cannot write it (No such file or directory); "
                     "choose a folder that exists and you can write")
+
+
+def test_a_figure_of_another_format_is_refused_before_the_sweep(tmp_path: Path) -> None:
+    """Said first, as the application that does not exist would be only after it: a
+    wrong extension used to cost a whole sweep before it was refused."""
+    figure = tmp_path / "scaling.txt"
+    result = CliRunner().invoke(app, ["advise", "--app", "nosuch", "--plot", str(figure)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.strip() == (f"Error: --plot {figure}: the file must end in .png, "
+                                     ".svg, .pdf")
