@@ -355,7 +355,7 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
         engine.dispose()
         raise _cannot_open(url, exc) from exc
     try:
-        check_revision(revision, redact_url(url))
+        check_revision(revision, redact_url(url), read_only=read_only)
     except PerfPredictError:
         engine.dispose()
         raise

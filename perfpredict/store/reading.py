@@ -21,12 +21,13 @@ def query_rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | N
             return None
         import sqlite3  # here: an estimate without a store (the bundled predictor) skips it
 
-        from perfpredict.store.location import sqlite_uri
+        from perfpredict.store.location import sqlite_read_only, sqlite_uri
 
         conn = sqlite3.connect(sqlite_uri(path, read_only=True), uri=True, timeout=60)
         try:
             revision = conn.execute("SELECT version_num FROM alembic_version").fetchone()
-            check_revision(revision[0] if revision else None, db_url)
+            check_revision(revision[0] if revision else None, db_url,
+                           read_only=sqlite_read_only(path))
             return conn.execute(sql, params).fetchall()
         except sqlite3.OperationalError:  # no tables yet: a store nobody has written to
             return None

@@ -16,20 +16,23 @@ def _shell_quoted(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
-def check_revision(revision: str | None, safe_url: str) -> None:
+def check_revision(revision: str | None, safe_url: str, *, read_only: bool = False) -> None:
     """Refuse a store at any revision but :data:`SCHEMA_REVISION`, saying what to do.
 
-    An older store is upgraded with ``perfpredict db upgrade``; a newer one (written by a
-    newer perfpredict) cannot be downgraded, so the fix is to upgrade perfpredict.
-    ``safe_url`` must already have its password hidden.
+    An older store is upgraded with ``perfpredict db upgrade``, by its owner where it is
+    ``read_only`` to the user (a center's reader was told to run the upgrade it may not);
+    a newer one (written by a newer perfpredict) cannot be downgraded, so the fix is to
+    upgrade perfpredict. ``safe_url`` must already have its password hidden.
     """
     if revision == SCHEMA_REVISION:
         return
     if revision in SCHEMA_REVISIONS:
+        upgrade = f"perfpredict --db {_shell_quoted(safe_url)} db upgrade"
         raise SchemaOutOfDateError(
             f"the store at {safe_url} is at schema revision {revision!r}, this perfpredict "
-            f"needs {SCHEMA_REVISION!r}; back it up, then run: "
-            f"perfpredict --db {_shell_quoted(safe_url)} db upgrade")
+            f"needs {SCHEMA_REVISION!r}; " + (
+                f"it is read-only to you: ask its owner to back it up and run: {upgrade}"
+                if read_only else f"back it up, then run: {upgrade}"))
     if revision is None or revision == "unversioned":
         raise PerfPredictError(
             f"{safe_url} holds tables but no perfpredict schema revision, so it is not a "

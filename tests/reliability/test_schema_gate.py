@@ -106,6 +106,23 @@ def test_every_command_refuses_an_old_store_with_the_upgrade_command(
     assert _revision(path) == OLD_REVISION
 
 
+@pytest.mark.parametrize("command", [("runs", "stats"), ("estimate", "--app", "lulesh",
+                                                       "--nodes", "8")],
+                         ids=lambda c: " ".join(c[:2]))
+def test_a_reader_of_an_old_store_is_sent_to_its_owner(tmp_path: Path,
+                                                       command: tuple[str, ...]) -> None:
+    """A store the user may not write (a center's, shared read-only) was answered "back it
+    up, then run: ... db upgrade", which they cannot."""
+    path = tmp_path / "shared.db"
+    url = build_golden_store(path)
+    path.chmod(0o444)  # read-only by its mode, which perfpredict reads even as root
+    result = CliRunner().invoke(app, ["--db", url, *command])
+    assert result.exit_code == 1, result.output
+    (line,) = result.stderr.strip().splitlines()
+    assert line.endswith(f"it is read-only to you: ask its owner to back it up and run: "
+                         f"perfpredict --db '{url}' db upgrade")
+
+
 def test_db_upgrade_migrates_the_golden_store_without_losing_a_row(tmp_path: Path) -> None:
     path = tmp_path / "store.db"
     url = build_golden_store(path)
