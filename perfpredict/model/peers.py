@@ -141,7 +141,8 @@ class PeerSpeedup:
         a value is NaN where its weight is nought."""
         log_speedup, count = _nan_median(values)
         for j in np.flatnonzero(((weights > 0) & (weights < 1)).any(axis=0)):
-            # the peers within reach change only where the reach passes a weight
+            # the peers within reach change only where the reach passes a weight; their
+            # median by _nan_median, as np.median imports numpy.ma (see there)
             levels = np.unique(weights[:, j][weights[:, j] > 0])[::-1]
             spans = levels - np.append(levels[1:], 0.0)
             medians = [_nan_median(values[weights[:, j] >= level, j][:, None])[0][0]
