@@ -181,8 +181,21 @@ def correction_ramp(distance: FloatArray, edge_spacing_log2: FloatArray) -> Floa
     lost the correction their own examples had taught at their next scale
     (docs/accuracy.md, "Tried and rejected").
     """
-    step = np.minimum(np.nan_to_num(edge_spacing_log2, nan=1.0), 1.0)
-    return np.clip(distance / step, 0.0, 1.0)
+    return np.clip(distance / ramp_step_log2(edge_spacing_log2), 0.0, 1.0)
+
+
+def ramp_step_log2(edge_spacing_log2: FloatArray) -> FloatArray:
+    """How far beyond its largest measured scale a context's ramps end
+    (:func:`correction_ramp`): one step of its own last spacing, at most a doubling, a
+    doubling where unknown."""
+    return np.minimum(np.nan_to_num(edge_spacing_log2, nan=1.0), 1.0)
+
+
+def context_spacing_log2(ctx: SeriesContext) -> float:
+    """log2 of a context's largest measured scale over the one below (NaN: one scale)."""
+    if ctx.scales.size < 2:
+        return math.nan
+    return float(np.log2(ctx.scale_max / ctx.scales[-2]))
 
 
 def repeat_at_measured_scale(ctx: SeriesContext, p: FloatArray) -> np.ndarray:
@@ -543,8 +556,7 @@ class RuntimeModel:
         distance = rows[:, 0]
         spread_trees = self.spread_trees[self.calibrated_by[kind]]
         correction = np.zeros(n)
-        spacing = np.log2(ctx.scale_max / ctx.scales[-2]) if ctx.scales.size >= 2 else np.nan
-        ramp = correction_ramp(distance, np.asarray(spacing))
+        ramp = correction_ramp(distance, np.asarray(context_spacing_log2(ctx)))
         if self.apply_correction[kind]:
             trees = self.correction_trees[kind]
             if kind == "strong":
@@ -602,11 +614,17 @@ class RuntimeModel:
         ctx = ctx or fit_context(series)
         scales = np.asarray(scales, dtype=float)
         # beyond the measured range, fixed work's floor starts from the interval at
-        # the largest measured scale, which is predicted alongside (ideal_floor_log)
+        # the largest measured scale (ideal_floor_log), and within the ramp the interval
+        # is blended between that one and the interval one step out (below): those are
+        # predicted alongside
         floor_ideal = bool(not series.weak and series.fixed_work
                            and (scales > ctx.scale_max).any())
-        p, inverse = np.unique(np.append(scales, ctx.scale_max) if floor_ideal else scales,
-                               return_inverse=True)
+        step_log2 = float(ramp_step_log2(np.asarray(context_spacing_log2(ctx))))
+        step_scale = ctx.scale_max * 2.0 ** step_log2
+        in_ramp = bool(((scales > ctx.scale_max) & (scales < step_scale)).any())
+        alongside = ([ctx.scale_max] if floor_ideal or in_ramp else []) + (
+            [step_scale] if in_ramp else [])
+        p, inverse = np.unique(np.append(scales, alongside), return_inverse=True)
         inverse = inverse[:scales.size]
         point = self._point(series, p, ctx, peers)
         bands = [point.conformal.bounds(max(float(d), 0.0), confidence)
@@ -648,6 +666,26 @@ class RuntimeModel:
                 own_lower, own_upper = np.full(p.size, -own), np.full(p.size, own)
             lower_log = np.where(repeat, own_lower, lower_log)
             upper_log = np.where(repeat, own_upper, upper_log)
+        if in_ramp:
+            # Within the ramp the estimate goes from the median measured at the largest
+            # scale to the corrected one a step out (correction_ramp), and the interval
+            # with it: from the one there (the repeats' noise, or the noise floor) to the
+            # calibrated one a step out, its log bounds blended by the same share. Read
+            # off the spread trees there instead, it was as wide just past the edge as
+            # a doubling out, and wider than that for weak scaling (the trees' answers
+            # between the range's inside and half a doubling blended): RELeARN's
+            # interval stepped from +-0.5% at 512 ranks to 1,136-1,481 s around 1,272 s
+            # at 520, and narrowed to 1,166-1,378 s at 768. The nearest distance a
+            # series' own nested examples calibrate is a step out; closer, the error of
+            # a slope misjudged grows with the distance, as beyond a doubling
+            # (the far rule above).
+            share = np.clip(point.distance / step_log2, 0.0, 1.0)
+            ramped = (point.distance > 0) & (share < 1)
+            edge, out = np.searchsorted(p, [ctx.scale_max, step_scale])
+            lower_log = np.where(ramped, (1 - share) * lower_log[edge]
+                                 + share * lower_log[out], lower_log)
+            upper_log = np.where(ramped, (1 - share) * upper_log[edge]
+                                 + share * upper_log[out], upper_log)
         if floor_ideal:
             edge = int(np.searchsorted(p, ctx.scale_max))
             edge_lower_s = float(point.runtime_s[edge] * np.exp(lower_log[edge]))
@@ -682,8 +720,10 @@ class RuntimeModel:
         each other): the share of runs a walltime would kill, read off the interval
         model directly (the tail of the central interval whose upper bound is the
         walltime), not searched for over whole estimates. Below the point prediction
-        it is read off the lower side (:meth:`_exceedance_below`): a walltime a queue
-        capped at a fifth of the predicted runtime was reported killing 50% of runs."""
+        it is read off the lower side (:meth:`_exceedance_bisected`): a walltime a queue
+        capped at a fifth of the predicted runtime was reported killing 50% of runs.
+        Within the ramp beyond the measured range, where the interval is a blend of two
+        (:meth:`predict_columns`), it is read off the bounds alike."""
         p, walltime = np.broadcast_arrays(np.asarray(scales, dtype=float),
                                           np.asarray(walltime_s, dtype=float))
         ctx = ctx or fit_context(series)
@@ -706,36 +746,47 @@ class RuntimeModel:
             own = ctx.repeat_noise.upper_tail(log_ratio)
             past = log_ratio > ctx.repeat_noise.largest_log
             tail = np.where(repeat, np.where(past, np.minimum(own, tail), own), tail)
-        below = log_ratio < 0
-        if below.any():
+        # below the point, and within the ramp (where the interval is a blend of two,
+        # predict_columns), read off the bounds themselves
+        share = np.clip(point.distance / float(ramp_step_log2(np.asarray(
+            context_spacing_log2(ctx)))), 0.0, 1.0)
+        bisected = (log_ratio < 0) | ((point.distance > 0) & (share < 1))
+        if bisected.any():
             tail = tail.astype(float)
-            tail[below] = [self._exceedance_below(series, scale, w, ctx, peers)
-                           for scale, w in zip(p[below], walltime[below], strict=True)]
+            tail[bisected] = [
+                self._exceedance_bisected(series, scale, w, below, ctx, peers)
+                for scale, w, below in zip(p[bisected], walltime[bisected],
+                                           log_ratio[bisected] < 0, strict=True)]
         return tail
 
-    def _exceedance_below(self, series: Series, scale: float, walltime_s: float,
-                          ctx: SeriesContext, peers: PeerCurves | None) -> float:
-        """P(runtime > ``walltime_s``) for a walltime below the point prediction: (1 + c)
-        / 2 for the largest confidence c whose interval's lower bound (every rule of
-        :meth:`predict_columns` applied: noise, repeats, ideal scaling) is still at or
-        above the walltime, found by bisection (where few residuals make the bound a step
-        in c, a walltime on the step is outrun as often as its highest confidence says,
-        as :meth:`DistanceConformal.upper_tail` reads the upper side); near 1 below the
-        widest interval resolved."""
-        def lower_s(confidence: float) -> float:
-            return float(self.predict_columns(series, np.array([scale]), confidence, ctx,
-                                              peers).lower_s[0])
+    def _exceedance_bisected(self, series: Series, scale: float, walltime_s: float,
+                             below: bool, ctx: SeriesContext,
+                             peers: PeerCurves | None) -> float:
+        """P(runtime > ``walltime_s``) read off the interval's bounds (every rule of
+        :meth:`predict_columns` applied: noise, repeats, the ramp, ideal scaling) by
+        bisection in the confidence c: for a walltime ``below`` the point prediction,
+        (1 + c) / 2 for the largest c whose lower bound is still at or above it, else
+        (1 - c) / 2 for the largest c whose upper bound is still at or below it (where
+        few residuals make a bound a step in c, a walltime on the step is outrun as
+        often as its highest confidence says, as :meth:`DistanceConformal.upper_tail`
+        reads the upper side). Beyond the widest interval resolved, that interval's
+        tail."""
+        def outside(confidence: float) -> bool:
+            """The walltime lies at or beyond the bound at ``confidence`` (less a
+            rounding margin: a walltime read off a bound comes back a few ulps off)."""
+            pred = self.predict_columns(series, np.array([scale]), confidence, ctx, peers)
+            if below:
+                return bool(pred.lower_s[0] >= walltime_s * (1 - 1e-9))
+            return bool(pred.upper_s[0] <= walltime_s * (1 + 1e-9))
 
         low, high = 0.0, float(TAIL_CONFIDENCES[-1])
-        if walltime_s < lower_s(high):
-            return float((1.0 + high) / 2)
-        for _ in range(30):  # the lower bound falls as the confidence rises
-            mid = 0.5 * (low + high)
-            # (less a rounding margin: a walltime read off a bound comes back a few
-            # ulps off)
-            low, high = ((mid, high) if lower_s(mid) >= walltime_s * (1 - 1e-9)
-                         else (low, mid))
-        return float((1.0 + low) / 2)
+        if outside(high):
+            low = high
+        else:
+            for _ in range(30):  # the bounds move outward as the confidence rises
+                mid = 0.5 * (low + high)
+                low, high = (mid, high) if outside(mid) else (low, mid)
+        return float((1.0 + low) / 2 if below else (1.0 - low) / 2)
 
     def cdf(self, series: Series, scales: FloatArray, runtime_s: float | FloatArray,
             ctx: SeriesContext | None = None,

@@ -400,9 +400,10 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
     np.testing.assert_allclose(np.log(pred.upper_s / pred.runtime_s), half_width)
     np.testing.assert_allclose(np.log(pred.runtime_s / pred.lower_s), half_width)
     assert pred.noise_floor.all()
-    # a series with repeats shows its own noise: no floor (beyond its measured range,
-    # where its repeats do not decide, the quiet curve's interval stands)
-    beyond = scales[-1] * np.array([1.5, 3.0])
+    # a series with repeats shows its own noise: no floor (a step or more beyond its
+    # measured range, past the ramp from its repeats' noise, the quiet curve's interval
+    # stands)
+    beyond = scales[-1] * np.array([2.0, 3.0])
     with_repeats = quiet.predict_columns(single, beyond, 0.9)
     assert not with_repeats.noise_floor.any()
     assert np.all(np.log(with_repeats.upper_s / with_repeats.runtime_s) < half_width / 10)
@@ -665,6 +666,38 @@ def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series
                          strict=True):
         below = series.scales[series.scales < top]
         assert step == pytest.approx(np.log2(top / below[-1]), abs=1e-12)
+
+
+def test_the_interval_is_ramped_like_the_estimate(relearn_series) -> None:  # type: ignore[no-untyped-def]
+    """Within a step of the series' last spacing beyond its largest measured scale the
+    interval goes from the one there to the calibrated one a step out, its log bounds
+    blended as the correction is ramped in: it neither jumps at the edge (RELeARN's did,
+    from +-0.5% to +-13%, then narrowed as the node count grew) nor narrows as it grows,
+    and a walltime on a bound there is outrun no more often than the bound's confidence
+    says."""
+    model = HybridPredictor().fit(relearn_series).model_
+    strong_model = HybridPredictor().fit(
+        [dataclasses.replace(s, weak=False) for s in relearn_series]).model_
+    for fitted, series in ((model, relearn_series[0]),
+                           (strong_model, dataclasses.replace(relearn_series[0], weak=False))):
+        ctx = fit_context(series)
+        step = np.log2(ctx.scales[-1] / ctx.scales[-2])
+        distance = step * np.array([0.0, 1e-6, 0.25, 0.5, 0.75, 1.0])
+        got = fitted.predict_columns(series, ctx.scale_max * 2.0 ** distance)
+        width = np.log(got.upper_s / got.lower_s)
+        lower = np.log(got.lower_s / got.runtime_s)
+        upper = np.log(got.upper_s / got.runtime_s)
+        share = distance / step
+        np.testing.assert_allclose(lower[1:], (1 - share[1:]) * lower[0] + share[1:] * lower[-1],
+                                   rtol=1e-4, atol=1e-9)
+        np.testing.assert_allclose(upper[1:], (1 - share[1:]) * upper[0] + share[1:] * upper[-1],
+                                   rtol=1e-4, atol=1e-9)
+        assert width[-1] > width[0]  # the calibrated interval a step out is the wider
+        assert np.all(np.diff(width) > 0)
+        # (few residuals make a bound a step in the confidence: no more than 0.05)
+        kill = fitted.exceedance(series, ctx.scale_max * 2.0 ** distance[2:5],
+                                 got.upper_s[2:5])
+        assert np.all((kill > 0.04) & (kill <= 0.05 + 1e-9))
 
 
 def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
