@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from perfpredict.cli.render import TableFormat, print_json, print_rows
+
+if TYPE_CHECKING:
+    from perfpredict.estimate.explain import Explanation
 
 
 def estimate(
@@ -31,6 +34,12 @@ def estimate(
     fmt: Annotated[TableFormat, typer.Option(
         "--format", help="table, json or csv; with --input, csv (the default there) or "
         "json.")] = TableFormat.table,
+    explain: Annotated[bool, typer.Option(
+        "--explain", help="Show how the estimate was made, step by step: each member "
+        "law's runtime, their geometric mean, then each factor (the move onto the "
+        "measured runs, the learned correction, the peers' speed-up and weight) up to the "
+        "estimate and its interval; in json as 'explanation'. One query, table or "
+        "json.")] = False,
 ) -> None:
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
     from perfpredict.durations import format_seconds
@@ -39,6 +48,9 @@ def estimate(
     from perfpredict.estimate import estimate as estimate_one
     from perfpredict.report.tables import confidence_percent
 
+    if explain and (input_csv is not None or fmt == TableFormat.csv):
+        raise BadInputError("--explain explains one estimate, in the table or json format: "
+                            "pass --app and --nodes without --input or --format csv")
     if input_csv is not None:
         batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
         if fmt == TableFormat.json:  # one object per query, in the file's order
@@ -53,7 +65,7 @@ def estimate(
     result = estimate_one(ctx.obj.url_to_read(), Query(
         app=app, nodes=nodes, system=system, problem_size=problem_size, variant=variant,
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
-        confidence)
+        confidence, explain)
     values = result.as_dict()
     if fmt == TableFormat.json:
         print_json(values)
@@ -87,6 +99,35 @@ def estimate(
                    f"{', '.join(f'{s:g}' for s in result.measured_scales)} {result.scale_unit}")
         for note in result.notes:
             typer.echo(f"  note: {note}")
+        if result.explanation is not None:
+            _echo_explanation(result.explanation, pct)
+
+
+def _echo_explanation(explanation: Explanation, pct: str) -> None:
+    """The chain of ``estimate --explain``: one line per member and per step, the
+    runtime after each, so that a reader can multiply it out."""
+    from perfpredict.estimate.explain import runtime_text
+    from perfpredict.model.runtime import LAW_LABELS
+
+    x = explanation
+    unit = x.scale_unit.removesuffix("s") if x.scale == 1 else x.scale_unit
+    typer.echo(f"  how it was made at {x.scale:g} {unit} (each step multiplies the runtime "
+               "before it):")
+    for member in x.members:
+        typer.echo(f"    {LAW_LABELS[member.law]:<16} {runtime_text(member.runtime_s):>12}  "
+                   f"{member.formula}")
+    typer.echo(f"    {'base':<16} {runtime_text(x.base_runtime_s):>12}  the geometric mean of "
+               f"the {len(x.members)} above")
+    for step in x.steps:
+        typer.echo(f"    {step.step.replace('_', ' '):<16} {runtime_text(step.runtime_s):>12}  "
+                   f"x {step.factor:.4g}: {step.detail}")
+        if step.step == "peers":
+            for peer in x.peers:
+                typer.echo(f"      peer (weight {peer.weight:.2f}, speed-up "
+                           f"{peer.speedup:.4g}x): {peer.series}")
+    typer.echo(f"    {'estimate':<16} {runtime_text(x.predicted_runtime_s):>12}  {pct} interval "
+               f"{runtime_text(x.lower_runtime_s)} - {runtime_text(x.upper_runtime_s)} (x "
+               f"{x.lower_factor:.4g} to x {x.upper_factor:.4g}): {x.interval_detail}")
 
 
 def register(app: typer.Typer) -> None:

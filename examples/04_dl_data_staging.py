@@ -32,8 +32,9 @@ What it shows, and the output to expect:
          of training
          note at 1024 nodes: extrapolating 2.0 doublings beyond the largest measured
          scale (256 nodes)
-       (law: T(p) = geometric mean of [824 s + 4.387e+04 s / p], [3547 s * p^(-0.229)]
-       ...; rests on 20 runs at 128, 256 nodes)
+       (law: T(p) = geometric mean of [824 s + 4.387e+04 s / p], [824 s + 4.387e+04 s / p]
+       again, in place of Amdahl + log (2 measured scales cannot determine it),
+       [3547 s * p^(-0.229)] ...; rests on 20 runs at 128, 256 nodes)
 
    The breakdown's ``io_staging_s`` is the prediction times the staging share measured
    over the whole series (about 10% here), so it shrinks with the prediction. The runs

@@ -34,6 +34,7 @@ def test_the_allocation_proposal_row_is_quoted_as_printed(cli) -> None:  # type:
 BUNDLED_PREDICTOR_BLOCKS = [
     '$ perfpredict estimate --app bert --nodes 512 --system "dgxa100_ngc22.04_pytorch (NVIDIA)"',
     '$ perfpredict estimate --app Castro-flame_wave --system Frontier --problem-size "He 25cm"',
+    '$ perfpredict estimate --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --nodes 64 --explain',
     '$ perfpredict advise --app bert --system "dgxa100_ngc22.04_pytorch (NVIDIA)"\n',
     '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)"',
     "$ perfpredict estimate --app nosuch --nodes 4",

@@ -4,6 +4,9 @@
   series answers a query, in which unit, and the notes on that choice;
 - :mod:`.estimates`: the one columnar path every estimate takes, and :class:`Estimate`;
 - :mod:`.breakdown`: where the time goes (law parts, roofline I/O);
+- :mod:`.explain`: an estimate as a chain of named steps that multiplies out to it
+  (``estimate(..., explain=True).explanation``, ``estimate --explain``); imported only
+  when asked for;
 - :mod:`.batch`: ``estimate --input``, a CSV of queries in, rows of answers out.
 
 An estimate imports none of pandas, scikit-learn, xgboost, matplotlib or SQLAlchemy (for

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from perfpredict.model.runtime import (
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.store.handle import StoreLike, store_url_of
+
+if TYPE_CHECKING:
+    from perfpredict.estimate.explain import Explanation
 
 #: Columns ``estimate --input`` appends to each input row.
 BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
@@ -90,9 +93,18 @@ class Estimate:
     measured_scales: list[float]
     breakdown_s: dict[str, float]
     notes: list[str]
+    #: How the estimate was made, step by step, multiplying out to it
+    #: (:class:`perfpredict.estimate.explain.Explanation`): given where asked for
+    #: (``explain=True``; ``estimate --explain``), else None.
+    explanation: Explanation | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields as JSON-ready data; ``explanation`` only where one was asked for,
+        so that the JSON of an estimate without it is as it was."""
+        values = asdict(self)
+        if self.explanation is None:
+            del values["explanation"]
+        return values
 
 
 @dataclass
@@ -158,15 +170,17 @@ class LoadedPredictor:
         except LAYOUT_ERRORS as exc:
             raise stale_layout(self.origin, exc) from exc
 
-    def estimate(self, query: Query, confidence: float = 0.9) -> Estimate:
+    def estimate(self, query: Query, confidence: float = 0.9,
+                 explain: bool = False) -> Estimate:
         """The estimate for one query at a whole number of nodes, as a job asks for them
         (``estimate_many`` also answers at the fractional node counts that a series
         measured in ranks reaches, for the points advice plots), with a note where the
-        store's catalog says the machine has fewer nodes: the laws answer at any scale."""
+        store's catalog says the machine has fewer nodes: the laws answer at any scale.
+        ``explain``: with its :attr:`Estimate.explanation`, the steps it was made in."""
         query.validate()
         if query.nodes % 1:
             raise BadInputError(f"nodes must be a whole number, got {query.nodes:g}")
-        result = self.estimate_many([query], confidence)[0]
+        result = self.estimate_many([query], confidence, explain)[0]
         if self.db_url is not None:
             from perfpredict.store.reading import machine_nodes
 
@@ -177,16 +191,28 @@ class LoadedPredictor:
                     "the catalog): no job runs at this scale there")
         return result
 
-    def estimate_many(self, queries: list[Query], confidence: float = 0.9) -> list[Estimate]:
-        """One :class:`Estimate` per query, in order, built from :meth:`columns`."""
+    def estimate_many(self, queries: list[Query], confidence: float = 0.9,
+                      explain: bool = False) -> list[Estimate]:
+        """One :class:`Estimate` per query, in order, built from :meth:`columns`;
+        ``explain``: each with its :attr:`Estimate.explanation`."""
         columns, groups = self._columns(queries, confidence)
         out: list[Estimate | None] = [None] * len(queries)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
-            for i in group.indices.tolist():
+            parts = (self.predictor.point_parts(series, columns["scale"][group.indices], ctx,
+                                                self.peers(series)) if explain else None)
+            for k, i in enumerate(group.indices.tolist()):
                 row = {name: values[i] for name, values in columns.items()}
-                out[i] = _make_estimate(queries[i], group.match, series, ctx, row, confidence,
-                                        self.predictor.apply_correction)
+                result = _make_estimate(queries[i], group.match, series, ctx, row,
+                                        confidence, self.predictor.apply_correction)
+                if parts is not None:
+                    from perfpredict.estimate.explain import explain as explain_one
+
+                    result.explanation = explain_one(
+                        series, ctx, parts, k, result.scale,
+                        self.predictor.apply_correction[kind_of(series)], confidence,
+                        result.lower_runtime_s, result.upper_runtime_s)
+                out[i] = result
         return [e for e in out if e is not None]
 
     def exceedance(self, query: Query, runtime_s: float) -> float:
@@ -362,9 +388,10 @@ def load_predictor(db_url: StoreLike | None) -> LoadedPredictor:
     return LoadedPredictor(doc, origin, entries, url)
 
 
-def estimate(db_url: StoreLike | None, query: Query,
-             confidence: float = 0.9) -> Estimate:
+def estimate(db_url: StoreLike | None, query: Query, confidence: float = 0.9,
+             explain: bool = False) -> Estimate:
     """One estimate from the predictor :func:`load_predictor` finds for ``db_url``; see
-    :class:`Estimate` for what it holds. For many, load the predictor once and call its
-    ``estimate``."""
-    return load_predictor(db_url).estimate(query, confidence)
+    :class:`Estimate` for what it holds (``explain``: with its
+    :attr:`~Estimate.explanation`, the steps it was made in, which multiply out to it).
+    For many, load the predictor once and call its ``estimate``."""
+    return load_predictor(db_url).estimate(query, confidence, explain)

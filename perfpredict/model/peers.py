@@ -110,7 +110,7 @@ class PeerCurves:
             # measure is made up for it
             values[i] = np.where(weights[i] > 0,
                                  np.interp(log_to, x, y) - np.interp(log_from, x, y), np.nan)
-        return PeerSpeedup.of(values, weights)
+        return PeerSpeedup.of(values, weights, tuple(c.key for c in peers))
 
 
 @dataclass(frozen=True)
@@ -134,11 +134,18 @@ class PeerSpeedup:
     ranked_weights: FloatArray
     #: Per scale, the number of peers with any weight there.
     count: np.ndarray
+    #: Each peer's series and, per peer (rows) and scale (columns), its log speed-up
+    #: (NaN where it has no weight) and its weight: who said what, for an estimate
+    #: explained step by step.
+    keys: tuple[SeriesKey, ...]
+    peer_log_speedups: FloatArray
+    peer_weights: FloatArray
 
     @classmethod
-    def of(cls, values: FloatArray, weights: FloatArray) -> PeerSpeedup:
-        """From the peers' (rows) log speed-ups and weights at each scale (columns);
-        a value is NaN where its weight is nought."""
+    def of(cls, values: FloatArray, weights: FloatArray,
+           keys: tuple[SeriesKey, ...]) -> PeerSpeedup:
+        """From the peers' (rows; their series ``keys``) log speed-ups and weights at
+        each scale (columns); a value is NaN where its weight is nought."""
         log_speedup, count = _nan_median(values)
         for j in np.flatnonzero(((weights > 0) & (weights < 1)).any(axis=0)):
             # the peers within reach change only where the reach passes a weight; their
@@ -149,7 +156,7 @@ class PeerSpeedup:
                        for level in levels]
             log_speedup[j] = spans @ medians / levels[0]
         return cls(log_speedup=log_speedup, ranked_weights=-np.sort(-weights, axis=0).T,
-                   count=count)
+                   count=count, keys=keys, peer_log_speedups=values, peer_weights=weights)
 
     @property
     def presence(self) -> FloatArray:

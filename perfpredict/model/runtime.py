@@ -31,8 +31,9 @@ import numpy as np
 
 from perfpredict.laws.base import FloatArray
 from perfpredict.laws.drift import SlopeDrift
-from perfpredict.model.peers import PeerCurves
+from perfpredict.model.peers import PeerCurves, PeerSpeedup
 from perfpredict.model.series import Series
+from perfpredict.overhead.contexts import FALLBACK_LAW
 from perfpredict.overhead.features import (
     CANDIDATE_LAWS,
     FEATURE_NAMES,
@@ -68,6 +69,9 @@ APP_PRIOR_DOUBLINGS = 2.0
 #: 14.9 and 14.4 -> 13.4, MAPE lower or equal on every data set and split.
 ENSEMBLE = ("amdahl", "amdahl_log", "power")
 ENSEMBLE_NAME = "ensemble"
+#: The base's members as a reader names them (the slope drift is its fourth).
+LAW_LABELS = {"amdahl": "Amdahl", "amdahl_log": "Amdahl + log", "power": "power law",
+              "slope_drift": "slope drift"}
 #: Beyond a strong-scaling series' measured range, where other series of its application
 #: and input measured both its largest scale and the scale asked for
 #: (:mod:`perfpredict.model.peers`), the prediction is the mean in log space, with this
@@ -120,13 +124,18 @@ def kind_of(series: Series) -> str:
     return "weak" if series.weak else "strong"
 
 
-def ensemble_log(law_logs: FloatArray, drift_log: FloatArray) -> FloatArray:
-    """The ensemble's log runtime from the candidate laws' (columns in
+def ensemble_members(law_logs: FloatArray, drift_log: FloatArray) -> FloatArray:
+    """The ensemble's members' log runtimes from the candidate laws' (columns in
     :data:`CANDIDATE_LAWS` order) and the slope drift's (NaN where it does not take
-    part: inside the measured range, weak scaling, a model without one)."""
-    members = np.column_stack([law_logs[:, [CANDIDATE_LAWS.index(n) for n in ENSEMBLE]],
-                               drift_log])
-    return np.nanmean(members, axis=1)
+    part: inside the measured range, weak scaling, a model without one): the
+    :data:`ENSEMBLE` laws' columns, then the drift's."""
+    return np.column_stack([law_logs[:, [CANDIDATE_LAWS.index(n) for n in ENSEMBLE]],
+                            drift_log])
+
+
+def ensemble_log(law_logs: FloatArray, drift_log: FloatArray) -> FloatArray:
+    """The ensemble's log runtime: the mean of its members' (:func:`ensemble_members`)."""
+    return np.nanmean(ensemble_members(law_logs, drift_log), axis=1)
 
 
 def edge_offset_log(edge_law_logs: FloatArray, edge_log_runtime: FloatArray,
@@ -331,11 +340,20 @@ def formula(ctx: SeriesContext, law: str, with_drift: bool = False,
     """The fitted law ``law`` (or the ensemble) of a series, as a human-readable formula;
     ``with_drift``: the prediction is of a strong-scaling series beyond its measured range,
     where the pooled slope drift is a member of the mean too; ``measured_at``: the
-    measured scales the prediction was moved onto (:func:`measured_neighbours`)."""
+    measured scales the prediction was moved onto (:func:`measured_neighbours`).
+
+    A member the series has too few scales to determine is named with the law that
+    stands in for it (:func:`perfpredict.overhead.features.law_log_predictions`), which
+    then counts twice: "geometric mean of [Amdahl], [power law]" for a series of two
+    scales had a reader take the square root of two laws' product, where the estimate
+    is the cube root of Amdahl's squared times the power law's."""
     if law != ENSEMBLE_NAME:
         return ctx.laws[law].formula()
-    members = [f"[{ctx.laws[name].formula().removeprefix('T(p) = ')}]" for name in ENSEMBLE
-               if name in ctx.laws]
+    members = [f"[{ctx.laws[name].formula().removeprefix('T(p) = ')}]" if name in ctx.laws
+               else (f"[{ctx.laws[FALLBACK_LAW].formula().removeprefix('T(p) = ')}] again, "
+                     f"in place of {LAW_LABELS[name]} ({ctx.scales.size} measured scales "
+                     "cannot determine it)")
+               for name in ENSEMBLE]
     if with_drift:
         members.append("the pooled slope drift from the largest measured scale")
     text = "T(p) = geometric mean of " + ", ".join(members)
@@ -424,6 +442,44 @@ class Predictions:
 
 
 @dataclass
+class PointParts:
+    """What a point prediction is made of, per scale, in log runtime:
+    ``base_log + offset_log + correction_log`` is ``hybrid_log``; weighed with the peers'
+    ``peer_log`` (``peer_weight`` on it) it is ``blended_log``; for fixed work beyond the
+    measured range no faster than ideal scaling (:func:`ideal_log`), ``runtime_log``, the
+    prediction. Kept as :meth:`RuntimeModel._point` computes them, so that an estimate
+    explained step by step multiplies out to the estimate itself."""
+
+    #: The base's members (:func:`ensemble_members`: the :data:`ENSEMBLE` laws as the
+    #: base reads them, a law the series has too few scales to determine standing in
+    #: with Amdahl's, then the slope drift, NaN where it takes no part); their mean,
+    #: NaNs left out, is ``base_log``.
+    member_logs: FloatArray
+    base_log: FloatArray
+    #: The move onto the measured runs (:func:`_measured_offset_at`; a weak-scaling
+    #: series' beyond its range times one less the ramp).
+    offset_log: FloatArray
+    #: The correction trees' answer (0 where the scaling kind is not corrected) and the
+    #: share of it applied (:func:`correction_ramp`): their product is ``correction_log``.
+    learned_log: FloatArray
+    ramp: FloatArray
+    correction_log: FloatArray
+    hybrid_log: FloatArray
+    #: The weight on the peers' estimate (:data:`PEER_WEIGHT` times the chance that some
+    #: peer weighs in; 0 without) and that estimate: the median runtime at the largest
+    #: measured scale times the peers' median speed-up (NaN where no peers were asked).
+    peer_weight: FloatArray
+    peer_log: FloatArray
+    #: What the peers said, per peer and scale (None: no peers asked, or weak scaling).
+    peers: PeerSpeedup | None
+    blended_log: FloatArray
+    runtime_log: FloatArray
+    #: What the interval's log half-widths are multiplied by for the peers
+    #: (:data:`PEER_INTERVAL_SCALE` where two or more weigh in, 1 without).
+    narrowed: FloatArray
+
+
+@dataclass
 class _Point:
     """What every interval and probability of a series at some scales rests on."""
 
@@ -439,6 +495,7 @@ class _Point:
     #: (RuntimeModel.predict_columns). Like ``spread``, narrowed where two or more peers
     #: weigh in (:data:`PEER_INTERVAL_SCALE`).
     reference_spread: FloatArray
+    parts: PointParts
 
 
 @dataclass
@@ -492,21 +549,22 @@ class RuntimeModel:
                                    np.repeat(x_mean, n), np.log(p), np.tile(sums, (n, 1)))
 
     def _rows(self, series: Series, ctx: SeriesContext, p: FloatArray,
-              kind: str) -> tuple[FloatArray, FloatArray]:
-        """The feature rows (:func:`features`) at each of ``p``, and the base's log
-        runtime there."""
+              kind: str) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """The feature rows (:func:`features`) at each of ``p``, the base's log runtime
+        there, and its members' (:func:`ensemble_members`), whose mean it is."""
         logs = law_log_predictions(ctx, p)
         law_matrix = np.column_stack([logs[name] for name in CANDIDATE_LAWS])
         n = p.size
-        base_log = ensemble_log(law_matrix, drift_log(
+        members = ensemble_members(law_matrix, drift_log(
             self.drift, np.full(n, kind == "strong"), p, np.full(n, ctx.scale_max),
             np.full(n, np.log(ctx.medians_s[-1])),
             np.full(n, ctx.summary[SUMMARY_NAMES.index("edge_slope")])))
+        base_log = np.nanmean(members, axis=1)
         # a new application trained with no other series' evidence, so it answers so
         app_rate = 0.0 if self.is_new_app(series.key.app) else self.app_rate(series.key.app)
         return features(np.tile(ctx.summary, (n, 1)), p, np.full(n, ctx.scale_max),
                         law_matrix, base_log, np.full(n, app_rate),
-                        self.pooled_exponent_log(series, ctx, p)), base_log
+                        self.pooled_exponent_log(series, ctx, p)), base_log, members
 
     def _smooth_beyond(self, series: Series, ctx: SeriesContext, kind: str,
                        rows: FloatArray, trees: list[TreeEnsemble]) -> list[FloatArray]:
@@ -552,10 +610,10 @@ class RuntimeModel:
         p = np.append(p, 2.0 * ctx.scale_max)  # and the reference doubling, last
         kind = kind_of(series)
         n = p.size
-        rows, base_log = self._rows(series, ctx, p, kind)
+        rows, base_log, member_logs = self._rows(series, ctx, p, kind)
         distance = rows[:, 0]
         spread_trees = self.spread_trees[self.calibrated_by[kind]]
-        correction = np.zeros(n)
+        correction = learned = np.zeros(n)
         ramp = correction_ramp(distance, np.asarray(context_spacing_log2(ctx)))
         if self.apply_correction[kind]:
             trees = self.correction_trees[kind]
@@ -573,9 +631,10 @@ class RuntimeModel:
                                      with_drift=self.drift is not None)
         if kind == "weak":
             offset = np.where(distance > 0, offset * (1.0 - ramp), offset)
-        runtime_log = base_log + correction + offset
+        runtime_log = hybrid_log = base_log + correction + offset
         n_peers = np.zeros(n, dtype=np.int64)
         narrowed = np.ones(n)
+        said, weight, peer_log = None, np.zeros(n), np.full(n, np.nan)
         if peers is not None and kind == "strong":
             said = peers.log_speedup(series.key, series.scale_unit, ctx.scale_max, p)
             beyond = distance > 0
@@ -586,14 +645,31 @@ class RuntimeModel:
             runtime_log = (1.0 - weight) * runtime_log + weight * peer_log
             narrowed -= (np.where(beyond, said.at_least(PEER_INTERVAL_MIN_PEERS), 0.0)
                          * (1.0 - PEER_INTERVAL_SCALE))
+        blended_log = runtime_log
         if kind == "strong" and series.fixed_work:
             runtime_log = np.maximum(runtime_log, ideal_log(ctx, p))
         narrowed = narrowed[:-1]
+        parts = PointParts(
+            member_logs=member_logs[:-1], base_log=base_log[:-1], offset_log=offset[:-1],
+            learned_log=learned[:-1], ramp=ramp[:-1], correction_log=correction[:-1],
+            hybrid_log=hybrid_log[:-1], peer_weight=weight[:-1], peer_log=peer_log[:-1],
+            peers=said, blended_log=blended_log[:-1], runtime_log=runtime_log[:-1],
+            narrowed=narrowed)
         return _Point(runtime_s=np.exp(runtime_log)[:-1], spread=spread[:-1] * narrowed,
                       distance=distance[:-1], correction=correction[:-1],
                       peer_series=n_peers[:-1], conformal=self.conformal[kind],
                       floored=not ctx.repeated,
-                      reference_spread=spread[-1] * narrowed)
+                      reference_spread=spread[-1] * narrowed, parts=parts)
+
+    def point_parts(self, series: Series, scales: FloatArray,
+                    ctx: SeriesContext | None = None,
+                    peers: PeerCurves | None = None) -> PointParts:
+        """What the point prediction at each of ``scales`` is made of
+        (:class:`PointParts`), from the one computation :meth:`predict_columns` makes
+        too: what an estimate explained step by step reads
+        (:mod:`perfpredict.estimate.explain`)."""
+        ctx = ctx or fit_context(series)
+        return self._point(series, np.asarray(scales, dtype=float), ctx, peers).parts
 
     def predict(self, series: Series, scales: FloatArray, confidence: float = 0.9,
                 ctx: SeriesContext | None = None,
@@ -896,6 +972,6 @@ def _correction_trees(tables: dict[str, Any]) -> dict[str, TreeEnsemble]:
     return dict.fromkeys(KINDS, TreeEnsemble.from_table(tables))
 
 
-__all__ = ["ENSEMBLE", "KINDS", "Prediction", "Predictions", "RuntimeModel", "drift_log",
-           "ensemble_log",
-           "features", "formula", "kind_of"]
+__all__ = ["ENSEMBLE", "KINDS", "LAW_LABELS", "PointParts", "Prediction", "Predictions",
+           "RuntimeModel", "drift_log", "ensemble_log", "ensemble_members", "features",
+           "formula", "kind_of"]

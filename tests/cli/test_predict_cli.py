@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import re
 from pathlib import Path
 
@@ -105,6 +106,50 @@ def test_inside_the_measured_range_the_formula_names_the_runs_it_was_moved_onto(
     assert docs["1024"]["formula"].endswith("moved onto the runs measured at 512 nodes")
 
 
+def test_estimate_explain_prints_a_chain_that_multiplies_out(cli) -> None:  # type: ignore[no-untyped-def]
+    """The law line named the slope drift, the move and the correction without their
+    values; --explain prints each member's runtime, the base and each step's factor, so
+    that a reader multiplies the printed numbers out to the printed estimate."""
+    result = cli("estimate", *BERT, "--nodes", "2048", "--explain")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    start = lines.index("  how it was made at 2048 nodes (each step multiplies the runtime "
+                        "before it):")
+    chain = lines[start + 1:]
+    assert [line.split("  ")[2].strip() for line in chain] == [
+        "Amdahl", "Amdahl + log", "power law", "slope drift", "base", "measured move",
+        "correction", "peers", "ideal scaling", "estimate"]
+    seconds = [float(re.search(r"([\d,.]+) s  ", line)[1].replace(",", ""))  # type: ignore[index]
+               for line in chain]
+    factors = [float(re.search(r"  x ([\d.]+): ", line)[1])  # type: ignore[index]
+               for line in chain[5:9]]
+    members, base, estimate = seconds[:4], seconds[4], seconds[9]
+    assert base == pytest.approx(math.prod(members) ** 0.25, rel=2e-3)
+    assert estimate == pytest.approx(base * math.prod(factors), rel=2e-3)
+    assert "x 0.7358: the learned overhead coefficient c = 0.7358" in chain[6]
+    assert chain[9].startswith("    estimate              5.585 s  90% interval 1.264 s - "
+                               "20.71 s")
+
+
+def test_estimate_explain_gives_the_chain_in_json(cli) -> None:  # type: ignore[no-untyped-def]
+    castro = ["--app", "Castro-flame_wave", "--system", "Frontier", "--problem-size",
+              "He 25cm", "--variant", "net=iso7|integ=VODE|campaign=2026", "--nodes", "2048",
+              "--format", "json"]
+    plain = json.loads(cli("estimate", *castro).stdout)
+    assert "explanation" not in plain
+    result = cli("estimate", *castro, "--explain")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    explanation = doc.pop("explanation")
+    assert doc == plain
+    assert [step["step"] for step in explanation["steps"]] == [
+        "measured_move", "correction", "peers", "ideal_scaling"]
+    assert explanation["steps"][-1]["runtime_s"] == pytest.approx(doc["predicted_runtime_s"])
+    assert len(explanation["peers"]) == doc["peer_series"] == 10
+    assert set(explanation["peers"][0]) == {"series", "speedup", "weight"}
+    assert explanation["peer_weight"] == 0.5
+
+
 def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("estimate", *BERT, "--nodes", "256")
     assert result.exit_code == 0, result.output
@@ -163,6 +208,9 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
         (["--app", "bret", "--nodes", "8"], 1, "did you mean bert"),
         (["--nodes", "8"], 2, "pass --app and --nodes"),
         (["--app", "RELeARN", "--nodes", "8", "--problem-size", "nope"], 1, "measured:"),
+        (["--app", "bert", "--nodes", "8", "--explain", "--format", "csv"], 2,
+         "--explain explains one estimate, in the table or json format"),
+        (["--input", "q.csv", "--explain"], 2, "--explain explains one estimate"),
     ],
 )
 def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, message) -> None:  # type: ignore[no-untyped-def]

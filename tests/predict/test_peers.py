@@ -103,7 +103,7 @@ def _expected_median(values: list[float], weights: list[float], draws: int) -> f
 def test_the_peers_say_the_expected_median_over_their_reach(peers) -> None:  # type: ignore[no-untyped-def]
     values = np.array([[v if w > 0 else np.nan] for v, w in peers])
     weights = np.array([[w] for _, w in peers])
-    said = PeerSpeedup.of(values, weights)
+    said = PeerSpeedup.of(values, weights, tuple(_key(str(i)) for i in range(len(peers))))
     expected = _expected_median([v for v, _ in peers], [w for _, w in peers], draws=800)
     np.testing.assert_allclose(said.log_speedup, [expected], atol=1e-9)
     np.testing.assert_allclose(said.presence, [weights.max()])
