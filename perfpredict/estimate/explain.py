@@ -28,7 +28,9 @@ from perfpredict.model.runtime import (
     PEER_INTERVAL_MIN_PEERS,
     PEER_WEIGHT,
     PointParts,
+    context_spacing_log2,
     measured_neighbours,
+    ramp_step_log2,
     repeat_at_measured_scale,
 )
 from perfpredict.model.series import Series
@@ -289,7 +291,13 @@ def _ideal_detail(series: Series, ctx: SeriesContext, parts: PointParts, i: int,
 def _interval_detail(series: Series, ctx: SeriesContext, parts: PointParts, i: int,
                      scale: float) -> str:
     unit = series.scale_unit
-    if scale > ctx.scale_max:
+    if scale > ctx.scale_max and parts.ramp[i] < 1:
+        step_log2 = float(ramp_step_log2(np.asarray(context_spacing_log2(ctx))))
+        text = (f"{parts.ramp[i]:.2f} of the way, in log bounds, from the interval at "
+                f"{_at(ctx.scale_max, unit)} to the one calibrated {step_log2:.2g} doubling"
+                f"{'' if step_log2 == 1 else 's'} beyond it (a step of the series' spacing), "
+                "as the correction is ramped in")
+    elif scale > ctx.scale_max:
         doublings = math.log2(scale / ctx.scale_max)
         text = (f"calibrated on how far estimates {doublings:.2g} doubling"
                 f"{'' if doublings == 1 else 's'} beyond a series' largest measured scale "

@@ -142,6 +142,9 @@ def test_weak_scaling_is_moved_until_its_correction_takes_over(explained) -> Non
         steps["measured_move"].detail)
     assert "applied as c^0.585" in steps["correction"].detail
     assert steps["peers"].detail == "none: peers take no part in weak scaling"
+    assert x.interval_detail.startswith(  # the interval ramped alike
+        "0.58 of the way, in log bounds, from the interval at 512 ranks to the one "
+        "calibrated 1 doubling beyond it")
 
 
 def test_a_law_the_series_cannot_determine_is_counted_as_the_one_standing_in(explained) -> None:  # type: ignore[no-untyped-def]
