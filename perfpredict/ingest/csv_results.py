@@ -150,6 +150,9 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
         return RunRecord(**values, extra=extra, line_no=line_no, mode="attach",
                          key=darshan_log_key(values["job_id"], values.get("start_epoch_s"),
                                              _log_name(extra[DARSHAN_DETAILS])))
+    if values.get("job_id") is not None and key == job_key(values["job_id"], None):
+        # an export of a release before jobs were keyed by their submit time too
+        key = job_key(values["job_id"], values.get("submit_epoch_s"))
     return RunRecord(**values, extra=extra or None, line_no=line_no, key=key)
 
 
@@ -179,7 +182,7 @@ def _darshan_log_row(values: dict[str, Any], extra: dict[str, Any], key: str | N
         return False
     if key is not None and DARSHAN_LOG_MARK in key:
         return True
-    return (key == job_key(values["job_id"]) and values.get("state") is None
+    return (key == job_key(values["job_id"], None) and values.get("state") is None
             and values.get("nodes") is None)
 
 

@@ -172,7 +172,7 @@ def _record(values: dict[str, str], hosts: set[str], line_no: int,
         extra={k: v for k, v in extra.items() if v is not None},
         line_no=line_no,
         gpus=_gpus(values["category"]),
-        key=job_key(job_id) + (f"@{submit:.0f}" if submit else ""),
+        key=job_key(job_id, submit),
     )
 
 

@@ -183,6 +183,7 @@ def _record(tokens: list[str], line_no: int, options: IngestOptions) -> RunRecor
         "exit_info": exit_info or None,
         "res_req": values.get("res_req") or None,
     }
+    submit = fields.epoch_s("submitTime", _int(values, "submit_time"))
     return RunRecord(
         app=fields.app_name(values.get("job_name", ""), None, options),
         nodes=nodes,
@@ -196,14 +197,14 @@ def _record(tokens: list[str], line_no: int, options: IngestOptions) -> RunRecor
         account=values.get("project_name") or None,
         partition=values.get("queue") or None,
         job_id=job_id,
-        submit_epoch_s=fields.epoch_s("submitTime", _int(values, "submit_time")),
+        submit_epoch_s=submit,
         start_epoch_s=start,
         end_epoch_s=end,
         max_rss_bytes=max_rmem_kb * 1024.0 if max_rmem_kb and max_rmem_kb > 0 else None,
         censored=state == "TIMEOUT",
         extra={k: v for k, v in extra.items() if v is not None},
         line_no=line_no,
-        key=job_key(job_id),
+        key=job_key(job_id, submit),
     )
 
 

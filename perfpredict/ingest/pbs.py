@@ -191,6 +191,7 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
         extra["exit_status"] = status
     if cput := _walltime(attrs, "resources_used.cput"):
         extra["cpu_time_s"] = cput
+    submit = _epoch(attrs, "ctime") or _epoch(attrs, "qtime")
     return RunRecord(
         app=fields.app_name(job_name, None, options),
         nodes=nodes,
@@ -205,7 +206,7 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
         account=account if account and account != _DEFAULT_PROJECT else None,
         partition=attrs.get("queue") or None,
         job_id=job_id,
-        submit_epoch_s=_epoch(attrs, "ctime") or _epoch(attrs, "qtime"),
+        submit_epoch_s=submit,
         start_epoch_s=start,
         end_epoch_s=end,
         max_rss_bytes=fields.memory_bytes("resources_used.mem",
@@ -213,7 +214,7 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
         censored=state == "TIMEOUT",
         extra={k: v for k, v in extra.items() if v is not None},
         line_no=line_no,
-        key=job_key(job_id),
+        key=job_key(job_id, submit),
     )
 
 

@@ -17,13 +17,34 @@ from typing import Any, Literal
 RUN_KEY = "run_key"
 
 
-def job_key(job_id: str) -> str:
-    """A scheduler job's identity within its system: its job id. The cluster a log
-    names is the run's system already, so keyed by the id alone one job read from logs
-    that do and do not name its cluster (a sacct dump with and without ``Cluster``, the
-    jobcomp log, a Darshan log) is one run. The colon is the form stored keys have
-    always had (``system|:id``; before one key per job, ``system|cluster:id``)."""
-    return f":{job_id}"
+def job_key(job_id: str, submit_epoch_s: float | None) -> str:
+    """A scheduler job's identity within its system: its job id and, where known, when
+    it was submitted (``:id@submit``, whole epoch seconds).
+
+    The id alone is no identity: Slurm's ids start again after a slurmdbd reset or on a
+    new cluster of the same name (``FirstJobId``), PBS's wrap, LSF's wrap at 999999,
+    and a trace's start at 1. Keyed by the id alone, a later job of a reused id replaced
+    the stored one, an earlier run silently lost. The submit time tells them apart and
+    is the same wherever the job is read (a sacct dump taken again, with or without its
+    ``Cluster``; the jobcomp log; sacct's JSON), so reading a job again stores nothing
+    twice. Slurm gives a requeued job a new submit time ("so the restarted job looks
+    like a new job", ``job_mgr.c``), so each incarnation ``sacct -D`` lists is a run
+    of its own, as it is a record of its own in Slurm's accounting.
+
+    A job read from an export that lacks its submit time (no ``Submit`` column) is keyed
+    by its id alone, and the store matches it to a stored run of its id by its start
+    (:meth:`perfpredict.store.writer._FileIngest.same_jobs`). A submit time of 0 is
+    none (the epoch Grid Engine and Slurm write for one not known).
+
+    The colon is the form stored keys have always had (``system|:id``; before one key
+    per job, ``system|cluster:id``): the cluster a log names is the run's system
+    already."""
+    return timed_key(f":{job_id}", submit_epoch_s)
+
+
+def timed_key(key: str, submit_epoch_s: float | None) -> str:
+    """``key`` with the submit time it was submitted at, where known (:func:`job_key`)."""
+    return f"{key}@{submit_epoch_s:.0f}" if submit_epoch_s else key
 
 
 #: What marks the key of a Darshan log stored as a run of its own (:func:`darshan_log_key`).
@@ -34,12 +55,12 @@ DARSHAN_DETAILS = "darshan"
 
 def darshan_log_key(job_id: str, start_epoch_s: float | None, log_name: str) -> str:
     """The key of a Darshan log stored before its job's accounting: its job id, a mark no
-    scheduler's key has (Grid Engine keys its jobs ``id@submit``, which a log that started
+    scheduler's key has (a job is keyed ``id@submit``, which a log that started
     in the second its job was submitted would have taken), and when it started (else the
     log file's name). A job of that id that arrives later takes the log over only if the
     log ran inside it (:mod:`perfpredict.store.io_first`); one that ran at another time,
     the id reused, is another job, which a shared key would have replaced the log with."""
-    return job_key(job_id) + DARSHAN_LOG_MARK + (
+    return job_key(job_id, None) + DARSHAN_LOG_MARK + (
         f"{start_epoch_s:.0f}" if start_epoch_s is not None else log_name)
 
 

@@ -170,12 +170,17 @@ def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
         "state_reason": _reason((job.get("state") or {}).get("reason")),
         "exit_signal": signal or None,
     }
+    # keyed as sacct's JobID shows it: array task 123_4, het component 176+0
+    # (perfpredict.ingest.sacct.rows.key_id)
+    key_id = str(job_id)
     task_id = _finite("array.task_id", array.get("task_id"))
     if array.get("job_id") and task_id is not None:
         extra.update(array_job_id=str(array["job_id"]), array_task_id=int(task_id))
+        key_id = f"{array['job_id']}_{int(task_id)}"
     het_offset = _finite("het.job_offset", het.get("job_offset"))
     if het.get("job_id") and het_offset is not None:
         extra.update(het_job_id=str(het["job_id"]), het_job_offset=int(het_offset))
+        key_id = f"{het['job_id']}+{int(het_offset)}"
     job_name = str(job.get("name") or "")
     app = fields.app_name(
         job_name, comment.get("job") if isinstance(comment, dict) else None, options)
@@ -185,6 +190,8 @@ def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
     end = fields.epoch_s("time.end", _finite("time.end", times.get("end")))
     if start is not None and end is not None and end < start:
         raise FieldError(f"time.end {end:.0f} is before time.start {start:.0f}")
+    submit = fields.epoch_s("time.submission", _finite("time.submission",
+                                                       times.get("submission")))
     record = RunRecord(
         app=app,
         system=cluster or None,
@@ -200,14 +207,13 @@ def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
         account=str(job.get("account") or "") or None,
         partition=str(job.get("partition") or "") or None,
         job_id=str(job_id),
-        submit_epoch_s=fields.epoch_s("time.submission",
-                                      _finite("time.submission", times.get("submission"))),
+        submit_epoch_s=submit,
         start_epoch_s=start,
         end_epoch_s=end,
         max_rss_bytes=max_rss,
         censored=state == "TIMEOUT",
         extra={k: v for k, v in extra.items() if v is not None},
-        key=job_key(str(job_id)),
+        key=job_key(key_id, submit),
     )
     if largest is not None:
         tasks, step_nodes = largest

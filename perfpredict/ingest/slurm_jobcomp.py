@@ -16,15 +16,17 @@ becomes the row ``sacct`` would print for the job and is read by the same rules
 or ``UNLIMITED``, the exit code, GPUs from ``Tres`` (older Slurm wrote ``Gres``, which
 is not a TRES list and is left alone), times in slurmctld's local time read in
 ``--timezone``, and the runtime ``EndTime - StartTime`` (``StartTime=Unknown`` for a job
-cancelled while pending: no runtime). The key is the ``JobId``, as sacct's
-``JobIDRaw`` (``Cluster`` names the system), so a job found both in this file and in a
-sacct dump of the same cluster is stored once.
+cancelled while pending: no runtime). The key is the ``JobId`` (an array task's
+``ArrayJobId_ArrayTaskId``) and ``SubmitTime``, as sacct's JobID and Submit
+(``Cluster`` names the system), so a job found both in this file and in a sacct dump of
+the same cluster is stored once (:func:`perfpredict.ingest.records.job_key`).
 
 A job requeued (after a node failure, or by ``scontrol requeue``) is written once per
-time it ended, all under one ``JobId``; the last line is the run that counted, the
-earlier ones are skipped and counted as sacct's ``REQUEUED`` rows are. Split across
-rotated files, the incarnation that started later replaces the one stored, as the store
-does for sacct (:data:`perfpredict.store.writer.LATER_INCARNATION`).
+time it ended, all under one ``JobId``; Slurm gives each incarnation a new
+``SubmitTime``, so each is a run of its own, as in ``sacct -D``, and a job id that
+slurmctld gave again after losing its state is another job. A line repeated with the
+same ``JobId`` and ``SubmitTime`` is the same job: its last line is kept, the earlier
+ones are skipped and counted.
 """
 
 from __future__ import annotations
@@ -113,12 +115,15 @@ def sacct_row(values: dict[str, str]) -> dict[str, str]:
     }
 
 
-def _last_lines(path: Path) -> dict[str, int]:
-    """The line of each job id's last record: the earlier ones were requeued."""
-    last: dict[str, int] = {}
+def _last_lines(path: Path) -> dict[tuple[str, str], int]:
+    """The line of the last record of each job id and submit time: the earlier ones are
+    the same job written again. A job id met with another submit time is another job
+    (the id reused after slurmctld lost its state) or a requeued incarnation (Slurm
+    gives it a new submit time), each a run of its own, as sacct's ``-D`` rows are."""
+    last: dict[tuple[str, str], int] = {}
     for line_no, text in numbered_lines(path):
         if match := _JOB_ID.match(text.lstrip()):
-            last[match[1]] = line_no
+            last[match[1], fields_of(text).get("SubmitTime", "").strip()] = line_no
     return last
 
 
@@ -147,8 +152,8 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
             yield BadRecord(line_no, text, f"JobId {values['JobId']!r} is not a job number "
                             "followed by a blank; the line is damaged")
             continue
-        if last_line[values["JobId"]] != line_no:
-            n_skipped += 1  # requeued: a later line is the same job's final run
+        if last_line[values["JobId"], values.get("SubmitTime", "").strip()] != line_no:
+            n_skipped += 1  # a later line is the same job's final record
             continue
         try:
             row = sacct_row(values)

@@ -23,12 +23,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection
 
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.records import (
     DARSHAN_DETAILS,
+    DARSHAN_LOG_MARK,
     BadRecord,
     IngestOptions,
     ParsedItem,
@@ -56,6 +57,8 @@ from perfpredict.store.schema import ingest_batches, rejects, runs, systems
 JSON_CACHE_ENTRIES = 4096
 #: SQLite page cache while a file is ingested (64 MiB, within the 512 MiB budget).
 INGEST_CACHE_KIB = 64 * 1024
+#: Job ids looked up per statement when matching jobs to stored runs (:meth:`same_jobs`).
+LOOKUP_CHUNK = 500
 _RECORD_ONLY = {"line_no", "key", "mode"}
 _CONTENT_FIELDS = [f for f in RunRecord.__slots__ if f not in _RECORD_ONLY]  # type: ignore[attr-defined]
 #: Hashed into a benchmark row's content key. ``variant`` came after keys were first
@@ -216,6 +219,25 @@ SAME_RUN = ("excluded.start_epoch_s = runs.start_epoch_s"
             " OR (excluded.start_epoch_s IS NULL AND runs.start_epoch_s IS NULL)")
 
 
+def _same_job(submit_epoch_s: float | None, start_epoch_s: float | None,
+              candidates: list[Any]) -> Any | None:
+    """The stored run among ``candidates`` (of one job id) that is the job submitted and
+    started at these times, or None (:meth:`_FileIngest.same_jobs`). A submit time of 0
+    is none, as in keys."""
+    undecided = []
+    for run in candidates:
+        if submit_epoch_s and run.submit_epoch_s:
+            told = round(submit_epoch_s) == round(run.submit_epoch_s)
+        elif start_epoch_s is not None and run.start_epoch_s is not None:
+            told = round(start_epoch_s) == round(run.start_epoch_s)
+        else:
+            undecided.append(run)
+            continue
+        if told:
+            return run
+    return undecided[0] if len(candidates) == 1 and undecided else None
+
+
 class _FileIngest:
     """State of one file's ingest inside its transaction."""
 
@@ -231,6 +253,8 @@ class _FileIngest:
         #: The applications of the runs inserted, for :meth:`case_twin_warnings`.
         self.apps: set[str] = set()
         self.io_only = None if fmt == DARSHAN_FORMAT else IoOnlyRuns(conn, batch_id)
+        #: Whether the store held runs of each system when this file first named it.
+        self.had_runs: dict[str, bool] = {}
 
     def canonical_system(self, name: str) -> str:
         """The system a run naming ``name`` is stored under (:meth:`SystemNames.canonical`),
@@ -332,7 +356,7 @@ class _FileIngest:
         any other key as it is."""
         cluster, colon, job_id = key.partition(":")
         if colon and cluster and self.canonical_system(cluster) == system:
-            return job_key(job_id)
+            return job_key(job_id, None)
         return key
 
     def systems_of(self, batch: RunBatch) -> list[str | None]:
@@ -363,15 +387,87 @@ class _FileIngest:
         if "extra" in values:
             values["extra"] = _json_texts(values["extra"], self.json_cache)
         self.apps.update(batch.column("app"))
-        values["natural_key"] = natural_keys
+        natural_keys = values["natural_key"] = self.same_jobs(batch, systems, natural_keys)
         values["batch_id"] = [self.batch_id] * len(batch)
         values["source_line"] = batch.column("line_no")
         insert_rows_ignoring_duplicates(self.conn, runs, list(values),
                                         list(zip(*values.values(), strict=True)), "natural_key",
                                         replace_where=LATER_INCARNATION, kept=("io_bytes",),
                                         kept_where=SAME_RUN)
+        self.give_job_ids(batch, natural_keys)
         if self.io_only is not None:
             self.report.n_joined_io += self.io_only.join(systems, batch.column("job_id"))
+
+    def same_jobs(self, batch: RunBatch, systems: list[str],
+                  natural_keys: list[str]) -> list[str]:
+        """Each row's natural key, or the key of the stored run that is the same job read
+        from an export that keys it otherwise: one without a ``Submit`` column (a job is
+        keyed ``id@submit`` where its submit time is known, :func:`job_key`), an array
+        task by its JobIDRaw where it is stored as ``123_4`` (a jobcomp log without
+        ``ArrayJobId``, :func:`~perfpredict.ingest.sacct.rows.key_id`), an export of a
+        release before submit times were keyed. Such a job met again was stored twice.
+
+        A stored run of the row's system and job id is the same job when both were
+        submitted in the same second; where either lacks a submit time, when both started
+        in the same second; where neither tells, when it is the only run of that id (two,
+        and the id was reused: which one it is, nothing says, and the row is kept apart
+        rather than taken for one of them). Looked up only for systems the store held runs
+        of before this file (not in a first ingest), by the indexed system and job id."""
+        job_ids, keys = batch.column("job_id"), batch.column("key")
+        rows = [i for i, (job_id, key) in enumerate(zip(job_ids, keys, strict=True))
+                if job_id is not None and key is not None and DARSHAN_LOG_MARK not in key
+                and self.held_runs_of(systems[i])]
+        if not rows:
+            return natural_keys
+        wanted: dict[str, set[str]] = {}
+        for i in rows:
+            wanted.setdefault(systems[i], set()).add(job_ids[i])
+        stored: dict[tuple[str, str], list[Any]] = {}
+        for system, ids in wanted.items():
+            ordered = sorted(ids)
+            for start in range(0, len(ordered), LOOKUP_CHUNK):
+                for row in self.conn.execute(
+                        select(runs.c.natural_key, runs.c.job_id, runs.c.submit_epoch_s,
+                               runs.c.start_epoch_s)
+                        .where(runs.c.system == system,
+                               runs.c.job_id.in_(ordered[start:start + LOOKUP_CHUNK]),
+                               ~runs.c.natural_key.contains(DARSHAN_LOG_MARK,
+                                                            autoescape=True))):
+                    stored.setdefault((system, row.job_id), []).append(row)
+        out = list(natural_keys)
+        submits, starts = batch.column("submit_epoch_s"), batch.column("start_epoch_s")
+        for i in rows:
+            candidates = stored.get((systems[i], job_ids[i]), [])
+            if candidates and all(run.natural_key != out[i] for run in candidates):
+                same = _same_job(submits[i], starts[i], candidates)
+                if same is not None:
+                    out[i] = same.natural_key
+        return out
+
+    def give_job_ids(self, batch: RunBatch, natural_keys: list[str]) -> None:
+        """A run stored under the id its key names (an array task ``123_4`` read from an
+        export without JobIDRaw) takes the JobIDRaw a record of it gives (``130``), by
+        which its Darshan log and a jobcomp line without ``ArrayJobId`` find it."""
+        renamed = [{"stored_key": natural_key, "shown": key[1:].partition("@")[0],
+                    "raw": job_id}
+                   for natural_key, key, job_id in zip(natural_keys, batch.column("key"),
+                                                       batch.column("job_id"), strict=True)
+                   if job_id is not None and key is not None and key[:1] == ":"
+                   and key[1:].partition("@")[0] not in (job_id, "")
+                   and DARSHAN_LOG_MARK not in key]
+        if renamed:
+            self.conn.execute(update(runs).where(
+                runs.c.natural_key == bindparam("stored_key"),
+                runs.c.job_id == bindparam("shown")).values(job_id=bindparam("raw")),
+                renamed)
+
+    def held_runs_of(self, system: str) -> bool:
+        """Whether the store held runs of ``system`` when this file first named it."""
+        held = self.had_runs.get(system)
+        if held is None:
+            held = self.had_runs[system] = self.conn.execute(
+                select(runs.c.id).where(runs.c.system == system).limit(1)).first() is not None
+        return held
 
     def case_twin_warnings(self) -> list[str]:
         """A warning per application of this file whose name another stored one has in
@@ -519,8 +615,9 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
                progress: ProgressCallback | None = None,
                replaces: Sequence[str] = ()) -> BatchReport:
     """Store the parsed ``chunks`` of the file ``path`` (checksum ``sha256``) in one
-    transaction; nothing when the file was ingested before, unless ``options.reread``:
-    then its batch takes what the store lacks of it, and its rejects are this reading's.
+    transaction; nothing when the file was ingested before, unless ``options.reread`` or
+    nothing but rejects was kept of it: then its batch takes what the store lacks of it,
+    and its rejects are this reading's.
 
     ``replaces``: checksums of earlier releases of the same file (a bundled data set
     whose rows were corrected). Their runs are removed in the same transaction, before
@@ -541,9 +638,14 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             ).returning(ingest_batches.c.id)).scalar()
         n_stored_before = 0
         if batch_id is None:
-            stored = conn.execute(select(ingest_batches.c.id, ingest_batches.c.n_records).where(
+            stored = conn.execute(select(
+                ingest_batches.c.id, ingest_batches.c.n_records, ingest_batches.c.n_stored,
+                ingest_batches.c.n_rejected).where(
                 ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one()
-            if not options.reread:
+            # A file of which only rejects were kept (--on-error skip of a file that named
+            # no system) is read again: said to be ingested already, the file was never
+            # stored once the user gave the --system its rejects asked for.
+            if not options.reread and not (stored.n_rejected and not stored.n_stored):
                 report.already_ingested = True
                 report.n_duplicates = stored.n_records
                 return report

@@ -25,7 +25,8 @@ def runs(path: Path) -> list[RunRecord]:
 
 def test_job_finish_record_compressed_host_list() -> None:
     first, second = runs(sample())
-    assert (first.job_id, first.key, first.app, first.user) == ("404717", ":404717", "abcde0040", "anonuser")
+    assert (first.job_id, first.key, first.app, first.user) == ("404717", ":404717@1389642318", "abcde0040",
+                                                              "anonuser")
     # 8 x "16*host" -> 8 nodes; numProcessors 128 slots; span[ptile=16]
     assert (first.nodes, first.total_ranks, first.ranks_per_node) == (8, 128, 16.0)
     assert first.runtime_s == 1389683139 - 1389642771  # eventTime - startTime = 40368

@@ -26,7 +26,7 @@ def by_line() -> dict[int, RunRecord]:
 
 def test_torque_nodes_ppn_job() -> None:
     run = by_line()[1]
-    assert (run.job_id, run.key, run.app) == ("6", ":6", "impi-hybrid")
+    assert (run.job_id, run.key, run.app) == ("6", ":6@1261424924", "impi-hybrid")
     assert (run.nodes, run.total_ranks, run.ranks_per_node) == (4, 32, 8.0)
     assert (run.runtime_s, run.requested_walltime_s) == (36 * 60 + 37.0, 4 * 3600.0)
     assert (run.state, run.exit_code, run.censored) == ("COMPLETED", 0, False)

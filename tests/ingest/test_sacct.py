@@ -41,7 +41,8 @@ def write(tmp_path: Path, text: str, name: str = "sacct.psv") -> Path:
 def test_xdmod_headerless_dump_uses_the_xdmod_column_order() -> None:
     timeout, cancelled, completed, degenerate = runs(
         shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"))
-    assert (timeout.job_id, timeout.system, timeout.key) == ("4103947", "ub-hpc", ":4103947")
+    assert (timeout.job_id, timeout.system, timeout.key) == ("4103947", "ub-hpc",
+                                                            ":4103947@1435327020")
     assert (timeout.state, timeout.censored, timeout.exit_code) == ("TIMEOUT", True, 1)
     assert (timeout.nodes, timeout.runtime_s, timeout.requested_walltime_s) == (32, 259200.0, 259200.0)
     assert timeout.submit_epoch_s == utc("2015-06-26T13:57:00")
@@ -156,7 +157,8 @@ def test_utf8_job_name() -> None:
 @pytest.mark.parametrize("name", ["slurm2sql-test-data1.psv", "slurm2sql-test-data2.psv"])
 def test_slurm2sql_header_and_steps_fold_into_jobs(name: str) -> None:
     jupyter, interactive = runs(shared_path("logs", "slurm", name))
-    assert (jupyter.job_id, jupyter.key, jupyter.system) == ("43974388", ":43974388", None)
+    assert (jupyter.job_id, jupyter.key, jupyter.system) == ("43974388", ":43974388@1564612153",
+                                                            None)
     assert (jupyter.state, jupyter.runtime_s, jupyter.requested_walltime_s) == (
         "CANCELLED", 3 * 3600 + 33 * 60 + 25.0, 5 * 86400.0)
     assert jupyter.max_rss_bytes == 231092 * 1024  # .batch step, larger than .0's 1156K
@@ -201,8 +203,10 @@ def test_het_job_components_are_separate_runs(tmp_path: Path) -> None:
         "176+1.0|177.0|solver|COMPLETED|00:09:00|3|96",
     ])
     first, second = runs(write(tmp_path, text))
-    assert (first.key, first.total_ranks) == (":176", 1)
-    assert (second.key, second.total_ranks, second.ranks_per_node) == (":177", 96, 32.0)
+    # keyed as JobID shows them, which an export without JobIDRaw gives too (key_id)
+    assert (first.job_id, first.key, first.total_ranks) == ("176", ":176+0", 1)
+    assert (second.job_id, second.key, second.total_ranks, second.ranks_per_node) == (
+        "177", ":176+1", 96, 32.0)
     assert second.extra is not None
     assert (second.extra["het_job_id"], second.extra["het_job_offset"]) == ("176", 1)
 

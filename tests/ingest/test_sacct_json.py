@@ -35,7 +35,9 @@ def write_json(tmp_path: Path, document: Any, name: str = "sacct.json") -> Path:
 def test_slurm_21_08_clockwork() -> None:
     # Job 10 ended NODE_FAIL (kept: a finished job); job 20 is REQUEUED (not a run yet).
     (job,) = runs(slurm("clockwork-sacct_1.json"))
-    assert (job.job_id, job.key, job.system, job.state) == ("10", ":10", "cedar", "NODE_FAIL")
+    # keyed as array task 1_7 (JobID's form, key_id) submitted at time.submission
+    assert (job.job_id, job.key, job.system, job.state) == ("10", ":1_7@1680193479", "cedar",
+                                                            "NODE_FAIL")
     assert (job.nodes, job.gpus, job.runtime_s) == (1, 1, 20615.0)
     assert job.requested_walltime_s == 1440 * 60  # time.limit is in minutes
     assert (job.submit_epoch_s, job.start_epoch_s, job.end_epoch_s) == (1680193479, 1680193504, None)
@@ -43,7 +45,8 @@ def test_slurm_21_08_clockwork() -> None:
     assert (job.extra["array_job_id"], job.extra["array_task_id"], job.extra["cpus"]) == ("1", 7, 4)
     assert job.extra["state_reason"] == "Prolog"
     (later,) = runs(slurm("clockwork-sacct_2.json"))
-    assert (later.key, later.app, later.end_epoch_s) == (":10", "new_name", 1680244103)
+    assert (later.key, later.app, later.end_epoch_s) == (":1_7@1680193479", "new_name",
+                                                           1680244103)
 
 
 def test_slurm_22_05_multi_node_gpu_job() -> None:

@@ -50,7 +50,7 @@ def write(tmp_path: Path, *lines: str) -> Path:
 def test_real_lines_of_three_slurm_versions() -> None:
     runs = by_line()
     alex = runs[2]  # Slurm 23+: Tres=, a GPU, a failed job
-    assert (alex.key, alex.system, alex.job_id, alex.app) == (":2293679", "alex", "2293679",
+    assert (alex.key, alex.system, alex.job_id, alex.app) == (":2293679@1736635514", "alex", "2293679",
                                                               "run.sh")
     assert (alex.state, alex.exit_code, alex.censored) == ("FAILED", 2, False)
     assert (alex.nodes, alex.gpus, alex.runtime_s) == (1, 1, 2.0)
@@ -106,7 +106,9 @@ def test_array_task_and_het_component_ids(tmp_path: Path) -> None:
     assert (array.extra["slurm_job_id"], array.extra["array_task_id"]) == ("100_3", 3)
     assert (het.extra["het_job_id"], het.extra["het_job_offset"]) == ("200", 1)
     assert "slurm_job_id" not in (plain.extra or {})  # HetJobId=0: not a het job
-    assert [r.key for r in (array, het, plain)] == [":101", ":201", ":301"]
+    # keyed as sacct's JobID shows them, and by their SubmitTime
+    assert [(r.job_id, r.key) for r in (array, het, plain)] == [
+        ("101", ":100_3@1709283600"), ("201", ":200+1@1709283600"), ("301", ":301@1709283600")]
 
 
 def test_a_requeued_job_is_its_last_line(tmp_path: Path) -> None:

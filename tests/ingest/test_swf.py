@@ -45,7 +45,7 @@ def test_first_kth_job_matches_the_log_by_hand() -> None:
     first = items[0]
     assert isinstance(first, RunRecord)
     # "   15   599850 192180   3477    4  -1 -1    4  53940  -1  1  12  12  -1 -1 -1 -1 -1"
-    assert (first.job_id, first.key, first.line_no) == ("15", "15", 25)
+    assert (first.job_id, first.key, first.line_no) == ("15", "15@844079881", 25)
     assert (first.runtime_s, first.total_ranks, first.requested_walltime_s) == (3477, 4, 53940)
     assert (first.user, first.account, first.app, first.state) == ("12", "12", "unknown", "COMPLETED")
     assert first.submit_epoch_s == 843480031 + 599850
@@ -137,7 +137,8 @@ def test_partial_execution_records_get_their_own_keys(tmp_path: Path) -> None:
                  "5 0 0 30 1 -1 -1 1 600 -1 2 1 1 -1 -1 -1 -1 -1\n"
                  "5 40 0 45 1 -1 -1 1 600 -1 3 1 1 -1 -1 -1 -1 -1\n")
     keys = [i.key for i in parsed(path) if isinstance(i, RunRecord)]
-    assert keys == ["5", "5.1", "5.2"]
+    # with the submit time (UnixStartTime + field 2): trace job numbers start at 1
+    assert keys == ["5@1000000000", "5.1@1000000000", "5.2@1000000040"]
 
 
 def test_relative_times_without_header_keep_the_offset(tmp_path: Path) -> None:

@@ -192,15 +192,18 @@ class _BlockReader:
         job_ids = base[is_run & ~failed]
         values["job_id"] = job_ids
         values["system"] = values.pop("cluster")
-        values["key"] = np.array([job_key(job_id) for job_id in job_ids], dtype=object)
         values["censored"] = values["state"] == "TIMEOUT"
         # Array tasks and het components: a dict of their own. A dump without JobID
         # (jobstats') has an empty display id on every row, which says nothing more.
         run_display = display[is_run & ~failed]
         renamed = np.flatnonzero((run_display != job_ids) & (run_display != "") & ok)
+        key_ids = job_ids.copy()
         for i in renamed:
             values["extra"][i] = {**values["extra"][i], **sacct_rows.job_id_extra(
                 run_display[i].strip(), job_ids[i])}
+            key_ids[i] = sacct_rows.key_id(run_display[i].strip(), job_ids[i])
+        values["key"] = np.array([job_key(job_id, submit) for job_id, submit in zip(
+            key_ids, values["submit_epoch_s"], strict=True)], dtype=object)
         self.scalar[runs[~ok]] = True
         placed = np.flatnonzero(is_run & ~failed)
         for name in JOB_FIELDS:

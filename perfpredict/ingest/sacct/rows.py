@@ -30,6 +30,7 @@ XDMOD_COLUMNS = (
 _JOB_ID = re.compile(r"^(?P<base>\d+(?:[_+]\d+)?)(?:\.(?P<step>[A-Za-z0-9_+-]+))?$")
 _ARRAY_TASK = re.compile(r"^(?P<job>\d+)_(?P<task>\d+)")
 _HET_COMPONENT = re.compile(r"^(?P<job>\d+)\+(?P<offset>\d+)")
+_TASK_OR_COMPONENT = re.compile(r"\d+[_+]\d+")
 _EXIT_CODE = re.compile(r"^(?P<code>\d+):(?P<signal>\d+)$")
 # TimelimitRaw prints Slurm's NO_VAL / INFINITE as these when there is no limit.
 _NO_LIMIT_MINUTES = {"4294967294", "4294967295"}
@@ -196,6 +197,21 @@ def job_id_extra(display_id: str, job_id: str) -> dict[str, Any]:
     return extra
 
 
+def key_id(display_id: str, job_id: str) -> str:
+    """The id a job is keyed by: an array task's ``123_4`` or a het component's ``176+0``
+    as sacct's JobID shows it, else its JobIDRaw.
+
+    A task's JobIDRaw (``130``) is in an export only where JobIDRaw is, while JobID,
+    sacct's JSON (``array.job_id``, ``array.task_id``) and the jobcomp log
+    (``ArrayJobId``, ``ArrayTaskId``) all name the task ``123_4``: keyed by its JobIDRaw,
+    one task read from exports with and without that column was stored twice. The
+    JobIDRaw stays the run's job id, by which its Darshan log (``SLURM_JOB_ID``) finds
+    it; an export with JobIDRaw alone cannot tell a task from a job, and its tasks are
+    matched to those stored by their JobIDRaw and submit time
+    (:meth:`perfpredict.store.writer._FileIngest.same_jobs`)."""
+    return display_id if _TASK_OR_COMPONENT.fullmatch(display_id) else job_id
+
+
 def times(row: Row, zone: ZoneInfo) -> tuple[float | None, float | None, float | None]:
     """Submit, start and end in epoch seconds UTC.
 
@@ -231,7 +247,8 @@ def job_record(row: Row, job_id: str, line_no: int, zone: ZoneInfo,
     else:
         runtime = runtime_from_times_s(start, end)
     app, extra = app_and_extra(row, options)
-    extra.update(job_id_extra(row.get("jobid", "").strip(), job_id))
+    display_id = row.get("jobid", "").strip()
+    extra.update(job_id_extra(display_id, job_id))
     cluster = row.get("cluster", "").strip()
     return RunRecord(
         app=app, system=cluster or None, nodes=nodes(row), gpus=gpus(row), runtime_s=runtime,
@@ -239,7 +256,7 @@ def job_record(row: Row, job_id: str, line_no: int, zone: ZoneInfo,
         user=text_or_none(row, "user"), account=text_or_none(row, "account"),
         partition=text_or_none(row, "partition"), job_id=job_id, submit_epoch_s=submit,
         start_epoch_s=start, end_epoch_s=end, censored=base_state == "TIMEOUT",
-        extra=extra, line_no=line_no, key=job_key(job_id),
+        extra=extra, line_no=line_no, key=job_key(key_id(display_id, job_id), submit),
     )
 
 

@@ -25,7 +25,13 @@ from perfpredict.ingest.field_columns import (
     nullable_floats,
     nullable_ints,
 )
-from perfpredict.ingest.records import BatchItem, ParsedItem, RunBatch, in_line_order
+from perfpredict.ingest.records import (
+    BatchItem,
+    ParsedItem,
+    RunBatch,
+    in_line_order,
+    timed_key,
+)
 from perfpredict.ingest.swf.rows import (
     ABSOLUTE_EPOCH_MIN_S,
     N_FIELDS,
@@ -86,6 +92,7 @@ def _runs(numbers: np.ndarray, line_nos: np.ndarray, reader: LineReader) -> RunB
         Factorized.of_numbers(mem), whole(requested), Factorized.of_numbers(req_mem),
         whole(prev), Factorized.of_numbers(think))
     job_ids = [str(number) for number in nullable_ints(job)]
+    submits = nullable_floats(submit_epoch)
     columns: dict[str, list[Any]] = {
         "app": distinct(app_name, whole(exe))(None).tolist(),
         "system": [reader.system] * len(job),
@@ -98,12 +105,13 @@ def _runs(numbers: np.ndarray, line_nos: np.ndarray, reader: LineReader) -> RunB
         "account": distinct(number_text, whole(group))(None).tolist(),
         "partition": distinct(header.queue_name, whole(queue))(None).tolist(),
         "job_id": job_ids,
-        "submit_epoch_s": nullable_floats(submit_epoch),
+        "submit_epoch_s": submits,
         "start_epoch_s": nullable_floats(start),
         "end_epoch_s": nullable_floats(start + run),
         "extra": extra(None).tolist(),
         "line_no": line_nos.tolist(),
-        "key": job_ids,
+        "key": [timed_key(job_id, submit) for job_id, submit in zip(job_ids, submits,
+                                                                     strict=True)],
     }
     return RunBatch(columns)
 

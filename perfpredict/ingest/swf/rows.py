@@ -15,7 +15,13 @@ from typing import Any
 
 from perfpredict.ingest import fields
 from perfpredict.ingest.fields import FieldError
-from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord
+from perfpredict.ingest.records import (
+    BadRecord,
+    IngestOptions,
+    ParsedItem,
+    RunRecord,
+    timed_key,
+)
 
 N_FIELDS = 18
 FIELD_NAMES = (
@@ -199,6 +205,8 @@ def _record(tokens: list[str], header: SwfHeader, line_no: int,
     if state == "PARTIAL":
         partial_counts[job] = partial_counts.get(job, 0) + 1
         key = f"{job}.{partial_counts[job]}"
+    # A trace numbers its jobs from 1: two traces of one machine share job numbers.
+    key = timed_key(key, submit_epoch_s)
 
     queue, partition = _whole(14, queue_f), _whole(15, part_f)
     extra = extra_fields(header, offset_s, status if censored or state == "PARTIAL" else None,
