@@ -321,6 +321,31 @@ def field_count_reason(layout: Layout, text: str) -> str:
             "--columns does not match the export")
 
 
+#: Columns that hold only a job id: a line's fields up to the last of them leading it are
+#: where they belong even when a later field holds the delimiter or the line is cut short.
+_ID_COLUMNS = frozenset({"jobid", "jobidraw"})
+
+
+def _unsplit_line(text: str, line_no: int, layout: Layout,
+                  ) -> list[JobLine | StepLine | PendingTasksLine | BadRecord]:
+    """A line whose fields do not split into the columns: a bad record, and, where its
+    leading id fields still say whose line it is, the job or step it was, so that the
+    job is not stored from its other lines as if it were whole (a step cut short leaves
+    the job's ranks, memory or I/O unknown; a job row's steps belong to no run)."""
+    reason = field_count_reason(layout, text)
+    n_leading = next((i for i, name in enumerate(layout.columns) if name not in _ID_COLUMNS),
+                     len(layout.columns))
+    leading = dict(zip(layout.columns[:n_leading], text.split(layout.delimiter)[:n_leading],
+                       strict=False))
+    raw_id = (leading.get("jobidraw") or leading.get("jobid") or "").strip()
+    match = _JOB_ID.match(raw_id) if len(leading) == n_leading else None
+    if match is None:
+        return [BadRecord(line_no, text, reason)]
+    if match["step"] is None:
+        return [JobLine(match["base"], line_no, None), BadRecord(line_no, text, reason)]
+    return [StepLine(match["base"], raw_id, line_no, None, reason)]
+
+
 def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo, options: IngestOptions,
               ) -> list[JobLine | StepLine | PendingTasksLine | BadRecord]:
     """Everything one line says: nothing (blank), a pending array remainder, a bad record,
@@ -329,7 +354,7 @@ def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo, options: 
         return []
     cells = layout.split(text)
     if cells is None:
-        return [BadRecord(line_no, text, field_count_reason(layout, text))]
+        return _unsplit_line(text, line_no, layout)
     row = dict(zip(layout.columns, cells, strict=True))
     display_id = row.get("jobid", "").strip()
     raw_id = row.get("jobidraw", "").strip() or display_id
