@@ -47,7 +47,7 @@ from perfpredict.store.io_first import (
     DARSHAN_FORMAT,
     IoOnlyRuns,
     ran_inside,
-    ranks_of,
+    ranks_with_logs,
     with_logs,
 )
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
@@ -399,8 +399,9 @@ class _FileIngest:
         (:func:`~perfpredict.store.io_first.ran_inside`); of those it did, the run that
         started nearest the record wins. The job's other extra fields stay, a job's logs
         add up (:func:`~perfpredict.store.io_first.with_logs`), and a job whose
-        accounting gives no ranks takes the log's (a log read again gives them to a job
-        that took the log over before it did).
+        accounting gives no ranks takes the most its logs ran at once
+        (:func:`~perfpredict.store.io_first.ranks_with_logs`; a log read again gives them
+        to a job that took the log over before it did).
         """
         where = (runs.c.natural_key == key if record.job_id is None
                  else (runs.c.system == system) & (runs.c.job_id == record.job_id))
@@ -415,7 +416,9 @@ class _FileIngest:
             (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
         io_bytes, extra = with_logs(target.io_bytes, target.extra, record.io_bytes,
                                     (record.extra or {}).get(DARSHAN_DETAILS))
-        total_ranks = ranks_of(target.total_ranks, [record.total_ranks])
+        total_ranks = ranks_with_logs(target.total_ranks,
+                                      (target.extra or {}).get(DARSHAN_DETAILS),
+                                      extra.get(DARSHAN_DETAILS))
         if (io_bytes, extra, total_ranks) != (target.io_bytes, target.extra or {},
                                               target.total_ranks):  # else held already
             self.conn.execute(update(runs).where(runs.c.id == target.id)
