@@ -286,8 +286,6 @@ class _FileIngest:
 
     def store_attached(self, record: RunRecord) -> None:
         """A record that belongs to a stored run (Darshan I/O), inserted when none is."""
-        self.report.n_records += 1
-        self.report.n_with_runtime += record.runtime_s is not None
         batch = RunBatch.of([record])
         if unfit := _unfit_texts(batch):
             self.reject(BadRecord(record.line_no, record.app, unfit[0]))
@@ -295,13 +293,19 @@ class _FileIngest:
         system = self.system_of(record.system, record.line_no, record.app)
         if system is None:
             return
+        self.count_records(batch)
         key = self.natural_keys(batch, [system])[0]
         if not self.attach(system, key, record):
             self.insert(batch, [system], [key])
 
-    def store_batch(self, batch: RunBatch) -> None:
+    def count_records(self, batch: RunBatch) -> None:
+        """Count the rows of ``batch`` as records of the file, once they passed the checks
+        here: a row rejected here is counted as rejected only, not also as a record
+        "already in the store" (the records neither stored nor attached)."""
         self.report.n_records += len(batch)
         self.report.n_with_runtime += sum(v is not None for v in batch.column("runtime_s"))
+
+    def store_batch(self, batch: RunBatch) -> None:
         unfit = _unfit_texts(batch)
         for i, reason in unfit.items():
             self.reject(BadRecord(batch.column("line_no")[i], batch.column("app")[i] or "",
@@ -312,6 +316,7 @@ class _FileIngest:
         systems = [system for system in decided if system is not None]
         if len(systems) < len(batch):  # rejected rows (--on-error skip) are left out
             batch = batch.take([i for i, system in enumerate(decided) if system is not None])
+        self.count_records(batch)
         self.insert(batch, systems, self.natural_keys(batch, systems))
 
     def natural_keys(self, batch: RunBatch, systems: list[str]) -> list[str]:

@@ -486,3 +486,16 @@ def test_a_bad_job_row_takes_its_steps_without_a_reject_each(tmp_path: Path) -> 
     assert isinstance(bad, BadRecord) and bad.line_no == 2
     assert bad.reason.startswith("expected 51 fields, found 7")
     assert isinstance(interactive, RunRecord) and interactive.job_id == "43977780"
+
+
+def test_jobs_rejected_for_want_of_a_system_are_not_also_already_stored(cli) -> None:  # type: ignore[no-untyped-def]
+    """slurm2sql's dump has no Cluster column: without --system, under --on-error skip,
+    its two jobs are rejected. The summary said '2 already in the store' as well, of a
+    store that held nothing."""
+    path = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    result = cli("ingest", "sacct", str(path), "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    assert (f"{path}: 0 records, 0 stored, 0 already in the store, 0 attached to stored "
+            "jobs, 2 rejected.") in result.stdout
+    stats = json.loads(cli("runs", "stats", "--format", "json").stdout)
+    assert (stats["n_runs"], stats["n_rejects"]) == (0, 2)
