@@ -48,6 +48,8 @@ class Layout:
     #: order was taken, and the file's first line does not have as many fields: most
     #: likely a headerless export of other columns, not one damaged line.
     assumed_wrongly: bool = False
+    #: The columns are ``--columns``': a line of another count may say the option is wrong.
+    named_by_option: bool = False
 
     def split(self, text: str) -> list[str] | None:
         """The fields of a line, or None when their count differs from the columns (a
@@ -93,7 +95,8 @@ def detect_layout(text: str, options: IngestOptions) -> tuple[Layout, bool]:
     if not is_header:
         trailing = len(cells) == len(columns) + 1 and not cells[-1]
     assumed_wrongly = columns is XDMOD_COLUMNS and not trailing and len(cells) != len(columns)
-    return Layout(columns, delimiter, trailing, assumed_wrongly), is_header
+    return (Layout(columns, delimiter, trailing, assumed_wrongly,
+                   named_by_option=bool(options.columns)), is_header)
 
 
 # --- the allocation row of a job ----------------------------------------------------------
@@ -316,7 +319,9 @@ def field_count_reason(layout: Layout, text: str) -> str:
                 "header line (without --noheader)")
     if found > expected:
         return (f"expected {expected} fields, found {found}; a '|' inside a job name or "
-                "comment shifts them: export with --delimiter='^|^'")
+                "comment shifts them: export with --delimiter='^|^'"
+                + (", or --columns does not name every field of the export"
+                   if layout.named_by_option else ""))
     return (f"expected {expected} fields, found {found}; the line is cut short or "
             "--columns does not match the export")
 
