@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -52,8 +53,9 @@ def ingest(
     reread: Annotated[bool, typer.Option(
         "--reread", help="Read files already ingested again, storing only what the store "
         "lacks: records an earlier perfpredict dropped or rejected.")] = False,
-    output: Annotated[SummaryFormat, typer.Option("--format", help="The summary's format.")
-                      ] = SummaryFormat.text,
+    output: Annotated[SummaryFormat, typer.Option(
+        "--format", help="The summary's format. json: a list with an object per file "
+        "stored, printed also when a later file is refused.")] = SummaryFormat.text,
 ) -> None:
     """Ingest benchmark results, scheduler accounting or Darshan logs into the store.
 
@@ -74,7 +76,13 @@ def ingest(
     if output == SummaryFormat.json:
         from perfpredict.cli.render import print_json
 
-        print_json([r.as_dict() for r in ingest_paths(store, fmt.value, paths, options)])
+        stored: list[dict[str, Any]] = []
+        with ExitStack() as at_exit:
+            # printed also when a later file is refused (exit 2): the files before it
+            # are stored, and a script must be told which, as the text summary tells
+            at_exit.callback(lambda: print_json(stored))
+            ingest_paths(store, fmt.value, paths, options,
+                         on_report=lambda report: stored.append(report.as_dict()))
         return
     with record_counter(enabled=sys.stderr.isatty()) as progress:
         ingest_paths(store, fmt.value, paths, options, progress, on_report=_print_report)

@@ -499,3 +499,16 @@ def test_jobs_rejected_for_want_of_a_system_are_not_also_already_stored(cli) -> 
             "jobs, 2 rejected.") in result.stdout
     stats = json.loads(cli("runs", "stats", "--format", "json").stdout)
     assert (stats["n_runs"], stats["n_rejects"]) == (0, 2)
+
+
+def test_json_summary_names_the_files_stored_before_a_refused_one(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Each file is stored in its own transaction, so when the second is refused the
+    first stays stored: the text summary said so, --format json printed nothing."""
+    good = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    bad = slurm2sql_copy(tmp_path, 4, "rss")
+    result = cli("ingest", "sacct", str(good), str(bad), "--system", "x", "--format", "json")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {bad}:4: MaxRSS '12QQ'")
+    (stored,) = json.loads(result.stdout)
+    assert (stored["path"], stored["n_stored"]) == (str(good), 2)
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 2
