@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import sys
+from contextlib import ExitStack
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -52,8 +53,9 @@ def ingest(
     reread: Annotated[bool, typer.Option(
         "--reread", help="Read files already ingested again, storing only what the store "
         "lacks: records an earlier perfpredict dropped or rejected.")] = False,
-    output: Annotated[SummaryFormat, typer.Option("--format", help="The summary's format.")
-                      ] = SummaryFormat.text,
+    output: Annotated[SummaryFormat, typer.Option(
+        "--format", help="The summary's format. json: a list with an object per file "
+        "stored, printed also when a later file is refused.")] = SummaryFormat.text,
 ) -> None:
     """Ingest benchmark results, scheduler accounting or Darshan logs into the store.
 
@@ -74,7 +76,13 @@ def ingest(
     if output == SummaryFormat.json:
         from perfpredict.cli.render import print_json
 
-        print_json([r.as_dict() for r in ingest_paths(store, fmt.value, paths, options)])
+        stored: list[dict[str, Any]] = []
+        with ExitStack() as at_exit:
+            # printed also when a later file is refused (exit 2): the files before it
+            # are stored, and a script must be told which, as the text summary tells
+            at_exit.callback(lambda: print_json(stored))
+            ingest_paths(store, fmt.value, paths, options,
+                         on_report=lambda report: stored.append(report.as_dict()))
         return
     with record_counter(enabled=sys.stderr.isatty()) as progress:
         ingest_paths(store, fmt.value, paths, options, progress, on_report=_print_report)
@@ -101,10 +109,23 @@ def _print_report(r: BatchReport) -> None:
         where = f" line {rej['line_no']}" if rej["line_no"] is not None else ""
         typer.echo(f"  rejected{where}: {rej['reason']}")
     if r.new_systems:
-        typer.echo(
-            f"  new systems (not in the catalog yet): {', '.join(r.new_systems)}; "
-            "complete them with 'perfpredict systems add FILE.toml'"
-        )
+        typer.echo(f"  new systems (not in the catalog yet): {_first_names(r.new_systems)}; "
+                   "complete them with 'perfpredict systems add FILE.toml'")
+
+
+#: New systems named in a file's summary line; more are counted. An export of a store
+#: read into a fresh one names hundreds (MLPerf's 430), which made one unreadable line.
+NEW_SYSTEMS_SHOWN = 5
+
+
+def _first_names(names: list[str]) -> str:
+    """All ``names`` when few, else the first few, how many more, and where all are
+    listed (``--format json`` gives the whole list too, but only while ingesting)."""
+    if len(names) <= NEW_SYSTEMS_SHOWN + 1:  # "and 1 more" would take the room of its name
+        return ", ".join(names)
+    return (f"{', '.join(names[:NEW_SYSTEMS_SHOWN])} and {len(names) - NEW_SYSTEMS_SHOWN} "
+            f"more ({len(names)} in all; 'perfpredict systems list' lists them, origin "
+            "ingest)")
 
 
 def register(app: typer.Typer) -> None:

@@ -156,6 +156,9 @@ def _record(path: Path, summary: dict[str, Any], options: IngestOptions) -> RunR
         "exe": exe[:500],
         "uid": job.get("uid"),
         "nprocs": nprocs,
+        # when it ran, so that a job's logs that ran side by side add their ranks up
+        "start_epoch_s": start,
+        "end_epoch_s": end,
         "modules": summary["modules"],
         "partial_modules": summary["partial_modules"],
         "io_bytes_source": io_source,

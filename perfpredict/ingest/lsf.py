@@ -17,7 +17,8 @@ The run limit (requested walltime) sits after the host-usage section: first in r
 version 9.x (the XDMoD sample: 43200 s for ``#BSUB -W 12:00``), after ``options3`` in
 10.x (IBM's lsb.acct(5) for LSF 10.1). Host-usage entries are six fields in 9.x and
 five in 10.x; the width is checked against the data (each entry starts with a host
-name) so a misread layout gives no run limit rather than a wrong one.
+name) so a misread layout gives no run limit rather than a wrong one. A record ending
+before its host-usage entries do is a copy cut short, refused like any other.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ _MIDDLE = ("j_status", "host_factor", "job_name", "command",
            "app", "post_exec_cmd", "runtime_estimation", "job_group", "requeue_evalues",
            "options2", "resize_notify_cmd", "last_resize_time", "rsv_id_2",
            "job_description")
+#: Fields of a host-usage entry: five from LSF 10, six before.
+_HOST_USAGE_MIN_FIELDS = 5
 #: Fields needed for a run; later ones only refine it.
 _REQUIRED = {"event_time", "job_id", "num_processors", "start_time", "j_status", "job_name"}
 
@@ -119,6 +122,10 @@ def _run_limit_s(reader: _Reader, version: str) -> float | None:
     reader.take(2 * reader.counted("submitEXT num"))
     n_hosts = reader.counted("numHostRusage")
     rest = reader.tokens[reader.index:]
+    if len(rest) < n_hosts * _HOST_USAGE_MIN_FIELDS:
+        # a copy cut inside the list: stored, the job would lose its run limit unseen
+        raise FieldError(f"the record ends inside its {n_hosts} host-usage entries; the "
+                         "line is cut short")
     ten_or_later = not version.startswith(("9.", "8.", "7."))
     for width in ((5, 6) if ten_or_later else (6, 5)):
         entries = [rest[i * width] for i in range(n_hosts) if i * width < len(rest)]

@@ -232,6 +232,24 @@ def _load(path: Path) -> Any:
     return json.loads(data.decode("utf-8-sig", errors="replace"))
 
 
+def _not_json(exc: json.JSONDecodeError) -> BadRecord:
+    """Why the text is not JSON, and what to do: an empty file or ``sacct -P`` text
+    (``|``-separated) said as such, since "Expecting value at column 1" told neither."""
+    lines = exc.doc.splitlines()
+    line = lines[exc.lineno - 1] if exc.lineno <= len(lines) else ""
+    first = next((text for text in lines if text.strip()), None)
+    if first is None:  # no line to name
+        return BadRecord(None, "", "the file is empty; export again with sacct --json",
+                         whole_file=True)
+    if "|" in first and not first.lstrip().startswith(("{", "[")):
+        reason = ("this is sacct -P text ('|'-separated fields), not JSON; ingest it with "
+                  "'perfpredict ingest sacct'")
+    else:
+        reason = (f"not valid JSON ({exc.msg} at column {exc.colno}); export again with "
+                  "sacct --json, the file may be cut short")
+    return BadRecord(exc.lineno, line[:200], reason, whole_file=True)
+
+
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """Runs of the jobs in ``path``; a job that cannot be read is a bad record naming its
     index and job id (JSON jobs have no line of their own)."""
@@ -244,11 +262,7 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     try:
         document = _load(path)
     except json.JSONDecodeError as exc:
-        lines = exc.doc.splitlines()
-        yield BadRecord(exc.lineno, lines[exc.lineno - 1][:200] if exc.lineno <= len(lines)
-                        else "",
-                        f"not valid JSON ({exc.msg} at column {exc.colno}); export again with "
-                        "sacct --json, the file may be cut short", whole_file=True)
+        yield _not_json(exc)
         return
     except (RecursionError, OSError, EOFError) as exc:
         yield BadRecord(None, "", f"cannot be read as JSON text ({type(exc).__name__}: "

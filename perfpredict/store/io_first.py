@@ -7,7 +7,9 @@ Such a log is stored as a run of its own (its ranks, its run time, its I/O), key
 its job id and start apart from the job's own key, and when the job's accounting comes,
 the job takes the log's I/O over and the log's run goes (:class:`IoOnlyRuns`): one run
 per job, as when the log came second, not a second run of the same job beside it. A job
-runs one log per executable, so a job's logs add up (:func:`with_logs`) in either order.
+runs one log per executable (per srun, or per process without MPI), so a job's logs add
+up: their I/O bytes (:func:`with_logs`), and their ranks as the most that ran at once
+(:func:`ranks_with_logs`), in either order.
 """
 
 from __future__ import annotations
@@ -67,11 +69,46 @@ def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
     return io_bytes, extra
 
 
-def ranks_of(job_ranks: int | None, logs_ranks: Sequence[int | None]) -> int | None:
-    """A job's ranks: its accounting's, else its first log's that gives them (Darshan's
-    ``nprocs``). PBS and LSF accounting give none, and a job that took its log over
-    without them lost the only count of its ranks in the store."""
-    return next((ranks for ranks in (job_ranks, *logs_ranks) if ranks is not None), None)
+def peak_ranks(logs: Any) -> int | None:
+    """The most ranks a job's Darshan ``logs`` (one log's details or a list) ran at
+    once: the sum of ``nprocs`` over the logs running at the same moment, at its
+    largest. A job's sruns one after another ran at the largest one's ranks, the same
+    sruns side by side (or non-MPI processes, one log each) at their sum; the first
+    log's ranks were neither. Logs touching at an instant (one ends the second the next
+    starts, as Darshan's whole-second clocks often say) ran one after the other. A log
+    without its times (stored before they were kept) is counted alone. None when no log
+    gives its ranks."""
+    events: list[tuple[float, int, int]] = []  # (time, order at that time, ranks added)
+    alone = 0
+    for log in _logs(logs):
+        ranks = log.get("nprocs")
+        if not isinstance(ranks, int) or ranks <= 0:
+            continue
+        start, end = log.get("start_epoch_s"), log.get("end_epoch_s")
+        if start is None or end is None or end < start:
+            alone = max(alone, ranks)
+            continue
+        # at one time: positive-length logs end (0), then logs start (1), then logs of
+        # no length end (2), so that they count with the logs starting with them
+        events += [(start, 1, ranks), (end, 0 if end > start else 2, -ranks)]
+    peak = running = 0
+    for _, _, added in sorted(events):
+        running += added
+        peak = max(peak, running)
+    return max(peak, alone) or None
+
+
+def ranks_with_logs(ranks: int | None, held_logs: Any, logs: Any) -> int | None:
+    """A job's ranks once it holds ``logs`` (all of its Darshan logs, ``held_logs`` the
+    ones it held before): its accounting's when the accounting gives them (it counts
+    every task, the logs only the instrumented ones), else the most its logs ran at
+    once (:func:`peak_ranks`). Ranks equal to what its held logs give came from those
+    logs (PBS and LSF accounting give none; a job that took its log over without them
+    lost the only count of its ranks in the store), so they are counted again with the
+    new logs."""
+    if ranks is not None and not (_logs(held_logs) and ranks == peak_ranks(held_logs)):
+        return ranks
+    return peak_ranks(logs) or ranks
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +119,6 @@ class IoOnlyRun:
     batch_id: int
     start_epoch_s: float | None
     io_bytes: float | None
-    total_ranks: int | None
     logs: Any
 
 
@@ -102,11 +138,11 @@ class IoOnlyRuns:
             found = {}
             for row in self.conn.execute(
                     select(runs.c.id, runs.c.batch_id, runs.c.job_id, runs.c.start_epoch_s,
-                           runs.c.io_bytes, runs.c.total_ranks, runs.c.extra)
+                           runs.c.io_bytes, runs.c.extra)
                     .where(runs.c.system == system, runs.c.job_id.is_not(None),
                            runs.c.natural_key.contains(DARSHAN_LOG_MARK, autoescape=True))):
                 found.setdefault(row.job_id, []).append(IoOnlyRun(
-                    row.id, row.batch_id, row.start_epoch_s, row.io_bytes, row.total_ranks,
+                    row.id, row.batch_id, row.start_epoch_s, row.io_bytes,
                     (row.extra or {}).get(DARSHAN_DETAILS)))
             self.by_system[system] = found
         return found
@@ -114,9 +150,10 @@ class IoOnlyRuns:
     def join(self, systems: Sequence[str], job_ids: Sequence[str | None]) -> int:
         """After a chunk of jobs is stored: each job this ingest stored (inserted, or
         replaced an earlier incarnation with) takes over the I/O-only runs of its id that
-        ran inside it, their I/O and, where it gives none, their ranks (:func:`ranks_of`),
-        and they are deleted; how many were. A job the store did not take (an earlier
-        incarnation than the one stored) takes nothing: its logs stay."""
+        ran inside it, their I/O and, where it gives none, their ranks
+        (:func:`ranks_with_logs`), and they are deleted; how many were. A job the store
+        did not take (an earlier incarnation than the one stored) takes nothing: its logs
+        stay."""
         wanted: dict[str, set[str]] = {}
         for system, job_id in zip(systems, job_ids, strict=True):
             if job_id is not None and job_id in self.of_system(system):
@@ -141,8 +178,9 @@ class IoOnlyRuns:
                     io_bytes, extra = with_logs(io_bytes, extra, log.io_bytes, log.logs)
                     logs.remove(log)
                 self.conn.execute(update(runs).where(runs.c.id == job.id).values(
-                    io_bytes=io_bytes, extra=extra,
-                    total_ranks=ranks_of(job.total_ranks, [log.total_ranks for log in inside])))
+                    io_bytes=io_bytes, extra=extra, total_ranks=ranks_with_logs(
+                        job.total_ranks, (job.extra or {}).get(DARSHAN_DETAILS),
+                        extra.get(DARSHAN_DETAILS))))
                 taken += inside
         for log in taken:
             self.conn.execute(runs.delete().where(runs.c.id == log.run_id))

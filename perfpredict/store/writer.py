@@ -48,7 +48,7 @@ from perfpredict.store.io_first import (
     DARSHAN_FORMAT,
     IoOnlyRuns,
     ran_inside,
-    ranks_of,
+    ranks_with_logs,
     with_logs,
 )
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
@@ -310,8 +310,6 @@ class _FileIngest:
 
     def store_attached(self, record: RunRecord) -> None:
         """A record that belongs to a stored run (Darshan I/O), inserted when none is."""
-        self.report.n_records += 1
-        self.report.n_with_runtime += record.runtime_s is not None
         batch = RunBatch.of([record])
         if unfit := _unfit_texts(batch):
             self.reject(BadRecord(record.line_no, record.app, unfit[0]))
@@ -319,13 +317,19 @@ class _FileIngest:
         system = self.system_of(record.system, record.line_no, record.app)
         if system is None:
             return
+        self.count_records(batch)
         key = self.natural_keys(batch, [system])[0]
         if not self.attach(system, key, record):
             self.insert(batch, [system], [key])
 
-    def store_batch(self, batch: RunBatch) -> None:
+    def count_records(self, batch: RunBatch) -> None:
+        """Count the rows of ``batch`` as records of the file, once they passed the checks
+        here: a row rejected here is counted as rejected only, not also as a record
+        "already in the store" (the records neither stored nor attached)."""
         self.report.n_records += len(batch)
         self.report.n_with_runtime += sum(v is not None for v in batch.column("runtime_s"))
+
+    def store_batch(self, batch: RunBatch) -> None:
         unfit = _unfit_texts(batch)
         for i, reason in unfit.items():
             self.reject(BadRecord(batch.column("line_no")[i], batch.column("app")[i] or "",
@@ -336,6 +340,7 @@ class _FileIngest:
         systems = [system for system in decided if system is not None]
         if len(systems) < len(batch):  # rejected rows (--on-error skip) are left out
             batch = batch.take([i for i, system in enumerate(decided) if system is not None])
+        self.count_records(batch)
         self.insert(batch, systems, self.natural_keys(batch, systems))
 
     def natural_keys(self, batch: RunBatch, systems: list[str]) -> list[str]:
@@ -495,8 +500,9 @@ class _FileIngest:
         (:func:`~perfpredict.store.io_first.ran_inside`); of those it did, the run that
         started nearest the record wins. The job's other extra fields stay, a job's logs
         add up (:func:`~perfpredict.store.io_first.with_logs`), and a job whose
-        accounting gives no ranks takes the log's (a log read again gives them to a job
-        that took the log over before it did).
+        accounting gives no ranks takes the most its logs ran at once
+        (:func:`~perfpredict.store.io_first.ranks_with_logs`; a log read again gives them
+        to a job that took the log over before it did).
         """
         where = (runs.c.natural_key == key if record.job_id is None
                  else (runs.c.system == system) & (runs.c.job_id == record.job_id))
@@ -511,7 +517,9 @@ class _FileIngest:
             (row.start_epoch_s or 0.0) - (record.start_epoch_s or 0.0)))
         io_bytes, extra = with_logs(target.io_bytes, target.extra, record.io_bytes,
                                     (record.extra or {}).get(DARSHAN_DETAILS))
-        total_ranks = ranks_of(target.total_ranks, [record.total_ranks])
+        total_ranks = ranks_with_logs(target.total_ranks,
+                                      (target.extra or {}).get(DARSHAN_DETAILS),
+                                      extra.get(DARSHAN_DETAILS))
         if (io_bytes, extra, total_ranks) != (target.io_bytes, target.extra or {},
                                               target.total_ranks):  # else held already
             self.conn.execute(update(runs).where(runs.c.id == target.id)

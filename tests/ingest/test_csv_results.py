@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from perfpredict.ingest.csv_results import parse
 from perfpredict.ingest.records import BadRecord, RunRecord
 from perfpredict.report.csv_rows import write_csv
 from perfpredict.store.queries import export_runs, iter_runs, run_stats
+from tests.conftest import REPO
 
 HEADER = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s,custom\n"
 
@@ -334,3 +336,37 @@ def test_a_mean_of_ranks_per_node_is_read_where_total_ranks_gives_the_ranks(
     runs = list(parse(path, IngestOptions()))
     assert [(r.ranks_per_node, r.total_ranks) for r in runs  # type: ignore[union-attr]
             ] == [(31.25, 125), (0.5, 64)]
+
+
+def test_many_new_systems_are_summed_up_on_one_readable_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """MLPerf HPC's results name 41 systems no catalog knows (an export read into a fresh
+    store names hundreds, which made one line of 15,000 characters): the summary names
+    the first five and counts the rest, 'systems list' lists them all, and
+    --format json keeps every name for scripts."""
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+
+    path = REPO / "datasets" / "mlperf_hpc" / "runs.csv.gz"
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 0, result.output
+    (line,) = [line for line in result.stdout.splitlines() if "new systems" in line]
+    listed = json.loads(cli("systems", "list", "--format", "json").stdout)
+    created = [spec["name"] for spec in listed if spec["origin"] == "ingest"]
+    assert len(created) == 41
+    shown = line.removeprefix("  new systems (not in the catalog yet): ").split(" and 36 more")[0]
+    assert len(shown.split(", ")) == 5 and set(shown.split(", ")) <= set(created)
+    assert "(41 in all; 'perfpredict systems list' lists them, origin ingest)" in line
+    assert line.endswith("complete them with 'perfpredict systems add FILE.toml'")
+    as_json = CliRunner().invoke(app, ["--db", f"sqlite:///{tmp_path / 'other.db'}", "ingest",
+                                       "csv", str(path), "--format", "json"])
+    assert as_json.exit_code == 0, as_json.output
+    assert sorted(json.loads(as_json.stdout)[0]["new_systems"]) == sorted(created)
+
+
+def test_a_few_new_systems_are_all_named(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Six names take the room of five and "and 1 more": all are named, as before."""
+    rows = "".join(f"a,sys{i},p,1,1,1,6,\n" for i in range(6))
+    result = cli("ingest", "csv", str(write(tmp_path, HEADER + rows)))
+    assert ("  new systems (not in the catalog yet): sys0, sys1, sys2, sys3, sys4, sys5; "
+            "complete them with 'perfpredict systems add FILE.toml'") in result.stdout

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -9,6 +10,7 @@ from perfpredict.errors import MissingDependencyError
 from perfpredict.ingest import IngestOptions, ingest_file
 from perfpredict.ingest.darshan_logs import parse
 from perfpredict.ingest.records import BadRecord, RunRecord
+from perfpredict.store.io_first import peak_ranks
 from perfpredict.store.queries import iter_runs
 from tests.conftest import shared_path
 from tests.ingest._mutate import check_items, mutants
@@ -164,3 +166,68 @@ def test_a_skipped_log_is_reported_without_a_line_number(cli, tmp_path: Path) ->
     assert result.exit_code == 0, result.output
     assert "  rejected: not a readable Darshan log" in result.stdout
     assert "None" not in result.stdout
+
+
+def two_logs_of_one_job(tmp_path: Path) -> list[Path]:
+    """The real mpi-io-test log (32 ranks) as two logs of job 4373053 that ran side by
+    side: a copy under another name, with four bytes appended (libdarshan-util reads
+    past them) so that its checksum differs and it is not 'already ingested'."""
+    first, second = tmp_path / "srun-a.darshan", tmp_path / "srun-b.darshan"
+    first.write_bytes(log(MPI_IO_TEST).read_bytes())
+    second.write_bytes(first.read_bytes() + b"\0\0\0\0")
+    return [first, second]
+
+
+# the job's accounting without tasks (as PBS and LSF give none), around the log's times
+JOB_WITHOUT_RANKS = ("JobIDRaw|JobName|State|Elapsed|NNodes|Start|End\n"
+                     "4373053|mpi-io-test|COMPLETED|00:00:20|4|2021-06-02T22:43:10|"
+                     "2021-06-02T22:43:30\n")
+
+
+@pytest.mark.parametrize("job_first", [True, False])
+def test_a_jobs_logs_side_by_side_add_their_ranks_and_bytes(
+        cli, tmp_path: Path, job_first: bool) -> None:  # type: ignore[no-untyped-def]
+    """Two logs of one job that ran at once: 64 ranks, not the first log's 32, and the
+    bytes of both, whether the job's accounting comes before the logs or after."""
+    logs = [str(path) for path in two_logs_of_one_job(tmp_path)]
+    sacct = tmp_path / "jobs.psv"
+    sacct.write_text(JOB_WITHOUT_RANKS)
+    steps = [["sacct", str(sacct)], ["darshan", *logs]]
+    for fmt, *paths in steps if job_first else steps[::-1]:
+        result = cli("ingest", fmt, *paths, "--system", "theta")
+        assert result.exit_code == 0, result.output
+    (run,) = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert (run["job_id"], run["total_ranks"], run["nodes"]) == ("4373053", 64, 4)
+    assert run["io_bytes"] == 2 * read(log(MPI_IO_TEST)).io_bytes  # type: ignore[operator]
+
+
+def test_the_accountings_ranks_stay_with_several_logs(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Ranks the accounting gives (a step of 16 tasks) count every task: the logs' own
+    do not replace them, one log or two."""
+    sacct = tmp_path / "jobs.psv"
+    sacct.write_text(JOB_WITHOUT_RANKS.replace("|End\n", "|End|NTasks\n").rstrip("\n")
+                     + "|\n4373053.0|mpi-io-test|COMPLETED|00:00:20|4|2021-06-02T22:43:10|"
+                     "2021-06-02T22:43:30|16\n")
+    assert cli("ingest", "sacct", str(sacct), "--system", "theta").exit_code == 0
+    for path in two_logs_of_one_job(tmp_path):
+        assert cli("ingest", "darshan", str(path), "--system", "theta").exit_code == 0
+    (run,) = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert run["total_ranks"] == 16
+
+
+def _log(nprocs: int, start: float | None, end: float | None) -> dict[str, object]:
+    return {"log": f"{nprocs}@{start}", "nprocs": nprocs, "start_epoch_s": start,
+            "end_epoch_s": end}
+
+
+@pytest.mark.parametrize(("logs", "expected"), [
+    ([_log(32, 0, 10), _log(64, 20, 30)], 64),  # one srun after the other: the largest
+    ([_log(32, 0, 10), _log(64, 5, 30)], 96),  # side by side for a while: their sum
+    ([_log(32, 0, 10), _log(64, 10, 30)], 64),  # one ends the second the other starts
+    ([_log(1, 7, 7), _log(1, 7, 7), _log(1, 7, 9)], 3),  # sub-second logs at one instant
+    ([_log(32, 0, 10), _log(64, None, None), _log(16, 5, 8)], 64),  # no times: alone
+    ([], None),
+])
+def test_peak_ranks_counts_the_logs_running_at_once(
+        logs: list[dict[str, object]], expected: int | None) -> None:
+    assert peak_ranks(logs) == expected

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -119,3 +120,16 @@ def test_ingest_stores_the_job_once(store) -> None:  # type: ignore[no-untyped-d
     again = ingest_file(store, "lsf", sample("xdmod-utf8-multibyte-chars.log"),
                         IngestOptions(system="yellowstone"))
     assert (again.n_stored, again.n_duplicates) == (0, 1)
+
+
+def test_a_record_cut_inside_its_host_usage_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The XDMoD sample copied only to its 1,500th byte ends inside the host-usage list
+    of its first record, before the run limit: it was stored without its 12 h limit,
+    as if whole. It is refused now, with its line, and nothing is stored."""
+    path = tmp_path / "lsb.acct"
+    path.write_bytes(sample().read_bytes()[:1500])
+    result = cli("ingest", "lsf", str(path), "--system", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {path}:1: the record ends inside its 8 "
+                                    "host-usage entries; the line is cut short")
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 0

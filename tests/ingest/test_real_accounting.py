@@ -374,3 +374,42 @@ def test_files_of_another_kind_are_named_as_such(cli: Cli, tmp_path: Path) -> No
                                       "(sacct --format ...,Cluster) or pass --system NAME"
                                       ) in result.output
     assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
+
+
+@pytest.mark.parametrize(("fmt", "log", "says"), [
+    ("sacct", "sarc-sacct-json-slurm_23_2_6.json",
+     "this is JSON (sacct --json output), not sacct -P text; ingest it with 'perfpredict "
+     "ingest sacct-json'"),
+    ("sacct-json", "xdmod-sacct-accounting-logs.psv",
+     "this is sacct -P text ('|'-separated fields), not JSON; ingest it with 'perfpredict "
+     "ingest sacct'"),
+    ("sacct-json", "slurm2sql-test-data1.psv", "this is sacct -P text"),
+])
+def test_slurm_text_and_json_given_as_each_other_name_the_right_format(
+        cli: Cli, fmt: str, log: str, says: str) -> None:
+    """sacct's JSON given to 'ingest sacct' was 'expected 26 fields in Open XDMoD's
+    order, found 1', and its text given to 'ingest sacct-json' 'not valid JSON (Extra data
+    at column 8)': neither named the command that reads the file."""
+    path = shared_path("logs", "slurm", log)
+    result = cli("ingest", fmt, str(path), "--system", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {path}:1: {says}")
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
+
+
+def test_an_empty_sacct_json_file_is_called_empty(cli: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "jobs.json"
+    path.write_text("\n")
+    result = cli("ingest", "sacct-json", str(path))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {path}: the file is empty; export again with "
+                                    "sacct --json")
+
+
+def test_columns_that_do_not_match_the_export_are_named(cli: Cli) -> None:
+    """Lines of 26 fields read with --columns of 2 blamed a '|' inside a job name only."""
+    path = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    result = cli("ingest", "sacct", str(path), "--columns", "JobID,State")
+    assert result.exit_code == 2
+    assert "expected 2 fields, found 26" in result.stderr
+    assert "or --columns does not name every field of the export" in result.stderr

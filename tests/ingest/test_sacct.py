@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -443,3 +444,75 @@ def test_a_later_incarnation_replaces_the_stored_one_in_any_store(store, tmp_pat
     older.write_text(first.read_text() + "\n")
     assert ingest_file(store, "sacct", older).n_duplicates == 1
     assert {r["job_id"]: r["state"] for r in iter_runs(store)}["7"] == "COMPLETED"
+
+
+def slurm2sql_copy(tmp_path: Path, line_no: int, damage: str) -> Path:
+    """slurm2sql's real dump with its line ``line_no`` (1-based) damaged: ``cut`` short,
+    or its MaxRSS made unreadable (``rss``)."""
+    lines = shared_path("logs", "slurm", "slurm2sql-test-data1.psv").read_text().splitlines()
+    header = lines[0].split("|")
+    if damage == "cut":
+        lines[line_no - 1] = lines[line_no - 1][:60]
+    else:
+        cells = lines[line_no - 1].split("|")
+        cells[header.index("MaxRSS")] = "12QQ"
+        lines[line_no - 1] = "|".join(cells)
+    path = tmp_path / f"slurm2sql-{damage}-{line_no}.psv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(("line_no", "damage", "reason"), [
+    (4, "rss", "MaxRSS '12QQ' is not a size"),
+    (3, "cut", "expected 51 fields, found 9"),
+])
+def test_a_job_with_a_bad_step_line_is_left_out_whole_and_named(
+        cli, tmp_path: Path, line_no: int, damage: str, reason: str) -> None:  # type: ignore[no-untyped-def]
+    """A step line that cannot be read leaves its job's ranks, memory and I/O unknown:
+    the job (allocation row on line 2) is not stored from its other lines, and the
+    reject says which step, which job and which line."""
+    path = slurm2sql_copy(tmp_path, line_no, damage)
+    result = cli("ingest", "sacct", str(path), "--system", "x", "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    assert f"{path}: 1 records, 1 stored" in result.stdout and "1 rejected" in result.stdout
+    (rejected,) = [line for line in result.stdout.splitlines() if "rejected line" in line]
+    assert rejected.startswith(f"  rejected line {line_no}: {reason}")
+    assert "its job 43974388, line 2, is left out with it" in rejected
+    listed = cli("runs", "export", "--format", "json")
+    assert [run["job_id"] for run in json.loads(listed.stdout)] == ["43977780"]
+
+
+def test_a_bad_job_row_takes_its_steps_without_a_reject_each(tmp_path: Path) -> None:
+    """A job row cut short is one reject: its steps belong to no run, and are not each
+    reported as a step without a job row (as if the dump were reordered)."""
+    path = slurm2sql_copy(tmp_path, 2, "cut")
+    bad, interactive = parse(path, IngestOptions())
+    assert isinstance(bad, BadRecord) and bad.line_no == 2
+    assert bad.reason.startswith("expected 51 fields, found 7")
+    assert isinstance(interactive, RunRecord) and interactive.job_id == "43977780"
+
+
+def test_jobs_rejected_for_want_of_a_system_are_not_also_already_stored(cli) -> None:  # type: ignore[no-untyped-def]
+    """slurm2sql's dump has no Cluster column: without --system, under --on-error skip,
+    its two jobs are rejected. The summary said '2 already in the store' as well, of a
+    store that held nothing."""
+    path = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    result = cli("ingest", "sacct", str(path), "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    assert (f"{path}: 0 records, 0 stored, 0 already in the store, 0 attached to stored "
+            "jobs, 2 rejected.") in result.stdout
+    stats = json.loads(cli("runs", "stats", "--format", "json").stdout)
+    assert (stats["n_runs"], stats["n_rejects"]) == (0, 2)
+
+
+def test_json_summary_names_the_files_stored_before_a_refused_one(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Each file is stored in its own transaction, so when the second is refused the
+    first stays stored: the text summary said so, --format json printed nothing."""
+    good = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    bad = slurm2sql_copy(tmp_path, 4, "rss")
+    result = cli("ingest", "sacct", str(good), str(bad), "--system", "x", "--format", "json")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {bad}:4: MaxRSS '12QQ'")
+    (stored,) = json.loads(result.stdout)
+    assert (stored["path"], stored["n_stored"]) == (str(good), 2)
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 2

@@ -205,7 +205,9 @@ def _store_log(store, name: str, start_s: float, io_bytes: float,  # type: ignor
 
     record = RunRecord(app="step", total_ranks=ranks, io_bytes=io_bytes, runtime_s=600.0,
                        job_id="777", start_epoch_s=start_s, end_epoch_s=start_s + 600,
-                       extra={"darshan": {"log": name}}, mode="attach",
+                       extra={"darshan": {"log": name, "nprocs": ranks,
+                                          "start_epoch_s": start_s,
+                                          "end_epoch_s": start_s + 600}}, mode="attach",
                        key=darshan_log_key("777", start_s, name))
     return write_file(store, Path(name), "darshan", name.ljust(64, "0"), options, [[record]])
 
@@ -223,7 +225,8 @@ def test_a_job_of_two_logs_holds_both_in_either_order(  # type: ignore[no-untype
         db_url: str, tmp_path: Path, log_first: bool) -> None:
     """Before, with the logs first the job took one and the other stayed a run beside it;
     with the job first the second log's bytes replaced the first's. The job, whose
-    accounting gives no ranks, takes the first log's (it dropped them, in either order)."""
+    accounting gives no ranks, takes the most its logs ran at once: the first's, as the
+    second ran after it (it dropped them, in either order)."""
     job = _job_777(tmp_path)
     store = open_store(db_url)
     try:

@@ -69,6 +69,10 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
                 return BadRecord(block.first_line_no + index, text, (
                     "this is Slurm's job completion log (jobcomp/filetxt), not sacct "
                     "output; ingest it with 'perfpredict ingest jobcomp'"), whole_file=True)
+            if text.lstrip().startswith(("{", "[")) and "|" not in text:
+                return BadRecord(block.first_line_no + index, text, (
+                    "this is JSON (sacct --json output), not sacct -P text; ingest it "
+                    "with 'perfpredict ingest sacct-json'"), whole_file=True)
             if "|" not in text and any(sep in text for sep in ",;\t"):
                 return BadRecord(block.first_line_no + index, text, (
                     "the fields are not separated by '|' (sacct -P writes them so): "

@@ -8,7 +8,10 @@ further back (or absent) is a bad record: the dump was cut or reordered. The las
 may straddle the boundary); the others are finished and leave as runs. Steps add MaxRSS
 (the max over steps), I/O bytes (``fs/disk`` read + written, summed; None when no step
 reports it) and ranks: tasks of the step with the most tasks, per node of that step (or of
-the job when the step does not say).
+the job when the step does not say). A job with a step line that cannot be read is not a
+run: stored without that step, its ranks, memory or I/O could be wrong while it looked
+whole, so under ``--on-error skip`` the step line is rejected naming its job, and the job
+is left out.
 """
 
 from __future__ import annotations
@@ -51,16 +54,19 @@ class StepFolder:
         jobs = dict(jobs, sequence=self.n_jobs + np.arange(n_new, dtype=np.int64))
         for name in _STEP_TOTALS:
             jobs[name] = np.full(n_new, np.nan)
+        jobs["left_out"] = np.zeros(n_new, dtype=bool)
         if self.open is not None:
             jobs = {name: np.concatenate([self.open[name], jobs[name]]) for name in jobs}
         steps_before = self.n_jobs + steps["jobs_before"]
         self.n_jobs += n_new
         owner = _owners(jobs, steps, steps_before)
-        bad = [(int(i), None) for i in np.flatnonzero(owner < 0)]
+        bad = [(int(i), steps["reason"][i]) for i in np.flatnonzero(owner < 0)]
         of_run = np.flatnonzero(owner >= 0)
         of_run = of_run[jobs["is_run"][owner[of_run]].astype(bool)]
         failed = is_set(steps["reason"][of_run])
-        bad += [(int(i), steps["reason"][i]) for i in of_run[failed]]
+        jobs["left_out"][owner[of_run[failed]]] = True
+        bad += [(int(i), _left_out_reason(steps["reason"][i], steps["raw_id"][i], jobs, owner[i]))
+                for i in of_run[failed]]
         _add_steps(jobs, steps, of_run[~failed], owner[of_run[~failed]])
         open_from = self.n_jobs - MAX_OPEN_JOBS
         closing = jobs["sequence"] < open_from
@@ -115,9 +121,19 @@ def _add_steps(jobs: Columns, steps: Columns, rows: np.ndarray, owner: np.ndarra
     jobs["top_nodes"][job[larger]] = steps["nodes"][rows[first]][larger]
 
 
+def _left_out_reason(reason: str, step_id: str, jobs: Columns, job: int) -> str:
+    """Why a step line is bad, and that its job is not stored: what the step would have
+    added (ranks, MaxRSS, I/O bytes) is unknown, and a job stored without it would look
+    whole while its ranks or I/O are wrong."""
+    return (f"{reason} (step {step_id}; its job {jobs['base'][job]}, line "
+            f"{jobs['line_no'][job]}, is left out with it: a job is stored with all its "
+            "steps or not at all)")
+
+
 def _runs(jobs: Columns, closing: np.ndarray) -> RunBatch | None:
-    """The closing jobs that are runs, with what their steps add."""
-    chosen = closing & jobs["is_run"].astype(bool)
+    """The closing jobs that are runs, with what their steps add; a job with a step
+    line that could not be read is left out (:func:`_left_out_reason`)."""
+    chosen = closing & jobs["is_run"].astype(bool) & ~jobs["left_out"]
     if not chosen.any():
         return None
     columns = {name: jobs[name][chosen].tolist() for name in JOB_FIELDS}

@@ -49,6 +49,8 @@ class Layout:
     #: order was taken, and the file's first line does not have as many fields: most
     #: likely a headerless export of other columns, not one damaged line.
     assumed_wrongly: bool = False
+    #: The columns are ``--columns``': a line of another count may say the option is wrong.
+    named_by_option: bool = False
 
     def split(self, text: str) -> list[str] | None:
         """The fields of a line, or None when their count differs from the columns (a
@@ -94,7 +96,8 @@ def detect_layout(text: str, options: IngestOptions) -> tuple[Layout, bool]:
     if not is_header:
         trailing = len(cells) == len(columns) + 1 and not cells[-1]
     assumed_wrongly = columns is XDMOD_COLUMNS and not trailing and len(cells) != len(columns)
-    return Layout(columns, delimiter, trailing, assumed_wrongly), is_header
+    return (Layout(columns, delimiter, trailing, assumed_wrongly,
+                   named_by_option=bool(options.columns)), is_header)
 
 
 # --- the allocation row of a job ----------------------------------------------------------
@@ -333,9 +336,36 @@ def field_count_reason(layout: Layout, text: str) -> str:
                 "header line (without --noheader)")
     if found > expected:
         return (f"expected {expected} fields, found {found}; a '|' inside a job name or "
-                "comment shifts them: export with --delimiter='^|^'")
+                "comment shifts them: export with --delimiter='^|^'"
+                + (", or --columns does not name every field of the export"
+                   if layout.named_by_option else ""))
     return (f"expected {expected} fields, found {found}; the line is cut short or "
             "--columns does not match the export")
+
+
+#: Columns that hold only a job id: a line's fields up to the last of them leading it are
+#: where they belong even when a later field holds the delimiter or the line is cut short.
+_ID_COLUMNS = frozenset({"jobid", "jobidraw"})
+
+
+def _unsplit_line(text: str, line_no: int, layout: Layout,
+                  ) -> list[JobLine | StepLine | PendingTasksLine | BadRecord]:
+    """A line whose fields do not split into the columns: a bad record, and, where its
+    leading id fields still say whose line it is, the job or step it was, so that the
+    job is not stored from its other lines as if it were whole (a step cut short leaves
+    the job's ranks, memory or I/O unknown; a job row's steps belong to no run)."""
+    reason = field_count_reason(layout, text)
+    n_leading = next((i for i, name in enumerate(layout.columns) if name not in _ID_COLUMNS),
+                     len(layout.columns))
+    leading = dict(zip(layout.columns[:n_leading], text.split(layout.delimiter)[:n_leading],
+                       strict=False))
+    raw_id = (leading.get("jobidraw") or leading.get("jobid") or "").strip()
+    match = _JOB_ID.match(raw_id) if len(leading) == n_leading else None
+    if match is None:
+        return [BadRecord(line_no, text, reason)]
+    if match["step"] is None:
+        return [JobLine(match["base"], line_no, None), BadRecord(line_no, text, reason)]
+    return [StepLine(match["base"], raw_id, line_no, None, reason)]
 
 
 def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo, options: IngestOptions,
@@ -346,7 +376,7 @@ def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo, options: 
         return []
     cells = layout.split(text)
     if cells is None:
-        return [BadRecord(line_no, text, field_count_reason(layout, text))]
+        return _unsplit_line(text, line_no, layout)
     row = dict(zip(layout.columns, cells, strict=True))
     display_id = row.get("jobid", "").strip()
     raw_id = row.get("jobidraw", "").strip() or display_id
