@@ -78,6 +78,11 @@ class BatchReport:
     n_joined_io: int = 0
     n_duplicates: int = 0
     n_rejected: int = 0
+    #: Of a file skipped as already ingested: the records its earlier ingest rejected
+    #: (under --on-error skip), which only --reread reads again once what refused them
+    #: is fixed (a missing --system refused a whole file, and the rerun with it was
+    #: skipped saying no more than "already ingested").
+    n_rejected_earlier: int = 0
     #: Jobs not run yet (pending, running...), skipped.
     n_unfinished: int = 0
     #: Records with a runtime (a file whose records have none gets a warning).
@@ -541,11 +546,14 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             ).returning(ingest_batches.c.id)).scalar()
         n_stored_before = 0
         if batch_id is None:
-            stored = conn.execute(select(ingest_batches.c.id, ingest_batches.c.n_records).where(
-                ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one()
+            stored = conn.execute(
+                select(ingest_batches.c.id, ingest_batches.c.n_records,
+                       ingest_batches.c.n_rejected).where(
+                    ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one()
             if not options.reread:
                 report.already_ingested = True
                 report.n_duplicates = stored.n_records
+                report.n_rejected_earlier = stored.n_rejected
                 return report
             batch_id = stored.id
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))

@@ -270,6 +270,21 @@ def test_a_log_that_cannot_name_its_machine_asks_for_system(
     assert '"n_runs": 0' in stats and '"n_batches": 0' in stats
 
 
+def test_a_file_kept_as_a_reject_says_so_when_skipped_and_reread_reads_it(cli: Cli) -> None:
+    """Alea's SWF names no machine: under --on-error skip the whole file is kept as a
+    reject, and the same command with --system was skipped as "already ingested (0
+    records); nothing stored", not a word of the reject or of --reread."""
+    alea = str(shared_path("logs", "swf", "alea-wagap-2013-extended.swf"))
+    args = ("ingest", "swf", alea, "--swf-allow-extra-fields", "--on-error", "skip")
+    assert "1 rejected" in cli(*args).stdout
+    skipped = cli(*args, "--system", "alea")
+    assert skipped.exit_code == 0, skipped.output
+    assert skipped.stdout.startswith(f"{alea}: already ingested (0 records, 1 rejected then)")
+    assert "--reread reads it again" in skipped.stdout
+    reread = cli(*args, "--system", "alea", "--reread")
+    assert "17898 stored" in reread.stdout, reread.output
+
+
 def test_application_names_that_differ_only_in_case_are_warned_about(
         cli: Cli, tmp_path: Path) -> None:
     """An estimate looks an application up ignoring case, training does not: "FlowSim"
