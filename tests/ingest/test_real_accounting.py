@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -215,6 +216,18 @@ def test_export_ingests_back_unchanged(cli: Cli, tmp_path: Path, source: str) ->
     result = cli("ingest", "csv", str(export), db="copy.db")
     assert result.exit_code == 0, result.output
     assert cli("runs", "export", "--format", "csv", db="copy.db").stdout == first
+
+
+def test_a_json_export_has_the_fields_of_the_csv_export(cli: Cli) -> None:
+    """``runs export --format json`` lacked the CSV's run_key (each run's identity in the
+    store), and each row held only the extra fields it had."""
+    log = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs-with-job-arrays.psv")
+    assert cli("ingest", "sacct", str(log)).exit_code == 0
+    as_csv = exported(cli)
+    as_json = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert [list(row) for row in as_json] == [list(row) for row in as_csv]
+    assert [row["run_key"] for row in as_json] == [row["run_key"] for row in as_csv]
+    assert all(row["run_key"] for row in as_json)
 
 
 # --- 6. what was not stored is said ---------------------------------------------------------
