@@ -92,7 +92,10 @@ def _print_report(r: BatchReport) -> None:
     """One file's summary, printed as soon as it is stored: a later file's error must
     not hide what the earlier ones stored."""
     if r.already_ingested:
-        typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records); nothing stored.")
+        again = (f", {r.n_rejected_earlier} rejected then); nothing stored; --reread reads "
+                 "it again once what rejected them is fixed (an option such as --system, or "
+                 "a newer perfpredict)." if r.n_rejected_earlier else "); nothing stored.")
+        typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records{again}")
         return
     plural = "s" if r.n_unfinished != 1 else ""
     skipped = f", {r.n_unfinished} non-terminal job{plural} skipped" if r.n_unfinished else ""

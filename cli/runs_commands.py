@@ -63,18 +63,17 @@ def export(
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.csv,
 ) -> None:
     """Write every stored job to stdout: CSV (ingestable with 'ingest csv'), JSON or a table."""
-    from perfpredict.store.queries import export_row, export_runs, iter_runs
+    from perfpredict.store.queries import export_runs
 
-    store = ctx.obj.open_store()
+    # one export for every format, so that JSON and the table carry the CSV's fields
+    # (its run_key too, which JSON lacked)
+    export = export_runs(ctx.obj.open_store(), app=app)
     if fmt.value == "csv":
         from perfpredict.report.csv_rows import write_csv
 
-        export = export_runs(store, app=app)
         write_csv(sys.stdout, export.columns, export.rows)
-    elif fmt.value == "json":
-        print_json([export_row(r) for r in iter_runs(store, app=app)])
     else:
-        print_rows([export_row(r) for r in iter_runs(store, app=app)], "table")
+        print_rows(list(export.rows), fmt.value, export.columns)
 
 
 def register(app: typer.Typer) -> None:

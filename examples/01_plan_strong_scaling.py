@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 
@@ -63,7 +64,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ["PERFPREDICT_HOME"] = home  # nothing touches the user's own store
         for nodes in ("16", "32", "64"):
-            print(f"$ perfpredict estimate {' '.join(APP)} --nodes {nodes}")
+            print(f"$ perfpredict estimate {shlex.join(APP)} --nodes {nodes}")
             print(perfpredict("estimate", *APP, "--nodes", nodes))
 
         print("$ perfpredict advise ... --threads-per-rank 16 --runs 20 --format json")

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shlex
 import sys
 import tempfile
 from pathlib import Path
@@ -50,7 +51,7 @@ def write_proposal(out: Path) -> None:
         if not (out / name).is_file():
             sys.exit(f"expected {out / name} to be written")
 
-    print(f"$ perfpredict advise {' '.join(APP)} --format markdown > proposal.md")
+    print(f"$ perfpredict advise {shlex.join(APP)} --format markdown > proposal.md")
     print((out / "proposal.md").read_text())
     print("$ head -12 proposal.tex   # --format latex")
     print("\n".join((out / "proposal.tex").read_text().splitlines()[:12]))

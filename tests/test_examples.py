@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,3 +24,33 @@ def test_examples_run(tmp_path: Path) -> None:
     assert done.returncode == 0, (
         f"examples/run_all.py failed:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}")
     assert "examples passed" in done.stdout
+
+
+#: Examples that print the perfpredict commands they run, answered by the bundled
+#: predictor in an empty store, so a reader can run them again.
+TRANSCRIPTS = ["01_plan_strong_scaling.py", "03_allocation_proposal.py"]
+
+
+@pytest.mark.parametrize("name", TRANSCRIPTS)
+def test_the_commands_an_example_prints_paste_into_a_shell(
+        sqlite_url: str, tmp_path: Path, name: str) -> None:
+    """Each complete ``$ perfpredict ...`` line an example prints, split as a shell
+    splits it, prints what the example printed for it: "--system XE8545x4A100-SXM-40GB
+    (Dell)" was printed unquoted, which a shell refuses at the parenthesis."""
+    from perfpredict.cli.app import app
+    from perfpredict.store import open_store
+
+    open_store(sqlite_url).dispose()  # an empty store, as the example's own
+    env = {**os.environ, "PERFPREDICT_HOME": str(tmp_path / "home"), "MPLBACKEND": "Agg"}
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / name)], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    commands = [line.removeprefix("$ perfpredict ") for line in done.stdout.splitlines()
+                if line.startswith("$ perfpredict ") and "..." not in line]
+    assert commands
+    for command in commands:
+        args = shlex.split(command)
+        args = args[:args.index(">")] if ">" in args else args  # the file it writes
+        result = CliRunner().invoke(app, ["--db", sqlite_url, *args], env={"COLUMNS": "100"})
+        assert result.exit_code == 0, (command, result.output)
+        assert result.stdout in done.stdout, command

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
 from perfpredict.advise.walltime.advisor import check_kill_risk
-from perfpredict.counts import check_count, is_number
+from perfpredict.counts import check_count, is_number, plain
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
 
@@ -194,7 +194,8 @@ class Plan:
             "catalog_system": self.catalog_system, "allocation_unit": self.allocation_unit,
             "allocation_units_p50": self.allocation_units_p50,
             "allocation_units_p90": self.allocation_units_p90,
-            "measured_nodes": [m.nodes for m in self.measured],
+            # whole counts as integers, as the candidates' and next-runs' are
+            "measured_nodes": [plain(m.nodes) for m in self.measured],
             "n_runs_measured": self.n_runs_measured, "basis": self.basis,
             "warnings": self.warnings,
             "candidates": [asdict(c) for c in self.candidates],

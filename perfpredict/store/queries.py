@@ -54,7 +54,11 @@ def _iso(epoch_s: float | None) -> str | None:
 def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: int | None = None,
               batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small;
-    with ``keys``, each with its ``natural_key`` too."""
+    with ``keys``, each with its ``natural_key`` too. An application ``app`` names that the
+    store holds no runs of is a :class:`NotFoundError` (:func:`require_apps`): ``runs
+    export --app BERT > bert.csv`` wrote a header alone and exit 0, where ``train`` and
+    ``evaluate`` named the ``bert`` meant."""
+    require_apps(store, app)
     names = ["id", *RUN_FIELDS, *(["natural_key"] if keys else [])]
     query = select(*[runs.c[name] for name in names]).order_by(runs.c.id)
     query = _of_apps(query, app)

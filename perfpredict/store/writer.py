@@ -81,6 +81,11 @@ class BatchReport:
     n_joined_io: int = 0
     n_duplicates: int = 0
     n_rejected: int = 0
+    #: Of a file skipped as already ingested: the records its earlier ingest rejected
+    #: (under --on-error skip), which only --reread reads again once what refused them
+    #: is fixed (a missing --system refused a whole file, and the rerun with it was
+    #: skipped saying no more than "already ingested").
+    n_rejected_earlier: int = 0
     #: Jobs not run yet (pending, running...), skipped.
     n_unfinished: int = 0
     #: Records with a runtime (a file whose records have none gets a warning).
@@ -656,6 +661,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             if not options.reread and not (stored.n_rejected and not stored.n_stored):
                 report.already_ingested = True
                 report.n_duplicates = stored.n_records
+                report.n_rejected_earlier = stored.n_rejected
                 return report
             batch_id = stored.id
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))

@@ -297,6 +297,8 @@ def test_json_has_the_contract_keys(advise_cli) -> None:
             assert key in c
         assert isinstance(c["measured"], bool)
     assert sum(c["nodes"] == doc["recommended_nodes"] for c in doc["candidates"]) == 1
+    # whole node counts are JSON integers, as the candidates' are ([1.0, 8.0, ...] were not)
+    assert doc["measured_nodes"] and all(type(n) is int for n in doc["measured_nodes"])
 
 
 def test_table_output_says_what_and_why(advise_cli) -> None:

@@ -59,6 +59,21 @@ def test_runs_list_says_when_it_shows_the_first_runs_only(cli, runs_csv: Path) -
     assert not cli("runs", "list", "--limit", "2", "--format", "csv").stderr  # scripts
 
 
+@pytest.mark.parametrize("command", [("runs", "list"), ("runs", "export"),
+                                     ("runs", "export", "--format", "json"),
+                                     ("runs", "export", "--format", "table")])
+def test_runs_of_an_application_the_store_lacks_name_the_one_meant(  # type: ignore[no-untyped-def]
+        cli, runs_csv: Path, command: tuple[str, ...]) -> None:
+    """``runs export --app Solver > solver.csv`` wrote a header alone, exit 0, where
+    ``train --app Solver`` names the application the store holds."""
+    assert cli("ingest", "csv", str(runs_csv)).exit_code == 0
+    result = cli(*command, "--app", "Solver")
+    assert result.exit_code == 1 and not result.stdout
+    assert result.stderr == ("Error: the store holds no runs of application 'Solver'; "
+                             "did you mean solver?\n")
+    assert cli(*command, "--app", "solver").stdout.count("TGV1024") == 3
+
+
 def test_advise_table_is_whole_at_80_columns() -> None:
     shown = _at_80_columns("advise", *BERT)
     table = shown[shown.index("Node counts considered"):]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -217,6 +218,18 @@ def test_export_ingests_back_unchanged(cli: Cli, tmp_path: Path, source: str) ->
     assert cli("runs", "export", "--format", "csv", db="copy.db").stdout == first
 
 
+def test_a_json_export_has_the_fields_of_the_csv_export(cli: Cli) -> None:
+    """``runs export --format json`` lacked the CSV's run_key (each run's identity in the
+    store), and each row held only the extra fields it had."""
+    log = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs-with-job-arrays.psv")
+    assert cli("ingest", "sacct", str(log)).exit_code == 0
+    as_csv = exported(cli)
+    as_json = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert [list(row) for row in as_json] == [list(row) for row in as_csv]
+    assert [row["run_key"] for row in as_json] == [row["run_key"] for row in as_csv]
+    assert all(row["run_key"] for row in as_json)
+
+
 # --- 6. what was not stored is said ---------------------------------------------------------
 
 def test_unfinished_jobs_are_counted(cli: Cli) -> None:
@@ -268,6 +281,23 @@ def test_a_log_that_cannot_name_its_machine_asks_for_system(
             "--system NAME (nothing from this file was stored)")
     stats = cli("runs", "stats", "--format", "json").stdout
     assert '"n_runs": 0' in stats and '"n_batches": 0' in stats
+
+
+def test_a_file_read_again_says_what_it_rejected_then(cli: Cli) -> None:
+    """Alea's SWF names no machine: under --on-error skip the whole file is kept as a
+    reject, and with the --system it asks for it is read (nothing of it was stored), two
+    lines of negative run times rejected. Read once more, it was skipped as "already
+    ingested (17898 records); nothing stored", not a word of the rejects or of --reread."""
+    alea = str(shared_path("logs", "swf", "alea-wagap-2013-extended.swf"))
+    args = ("ingest", "swf", alea, "--swf-allow-extra-fields", "--on-error", "skip")
+    assert "1 rejected" in cli(*args).stdout
+    stored = cli(*args, "--system", "alea")
+    assert "17898 stored" in stored.stdout and "2 rejected" in stored.stdout, stored.output
+    skipped = cli(*args, "--system", "alea")
+    assert skipped.exit_code == 0, skipped.output
+    assert skipped.stdout.startswith(
+        f"{alea}: already ingested (17898 records, 2 rejected then); nothing stored; "
+        "--reread reads it again")
 
 
 def test_application_names_that_differ_only_in_case_are_warned_about(
