@@ -250,12 +250,14 @@ def walltime_kill_probability(reading: float, kill_risk: float, chained_jobs: in
     ``1 - kill_risk`` rounded up, so the interval model puts its kill probability at
     ``kill_risk`` or below: what it is below is worth saying (rounding up to whole
     minutes often takes a 5% risk to 1.2%), but a reading above it is not a property of
-    the walltime. The reading interpolates the upper tail linearly between 1000
-    confidences of the calibrated intervals, and where the bound grows faster than
-    linearly in the confidence, as it does near the widest interval, it reads high:
-    cosmoflow's 99.9th percentile, asked for at --kill-risk 0.001, read 0.00106, and was
-    reported as a walltime that misses the risk it was built for. Such a reading is
-    reported as ``kill_risk`` itself, which the text says is an upper bound ("at most").
+    the walltime. The reading interpolates the upper tail between 1000 confidences of
+    the calibrated intervals (:meth:`DistanceConformal.upper_tail
+    <perfpredict.uncertainty.conformal.DistanceConformal.upper_tail>`), and can come out a
+    little above the confidence the quantile was taken at: cosmoflow's 99.9th
+    percentile, asked for at --kill-risk 0.001, read 0.00106 (resnet's at 0.00402,
+    0.00406), and was reported as a walltime that misses the risk it was built for.
+    Such a reading is reported as ``kill_risk`` itself, which the text says is an upper
+    bound ("at most").
     A walltime capped by the queue (a chained run) is below the quantile, and its
     reading, well above the risk, is what each job of the chain faces."""
     return reading if chained_jobs > 1 else min(reading, kill_risk)

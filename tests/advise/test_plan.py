@@ -442,8 +442,8 @@ def test_a_walltime_is_one_granule_at_least() -> None:
 # --- the kill probability said --------------------------------------------------------
 
 #: Requests whose walltime, the runtime quantile at 1 - --kill-risk rounded up, the
-#: interval model's tail read back above the risk (0.00406 at 0.00402): it interpolates
-#: between 1000 confidences, and reads high where the bound grows fast in the confidence.
+#: interval model's tail read back above the risk (0.00406 at 0.00402), interpolated
+#: between 1000 confidences.
 READ_HIGH = [
     ({"app": "resnet", "objective": "cheapest"}, 0.00402),
     ({"app": "bert", "max_nodes": 4096, "min_efficiency": 0.01}, 0.0019),
