@@ -99,10 +99,13 @@ def summary_text(summary: dict[str, Any]) -> str:
         f"share {summary['expected_kill_share']:.1%}.",
     ]
     if summary["requested_hours"]:
+        # advised above the requests (--allow-above-request), "-3465% freed" said nothing
+        share = (f"{summary['freed_share']:.0%} freed" if summary["freed_share"] >= 0 else
+                 f"{summary['advised_hours'] / summary['requested_hours']:.3g} times as "
+                 "much, advised above the requests")
         lines.append(
             f"Reserved {summary['advised_hours']:,.0f} {summary['reserved_unit']} against "
-            f"the requests' {summary['requested_hours']:,.0f} "
-            f"({summary['freed_share']:.0%} freed).")
+            f"the requests' {summary['requested_hours']:,.0f} ({share}).")
     lines.append(
         f"Kept at their request: {summary['n_kept_at_request']} "
         f"({summary['n_kept_request_likely_too_short']} because the request is likely too "

@@ -46,6 +46,11 @@ def directives(plan: Plan, scheduler: str) -> str:
     lines = [f"# {plan.series}: {node_count(nodes)}, predicted "
              f"{format_seconds(plan.recommended.predicted_runtime_s)} s; walltime at kill risk "
              f"{plan.request.kill_risk:g} (perfpredict advise)"]
+    if plan.queue != plan.default_queue:
+        # the catalog's queue names are not always what the scheduler takes (Frontier's
+        # "batch (bin 5)" is a priority bin), so the queue is said, not written as -p / -q:
+        # submitted without it, the job lands where its walltime is refused
+        lines.append(f"# queue {plan.queue_reason}")
     if scheduler == "sbatch":
         lines.append(f"#SBATCH --nodes={nodes}")
         lines.append(f"#SBATCH --ntasks-per-node={rpn}" if rpn else

@@ -173,11 +173,13 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                           budget_node_hours=budget_node_hours)
     if target_nodes < measured_nodes[0]:
         raise BadInputError(f"--target-nodes {target_nodes} is below the smallest measured "
-                            f"configuration ({measured_nodes[0]:g} nodes)")
+                            f"configuration ({measured_nodes[0]:g} nodes); ask for "
+                            f"{measured_nodes[0]:g} or more")
     spec = catalog_entry(store, entry.key.system, request.system)
     if spec is not None and spec.nodes and target_nodes > spec.nodes >= max(measured_nodes):
         raise BadInputError(f"--target-nodes {target_nodes} is more than the {spec.nodes} "
-                            f"nodes {spec.name} has (the catalog)")
+                            f"nodes {spec.name} has (the catalog); ask for at most "
+                            f"{spec.nodes}")
     # as advise sweeps: counts a queue takes (a benchmark no queue runs is no option)
     swept, notes = queued_nodes(sorted({*sweep_nodes(measured_nodes[0], [], target_nodes),
                                         target_nodes}), spec)

@@ -11,7 +11,9 @@ for an allocation proposal.
    objective picks one (:mod:`perfpredict.advise.selection`), and one sentence says which
    rule decided.
 3. **Walltime.** The runtime quantile at ``1 - kill_risk`` for the chosen count, rounded up
-   to the scheduler's granularity and capped by the queue the catalog puts the job in,
+   to the scheduler's granularity, in the queue whose limit holds it (the default queue
+   for the node count, else another that takes the job for that long,
+   :mod:`perfpredict.advise.queues`), capped by the longest limit only when none does,
    with the kill probability at the walltime actually requested.
 4. **Node-hours.** Per run and for all runs, at P50 and P90, in raw node-hours and in the
    machine's allocation units through the catalog's charge factor.
@@ -34,6 +36,7 @@ from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.counts import check_count, is_number, plain
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
+from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec
@@ -54,6 +57,11 @@ P90 = 0.9
 #: would multiply without a word, and past about 10^308 the node-hour totals overflowed
 #: (an internal error).
 MAX_RUNS = 1_000_000
+#: The rarest kill ``advise`` can aim at: the upper tail of the predictor's widest interval
+#: (:data:`~perfpredict.uncertainty.conformal.TAIL_CONFIDENCES`). A smaller --kill-risk got
+#: that interval's bound all the same, reported as "the 99.999th" (or "100th")
+#: percentile with a kill probability of 0.01%, ten times (or more) the risk asked for.
+SMALLEST_KILL_RISK = round((1.0 - float(TAIL_CONFIDENCES[-1])) / 2.0, 12)
 
 
 @dataclass
@@ -89,6 +97,11 @@ class PlanRequest:
             raise BadInputError(f"--objective must be one of {', '.join(OBJECTIVES)}, "
                                 f"got {self.objective!r}")
         check_kill_risk(self.kill_risk)
+        if self.kill_risk < SMALLEST_KILL_RISK:
+            raise BadInputError(
+                f"--kill-risk {self.kill_risk:g} is rarer than the predictor's intervals "
+                f"resolve (their widest, {100 * TAIL_CONFIDENCES[-1]:g}%, leaves "
+                f"{SMALLEST_KILL_RISK:g} above it); ask for {SMALLEST_KILL_RISK:g} or more")
         if not 0 < self.confidence < 1:
             raise BadInputError(f"--confidence must be between 0 and 1, got "
                                 f"{self.confidence:g}")
@@ -148,6 +161,8 @@ class Plan:
     kill_probability: float
     queue: str | None
     queue_max_walltime_s: float | None
+    default_queue: str | None
+    queue_reason: str | None
     chained_jobs: int
     catalog_system: str | None
     allocation_unit: str | None
@@ -187,6 +202,7 @@ class Plan:
             "kill_risk": self.request.kill_risk, "kill_probability": self.kill_probability,
             "expected_runtime_over_walltime": rec.predicted_runtime_s / self.walltime_s,
             "queue": self.queue, "queue_max_walltime_s": self.queue_max_walltime_s,
+            "default_queue": self.default_queue, "queue_reason": self.queue_reason,
             "chained_jobs": self.chained_jobs, "runs": self.request.runs,
             "node_hours_per_run_p50": rec.node_hours_p50,
             "node_hours_per_run_p90": rec.node_hours_p90,
@@ -225,6 +241,27 @@ def exceedance_probability(predictor: LoadedPredictor, query: Query,
     probability of a walltime, to 0.0001. Before, a bisection over about 15 whole
     estimates found it."""
     return predictor.exceedance(query, runtime_s)
+
+
+def walltime_kill_probability(reading: float, kill_risk: float, chained_jobs: int) -> float:
+    """The kill probability to report for the walltime requested, given the interval
+    model's ``reading`` of it (:func:`exceedance_probability`).
+
+    A walltime that no queue caps (``chained_jobs`` 1) is the runtime quantile at
+    ``1 - kill_risk`` rounded up, so the interval model puts its kill probability at
+    ``kill_risk`` or below: what it is below is worth saying (rounding up to whole
+    minutes often takes a 5% risk to 1.2%), but a reading above it is not a property of
+    the walltime. The reading interpolates the upper tail between 1000 confidences of
+    the calibrated intervals (:meth:`DistanceConformal.upper_tail
+    <perfpredict.uncertainty.conformal.DistanceConformal.upper_tail>`), and can come out a
+    little above the confidence the quantile was taken at: cosmoflow's 99.9th
+    percentile, asked for at --kill-risk 0.001, read 0.00106 (resnet's at 0.00402,
+    0.00406), and was reported as a walltime that misses the risk it was built for.
+    Such a reading is reported as ``kill_risk`` itself, which the text says is an upper
+    bound ("at most").
+    A walltime capped by the queue (a chained run) is below the quantile, and its
+    reading, well above the risk, is what each job of the chain faces."""
+    return reading if chained_jobs > 1 else min(reading, kill_risk)
 
 
 def sweep_nodes(smallest_nodes: float, measured_nodes: list[float], max_nodes: int) -> list[int]:
@@ -294,7 +331,9 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     quantile_s = runtime_quantiles(predictor, [rec_query], 1.0 - request.kill_risk)[0]
     limit = walltime_limit(quantile_s, rec.nodes, spec, request.kill_risk, entry.key.system)
     warnings += limit.warnings
-    kill_probability = exceedance_probability(predictor, rec_query, limit.walltime_s)
+    kill_probability = walltime_kill_probability(
+        exceedance_probability(predictor, rec_query, limit.walltime_s), request.kill_risk,
+        limit.chained_jobs)
     if estimate.beyond_measured_range and kill_probability > request.kill_risk / 2:
         warnings.append(beyond_range_walltime_note(request.kill_risk))
 
@@ -313,6 +352,8 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         kill_probability=kill_probability,
         queue=limit.queue.name if limit.queue else None,
         queue_max_walltime_s=limit.queue.max_walltime_s if limit.queue else None,
+        default_queue=limit.default_queue.name if limit.default_queue else None,
+        queue_reason=limit.queue_reason,
         chained_jobs=limit.chained_jobs, catalog_system=spec.name if spec else None,
         allocation_unit=spec.allocation_unit if spec else None,
         allocation_units_p50=units[0], allocation_units_p90=units[1],
@@ -376,20 +417,25 @@ def beyond_range_walltime_note(kill_risk: float) -> str:
 
 @dataclass
 class WalltimeLimit:
-    """The walltime to request, the queue it lands in, and how many chained jobs a run
-    needs when the queue caps it."""
+    """The walltime to request, the queue to submit to and why (``queue_reason``), the
+    queue the job lands in without asking (``default_queue``), and how many chained jobs
+    a run needs when no queue's limit holds it."""
 
     walltime_s: float
     granularity_s: int
     queue: Queue | None
     chained_jobs: int
     warnings: list[str]
+    default_queue: Queue | None = None
+    queue_reason: str | None = None
 
 
 def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_risk: float,
                    measured_system: str) -> WalltimeLimit:
-    """``quantile_s`` rounded up to the scheduler's granularity and capped by the queue the
-    catalog puts a job of ``nodes`` nodes in, with warnings when capped (chain jobs with
+    """``quantile_s`` rounded up to the scheduler's granularity, in the queue
+    :func:`~perfpredict.advise.queues.choose_queue` picks for a job of ``nodes`` nodes
+    (the default one, else another whose limit holds the walltime), capped by that
+    queue's limit only when none holds it, with warnings when capped (chain jobs with
     checkpoint/restart), when no queue accepts the job (it may pend forever) and when no
     limit could be checked."""
     granularity_s = (spec.time_granularity_s if spec and spec.time_granularity_s
@@ -403,21 +449,25 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
             f"{where}: walltime rounded to {granularity_s} s, no queue limit checked (add "
             "the machine's queues with 'perfpredict systems add FILE.toml', or pass "
             "--system NAME of a catalog machine)"])
-    from perfpredict.catalog import queue_for
+    from perfpredict.advise.queues import choose_queue, hours_text
 
-    queue = queue_for(spec, nodes)
-    if queue is None:
+    choice = choose_queue(spec, nodes, walltime_s)
+    if choice is None:
         return WalltimeLimit(walltime_s, granularity_s, None, 1, [
             f"no queue of {spec.name} accepts {nodes} nodes: such a job may pend forever; "
             "pick a node count a queue accepts (--max-nodes) or ask the center"])
-    if queue.max_walltime_s is None or walltime_s <= queue.max_walltime_s:
-        return WalltimeLimit(walltime_s, granularity_s, queue, 1, [])
+    queue = choice.queue
+    if choice.fits or queue.max_walltime_s is None:
+        return WalltimeLimit(walltime_s, granularity_s, queue, 1, [], choice.default,
+                             choice.reason)
     chained_jobs = math.ceil(quantile_s / queue.max_walltime_s)
     return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
-        f"the {100 * (1 - kill_risk):g}th-percentile runtime ({quantile_s / 3600:.2f} h) "
-        f"exceeds the {queue.max_walltime_s / 3600:g} h limit of {spec.name} queue "
+        f"the walltime of the {100 * (1 - kill_risk):g}th-percentile runtime "
+        f"({hours_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
+        f"takes {nodes} nodes, the longest {hours_text(queue.max_walltime_s)} in queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
-        f"({chain_hint(spec.scheduler)})"])
+        f"({chain_hint(spec.scheduler)})"],
+        choice.default, choice.reason)
 
 
 def _candidates(predictor: LoadedPredictor, request: PlanRequest, nodes: list[int],

@@ -9,7 +9,7 @@ from typing import Any
 from perfpredict.counts import plain
 from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
-from perfpredict.estimate.lookup import Query
+from perfpredict.estimate.lookup import Query, column_name
 from perfpredict.store.handle import StoreLike
 
 _TEXT_COLUMNS = ("app", "system", "problem_size", "variant")
@@ -64,13 +64,14 @@ def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Que
                 raise BadInputError(str(exc), path=path, line_no=line_no) from None
             if value is not None:
                 values[name] = value
-        if "nodes" not in values or "app" not in values:
-            raise BadInputError("app and nodes are required on every row", path=path,
-                                line_no=line_no)
+        if missing := [name for name in ("app", "nodes") if name not in values]:
+            raise BadInputError(f"{' and '.join(map(column_name, missing))} "
+                                f"{'is' if len(missing) == 1 else 'are'} empty; every row "
+                                "needs an app and a node count", path=path, line_no=line_no)
         if values["nodes"] % 1:  # as --nodes takes them: 4.5 nodes is a typo
-            raise BadInputError(f"column 'nodes' must be a whole number, got "
+            raise BadInputError(f"{column_name('nodes')} must be a whole number, got "
                                 f"{values['nodes']:g}", path=path, line_no=line_no)
-        query = Query(**values)
+        query = Query(**values, field_name=column_name)
         try:
             query.validate()
         except BadInputError as exc:

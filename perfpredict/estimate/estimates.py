@@ -179,7 +179,8 @@ class LoadedPredictor:
         ``explain``: with its :attr:`Estimate.explanation`, the steps it was made in."""
         query.validate()
         if query.nodes % 1:
-            raise BadInputError(f"nodes must be a whole number, got {query.nodes:g}")
+            raise BadInputError(f"{query.field_name('nodes')} must be a whole number, "
+                                f"got {query.nodes:g}")
         result = self.estimate_many([query], confidence, explain)[0]
         if self.db_url is not None:
             from perfpredict.store.reading import machine_nodes
@@ -265,7 +266,7 @@ class LoadedPredictor:
         that answers them. The confidence and every query are checked before any is
         predicted, so a bad one fails the batch at once."""
         if not 0 < confidence < 1:
-            raise BadInputError(f"confidence must be between 0 and 1, got {confidence:g}")
+            raise BadInputError(f"--confidence must be between 0 and 1, got {confidence:g}")
         resolved: dict[tuple[Any, ...], Match] = {}
         by_series: dict[int, tuple[Match, list[int]]] = {}
         scales: list[float] = []

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -26,6 +27,28 @@ BUNDLED_ARTIFACT = "predictor.json"
 LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
 
 
+#: How a message names a field of a :class:`Query` (``"ranks_per_node"``) to its user.
+FieldName = Callable[[str], str]
+
+
+def option_name(field: str) -> str:
+    """A query field as the option that sets it.
+
+    >>> option_name("ranks_per_node")
+    '--ranks-per-node'
+    """
+    return "--" + field.replace("_", "-")
+
+
+def column_name(field: str) -> str:
+    """A query field as the column of a query file that sets it.
+
+    >>> column_name("ranks_per_node")
+    "column 'ranks_per_node'"
+    """
+    return f"column {field!r}"
+
+
 @dataclass
 class Query:
     """What a user asks: an application at a node count, optionally narrowed down."""
@@ -38,40 +61,50 @@ class Query:
     ranks_per_node: float | None = None
     threads_per_rank: float | None = None
     io_bytes: float | None = None
+    #: How messages about this query name its fields: as the options that set them
+    #: (``--nodes``, for a command line and the library), or as the columns of a query
+    #: file (:func:`column_name`, ``estimate --input``, whose messages also name the file
+    #: and line). One wording served both and read as neither: "nodes must be a positive
+    #: number", "pass --ranks-per-node" to a file's user.
+    field_name: FieldName = field(default=option_name, compare=False, repr=False)
 
     def validate(self) -> None:
-        for name in ("app", "system", "problem_size", "variant"):
-            value = getattr(self, name)
+        """Refuse a query no job could be, naming each field as :attr:`field_name` does."""
+        name = self.field_name
+        for part in ("app", "system", "problem_size", "variant"):
+            value = getattr(self, part)
             if value is not None and not isinstance(value, str):
-                raise BadInputError(f"{name.replace('_', '-')} must be text, got {value!r}")
+                raise BadInputError(f"{name(part)} must be text, got {value!r}")
         if not self.app:
-            raise BadInputError("the application name is empty; pass --app NAME")
+            raise BadInputError(f"{name('app')} is empty; give the application's name")
         if self.nodes is None:
-            raise BadInputError("nodes must be a number, got None; pass --nodes N")
-        for name in ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes"):
-            value = getattr(self, name)
+            raise BadInputError(f"{name('nodes')} must be a number, got None; give the "
+                                "node count to predict")
+        for part in ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes"):
+            value = getattr(self, part)
             if value is not None and not is_number(value):
-                raise BadInputError(f"{name.replace('_', '-')} must be a number, got "
-                                    f"{value!r}")
-        for name in ("nodes", "ranks_per_node", "threads_per_rank"):
-            value = getattr(self, name)
+                raise BadInputError(f"{name(part)} must be a number, got {value!r}")
+        for part in ("nodes", "ranks_per_node", "threads_per_rank"):
+            value = getattr(self, part)
             if value is not None and value > MAX_COUNT:  # a typo an estimate would answer
-                raise BadInputError(f"{name.replace('_', '-')} must be at most "
-                                    f"{MAX_COUNT}, got {shown(value)}")
+                raise BadInputError(f"{name(part)} must be at most {MAX_COUNT}, got "
+                                    f"{shown(value)}")
             if value is not None and not (math.isfinite(value) and value > 0):
-                raise BadInputError(f"{name.replace('_', '-')} must be a positive number, "
-                                    f"got {value:g}")
+                raise BadInputError(f"{name(part)} must be a positive number, got "
+                                    f"{value:g}")
         # as ingest reads a layout: whole threads, and ranks per node a mean over the nodes
         # (MLPerf HPC's 0.5 on 128 nodes) only where it makes whole ranks
         if self.threads_per_rank is not None and self.threads_per_rank % 1:
-            raise BadInputError(f"threads-per-rank must be a whole number, got "
+            raise BadInputError(f"{name('threads_per_rank')} must be a whole number, got "
                                 f"{self.threads_per_rank:g}")
         if self.ranks_per_node is not None and (self.nodes * self.ranks_per_node) % 1:
-            raise BadInputError(f"ranks-per-node {self.ranks_per_node:g} on {self.nodes:g} "
-                                f"nodes is {self.nodes * self.ranks_per_node:g} ranks; give "
-                                "a ranks per node that makes whole ranks")
+            raise BadInputError(f"{name('ranks_per_node')} {self.ranks_per_node:g} on "
+                                f"{self.nodes:g} nodes is "
+                                f"{self.nodes * self.ranks_per_node:g} ranks; give a ranks "
+                                "per node that makes whole ranks")
         if self.io_bytes is not None and not (math.isfinite(self.io_bytes) and self.io_bytes >= 0):
-            raise BadInputError(f"io-bytes must be zero or more, got {self.io_bytes:g}")
+            raise BadInputError(f"{name('io_bytes')} must be zero or more, got "
+                                f"{self.io_bytes:g}")
 
     def series_wanted(self) -> tuple[Any, ...]:
         """What decides the series that answers: queries alike in it share one."""
@@ -163,12 +196,11 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
             continue
         narrowed = [e for e in found if getattr(e.key, part) in ("", _num_text(wanted_num))]
         if not narrowed:  # another layout scales otherwise: not answered as if it were one
-            option = part.replace("_", "-")
             measured = sorted({getattr(e.key, part) for e in found}, key=float)
             raise NotFoundError(
                 f"{query.app} has no runs with {_num_text(wanted_num)} "
-                f"{part.replace('_', ' ')}; measured: {', '.join(measured)} (leave "
-                f"--{option} out for the measured layout, or pass one of those)")
+                f"{part.replace('_', ' ')}; measured: {', '.join(measured)} (give one of "
+                f"those in {query.field_name(part)}, or none for the measured layout)")
         found = narrowed
     # Prefer the best-measured series: most scales, then most runs.
     found.sort(key=lambda e: (len(e.scales), e.n_runs), reverse=True)
@@ -281,7 +313,8 @@ def scale_per_node(entry: SeriesEntry, query: Query) -> float:
         key = entry.key
         raise BadInputError(
             f"{key.app} on {key.system} [{key.problem_size}] is measured in MPI ranks, not "
-            "nodes; pass --ranks-per-node so the node count can be turned into ranks")
+            f"nodes; give {query.field_name('ranks_per_node')} so the node count can be "
+            "turned into ranks")
     return rpn
 
 

@@ -89,8 +89,9 @@ def summary_lines(plan: Plan) -> list[str]:
         f"  walltime {walltime_text(plan)}: the {100 * (1 - request.kill_risk):g}th "
         f"percentile {format_seconds(plan.walltime_quantile_s)} s rounded up to a multiple of "
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
-        f"; kill probability {significant(100 * plan.kill_probability, 2)}%, expected "
+        f"; {kill_text(plan)}, expected "
         f"runtime/walltime {_ratio_text(rec.predicted_runtime_s / plan.walltime_s)}",
+        *([f"  queue {plan.queue_reason}"] if plan.queue_reason else []),
         f"  node-hours per run {significant(rec.node_hours_p50)} (P50), "
         f"{significant(rec.node_hours_p90)} "
         "(P90)" + ("" if request.runs == 1 else  # the totals are the run's
@@ -99,6 +100,19 @@ def summary_lines(plan: Plan) -> list[str]:
         f"  basis: {plan.basis}",
     ]
     return lines + [f"  warning: {w}" for w in plan.warnings]
+
+
+def kill_text(plan: Plan) -> str:
+    """The kill probability of the walltime requested, as it can be stated: "at most" the
+    risk asked for where the walltime is that risk's quantile (the interval model says no
+    more), the figure where rounding up took it lower, and per job for a chained run."""
+    risk = plan.request.kill_risk
+    if plan.chained_jobs > 1:
+        return (f"each of the {plan.chained_jobs} chained jobs reaches the limit with "
+                f"probability {significant(100 * plan.kill_probability, 2)}%")
+    if plan.kill_probability >= risk:
+        return f"kill probability at most {100 * risk:g}% (--kill-risk)"
+    return f"kill probability {significant(100 * plan.kill_probability, 2)}%"
 
 
 def _ratio_text(ratio: float) -> str:
@@ -198,6 +212,8 @@ def _notes(plan: Plan, any_predicted: bool) -> list[str]:
                 else f"Walltime: {walltime_text(plan)}, the limit of queue {plan.queue}, "
                 f"below {percentile} ({format_seconds(plan.walltime_quantile_s)} s): each "
                 f"run is {plan.chained_jobs} chained jobs, checkpointed before the limit.")
+    if plan.queue_reason:
+        walltime += f" Queue {plan.queue_reason}."
     return [plan.basis, walltime, reading]
 
 

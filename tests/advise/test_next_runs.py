@@ -14,7 +14,7 @@ from perfpredict.advise.plan import PlanRequest
 from perfpredict.errors import BadInputError
 from perfpredict.estimate import Query, load_predictor
 from perfpredict.overhead.features import SUMMARY_NAMES
-from tests.advise.conftest import BERT, one_error_line
+from tests.advise.conftest import BERT, BERT_SYSTEM, RELEARN, one_error_line
 
 BERT_REQUEST = PlanRequest(app="bert", system="dgxa100_ngc22.04")
 
@@ -122,6 +122,9 @@ def test_a_target_of_one_node_is_said_in_the_singular(advise_cli) -> None:
     # said as "nodes", the option's name never typed
     (("--target-nodes", "100000000000"),
      "--target-nodes must be a whole number from 1 to 2147483647, got 1e+11"),
+    # the refusals of a target outside the machine or the measured range say what to ask
+    (("--target-nodes", "4096"), f"--target-nodes 4096 is more than the 2048 nodes "
+     f"{BERT_SYSTEM} has (the catalog); ask for at most 2048"),
 ], ids=lambda a: " ".join(a) if isinstance(a, tuple) else None)
 def test_cli_bad_budget_or_target_is_one_error_line(  # type: ignore[no-untyped-def]
         advise_cli, args: tuple[str, ...], said: str) -> None:
@@ -143,3 +146,12 @@ def test_options_given_to_advise_before_a_subcommand_say_where_they_go(  # type:
     assert f"'perfpredict advise {subcommand} --help'" in line
     # after the name they reach the subcommand
     assert advise_cli("advise", "next-runs", *BERT).exit_code == 0
+
+
+def test_a_target_below_the_measured_range_says_what_to_ask_for(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """RELeARN measured at 32-512 ranks is 2-32 nodes at 16 ranks per node."""
+    relearn = (*RELEARN[:-1], "16")
+    result = advise_cli("advise", "next-runs", *relearn, "--target-nodes", "1")
+    assert result.exit_code == 2
+    assert one_error_line(result) == ("Error: --target-nodes 1 is below the smallest "
+                                      "measured configuration (2 nodes); ask for 2 or more")

@@ -328,3 +328,30 @@ def test_jobs_older_than_the_advisors_training_are_refused_with_when_advice_star
     assert line.startswith("Error: the earliest job to advise was submitted 1996-09-30 ")
     assert "before the advisor's training jobs end (" in line
     assert "advise jobs submitted from " in line and "UTC" in line
+
+
+def test_a_kill_risk_rarer_than_the_calibration_can_show_is_refused(cli) -> None:  # type: ignore[no-untyped-def]
+    """On the example center (133 recent jobs calibrate its advice) --kill-risk 0.001 got
+    the safest price there is: 30-day walltimes for jobs predicted to run minutes with
+    --allow-above-request, each said to kill 1% of such jobs, ten times the risk."""
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    assert cli("ingest", "sacct", str(examples / "synthetic_sacct.psv")).exit_code == 0
+    pending = str(examples / "pending_jobs.csv")
+    for allow in ([], ["--allow-above-request"]):
+        result = cli("advise", "walltime", "--input", pending, "--kill-risk", "0.001", *allow)
+        assert result.exit_code == 2
+        assert result.output.strip() == (
+            "Error: --kill-risk 0.001 is rarer than the 133 recent jobs that calibrate the "
+            "advice can show (even with no job killed, they show no less than 1/134); ask "
+            "for 0.0075 or more, or ingest more recent accounting and run 'perfpredict "
+            "train' again")
+    least = cli("advise", "walltime", "--input", pending, "--kill-risk", "0.0075",
+                "--format", "csv")
+    assert least.exit_code == 0, least.output
+    # advised above the requests, the summary says by how much, not "-1939% freed"
+    above = cli("advise", "walltime", "--input", pending, "--kill-risk", "0.02",
+                "--allow-above-request", "--format", "csv")
+    assert above.exit_code == 0, above.output
+    summary = " ".join(above.stderr.split())
+    assert "times as much, advised above the requests)." in summary
+    assert "freed" not in summary

@@ -48,8 +48,8 @@ def test_a_layout_no_series_was_measured_with_is_said_not_ignored(cli) -> None: 
     result = cli("estimate", *dell, "--ranks-per-node", "16")
     assert result.exit_code == 1
     assert result.stderr.strip() == (
-        "Error: bert has no runs with 16 ranks per node; measured: 4 (leave "
-        "--ranks-per-node out for the measured layout, or pass one of those)")
+        "Error: bert has no runs with 16 ranks per node; measured: 4 (give one of those "
+        "in --ranks-per-node, or none for the measured layout)")
     assert cli("estimate", *dell, "--ranks-per-node", "4").exit_code == 0
 
 
@@ -264,7 +264,7 @@ def test_estimate_input_answers_in_json_too(cli, tmp_path: Path) -> None:  # typ
 
 @pytest.mark.parametrize(("nodes", "said"), [
     ("4.5", ":2: column 'nodes' must be a whole number, got 4.5"),
-    ("1e23", ":2: nodes must be at most 2147483647, got 1e+23"),
+    ("1e23", ":2: column 'nodes' must be at most 2147483647, got 1e+23"),
 ])
 def test_estimate_input_refuses_node_counts_no_job_has(cli, tmp_path: Path, nodes: str,  # type: ignore[no-untyped-def]
                                                        said: str) -> None:
@@ -276,7 +276,67 @@ def test_estimate_input_refuses_node_counts_no_job_has(cli, tmp_path: Path, node
     assert result.exit_code == 2
     assert result.stderr.strip() == f"Error: {queries}{said}"
     one = cli("estimate", "--app", "resnet", "--nodes", "99999999999999999999999")
-    assert one.exit_code == 2 and "nodes must be at most 2147483647" in one.stderr
+    assert one.exit_code == 2 and "--nodes must be at most 2147483647" in one.stderr
+
+
+#: A bad query, as estimate's options and as a query file's row: (options, header, row,
+#: what is wrong). The command line names the option, the file its column.
+BAD_QUERIES = [
+    (["--app", "bert", "--nodes", "0"], "app,nodes", "bert,0",
+     "{nodes} must be a positive number, got 0"),
+    (["--app", "bert", "--nodes", "4", "--ranks-per-node", "-8"], "app,nodes,ranks_per_node",
+     "bert,4,-8", "{ranks_per_node} must be a positive number, got -8"),
+    (["--app", "bert", "--nodes", "4", "--threads-per-rank", "1.5"],
+     "app,nodes,threads_per_rank", "bert,4,1.5",
+     "{threads_per_rank} must be a whole number, got 1.5"),
+    (["--app", "bert", "--nodes", "3", "--ranks-per-node", "0.5"], "app,nodes,ranks_per_node",
+     "bert,3,0.5", "{ranks_per_node} 0.5 on 3 nodes is 1.5 ranks; give a ranks per node "
+     "that makes whole ranks"),
+    (["--app", "bert", "--nodes", "4", "--io-bytes", "-1"], "app,nodes,io_bytes", "bert,4,-1",
+     "{io_bytes} must be zero or more, got -1"),
+    (["--app", "LULESH 2.0.3", "--nodes", "4"], "app,nodes", "LULESH 2.0.3,4",
+     "LULESH 2.0.3 on opal [s=30 per rank] is measured in MPI ranks, not nodes; give "
+     "{ranks_per_node} so the node count can be turned into ranks"),
+    (["--app", "bert", "--system", "XE8545x4A100-SXM-40GB (Dell)", "--nodes", "8",
+      "--ranks-per-node", "16"], "app,system,nodes,ranks_per_node",
+     "bert,XE8545x4A100-SXM-40GB (Dell),8,16",
+     "bert has no runs with 16 ranks per node; measured: 4 (give one of those in "
+     "{ranks_per_node}, or none for the measured layout)"),
+]
+
+
+@pytest.mark.parametrize(("options", "header", "row", "wrong"), BAD_QUERIES)
+def test_a_bad_query_names_the_option_typed_or_the_column_written(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, options: list[str], header: str, row: str, wrong: str) -> None:
+    """Both shared one wording, "nodes must be a positive number", which named neither
+    the --nodes a command line typed nor the column 'nodes' a file's row wrote (and
+    "ranks-per-node" is neither the option nor the column ranks_per_node); a query
+    file's user was told to "pass --ranks-per-node"."""
+    fields = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
+    typed = cli("estimate", *options)
+    assert typed.exit_code in (1, 2) and "Traceback" not in typed.output
+    assert typed.stderr.strip() == "Error: " + wrong.format(
+        **{f: "--" + f.replace("_", "-") for f in fields})
+    queries = tmp_path / "q.csv"
+    good = ",".join({"app": "bert", "nodes": "4"}.get(c, "") for c in header.split(","))
+    queries.write_text(f"{header}\n{good}\n{row}\n")
+    written = cli("estimate", "--input", str(queries))
+    assert written.exit_code == typed.exit_code
+    assert written.stderr.strip() == f"Error: {queries}:3: " + wrong.format(
+        **{f: f"column {f!r}" for f in fields})
+    assert written.stdout == ""
+
+
+def test_a_query_row_without_an_app_or_a_node_count_names_the_empty_column(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    queries = tmp_path / "q.csv"
+    for row, empty in (("bert,", "column 'nodes' is"), (",4", "column 'app' is"),
+                       (",", "column 'app' and column 'nodes' are")):
+        queries.write_text(f"app,nodes\n{row}\n")
+        result = cli("estimate", "--input", str(queries))
+        assert result.exit_code == 2
+        assert result.stderr.strip() == (f"Error: {queries}:2: {empty} empty; every row "
+                                         "needs an app and a node count")
 
 
 def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -61,6 +61,24 @@ def check_kill_risk(kill_risk: float) -> None:
                             "may be killed")
 
 
+def check_resolvable(kill_risk: float, n_calibration_jobs: int) -> None:
+    """Refuse a ``kill_risk`` rarer than ``n_calibration_jobs`` can show: the split-
+    conformal count ``(kills + 1) / (n + 1) <= kill_risk`` holds for no price below
+    ``1 / (n + 1)``. Before, such a risk got the safest price there is, and with
+    ``--allow-above-request`` 30-day walltimes for 3-minute jobs, each said to kill 1%
+    of such jobs at a --kill-risk of 0.1%."""
+    if math.floor(kill_risk * (n_calibration_jobs + 1)) >= 1:
+        return
+    smallest = 1.0 / (n_calibration_jobs + 1)
+    digits = 1 - math.floor(math.log10(smallest))  # two significant digits, rounded up
+    raise BadInputError(
+        f"--kill-risk {kill_risk:g} is rarer than the {n_calibration_jobs} recent jobs "
+        f"that calibrate the advice can show (even with no job killed, they show no "
+        f"less than 1/{n_calibration_jobs + 1}); ask for "
+        f"{math.ceil(smallest * 10**digits) / 10**digits:g} or more, or ingest more "
+        "recent accounting and run 'perfpredict train' again")
+
+
 def _frame(rows: pd.DataFrame) -> pd.DataFrame:
     """``rows`` with every column of :data:`JOB_COLUMNS`, sorted by submit time."""
     import numpy as np
@@ -292,6 +310,7 @@ class WalltimeAdvisor:
         ends_of_windows, which = np.unique(visible, return_inverse=True)
         # only the jobs some window holds are scored
         first = max(0, int(ends_of_windows[0]) - self.calibration_jobs)
+        check_resolvable(kill_risk, min(self.calibration_jobs, int(ends_of_windows[0]) - first))
         window_jobs = recent.iloc[first:int(ends_of_windows[-1])]
         log_q = self._log_quantiles_s(past, pd.concat([queries, window_jobs],
                                                       ignore_index=True))

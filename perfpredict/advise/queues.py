@@ -1,0 +1,99 @@
+"""Which queue a job of a given node count and walltime should be submitted to.
+
+A catalog entry lists a machine's queues, partitions and QOS with the node range and time
+limit of each, the default production queues first (``docs/catalog.md``). A job lands in
+the first one whose node range holds it; that is where it should go when its walltime fits
+the limit there. When it does not, an HPC user looks for another queue that takes the same
+node count for longer (Frontier's ``extended``: up to 64 nodes for 24 h, where the default
+gives 2 h; ARCHER2's ``long``, LUMI's ``small``) before cutting the run into chained jobs:
+one job in the right queue has no checkpoint to write, no restart to trust and no second
+wait in the queue. Only when no queue takes the job for that long is the run chained, in
+the queue that allows the longest jobs (the fewest links in the chain).
+
+Before, the advice looked at the first queue only, and told a 10-hour job on 32 Frontier
+nodes to chain five 2-hour jobs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from perfpredict.advise.selection import node_count
+
+if TYPE_CHECKING:
+    from perfpredict.catalog import Queue, SystemSpec
+
+
+@dataclass(frozen=True)
+class QueueChoice:
+    """The queue a job should be submitted to, the queue it lands in without asking
+    (``default``), whether the walltime fits the chosen queue's limit, and one sentence
+    saying which queue and why, starting with the queue's name, node range and limit."""
+
+    queue: Queue
+    default: Queue
+    fits: bool
+    reason: str
+
+
+def hours_text(seconds: float) -> str:
+    """A time limit or walltime in hours, to three significant digits.
+
+    >>> hours_text(7200), hours_text(35940), hours_text(86400 * 4)
+    ('2 h', '9.98 h', '96 h')
+    """
+    return f"{seconds / 3600:.3g} h"
+
+
+def queue_text(queue: Queue) -> str:
+    """A queue with its node range and limit, as the reason names it.
+
+    >>> from perfpredict.catalog import Queue
+    >>> queue_text(Queue("extended", 1, 64, 86400.0))
+    "'extended' (1-64 nodes, 24 h limit)"
+    """
+    nodes = (f"{queue.min_nodes}+ nodes" if queue.max_nodes is None
+             else f"{queue.min_nodes}-{queue.max_nodes} nodes")
+    limit = ("no documented limit" if queue.max_walltime_s is None
+             else f"{hours_text(queue.max_walltime_s)} limit")
+    charged = ("" if queue.charge_multiplier == 1
+               else f", charged at {queue.charge_multiplier:g}x")
+    return f"{queue.name!r} ({nodes}, {limit}{charged})"
+
+
+def fits(queue: Queue, walltime_s: float) -> bool:
+    """Whether ``queue`` lets a job run for ``walltime_s``."""
+    return queue.max_walltime_s is None or walltime_s <= queue.max_walltime_s
+
+
+def choose_queue(spec: SystemSpec, nodes: int, walltime_s: float) -> QueueChoice | None:
+    """The queue for a job of ``nodes`` nodes asking for ``walltime_s``: the default one
+    (the first listed that takes the node count) when the walltime fits its limit, else
+    the first listed queue taking the node count whose limit fits, else (a chained run)
+    the one with the longest limit, the first listed among equals. None when no queue
+    takes the node count."""
+    accepting = [q for q in spec.queues if q.accepts(nodes)]
+    if not accepting:
+        return None
+    default = accepting[0]
+    jobs = f"jobs of {node_count(nodes)}"
+    if fits(default, walltime_s):
+        return QueueChoice(default, default, True,
+                           f"{queue_text(default)}, where {jobs} land by default")
+    too_short = (f"the walltime ({hours_text(walltime_s)}) is longer than the "
+                 f"{hours_text(default.max_walltime_s or 0)} limit of {default.name!r}, "
+                 f"where {jobs} land by default")
+    fitting = [q for q in accepting if fits(q, walltime_s)]
+    if fitting:
+        chosen = fitting[0]
+        return QueueChoice(chosen, default, True,
+                           f"{queue_text(chosen)}: {too_short}; submit to "
+                           f"{chosen.name!r} instead, which takes them for that long")
+    longest = max(accepting, key=lambda q: q.max_walltime_s or 0.0)  # first of equals
+    other = ("" if longest is default else
+             f"; {longest.name!r} allows the longest jobs of that size, the fewest to chain")
+    return QueueChoice(longest, default, False,
+                       f"{queue_text(longest)}: no queue of {spec.name} takes "
+                       f"{node_count(nodes)} for the walltime ({hours_text(walltime_s)})"
+                       f"{other}")
