@@ -235,8 +235,9 @@ def _correction_detail(series: Series, parts: PointParts, i: int, corrected: boo
     learned = math.exp(float(parts.learned_log[i]))
     if ramp == 1:
         return f"the learned overhead coefficient c = {learned:.4g}, applied in full"
-    return (f"the learned overhead coefficient c = {learned:.4g}, applied as "
-            f"c^{ramp:.3g}: ramped in over one step of the series' last spacing of scales")
+    return (f"the learned overhead coefficient a step of the series' last spacing of "
+            f"scales out, c = {learned:.4g}, applied as c^{ramp:.3g}: ramped in over that "
+            "step")
 
 
 def _peers_detail(series: Series, ctx: SeriesContext, parts: PointParts, i: int,

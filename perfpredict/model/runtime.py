@@ -189,6 +189,20 @@ def correction_ramp(distance: FloatArray, edge_spacing_log2: FloatArray) -> Floa
     whole doubling instead, the closely spaced series (Castro, VASP: 0.4-0.6 doublings)
     lost the correction their own examples had taught at their next scale
     (docs/accuracy.md, "Tried and rejected").
+
+    What is ramped in is the trees' answer a step out, at every distance within the
+    step (:meth:`RuntimeModel._point`). Read at the distance itself, the answer there
+    was blended between the grid's point at the edge, a distance no nested example has
+    (the trees answer there as for their nearest examples, other series' closer-spaced
+    ones), and its point half a doubling out; a weak-scaling estimate, whose move onto
+    the runs at its largest scale fades over the ramp as the correction takes over,
+    dipped before rising (RELeARN's 5,000 neurons per rank: 1,275.8 s measured at 512
+    ranks, 1,242.4 s at 640, 1,374.9 s at 1,024; now 1,307.5 s at 640). 19 of the
+    bundled predictor's 26 weak-scaling series fell by more than 1% within a doubling,
+    now 1, and 5 of its 129 strong-scaling series rose by more than 1% there, now 2.
+    Five store-cut backtests of three seeds moved no gap by more than its standard
+    deviation and no coverage; across the stores of ``--across-stores`` no pooled figure
+    by more than 0.1 (docs/accuracy.md, "The ramp").
     """
     return np.clip(distance / ramp_step_log2(edge_spacing_log2), 0.0, 1.0)
 
@@ -607,20 +621,25 @@ class RuntimeModel:
 
     def _point(self, series: Series, p: FloatArray, ctx: SeriesContext,
                peers: PeerCurves | None) -> _Point:
-        p = np.append(p, 2.0 * ctx.scale_max)  # and the reference doubling, last
+        spacing_log2 = np.asarray(context_spacing_log2(ctx))
+        step_log2 = float(ramp_step_log2(spacing_log2))
+        # and, last, the reference doubling and the end of the ramp
+        p = np.append(p, ctx.scale_max * 2.0 ** np.array([1.0, step_log2]))
         kind = kind_of(series)
         n = p.size
         rows, base_log, member_logs = self._rows(series, ctx, p, kind)
         distance = rows[:, 0]
         spread_trees = self.spread_trees[self.calibrated_by[kind]]
         correction = learned = np.zeros(n)
-        ramp = correction_ramp(distance, np.asarray(context_spacing_log2(ctx)))
+        ramp = correction_ramp(distance, spacing_log2)
         if self.apply_correction[kind]:
             trees = self.correction_trees[kind]
             if kind == "strong":
                 trees = self.app_correction_trees.get(series.key.app, trees)
             learned, log_spread = self._smooth_beyond(series, ctx, kind, rows,
                                                       [trees, spread_trees])
+            # within the ramp, the correction a step out (correction_ramp)
+            learned = np.where(distance < step_log2, learned[-1], learned)
             correction = learned * ramp
         else:
             (log_spread,) = self._smooth_beyond(series, ctx, kind, rows, [spread_trees])
@@ -648,18 +667,18 @@ class RuntimeModel:
         blended_log = runtime_log
         if kind == "strong" and series.fixed_work:
             runtime_log = np.maximum(runtime_log, ideal_log(ctx, p))
-        narrowed = narrowed[:-1]
+        narrowed = narrowed[:-2]
         parts = PointParts(
-            member_logs=member_logs[:-1], base_log=base_log[:-1], offset_log=offset[:-1],
-            learned_log=learned[:-1], ramp=ramp[:-1], correction_log=correction[:-1],
-            hybrid_log=hybrid_log[:-1], peer_weight=weight[:-1], peer_log=peer_log[:-1],
-            peers=said, blended_log=blended_log[:-1], runtime_log=runtime_log[:-1],
+            member_logs=member_logs[:-2], base_log=base_log[:-2], offset_log=offset[:-2],
+            learned_log=learned[:-2], ramp=ramp[:-2], correction_log=correction[:-2],
+            hybrid_log=hybrid_log[:-2], peer_weight=weight[:-2], peer_log=peer_log[:-2],
+            peers=said, blended_log=blended_log[:-2], runtime_log=runtime_log[:-2],
             narrowed=narrowed)
-        return _Point(runtime_s=np.exp(runtime_log)[:-1], spread=spread[:-1] * narrowed,
-                      distance=distance[:-1], correction=correction[:-1],
-                      peer_series=n_peers[:-1], conformal=self.conformal[kind],
+        return _Point(runtime_s=np.exp(runtime_log)[:-2], spread=spread[:-2] * narrowed,
+                      distance=distance[:-2], correction=correction[:-2],
+                      peer_series=n_peers[:-2], conformal=self.conformal[kind],
                       floored=not ctx.repeated,
-                      reference_spread=spread[-1] * narrowed, parts=parts)
+                      reference_spread=spread[-2] * narrowed, parts=parts)
 
     def point_parts(self, series: Series, scales: FloatArray,
                     ctx: SeriesContext | None = None,

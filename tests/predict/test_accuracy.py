@@ -21,13 +21,13 @@ split and data set because a data set of 7 series is noisier than one of 165, an
 split's coverage than the other's (RELeARN's: 0.091 in extrapolation, 0.029 in few-shot). Measured standard deviations (extrapolation / few-shot):
 
     data set              MAPE gap     median APE gap   coverage
-    mlperf_training       0.42 / 0.24  1.1 / 1.0        0.013 / 0.0080
+    mlperf_training       0.42 / 0.25  1.1 / 0.94       0.013 / 0.0080
     relearn               1.9 / 0.44   1.9 / 0.18       0.091 / 0.029
     vasp_archer           0.091 / 0.069  0.29 / 0.20    0.011 / 0.032
-    cp2k_readme           0.79 / 0.34  1.0 / 0.75       0.0059 / 0.061
+    cp2k_readme           0.79 / 0.36  1.0 / 0.91       0.0059 / 0.061
     castro_scaling        0.17 / 0.071  0.36 / 0.32     0.0084 / 0.0046
     pencilffts_jeanzay    0.39 / 0.25  0.67 / 0.61      0.0085 / 0.029
-    all                   0.26 / 0.099  0.58 / 0.30     -
+    all                   0.27 / 0.098  0.59 / 0.28     -
 
 A margin is a tolerance for noise, not a target: the acceptance is the threshold. A cell
 whose five-backtest mean misses the threshold is an expected failure (xfail, not strict),
@@ -75,7 +75,7 @@ MAPE_MARGIN_PCT = {
 }
 MEDIAN_APE_MARGIN_PCT = {
     "extrapolate": {
-        "mlperf_training": 3.5,
+        "mlperf_training": 3.4,
         "relearn": 5.8,
         "vasp_archer": 0.9,
         "cp2k_readme": 3.1,
@@ -83,10 +83,10 @@ MEDIAN_APE_MARGIN_PCT = {
         "pencilffts_jeanzay": 2.1,
     },
     "fewshot": {
-        "mlperf_training": 3.1,
+        "mlperf_training": 2.9,
         "relearn": 0.6,
         "vasp_archer": 0.7,
-        "cp2k_readme": 2.3,
+        "cp2k_readme": 2.8,
         "castro_scaling": 1.0,
         "pencilffts_jeanzay": 1.9,
     },
@@ -117,7 +117,7 @@ Table = list[dict[str, Any]]
 # failures until the predictor passes them; they are not a statement of what is acceptable.
 _OPEN = "misses issue 13's acceptance under store-cut today (docs/accuracy.md)"
 LOSES_TO_A_BASELINE = {
-    ("extrapolate", "mlperf_training"),  # median APE +2.15
+    ("extrapolate", "mlperf_training"),  # median APE +2.16
     ("extrapolate", "cp2k_readme"),      # median APE +1.6
     ("fewshot", "vasp_archer"),          # median APE +0.6
 }
