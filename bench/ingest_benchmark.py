@@ -327,7 +327,12 @@ def measure(fmt: str, path: Path, system: str, workdir: Path, child: str = _INGE
         if server is None:
             ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
             reference, store = _sqlite_import(fmt, raw, ref_db), f"sqlite:///{store_db}"
-            databases.callback(lambda: [db.unlink() for db in workdir.glob(f"*-{raw.name}.db*")])
+
+            def remove_files() -> None:  # the next round starts from empty ones
+                for db in workdir.glob(f"*-{raw.name}.db*"):
+                    db.unlink()
+
+            databases.callback(remove_files)
         else:
             reference = _psql_copy(fmt, raw, databases.enter_context(_server_database(server)))
             store = databases.enter_context(_server_database(server))
