@@ -1,16 +1,20 @@
-"""Ingest time and peak memory against sqlite3's own ``.import`` of the same file, raw.
+"""Ingest time and peak memory against the database's own bulk load of the same file,
+raw: sqlite3's ``.import``, or with ``--pg URL`` psql's ``\\copy``.
 
 For each file, two child processes run side by side in the same loop:
 
 * reference: the sqlite3 shell loading the file into one table as it is (``.import``;
   ``|``-separated for sacct, ``--csv`` for CSV, one text column per line for SWF, whose
-  gzip is expanded first, outside the timing);
-* perfpredict: ``ingest_file`` into a fresh SQLite store (checksum, parse, fold steps,
-  natural keys, insert in one transaction).
+  gzip is expanded first, outside the timing); with ``--pg``, psql creating that table
+  (a text column per field) and loading the file into it with ``\\copy``, in a fresh
+  database on the server at URL;
+* perfpredict: ``ingest_file`` into a fresh store (checksum, parse, fold steps, natural
+  keys, insert in one transaction): a SQLite file, or a fresh database on that server.
 
-Figures are the perfpredict/sqlite3 time ratio, perfpredict's rows/s, and the child's
+Figures are the perfpredict/reference time ratio, perfpredict's rows/s, and the child's
 peak resident memory (``ru_maxrss`` from ``os.wait4``), so machine noise cancels out of
-the ratio and no measurement includes this script's own memory.
+the ratio and no measurement includes this script's own memory. With ``--pg`` the
+server's own work (COPY, indexes) is in both times and in neither memory figure.
 
 SWF is measured twice: on the real KTH-SP2 log (28.5k lines, where start-up weighs
 most) and on a 1M-job log written by bench/generate_swf.py.
@@ -37,13 +41,15 @@ With ``--pyarrow-split`` the sacct ingest is measured ``--repeat`` times as it i
 with pyarrow splitting its blocks, in alternating order.
 
 Run: python -m bench.ingest_benchmark [--sacct FILE] [--swf FILE] [--csv FILE]
-     [--formats sacct,swf,csv] [--readers] [--repeat N] [--split-share] [--pyarrow-split]
+     [--formats sacct,swf,csv] [--pg URL] [--readers] [--repeat N] [--split-share]
+     [--pyarrow-split]
      (without --sacct a 1M-line dump is generated with bench/generate_sacct.py)
 """
 
 from __future__ import annotations
 
 import argparse
+import csv as csv_module
 import gzip
 import os
 import shutil
@@ -51,6 +57,9 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from bench.generate_sacct import write_dump
@@ -255,28 +264,88 @@ def _sqlite_import(fmt: str, path: Path, db: Path) -> list[str]:
     return [sqlite3, str(db), *mode, import_]
 
 
+#: psql's ``\\copy`` options per format, as sqlite3 reads each in :func:`_sqlite_import`:
+#: the header names the fields (one text column per line for SWF, as a unit separator
+#: splits none).
+_COPY_OPTIONS = {"sacct": "FORMAT csv, DELIMITER '|', HEADER", "csv": "FORMAT csv, HEADER",
+                 "swf": "FORMAT text, DELIMITER E'\\x1f'"}
+
+
+def _psql_copy(fmt: str, path: Path, url: str) -> list[str]:
+    """psql creating one text column per field of ``path`` in the database at ``url`` and
+    loading the file with ``\\copy`` (COPY FROM STDIN, the file read by psql)."""
+    psql = shutil.which("psql")
+    if psql is None:
+        raise SystemExit("psql is needed as the reference: apt-get install postgresql-client")
+    with path.open(encoding="utf-8", newline="") as text:
+        header = next(csv_module.reader(text, delimiter="|" if fmt == "sacct" else ","))
+    n_columns = 1 if fmt == "swf" else len(header)
+    columns = ", ".join(f"c{i} text" for i in range(n_columns))
+    quoted = str(path).replace("'", "''")
+    return [psql, "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", _libpq_url(url),
+            "-c", f"CREATE TABLE t ({columns})",
+            "-c", f"\\copy t FROM '{quoted}' WITH ({_COPY_OPTIONS[fmt]})"]
+
+
+def _libpq_url(url: str) -> str:
+    """A SQLAlchemy URL (``postgresql+psycopg://...``) as libpq (psql) takes it."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme.partition('+')[0]}://{rest}"
+
+
+@contextmanager
+def _server_database(server: str) -> Iterator[str]:
+    """The URL of a fresh database on the PostgreSQL server at ``server`` (the URL of any
+    database there), dropped afterwards."""
+    from sqlalchemy import create_engine, text
+
+    name = f"pp_bench_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(server, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        try:
+            yield f"{server.rsplit('/', 1)[0]}/{name}"
+        finally:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        admin.dispose()
+
+
 def measure(fmt: str, path: Path, system: str, workdir: Path, child: str = _INGEST,
-            label: str = "") -> dict[str, object]:
+            label: str = "", server: str | None = None) -> dict[str, object]:
     """One file: the reference and perfpredict (the ingest script ``child``), each in a
-    fresh database."""
+    fresh database: SQLite files in ``workdir``, or databases on the PostgreSQL server
+    at ``server``."""
     raw = path
     if path.suffix == ".gz":  # the reference reads plain text; expanding it is not timed
         raw = workdir / path.stem
         with gzip.open(path, "rb") as src, raw.open("wb") as dst:
             shutil.copyfileobj(src, dst)
-    ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
-    ref_s, ref_rss, _ = _run(_sqlite_import(fmt, raw, ref_db))
-    ours_s, ours_rss, out = _run([sys.executable, "-c", child, f"sqlite:///{store_db}", fmt,
-                                  str(path), system])
-    for db in workdir.glob(f"*-{raw.name}.db*"):  # the next round starts from empty ones
-        db.unlink()
+    with ExitStack() as databases:
+        if server is None:
+            ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
+            reference, store = _sqlite_import(fmt, raw, ref_db), f"sqlite:///{store_db}"
+
+            def remove_files() -> None:  # the next round starts from empty ones
+                for db in workdir.glob(f"*-{raw.name}.db*"):
+                    db.unlink()
+
+            databases.callback(remove_files)
+        else:
+            reference = _psql_copy(fmt, raw, databases.enter_context(_server_database(server)))
+            store = databases.enter_context(_server_database(server))
+        ref_s, ref_rss, _ = _run(reference)
+        ours_s, ours_rss, out = _run([sys.executable, "-c", child, store, fmt, str(path),
+                                      system])
     runs, _, parts = out.partition("\n")
     n_lines = sum(1 for _ in raw.open("rb"))
     return {"format": label or fmt, "file": path.name, "lines": n_lines, "runs": int(runs),
             "parts": parts.strip(),
-            "sqlite3_import_s": ref_s, "perfpredict_s": ours_s, "ratio": ours_s / ref_s,
+            "reference_s": ref_s, "perfpredict_s": ours_s, "ratio": ours_s / ref_s,
             "lines_per_s": n_lines / ours_s, "peak_mib": ours_rss / 2**20,
-            "sqlite3_peak_mib": ref_rss / 2**20}
+            "reference_peak_mib": ref_rss / 2**20}
 
 
 def measure_readers(path: Path, workdir: Path, repeat: int) -> list[dict[str, object]]:
@@ -319,6 +388,9 @@ def main() -> None:
                         help="jobs of the generated SWF log (0: measure only --swf)")
     parser.add_argument("--formats", default="sacct,swf,csv",
                         help="comma-separated subset of sacct,swf,csv to measure")
+    parser.add_argument("--pg", metavar="URL",
+                        help="ingest into PostgreSQL against psql's \\copy: fresh databases on "
+                             "the server of URL (postgresql+psycopg://USER@HOST:PORT/DB)")
     parser.add_argument("--readers", action="store_true",
                         help="compare the readers that split the sacct dump into fields")
     parser.add_argument("--repeat", type=int, default=3,
@@ -352,24 +424,26 @@ def main() -> None:
                                              if args.pyarrow_split else [])
             for attempt in range(args.repeat if args.pyarrow_split else 1):
                 for label, code in variants[::-1] if attempt % 2 else variants:
-                    rows.append(measure("sacct", sacct, "frontier", work, code, label))
+                    rows.append(measure("sacct", sacct, "frontier", work, code, label, args.pg))
         if "swf" in formats:
-            rows.append(measure("swf", args.swf, "kth-sp2", work, child))
+            rows.append(measure("swf", args.swf, "kth-sp2", work, child, server=args.pg))
             if args.swf_jobs:
                 generated = work / "generated.swf"
                 write_log(generated, args.swf_jobs)
-                rows.append(measure("swf", generated, "generated", work, child))
+                rows.append(measure("swf", generated, "generated", work, child,
+                                        server=args.pg))
         if "csv" in formats:
             csv = args.csv or work / "runs.csv"
             if args.csv is None:
                 write_csv(csv, args.csv_rows)
-            rows.append(measure("csv", csv, "bench", work))
-    print("| format | file | lines | runs stored | sqlite3 .import s | perfpredict s | ratio |"
+            rows.append(measure("csv", csv, "bench", work, server=args.pg))
+    reference = "psql \\copy" if args.pg else "sqlite3 .import"
+    print(f"| format | file | lines | runs stored | {reference} s | perfpredict s | ratio |"
           " lines/s | peak MiB |" + (" inside the ingest |" if args.split_share else "")
           + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---|" if args.split_share else ""))
     for r in rows:
         print(f"| {r['format']} | {r['file']} | {r['lines']} | {r['runs']} | "
-              f"{r['sqlite3_import_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.2f} | "
+              f"{r['reference_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.2f} | "
               f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} |"
               + (f" {r['parts']} |" if args.split_share else ""))
 

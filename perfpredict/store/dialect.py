@@ -1,13 +1,17 @@
-"""The few statements whose spelling differs between SQLite and PostgreSQL."""
+"""The few statements whose spelling differs between SQLite and PostgreSQL, and the bulk
+insert of an ingest, which each does its own fastest way."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import Table
 from sqlalchemy.engine import Connection
 from sqlalchemy.sql.dml import Insert
+
+from perfpredict.errors import BadInputError
 
 
 def insert_ignoring_duplicates(conn: Connection, table: Table, *key_columns: str) -> Insert:
@@ -27,38 +31,111 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
                                     rows: list[tuple[Any, ...]], *key_columns: str,
                                     replace_where: str | None = None,
                                     kept: Sequence[str] = (), kept_where: str = "TRUE") -> None:
-    """:func:`insert_ignoring_duplicates` of plain tuples, straight to the DBAPI cursor's
-    ``executemany`` inside the connection's transaction.
+    """:func:`insert_ignoring_duplicates` of plain tuples, inside the connection's
+    transaction, the fastest way each backend has: SQLite's ``executemany`` on the DBAPI
+    cursor, PostgreSQL's ``COPY`` (:func:`_copy_rows`).
 
     With ``replace_where`` (SQL in which ``excluded`` is the new row and the table's name
     the stored one) a row whose key is stored replaces it where the condition holds,
     except the columns ``kept``, which keep their stored value unless the new row has one,
-    where ``kept_where`` (SQL as ``replace_where``) holds too.
-    The rows are inserted ignoring conflicts first, and only where some conflicted (the
-    drivers sum ``rowcount`` over ``executemany``) replayed in order with the replacing
-    statement: SQLite's ``DO UPDATE`` looks each row's key up before inserting it, which
-    made a 1M-line sacct ingest 35% slower where nothing conflicts.
+    where ``kept_where`` (SQL as ``replace_where``) holds too. Rows are taken in order:
+    of two rows with one key, the second meets the first as the stored one.
 
     For bulk ingest: SQLAlchemy's per-row parameter processing cost more than SQLite's
     insert itself. The values must be what the driver binds as is: JSON already as text,
     no NaN for NULL (PostgreSQL would store NaN).
     """
     quote = conn.dialect.identifier_preparer.quote
-    marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    insert = (f"INSERT INTO {quote(table.name)} ({', '.join(quote(c) for c in columns)}) "
-              f"VALUES ({', '.join([marker] * len(columns))}) "
-              f"ON CONFLICT ({', '.join(quote(c) for c in key_columns)}) ")
-    cursor = conn.connection.cursor()
-    try:
-        cursor.executemany(insert + "DO NOTHING", rows)
-        if replace_where is None or cursor.rowcount == len(rows):
-            return
-        target = quote(table.name)
+    target = quote(table.name)
+    names = ", ".join(quote(c) for c in columns)
+    keys = ", ".join(quote(c) for c in key_columns)
+    on_conflict = f"ON CONFLICT ({keys}) "
+    replace = None
+    if replace_where is not None:
         assignments = ", ".join(
             f"{quote(c)} = CASE WHEN {kept_where} THEN COALESCE(excluded.{quote(c)}, "
             f"{target}.{quote(c)}) ELSE excluded.{quote(c)} END" if c in kept
             else f"{quote(c)} = excluded.{quote(c)}"
             for c in columns if c not in key_columns)
-        cursor.executemany(f"{insert}DO UPDATE SET {assignments} WHERE {replace_where}", rows)
+        replace = f"{on_conflict}DO UPDATE SET {assignments} WHERE {replace_where}"
+    if conn.dialect.name == "postgresql":
+        key_of = itemgetter(*(list(columns).index(c) for c in key_columns))
+        _copy_rows(conn, table, columns, rows, key_of, replace or on_conflict + "DO NOTHING")
+        return
+    insert = (f"INSERT INTO {target} ({names}) VALUES ({', '.join(['?'] * len(columns))}) "
+              f"{on_conflict}")
+    cursor = conn.connection.cursor()
+    try:
+        # Ignoring conflicts first, and only where some conflicted (the driver sums
+        # ``rowcount`` over ``executemany``) replaying the rows in order with the
+        # replacing statement: SQLite's ``DO UPDATE`` looks each row's key up before
+        # inserting it, which made a 1M-line sacct ingest 35% slower where nothing
+        # conflicts.
+        cursor.executemany(insert + "DO NOTHING", rows)
+        if replace is None or cursor.rowcount == len(rows):
+            return
+        cursor.executemany(insert.removesuffix(on_conflict) + replace, rows)
+    finally:
+        cursor.close()
+
+
+#: How ``COPY ... (FORMAT binary)`` writes a value of each column type of the schema: as
+#: the column's type reads it (a Python int as a 4-byte integer, a float as 8 bytes).
+#: Strings and JSON (given encoded already) as text, which is their binary form too.
+#: Binary, the driver spent 40% less per row than as text (text: 2.4 s for 250k runs).
+_COPY_TYPES = {"integer": "int4", "float": "float8", "boolean": "bool", "string": "text",
+               "text": "text", "JSON": "text"}
+
+
+def _copy_rows(conn: Connection, table: Table, columns: Sequence[str],
+               rows: list[tuple[Any, ...]], key_of: Callable[[tuple[Any, ...]], Any],
+               on_conflict: str) -> None:
+    """PostgreSQL: the rows ``COPY``-ed into a temporary staging table, then moved into
+    ``table`` with one ``INSERT ... SELECT ... ON CONFLICT``, in the connection's
+    transaction (the staging table goes at its end, so a failed ingest leaves nothing).
+
+    ``executemany`` made a statement of every row: a 1M-line sacct dump (250k runs) took
+    4.4-7.1 times what ``psql``'s ``\\copy`` of the file takes, most of it waiting for the
+    server (bench/ingest_benchmark.py --pg; docs/performance.md).
+
+    ``ON CONFLICT DO UPDATE`` may touch a stored row once per statement, so a key repeated
+    among ``rows`` (a requeued job's incarnations) goes in rounds: the first row of each
+    key, then the second ... in order, as one row after another would."""
+    rounds: list[list[tuple[Any, ...]]] = [rows]
+    row_keys = list(map(key_of, rows))
+    if len(set(row_keys)) < len(rows):
+        seen: dict[Any, int] = {}
+        rounds = []
+        for key, row in zip(row_keys, rows, strict=True):
+            n_before = seen[key] = seen.get(key, -1) + 1
+            if n_before == len(rounds):
+                rounds.append([])
+            rounds[n_before].append(row)
+    quote = conn.dialect.identifier_preparer.quote
+    target, stage = quote(table.name), quote(f"{table.name}_staged")
+    names = ", ".join(quote(c) for c in columns)
+    copy_types = [_COPY_TYPES[table.c[c].type.__visit_name__] for c in columns]
+    from psycopg.errors import InsufficientPrivilege  # the postgres extra's driver
+
+    driver: Any = conn.connection.driver_connection  # psycopg's, for its COPY
+    cursor = driver.cursor()
+    try:
+        for round_rows in rounds:
+            try:  # every column of the table, so rows of any columns fit; no constraints
+                cursor.execute(f"CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DROP AS "
+                               f"SELECT * FROM {target} WITH NO DATA; TRUNCATE {stage}")
+            except InsufficientPrivilege:  # the role reads and writes the tables already
+                role, database = quote(driver.info.user), quote(driver.info.dbname)
+                raise BadInputError(
+                    f"your role {role} may not create the temporary table an ingest stages "
+                    f"its rows in (TEMPORARY on database {database} is not granted); nothing "
+                    f"was stored; ask the database's owner to run: GRANT TEMPORARY ON "
+                    f"DATABASE {database} TO {role}") from None
+            with cursor.copy(f"COPY {stage} ({names}) FROM STDIN (FORMAT binary)") as copy:
+                copy.set_types(copy_types)
+                for row in round_rows:
+                    copy.write_row(row)
+            cursor.execute(f"INSERT INTO {target} ({names}) SELECT {names} FROM {stage} "
+                           f"{on_conflict}")
     finally:
         cursor.close()

@@ -7,7 +7,7 @@ at once store it once), natural keys (system + job id; for a row without one, it
 content digest, the file's sha256 and its occurrence in the file), rejects, systems a
 log names first, Darshan I/O attached to stored jobs, the runs of the earlier releases a
 file replaces, and SQLite's page cache and Python's cycle collector while a file is
-written.
+written (on PostgreSQL, the next chunk is parsed in a thread while one is stored).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import queue
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -66,6 +68,8 @@ _CONTENT_FIELDS = [f for f in RunRecord.__slots__ if f not in _RECORD_ONLY]  # t
 _HASHED_FIELDS = [f for f in _CONTENT_FIELDS if f not in ("system", "variant")]
 
 ProgressCallback = Callable[[int], None]
+#: What a parser hands the writer: batches of runs, counts of jobs skipped, or single items.
+Chunk = RunBatch | Skipped | list[ParsedItem]
 
 
 @dataclass
@@ -586,6 +590,69 @@ def _cycle_collection_paused() -> Iterator[None]:
             gc.enable()
 
 
+#: Chunks parsed ahead of the one being stored, on PostgreSQL (see _parsed_ahead).
+CHUNKS_AHEAD = 1
+
+
+@contextmanager
+def _parsed_ahead(chunks: Iterable[Chunk], server: bool) -> Iterator[Iterator[Chunk]]:
+    """``chunks`` parsed in a thread, up to :data:`CHUNKS_AHEAD` ahead of the chunk being
+    stored, when the store is a server's (``server``). PostgreSQL's insert of a chunk
+    (its indexes, the foreign key) is most of the time of a file's ingest, and the driver
+    waits for it without holding the GIL, so the next chunk is parsed meanwhile, on the
+    core the server does not use, as ``psql`` reads a file while the server loads it.
+    A parser's error reaches the caller where its chunk would have; a caller that stops
+    early (a bad record) stops the parser after the chunk it is on.
+
+    SQLite inserts in this process, and its ingest target is against sqlite3's
+    ``.import``, which uses one core: it reads them in turn."""
+    if not server:
+        yield iter(chunks)
+        return
+    ready: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=CHUNKS_AHEAD)
+    stopping = threading.Event()
+
+    def hand_over(item: tuple[str, Any]) -> bool:
+        """``item`` queued once there is room; False if the writer stopped first."""
+        while not stopping.is_set():
+            try:
+                ready.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def parse() -> None:
+        try:
+            for chunk in chunks:
+                if not hand_over(("chunk", chunk)):
+                    return
+            hand_over(("end", None))
+        except BaseException as exc:  # raised in the writer, where its chunk would be
+            hand_over(("raised", exc))
+        finally:
+            close = getattr(chunks, "close", None)
+            if close is not None:
+                close()
+
+    def parsed() -> Iterator[Chunk]:
+        while True:
+            kind, value = ready.get()
+            if kind == "end":
+                return
+            if kind == "raised":
+                raise value
+            yield value
+
+    parser = threading.Thread(target=parse, name="perfpredict-parse", daemon=True)
+    parser.start()
+    try:
+        yield parsed()
+    finally:
+        stopping.set()
+        parser.join()
+
+
 @dataclass(frozen=True)
 class SystemNames:
     """The store's systems by :func:`~perfpredict.catalog.name_key` (case, spaces and
@@ -624,7 +691,7 @@ class SystemNames:
 
 
 def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestOptions,
-               chunks: Iterable[RunBatch | Skipped | list[ParsedItem]],
+               chunks: Iterable[Chunk],
                progress: ProgressCallback | None = None,
                replaces: Sequence[str] = ()) -> BatchReport:
     """Store the parsed ``chunks`` of the file ``path`` (checksum ``sha256``) in one
@@ -669,8 +736,9 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         if replaces:
             report.n_replaced = _drop_releases(conn, fmt, replaces)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names, sha256)
-        with _large_page_cache(conn), _cycle_collection_paused():
-            for chunk in chunks:
+        with (_large_page_cache(conn), _cycle_collection_paused(),
+              _parsed_ahead(chunks, conn.dialect.name != "sqlite") as parsed):
+            for chunk in parsed:
                 if isinstance(chunk, Skipped):
                     report.n_unfinished += chunk.n_unfinished
                     continue

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -358,6 +359,27 @@ def test_a_role_that_may_not_create_tables_is_told_so_in_an_empty_database(
                     "granted); ask the database's owner to create the store ('perfpredict db "
                     "init' as their role) and grant you its tables, or to run: GRANT CREATE "
                     f"ON SCHEMA public TO {role}")
+
+
+@pytest.mark.postgres
+def test_a_loader_that_may_not_create_temporary_tables_is_told_the_grant(
+        postgres_store: str, tmp_path: Path) -> None:
+    """An ingest stages its rows in a temporary table (COPY, then one INSERT): a loader
+    granted every table, in a database whose owner revoked TEMPORARY from PUBLIC (a
+    common hardening), is told the grant it lacks, and the file stores nothing."""
+    database = postgres_store.rsplit("/", 1)[1]
+    with _role(postgres_store, *ALL_BUT,
+               f'REVOKE TEMPORARY ON DATABASE "{database}" FROM PUBLIC') as url:
+        role = url.split("://", 1)[1].split("@", 1)[0]
+        csv = tmp_path / "more.csv"
+        csv.write_text("app,system,nodes,runtime_s\nx,Frontier,4,6\n")
+        line = _one_line(_cli(url, "ingest", "csv", str(csv)))
+        stats = _cli(url, "runs", "stats", "--format", "json").stdout
+    assert json.loads(stats)["n_runs"] == 1  # the store's own run
+    assert line == (f"Error: your role {role} may not create the temporary table an ingest "
+                    f"stages its rows in (TEMPORARY on database {database} is not granted); "
+                    "nothing was stored; ask the database's owner to run: GRANT TEMPORARY ON "
+                    f"DATABASE {database} TO {role}")
 
 
 def test_a_missing_store_named_in_the_config_file_says_where_it_was_named(

@@ -1,0 +1,139 @@
+"""How a file's runs reach the store in bulk: on PostgreSQL by COPY into a staging table
+and one INSERT ... ON CONFLICT per chunk (in rounds where a key repeats), with the next
+chunk parsed in a thread meanwhile. What each backend stores must be what storing the
+rows one after another stores, and a failed file must leave no run and no thread."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import create_engine, select
+from sqlalchemy.engine import Engine
+
+from perfpredict.store import open_store
+from perfpredict.store.dialect import insert_rows_ignoring_duplicates
+from perfpredict.store.schema import ingest_batches, runs
+from perfpredict.store.writer import LATER_INCARNATION, SAME_RUN
+from tests.conftest import _postgres_url
+
+HEADER = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+#: More rows than the pipeline puts in a chunk (5,000), so that a file is several chunks.
+N_ROWS = 12_000
+COLUMNS = ["natural_key", "batch_id", "app", "system", "job_id", "start_epoch_s",
+           "end_epoch_s", "io_bytes", "runtime_s", "censored"]
+
+
+@pytest.fixture(scope="module")
+def two_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Engine]]:
+    """A SQLite store and a PostgreSQL one, each with two ingest batches to insert into."""
+    urls = [f"sqlite:///{tmp_path_factory.mktemp('bulk') / 'store.db'}"]
+    postgres = _postgres_url()
+    urls.append(next(postgres))
+    engines = []
+    for url in urls:
+        open_store(url).dispose()
+        engine = create_engine(url)
+        with engine.begin() as conn:
+            conn.execute(ingest_batches.insert(), [
+                {"id": i, "path": f"f{i}", "sha256": str(i), "format": "sacct",
+                 "started_epoch_s": 0.0} for i in (1, 2)])
+        engines.append(engine)
+    yield engines
+    for engine in engines:
+        engine.dispose()
+    next(postgres, None)  # drops the database
+
+
+_ROW = st.tuples(st.sampled_from(["1", "2", "3"]), st.sampled_from([1, 2]),
+                 st.sampled_from([None, 10.0, 20.0]), st.sampled_from([None, 30.0]),
+                 st.sampled_from([None, 5.0]))
+
+
+def _stored(engine: Engine, chunks: list[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
+    """The runs ``engine``'s store holds after the chunks are inserted as the writer does
+    (later incarnations replace, I/O bytes stay with the same run); rolled back after."""
+    with engine.connect() as conn:
+        for chunk in chunks:
+            insert_rows_ignoring_duplicates(conn, runs, COLUMNS, chunk, "natural_key",
+                                            replace_where=LATER_INCARNATION,
+                                            kept=("io_bytes",), kept_where=SAME_RUN)
+        stored = conn.execute(select(*(runs.c[c] for c in COLUMNS))
+                              .order_by(runs.c.natural_key)).all()
+        conn.rollback()
+    return [tuple(row) for row in stored]
+
+
+@pytest.mark.postgres
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=st.lists(_ROW, min_size=1, max_size=12), cuts=st.sets(st.integers(1, 11)))
+def test_postgres_stores_what_one_row_after_another_stores(
+        two_stores: list[Engine], rows: list[tuple[Any, ...]], cuts: set[int]) -> None:
+    """A job met several times (a requeued job's incarnations, in one chunk or across
+    chunks, from one file or two) ends as SQLite's row-by-row ``executemany`` leaves it;
+    PostgreSQL refuses an ``ON CONFLICT DO UPDATE`` that meets one key twice, so its
+    rounds must give the same."""
+    values = [(f"s|{job}", batch, "app", "s", job, start, end, io_bytes, float(i), False)
+              for i, (job, batch, start, end, io_bytes) in enumerate(rows)]
+    bounds = [0, *sorted(c for c in cuts if c < len(values)), len(values)]
+    chunks = [values[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    sqlite, postgres = two_stores
+    assert _stored(postgres, chunks) == _stored(sqlite, chunks)
+
+
+def _parse_threads() -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "perfpredict-parse"]
+
+
+def _rows(n_rows: int, bad_line: int | None = None) -> str:
+    lines = [HEADER] + [f"app{i % 7},sys,s{i % 3},{1 + i % 8},8,1,{10 + i % 13}.5\n"
+                        for i in range(n_rows)]
+    if bad_line is not None:
+        lines[bad_line - 1] = "app,sys,s,two,8,1,10.5\n"
+    return "".join(lines)
+
+
+def _n_runs(cli: Any) -> int:
+    return int(json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"])
+
+
+def test_a_stream_damaged_after_chunks_were_stored_stores_nothing(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """The parser fails after the writer has stored two chunks (on PostgreSQL, in the
+    thread that parses ahead): one line with the file and line, none of the file's
+    runs kept, the parser's thread gone."""
+    path = tmp_path / "runs.csv.gz"
+    whole = gzip.compress(_rows(N_ROWS).encode(), compresslevel=1)
+    path.write_bytes(whole[:len(whole) * 9 // 10])
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:"), line
+    assert "the compressed stream is damaged" in line
+    assert int(line.split(":")[2]) > 10_000  # past the first two chunks
+    assert _n_runs(cli) == 0
+    assert not _parse_threads()
+
+
+def test_a_bad_line_after_chunks_were_stored_stores_nothing(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """The writer refuses a line of the third chunk while the parser has read on: the
+    file is refused at that line, the two chunks stored before it are not kept, and the
+    parser, waiting to hand over its next chunk, is stopped."""
+    path = tmp_path / "runs.csv"
+    path.write_text(_rows(3 * N_ROWS, bad_line=N_ROWS + 2))
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith(f"Error: {path}:{N_ROWS + 2}: "), line
+    assert _n_runs(cli) == 0
+    assert not _parse_threads()
+    assert cli("ingest", "csv", str(path), "--on-error", "skip").exit_code == 0
+    assert _n_runs(cli) == 3 * N_ROWS - 1
