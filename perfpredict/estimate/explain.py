@@ -28,9 +28,8 @@ from perfpredict.model.runtime import (
     PEER_INTERVAL_MIN_PEERS,
     PEER_WEIGHT,
     PointParts,
-    context_spacing_log2,
+    context_ramp_end_log2,
     measured_neighbours,
-    ramp_step_log2,
     repeat_at_measured_scale,
 )
 from perfpredict.model.series import Series
@@ -293,7 +292,7 @@ def _interval_detail(series: Series, ctx: SeriesContext, parts: PointParts, i: i
                      scale: float) -> str:
     unit = series.scale_unit
     if scale > ctx.scale_max and parts.ramp[i] < 1:
-        step_log2 = float(ramp_step_log2(np.asarray(context_spacing_log2(ctx))))
+        step_log2 = context_ramp_end_log2(ctx)
         text = (f"{parts.ramp[i]:.2f} of the way, in log bounds, from the interval at "
                 f"{_at(ctx.scale_max, unit)} to the one calibrated {step_log2:.2g} doubling"
                 f"{'' if step_log2 == 1 else 's'} beyond it (a step of the series' spacing), "

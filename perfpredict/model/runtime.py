@@ -221,6 +221,12 @@ def context_spacing_log2(ctx: SeriesContext) -> float:
     return float(np.log2(ctx.scale_max / ctx.scales[-2]))
 
 
+def context_ramp_end_log2(ctx: SeriesContext) -> float:
+    """How far beyond a context's largest measured scale its ramps end
+    (:func:`ramp_step_log2` of its last spacing)."""
+    return float(ramp_step_log2(np.asarray(context_spacing_log2(ctx))))
+
+
 def repeat_at_measured_scale(ctx: SeriesContext, p: FloatArray) -> np.ndarray:
     """Which of ``p`` are scales the series measured, where its own repeats
     (:class:`perfpredict.uncertainty.noise.RepeatNoise`) are enough to say how far a
@@ -621,8 +627,7 @@ class RuntimeModel:
 
     def _point(self, series: Series, p: FloatArray, ctx: SeriesContext,
                peers: PeerCurves | None) -> _Point:
-        spacing_log2 = np.asarray(context_spacing_log2(ctx))
-        step_log2 = float(ramp_step_log2(spacing_log2))
+        step_log2 = context_ramp_end_log2(ctx)
         # and, last, the reference doubling and the end of the ramp
         p = np.append(p, ctx.scale_max * 2.0 ** np.array([1.0, step_log2]))
         kind = kind_of(series)
@@ -631,7 +636,7 @@ class RuntimeModel:
         distance = rows[:, 0]
         spread_trees = self.spread_trees[self.calibrated_by[kind]]
         correction = learned = np.zeros(n)
-        ramp = correction_ramp(distance, spacing_log2)
+        ramp = correction_ramp(distance, np.asarray(step_log2))
         if self.apply_correction[kind]:
             trees = self.correction_trees[kind]
             if kind == "strong":
@@ -714,8 +719,7 @@ class RuntimeModel:
         # predicted alongside
         floor_ideal = bool(not series.weak and series.fixed_work
                            and (scales > ctx.scale_max).any())
-        step_log2 = float(ramp_step_log2(np.asarray(context_spacing_log2(ctx))))
-        step_scale = ctx.scale_max * 2.0 ** step_log2
+        step_scale = ctx.scale_max * 2.0 ** context_ramp_end_log2(ctx)
         in_ramp = bool(((scales > ctx.scale_max) & (scales < step_scale)).any())
         alongside = ([ctx.scale_max] if floor_ideal or in_ramp else []) + (
             [step_scale] if in_ramp else [])
@@ -774,7 +778,7 @@ class RuntimeModel:
             # series' own nested examples calibrate is a step out; closer, the error of
             # a slope misjudged grows with the distance, as beyond a doubling
             # (the far rule above).
-            share = np.clip(point.distance / step_log2, 0.0, 1.0)
+            share = point.parts.ramp
             ramped = (point.distance > 0) & (share < 1)
             edge, out = np.searchsorted(p, [ctx.scale_max, step_scale])
             lower_log = np.where(ramped, (1 - share) * lower_log[edge]
@@ -843,9 +847,7 @@ class RuntimeModel:
             tail = np.where(repeat, np.where(past, np.minimum(own, tail), own), tail)
         # below the point, and within the ramp (where the interval is a blend of two,
         # predict_columns), read off the bounds themselves
-        share = np.clip(point.distance / float(ramp_step_log2(np.asarray(
-            context_spacing_log2(ctx)))), 0.0, 1.0)
-        bisected = (log_ratio < 0) | ((point.distance > 0) & (share < 1))
+        bisected = (log_ratio < 0) | ((point.distance > 0) & (point.parts.ramp < 1))
         if bisected.any():
             tail = tail.astype(float)
             tail[bisected] = [
