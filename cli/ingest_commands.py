@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from contextlib import ExitStack
 from enum import Enum
@@ -111,6 +112,9 @@ def _print_report(r: BatchReport) -> None:
     for rej in r.first_rejects:
         where = f" line {rej['line_no']}" if rej["line_no"] is not None else ""
         typer.echo(f"  rejected{where}: {rej['reason']}")
+    if r.n_rejected > len(r.first_rejects):
+        typer.echo(f"  and {r.n_rejected - len(r.first_rejects)} more rejected; all of them: "
+                   f"perfpredict runs rejects --file {shlex.quote(r.path)}")
     if r.new_systems:
         typer.echo(f"  new systems (not in the catalog yet): {_first_names(r.new_systems)}; "
                    "complete them with 'perfpredict systems add FILE.toml'")

@@ -1,8 +1,9 @@
-"""``perfpredict runs list|stats|export``"""
+"""``perfpredict runs list|stats|rejects|export``"""
 
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -54,6 +55,24 @@ def stats(
     if fmt.value == "table":
         typer.echo(", ".join(f"{k[2:]}: {v}" for k, v in summary.items()))
     print_rows(series, fmt.value)
+
+
+@runs_app.command("rejects")
+def list_rejects(
+    ctx: typer.Context,
+    file: Annotated[Path | None, typer.Option(
+        "--file", help="Only the rejects of this ingested file.")] = None,
+    limit: Annotated[int, typer.Option(min=0, help="At most this many rejects.")] = 50,
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+) -> None:
+    """Show the records ingest kept as rejects (--on-error skip): file, line and reason."""
+    from perfpredict.store.queries import REJECT_COLUMNS, iter_rejects
+
+    rows = list(iter_rejects(ctx.obj.open_store(), path=file, limit=limit + 1))
+    print_rows(rows[:limit], fmt.value, REJECT_COLUMNS)
+    if fmt == TableFormat.table and len(rows) > limit:
+        typer.echo(f"the first {limit} rejects; --limit N shows more, 'perfpredict runs "
+                   "stats' counts them", err=True)
 
 
 @runs_app.command("export")

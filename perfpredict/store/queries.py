@@ -4,9 +4,11 @@ predictor trains on."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Select, func, select, tuple_
@@ -117,6 +119,38 @@ def export_runs(store: Store, *, app: str | Sequence[str] | None = None) -> RunE
     columns = base + [k for k in extra_keys if k not in base]
     return RunExport(columns, (export_row(run) for run in iter_runs(store, app=app,
                                                                     keys=True)))
+
+
+#: Columns of ``runs rejects``: where each reject is, why, and the line as read.
+REJECT_COLUMNS = ["file", "format", "line", "reason", "raw"]
+
+
+@takes_store
+def iter_rejects(store: Store, *, path: str | os.PathLike[str] | None = None,
+                 limit: int | None = None) -> Iterator[dict[str, Any]]:
+    """The records ingest kept as rejects (``--on-error skip``), file by file in the
+    order they were ingested and line by line (:data:`REJECT_COLUMNS`; ``line`` is
+    1-based, None for a whole file refused); ``path``: those of that file only, named as
+    ingest named it. An ingest prints the first five of a file's rejects, and the rest
+    were in the store with no command to read them. A file the store never ingested is a
+    :class:`NotFoundError`."""
+    query = (select(ingest_batches.c.path.label("file"), ingest_batches.c.format,
+                    rejects.c.line_no.label("line"), rejects.c.reason, rejects.c.raw)
+             .join(ingest_batches, rejects.c.batch_id == ingest_batches.c.id)
+             .order_by(rejects.c.batch_id, rejects.c.line_no, rejects.c.id))
+    with store.engine.connect() as conn:
+        if path is not None:
+            resolved = str(Path(path).resolve())  # as ingest stored it
+            if conn.execute(select(ingest_batches.c.id).where(
+                    ingest_batches.c.path == resolved).limit(1)).first() is None:
+                raise NotFoundError(f"{path} was never ingested into this store; "
+                                    "'perfpredict runs rejects' without --file lists the "
+                                    "rejects of every file it was")
+            query = query.where(ingest_batches.c.path == resolved)
+        if limit is not None:
+            query = query.limit(limit)
+        for row in conn.execute(query).mappings():
+            yield dict(row)
 
 
 @takes_store

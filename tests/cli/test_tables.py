@@ -165,3 +165,39 @@ def test_labels_typeset_and_render_as_written() -> None:
     assert latex_escape("a{b}\\c<d>|e") == (r"a\{b\}\textbackslash{}c\textless{}d"
                                             r"\textgreater{}\textbar{}e")
     assert markdown_table([{"label": "a|b<d>"}]).splitlines()[-1] == "| a\\|b&lt;d&gt; |"
+
+
+def test_every_reject_an_ingest_kept_is_listed_by_file_and_line(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """An ingest under --on-error skip prints its first five rejects; the others were
+    in the store with no command to read them. It now names the command, and `runs
+    rejects` lists each with its file, line, reason and the line as read."""
+    bad = tmp_path / "bad runs.csv"
+    bad.write_text("app,system,nodes,runtime_s\n"
+                   + "".join(f"x,s,n{i},10\n" for i in range(1, 8)) + "x,s,4,5\n")
+    other = tmp_path / "other.csv"
+    other.write_text("app,system,nodes,runtime_s\ny,s,2,nine\n")
+    ingested = cli("ingest", "csv", str(bad), str(other), "--on-error", "skip")
+    assert ingested.exit_code == 0, ingested.output
+    assert (f"  and 2 more rejected; all of them: perfpredict runs rejects --file "
+            f"'{bad}'") in ingested.stdout
+    assert "more rejected" not in ingested.stdout.split(str(other))[1]  # one, shown
+
+    listed = cli("runs", "rejects", "--file", str(bad), "--format", "json")
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.stdout)
+    assert [(r["file"], r["format"], r["line"]) for r in rows] == [
+        (str(bad.resolve()), "csv", line) for line in range(2, 9)]
+    assert rows[6]["reason"] == "column 'nodes' must be a number, got 'n7'"
+    assert rows[6]["raw"] == "x,s,n7,10"
+    every = json.loads(cli("runs", "rejects", "--format", "json").stdout)
+    assert [r["line"] for r in every] == [*range(2, 9), 2]  # file by file, as ingested
+
+    first = cli("runs", "rejects", "--limit", "3")
+    assert first.exit_code == 0 and "the first 3 rejects; --limit N shows more" in first.stderr
+
+    missing = cli("runs", "rejects", "--file", str(tmp_path / "never.csv"))
+    assert missing.exit_code == 1
+    assert missing.output.strip() == (
+        f"Error: {tmp_path / 'never.csv'} was never ingested into this store; 'perfpredict "
+        "runs rejects' without --file lists the rejects of every file it was")
