@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -30,13 +30,9 @@ def list_runs(
     """Show stored runs, oldest first."""
     from perfpredict.store.queries import iter_runs
 
-    rows = list(iter_runs(ctx.obj.open_store(), app=app, limit=limit + 1))
-    print_rows(rows[:limit], fmt.value, LIST_COLUMNS)
-    if fmt == TableFormat.table and len(rows) > limit:
-        # a table of the first 50 of 17,226 runs must not read as the whole store
-        typer.echo(f"the first {limit} runs; --limit N shows more, 'perfpredict runs "
-                   "stats' counts them, 'perfpredict runs export' writes them all",
-                   err=True)
+    _print_first(list(iter_runs(ctx.obj.open_store(), app=app, limit=limit + 1)), limit,
+                 fmt, LIST_COLUMNS, "runs", "'perfpredict runs stats' counts them, "
+                 "'perfpredict runs export' writes them all")
 
 
 @runs_app.command("stats")
@@ -68,11 +64,8 @@ def list_rejects(
     """Show the records ingest kept as rejects (--on-error skip): file, line and reason."""
     from perfpredict.store.queries import REJECT_COLUMNS, iter_rejects
 
-    rows = list(iter_rejects(ctx.obj.open_store(), path=file, limit=limit + 1))
-    print_rows(rows[:limit], fmt.value, REJECT_COLUMNS)
-    if fmt == TableFormat.table and len(rows) > limit:
-        typer.echo(f"the first {limit} rejects; --limit N shows more, 'perfpredict runs "
-                   "stats' counts them", err=True)
+    _print_first(list(iter_rejects(ctx.obj.open_store(), path=file, limit=limit + 1)),
+                 limit, fmt, REJECT_COLUMNS, "rejects", "'perfpredict runs stats' counts them")
 
 
 @runs_app.command("export")
@@ -93,6 +86,16 @@ def export(
         write_csv(sys.stdout, export.columns, export.rows)
     else:
         print_rows(list(export.rows), fmt.value, export.columns)
+
+
+def _print_first(rows: list[dict[str, Any]], limit: int, fmt: TableFormat,
+                 columns: list[str], noun: str, elsewhere: str) -> None:
+    """The first ``limit`` of ``rows`` (read one over, to tell), and under a table a note
+    that there are more (``elsewhere``: what counts or writes them all): a table of the
+    first 50 of 17,226 runs must not read as the whole store."""
+    print_rows(rows[:limit], fmt.value, columns)
+    if fmt == TableFormat.table and len(rows) > limit:
+        typer.echo(f"the first {limit} {noun}; --limit N shows more, {elsewhere}", err=True)
 
 
 def register(app: typer.Typer) -> None:
