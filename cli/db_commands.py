@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from perfpredict.cli.render import SummaryFormat, print_json
 
 db_app = typer.Typer(help="Create a store, inspect and upgrade its schema.", no_args_is_help=True)
 
@@ -30,12 +34,20 @@ def upgrade(ctx: typer.Context) -> None:
 
 
 @db_app.command("status")
-def status(ctx: typer.Context) -> None:
+def status(
+    ctx: typer.Context,
+    fmt: Annotated[SummaryFormat, typer.Option(
+        "--format", help="text (key: value lines) or json, for a script that checks the "
+        "revision before it writes.")] = SummaryFormat.text,
+) -> None:
     """Print the store's URL (password hidden) and schema revision."""
     from perfpredict.store.database import describe_store
 
-    for key, value in describe_store(ctx.obj.db_url(),
-                                     must_exist=ctx.obj.store_is_named()).items():
+    described = describe_store(ctx.obj.db_url(), must_exist=ctx.obj.store_is_named())
+    if fmt == SummaryFormat.json:
+        print_json(described)
+        return
+    for key, value in described.items():
         typer.echo(f"{key}: {value}")
 
 

@@ -171,6 +171,19 @@ def test_db_status_of_the_default_store_before_first_use(isolated_home: Path) ->
     assert not (isolated_home / "perfpredict.db").exists()
 
 
+def test_db_status_as_json_for_a_script(cli, db_url: str) -> None:  # type: ignore[no-untyped-def]
+    """A script checks the revision before it writes: the same fields as the text, as
+    JSON (the card's --format json for scripts; db status had text alone)."""
+    from perfpredict.store.revision import SCHEMA_REVISION
+
+    result = cli("db", "status", "--format", "json")
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.stdout)
+    assert status["revision"] == status["required_revision"] == SCHEMA_REVISION
+    text = cli("db", "status").stdout.splitlines()
+    assert text == [f"{key}: {value}" for key, value in status.items()]
+
+
 @pytest.mark.parametrize(("url", "said"), [
     ("postgres://u@db.example/runs", "SQLAlchemy names PostgreSQL postgresql://, not postgres://"),
     ("mysql+pymysql://u@db.example/runs", "a SQLite file or a PostgreSQL database, not mysql"),
