@@ -73,6 +73,17 @@ def advise(
         "else 16x the largest measured).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of runs that may outlive the advised walltime.")] = 0.05,
+    time_min_kill_risk: Annotated[float | None, typer.Option(
+        help="Also advise a time-min (Slurm --time-min, PBS min_walltime): a shorter limit "
+        "the scheduler may cut the walltime to so that the job starts sooner, at which "
+        "this share of runs would be killed (larger than --kill-risk, e.g. 0.25). "
+        "Default: none.")] = None,
+    signal_lead: Annotated[str | None, typer.Option(
+        metavar="DURATION",
+        help="Signal the job this long before its limit to checkpoint (Slurm "
+        "--signal=B:USR1@LEAD): seconds (600) or [DD-[HH:]]MM:SS (10:00), at most a fifth "
+        "of the shortest limit the job may be given. Default: 600 s (or a fifth of the "
+        "limit) for a run chained across jobs, else no signal.")] = None,
     confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
     fmt: Annotated[AdviceFormat, typer.Option(
         "--format", metavar="FORMAT",
@@ -121,7 +132,8 @@ def advise(
         ranks_per_node=ranks_per_node,
         threads_per_rank=threads_per_rank, runs=runs, objective=objective.value,
         min_efficiency=min_efficiency, min_speedup_per_doubling=min_speedup_per_doubling,
-        max_nodes=max_nodes, kill_risk=kill_risk, confidence=confidence))
+        max_nodes=max_nodes, kill_risk=kill_risk, confidence=confidence,
+        time_min_kill_risk=time_min_kill_risk, signal_lead=signal_lead))
     if plot is not None:
         from perfpredict.report.plots import save_scaling_plot
 

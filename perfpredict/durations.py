@@ -1,7 +1,19 @@
-"""How a duration in seconds reads in text: one function, below every layer that prints
-one (the estimate, the advice's job-script header, the reports)."""
+"""How a duration in seconds reads in text and is read from it: below every layer that
+prints one (the estimate, the advice's job-script header, the reports) or reads one (the
+scheduler-log parsers, an option such as ``advise --signal-lead``)."""
 
 from __future__ import annotations
+
+import math
+import re
+
+from perfpredict.errors import BadInputError
+
+# [DD-[HH:]]MM:SS[.mmm], as Slurm and PBS write a time: days only with hours (sacct never
+# prints "D-MM:SS")
+_CLOCK = re.compile(
+    r"^(?:(?:(?P<days>\d+)-)?(?P<hours>\d+):)?(?P<minutes>\d+):(?P<seconds>\d+(?:\.\d+)?)$"
+)
 
 
 def format_seconds(value_s: float) -> str:
@@ -13,3 +25,45 @@ def format_seconds(value_s: float) -> str:
     ('12,345.7', '8.5', '0.0386')
     """
     return f"{value_s:,.1f}" if abs(value_s) >= 1 else f"{value_s:.3g}"
+
+
+def clock_seconds(text: str) -> float:
+    """Seconds of a clock duration ``[DD-[HH:]]MM:SS[.mmm]`` (Slurm's and PBS's form); a
+    :class:`ValueError` whose message completes "<text> ..." when ``text`` is none.
+
+    >>> clock_seconds("2-22:03:04"), clock_seconds("00:15.057"), clock_seconds("144:00:00")
+    (252184.0, 15.057, 518400.0)
+
+    PBS walltimes may have more than 24 hours (``144:00:00``), so hours are bounded only
+    when days are given.
+    """
+    match = _CLOCK.match(text.strip())
+    if match is None:
+        raise ValueError("is not a duration like [DD-[HH:]]MM:SS[.mmm]")
+    days = int(match["days"] or 0)
+    hours = int(match["hours"] or 0)
+    minutes, seconds = int(match["minutes"]), float(match["seconds"])
+    if seconds >= 60 or (match["hours"] is not None and minutes >= 60) or (
+        match["days"] is not None and hours >= 24
+    ):
+        raise ValueError("has a field out of range (minutes and seconds must be below 60, "
+                         "hours below 24 after a day count)")
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def option_seconds(option: str, text: str) -> float:
+    """A duration option's value in seconds: a number of seconds (``600``) or a clock
+    duration (``10:00``, ``1:30:00``, ``1-00:00:00``), finite and above zero; else a
+    :class:`BadInputError` naming ``option``.
+
+    >>> option_seconds("--signal-lead", "600"), option_seconds("--signal-lead", "1:30:00")
+    (600.0, 5400.0)
+    """
+    try:
+        value_s = clock_seconds(text) if ":" in text else float(text)
+    except ValueError:
+        value_s = math.nan
+    if not (math.isfinite(value_s) and value_s > 0):
+        raise BadInputError(f"{option} must be a duration above zero, in seconds (600) or as "
+                            f"[DD-[HH:]]MM:SS (10:00, 1:30:00), got {text!r}")
+    return value_s

@@ -36,7 +36,9 @@ BUNDLED_PREDICTOR_BLOCKS = [
     '$ perfpredict estimate --app Castro-flame_wave --system Frontier --problem-size "He 25cm"',
     '$ perfpredict estimate --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --nodes 64 --explain',
     '$ perfpredict advise --app bert --system "dgxa100_ngc22.04_pytorch (NVIDIA)"\n',
-    '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)"',
+    '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --min-speedup',
+    '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --threads-per-rank 16 --time-min-kill-risk 0.25 --signal-lead 5:00 --emit sbatch',
+    '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --threads-per-rank 16 --time-min-kill-risk 0.25 --signal-lead 5:00 --emit pbs',
     "$ perfpredict estimate --app nosuch --nodes 4",
 ]
 

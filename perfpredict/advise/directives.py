@@ -3,10 +3,20 @@
 The layout comes from the measured series (or the user's --ranks-per-node and
 --threads-per-rank), because the prediction holds only for the layout it was measured
 with. A value nobody knows is left out with a comment saying so, never guessed.
+
+A time-min (``advise --time-min-kill-risk``) is Slurm's ``--time-min``, and on PBS a
+shrink-to-fit job: ``-l min_walltime`` and ``-l max_walltime`` in place of ``-l
+walltime``, which PBS then sets itself between the two when it starts the job (OpenPBS's
+pbs_resources(7B): a job with ``min_walltime`` is shrink-to-fit, and ``max_walltime``
+defaults to five years, so it is always written). PBS has no ``--signal``: at the limit
+it sends SIGTERM and, after the queue's ``kill_delay``, SIGKILL, so a lead for the
+checkpoint (``advise --signal-lead``) is said as a comment on how to time it in the job.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import chain_hint, pbs_time
@@ -18,21 +28,6 @@ if TYPE_CHECKING:
     from perfpredict.advise.plan import Plan
 
 SCHEDULERS = ("sbatch", "pbs")
-#: Lead time for the checkpoint signal when a run must be chained across jobs.
-CHECKPOINT_SIGNAL_LEAD_S = 600
-#: The largest share of the walltime the lead may take: under a 10-minute queue limit a
-#: 600 s lead signalled the job as it started, and it checkpointed before any work.
-CHECKPOINT_SIGNAL_MAX_SHARE = 0.2
-
-
-def checkpoint_signal_lead_s(walltime_s: float) -> int:
-    """Seconds before the limit to signal a checkpoint (Slurm's ``--signal=...@lead``):
-    :data:`CHECKPOINT_SIGNAL_LEAD_S`, or a fifth of a shorter walltime.
-
-    >>> checkpoint_signal_lead_s(3600), checkpoint_signal_lead_s(600)
-    (600, 120)
-    """
-    return int(min(CHECKPOINT_SIGNAL_LEAD_S, CHECKPOINT_SIGNAL_MAX_SHARE * walltime_s))
 
 
 def directives(plan: Plan, scheduler: str) -> str:
@@ -58,10 +53,11 @@ def directives(plan: Plan, scheduler: str) -> str:
         lines.append(f"#SBATCH --cpus-per-task={threads}" if threads else
                      "# --cpus-per-task: threads per rank unknown; pass --threads-per-rank")
         lines.append(f"#SBATCH --time={slurm_time(plan.walltime_s)}")
-        if plan.chained_jobs > 1:
-            lines.append(f"#SBATCH --signal=B:USR1@{checkpoint_signal_lead_s(plan.walltime_s)}"
-                         "  # checkpoint "
-                         f"before the limit; chain {plan.chained_jobs} jobs")
+        lines += _time_min_lines(plan, "#SBATCH --time-min", slurm_time)
+        if plan.signal_lead_s is not None:
+            chain = f"; chain {plan.chained_jobs} jobs" if plan.chained_jobs > 1 else ""
+            lines.append(f"#SBATCH --signal=B:USR1@{plan.signal_lead_s}  # checkpoint "
+                         f"before the limit{chain}")
     else:
         select = f"select={nodes}"
         select += f":mpiprocs={rpn}" if rpn else ""
@@ -71,11 +67,48 @@ def directives(plan: Plan, scheduler: str) -> str:
             lines.append("# mpiprocs: ranks per node unknown; pass --ranks-per-node")
         if not threads:
             lines.append("# ompthreads: threads per rank unknown; pass --threads-per-rank")
-        lines.append(f"#PBS -l walltime={pbs_time(plan.walltime_s)}")
+        lines += _time_min_lines(plan, "#PBS -l min_walltime", pbs_time)
+        # shrink-to-fit: PBS sets the walltime itself, from min_walltime to max_walltime
+        limit = "max_walltime" if plan.time_min_shortens else "walltime"
+        lines.append(f"#PBS -l {limit}={pbs_time(plan.walltime_s)}")
         if plan.chained_jobs > 1:
             lines.append(f"# the queue caps the walltime: checkpoint before the limit and "
                          f"chain {plan.chained_jobs} jobs ({chain_hint('pbs')})")
+        # perfpredict's own lead for a chain goes unsaid: the chain's comment says it
+        if plan.request.signal_lead is not None and plan.signal_lead_s is not None:
+            lines.append(_pbs_signal_comment(plan, plan.signal_lead_s))
     return "\n".join(lines)
+
+
+def _time_min_lines(plan: Plan, directive: str, written: Callable[[float], str]
+                    ) -> list[str]:
+    """The time-min ``directive`` (``#SBATCH --time-min``, ``#PBS -l min_walltime``),
+    its value ``written`` as the scheduler takes it, after a comment that says what it
+    means; the comment alone where the time-min would shorten nothing, and nothing
+    without a time-min."""
+    if plan.time_min is None:
+        return []
+    name, risk = directive.split()[-1], plan.time_min.kill_risk
+    if not plan.time_min_shortens:
+        return [f"# {name}: at --time-min-kill-risk {risk:g} the runtime quantile rounds "
+                f"up to the walltime itself, so there is nothing to shorten"]
+    # at most the risk: a time-min below the walltime is that risk's quantile rounded up
+    return [f"# {name}: the scheduler may cut the limit to this to start the job sooner; "
+            f"a job given only that long is killed with probability at most {risk:g} "
+            f"(--time-min-kill-risk): checkpoint, or accept that risk",
+            f"{directive}={written(plan.time_min.time_min_s)}"]
+
+
+def _pbs_signal_comment(plan: Plan, lead_s: int) -> str:
+    """How to checkpoint ``lead_s`` before the limit on PBS, which signals nothing ahead
+    of it: time the signal in the job, from the walltime PBS sets where it sets it (a
+    shrink-to-fit job)."""
+    when = ("the walltime PBS sets (qstat -f $PBS_JOBID: Resource_List.walltime) less "
+            f"{lead_s}" if plan.time_min_shortens
+            else str(math.floor(plan.walltime_s - lead_s)))
+    return (f"# checkpoint {lead_s} s before the limit: PBS signals nothing ahead of it, so "
+            f"time it in the job, e.g. run the launch command under 'timeout "
+            f"--signal=USR1 SECONDS' with SECONDS {when}")
 
 
 def directives_document(plan: Plan, scheduler: str) -> dict[str, Any]:

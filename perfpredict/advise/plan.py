@@ -15,6 +15,11 @@ for an allocation proposal.
    for the node count, else another that takes the job for that long,
    :mod:`perfpredict.advise.queues`), capped by the longest limit only when none does,
    with the kill probability at the walltime actually requested.
+   With ``time_min_kill_risk``, a shorter limit the scheduler may cut the walltime to
+   so that the job starts sooner (Slurm's ``--time-min``, PBS's shrink-to-fit
+   ``min_walltime``): the quantile at ``1 - time_min_kill_risk``, rounded as the walltime
+   is, with its kill probability. With ``signal_lead``, how long before its limit the
+   job is signalled to checkpoint (:mod:`perfpredict.advise.checkpoint`).
 4. **Node-hours.** Per run and for all runs, at P50 and P90, in raw node-hours and in the
    machine's allocation units through the catalog's charge factor.
 
@@ -30,10 +35,12 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from perfpredict.advise.checkpoint import signal_lead_for_job, signal_lead_option_s
 from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
 from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.counts import check_count, is_number, plain
+from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
 from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES
@@ -81,6 +88,10 @@ class PlanRequest:
     max_nodes: int | None = None
     kill_risk: float = 0.05
     confidence: float = 0.9
+    #: The kill risk the user accepts at a time-min (None: no time-min).
+    time_min_kill_risk: float | None = None
+    #: ``--signal-lead`` as given: seconds or a clock duration ("600", "10:00").
+    signal_lead: str | None = None
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""
@@ -88,6 +99,7 @@ class PlanRequest:
         if self.max_nodes is not None:  # a node count the sweep can ask an estimate for
             check_count("--max-nodes", self.max_nodes)
         for option, value in (("--kill-risk", self.kill_risk),
+                              ("--time-min-kill-risk", self.time_min_kill_risk),
                               ("--confidence", self.confidence),
                               ("--min-efficiency", self.min_efficiency),
                               ("--min-speedup-per-doubling", self.min_speedup_per_doubling)):
@@ -105,7 +117,22 @@ class PlanRequest:
         if not 0 < self.confidence < 1:
             raise BadInputError(f"--confidence must be between 0 and 1, got "
                                 f"{self.confidence:g}")
+        if self.time_min_kill_risk is not None:
+            check_kill_risk(self.time_min_kill_risk, "--time-min-kill-risk")
+            if self.time_min_kill_risk <= self.kill_risk:
+                raise BadInputError(
+                    f"--time-min-kill-risk must be larger than --kill-risk "
+                    f"({self.kill_risk:g}), got {self.time_min_kill_risk:g}: the time-min "
+                    f"is a shorter limit than the walltime, which more runs outlive; "
+                    f"0.25 accepts that one run in four is killed if the job is given "
+                    f"only that long")
+        self.signal_lead_s()
         self.floor().validate()
+
+    def signal_lead_s(self) -> int | None:
+        """``signal_lead`` in whole seconds (None when not given); refused when it is no
+        duration Slurm's ``--signal`` takes."""
+        return None if self.signal_lead is None else signal_lead_option_s(self.signal_lead)
 
     def floor(self) -> EfficiencyFloor:
         """The efficiency rule: as given, or the 70% overall default when none is."""
@@ -164,12 +191,20 @@ class Plan:
     default_queue: str | None
     queue_reason: str | None
     chained_jobs: int
+    time_min: TimeMin | None
+    signal_lead_s: int | None
     catalog_system: str | None
     allocation_unit: str | None
     allocation_units_p50: float | None
     allocation_units_p90: float | None
     basis: str
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def time_min_shortens(self) -> bool:
+        """Whether a time-min was asked for and lies below the walltime: only then is
+        one written (a time-min equal to the walltime lets the scheduler cut nothing)."""
+        return self.time_min is not None and self.time_min.time_min_s < self.walltime_s
 
     @property
     def node_hours_p50(self) -> float:
@@ -203,7 +238,9 @@ class Plan:
             "expected_runtime_over_walltime": rec.predicted_runtime_s / self.walltime_s,
             "queue": self.queue, "queue_max_walltime_s": self.queue_max_walltime_s,
             "default_queue": self.default_queue, "queue_reason": self.queue_reason,
-            "chained_jobs": self.chained_jobs, "runs": self.request.runs,
+            "chained_jobs": self.chained_jobs,
+            **TimeMin.fields(self.time_min),
+            "signal_lead_s": self.signal_lead_s, "runs": self.request.runs,
             "node_hours_per_run_p50": rec.node_hours_p50,
             "node_hours_per_run_p90": rec.node_hours_p90,
             "node_hours_p50": self.node_hours_p50, "node_hours_p90": self.node_hours_p90,
@@ -243,11 +280,11 @@ def exceedance_probability(predictor: LoadedPredictor, query: Query,
     return predictor.exceedance(query, runtime_s)
 
 
-def walltime_kill_probability(reading: float, kill_risk: float, chained_jobs: int) -> float:
-    """The kill probability to report for the walltime requested, given the interval
-    model's ``reading`` of it (:func:`exceedance_probability`).
+def walltime_kill_probability(reading: float, kill_risk: float, capped: bool) -> float:
+    """The kill probability to report for the walltime requested (or a time-min), given
+    the interval model's ``reading`` of it (:func:`exceedance_probability`).
 
-    A walltime that no queue caps (``chained_jobs`` 1) is the runtime quantile at
+    A walltime that no queue caps (not ``capped``) is the runtime quantile at
     ``1 - kill_risk`` rounded up, so the interval model puts its kill probability at
     ``kill_risk`` or below: what it is below is worth saying (rounding up to whole
     minutes often takes a 5% risk to 1.2%), but a reading above it is not a property of
@@ -260,8 +297,9 @@ def walltime_kill_probability(reading: float, kill_risk: float, chained_jobs: in
     Such a reading is reported as ``kill_risk`` itself, which the text says is an upper
     bound ("at most").
     A walltime capped by the queue (a chained run) is below the quantile, and its
-    reading, well above the risk, is what each job of the chain faces."""
-    return reading if chained_jobs > 1 else min(reading, kill_risk)
+    reading, well above the risk, is what each job of the chain faces; so is a time-min
+    capped by the walltime."""
+    return reading if capped else min(reading, kill_risk)
 
 
 def sweep_nodes(smallest_nodes: float, measured_nodes: list[float], max_nodes: int) -> list[int]:
@@ -333,9 +371,19 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     warnings += limit.warnings
     kill_probability = walltime_kill_probability(
         exceedance_probability(predictor, rec_query, limit.walltime_s), request.kill_risk,
-        limit.chained_jobs)
+        capped=limit.chained_jobs > 1)
     if estimate.beyond_measured_range and kill_probability > request.kill_risk / 2:
         warnings.append(beyond_range_walltime_note(request.kill_risk))
+
+    time_min = None
+    if request.time_min_kill_risk is not None:
+        time_min = time_min_limit(predictor, rec_query, request.time_min_kill_risk, limit)
+        if time_min.time_min_s >= limit.walltime_s:
+            warnings.append(time_min_note(request.time_min_kill_risk, time_min.quantile_s))
+    shortest_s = time_min.time_min_s if time_min else limit.walltime_s
+    lead_s = signal_lead_for_job(request.signal_lead_s(), shortest_s,
+                                 "time-min" if shortest_s < limit.walltime_s else "walltime",
+                                 chained=limit.chained_jobs > 1)
 
     units = _allocation_units(spec, rec, request.runs, limit.queue)
     series_name = predictor.series_context(entry)[0].name
@@ -354,7 +402,8 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         queue_max_walltime_s=limit.queue.max_walltime_s if limit.queue else None,
         default_queue=limit.default_queue.name if limit.default_queue else None,
         queue_reason=limit.queue_reason,
-        chained_jobs=limit.chained_jobs, catalog_system=spec.name if spec else None,
+        chained_jobs=limit.chained_jobs, time_min=time_min, signal_lead_s=lead_s,
+        catalog_system=spec.name if spec else None,
         allocation_unit=spec.allocation_unit if spec else None,
         allocation_units_p50=units[0], allocation_units_p90=units[1],
         basis=_basis(entry, series_name, measured, scale_per_node, spec, limit.queue),
@@ -415,6 +464,70 @@ def beyond_range_walltime_note(kill_risk: float) -> str:
             "larger node count first (docs/accuracy.md, as walltime kill risks)")
 
 
+def rounded_limit_s(runtime_s: float, granularity_s: int) -> float:
+    """``runtime_s`` rounded up to the scheduler's granularity, as a time limit is
+    requested (the walltime, the time-min); one granule at least: a runtime below 6e-8 s
+    rounded to a walltime of 0 s.
+
+    >>> rounded_limit_s(188.7, 60), rounded_limit_s(1e-9, 60)
+    (240.0, 60.0)
+    """
+    return float(max(math.ceil(runtime_s / granularity_s - 1e-9), 1) * granularity_s)
+
+
+@dataclass
+class TimeMin:
+    """The shortest limit the scheduler may cut the walltime to, to start the job sooner
+    (Slurm's ``--time-min``, PBS's shrink-to-fit ``min_walltime``): the runtime quantile
+    at ``1 - kill_risk`` (``quantile_s``) rounded up as the walltime is, never above the
+    walltime (``time_min_s``), and the kill probability of a job given only that long."""
+
+    kill_risk: float
+    time_min_s: float
+    quantile_s: float
+    kill_probability: float
+
+    @staticmethod
+    def fields(time_min: TimeMin | None) -> dict[str, Any]:
+        """The advice's JSON fields for ``time_min``, null without one: the same keys
+        either way, for a script that reads them."""
+        from perfpredict.advise.walltime import slurm_time
+
+        if time_min is None:
+            return dict.fromkeys(("time_min_kill_risk", "time_min_s", "time_min_slurm",
+                                  "time_min_pbs", "time_min_quantile_s",
+                                  "time_min_kill_probability"))
+        return {"time_min_kill_risk": time_min.kill_risk, "time_min_s": time_min.time_min_s,
+                "time_min_slurm": slurm_time(time_min.time_min_s),
+                "time_min_pbs": pbs_time(time_min.time_min_s),
+                "time_min_quantile_s": time_min.quantile_s,
+                "time_min_kill_probability": time_min.kill_probability}
+
+
+def time_min_limit(predictor: LoadedPredictor, query: Query, time_min_kill_risk: float,
+                   limit: WalltimeLimit) -> TimeMin:
+    """The time-min of a job whose walltime is ``limit``: found as the walltime is (the
+    quantile at ``1 - time_min_kill_risk``, rounded up to the same granularity), so that
+    its kill probability reads as the walltime's does (:func:`walltime_kill_probability`):
+    at most the risk, or lower where rounding took it there; above it where the quantile
+    lies beyond the walltime and the time-min is the walltime itself."""
+    quantile_s = runtime_quantiles(predictor, [query], 1.0 - time_min_kill_risk)[0]
+    rounded_s = rounded_limit_s(quantile_s, limit.granularity_s)
+    time_min_s = min(rounded_s, limit.walltime_s)
+    reading = exceedance_probability(predictor, query, time_min_s)
+    return TimeMin(time_min_kill_risk, time_min_s, quantile_s, walltime_kill_probability(
+        reading, time_min_kill_risk, capped=time_min_s < rounded_s))
+
+
+def time_min_note(time_min_kill_risk: float, quantile_s: float) -> str:
+    """Why no time-min is written: the quantile asked for rounds up to the walltime (or
+    lies beyond a walltime the queue caps), so the scheduler could shorten nothing."""
+    return (f"at --time-min-kill-risk {time_min_kill_risk:g} the runtime quantile "
+            f"({format_seconds(quantile_s)} s) rounds up to the walltime itself: there is "
+            f"nothing to shorten, so no time-min is written (a larger "
+            f"--time-min-kill-risk may give one)")
+
+
 @dataclass
 class WalltimeLimit:
     """The walltime to request, the queue to submit to and why (``queue_reason``), the
@@ -440,8 +553,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     limit could be checked."""
     granularity_s = (spec.time_granularity_s if spec and spec.time_granularity_s
                      else DEFAULT_TIME_GRANULARITY_S)
-    # one granule at least: a runtime below 6e-8 s rounded to a walltime of 0 s
-    walltime_s = float(max(math.ceil(quantile_s / granularity_s - 1e-9), 1) * granularity_s)
+    walltime_s = rounded_limit_s(quantile_s, granularity_s)
     if spec is None or not spec.queues:
         where = (f"the catalog lists no queues for {spec.name}" if spec else
                  f"no catalog entry matches {measured_system!r}")

@@ -19,6 +19,7 @@ from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from perfpredict.counts import MAX_COUNT
+from perfpredict.durations import clock_seconds
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.records import IngestOptions
 
@@ -36,10 +37,6 @@ NO_LIMIT = {"UNLIMITED", "PARTITION_LIMIT", "INVALID", "NONE", ""}
 #: Slurm writes these where a timestamp is not set.
 NO_TIME = {"UNKNOWN", "NONE", ""}
 
-# [DD-[HH:]]MM:SS[.mmm]: days only with hours (sacct never prints "D-MM:SS").
-_DURATION = re.compile(
-    r"^(?:(?:(?P<days>\d+)-)?(?P<hours>\d+):)?(?P<minutes>\d+):(?P<seconds>\d+(?:\.\d+)?)$"
-)
 # 231092K, 85399.46K, 0.31M, 2M, 0, 1993mb, 15240kb, 12.27M, 32G
 _MEMORY = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGTPkmgtp]?)[Bb]?$")
 _MEMORY_FACTOR = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
@@ -268,32 +265,22 @@ def timestamp_s(name: str, text: str) -> float | None:
 
 
 def duration_s(name: str, text: str) -> float | None:
-    """Seconds from Slurm/PBS ``[DD-[HH:]]MM:SS[.mmm]``; no limit (``UNLIMITED``,
+    """Seconds from Slurm/PBS ``[DD-[HH:]]MM:SS[.mmm]``
+    (:func:`~perfpredict.durations.clock_seconds`); no limit (``UNLIMITED``,
     ``Partition_Limit``, empty) is None.
 
     >>> duration_s("Elapsed", "2-22:03:04"), duration_s("TotalCPU", "00:15.057")
     (252184.0, 15.057)
     >>> duration_s("Timelimit", "UNLIMITED") is None
     True
-
-    PBS walltimes may have more than 24 hours (``144:00:00``), so hours are bounded only
-    when days are given.
     """
     text = text.strip()
     if text.upper() in NO_LIMIT:
         return None
-    match = _DURATION.match(text)
-    if match is None:
-        raise FieldError(f"{name} {text!r} is not a duration like [DD-[HH:]]MM:SS[.mmm]")
-    days = int(match["days"] or 0)
-    hours = int(match["hours"] or 0)
-    minutes, seconds = int(match["minutes"]), float(match["seconds"])
-    if seconds >= 60 or (match["hours"] is not None and minutes >= 60) or (
-        match["days"] is not None and hours >= 24
-    ):
-        raise FieldError(f"{name} {text!r} has a field out of range (minutes and seconds "
-                         "must be below 60, hours below 24 after a day count)")
-    total = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    try:
+        total = clock_seconds(text)
+    except ValueError as exc:
+        raise FieldError(f"{name} {text!r} {exc}") from None
     return check_duration_s(name, total)
 
 

@@ -91,6 +91,7 @@ def summary_lines(plan: Plan) -> list[str]:
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
         f"; {kill_text(plan)}, expected "
         f"runtime/walltime {_ratio_text(rec.predicted_runtime_s / plan.walltime_s)}",
+        *checkpoint_lines(plan),
         *([f"  queue {plan.queue_reason}"] if plan.queue_reason else []),
         f"  node-hours per run {significant(rec.node_hours_p50)} (P50), "
         f"{significant(rec.node_hours_p90)} "
@@ -102,6 +103,29 @@ def summary_lines(plan: Plan) -> list[str]:
     return lines + [f"  warning: {w}" for w in plan.warnings]
 
 
+def checkpoint_lines(plan: Plan) -> list[str]:
+    """The time-min (``--time-min-kill-risk``) and the checkpoint signal (``--signal-lead``,
+    or the lead a chained run is given) as summary lines, none where neither is asked
+    for. A time-min that would shorten nothing is said in the warnings."""
+    lines = []
+    time_min = plan.time_min
+    if time_min is not None and plan.time_min_shortens:
+        time_min_s, risk = time_min.time_min_s, time_min.kill_risk
+        lines.append(
+            f"  time-min {slurm_time(time_min_s)} (Slurm --time-min), {pbs_time(time_min_s)} "
+            f"(PBS min_walltime): the {100 * (1 - risk):g}th percentile "
+            f"{format_seconds(time_min.quantile_s)} s rounded up; the scheduler may cut "
+            f"the walltime to it to start the job sooner, and a job given only that long "
+            f"is killed with probability "
+            f"{_risk_text(time_min.kill_probability, risk, '--time-min-kill-risk')}: "
+            f"checkpoint, or accept that risk")
+    if plan.signal_lead_s is not None:
+        lines.append(f"  checkpoint signal {plan.signal_lead_s} s before the limit (Slurm "
+                     f"--signal=B:USR1@{plan.signal_lead_s}; PBS has none: time it in the "
+                     f"job)")
+    return lines
+
+
 def kill_text(plan: Plan) -> str:
     """The kill probability of the walltime requested, as it can be stated: "at most" the
     risk asked for where the walltime is that risk's quantile (the interval model says no
@@ -110,9 +134,16 @@ def kill_text(plan: Plan) -> str:
     if plan.chained_jobs > 1:
         return (f"each of the {plan.chained_jobs} chained jobs reaches the limit with "
                 f"probability {significant(100 * plan.kill_probability, 2)}%")
-    if plan.kill_probability >= risk:
-        return f"kill probability at most {100 * risk:g}% (--kill-risk)"
-    return f"kill probability {significant(100 * plan.kill_probability, 2)}%"
+    return f"kill probability {_risk_text(plan.kill_probability, risk, '--kill-risk')}"
+
+
+def _risk_text(probability: float, risk: float, option: str) -> str:
+    """The kill probability of a limit taken at the quantile of ``risk`` (given as
+    ``option``): "at most" the risk where the reading reaches it (the interval model
+    says no more), else the lower figure rounding up gave."""
+    if probability >= risk:
+        return f"at most {100 * risk:g}% ({option})"
+    return f"{significant(100 * probability, 2)}%"
 
 
 def _ratio_text(ratio: float) -> str:

@@ -50,13 +50,14 @@ def slurm_time(walltime_s: float) -> str:
     return f"{days}-{minutes // 60:02d}:{minutes % 60:02d}:00"
 
 
-def check_kill_risk(kill_risk: float) -> None:
+def check_kill_risk(kill_risk: float, option: str = "--kill-risk") -> None:
     """A kill risk is a share of jobs killed, above 0 and below one half (``advise``'s
-    and ``advise walltime``'s alike: at one half the walltime is the median runtime, and
-    beyond it a job is more likely killed than not); checked before any work, so that a
-    mistyped ``--kill-risk`` is told at once, not after an advisor is fitted."""
+    and ``advise walltime``'s alike, and ``advise --time-min-kill-risk``, named by
+    ``option``: at one half the limit is the median runtime, and beyond it a job is more
+    likely killed than not); checked before any work, so that a mistyped ``--kill-risk``
+    is told at once, not after an advisor is fitted."""
     if not 0.0 < kill_risk < 0.5:
-        raise BadInputError(f"--kill-risk must be between 0 and 0.5 (a share of jobs "
+        raise BadInputError(f"{option} must be between 0 and 0.5 (a share of jobs "
                             f"killed), got {kill_risk:g}; 0.05 means one job in twenty "
                             "may be killed")
 
