@@ -38,6 +38,7 @@ from perfpredict.ingest.records import (
     RunBatch,
     RunRecord,
     Skipped,
+    content_tagged,
     job_key,
 )
 from perfpredict.ingest.registry import WALL_CLOCK_FORMATS
@@ -295,11 +296,25 @@ class ZoneMatch(NamedTuple):
     run: Any
 
 
-def _same_job(record: JobTimes, candidates: list[Any],
+def _may_be(record: JobTimes, key: str, run: Any) -> bool:
+    """Whether ``run``, the only stored run of a job id, may be the job of ``record``
+    (keyed ``key``) where no time tells: not when both are keyed by what they did and the
+    keys differ (:func:`~perfpredict.ingest.records.content_tagged_key`: job 1 of two SWF
+    traces without ``UnixStartTime``), nor when they ran for different times (an ended
+    job's runtime does not change: job 1 of such a trace, and the stored job 1 of a
+    trace of the machine with epochs)."""
+    if content_tagged(key) and content_tagged(run.natural_key):
+        return False
+    return (record.runtime_s is None or run.runtime_s is None
+            or round(record.runtime_s) == round(run.runtime_s))
+
+
+def _same_job(record: JobTimes, key: str, candidates: list[Any],
               zone_read: Callable[[Any], bool]) -> tuple[Any, int] | None:
-    """The stored run among ``candidates`` (of one job id) that is the job of ``record``,
-    and how many seconds ``record``'s times are later than its (0: read in one zone), or
-    None (:meth:`_FileIngest.same_jobs`). A submit time of 0 is none, as in keys.
+    """The stored run among ``candidates`` (of one job id) that is the job of ``record``
+    (keyed ``key``), and how many seconds ``record``'s times are later than its (0: read
+    in one zone), or None (:meth:`_FileIngest.same_jobs`). A submit time of 0 is none, as
+    in keys.
 
     ``zone_read(run)``: whether ``record`` or ``run`` is a reading of wall-clock text, which
     a zone may have put hours off (:func:`_zone_offset_s`); two records read from epoch
@@ -315,7 +330,7 @@ def _same_job(record: JobTimes, candidates: list[Any],
             continue
         if told:
             return run, 0
-    if len(candidates) == 1 and undecided:
+    if len(candidates) == 1 and undecided and _may_be(record, key, undecided[0]):
         return undecided[0], 0
     shifted = [(run, offset_s) for run in candidates if zone_read(run)
                and (offset_s := _zone_offset_s(record, run)) is not None]
@@ -509,15 +524,14 @@ class _FileIngest:
 
         A stored run of the row's system and job id is the same job when both were
         submitted in the same second; where either lacks a submit time, when both started
-        in the same second; where neither tells, when it is the only run of that id (two,
-        and the id was reused: which one it is, nothing says, and the row is kept apart
-        rather than taken for one of them);
+        in the same second; where neither tells, when it is the only run of that id and
+        nothing says otherwise (:func:`_may_be`; two, and the id was reused: which one it
+        is, nothing says, and the row is kept apart rather than taken for one of them);
         else, where the row or the run was read from wall-clock text, when all its times
-        differ by one zone offset
-        (:func:`_zone_offset_s`: sacct's JSON, in epoch seconds, and a ``sacct -P`` dump
-        in local time read as UTC gave one job two submit times, and two runs). Looked up
-        only for systems the store held runs of before this file (not in a first
-        ingest), by the indexed system and job id."""
+        differ by one zone offset (:func:`_zone_offset_s`: sacct's JSON, in epoch
+        seconds, and a ``sacct -P`` dump in local time read as UTC gave one job two
+        submit times, and two runs). Looked up only for systems the store held runs of
+        before this file (not in a first ingest), by the indexed system and job id."""
         job_ids, keys = batch.column("job_id"), batch.column("key")
         rows = [i for i, (job_id, key) in enumerate(zip(job_ids, keys, strict=True))
                 if job_id is not None and key is not None and DARSHAN_LOG_MARK not in key
@@ -545,7 +559,7 @@ class _FileIngest:
         for i in rows:
             candidates = stored.get((systems[i], job_ids[i]), [])
             if candidates and all(run.natural_key != out[i] for run in candidates):
-                same = _same_job(JobTimes(*times[i]), candidates, self.zone_read)
+                same = _same_job(JobTimes(*times[i]), out[i], candidates, self.zone_read)
                 if same is None:
                     continue
                 run, offset_s = same
