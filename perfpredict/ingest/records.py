@@ -7,6 +7,7 @@ Parsers normalise units at this boundary: seconds, bytes, epoch seconds UTC.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -45,6 +46,27 @@ def job_key(job_id: str, submit_epoch_s: float | None) -> str:
 def timed_key(key: str, submit_epoch_s: float | None) -> str:
     """``key`` with the submit time it was submitted at, where known (:func:`job_key`)."""
     return f"{key}@{submit_epoch_s:.0f}" if submit_epoch_s else key
+
+
+#: Hex digits of the digest that ends the key of a job told apart by what it did rather
+#: than when (:func:`content_tagged_key`).
+CONTENT_DIGEST_CHARS = 16
+_CONTENT_TAGGED = re.compile(rf"~[0-9a-f]{{{CONTENT_DIGEST_CHARS}}}\Z")
+
+
+def content_tagged(natural_key: str) -> bool:
+    """Whether a key is one of :func:`content_tagged_key`."""
+    return _CONTENT_TAGGED.search(natural_key) is not None
+
+
+def content_tagged_key(key: str, digest: str) -> str:
+    """The key of a job whose log gives no epoch to key it by (an SWF trace without
+    ``UnixStartTime``): its number and a digest of its fields. A trace numbers its jobs
+    from 1, so by the number alone, job 1 of another trace of the same machine was taken
+    for the stored job 1 and left out ("already in the store"); the same trace read again
+    (a copy, gzipped, ``--reread``) gives the same digest and stores nothing twice. Two
+    such keys that differ are two jobs (:func:`perfpredict.store.writer._same_job`)."""
+    return f"{key}~{digest[:CONTENT_DIGEST_CHARS]}"
 
 
 #: What marks the key of a Darshan log stored as a run of its own (:func:`darshan_log_key`).

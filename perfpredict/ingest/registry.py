@@ -35,6 +35,14 @@ FORMATS: dict[str, str] = {
     "darshan": "perfpredict.ingest.darshan_logs",
 }
 
+#: Formats whose times are wall-clock text without a zone (sacct's Submit/Start/End, the
+#: jobcomp log's, a CSV's ISO times), read in ``--timezone`` (UTC unless given): a dump
+#: written in local time and read as UTC is hours off. The others give epoch seconds
+#: (sacct's JSON, PBS's ctime/start/end, LSF, Grid Engine, SWF's UnixStartTime, Darshan),
+#: which are right in any zone; where one job is read from both, the store keeps these
+#: (:meth:`perfpredict.store.writer._FileIngest.same_jobs`).
+WALL_CLOCK_FORMATS = frozenset({"sacct", "jobcomp", "csv"})
+
 
 def _module(fmt: str) -> ModuleType:
     try:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection
@@ -38,8 +38,10 @@ from perfpredict.ingest.records import (
     RunBatch,
     RunRecord,
     Skipped,
+    content_tagged,
     job_key,
 )
+from perfpredict.ingest.registry import WALL_CLOCK_FORMATS
 from perfpredict.names import name_key
 from perfpredict.store import Store
 from perfpredict.store.dialect import (
@@ -228,23 +230,112 @@ SAME_RUN = ("excluded.start_epoch_s = runs.start_epoch_s"
             " OR (excluded.start_epoch_s IS NULL AND runs.start_epoch_s IS NULL)")
 
 
-def _same_job(submit_epoch_s: float | None, start_epoch_s: float | None,
-              candidates: list[Any]) -> Any | None:
-    """The stored run among ``candidates`` (of one job id) that is the job submitted and
-    started at these times, or None (:meth:`_FileIngest.same_jobs`). A submit time of 0
-    is none, as in keys."""
+#: The most a zone's clock is off UTC (UTC-12 to UTC+14), and the step of the offsets
+#: zones use: a quarter-hour (India's +5:30, Nepal's +5:45, Chatham's +12:45).
+ZONE_OFFSET_MAX_S = 14 * 3600
+ZONE_OFFSET_STEP_S = 15 * 60
+
+
+def _clock_offset_text(offset_s: int) -> str:
+    """``+05:30`` for 19800 s: how far a clock is ahead (``-04:00``: behind)."""
+    minutes = abs(offset_s) // 60
+    return f"{'-' if offset_s < 0 else '+'}{minutes // 60:02d}:{minutes % 60:02d}"
+
+
+class JobTimes(NamedTuple):
+    """When a job was submitted, started and ended (epoch seconds) and how long it ran:
+    what tells whether a stored run of its system and job id is the same job."""
+
+    submit_epoch_s: float | None
+    start_epoch_s: float | None
+    end_epoch_s: float | None
+    runtime_s: float | None
+
+
+def _zone_offset_s(record: JobTimes, run: Any) -> int | None:
+    """How many seconds ``record``'s times are later than those of the stored ``run``
+    when both are one job, one of them read from wall-clock text in a zone other than the
+    one it was written in (:data:`~perfpredict.ingest.registry.WALL_CLOCK_FORMATS`; sacct
+    in local time read as UTC), else None.
+
+    The same job: its start differs by a whole number of quarter-hours, nonzero and at
+    most 14 h, and its submit time (where both have one) and end differ by that same
+    offset to the second; where either has no end, its runtime is the same to the second
+    (sacct's Elapsed, the JSON's ``elapsed``, which no zone changes). A zone shifts every
+    time of a dump alike; two jobs that reused an id agree on all of that only by chance:
+    a job's start and end to the second are unlike another job's, and scheduler ids do
+    not come back within hours (Slurm's grow until a slurmdbd reset, PBS's and LSF's wrap
+    after about a million jobs), while id reuse keeps its meaning otherwise: a later job
+    of a reused id is submitted days or years later, and is kept as a run of its own.
+    Without a start on both sides nothing is shifted to compare (a job cancelled while
+    pending), and the two stay apart. Where clocks changed between a job's submit and its
+    end, the dump's times are shifted by two offsets: such a job is still stored twice."""
+    if record.start_epoch_s is None or run.start_epoch_s is None:
+        return None
+    offset_s = round(record.start_epoch_s) - round(run.start_epoch_s)
+    if not offset_s or offset_s % ZONE_OFFSET_STEP_S or abs(offset_s) > ZONE_OFFSET_MAX_S:
+        return None
+    pairs = [(record.submit_epoch_s, run.submit_epoch_s)] if (
+        record.submit_epoch_s and run.submit_epoch_s) else []  # a submit time of 0 is none
+    if record.end_epoch_s is not None and run.end_epoch_s is not None:
+        pairs.append((record.end_epoch_s, run.end_epoch_s))
+    elif (record.runtime_s is None or run.runtime_s is None
+          or round(record.runtime_s) != round(run.runtime_s)):
+        return None
+    if any(round(mine) - round(stored) != offset_s for mine, stored in pairs):
+        return None
+    return offset_s
+
+
+class ZoneMatch(NamedTuple):
+    """A row of a batch that is the stored ``run`` read in another zone: its times are
+    ``offset_s`` seconds later than the run's (:func:`_zone_offset_s`)."""
+
+    row: int
+    offset_s: int
+    run: Any
+
+
+def _may_be(record: JobTimes, key: str, run: Any) -> bool:
+    """Whether ``run``, the only stored run of a job id, may be the job of ``record``
+    (keyed ``key``) where no time tells: not when both are keyed by what they did and the
+    keys differ (:func:`~perfpredict.ingest.records.content_tagged_key`: job 1 of two SWF
+    traces without ``UnixStartTime``), nor when they ran for different times (an ended
+    job's runtime does not change: job 1 of such a trace, and the stored job 1 of a
+    trace of the machine with epochs)."""
+    if content_tagged(key) and content_tagged(run.natural_key):
+        return False
+    return (record.runtime_s is None or run.runtime_s is None
+            or round(record.runtime_s) == round(run.runtime_s))
+
+
+def _same_job(record: JobTimes, key: str, candidates: list[Any],
+              zone_read: Callable[[Any], bool]) -> tuple[Any, int] | None:
+    """The stored run among ``candidates`` (of one job id) that is the job of ``record``
+    (keyed ``key``), and how many seconds ``record``'s times are later than its (0: read
+    in one zone), or None (:meth:`_FileIngest.same_jobs`). A submit time of 0 is none, as
+    in keys.
+
+    ``zone_read(run)``: whether ``record`` or ``run`` is a reading of wall-clock text, which
+    a zone may have put hours off (:func:`_zone_offset_s`); two records read from epoch
+    seconds are never one job at another time."""
     undecided = []
     for run in candidates:
-        if submit_epoch_s and run.submit_epoch_s:
-            told = round(submit_epoch_s) == round(run.submit_epoch_s)
-        elif start_epoch_s is not None and run.start_epoch_s is not None:
-            told = round(start_epoch_s) == round(run.start_epoch_s)
+        if record.submit_epoch_s and run.submit_epoch_s:
+            told = round(record.submit_epoch_s) == round(run.submit_epoch_s)
+        elif record.start_epoch_s is not None and run.start_epoch_s is not None:
+            told = round(record.start_epoch_s) == round(run.start_epoch_s)
         else:
             undecided.append(run)
             continue
         if told:
-            return run
-    return undecided[0] if len(candidates) == 1 and undecided else None
+            return run, 0
+    if len(candidates) == 1 and undecided and _may_be(record, key, undecided[0]):
+        return undecided[0], 0
+    shifted = [(run, offset_s) for run in candidates if zone_read(run)
+               and (offset_s := _zone_offset_s(record, run)) is not None]
+    # two runs of the id, each the record in another zone: which one it is, nothing says
+    return shifted[0] if len(shifted) == 1 else None
 
 
 class _FileIngest:
@@ -264,6 +355,11 @@ class _FileIngest:
         self.io_only = None if fmt == DARSHAN_FORMAT else IoOnlyRuns(conn, batch_id)
         #: Whether the store held runs of each system when this file first named it.
         self.had_runs: dict[str, bool] = {}
+        self.batch_formats: dict[int, str] = {}
+        #: Jobs stored twice a zone apart, by how far the wall-clock reading is off the
+        #: epoch times (:meth:`settle_zones`), and the readings this file replaced.
+        self.zone_offsets_s: Counter[int] = Counter()
+        self.replaced_readings: set[int] = set()
 
     def canonical_system(self, name: str) -> str:
         """The system a run naming ``name`` is stored under (:meth:`SystemNames.canonical`),
@@ -398,10 +494,13 @@ class _FileIngest:
         values = {name: batch.columns[name] for name in _CONTENT_FIELDS if name in batch.columns}
         values["system"] = systems
         values.setdefault("censored", [False] * len(batch))
+        self.apps.update(batch.column("app"))
+        natural_keys, zone_matches = self.same_jobs(batch, systems, natural_keys)
+        if zone_matches:
+            self.settle_zones(batch, values, natural_keys, zone_matches)
         if "extra" in values:
             values["extra"] = _json_texts(values["extra"], self.json_cache)
-        self.apps.update(batch.column("app"))
-        natural_keys = values["natural_key"] = self.same_jobs(batch, systems, natural_keys)
+        values["natural_key"] = natural_keys
         values["batch_id"] = [self.batch_id] * len(batch)
         values["source_line"] = batch.column("line_no")
         insert_rows_ignoring_duplicates(self.conn, runs, list(values),
@@ -413,26 +512,32 @@ class _FileIngest:
             self.report.n_joined_io += self.io_only.join(systems, batch.column("job_id"))
 
     def same_jobs(self, batch: RunBatch, systems: list[str],
-                  natural_keys: list[str]) -> list[str]:
+                  natural_keys: list[str]) -> tuple[list[str], list[ZoneMatch]]:
         """Each row's natural key, or the key of the stored run that is the same job read
         from an export that keys it otherwise: one without a ``Submit`` column (a job is
         keyed ``id@submit`` where its submit time is known, :func:`job_key`), an array
         task by its JobIDRaw where it is stored as ``123_4`` (a jobcomp log without
         ``ArrayJobId``, :func:`~perfpredict.ingest.sacct.rows.key_id`), an export of a
         release before submit times were keyed. Such a job met again was stored twice.
+        Also the rows that are a stored run read in another zone (:class:`ZoneMatch`),
+        which :meth:`settle_zones` stores once.
 
         A stored run of the row's system and job id is the same job when both were
         submitted in the same second; where either lacks a submit time, when both started
-        in the same second; where neither tells, when it is the only run of that id (two,
-        and the id was reused: which one it is, nothing says, and the row is kept apart
-        rather than taken for one of them). Looked up only for systems the store held runs
-        of before this file (not in a first ingest), by the indexed system and job id."""
+        in the same second; where neither tells, when it is the only run of that id and
+        nothing says otherwise (:func:`_may_be`; two, and the id was reused: which one it
+        is, nothing says, and the row is kept apart rather than taken for one of them);
+        else, where the row or the run was read from wall-clock text, when all its times
+        differ by one zone offset (:func:`_zone_offset_s`: sacct's JSON, in epoch
+        seconds, and a ``sacct -P`` dump in local time read as UTC gave one job two
+        submit times, and two runs). Looked up only for systems the store held runs of
+        before this file (not in a first ingest), by the indexed system and job id."""
         job_ids, keys = batch.column("job_id"), batch.column("key")
         rows = [i for i, (job_id, key) in enumerate(zip(job_ids, keys, strict=True))
                 if job_id is not None and key is not None and DARSHAN_LOG_MARK not in key
                 and self.held_runs_of(systems[i])]
         if not rows:
-            return natural_keys
+            return natural_keys, []
         wanted: dict[str, set[str]] = {}
         for i in rows:
             wanted.setdefault(systems[i], set()).add(job_ids[i])
@@ -441,22 +546,99 @@ class _FileIngest:
             ordered = sorted(ids)
             for start in range(0, len(ordered), LOOKUP_CHUNK):
                 for row in self.conn.execute(
-                        select(runs.c.natural_key, runs.c.job_id, runs.c.submit_epoch_s,
-                               runs.c.start_epoch_s)
+                        select(runs.c.id, runs.c.natural_key, runs.c.job_id, runs.c.batch_id,
+                               *(runs.c[name] for name in JobTimes._fields))
                         .where(runs.c.system == system,
                                runs.c.job_id.in_(ordered[start:start + LOOKUP_CHUNK]),
                                ~runs.c.natural_key.contains(DARSHAN_LOG_MARK,
                                                             autoescape=True))):
                     stored.setdefault((system, row.job_id), []).append(row)
         out = list(natural_keys)
-        submits, starts = batch.column("submit_epoch_s"), batch.column("start_epoch_s")
+        times = list(zip(*(batch.column(name) for name in JobTimes._fields), strict=True))
+        zone_matches: list[ZoneMatch] = []
         for i in rows:
             candidates = stored.get((systems[i], job_ids[i]), [])
             if candidates and all(run.natural_key != out[i] for run in candidates):
-                same = _same_job(submits[i], starts[i], candidates)
-                if same is not None:
-                    out[i] = same.natural_key
-        return out
+                same = _same_job(JobTimes(*times[i]), out[i], candidates, self.zone_read)
+                if same is None:
+                    continue
+                run, offset_s = same
+                if offset_s:
+                    zone_matches.append(ZoneMatch(i, offset_s, run))
+                else:
+                    out[i] = run.natural_key
+        return out, zone_matches
+
+    def zone_read(self, run: Any) -> bool:
+        """Whether this file or the stored ``run`` gives wall-clock times, which a zone may
+        have put hours off (:data:`~perfpredict.ingest.registry.WALL_CLOCK_FORMATS`)."""
+        return (self.fmt in WALL_CLOCK_FORMATS
+                or self.format_of(run.batch_id) in WALL_CLOCK_FORMATS)
+
+    def format_of(self, batch_id: int) -> str:
+        """The format of the file ingested as batch ``batch_id``."""
+        fmt = self.batch_formats.get(batch_id)
+        if fmt is None:
+            fmt = self.batch_formats[batch_id] = self.conn.execute(
+                select(ingest_batches.c.format).where(ingest_batches.c.id == batch_id)
+            ).scalar_one()
+        return fmt
+
+    def settle_zones(self, batch: RunBatch, values: dict[str, list[Any]],
+                     natural_keys: list[str], zone_matches: list[ZoneMatch]) -> None:
+        """Store once each row of ``batch`` that is a stored run read in another zone,
+        with the times read from epoch seconds; ``values`` (the insert's columns, ``extra``
+        not encoded yet) and ``natural_keys`` are changed in place.
+
+        Where this file gives wall-clock times (or both do), the row is the stored run
+        met again: it takes the run's key and its times shifted back to the run's, and is
+        then what any record met again is (a duplicate, or the same run now ended). Where
+        the stored run is the wall-clock reading and this file gives epoch seconds (sacct's
+        JSON after a local-time dump), the reading is removed and the row stored in its
+        place, with the I/O a Darshan log gave the reading where the row has none: in
+        either order the store holds the job once, as the epoch record says, UTC-true."""
+        for name in (*JobTimes._fields[:3], "io_bytes", "extra"):
+            values[name] = list(values.get(name) or batch.column(name))
+        for match in zone_matches:
+            if self.fmt in WALL_CLOCK_FORMATS:
+                natural_keys[match.row] = match.run.natural_key
+                for name in JobTimes._fields[:3]:
+                    if values[name][match.row] is not None:
+                        values[name][match.row] -= match.offset_s
+                self.zone_offsets_s[match.offset_s] += 1
+                continue
+            if match.run.id in self.replaced_readings:  # a job twice in this file
+                continue
+            self.replaced_readings.add(match.run.id)
+            reading = self.conn.execute(select(runs.c.io_bytes, runs.c.extra)
+                                        .where(runs.c.id == match.run.id)).one()
+            if values["io_bytes"][match.row] is None:
+                values["io_bytes"][match.row] = reading.io_bytes
+            logs = (reading.extra or {}).get(DARSHAN_DETAILS)
+            extra = values["extra"][match.row] or {}
+            if logs is not None and DARSHAN_DETAILS not in extra:
+                values["extra"][match.row] = {**extra, DARSHAN_DETAILS: logs}
+            self.conn.execute(runs.delete().where(runs.c.id == match.run.id))
+            self.conn.execute(update(ingest_batches)
+                              .where(ingest_batches.c.id == match.run.batch_id)
+                              .values(n_stored=ingest_batches.c.n_stored - 1))
+            self.zone_offsets_s[-match.offset_s] += 1
+
+    def zone_warning(self) -> list[str]:
+        """What :meth:`settle_zones` did, and how to read such a dump: the offsets of the
+        wall-clock readings from the epoch times (or, where both were wall-clock, from
+        the runs stored first)."""
+        if not self.zone_offsets_s:
+            return []
+        n_jobs = sum(self.zone_offsets_s.values())
+        offsets = ", ".join(f"{_clock_offset_text(offset_s)} for {n}"
+                            for offset_s, n in sorted(self.zone_offsets_s.items()))
+        return [f"{n_jobs} {'job' if n_jobs == 1 else 'jobs'} of this file "
+                f"{'was' if n_jobs == 1 else 'were'} stored already with times a zone apart "
+                f"(wall-clock times off by {offsets}): each is stored once, with the times "
+                "read from epoch seconds where a file gives them, else as first stored. Read "
+                "a local-time dump with --timezone ZONE (the zone of the machine that wrote "
+                "it), or export it with TZ=UTC sacct"]
 
     def give_job_ids(self, batch: RunBatch, natural_keys: list[str]) -> None:
         """A run stored under the id its key names (an array task ``123_4`` read from an
@@ -752,6 +934,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         report.n_stored = n_stored - n_stored_before
         report.n_duplicates = report.n_records - report.n_stored - report.n_attached
         report.add_warnings()
+        report.warnings += state.zone_warning()
         if report.n_stored:
             report.warnings += state.case_twin_warnings()
         # The batch's row counts its runs in all (read again, the file's runs before too).

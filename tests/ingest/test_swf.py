@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sqlalchemy import text
 
 from perfpredict.errors import BadInputError
 from perfpredict.ingest import IngestOptions, ingest_file
@@ -255,3 +257,51 @@ def test_a_file_no_line_of_which_can_be_read_is_one_reject(
                          "as a reject"), line
     skipped = cli("ingest", "swf", str(path), *options, "--on-error", "skip")
     assert skipped.exit_code == 0 and "0 stored" in skipped.output and "1 rejected" in skipped.output
+
+
+def nasa_traces(tmp_path: Path) -> tuple[Path, Path]:
+    """Two traces of NASA's iPSC/860 without ``UnixStartTime``, as the Archive's tools
+    cut a log in periods: its first 100 jobs, and the next 100 numbered from 1 again with
+    submit times from their own first job."""
+    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
+    header = [line for line in lines if line.startswith(";") and "UnixStartTime" not in line]
+    jobs = [line.split() for line in lines if line.strip() and not line.startswith(";")]
+    origin_s = float(jobs[100][1])
+    later = [[str(number), f"{float(fields[1]) - origin_s:.0f}", *fields[2:]]
+             for number, fields in enumerate(jobs[100:200], 1)]
+    return tuple(write(tmp_path, "\n".join(header + [" ".join(f) for f in part]) + "\n",  # type: ignore[return-value]
+                       name) for name, part in (("first.swf", jobs[:100]), ("next.swf", later)))
+
+
+def test_two_traces_without_unix_start_time_keep_their_jobs(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Keyed by the job number alone, 29 jobs of the second trace were taken for the
+    first trace's jobs of their numbers and left out ("29 already in the store")."""
+    first, later = nasa_traces(tmp_path)
+    for path in (first, later):
+        result = cli("ingest", "swf", str(path))
+        assert result.exit_code == 0 and "100 stored" in result.output, result.output
+    copy = tmp_path / "first.swf.gz"  # the same trace again, another sha256
+    copy.write_bytes(gzip.compress(first.read_bytes()))
+    for path in (copy, later):
+        result = cli("ingest", "swf", "--reread", str(path))
+        assert result.exit_code == 0 and " 0 stored" in result.output, result.output
+    listed = cli("runs", "list", "--format", "json", "--limit", "1000")
+    assert len(json.loads(listed.stdout)) == 200
+
+
+def test_a_trace_read_with_and_without_unix_start_time_is_stored_once(  # type: ignore[no-untyped-def]
+        store, tmp_path: Path) -> None:
+    """The first 100 jobs without the header's epoch are the full trace's jobs: matched by
+    number and runtime; and a store keyed by number alone (an earlier release) takes the
+    trace again without storing it twice."""
+    first, _ = nasa_traces(tmp_path)
+    assert ingest_file(store, "swf", first).n_stored == 100
+    with store.engine.begin() as conn:  # as an earlier release keyed them: "<system>|N"
+        conn.execute(text(r"UPDATE runs SET natural_key = substr(natural_key, 1, "
+                          "length(natural_key) - 17)"))
+    full = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf")
+    report = ingest_file(store, "swf", full)
+    assert (report.n_stored, report.n_duplicates) == (18239 - 100, 100)
+    again = write(tmp_path, first.read_text() + "\n", "first-again.swf")
+    assert ingest_file(store, "swf", again).n_stored == 0
+    assert len(list(iter_runs(store))) == 18239

@@ -20,8 +20,10 @@ data line; the parser reads:
 * ``Queue:`` and ``Partition:`` lines (``;  0  interactive``) name queue and partition
   numbers; otherwise the numbers are kept as text.
 
-Mapping: job number -> ``job_id`` and key; run time -> ``runtime_s``; allocated processors
-(field 5, else the requested field 8) -> ``total_ranks``; requested time (field 9) ->
+Mapping: job number -> ``job_id`` and key (with the submit epoch, or, without
+``UnixStartTime``, a digest of the job's fields: :func:`.rows.job_key`); run time ->
+``runtime_s``; allocated processors (field 5, else the requested field 8) ->
+``total_ranks``; requested time (field 9) ->
 ``requested_walltime_s``; status (field 11) -> ``state`` (1 COMPLETED, 0 FAILED, 5
 CANCELLED, 2/3/4 PARTIAL, -1 unknown); user (12) -> ``user``; group (13) -> ``account``;
 executable number (14) -> ``app`` (``exe-17``, or ``unknown``); queue (15) -> ``partition``;

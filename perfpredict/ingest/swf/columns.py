@@ -30,7 +30,6 @@ from perfpredict.ingest.records import (
     ParsedItem,
     RunBatch,
     in_line_order,
-    timed_key,
 )
 from perfpredict.ingest.swf.rows import (
     ABSOLUTE_EPOCH_MIN_S,
@@ -38,6 +37,8 @@ from perfpredict.ingest.swf.rows import (
     LineReader,
     app_name,
     extra_fields,
+    identity_digests,
+    job_key,
     number_text,
     state_of,
 )
@@ -93,6 +94,7 @@ def _runs(numbers: np.ndarray, line_nos: np.ndarray, reader: LineReader) -> RunB
         whole(prev), Factorized.of_numbers(think))
     job_ids = [str(number) for number in nullable_ints(job)]
     submits = nullable_floats(submit_epoch)
+    digests = iter(identity_digests(numbers[:, np.isnan(submit_epoch)]))
     columns: dict[str, list[Any]] = {
         "app": distinct(app_name, whole(exe))(None).tolist(),
         "system": [reader.system] * len(job),
@@ -110,8 +112,8 @@ def _runs(numbers: np.ndarray, line_nos: np.ndarray, reader: LineReader) -> RunB
         "end_epoch_s": nullable_floats(start + run),
         "extra": extra(None).tolist(),
         "line_no": line_nos.tolist(),
-        "key": [timed_key(job_id, submit) for job_id, submit in zip(job_ids, submits,
-                                                                     strict=True)],
+        "key": [job_key(job_id, submit, digests.__next__)
+                for job_id, submit in zip(job_ids, submits, strict=True)],
     }
     return RunBatch(columns)
 

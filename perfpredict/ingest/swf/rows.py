@@ -8,10 +8,14 @@ and hands every line it cannot vouch for to :meth:`LineReader.read`, in order.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+import numpy as np
 
 from perfpredict.ingest import fields
 from perfpredict.ingest.fields import FieldError
@@ -20,6 +24,7 @@ from perfpredict.ingest.records import (
     IngestOptions,
     ParsedItem,
     RunRecord,
+    content_tagged_key,
     timed_key,
 )
 
@@ -184,6 +189,31 @@ def extra_fields(header: SwfHeader, submit_offset_s: float | None, swf_status: i
     return extra
 
 
+#: The fields (0-based) that tell a job of a trace without ``UnixStartTime`` from another
+#: of its number: submit offset, wait and run time, processors, requested time, status,
+#: user, group, executable, queue, partition, preceding job; whole numbers, which both
+#: readers give alike (CPU time and memory may be fractional, and are left out).
+_IDENTITY_FIELDS = [0, 1, 2, 3, 4, 7, 8, 10, 11, 12, 13, 14, 15, 16]
+
+
+def identity_digests(numbers: np.ndarray) -> list[str]:
+    """For each column of ``numbers`` (the 18 fields by row, NaN where missing), the
+    digest that keys its job where no epoch does (:func:`job_key`)."""
+    chosen = numbers[_IDENTITY_FIELDS]
+    # whole seconds as floats (a damaged line's 1e400 is inf, no integer), -0.0 as 0.0
+    whole = np.ascontiguousarray((np.where(np.isnan(chosen), -1.0, np.round(chosen)) + 0.0).T)
+    return [hashlib.sha1(row.tobytes()).hexdigest() for row in whole]
+
+
+def job_key(key: str, submit_epoch_s: float | None, digest: Callable[[], str]) -> str:
+    """A job's key: its number (``key``) and submit epoch, or, where the trace gives no
+    epoch (no ``UnixStartTime``), its number and the digest of its fields
+    (:func:`~perfpredict.ingest.records.content_tagged_key`)."""
+    if submit_epoch_s is None:
+        return content_tagged_key(key, digest())
+    return timed_key(key, submit_epoch_s)
+
+
 def _record(tokens: list[str], header: SwfHeader, line_no: int,
             partial_counts: dict[int, int]) -> RunRecord:
     values = _numbers(tokens[:N_FIELDS])
@@ -206,7 +236,8 @@ def _record(tokens: list[str], header: SwfHeader, line_no: int,
         partial_counts[job] = partial_counts.get(job, 0) + 1
         key = f"{job}.{partial_counts[job]}"
     # A trace numbers its jobs from 1: two traces of one machine share job numbers.
-    key = timed_key(key, submit_epoch_s)
+    key = job_key(key, submit_epoch_s, lambda: identity_digests(np.array(
+        [[math.nan if value is None else value] for value in values]))[0])
 
     queue, partition = _whole(14, queue_f), _whole(15, part_f)
     extra = extra_fields(header, offset_s, status if censored or state == "PARTIAL" else None,
