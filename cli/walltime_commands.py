@@ -13,7 +13,8 @@ from perfpredict.cli.render import TableFormat
 
 COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
            "kill_probability", "expected_runtime_over_walltime", "requested_walltime_s",
-           "capped_at_request", "request_kill_probability", "request_likely_too_short")
+           "capped_at_request", "request_kill_probability", "request_likely_too_short",
+           "queue_max_walltime_s", "capped_by_queue", "request_above_queue_limit")
 
 
 class JobsFormat(str, Enum):
@@ -47,7 +48,9 @@ def walltime(
     """Walltime to request per job, so that at most --kill-risk of such jobs are killed.
 
     Uses only what is known at submission: the request, user, account, application and the
-    store's earlier jobs. Never above the job's own request unless --allow-above-request.
+    store's earlier jobs. Never above the job's own request unless --allow-above-request,
+    nor above the longest queue limit for the job's node count where the catalog lists
+    the system's queues ('perfpredict systems add FILE.toml').
     Uses the advisor 'train' saved, or fits one from the store. The summary (on stderr for
     csv and json) gives the expected kill share and the allocation the advice frees.
     """
@@ -76,7 +79,11 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     from perfpredict.advise.walltime import slurm_time
 
     request = row["requested_walltime_s"]
-    if row["request_likely_too_short"]:
+    if row["request_above_queue_limit"]:
+        note = "request over limit"
+    elif row["capped_by_queue"]:
+        note = "at queue limit"
+    elif row["request_likely_too_short"]:
         note = f"request too short? {row['request_kill_probability']:.0%}"
     elif request is not None and row["walltime_s"] > request:
         note = "above request"
@@ -106,10 +113,13 @@ def summary_text(summary: dict[str, Any]) -> str:
         lines.append(
             f"Reserved {summary['advised_hours']:,.0f} {summary['reserved_unit']} against "
             f"the requests' {summary['requested_hours']:,.0f} ({share}).")
+    at_queue_limit = (f"{summary['n_kept_at_queue_limit']} because their queue's limit is "
+                      "there, " if summary["n_kept_at_queue_limit"] else "")
     lines.append(
         f"Kept at their request: {summary['n_kept_at_request']} "
         f"({summary['n_kept_request_likely_too_short']} because the request is likely too "
-        f"short, the rest because nothing shorter meets the risk); requests likely too "
+        f"short, {at_queue_limit}the rest because nothing shorter meets the risk); "
+        "requests likely too "
         f"short: {summary['n_request_likely_too_short']}; advised above the request: "
         f"{summary['n_above_request']}; without a request: "
         f"{summary['n_without_request']}.")
@@ -118,6 +128,22 @@ def summary_text(summary: dict[str, Any]) -> str:
             f"Without a submit time: {summary['n_without_submit_time']}, each advised as if "
             "submitted now, after every stored job; a replayed log's jobs need theirs (an "
             "SWF file's come from its UnixStartTime header line).")
+    if summary["n_capped_by_queue"]:
+        lines.append(
+            f"warning: {summary['n_capped_by_queue']} jobs capped at the longest queue "
+            "limit for their node count (the catalog's), above which a job may pend "
+            "forever; their kill probability is the one at that limit, not --kill-risk.")
+    if summary["n_request_above_queue_limit"]:
+        lines.append(
+            f"warning: {summary['n_request_above_queue_limit']} jobs request more than any "
+            f"queue allows for their node count (first: job "
+            f"{summary['first_request_above_queue_limit']}): with their own request they "
+            "may pend forever; the advice keeps within the limit.")
+    if summary["n_nodes_no_queue_takes"]:
+        lines.append(
+            f"warning: {summary['n_nodes_no_queue_takes']} jobs ask for a node count no "
+            f"queue takes (first: job {summary['first_nodes_no_queue_takes']}): they may "
+            "pend forever.")
     return "\n".join(textwrap.fill(line, 79) for line in lines)
 
 

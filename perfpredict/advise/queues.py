@@ -16,6 +16,7 @@ nodes to chain five 2-hour jobs.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,13 +68,29 @@ def fits(queue: Queue, walltime_s: float) -> bool:
     return queue.max_walltime_s is None or walltime_s <= queue.max_walltime_s
 
 
+def accepting_queues(spec: SystemSpec, nodes: int) -> list[Queue]:
+    """The queues of ``spec`` that take a job of ``nodes`` nodes, in the catalog's order
+    (the one such a job lands in by default first)."""
+    return [q for q in spec.queues if q.accepts(nodes)]
+
+
+def longest_queue(queues: list[Queue]) -> Queue:
+    """Of ``queues`` (not empty), the one allowing the longest jobs, the first listed among
+    equals; a queue without a documented limit is the longest. Applied to the queues that
+    take a node count (:func:`accepting_queues`), its limit is the most a job of that size
+    can ask for: ``advise`` chains a run in it, ``advise walltime`` caps its advice there.
+    """
+    return max(queues, key=lambda q: math.inf if q.max_walltime_s is None
+               else q.max_walltime_s)
+
+
 def choose_queue(spec: SystemSpec, nodes: int, walltime_s: float) -> QueueChoice | None:
     """The queue for a job of ``nodes`` nodes asking for ``walltime_s``: the default one
     (the first listed that takes the node count) when the walltime fits its limit, else
     the first listed queue taking the node count whose limit fits, else (a chained run)
     the one with the longest limit, the first listed among equals. None when no queue
     takes the node count."""
-    accepting = [q for q in spec.queues if q.accepts(nodes)]
+    accepting = accepting_queues(spec, nodes)
     if not accepting:
         return None
     default = accepting[0]
@@ -90,7 +107,7 @@ def choose_queue(spec: SystemSpec, nodes: int, walltime_s: float) -> QueueChoice
         return QueueChoice(chosen, default, True,
                            f"{queue_text(chosen)}: {too_short}; submit to "
                            f"{chosen.name!r} instead, which takes them for that long")
-    longest = max(accepting, key=lambda q: q.max_walltime_s or 0.0)  # first of equals
+    longest = longest_queue(accepting)
     other = ("" if longest is default else
              f"; {longest.name!r} allows the longest jobs of that size, the fewest to chain")
     return QueueChoice(longest, default, False,

@@ -32,6 +32,10 @@ How it works (``advise walltime``):
    never exceeds it (a user who asks for 2 h may know something the log does not); jobs that
    overran their own request count as kills in the calibration, so the risk asked for
    includes them. Jobs without a request (NASA-iPSC) are not capped.
+6. **Capped at the queue limit.** Where the catalog lists the system's queues, no advice
+   exceeds the longest limit of the queues that take the job's node count (a longer job
+   may pend forever); the row names the queue, and its kill probability is the one at the
+   cap (:mod:`.service` looks the queues up, :mod:`.advisor` caps).
 
 Every submitted job counts, failed and cancelled ones too: at submission nobody knows a job
 will fail, and a job killed by its limit is killed whatever it would have done later.

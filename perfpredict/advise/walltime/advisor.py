@@ -37,6 +37,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 ARTIFACT_KIND = "walltime_advisor"
+#: Columns jobs to advise may carry (the service looks them up in the catalog): the name of
+#: the queue allowing the longest jobs of the job's node count, and that limit.
+QUEUE_COLUMNS = ("longest_queue", "queue_max_walltime_s")
 
 
 def slurm_time(walltime_s: float) -> str:
@@ -177,6 +180,15 @@ class WalltimeAdvisor:
 
         ``history`` is the store's runs; only what ended before each job's submission is
         used (a job without submit time is being submitted now and sees all of it).
+
+        Where ``jobs`` carry :data:`QUEUE_COLUMNS` (the queue of the catalog allowing the
+        longest jobs of each job's node count, and its limit), advice above that limit is
+        capped there: such a walltime would pend forever. A capped job's kill probability
+        is its raw one at the cap through the same calibrated map as any choice below its
+        request, and may well exceed ``kill_risk``. The calibration itself is left
+        uncapped: its jobs ran on the machine under those limits, so no runtime of theirs
+        lies above the cap, and a cap there kills none of them that the advice would
+        have let finish.
         """
         import numpy as np
 
@@ -184,7 +196,11 @@ class WalltimeAdvisor:
         self._check_fitted()
         past = _frame(history)
         queries = _frame(jobs.reset_index(drop=True))
+        for column in QUEUE_COLUMNS:
+            if column not in queries.columns:
+                queries[column] = None
         requests_s = queries["requested_walltime_s"].to_numpy()
+        limits_s = queries["queue_max_walltime_s"].to_numpy(dtype=float)
         calibrations, which, log_q = self._calibrations(past, queries, kill_risk,
                                                         allow_above_request)
         walltimes_s = candidates(requests_s, allow_above_request)
@@ -194,6 +210,11 @@ class WalltimeAdvisor:
         pick = choose(gain, raw_p, prices)
         chosen_s = walltimes_s[np.arange(len(pick)), pick]
         chosen_raw_p = raw_p[np.arange(len(pick)), pick]
+        by_queue = chosen_s > limits_s  # never for a job without a limit (NaN)
+        chosen_s = np.where(by_queue, limits_s, chosen_s)
+        chosen_raw_p = np.where(
+            by_queue, raw_kill_p(log_q, np.fmax(np.nan_to_num(limits_s), 1.0)[:, None])[:, 0],
+            chosen_raw_p)
         request_raw_p = raw_kill_p(log_q, np.fmax(requests_s, 1.0)[:, None])[:, 0]
         kill_p = np.empty(len(pick))
         overrun_p = np.full(len(pick), np.nan)
@@ -211,8 +232,8 @@ class WalltimeAdvisor:
         log_median = log_quantile_at(log_q, 0.5)
         rows: list[dict[str, Any]] = [{} for _ in range(len(queries))]
         for position, index in enumerate(queries.index):
-            request_s = requests_s[position]
-            has_request = not math.isnan(request_s)
+            request_s, limit_s = requests_s[position], limits_s[position]
+            has_request, has_limit = not math.isnan(request_s), not math.isnan(limit_s)
             rows[index] = {
                 "job_id": jobs.iloc[index].get("job_id"),
                 "walltime_s": float(chosen_s[position]),
@@ -226,6 +247,11 @@ class WalltimeAdvisor:
                 "request_kill_probability": (round(float(overrun_p[position]), 4)
                                              if has_request else None),
                 "request_likely_too_short": bool(has_request and overrun_p[position] > 0.5),
+                "queue_max_walltime_s": float(limit_s) if has_limit else None,
+                "capped_by_queue": (queries.at[index, "longest_queue"]
+                                    if by_queue[position] else None),
+                "request_above_queue_limit": (bool(request_s > limit_s)
+                                              if has_request and has_limit else None),
                 "nodes": _positive(queries.at[index, "nodes"]),
                 "total_ranks": _positive(queries.at[index, "total_ranks"]),
             }

@@ -8,7 +8,7 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.walltime.advisor import check_kill_risk
+from perfpredict.advise.walltime.advisor import QUEUE_COLUMNS, check_kill_risk
 from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
 from perfpredict.errors import BadInputError
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
 
+    from perfpredict.catalog import Queue, SystemSpec
     from perfpredict.store import Store
 
 
@@ -120,11 +121,15 @@ class WalltimeAdvice:
 
 
 def summarize(rows: list[dict[str, Any]], kill_risk: float,
-              n_without_submit_time: int = 0) -> dict[str, Any]:
+              n_without_submit_time: int = 0,
+              no_queue_job_ids: list[Any] | None = None) -> dict[str, Any]:
     """The advice over a file at a glance: expected kill share, the allocation reserved
-    against the users' requests, how many jobs were kept at their request and why, and
-    how many had no submit time (each advised as if submitted now, on the whole history,
-    its own log's later jobs too: said, since a replayed log's advice then differs).
+    against the users' requests, how many jobs were kept at their request and why, how
+    many had no submit time (each advised as if submitted now, on the whole history,
+    its own log's later jobs too: said, since a replayed log's advice then differs), how
+    many were capped by their queue limit, and the jobs that may pend forever: those
+    whose request exceeds every queue limit for their node count, and those of a node
+    count no queue takes (``no_queue_job_ids``), each with the first job's id.
 
     Reservations are node-hours when every job with a request gives its nodes, else
     processor-hours (SWF logs give processors only).
@@ -135,6 +140,8 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
     requested_h = sum(r["requested_walltime_s"] * (r[size] or 1) for r in with_request) / 3600
     advised_h = sum(r["walltime_s"] * (r[size] or 1) for r in with_request) / 3600
     kept = [r for r in with_request if r["capped_at_request"]]
+    # a queue limit at the request keeps a job there, whatever else would have
+    by_queue = [r for r in kept if r["capped_by_queue"] is not None]
     too_short = sum(r["request_likely_too_short"] for r in rows)
     return {
         "n_jobs": len(rows),
@@ -146,13 +153,24 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
         "advised_hours": round(advised_h, 1),
         "freed_share": round(1.0 - advised_h / requested_h, 4) if requested_h else None,
         "n_kept_at_request": len(kept),
-        "n_kept_request_likely_too_short": sum(r["request_likely_too_short"] for r in kept),
+        "n_kept_at_queue_limit": len(by_queue),
+        "n_kept_request_likely_too_short": sum(r["request_likely_too_short"] for r in kept
+                                               if r["capped_by_queue"] is None),
         "n_request_likely_too_short": too_short,
         "n_above_request": sum(r["requested_walltime_s"] is not None
                                and r["walltime_s"] > r["requested_walltime_s"] for r in rows),
         "n_without_request": len(rows) - len(with_request),
         "n_without_submit_time": n_without_submit_time,
+        "n_capped_by_queue": sum(r["capped_by_queue"] is not None for r in rows),
+        **_first_of("request_above_queue_limit",
+                    [r["job_id"] for r in rows if r["request_above_queue_limit"]]),
+        **_first_of("nodes_no_queue_takes", no_queue_job_ids or []),
     }
+
+
+def _first_of(what: str, job_ids: list[Any]) -> dict[str, Any]:
+    """How many jobs ``what`` says of, and the first one's id (None when none)."""
+    return {f"n_{what}": len(job_ids), f"first_{what}": job_ids[0] if job_ids else None}
 
 
 @takes_store
@@ -200,9 +218,54 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     finished = jobs[jobs["runtime_s"].notna()]
     finished = finished[~_stored_mask(store, finished)]
     history = pd.concat([stored, finished.reindex(columns=stored.columns)], ignore_index=True)
+    jobs, no_queue_ids = with_queue_limits(store, jobs)
     rows = advisor.advise(history, jobs, kill_risk, allow_above_request=allow_above_request)
     return WalltimeAdvice(rows, summarize(
-        rows, kill_risk, n_without_submit_time=int(jobs["submit_epoch_s"].isna().sum())))
+        rows, kill_risk, n_without_submit_time=int(jobs["submit_epoch_s"].isna().sum()),
+        no_queue_job_ids=no_queue_ids))
+
+
+def with_queue_limits(store: Store, jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
+    """``jobs`` with :data:`QUEUE_COLUMNS` (what caps their advice), and the ids of the
+    jobs no queue takes at their node count (they may pend forever).
+
+    Per job, the queue of its system's catalog entry that allows the longest jobs of its
+    node count, and that queue's limit: the entry ``advise`` reads
+    (:func:`~perfpredict.catalog.get_system`, the store's name matched to the catalog's
+    names and aliases), the queues that take the node count and the longest of them as
+    :func:`~perfpredict.advise.queues.choose_queue` finds them. Left empty where the
+    system has no entry with queues (add one with 'perfpredict systems add FILE.toml'),
+    where the job gives no node count (SWF logs give processors), and where no queue takes
+    its node count.
+    """
+    from perfpredict.advise.queues import longest_queue
+    from perfpredict.catalog import get_system
+
+    specs = {name: get_system(store, name) for name in dict.fromkeys(jobs["system"])}
+    names: list[str | None] = []
+    limits_s: list[float | None] = []
+    no_queue_ids = []
+    for system, nodes, job_id in zip(jobs["system"], jobs["nodes"], jobs["job_id"],
+                                     strict=True):
+        accepting = _accepting_queues(specs[system], nodes)
+        if accepting == []:
+            no_queue_ids.append(job_id)
+        longest = longest_queue(accepting) if accepting else None
+        names.append(longest.name if longest else None)
+        limits_s.append(longest.max_walltime_s if longest else None)
+    return jobs.assign(**dict(zip(QUEUE_COLUMNS, (names, limits_s), strict=True))), no_queue_ids
+
+
+def _accepting_queues(spec: SystemSpec | None, nodes: float | None) -> list[Queue] | None:
+    """The queues of ``spec`` that take a job of ``nodes`` nodes; None when that cannot be
+    told (no catalog entry with queues, no node count)."""
+    import math
+
+    from perfpredict.advise.queues import accepting_queues
+
+    if spec is None or not spec.queues or nodes is None or not nodes > 0:  # NaN too
+        return None
+    return accepting_queues(spec, math.ceil(nodes))
 
 
 def _stored_mask(store: Store, jobs: pd.DataFrame) -> np.ndarray:
