@@ -97,12 +97,17 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
             "request": "" if request is None else slurm_time(request), "note": note}
 
 
+def _jobs(n: int) -> str:
+    """``1 job``, ``3 jobs``."""
+    return f"{n} job" if n == 1 else f"{n} jobs"
+
+
 def summary_text(summary: dict[str, Any]) -> str:
     """The summary as sentences, wrapped for an 80-column terminal."""
     import textwrap
 
     lines = [
-        f"{summary['n_jobs']} jobs at --kill-risk {summary['kill_risk']:g}: expected kill "
+        f"{_jobs(summary['n_jobs'])} at --kill-risk {summary['kill_risk']:g}: expected kill "
         f"share {summary['expected_kill_share']:.1%}.",
     ]
     if summary["requested_hours"]:
@@ -130,19 +135,19 @@ def summary_text(summary: dict[str, Any]) -> str:
             "SWF file's come from its UnixStartTime header line).")
     if summary["n_capped_by_queue"]:
         lines.append(
-            f"warning: {summary['n_capped_by_queue']} jobs capped at the longest queue "
+            f"warning: {_jobs(summary['n_capped_by_queue'])} capped at the longest queue "
             "limit for their node count (the catalog's), above which a job may pend "
             "forever; their kill probability is the one at that limit, not --kill-risk.")
     if summary["n_request_above_queue_limit"]:
         lines.append(
-            f"warning: {summary['n_request_above_queue_limit']} jobs request more than any "
-            f"queue allows for their node count (first: job "
+            f"warning: {_jobs(summary['n_request_above_queue_limit'])} with a request above "
+            f"every queue limit for their node count (first: job "
             f"{summary['first_request_above_queue_limit']}): with their own request they "
             "may pend forever; the advice keeps within the limit.")
     if summary["n_nodes_no_queue_takes"]:
         lines.append(
-            f"warning: {summary['n_nodes_no_queue_takes']} jobs ask for a node count no "
-            f"queue takes (first: job {summary['first_nodes_no_queue_takes']}): they may "
+            f"warning: {_jobs(summary['n_nodes_no_queue_takes'])} at a node count no queue "
+            f"takes (first: job {summary['first_nodes_no_queue_takes']}): they may "
             "pend forever.")
     return "\n".join(textwrap.fill(line, 79) for line in lines)
 

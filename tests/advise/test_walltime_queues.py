@@ -132,7 +132,7 @@ def test_the_example_centers_30_day_advice_is_capped_once_its_queues_are_in_the_
     assert n_capped >= 4
     stderr = " ".join(result.stderr.split())
     assert f"warning: {n_capped} jobs capped at the longest queue limit" in stderr
-    assert ("warning: 1 jobs ask for a node count no queue takes (first: job 4190009): "
+    assert ("warning: 1 job at a node count no queue takes (first: job 4190009): "
             "they may pend forever.") in stderr
 
 
@@ -175,7 +175,7 @@ def test_a_request_over_every_queue_limit_is_warned(
     result = cli("advise", "walltime", "--input", str(jobs), "--kill-risk", "0.05")
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
-    assert ("warning: 2 jobs request more than any queue allows for their node count "
+    assert ("warning: 2 jobs with a request above every queue limit for their node count "
             "(first: job 5000005): with their own request they may pend forever") in text
     assert "request over limit" in result.output  # the table's note
     rows = _rows(cli("advise", "walltime", "--input", str(jobs), "--kill-risk", "0.05",
