@@ -28,7 +28,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection
 
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, DamagedStreamError
 from perfpredict.ingest.records import (
     DARSHAN_DETAILS,
     DARSHAN_LOG_MARK,
@@ -733,21 +733,19 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             batch_id = stored.id
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))
             n_stored_before = _count_runs(conn, batch_id)
-        if replaces:
-            report.n_replaced = _drop_releases(conn, fmt, replaces)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names, sha256)
-        with (_large_page_cache(conn), _cycle_collection_paused(),
-              _parsed_ahead(chunks, conn.dialect.name != "sqlite") as parsed):
-            for chunk in parsed:
-                if isinstance(chunk, Skipped):
-                    report.n_unfinished += chunk.n_unfinished
-                    continue
-                if isinstance(chunk, RunBatch):
-                    state.store_batch(chunk)
-                else:
-                    state.store(chunk)
-                if progress:
-                    progress(len(chunk))
+        try:
+            with conn.begin_nested():
+                if replaces:
+                    report.n_replaced = _drop_releases(conn, fmt, replaces)
+                _store_chunks(state, chunks, progress)
+        except DamagedStreamError as damage:
+            # A file that cannot be read to its end stores nothing, its earlier release
+            # stays: it is a file to copy again, and the copy, a new file, would store
+            # its benchmark rows (keyed by the file's checksum) a second time beside the
+            # part read of this one. Refused as a file whose header cannot be read is.
+            state.report = report = BatchReport(path=str(path), format=fmt)
+            state.reject(BadRecord(damage.line_no, "", damage.reason, whole_file=True))
         n_stored = _count_runs(conn, batch_id)
         report.n_stored = n_stored - n_stored_before
         report.n_duplicates = report.n_records - report.n_stored - report.n_attached
@@ -761,6 +759,24 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             n_rejected=report.n_rejected,
         ))
     return report
+
+
+def _store_chunks(state: _FileIngest, chunks: Iterable[Chunk],
+                  progress: ProgressCallback | None) -> None:
+    """The parsed ``chunks`` of a file stored in turn (:func:`write_file`)."""
+    conn = state.conn
+    with (_large_page_cache(conn), _cycle_collection_paused(),
+          _parsed_ahead(chunks, conn.dialect.name != "sqlite") as parsed):
+        for chunk in parsed:
+            if isinstance(chunk, Skipped):
+                state.report.n_unfinished += chunk.n_unfinished
+                continue
+            if isinstance(chunk, RunBatch):
+                state.store_batch(chunk)
+            else:
+                state.store(chunk)
+            if progress:
+                progress(len(chunk))
 
 
 def _count_runs(conn: Connection, batch_id: int) -> int:
