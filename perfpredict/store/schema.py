@@ -57,6 +57,7 @@ ingest_batches = Table(
     Column("system", String(200)),
     Column("started_epoch_s", Float, nullable=False),
     Column("n_records", Integer, nullable=False, default=0),
+    # the runs whose batch_id is this batch (recounted at the end of each ingest of it)
     Column("n_stored", Integer, nullable=False, default=0),
     Column("n_duplicates", Integer, nullable=False, default=0),
     Column("n_rejected", Integer, nullable=False, default=0),
