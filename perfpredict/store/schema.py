@@ -102,6 +102,8 @@ runs = Table(
     Index("ix_runs_series", "app", "system", "problem_size"),
     Index("ix_runs_submit", "submit_epoch_s"),
     Index("ix_runs_system_job", "system", "job_id"),
+    # an ingest counts its file's runs (and a new release drops its earlier one's) by batch
+    Index("ix_runs_batch", "batch_id"),
 )
 
 rejects = Table(

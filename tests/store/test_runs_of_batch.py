@@ -1,12 +1,29 @@
 """The runs of an ingest batch: its ``n_stored`` counts them (migration 0007 recounts what
-0006 left overstated)."""
+0006 left overstated), and an index finds them, so that an ingest into a large store
+does not scan every run to count its file's."""
 
 from __future__ import annotations
 
-from sqlalchemy import create_engine, select, text
+from sqlalchemy import create_engine, inspect, select, text
 
 from perfpredict.store import open_store
 from perfpredict.store.schema import ingest_batches
+
+
+def _batch_indexes(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    return [index["name"] for index in inspect(engine).get_indexes("runs")
+            if index["column_names"] == ["batch_id"]]
+
+
+def test_a_file_s_runs_are_counted_by_an_index(store) -> None:  # type: ignore[no-untyped-def]
+    """The count every ingest makes of its file's runs (``writer._count_runs``) scanned
+    all of ``runs``: 26 ms for a file of three jobs in a store of 250,000 runs."""
+    assert _batch_indexes(store.engine) == ["ix_runs_batch"]
+    if store.engine.dialect.name == "sqlite":
+        with store.engine.connect() as conn:
+            plan = " ".join(str(row[-1]) for row in conn.exec_driver_sql(
+                "EXPLAIN QUERY PLAN SELECT count(*) FROM runs WHERE batch_id = 1"))
+        assert "USING COVERING INDEX ix_runs_batch" in plan, plan
 
 
 def test_the_upgrade_recounts_the_runs_of_batches_whose_jobs_0006_merged(db_url: str) -> None:
@@ -46,5 +63,6 @@ def test_the_upgrade_recounts_the_runs_of_batches_whose_jobs_0006_merged(db_url:
                 ingest_batches.c.path, ingest_batches.c.n_records, ingest_batches.c.n_stored,
                 ingest_batches.c.n_duplicates).order_by(ingest_batches.c.path)).all()
         assert [tuple(row) for row in counts] == [("/logs/1", 2, 1, 1), ("/logs/2", 1, 1, 0)]
+        assert _batch_indexes(store.engine) == ["ix_runs_batch"]
     finally:
         store.dispose()
