@@ -44,6 +44,13 @@ class BadInputError(PerfPredictError):
         return f"{where}{self.reason}"
 
 
+class DamagedStreamError(BadInputError):
+    """A compressed file cannot be read to its end (cut short, or its bytes damaged):
+    ``line_no`` is the first line it could not deliver whole. Not a bad record among good
+    ones but a file to copy again, so an ingest stores nothing of it, also under
+    ``--on-error skip`` (which keeps it as a reject and goes on with the other files)."""
+
+
 class NotFoundError(PerfPredictError):
     """Something named does not exist: an application, a system, a stored artifact."""
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
-from perfpredict.ingest._text.lines import open_binary
+from perfpredict.ingest._text.lines import open_binary, read_upto
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import (
     BadRecord,
@@ -228,7 +228,7 @@ def _load(path: Path) -> Any:
     do: Slurm writes a job or user name's bytes as they are, and one Latin-1 name
     refused the whole export with advice to export it again, which gives the same bytes."""
     with open_binary(path) as fh:
-        data = fh.read()
+        data = read_upto(path, fh)
     return json.loads(data.decode("utf-8-sig", errors="replace"))
 
 
@@ -264,7 +264,7 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     except json.JSONDecodeError as exc:
         yield _not_json(exc)
         return
-    except (RecursionError, OSError, EOFError) as exc:
+    except RecursionError as exc:  # nested deeper than the decoder goes
         yield BadRecord(None, "", f"cannot be read as JSON text ({type(exc).__name__}: "
                         f"{str(exc)[:200]}); export again with sacct --json", whole_file=True)
         return

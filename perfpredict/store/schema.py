@@ -57,6 +57,7 @@ ingest_batches = Table(
     Column("system", String(200)),
     Column("started_epoch_s", Float, nullable=False),
     Column("n_records", Integer, nullable=False, default=0),
+    # the runs whose batch_id is this batch (recounted at the end of each ingest of it)
     Column("n_stored", Integer, nullable=False, default=0),
     Column("n_duplicates", Integer, nullable=False, default=0),
     Column("n_rejected", Integer, nullable=False, default=0),
@@ -101,6 +102,8 @@ runs = Table(
     Index("ix_runs_series", "app", "system", "problem_size"),
     Index("ix_runs_submit", "submit_epoch_s"),
     Index("ix_runs_system_job", "system", "job_id"),
+    # an ingest counts its file's runs (and a new release drops its earlier one's) by batch
+    Index("ix_runs_batch", "batch_id"),
 )
 
 rejects = Table(

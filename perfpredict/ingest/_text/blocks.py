@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from perfpredict.ingest._text.lines import damaged_stream, open_binary
+from perfpredict.ingest._text.lines import open_binary, read_upto
 
 #: Bytes read per block: memory stays bounded (a few times this) on files of any size.
 BLOCK_BYTES = 4 << 20
@@ -82,10 +82,7 @@ def line_blocks(path: Path, block_bytes: int | None = None) -> Iterator[LineBloc
     next_line_no, pending = 1, b""
     with open_binary(path) as fh:
         while True:
-            try:
-                chunk = fh.read(block_bytes)
-            except (OSError, EOFError) as exc:
-                raise damaged_stream(path, next_line_no + pending.count(b"\n"), exc) from exc
+            chunk = read_upto(path, fh, block_bytes, next_line_no + pending.count(b"\n"))
             data = pending + chunk
             cut = len(data) if not chunk else data.rfind(b"\n") + 1
             if cut:

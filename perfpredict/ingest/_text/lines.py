@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, DamagedStreamError
 
 GZIP_MAGIC = b"\x1f\x8b"
+#: What reading a damaged gzip stream raises: cut short (EOFError), a bad header or
+#: checksum (gzip.BadGzipFile, an OSError), damaged compressed data (zlib.error, which
+#: reached the user as an internal error).
+STREAM_DAMAGE = (OSError, EOFError, zlib.error)
+#: Most bytes asked of a stream at once by :func:`read_upto`.
+READ_PIECE_BYTES = 1 << 20
 
 
 def readable_file(path: Path) -> bytes:
@@ -35,7 +43,7 @@ def open_binary(path: Path):  # type: ignore[no-untyped-def]
     fh = gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
     try:
         head = fh.peek(4)[:4]
-    except (OSError, EOFError) as exc:
+    except STREAM_DAMAGE as exc:
         fh.close()
         raise damaged_stream(path, 1, exc) from exc
     if wide_text(head):
@@ -67,14 +75,39 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
         try:
             for line_no, raw in enumerate(fh, start=1):  # noqa: B007 - used after the loop
                 yield line_no, raw.decode("utf-8", errors="replace").rstrip("\r\n")
-        except (OSError, EOFError) as exc:
+        except STREAM_DAMAGE as exc:
             raise damaged_stream(path, line_no + 1, exc) from exc
 
 
-def damaged_stream(path: Path, line_no: int, exc: Exception) -> BadInputError:
-    """The error for a corrupt gzip stream, at the first line it could not deliver."""
-    return BadInputError(f"the compressed stream is damaged ({exc}); re-copy the file",
-                         path=path, line_no=line_no)
+def read_upto(path: Path, fh: BinaryIO, size: int | None = None,
+              first_line_no: int = 1) -> bytes:
+    """``size`` bytes of the stream ``fh`` of ``path`` (fewer only at its end; None: all
+    that is left), the first of them on line ``first_line_no``. Read a piece at a time
+    (one decompression step of a gzip stream each), so that a damaged stream is refused
+    at the first line it could not deliver whole: read at once, a file cut after 5,255
+    lines was "damaged" at line 1."""
+    pieces: list[bytes] = []
+    n_read = 0
+    try:
+        while size is None or n_read < size:
+            piece = fh.read1(READ_PIECE_BYTES if size is None  # type: ignore[attr-defined]
+                             else min(size - n_read, READ_PIECE_BYTES))
+            if not piece:
+                break
+            pieces.append(piece)
+            n_read += len(piece)
+    except STREAM_DAMAGE as exc:
+        n_lines = sum(piece.count(b"\n") for piece in pieces)
+        raise damaged_stream(path, first_line_no + n_lines, exc) from exc
+    return b"".join(pieces)
+
+
+def damaged_stream(path: Path, line_no: int, exc: Exception) -> DamagedStreamError:
+    """The error for a corrupt gzip stream, at the first line it could not deliver
+    (``line_no``), saying how far it was read."""
+    where = f"after line {line_no - 1}" if line_no > 1 else "before its first line"
+    return DamagedStreamError(f"the compressed stream is damaged {where} ({exc}); "
+                              "re-copy the file", path=path, line_no=line_no)
 
 
 def file_sha256(path: Path) -> str:
