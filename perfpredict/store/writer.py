@@ -935,9 +935,12 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             # A file that cannot be read to its end stores nothing, its earlier release
             # stays: it is a file to copy again, and the copy, a new file, would store
             # its benchmark rows (keyed by the file's checksum) a second time beside the
-            # part read of this one. Refused as a file whose header cannot be read is.
-            state.report = report = BatchReport(path=str(path), format=fmt)
-            state.pending_rejects = []
+            # part read of this one. Refused as a file whose header cannot be read is,
+            # by a state that knows nothing of what the savepoint undid (systems added,
+            # jobs found a zone apart, rejects pending).
+            report = BatchReport(path=str(path), format=fmt)
+            state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
+                                sha256)
             state.reject(BadRecord(damage.line_no, "", damage.reason, whole_file=True))
             state.store_rejects()
         n_stored = _count_runs(conn, batch_id)
