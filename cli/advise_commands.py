@@ -59,11 +59,12 @@ def advise(
     runs: Annotated[int, typer.Option(
         help="Production runs to budget for (1 to 1000000).")] = 1,
     run_class: Annotated[list[str] | None, typer.Option(
-        "--run-class", metavar="LABEL=NODESxRUNS",
-        help="A class of production run to budget for, e.g. largest=512x10 (10 runs on 512 "
-        "nodes); repeat it for each class (largest, typical, smallest job). Each is "
-        "predicted and priced as the recommendation is, and the requested resources list "
-        "the classes and their total instead of the recommendation at --runs.")] = None,
+        "--run-class", metavar="CLASS",
+        help="A class of production run to budget for, as LABEL=NODESxRUNS: largest=512x10 "
+        "is 10 runs on 512 nodes; repeat it for each class (largest, typical, smallest "
+        "job). Each is predicted and priced as the recommendation is, and the requested "
+        "resources list the classes and their total instead of the recommendation at "
+        "--runs.")] = None,
     periods: Annotated[int, typer.Option(
         help="Allocation periods to split the totals over, evenly (ARCHER2: 2 half-years, "
         "LCRC: 4 quarters), as centers take back hours a period leaves unused (1 to "

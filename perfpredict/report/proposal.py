@@ -179,7 +179,7 @@ def resource_lines(plan: Plan) -> list[str]:
     ``--run-class`` or ``--periods`` (the node-hours line then says it all)."""
     totals, lines = plan.totals, []
     if plan.run_classes:
-        classes = ", ".join(f"{c.label} {c.runs} x {node_count(c.nodes)}"
+        classes = ", ".join(f"{c.label} ({c.runs} x {node_count(c.nodes)})"
                             for c in plan.run_classes)
         runs = plan.totals.total.runs
         lines.append(f"  run classes {classes}: {runs:g} run{'' if runs == 1 else 's'}, "

@@ -11,6 +11,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.advise.run_classes import RunClass, parse_run_class
@@ -33,6 +35,18 @@ def test_a_run_class_is_label_nodes_and_runs() -> None:
     assert parse_run_class("largest=512x10") == RunClass("largest", 512, 10)
     assert parse_run_class(" typical job = 64 X 3 ") == RunClass("typical job", 64, 3)
     assert parse_run_class("a=b=4x2") == RunClass("a=b", 4, 2)
+
+
+#: Labels as a user types them: printable text on one line, without edge spaces (which the
+#: parser strips).
+LABELS = st.text(st.characters(codec="utf-8", categories=("L", "N", "P", "S"),
+                               include_characters=" "),
+                 min_size=1, max_size=20).map(str.strip).filter(bool)
+
+
+@given(label=LABELS, nodes=st.integers(1, 2**31 - 1), runs=st.integers(1, 1_000_000))
+def test_a_run_class_reads_back_as_written(label: str, nodes: int, runs: int) -> None:
+    assert parse_run_class(f"{label}={nodes}x{runs}") == RunClass(label, nodes, runs)
 
 
 @pytest.mark.parametrize("text", ["big", "=4x2", "big=4", "big=4x", "big=x2", "big=4x2x1",
@@ -66,6 +80,15 @@ def test_each_class_is_priced_as_runs_x_nodes_x_hours(classes_plan) -> None:
     assert typical.basis == "predicted between the measured 8 and 128 nodes"
     assert "typical at 64 nodes (predicted between the measured 8 and 128 nodes)" in (
         classes_plan.basis)
+
+
+def test_a_class_beyond_the_measured_counts_is_marked_so(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, "--run-class", "huge=1024x1", "--format",
+                        "markdown")
+    assert result.exit_code == 0, result.output
+    assert "| huge | 1 | 1024 | predicted, beyond measured |" in result.output
+    assert "huge at 1024 nodes (predicted beyond the largest measured, 512 nodes)" in (
+        result.output)
 
 
 def test_the_class_at_the_recommended_count_is_priced_as_the_recommendation(
@@ -169,8 +192,8 @@ def test_table_prints_the_requested_resources(advise_cli) -> None:
     result = advise_cli("advise", *BERT, *CLASS_ARGS, *PERIODS)
     assert result.exit_code == 0, result.output
     assert "Requested resources" in result.output
-    assert "  run classes largest 2 x 512 nodes, typical 10 x 64 nodes, smallest 4 x 1 " \
-           "node: 16 runs, " in result.output
+    assert "  run classes largest (2 x 512 nodes), typical (10 x 64 nodes), smallest " \
+           "(4 x 1 node): 16 runs, " in result.output
     assert "  per quarter: " in result.output
     assert "Node counts considered" in result.output
 
