@@ -58,6 +58,20 @@ def advise(
     threads_per_rank: ThreadsOption = None,
     runs: Annotated[int, typer.Option(
         help="Production runs to budget for (1 to 1000000).")] = 1,
+    run_class: Annotated[list[str] | None, typer.Option(
+        "--run-class", metavar="CLASS",
+        help="A class of production run to budget for, as LABEL=NODESxRUNS: largest=512x10 "
+        "is 10 runs on 512 nodes; repeat it for each class (largest, typical, smallest "
+        "job). Each is predicted and priced as the recommendation is, and the requested "
+        "resources list the classes and their total instead of the recommendation at "
+        "--runs.")] = None,
+    periods: Annotated[int, typer.Option(
+        help="Allocation periods to split the totals over, evenly (ARCHER2: 2 half-years, "
+        "LCRC: 4 quarters), as centers take back hours a period leaves unused (1 to "
+        "120; 1: no split).")] = 1,
+    period_label: Annotated[str, typer.Option(
+        help="What one period is called in the tables, e.g. quarter or '6 months'.")
+    ] = "period",
     objective: Annotated[Objective, typer.Option(
         metavar="OBJECTIVE",
         help="fastest, cheapest or balanced: how to choose among the node counts that meet "
@@ -89,7 +103,8 @@ def advise(
         "--format", metavar="FORMAT",
         help="table, json, markdown, latex or csv. csv is the table of node counts "
         "considered, the advised one marked 'recommended', with the recommendation, its "
-        "walltime and warnings on stderr; json has every figure as fields.")
+        "walltime and warnings on stderr (run classes and per-period totals are in the "
+        "other formats); json has every figure as fields.")
     ] = AdviceFormat.table,
     plot: Annotated[Path | None, typer.Option(
         help="Write the scaling figure (.png, .svg or .pdf) and its numbers (.csv).")] = None,
@@ -133,7 +148,8 @@ def advise(
         threads_per_rank=threads_per_rank, runs=runs, objective=objective.value,
         min_efficiency=min_efficiency, min_speedup_per_doubling=min_speedup_per_doubling,
         max_nodes=max_nodes, kill_risk=kill_risk, confidence=confidence,
-        time_min_kill_risk=time_min_kill_risk, signal_lead=signal_lead))
+        time_min_kill_risk=time_min_kill_risk, signal_lead=signal_lead,
+        run_classes=tuple(run_class or ()), periods=periods, period_label=period_label))
     if plot is not None:
         from perfpredict.report.plots import save_scaling_plot
 
@@ -158,8 +174,12 @@ def advise(
         typer.echo("\n".join(proposal.summary_lines(plan)), err=True)
     else:
         typer.echo("\n".join(proposal.summary_lines(plan)))
-        rows, columns = proposal.candidate_table(plan)
-        print_rows(rows, "table", columns, title="Node counts considered")
+        resources = proposal.resource_table(plan)
+        if resources is not None:
+            rows, columns = resources
+            print_rows(rows, "table", columns, title="Requested resources")
+        candidates, candidate_columns = proposal.candidate_table(plan)
+        print_rows(candidates, "table", candidate_columns, title="Node counts considered")
 
 
 def _refuse_options_before(ctx: typer.Context, subcommand: str) -> None:

@@ -18,6 +18,15 @@ What it writes and prints, and the output to expect:
   5,441 s at 1 node to 431 s at 32 nodes (every node count measured, so the predicted
   column is the measured median with its interval), and footnotes naming the runs and node counts
   every figure rests on and that no charge factor is known for this machine.
+* classes.md (``--run-class largest=32x5 --run-class typical=8x40 --run-class
+  smallest=2x20 --periods 4 --period-label quarter``): the requested resources as a
+  proposal plans them, one row per run class with its source (all three node counts are
+  measured), "largest | 5 | 32 | measured | 0.12 | 0.131 | 0-00:09:00 / 00:09:00 | 3.84 |
+  4.2 | 19.2 | 21", "typical | 40 | 8 | measured | ... | 83.3 | 91.3", "smallest | 20 |
+  2 | measured | ... | 30.1 | 33", then "Total | 65 | ... | 133 | 145" and "Per quarter
+  (1/4) | 16.2 | ... | 33.1 | 36.3" (the totals split evenly over four quarters, as
+  centers take back hours a period leaves unused); the footnote names the measured node
+  counts each class rests on.
 * proposal.tex (``--format latex``): the same two tables as booktabs LaTeX.
 * scaling.png and scaling.csv (``--plot``): runtime panel (measured points, predicted line
   with its 90% band, dashed ideal line, the recommended scale starred) and efficiency
@@ -25,7 +34,8 @@ What it writes and prints, and the output to expect:
   (nodes, measured_runtime_s, predicted_runtime_s, lower/upper, ideal, efficiencies,
   recommended).
 
-It prints proposal.md, the first lines of proposal.tex and the CSV's recommended row.
+It prints proposal.md, classes.md, the first lines of
+proposal.tex and the CSV's recommended row.
 """
 
 from __future__ import annotations
@@ -41,18 +51,26 @@ from _cli import perfpredict  # examples/_cli.py: runs the CLI as a shell would
 
 APP = ["--app", "maskrcnn", "--system", "XE8545x4A100-SXM-40GB (Dell)",
        "--problem-size", "v2.0", "--runs", "50"]
+#: The runs a proposal plans, by class, and its allocation periods.
+CLASSES = ["--run-class", "largest=32x5", "--run-class", "typical=8x40",
+           "--run-class", "smallest=2x20", "--periods", "4", "--period-label", "quarter"]
 
 
 def write_proposal(out: Path) -> None:
     (out / "proposal.md").write_text(perfpredict("advise", *APP, "--format", "markdown"))
+    classes = perfpredict("advise", *APP[:-2], *CLASSES, "--format", "markdown")
+    (out / "classes.md").write_text(classes)
     (out / "proposal.tex").write_text(perfpredict("advise", *APP, "--format", "latex"))
     perfpredict("advise", *APP, "--plot", str(out / "scaling.png"))
-    for name in ("proposal.md", "proposal.tex", "scaling.png", "scaling.csv"):
+    for name in ("proposal.md", "classes.md", "proposal.tex", "scaling.png", "scaling.csv"):
         if not (out / name).is_file():
             sys.exit(f"expected {out / name} to be written")
 
     print(f"$ perfpredict advise {shlex.join(APP)} --format markdown > proposal.md")
     print((out / "proposal.md").read_text())
+    print(f"$ perfpredict advise {shlex.join(APP[:-2] + CLASSES)} --format markdown "
+          f"> classes.md")
+    print((out / "classes.md").read_text())
     print("$ head -12 proposal.tex   # --format latex")
     print("\n".join((out / "proposal.tex").read_text().splitlines()[:12]))
     with (out / "scaling.csv").open(newline="") as fh:

@@ -22,6 +22,9 @@ for an allocation proposal.
    job is signalled to checkpoint (:mod:`perfpredict.advise.checkpoint`).
 4. **Node-hours.** Per run and for all runs, at P50 and P90, in raw node-hours and in the
    machine's allocation units through the catalog's charge factor.
+5. **Run classes.** Each ``--run-class LABEL=NODESxRUNS`` priced as steps 3 and 4 price
+   the recommendation, at its own node count (:mod:`perfpredict.advise.run_classes`),
+   and the totals over the classes split evenly over ``--periods``.
 
 Intervals from the predictor are two-sided and central: the upper bound at confidence c
 is the (1 + c) / 2 quantile. So the P90 runtime is the upper bound at confidence 0.8, and
@@ -36,8 +39,19 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.checkpoint import signal_lead_for_job, signal_lead_option_s
+from perfpredict.advise.run_classes import (
+    MAX_PERIODS,
+    MAX_RUNS,
+    RECOMMENDED_LABEL,
+    ResourceTotals,
+    RunClass,
+    RunClassPlan,
+    check_label,
+    parse_run_classes,
+    rests_on,
+)
 from perfpredict.advise.scheduler import chain_hint, pbs_time
-from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose
+from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose, node_count
 from perfpredict.advise.walltime.advisor import check_kill_risk
 from perfpredict.counts import check_count, is_number, plain
 from perfpredict.durations import format_seconds
@@ -57,13 +71,6 @@ DEFAULT_TIME_GRANULARITY_S = 60
 SWEEP_BEYOND_MEASURED = 16
 #: The quantile the "P90" figures stand for.
 P90 = 0.9
-#: Most production runs ``--runs`` budgets for. A proposal's run classes count tens to
-#: thousands of runs (an ensemble campaign tens of thousands); a million runs of even a
-#: one-node, one-minute job are some 17,000 node-hours, a small allocation's year. A
-#: larger count is a slip (node-hours typed as runs, a digit too many) that the totals
-#: would multiply without a word, and past about 10^308 the node-hour totals overflowed
-#: (an internal error).
-MAX_RUNS = 1_000_000
 #: The rarest kill ``advise`` can aim at: the upper tail of the predictor's widest interval
 #: (:data:`~perfpredict.uncertainty.conformal.TAIL_CONFIDENCES`). A smaller --kill-risk got
 #: that interval's bound all the same, reported as "the 99.999th" (or "100th")
@@ -92,10 +99,21 @@ class PlanRequest:
     time_min_kill_risk: float | None = None
     #: ``--signal-lead`` as given: seconds or a clock duration ("600", "10:00").
     signal_lead: str | None = None
+    #: ``--run-class`` values as given ("largest=512x10"): the classes a proposal plans.
+    run_classes: tuple[str, ...] = ()
+    #: Allocation periods the proposal's totals are split over, and what one is called.
+    periods: int = 1
+    period_label: str = "period"
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""
         check_count("--runs", self.runs, most=MAX_RUNS)
+        if self.run_class_list() and self.runs != 1:
+            raise BadInputError(f"--runs {self.runs} budgets the recommended node count, "
+                                f"and with --run-class each class gives its own runs: drop "
+                                f"--runs, or add the recommendation as a class")
+        check_count("--periods", self.periods, most=MAX_PERIODS)
+        check_label("--period-label", self.period_label)
         if self.max_nodes is not None:  # a node count the sweep can ask an estimate for
             check_count("--max-nodes", self.max_nodes)
         for option, value in (("--kill-risk", self.kill_risk),
@@ -128,6 +146,10 @@ class PlanRequest:
                     f"only that long")
         self.signal_lead_s()
         self.floor().validate()
+
+    def run_class_list(self) -> list[RunClass]:
+        """The ``--run-class`` values parsed; refused when one is not LABEL=NODESxRUNS."""
+        return parse_run_classes(self.run_classes)
 
     def signal_lead_s(self) -> int | None:
         """``signal_lead`` in whole seconds (None when not given); refused when it is no
@@ -166,7 +188,19 @@ class MeasuredPoint:
 class Plan:
     """The advice for one application: every candidate, the recommendation and why, the
     walltime to request and the node-hours to ask for. ``ranks_per_node`` and
-    ``threads_per_rank`` are the layout the prediction holds for (None when unknown)."""
+    ``threads_per_rank`` are the layout the prediction holds for (None when unknown).
+
+    ``recommended_class`` is the recommendation as a run class (``--runs`` runs at the
+    recommended count), ``run_classes`` the classes ``--run-class`` asked for (none without
+    it), and ``totals`` the requested resources summed and split per period.
+    :attr:`resource_classes` are the rows of the requested-resources table: the run
+    classes when given, else the recommendation alone. With classes, the recommendation
+    is not a row beside them: a proposal's table lists the runs the project plans, and a
+    row no one means to run would be summed into the total the committee grants (or,
+    left out of it, read as a class that costs nothing). The recommendation stays in the
+    summary, in the candidate table and in the JSON's top-level fields; a user who plans
+    to run it gives it as a class.
+    """
 
     request: PlanRequest
     series: str
@@ -197,8 +231,16 @@ class Plan:
     allocation_unit: str | None
     allocation_units_p50: float | None
     allocation_units_p90: float | None
+    recommended_class: RunClassPlan
+    run_classes: list[RunClassPlan]
+    totals: ResourceTotals
     basis: str
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def resource_classes(self) -> list[RunClassPlan]:
+        """The rows of the requested-resources table (see the class docstring)."""
+        return self.run_classes or [self.recommended_class]
 
     @property
     def time_min_shortens(self) -> bool:
@@ -252,6 +294,9 @@ class Plan:
             "n_runs_measured": self.n_runs_measured, "basis": self.basis,
             "warnings": self.warnings,
             "candidates": [asdict(c) for c in self.candidates],
+            # empty without --run-class; the totals are then the recommendation's
+            "run_classes": [c.as_dict() for c in self.run_classes],
+            "resource_totals": self.totals.as_dict(),
         }
 
 
@@ -366,13 +411,12 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     rec_query = request.query(rec.nodes)
     estimate = predictor.estimate(rec_query, request.confidence)
     warnings = sweep_notes + estimate.notes
-    quantile_s = runtime_quantiles(predictor, [rec_query], 1.0 - request.kill_risk)[0]
-    limit = walltime_limit(quantile_s, rec.nodes, spec, request.kill_risk, entry.key.system)
+    pricing = _Pricing(predictor, request, spec, entry.key.system, measured_nodes)
+    recommended_class, limit = pricing.run_class(
+        RunClass(RECOMMENDED_LABEL, rec.nodes, request.runs), rec)
     warnings += limit.warnings
-    kill_probability = walltime_kill_probability(
-        exceedance_probability(predictor, rec_query, limit.walltime_s), request.kill_risk,
-        capped=limit.chained_jobs > 1)
-    if estimate.beyond_measured_range and kill_probability > request.kill_risk / 2:
+    if (estimate.beyond_measured_range
+            and recommended_class.kill_probability > request.kill_risk / 2):
         warnings.append(beyond_range_walltime_note(request.kill_risk))
 
     time_min = None
@@ -385,8 +429,14 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
                                  "time-min" if shortest_s < limit.walltime_s else "walltime",
                                  chained=limit.chained_jobs > 1)
 
-    units = _allocation_units(spec, rec, request.runs, limit.queue)
+    run_classes = pricing.run_classes(request.run_class_list(), medians, warnings)
+    totals = ResourceTotals.over(run_classes or [recommended_class], request.periods,
+                                 request.period_label)
     series_name = predictor.series_context(entry)[0].name
+    basis = _basis(entry, series_name, measured, scale_per_node, spec, limit.queue)
+    if run_classes:
+        basis += " Run classes: " + "; ".join(
+            f"{c.label} at {node_count(c.nodes)} ({c.basis})" for c in run_classes) + "."
     return Plan(
         request=request, series=series_name, system=entry.key.system,
         scale_unit=entry.scale_unit, scale_per_node=scale_per_node,
@@ -396,8 +446,9 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         weak=weak,
         n_runs_measured=entry.n_runs, measured=measured, candidates=candidates,
         recommended=rec, rule=choice.rule, reason=choice.reason, walltime_s=limit.walltime_s,
-        walltime_quantile_s=quantile_s, time_granularity_s=limit.granularity_s,
-        kill_probability=kill_probability,
+        walltime_quantile_s=recommended_class.walltime_quantile_s,
+        time_granularity_s=limit.granularity_s,
+        kill_probability=recommended_class.kill_probability,
         queue=limit.queue.name if limit.queue else None,
         queue_max_walltime_s=limit.queue.max_walltime_s if limit.queue else None,
         default_queue=limit.default_queue.name if limit.default_queue else None,
@@ -405,9 +456,85 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         chained_jobs=limit.chained_jobs, time_min=time_min, signal_lead_s=lead_s,
         catalog_system=spec.name if spec else None,
         allocation_unit=spec.allocation_unit if spec else None,
-        allocation_units_p50=units[0], allocation_units_p90=units[1],
-        basis=_basis(entry, series_name, measured, scale_per_node, spec, limit.queue),
-        warnings=warnings)
+        allocation_units_p50=recommended_class.allocation_units_p50,
+        allocation_units_p90=recommended_class.allocation_units_p90,
+        recommended_class=recommended_class, run_classes=run_classes, totals=totals,
+        basis=basis, warnings=warnings)
+
+
+@dataclass
+class _Pricing:
+    """What pricing a run class at a node count needs: the predictor and request, the
+    catalog entry (queues, granularity, charge) and the measured node counts, shared by
+    the recommendation and every ``--run-class``, so that a class is worked out exactly
+    as the recommendation is."""
+
+    predictor: LoadedPredictor
+    request: PlanRequest
+    spec: SystemSpec | None
+    measured_system: str
+    measured_nodes: list[float]
+
+    def run_class(self, run_class: RunClass,
+                  candidate: Candidate) -> tuple[RunClassPlan, WalltimeLimit]:
+        """``run_class`` priced from ``candidate``, the prediction at its node count: the
+        walltime at ``1 - kill_risk`` in the queue for that count and its kill
+        probability, allocation units per run in that queue; and the walltime limit, whose
+        queue and warnings the recommendation reports."""
+        request, nodes = self.request, run_class.nodes
+        query = request.query(nodes)
+        quantile_s = runtime_quantiles(self.predictor, [query], 1.0 - request.kill_risk)[0]
+        limit = walltime_limit(quantile_s, nodes, self.spec, request.kill_risk,
+                               self.measured_system)
+        kill_probability = walltime_kill_probability(
+            exceedance_probability(self.predictor, query, limit.walltime_s),
+            request.kill_risk, capped=limit.chained_jobs > 1)
+        units = _allocation_units(self.spec, nodes, candidate, limit.queue)
+        return RunClassPlan(
+            label=run_class.label, nodes=nodes, runs=run_class.runs,
+            measured=candidate.measured,
+            beyond_measured_range=candidate.beyond_measured_range,
+            predicted_runtime_s=candidate.predicted_runtime_s,
+            lower_runtime_s=candidate.lower_runtime_s,
+            upper_runtime_s=candidate.upper_runtime_s,
+            p90_runtime_s=candidate.p90_runtime_s, walltime_s=limit.walltime_s,
+            walltime_quantile_s=quantile_s, kill_probability=kill_probability,
+            queue=limit.queue.name if limit.queue else None,
+            chained_jobs=limit.chained_jobs, allocation_units_per_run_p50=units[0],
+            allocation_units_per_run_p90=units[1],
+            basis=rests_on(nodes, self.measured_nodes)), limit
+
+    def run_classes(self, classes: list[RunClass], medians: dict[float, float],
+                    warnings: list[str]) -> list[RunClassPlan]:
+        """Each of ``classes`` predicted at its node count (``medians``: the measured
+        runtimes by node count) and priced; the walltime warnings of each added to
+        ``warnings``, named by class (a note every node count shares, once). A class
+        larger than the machine is refused, as the sweep stops there: a proposal asking
+        for nodes the machine does not have is."""
+        if not classes:
+            return []
+        machine = _machine_nodes(self.spec, self.measured_nodes)
+        for c in classes:
+            if machine is not None and self.spec is not None and c.nodes > machine:
+                raise BadInputError(
+                    f"--run-class {c.label}={c.nodes}x{c.runs}: {self.spec.name} has "
+                    f"{machine} nodes (the catalog); give a node count it has")
+        nodes = sorted({c.nodes for c in classes})
+        predicted = {c.nodes: c for c in _predicted(self.predictor, self.request, nodes,
+                                                    medians)}
+        plans = []
+        for run_class in classes:
+            plan, limit = self.run_class(run_class, predicted[run_class.nodes])
+            for note in limit.warnings:
+                if note not in warnings:  # e.g. "no catalog entry": the same for all
+                    warnings.append(f"run class {run_class.label!r}: {note}")
+            if (plan.beyond_measured_range
+                    and plan.kill_probability > self.request.kill_risk / 2):
+                note = beyond_range_walltime_note(self.request.kill_risk)
+                if note not in warnings:
+                    warnings.append(note)
+            plans.append(plan)
+        return plans
 
 
 def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
@@ -416,15 +543,20 @@ def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
     cut to the machine: a proposal asking for more nodes than the machine has is
     refused, however the runtime scales. A catalog count below a measured run is out of
     date (the machine grew) and bounds nothing."""
-    machine = int(spec.nodes) if spec and spec.nodes else None
-    if machine is not None and machine < max(measured_nodes):
-        machine = None
+    machine = _machine_nodes(spec, measured_nodes)
     if max_nodes is None:
         return machine or int(SWEEP_BEYOND_MEASURED * max(measured_nodes)), []
     if machine is not None and spec is not None and max_nodes > machine:
         return machine, [f"--max-nodes {max_nodes} is more than the {machine} nodes "
                          f"{spec.name} has (the catalog): the sweep stops at {machine}"]
     return max_nodes, []
+
+
+def _machine_nodes(spec: SystemSpec | None, measured_nodes: list[float]) -> int | None:
+    """The machine's node count from the catalog; None when unknown, or below a measured
+    run (the entry is out of date: the machine grew) and so bounding nothing."""
+    machine = int(spec.nodes) if spec and spec.nodes else None
+    return None if machine is not None and machine < max(measured_nodes) else machine
 
 
 def queued_nodes(nodes: list[int], spec: SystemSpec | None) -> tuple[list[int], list[str]]:
@@ -582,33 +714,44 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
         choice.default, choice.reason)
 
 
-def _candidates(predictor: LoadedPredictor, request: PlanRequest, nodes: list[int],
-                medians: dict[float, float], weak: bool) -> list[Candidate]:
-    """Each swept node count predicted at the plan's confidence and at P90, with its
-    speedup per doubling from half its size (no less than the smallest measured count,
-    the sweep's first entry); ``medians`` are the measured runtimes by node count."""
+def _predicted(predictor: LoadedPredictor, request: PlanRequest, nodes: list[int],
+               medians: dict[float, float]) -> list[Candidate]:
+    """Each of ``nodes`` predicted at the plan's confidence and at P90, with no speedup
+    per doubling (:func:`_candidates` adds it to the sweep's); ``medians`` are the
+    measured runtimes by node count. The sweep's candidates and the run classes."""
     shown = _by_nodes(predictor.estimate_many([request.query(n) for n in nodes],
                                               request.confidence))
     p90 = runtime_quantiles(predictor, [request.query(n) for n in nodes], P90)
-    halves = [max(n / 2, nodes[0]) for n in nodes]
-    half_runtime = _by_nodes(predictor.estimate_many([request.query(h) for h in halves]))
     candidates = []
-    for n, half, p90_s in zip(nodes, halves, p90, strict=True):
+    for n, p90_s in zip(nodes, p90, strict=True):
         est = shown[float(n)]
-        per_doubling = None
-        if n > half:  # throughput gained: for weak scaling the work grows with the nodes
-            work_ratio = n / half if weak else 1.0
-            gain = work_ratio * half_runtime[half].predicted_runtime_s / est.predicted_runtime_s
-            per_doubling = gain ** (1.0 / math.log2(n / half))
         candidates.append(Candidate(
             nodes=n, predicted_runtime_s=est.predicted_runtime_s,
             lower_runtime_s=est.lower_runtime_s, upper_runtime_s=est.upper_runtime_s,
             p90_runtime_s=p90_s, efficiency=est.efficiency, speedup=est.speedup,
-            speedup_per_doubling=per_doubling,
+            speedup_per_doubling=None,
             node_hours_p50=n * est.predicted_runtime_s / 3600.0,
             node_hours_p90=n * p90_s / 3600.0, measured=float(n) in medians,
             measured_runtime_s=medians.get(float(n)),
             beyond_measured_range=est.beyond_measured_range))
+    return candidates
+
+
+def _candidates(predictor: LoadedPredictor, request: PlanRequest, nodes: list[int],
+                medians: dict[float, float], weak: bool) -> list[Candidate]:
+    """Each swept node count predicted (:func:`_predicted`), with its speedup per
+    doubling from half its size (no less than the smallest measured count, the sweep's
+    first entry)."""
+    halves = [max(n / 2, nodes[0]) for n in nodes]
+    half_runtime = _by_nodes(predictor.estimate_many([request.query(h) for h in halves]))
+    candidates = _predicted(predictor, request, nodes, medians)
+    for candidate, half in zip(candidates, halves, strict=True):
+        n = candidate.nodes
+        if n > half:  # throughput gained: for weak scaling the work grows with the nodes
+            work_ratio = n / half if weak else 1.0
+            gain = (work_ratio * half_runtime[half].predicted_runtime_s
+                    / candidate.predicted_runtime_s)
+            candidate.speedup_per_doubling = gain ** (1.0 / math.log2(n / half))
     return candidates
 
 
@@ -642,18 +785,16 @@ def _by_nodes(estimates: list[Estimate]) -> dict[float, Estimate]:
     return {float(e.nodes): e for e in estimates}
 
 
-def _allocation_units(spec: SystemSpec | None, rec: Candidate, runs: int,
+def _allocation_units(spec: SystemSpec | None, nodes: int, candidate: Candidate,
                       queue: Queue | None) -> tuple[float | None, float | None]:
-    """Allocation units for all runs at P50 and P90 in ``queue`` (None without a charge
-    factor)."""
+    """Allocation units for one run on ``nodes`` nodes at the ``candidate``'s P50 and P90
+    runtimes in ``queue`` (None without a charge factor)."""
     from perfpredict.catalog import charge
 
-    def total(runtime_s: float) -> float | None:
-        per_run = (None if spec is None else
-                   charge(spec, rec.nodes, runtime_s / 3600.0, queue))
-        return None if per_run is None else per_run * runs
+    def per_run(runtime_s: float) -> float | None:
+        return None if spec is None else charge(spec, nodes, runtime_s / 3600.0, queue)
 
-    return total(rec.predicted_runtime_s), total(rec.p90_runtime_s)
+    return per_run(candidate.predicted_runtime_s), per_run(candidate.p90_runtime_s)
 
 
 def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],

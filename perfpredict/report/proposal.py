@@ -3,7 +3,9 @@ allocation proposal asks for, in Markdown and LaTeX ready to paste.
 
 - **Requested resources**: runs x nodes x hours x node-hours, per run and in total, at P50
   and P90, in the machine's allocation units when the catalog knows its charge factor,
-  and the walltime to request as Slurm ``D-HH:MM:SS`` and PBS ``HH:MM:SS``.
+  and the walltime to request as Slurm ``D-HH:MM:SS`` and PBS ``HH:MM:SS``: one row for
+  the recommendation, or one per ``--run-class`` with a source column and their total;
+  with ``--periods``, the totals' share of one allocation period.
 - **Scaling evidence** in OLCF's shape: nodes | time to solution, actual | time to
   solution, ideal | predicted with its interval. Predicted rows (node counts never run)
   are set apart: italics and a rule in LaTeX, italics in Markdown, and a source column.
@@ -34,6 +36,7 @@ from perfpredict.report.tables import (
 
 if TYPE_CHECKING:
     from perfpredict.advise.plan import Plan
+    from perfpredict.advise.run_classes import ResourceFigures, RunClassPlan
 
 #: Columns of the candidate table (``--format table`` and ``csv``), a stable contract.
 CANDIDATE_COLUMNS = (
@@ -97,7 +100,10 @@ def summary_lines(plan: Plan) -> list[str]:
         f"{significant(rec.node_hours_p90)} "
         "(P90)" + ("" if request.runs == 1 else  # the totals are the run's
                    f"; for {request.runs} runs {significant(plan.node_hours_p50)} (P50), "
-                   f"{significant(plan.node_hours_p90)} (P90)") + _units_text(plan),
+                   f"{significant(plan.node_hours_p90)} (P90)") + _units_text(
+            plan.allocation_unit, (plan.node_hours_p50, plan.node_hours_p90),
+            (plan.allocation_units_p50, plan.allocation_units_p90)),
+        *resource_lines(plan),
         f"  basis: {plan.basis}",
     ]
     return lines + [f"  warning: {w}" for w in plan.warnings]
@@ -156,38 +162,108 @@ def _ratio_text(ratio: float) -> str:
     return f"{ratio:.2f}" if ratio >= 0.01 else significant(ratio, 2)
 
 
-def _units_text(plan: Plan) -> str:
-    """The node-hours in the machine's allocation units; where they charge one to one,
-    its unit named without the same two numbers again."""
-    if plan.allocation_units_p50 is None or plan.allocation_units_p90 is None:
+def _units_text(unit: str | None, node_hours: tuple[float, float],
+                units: tuple[float | None, float | None]) -> str:
+    """Node-hours (P50, P90) in the machine's allocation units; where they charge one to
+    one, its unit named without the same two numbers again."""
+    if units[0] is None or units[1] is None:
         return ""
-    unit = plan.allocation_unit or "allocation units"
-    if (math.isclose(plan.allocation_units_p50, plan.node_hours_p50)
-            and math.isclose(plan.allocation_units_p90, plan.node_hours_p90)):
+    unit = unit or "allocation units"
+    if math.isclose(units[0], node_hours[0]) and math.isclose(units[1], node_hours[1]):
         return f", charged one to one in {unit}"
-    return (f" = {significant(plan.allocation_units_p50)} (P50), "
-            f"{significant(plan.allocation_units_p90)} "
-            f"(P90) {unit}")
+    return f" = {significant(units[0])} (P50), {significant(units[1])} (P90) {unit}"
+
+
+def resource_lines(plan: Plan) -> list[str]:
+    """The run classes' total and the share of one period as summary lines, none without
+    ``--run-class`` or ``--periods`` (the node-hours line then says it all)."""
+    totals, lines = plan.totals, []
+    if plan.run_classes:
+        classes = ", ".join(f"{c.label} ({c.runs} x {node_count(c.nodes)})"
+                            for c in plan.run_classes)
+        runs = plan.totals.total.runs
+        lines.append(f"  run classes {classes}: {runs:g} run{'' if runs == 1 else 's'}, "
+                     f"{_figures_text(plan, totals.total)} in total")
+    if totals.periods > 1:
+        lines.append(f"  per {totals.period_label}: "
+                     f"{_figures_text(plan, totals.per_period)}. {totals.split_sentence()}")
+    return lines
+
+
+def _figures_text(plan: Plan, figures: ResourceFigures) -> str:
+    """Node-hours at P50 and P90, and in allocation units where known."""
+    return (f"{significant(figures.node_hours_p50)} (P50), "
+            f"{significant(figures.node_hours_p90)} (P90) node-hours" + _units_text(
+                plan.allocation_unit, (figures.node_hours_p50, figures.node_hours_p90),
+                (figures.allocation_units_p50, figures.allocation_units_p90)))
+
+
+def _class_row(plan: Plan, run_class: RunClassPlan) -> dict[str, Any]:
+    """One run class as a row of the requested-resources table; with ``--run-class``, a
+    source column says whether its node count was measured."""
+    c = run_class
+    row: dict[str, Any] = {"Run class": c.label, "Runs": c.runs, "Nodes": c.nodes}
+    if plan.run_classes:
+        row["Source"] = c.source
+    row.update({
+        "Wallclock per run P50 (h)": c.predicted_runtime_s / 3600.0,
+        "Wallclock per run P90 (h)": c.p90_runtime_s / 3600.0,
+        "Walltime request": f"{slurm_time(c.walltime_s)} / {pbs_time(c.walltime_s)}",
+        "Node-hours per run P50": c.node_hours_per_run_p50,
+        "Node-hours per run P90": c.node_hours_per_run_p90,
+        "Total node-hours P50": c.node_hours_p50,
+        "Total node-hours P90": c.node_hours_p90,
+    })
+    if c.allocation_units_p50 is not None and c.allocation_units_p90 is not None:
+        unit = plan.allocation_unit or "allocation units"
+        row[f"Total {unit} P50"] = c.allocation_units_p50
+        row[f"Total {unit} P90"] = c.allocation_units_p90
+    return row
+
+
+def _sum_row(plan: Plan, label: str, figures: ResourceFigures) -> dict[str, Any]:
+    """A total (or one period's share) as a row: runs and the totals, the per-run cells
+    left empty."""
+    unit = plan.allocation_unit or "allocation units"
+    return {"Run class": label, "Runs": figures.runs,
+            "Total node-hours P50": figures.node_hours_p50,
+            "Total node-hours P90": figures.node_hours_p90,
+            f"Total {unit} P50": figures.allocation_units_p50,
+            f"Total {unit} P90": figures.allocation_units_p90}
 
 
 def resource_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str]]:
-    """The requested-resources table (one row per run class) and its columns."""
-    rec, runs = plan.recommended, plan.request.runs
-    row: dict[str, Any] = {
-        "Run class": "production (recommended)", "Runs": runs, "Nodes": rec.nodes,
-        "Wallclock per run P50 (h)": rec.predicted_runtime_s / 3600.0,
-        "Wallclock per run P90 (h)": rec.p90_runtime_s / 3600.0,
-        "Walltime request": f"{slurm_time(plan.walltime_s)} / {pbs_time(plan.walltime_s)}",
-        "Node-hours per run P50": rec.node_hours_p50,
-        "Node-hours per run P90": rec.node_hours_p90,
-        "Total node-hours P50": plan.node_hours_p50,
-        "Total node-hours P90": plan.node_hours_p90,
-    }
-    if plan.allocation_units_p50 is not None and plan.allocation_units_p90 is not None:
-        unit = plan.allocation_unit or "allocation units"
-        row[f"Total {unit} P50"] = plan.allocation_units_p50
-        row[f"Total {unit} P90"] = plan.allocation_units_p90
-    return [row], list(row)
+    """The requested-resources table and its columns: one row per run class (the
+    recommendation alone without ``--run-class``), their total when there are classes,
+    and with ``--periods`` the totals' share of one period."""
+    rows = [_class_row(plan, c) for c in plan.resource_classes]
+    columns = list(rows[0])
+    totals = plan.totals
+    if plan.run_classes:
+        rows.append(_sum_row(plan, "Total", totals.total))
+    if totals.periods > 1:
+        rows.append(_sum_row(plan, f"Per {totals.period_label} (1/{totals.periods})",
+                             totals.per_period))
+    return rows, columns
+
+
+#: The requested-resources table on a terminal: the per-run node-hours and the allocation
+#: units left to the summary, the JSON and the proposal formats.
+_RESOURCE_HEADERS = {
+    "Run class": "run class", "Runs": "runs", "Nodes": "nodes", "Source": "source",
+    "Wallclock per run P50 (h)": "P50 h", "Wallclock per run P90 (h)": "P90 h",
+    "Walltime request": "walltime", "Total node-hours P50": "node-h P50",
+    "Total node-hours P90": "node-h P90",
+}
+
+
+def resource_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]] | None:
+    """The requested-resources table for a terminal (rows and column labels), None
+    without ``--run-class`` or ``--periods``: the summary then says the one row."""
+    if not plan.run_classes and plan.totals.periods == 1:
+        return None
+    rows, columns = resource_rows(plan)
+    return display_rows(rows, {k: v for k, v in _RESOURCE_HEADERS.items() if k in columns})
 
 
 def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[bool]]:
@@ -239,12 +315,24 @@ def _notes(plan: Plan, any_predicted: bool) -> list[str]:
                if any_predicted else f"Predictions carry {pct} prediction intervals; {ideal}.")
     percentile = (f"the {100 * (1 - plan.request.kill_risk):g}th percentile of the "
                   f"predicted runtime rounded up to a multiple of {plan.time_granularity_s} s")
-    walltime = (f"Walltime: {walltime_text(plan)}, {percentile}." if plan.chained_jobs <= 1
-                else f"Walltime: {walltime_text(plan)}, the limit of queue {plan.queue}, "
-                f"below {percentile} ({format_seconds(plan.walltime_quantile_s)} s): each "
-                f"run is {plan.chained_jobs} chained jobs, checkpointed before the limit.")
-    if plan.queue_reason:
+    if plan.run_classes:
+        queued = any(c.queue for c in plan.run_classes)
+        walltime = (f"Walltime requests: {percentile} at each class's node count"
+                    + (", in the queue that takes it" if queued else "") + "".join(
+                        f"; {c.label}: the limit of queue {c.queue}, each run "
+                        f"{c.chained_jobs} chained jobs, checkpointed before the limit"
+                        for c in plan.run_classes if c.chained_jobs > 1) + ".")
+    elif plan.chained_jobs <= 1:
+        walltime = f"Walltime: {walltime_text(plan)}, {percentile}."
+    else:
+        walltime = (f"Walltime: {walltime_text(plan)}, the limit of queue {plan.queue}, "
+                    f"below {percentile} ({format_seconds(plan.walltime_quantile_s)} s): "
+                    f"each run is {plan.chained_jobs} chained jobs, checkpointed before "
+                    f"the limit.")
+    if plan.queue_reason and not plan.run_classes:
         walltime += f" Queue {plan.queue_reason}."
+    if plan.totals.periods > 1:
+        walltime += f" {plan.totals.split_sentence()}"
     return [plan.basis, walltime, reading]
 
 
@@ -277,7 +365,8 @@ def proposal_latex(plan: Plan) -> str:
         "% requires \\usepackage{booktabs} and \\usepackage{adjustbox}",
         latex_table(resources, resource_columns,
                     caption=f"Requested resources for {plan.request.app}. {notes[0]} "
-                            f"{notes[1]}", label=f"tab:resources-{slug}"),
+                            f"{notes[1]}", label=f"tab:resources-{slug}",
+                    rule_before=[len(plan.resource_classes)]),
         latex_table(evidence, evidence_columns,
                     caption=f"Scaling evidence: {plan.series}. {notes[2]}",
                     italic=predicted, rule_before=[first_predicted],

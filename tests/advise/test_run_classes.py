@@ -1,0 +1,246 @@
+"""Run classes of an allocation proposal (--run-class) and their totals per period
+(--periods, --period-label), on the bert series of the trained fixture store (measured at
+1, 8, 128 and 512 nodes, on a machine whose catalog entry has queues and charges 2 units
+per node-hour)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from perfpredict.advise.plan import PlanRequest, advise_plan
+from perfpredict.advise.run_classes import RunClass, parse_run_class
+from perfpredict.errors import BadInputError
+from tests.advise.conftest import BERT, one_error_line
+
+CLASSES = ("largest=512x2", "typical = 64 x 10", "smallest=1x4")
+CLASS_ARGS = [arg for text in CLASSES for arg in ("--run-class", text)]
+PERIODS = ["--periods", "4", "--period-label", "quarter"]
+
+
+@pytest.fixture
+def classes_plan(trained_store):  # type: ignore[no-untyped-def]
+    return advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04", run_classes=CLASSES, periods=4,
+        period_label="quarter"))
+
+
+def test_a_run_class_is_label_nodes_and_runs() -> None:
+    assert parse_run_class("largest=512x10") == RunClass("largest", 512, 10)
+    assert parse_run_class(" typical job = 64 X 3 ") == RunClass("typical job", 64, 3)
+    assert parse_run_class("a=b=4x2") == RunClass("a=b", 4, 2)
+
+
+#: Labels as a user types them: printable text on one line, without edge spaces (which the
+#: parser strips).
+LABELS = st.text(st.characters(codec="utf-8", categories=("L", "N", "P", "S"),
+                               include_characters=" "),
+                 min_size=1, max_size=20).map(str.strip).filter(bool)
+
+
+@given(label=LABELS, nodes=st.integers(1, 2**31 - 1), runs=st.integers(1, 1_000_000))
+def test_a_run_class_reads_back_as_written(label: str, nodes: int, runs: int) -> None:
+    assert parse_run_class(f"{label}={nodes}x{runs}") == RunClass(label, nodes, runs)
+
+
+@pytest.mark.parametrize("text", ["big", "=4x2", "big=4", "big=4x", "big=x2", "big=4x2x1",
+                                  "big=-4x2", "big=4.5x2", "line\nbreak=4x2"])
+def test_a_run_class_not_in_the_form_is_refused(text: str) -> None:
+    with pytest.raises(BadInputError, match="--run-class"):
+        parse_run_class(text)
+
+
+def test_each_class_is_priced_as_runs_x_nodes_x_hours(classes_plan) -> None:
+    classes = classes_plan.run_classes
+    assert [(c.label, c.nodes, c.runs) for c in classes] == [
+        ("largest", 512, 2), ("typical", 64, 10), ("smallest", 1, 4)]
+    for c in classes:
+        assert c.p90_runtime_s >= c.predicted_runtime_s
+        assert c.upper_runtime_s >= c.predicted_runtime_s >= c.lower_runtime_s
+        assert math.isclose(c.node_hours_p50, c.runs * c.nodes * c.predicted_runtime_s / 3600)
+        assert math.isclose(c.node_hours_p90, c.runs * c.nodes * c.p90_runtime_s / 3600)
+        assert c.node_hours_p90 >= c.node_hours_p50
+        # the fixture's machine charges 2 units per node-hour, no queue multiplier
+        assert c.allocation_units_p50 is not None and c.allocation_units_p90 is not None
+        assert math.isclose(c.allocation_units_p50, 2 * c.node_hours_p50)
+        assert math.isclose(c.allocation_units_p90, 2 * c.node_hours_p90)
+        assert c.walltime_quantile_s >= c.predicted_runtime_s
+    largest, typical, smallest = classes
+    assert largest.measured and smallest.measured and not typical.measured
+    assert largest.queue == "large" and typical.queue == "medium"
+    # one node runs some 20 min, the fixture's 1-2 node queue allows 10: chained, warned
+    assert smallest.queue == "small" and smallest.chained_jobs > 1
+    assert any(w.startswith("run class 'smallest': ") for w in classes_plan.warnings)
+    assert typical.basis == "predicted between the measured 8 and 128 nodes"
+    assert "typical at 64 nodes (predicted between the measured 8 and 128 nodes)" in (
+        classes_plan.basis)
+
+
+def test_a_class_beyond_the_measured_counts_is_marked_so(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, "--run-class", "huge=1024x1", "--format",
+                        "markdown")
+    assert result.exit_code == 0, result.output
+    assert "| huge | 1 | 1024 | predicted, beyond measured |" in result.output
+    assert "huge at 1024 nodes (predicted beyond the largest measured, 512 nodes)" in (
+        result.output)
+
+
+def test_the_class_at_the_recommended_count_is_priced_as_the_recommendation(
+        trained_store) -> None:
+    plain = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+    rec = plain.recommended_class
+    plan = advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04", run_classes=(f"same={rec.nodes}x1",)))
+    (same,) = plan.run_classes
+    assert same.as_dict() == {**rec.as_dict(), "label": "same", "basis": same.basis}
+    assert plan.walltime_s == same.walltime_s
+
+
+def test_totals_and_periods_sum_the_classes(classes_plan) -> None:
+    classes, totals = classes_plan.run_classes, classes_plan.totals
+    assert totals.total.runs == 16
+    assert math.isclose(totals.total.node_hours_p50, sum(c.node_hours_p50 for c in classes))
+    assert math.isclose(totals.total.node_hours_p90, sum(c.node_hours_p90 for c in classes))
+    assert totals.total.allocation_units_p90 is not None
+    assert math.isclose(totals.total.allocation_units_p90, 2 * totals.total.node_hours_p90)
+    share = totals.per_period
+    assert math.isclose(4 * share.node_hours_p50, totals.total.node_hours_p50)
+    assert math.isclose(4 * share.node_hours_p90, totals.total.node_hours_p90)
+    assert share.runs == 4
+    # the recommendation is not a row beside the classes, nor counted in the total
+    assert classes_plan.resource_classes == classes
+
+
+def test_without_classes_the_totals_are_the_recommendations(trained_store) -> None:
+    plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04",
+                                                  runs=5))
+    assert plan.run_classes == [] and plan.resource_classes == [plan.recommended_class]
+    assert plan.recommended_class.label == "production (recommended)"
+    assert math.isclose(plan.totals.total.node_hours_p50, plan.node_hours_p50)
+    assert plan.totals.total.allocation_units_p90 == plan.allocation_units_p90
+    assert plan.totals.periods == 1
+
+
+@pytest.mark.parametrize("request_fields, fragment", [
+    ({"run_classes": ("huge=4096x1",)}, "has 2048 nodes"),
+    ({"run_classes": ("a=4x1", "a=8x1")}, "label 'a' is given twice"),
+    ({"run_classes": ("a=4x1",), "runs": 3}, "--runs 3 budgets the recommended"),
+    ({"periods": 0}, "--periods must be a whole number from 1 to 120"),
+    ({"period_label": " "}, "--period-label needs a label"),
+])
+def test_bad_classes_and_periods_are_refused(trained_store, request_fields,
+                                             fragment: str) -> None:
+    with pytest.raises(BadInputError, match=fragment):
+        advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04",
+                                               **request_fields))
+
+
+# --- through the CLI --------------------------------------------------------------------
+
+def test_json_lists_the_classes_the_totals_and_a_periods_share(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, *CLASS_ARGS, *PERIODS, "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert [c["label"] for c in doc["run_classes"]] == ["largest", "typical", "smallest"]
+    typical = doc["run_classes"][1]
+    assert typical["source"] == "predicted" and typical["measured"] is False
+    for key in ("walltime_s", "walltime_slurm", "p90_runtime_s", "node_hours_per_run_p50",
+                "node_hours_p90", "allocation_units_p90", "queue", "basis"):
+        assert key in typical
+    totals = doc["resource_totals"]
+    assert totals["runs"] == 16 and totals["periods"] == 4
+    assert totals["period_label"] == "quarter"
+    assert math.isclose(totals["per_period"]["node_hours_p90"] * 4, totals["node_hours_p90"])
+    assert math.isclose(totals["node_hours_p50"],
+                        sum(c["node_hours_p50"] for c in doc["run_classes"]))
+    # the recommendation's fields stay
+    assert doc["recommended_nodes"] and doc["runs"] == 1 and doc["candidates"]
+
+
+def test_markdown_lists_the_classes_a_total_and_a_periods_share(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, *CLASS_ARGS, *PERIODS, "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("| ")]
+    labels = [row.split("|")[1].strip() for row in rows]
+    assert labels[:6] == ["Run class", "largest", "typical", "smallest", "Total",
+                          "Per quarter (1/4)"]
+    assert "production (recommended)" not in result.output
+    assert "| typical | 10 | 64 | predicted |" in result.output
+    assert "Totals per quarter split evenly over 4 periods" in result.output
+    assert "take back what a period leaves unused" in result.output
+    assert "typical at 64 nodes (predicted between the measured 8 and 128 nodes)" in (
+        result.output)
+
+
+def test_latex_sets_the_total_apart(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, *CLASS_ARGS, *PERIODS, "--format", "latex")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    total = next(i for i, line in enumerate(lines) if line.startswith("Total & 16 &"))
+    assert lines[total - 1] == r"\midrule"
+    assert lines[total + 1].startswith("Per quarter (1/4) & 4 &")
+    assert "Totals per quarter split evenly over 4 periods" in result.output
+
+
+def test_table_prints_the_requested_resources(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, *CLASS_ARGS, *PERIODS)
+    assert result.exit_code == 0, result.output
+    assert "Requested resources" in result.output
+    assert "  run classes largest (2 x 512 nodes), typical (10 x 64 nodes), smallest " \
+           "(4 x 1 node): 16 runs, " in result.output
+    assert "  per quarter: " in result.output
+    assert "Node counts considered" in result.output
+
+
+def test_csv_stays_the_candidate_table(advise_cli) -> None:
+    plain = advise_cli("advise", *BERT, "--format", "csv")
+    result = advise_cli("advise", *BERT, *CLASS_ARGS, *PERIODS, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == plain.stdout
+    assert list(csv.DictReader(io.StringIO(result.stdout)))
+
+
+def test_without_the_options_nothing_changes(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, "--runs", "3", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    rows = [line for line in result.output.splitlines() if line.startswith("| ")]
+    assert rows[1].startswith("| production (recommended) | 3 |")
+    assert rows[2].startswith("| Nodes |"), "no total or period rows"
+    assert "Source" not in rows[0] and "split evenly" not in result.output
+    table = advise_cli("advise", *BERT, "--runs", "3")
+    assert "Requested resources" not in table.output and "run classes" not in table.output
+    doc = json.loads(advise_cli("advise", *BERT, "--runs", "3", "--format", "json").output)
+    assert doc["run_classes"] == [] and doc["resource_totals"]["runs"] == 3
+
+
+def test_periods_without_classes_split_the_recommendation(advise_cli) -> None:
+    result = advise_cli("advise", *BERT, "--runs", "6", "--periods", "2", "--period-label",
+                        "6 months", "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert "| production (recommended) | 6 |" in result.output
+    assert "| Per 6 months (1/2) | 3 |" in result.output
+    assert "| Total |" not in result.output
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (("--run-class", "largest:512x10"),
+     "--run-class 'largest:512x10' is not LABEL=NODESxRUNS, e.g. largest=512x10"),
+    (("--run-class", "big=0x3"), "--run-class 'big=0x3': the node count must be"),
+    (("--run-class", "big=8x0"), "--run-class 'big=8x0': the number of runs must be"),
+    (("--run-class", "a=8x1", "--run-class", "a=16x1"), "label 'a' is given twice"),
+    (("--run-class", "a=8x1", "--runs", "5"), "--runs 5 budgets the recommended node"),
+    (("--run-class", "huge=4096x1"), "has 2048 nodes (the catalog)"),
+    (("--periods", "0"), "--periods must be a whole number from 1 to 120, got 0"),
+    (("--periods", "four"), "'--periods'"),
+    (("--period-label", ""), "--period-label needs a label"),
+])
+def test_bad_classes_and_periods_give_one_error_line(advise_cli, args, fragment: str) -> None:
+    result = advise_cli("advise", *BERT, *args)
+    assert result.exit_code == 2, result.output
+    assert fragment in one_error_line(result)
