@@ -229,8 +229,6 @@ class Plan:
     signal_lead_s: int | None
     catalog_system: str | None
     allocation_unit: str | None
-    allocation_units_p50: float | None
-    allocation_units_p90: float | None
     recommended_class: RunClassPlan
     run_classes: list[RunClassPlan]
     totals: ResourceTotals
@@ -250,13 +248,24 @@ class Plan:
 
     @property
     def node_hours_p50(self) -> float:
-        """Node-hours for all runs at the median runtime."""
-        return self.recommended.node_hours_p50 * self.request.runs
+        """Node-hours for all ``--runs`` runs at the median runtime."""
+        return self.recommended_class.node_hours_p50
 
     @property
     def node_hours_p90(self) -> float:
-        """Node-hours for all runs at the 90th-percentile runtime."""
-        return self.recommended.node_hours_p90 * self.request.runs
+        """Node-hours for all ``--runs`` runs at the 90th-percentile runtime."""
+        return self.recommended_class.node_hours_p90
+
+    @property
+    def allocation_units_p50(self) -> float | None:
+        """:attr:`node_hours_p50` in the machine's allocation units (None: no charge
+        factor known)."""
+        return self.recommended_class.allocation_units_p50
+
+    @property
+    def allocation_units_p90(self) -> float | None:
+        """:attr:`node_hours_p90` in the machine's allocation units."""
+        return self.recommended_class.allocation_units_p90
 
     def as_dict(self) -> dict[str, Any]:
         """The advice as JSON-ready data; the top-level keys are a stable contract."""
@@ -456,8 +465,6 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         chained_jobs=limit.chained_jobs, time_min=time_min, signal_lead_s=lead_s,
         catalog_system=spec.name if spec else None,
         allocation_unit=spec.allocation_unit if spec else None,
-        allocation_units_p50=recommended_class.allocation_units_p50,
-        allocation_units_p90=recommended_class.allocation_units_p90,
         recommended_class=recommended_class, run_classes=run_classes, totals=totals,
         basis=basis, warnings=warnings)
 
