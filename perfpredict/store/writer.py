@@ -237,6 +237,9 @@ SAME_RUN = ("excluded.start_epoch_s = runs.start_epoch_s"
 #: zones use: a quarter-hour (India's +5:30, Nepal's +5:45, Chatham's +12:45).
 ZONE_OFFSET_MAX_S = 14 * 3600
 ZONE_OFFSET_STEP_S = 15 * 60
+#: The most a zone's clock changes at once (daylight saving time: an hour, Lord Howe
+#: Island's half an hour).
+CLOCK_CHANGE_MAX_S = 3600
 
 
 def _clock_offset_text(offset_s: int) -> str:
@@ -255,47 +258,81 @@ class JobTimes(NamedTuple):
     runtime_s: float | None
 
 
-def _zone_offset_s(record: JobTimes, run: Any) -> int | None:
-    """How many seconds ``record``'s times are later than those of the stored ``run``
-    when both are one job, one of them read from wall-clock text in a zone other than the
-    one it was written in (:data:`~perfpredict.ingest.registry.WALL_CLOCK_FORMATS`; sacct
-    in local time read as UTC), else None.
+class ZoneShift(NamedTuple):
+    """How many seconds a record's submit, start and end times are later than a stored
+    run's, one job read in two zones (:func:`_zone_shift`)."""
 
-    The same job: its start differs by a whole number of quarter-hours, nonzero and at
-    most 14 h, and its submit time (where both have one) and end differ by that same
-    offset to the second; where either has no end, its runtime is the same to the second
-    (sacct's Elapsed, the JSON's ``elapsed``, which no zone changes). A zone shifts every
-    time of a dump alike; two jobs that reused an id agree on all of that only by chance:
-    a job's start and end to the second are unlike another job's, and scheduler ids do
-    not come back within hours (Slurm's grow until a slurmdbd reset, PBS's and LSF's wrap
-    after about a million jobs), while id reuse keeps its meaning otherwise: a later job
-    of a reused id is submitted days or years later, and is kept as a run of its own.
-    Without a start on both sides nothing is shifted to compare (a job cancelled while
-    pending), and the two stay apart. Where clocks changed between a job's submit and its
-    end, the dump's times are shifted by two offsets: such a job is still stored twice."""
+    submit_s: int
+    start_s: int
+    end_s: int
+
+    @property
+    def named_s(self) -> int:
+        """The offset a warning names: the start's, or where the start was read at
+        UTC's own time (London's winter, the clocks changed while the job waited or ran)
+        the other time's."""
+        return next(offset_s for offset_s in (self.start_s, *self) if offset_s)
+
+
+def _is_zone_offset(offset_s: int) -> bool:
+    return not offset_s % ZONE_OFFSET_STEP_S and abs(offset_s) <= ZONE_OFFSET_MAX_S
+
+
+def _zone_shift(record: JobTimes, run: Any) -> ZoneShift | None:
+    """How far ``record``'s times are later than those of the stored ``run`` when both
+    are one job, one of them read from wall-clock text in a zone other than the one it
+    was written in (:data:`~perfpredict.ingest.registry.WALL_CLOCK_FORMATS`; sacct in
+    local time read as UTC), else None.
+
+    The same job: its start differs by a whole number of quarter-hours of at most 14 h
+    (a zone's offset), and its submit time (where both have one) and end differ by that
+    same offset to the second (see below where the clocks changed), not all of them by
+    nothing; where either has no end, its runtime is the same
+    to the second (sacct's Elapsed, the JSON's ``elapsed``, which no zone changes). A
+    zone shifts every time of a dump alike; two jobs that reused an id agree on all of
+    that only by chance: a job's start and end to the second are unlike another job's,
+    and scheduler ids do not come back within hours (Slurm's grow until a slurmdbd
+    reset, PBS's and LSF's wrap after about a million jobs), while id reuse keeps its
+    meaning otherwise: a later job of a reused id is submitted days or years later, and
+    is kept as a run of its own. Without a start on both sides nothing is shifted to
+    compare (a job cancelled while pending), and the two stay apart.
+
+    Where the clocks changed while the job waited or ran (daylight saving time), its
+    times are shifted by two offsets, the later times by the other: the offsets, in time
+    order, change once, by at most an hour (Lord Howe's half hour, everyone else's hour).
+    Where that change falls between start and end, the runtime must be the same to the
+    second on both sides: the wall-clock reading's end less its start is then its
+    runtime off by exactly the change, which a job of its own that reused the id never
+    is. A time one side lacks is taken as shifted as the start (a run not ended yet)."""
     if record.start_epoch_s is None or run.start_epoch_s is None:
         return None
-    offset_s = round(record.start_epoch_s) - round(run.start_epoch_s)
-    if not offset_s or offset_s % ZONE_OFFSET_STEP_S or abs(offset_s) > ZONE_OFFSET_MAX_S:
-        return None
-    pairs = [(record.submit_epoch_s, run.submit_epoch_s)] if (
-        record.submit_epoch_s and run.submit_epoch_s) else []  # a submit time of 0 is none
+    start_s = round(record.start_epoch_s) - round(run.start_epoch_s)
+    submit_s = end_s = start_s
+    if record.submit_epoch_s and run.submit_epoch_s:  # a submit time of 0 is none
+        submit_s = round(record.submit_epoch_s) - round(run.submit_epoch_s)
+    same_runtime = (record.runtime_s is not None and run.runtime_s is not None
+                    and round(record.runtime_s) == round(run.runtime_s))
     if record.end_epoch_s is not None and run.end_epoch_s is not None:
-        pairs.append((record.end_epoch_s, run.end_epoch_s))
-    elif (record.runtime_s is None or run.runtime_s is None
-          or round(record.runtime_s) != round(run.runtime_s)):
+        end_s = round(record.end_epoch_s) - round(run.end_epoch_s)
+    elif not same_runtime:
         return None
-    if any(round(mine) - round(stored) != offset_s for mine, stored in pairs):
+    shift = ZoneShift(submit_s, start_s, end_s)
+    if not any(shift) or not all(_is_zone_offset(offset_s) for offset_s in shift):
         return None
-    return offset_s
+    if end_s != start_s and not same_runtime:
+        return None
+    changed_twice = submit_s != start_s != end_s
+    if changed_twice or max(shift) - min(shift) > CLOCK_CHANGE_MAX_S:
+        return None
+    return shift
 
 
 class ZoneMatch(NamedTuple):
     """A row of a batch that is the stored ``run`` read in another zone: its times are
-    ``offset_s`` seconds later than the run's (:func:`_zone_offset_s`)."""
+    ``shift`` later than the run's (:func:`_zone_shift`)."""
 
     row: int
-    offset_s: int
+    shift: ZoneShift
     run: Any
 
 
@@ -313,14 +350,14 @@ def _may_be(record: JobTimes, key: str, run: Any) -> bool:
 
 
 def _same_job(record: JobTimes, key: str, candidates: list[Any],
-              zone_read: Callable[[Any], bool]) -> tuple[Any, int] | None:
+              zone_read: Callable[[Any], bool]) -> tuple[Any, ZoneShift | None] | None:
     """The stored run among ``candidates`` (of one job id) that is the job of ``record``
-    (keyed ``key``), and how many seconds ``record``'s times are later than its (0: read
-    in one zone), or None (:meth:`_FileIngest.same_jobs`). A submit time of 0 is none, as
+    (keyed ``key``), and how far ``record``'s times are later than its (None: read in one
+    zone), or None (:meth:`_FileIngest.same_jobs`). A submit time of 0 is none, as
     in keys.
 
     ``zone_read(run)``: whether ``record`` or ``run`` is a reading of wall-clock text, which
-    a zone may have put hours off (:func:`_zone_offset_s`); two records read from epoch
+    a zone may have put hours off (:func:`_zone_shift`); two records read from epoch
     seconds are never one job at another time."""
     undecided = []
     for run in candidates:
@@ -332,11 +369,11 @@ def _same_job(record: JobTimes, key: str, candidates: list[Any],
             undecided.append(run)
             continue
         if told:
-            return run, 0
+            return run, None
     if len(candidates) == 1 and undecided and _may_be(record, key, undecided[0]):
-        return undecided[0], 0
-    shifted = [(run, offset_s) for run in candidates if zone_read(run)
-               and (offset_s := _zone_offset_s(record, run)) is not None]
+        return undecided[0], None
+    shifted = [(run, shift) for run in candidates if zone_read(run)
+               and (shift := _zone_shift(record, run)) is not None]
     # two runs of the id, each the record in another zone: which one it is, nothing says
     return shifted[0] if len(shifted) == 1 else None
 
@@ -538,7 +575,7 @@ class _FileIngest:
         nothing says otherwise (:func:`_may_be`; two, and the id was reused: which one it
         is, nothing says, and the row is kept apart rather than taken for one of them);
         else, where the row or the run was read from wall-clock text, when all its times
-        differ by one zone offset (:func:`_zone_offset_s`: sacct's JSON, in epoch
+        differ by one zone offset (:func:`_zone_shift`: sacct's JSON, in epoch
         seconds, and a ``sacct -P`` dump in local time read as UTC gave one job two
         submit times, and two runs). Looked up only for systems the store held runs of
         before this file (not in a first ingest), by the indexed system and job id."""
@@ -572,9 +609,9 @@ class _FileIngest:
                 same = _same_job(JobTimes(*times[i]), out[i], candidates, self.zone_read)
                 if same is None:
                     continue
-                run, offset_s = same
-                if offset_s:
-                    zone_matches.append(ZoneMatch(i, offset_s, run))
+                run, shift = same
+                if shift is not None:
+                    zone_matches.append(ZoneMatch(i, shift, run))
                 else:
                     out[i] = run.natural_key
         return out, zone_matches
@@ -612,10 +649,10 @@ class _FileIngest:
         for match in zone_matches:
             if self.fmt in WALL_CLOCK_FORMATS:
                 natural_keys[match.row] = match.run.natural_key
-                for name in JobTimes._fields[:3]:
+                for name, offset_s in zip(JobTimes._fields[:3], match.shift, strict=True):
                     if values[name][match.row] is not None:
-                        values[name][match.row] -= match.offset_s
-                self.zone_offsets_s[match.offset_s] += 1
+                        values[name][match.row] -= offset_s
+                self.zone_offsets_s[match.shift.named_s] += 1
                 continue
             if match.run.id in self.replaced_readings:  # a job twice in this file
                 continue
@@ -632,7 +669,7 @@ class _FileIngest:
             self.conn.execute(update(ingest_batches)
                               .where(ingest_batches.c.id == match.run.batch_id)
                               .values(n_stored=ingest_batches.c.n_stored - 1))
-            self.zone_offsets_s[-match.offset_s] += 1
+            self.zone_offsets_s[-match.shift.named_s] += 1
 
     def zone_warning(self) -> list[str]:
         """What :meth:`settle_zones` did, and how to read such a dump: the offsets of the

@@ -21,7 +21,7 @@ from perfpredict.ingest import ingest_file
 from perfpredict.ingest.records import DARSHAN_DETAILS
 from perfpredict.store.queries import iter_runs
 from perfpredict.store.schema import ingest_batches, runs
-from perfpredict.store.writer import JobTimes, _zone_offset_s
+from perfpredict.store.writer import JobTimes, ZoneShift, _zone_shift
 from tests.conftest import shared_path
 
 NARVAL = "sarc-sacct-json-slurm_22_5_9.json"  # an array task on Narval (Montreal)
@@ -31,8 +31,10 @@ DUMP_COLUMNS = ["JobID", "JobIDRaw", "Cluster", "JobName", "User", "Account", "P
                 "NCPUS", "NodeList"]
 
 
-def sacct_dump(json_name: str, zone: str, tmp_path: Path, shift_end_s: int = 0) -> Path:
-    """The ``sacct -P`` dump of the jobs of a real ``sacct --json`` file, as
+def sacct_dump(json_name: str, zone: str, tmp_path: Path, shift_end_s: int = 0,
+               json_path: Path | None = None) -> Path:
+    """The ``sacct -P`` dump of the jobs of a real ``sacct --json`` file (``json_path``,
+    else ``json_name`` in ../shared/logs/slurm), as
     sacct run in ``zone`` prints them: JobID ``123_4`` for an array task beside its
     JobIDRaw, Submit/Start/End as wall-clock ``YYYY-MM-DDTHH:MM:SS`` in the zone, the
     limit in minutes, nodes and CPUs from the allocated TRES. ``shift_end_s`` moves each
@@ -44,7 +46,8 @@ def sacct_dump(json_name: str, zone: str, tmp_path: Path, shift_end_s: int = 0) 
                 if epoch_s else "Unknown")
 
     lines = ["|".join(DUMP_COLUMNS)]
-    for job in json.loads(shared_path("logs", "slurm", json_name).read_text())["jobs"]:
+    source = json_path or shared_path("logs", "slurm", json_name)
+    for job in json.loads(source.read_text())["jobs"]:
         times, array = job["time"], job["array"]
         tres = {entry["type"]: entry["count"] for entry in job["tres"]["allocated"]}
         lines.append("|".join(str(value) for value in [
@@ -176,12 +179,72 @@ def _times(submit: float | None, start: float | None, end: float | None,
 def test_only_a_whole_quarter_hour_up_to_14_h_is_a_zone(offset_s: int, matched: bool) -> None:
     run = SimpleNamespace(**_times(1_000_000, 1_000_100, 1_003_700, 3600)._asdict())
     record = _times(1_000_000 + offset_s, 1_000_100 + offset_s, 1_003_700 + offset_s, 3600)
-    assert (_zone_offset_s(record, run) == offset_s) is matched
+    assert (_zone_shift(record, run) == ZoneShift(offset_s, offset_s, offset_s)) is matched
 
 
 def test_without_an_end_the_runtime_must_agree() -> None:
     run = SimpleNamespace(**_times(1_000_000, 1_000_100, None, 3600)._asdict())
-    assert _zone_offset_s(_times(1_003_600, 1_003_700, 1_007_300, 3600), run) == 3600
-    assert _zone_offset_s(_times(1_003_600, 1_003_700, 1_007_301, 3601), run) is None
-    assert _zone_offset_s(_times(1_003_600, 1_003_700, None, None), run) is None
-    assert _zone_offset_s(_times(1_003_600, None, None, 3600), run) is None
+    assert _zone_shift(_times(1_003_600, 1_003_700, 1_007_300, 3600), run) == ZoneShift(
+        3600, 3600, 3600)
+    assert _zone_shift(_times(1_003_600, 1_003_700, 1_007_301, 3601), run) is None
+    assert _zone_shift(_times(1_003_600, 1_003_700, None, None), run) is None
+    assert _zone_shift(_times(1_003_600, None, None, 3600), run) is None
+
+
+H = 3600
+
+
+@pytest.mark.parametrize(("shift", "runtime_s", "matched"), [
+    ((-4 * H, -4 * H, -5 * H), 3600, True),  # Toronto, the clocks fell back while it ran
+    ((-5 * H, -5 * H, -4 * H), 3600, True),  # ... sprang forward
+    ((-4 * H, -5 * H, -5 * H), 3600, True),  # ... while it waited
+    ((H, 0, 0), 3600, True),  # London: submitted in summer time, ran in winter (UTC's own)
+    ((10 * H + 1800, 10 * H + 1800, 11 * H), 3600, True),  # Lord Howe's half hour
+    ((-4 * H, -4 * H, -5 * H), None, False),  # the runtime must say the end moved
+    ((-4 * H, -5 * H, -4 * H), 3600, False),  # the clocks changed back and forth
+    ((-4 * H, -4 * H, -6 * H), 3600, False),  # no clock changes by two hours
+    ((-4 * H, -4 * H, -4 * H - 60), 3600, False),  # a minute is no zone
+])
+def test_a_job_across_a_clock_change_is_shifted_by_two_offsets(
+        shift: tuple[int, int, int], runtime_s: float | None, matched: bool) -> None:
+    """Daylight saving time moved the clocks while the job waited or ran: the local-time
+    reading's later times are an hour off its earlier ones, once, and its end less its
+    start is its runtime off by that hour."""
+    epoch = (1_699_160_000, 1_699_162_000, 1_699_162_000 + 3600)
+    run = SimpleNamespace(**_times(*epoch, runtime_s)._asdict())
+    record = _times(*(t + offset_s for t, offset_s in zip(epoch, shift, strict=True)),
+                    runtime_s)
+    assert (_zone_shift(record, run) == ZoneShift(*shift)) is matched
+
+
+def _json_across_a_clock_change(tmp_path: Path, start_utc: str, runtime_s: int) -> Path:
+    """Narval's job moved to start at ``start_utc`` (ISO, UTC) and run ``runtime_s``."""
+    doc = json.loads(shared_path("logs", "slurm", NARVAL).read_text())
+    start = int(datetime.fromisoformat(start_utc).timestamp())
+    (job,) = doc["jobs"]
+    job["time"].update(submission=start - 600, eligible=start - 600, start=start,
+                       end=start + runtime_s, elapsed=runtime_s)
+    path = tmp_path / f"narval-{start}.json"
+    path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.parametrize("json_first", [True, False], ids=["json-first", "dump-first"])
+@pytest.mark.parametrize("start_utc", ["2023-11-05T05:30:00+00:00", "2023-03-12T06:30:00+00:00"],
+                         ids=["fall-back", "spring-forward"])
+def test_a_job_that_ran_across_a_clock_change_is_stored_once(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, start_utc: str, json_first: bool) -> None:
+    """Before, a job that ran while Toronto's clocks changed (its dump's end an hour off
+    its start's offset: 01:30 to 01:30 for an hour's run in November) was stored twice
+    beside its JSON record. Now once, with the JSON's UTC times."""
+    json_path = _json_across_a_clock_change(tmp_path, start_utc, 3600)
+    dump = sacct_dump(NARVAL, "America/Toronto", tmp_path, json_path=json_path)
+    files = [("sacct-json", json_path), ("sacct", dump)]
+    if not json_first:
+        files.reverse()
+    outputs = [cli("ingest", fmt, str(path)) for fmt, path in files]
+    assert all(result.exit_code == 0 for result in outputs), [r.output for r in outputs]
+    (run,) = exported(cli)
+    assert run["start_time"] == start_utc.replace("+00:00", "Z")
+    assert float(run["runtime_s"]) == 3600
+    assert "-04:00" in outputs[1].output or "-05:00" in outputs[1].output
