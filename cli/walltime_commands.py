@@ -14,7 +14,8 @@ from perfpredict.cli.render import TableFormat
 COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
            "kill_probability", "expected_runtime_over_walltime", "requested_walltime_s",
            "capped_at_request", "request_kill_probability", "request_likely_too_short",
-           "queue_max_walltime_s", "capped_by_queue", "request_above_queue_limit")
+           "queue_max_walltime_s", "capped_by_queue", "request_above_queue_limit",
+           "time_min_kill_risk", "time_min_s", "time_min_slurm", "time_min_kill_probability")
 
 
 class JobsFormat(str, Enum):
@@ -33,6 +34,11 @@ def walltime(
         "(default: told by the file's name, else its first line).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of such jobs that may outrun the advised walltime.")] = 0.05,
+    time_min_kill_risk: Annotated[float | None, typer.Option(
+        help="Also advise each job a time-min (Slurm --time-min): the shortest limit the "
+        "scheduler may cut its walltime to so that it starts sooner in a backfill hole, "
+        "at which at most this share of such jobs would be killed (larger than "
+        "--kill-risk, e.g. 0.25). Default: none.")] = None,
     allow_above_request: Annotated[bool, typer.Option(
         "--allow-above-request",
         help="Advise more than the job's own request where the request is likely too "
@@ -53,18 +59,20 @@ def walltime(
     the system's queues ('perfpredict systems add FILE.toml').
     Uses the advisor 'train' saved, or fits one from the store. The summary (on stderr for
     csv and json) gives the expected kill share and the allocation the advice frees.
+    With --time-min-kill-risk, each job also gets a time-min, for backfill.
     """
     from perfpredict.advise.walltime import advise_walltime
     from perfpredict.cli.render import print_rows
 
     advice = advise_walltime(ctx.obj.open_store(), str(input_path),
                              input_format=input_format and input_format.value,
-                             kill_risk=kill_risk,
+                             kill_risk=kill_risk, time_min_kill_risk=time_min_kill_risk,
                              system=system, allow_above_request=allow_above_request,
                              swf_allow_extra_fields=swf_allow_extra_fields,
                              timezone=timezone)
     if output is TableFormat.table:
-        print_rows([_table_row(r) for r in advice.rows], "table", TABLE_COLUMNS,
+        print_rows([_table_row(r) for r in advice.rows], "table",
+                   _table_columns(time_min_kill_risk is not None),
                    title="Advised walltimes")
     else:
         print_rows(advice.rows, output.value, COLUMNS)
@@ -73,6 +81,17 @@ def walltime(
 
 #: The table a person reads, narrow enough for 80 columns; csv and json carry every field.
 TABLE_COLUMNS = ("job", "--time", "kill %", "predicted", "request", "note")
+#: Added with --time-min-kill-risk: the time-min and its kill probability.
+TIME_MIN_TABLE_COLUMNS = ("--time-min", "min kill %")
+
+
+def _table_columns(time_min: bool) -> tuple[str, ...]:
+    """The table's columns; with a time-min, its two beside the walltime it shortens (a
+    table wider than the terminal goes on below, and they were left there alone)."""
+    if not time_min:
+        return TABLE_COLUMNS
+    after = TABLE_COLUMNS.index("kill %") + 1
+    return TABLE_COLUMNS[:after] + TIME_MIN_TABLE_COLUMNS + TABLE_COLUMNS[after:]
 
 
 def _table_row(row: dict[str, Any]) -> dict[str, Any]:
@@ -91,10 +110,13 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
         note = "at request"
     else:
         note = ""
+    time_min_p = row["time_min_kill_probability"]
     return {"job": row["job_id"], "--time": row["slurm_time"],
             "kill %": f"{row['kill_probability']:.1%}",
             "predicted": slurm_time(row["predicted_runtime_s"]),
-            "request": "" if request is None else slurm_time(request), "note": note}
+            "request": "" if request is None else slurm_time(request), "note": note,
+            "--time-min": row["time_min_slurm"],
+            "min kill %": None if time_min_p is None else f"{time_min_p:.1%}"}
 
 
 def _jobs(n: int) -> str:
@@ -128,6 +150,13 @@ def summary_text(summary: dict[str, Any]) -> str:
         f"short: {summary['n_request_likely_too_short']}; advised above the request: "
         f"{summary['n_above_request']}; without a request: "
         f"{summary['n_without_request']}.")
+    if summary["time_min_kill_risk"] is not None:
+        lines.append(
+            f"Time-min at --time-min-kill-risk {summary['time_min_kill_risk']:g} (Slurm "
+            "--time-min: the shortest limit the scheduler may cut a walltime to, to start "
+            f"the job sooner): below the walltime for {summary['n_time_min_shorter']} of "
+            f"{_jobs(summary['n_jobs'])}; expected kill share if every job is cut to it: "
+            f"{summary['time_min_expected_kill_share']:.1%}.")
     if summary["n_without_submit_time"]:
         lines.append(
             f"Without a submit time: {summary['n_without_submit_time']}, each advised as if "

@@ -60,3 +60,21 @@ def test_the_user_guide_quotes_the_bundled_predictor_as_printed(cli, start: str)
     printed = (result.stdout + result.stderr).splitlines()
     shown = [line for line in quoted if line.strip() != "..."]
     assert shown and all(line in printed for line in shown), (command, printed)
+
+
+def test_the_user_guide_quotes_the_per_job_time_min_as_printed(  # type: ignore[no-untyped-def]
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``advise walltime --time-min-kill-risk`` block, on the example center, run from
+    the repository as its paths are."""
+    monkeypatch.chdir(REPO)
+    assert cli("ingest", "sacct", str(REPO / "examples" / "data" / "synthetic_sacct.psv")
+               ).exit_code == 0
+    page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    command, quoted = _quoted_block(page, "$ perfpredict advise walltime --input "
+                                          "examples/data/pending_jobs.csv --input-format csv "
+                                          "--format csv --time-min-kill-risk")
+    result = cli(*shlex.split(command.removeprefix("$ perfpredict ")))
+    assert result.exit_code == 0, result.output
+    printed = (result.stdout + result.stderr).splitlines()
+    shown = [line for line in quoted if line.strip() != "..."]
+    assert len(shown) > 3 and all(line in printed for line in shown), (command, printed)

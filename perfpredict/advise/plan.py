@@ -52,7 +52,7 @@ from perfpredict.advise.run_classes import (
 )
 from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose, node_count
-from perfpredict.advise.walltime.advisor import check_kill_risk
+from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_kill_risk
 from perfpredict.counts import check_count, is_number, plain
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
@@ -135,15 +135,7 @@ class PlanRequest:
         if not 0 < self.confidence < 1:
             raise BadInputError(f"--confidence must be between 0 and 1, got "
                                 f"{self.confidence:g}")
-        if self.time_min_kill_risk is not None:
-            check_kill_risk(self.time_min_kill_risk, "--time-min-kill-risk")
-            if self.time_min_kill_risk <= self.kill_risk:
-                raise BadInputError(
-                    f"--time-min-kill-risk must be larger than --kill-risk "
-                    f"({self.kill_risk:g}), got {self.time_min_kill_risk:g}: the time-min "
-                    f"is a shorter limit than the walltime, which more runs outlive; "
-                    f"0.25 accepts that one run in four is killed if the job is given "
-                    f"only that long")
+        check_time_min_kill_risk(self.time_min_kill_risk, self.kill_risk)
         self.signal_lead_s()
         self.floor().validate()
 

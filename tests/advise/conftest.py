@@ -80,6 +80,23 @@ def one_error_line(result: Result) -> str:
     return lines[0]
 
 
+def kth_files(folder: Path, n_history: int, n_advised: int) -> tuple[Path, Path]:
+    """KTH-SP2's first ``n_history`` jobs as a history log to ingest and the next
+    ``n_advised`` as jobs to advise, written in ``folder`` (the log's header on both)."""
+    import gzip
+
+    from tests.conftest import shared_path
+
+    source = shared_path("logs", "swf", "KTH-SP2-1996-2.1-cln.swf.gz")
+    lines = gzip.open(source, "rt").read().splitlines()
+    header = [line for line in lines if line.startswith(";")]
+    jobs = [line for line in lines if not line.startswith(";")]
+    history, advised = folder / "history.swf", folder / "next.swf"
+    history.write_text("\n".join(header + jobs[:n_history]) + "\n")
+    advised.write_text("\n".join(header + jobs[n_history:n_history + n_advised]) + "\n")
+    return history, advised
+
+
 def read_csv(path: Path) -> list[dict[str, str]]:
     import csv
 

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import csv
-import gzip
 import io
 import json
 from pathlib import Path
@@ -25,6 +24,7 @@ from perfpredict.advise.walltime.calibration import conformal_index
 from perfpredict.errors import ArtifactError, BadInputError
 from perfpredict.ingest import ingest_file
 from perfpredict.store.queries import runs_frame
+from tests.advise.conftest import kth_files
 from tests.conftest import shared_path
 
 N_HISTORY = 3000
@@ -53,15 +53,7 @@ def test_conformal_index_counts_like_split_conformal() -> None:
 @pytest.fixture(scope="module")
 def kth_parts(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The first 3,000 KTH-SP2 jobs as history and the next 25 as jobs to advise."""
-    source = shared_path("logs", "swf", "KTH-SP2-1996-2.1-cln.swf.gz")
-    lines = gzip.open(source, "rt").read().splitlines()
-    header = [line for line in lines if line.startswith(";")]
-    jobs = [line for line in lines if not line.startswith(";")]
-    folder = tmp_path_factory.mktemp("kth")
-    history, advised = folder / "history.swf", folder / "next.swf"
-    history.write_text("\n".join(header + jobs[:N_HISTORY]) + "\n")
-    advised.write_text("\n".join(header + jobs[N_HISTORY:N_HISTORY + N_ADVISED]) + "\n")
-    return history, advised
+    return kth_files(tmp_path_factory.mktemp("kth"), N_HISTORY, N_ADVISED)
 
 
 def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # type: ignore[no-untyped-def]

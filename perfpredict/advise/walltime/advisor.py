@@ -40,6 +40,10 @@ ARTIFACT_KIND = "walltime_advisor"
 #: Columns jobs to advise may carry (the service looks them up in the catalog): the name of
 #: the queue allowing the longest jobs of the job's node count, and that limit.
 QUEUE_COLUMNS = ("longest_queue", "queue_max_walltime_s")
+#: The time-min fields of an advice row (None without ``time_min_kill_risk``), named as
+#: ``advise``'s JSON names them.
+TIME_MIN_COLUMNS = ("time_min_kill_risk", "time_min_s", "time_min_slurm",
+                    "time_min_kill_probability")
 
 
 def slurm_time(walltime_s: float) -> str:
@@ -63,6 +67,22 @@ def check_kill_risk(kill_risk: float, option: str = "--kill-risk") -> None:
         raise BadInputError(f"{option} must be between 0 and 0.5 (a share of jobs "
                             f"killed), got {kill_risk:g}; 0.05 means one job in twenty "
                             "may be killed")
+
+
+def check_time_min_kill_risk(time_min_kill_risk: float | None, kill_risk: float) -> None:
+    """``--time-min-kill-risk`` (``advise``'s and ``advise walltime``'s alike; None: no
+    time-min asked for) is a kill risk (:func:`check_kill_risk`) larger than
+    ``kill_risk``: the time-min is a shorter limit than the walltime, which more jobs
+    outlive, so a risk no larger would ask for the walltime itself, or a longer limit."""
+    if time_min_kill_risk is None:
+        return
+    check_kill_risk(time_min_kill_risk, "--time-min-kill-risk")
+    if time_min_kill_risk <= kill_risk:
+        raise BadInputError(
+            f"--time-min-kill-risk must be larger than --kill-risk ({kill_risk:g}), got "
+            f"{time_min_kill_risk:g}: the time-min is a shorter limit than the walltime, "
+            f"which more runs outlive; 0.25 accepts that one run in four is killed if the "
+            f"job is given only that long")
 
 
 def check_resolvable(kill_risk: float, n_calibration_jobs: int) -> None:
@@ -175,7 +195,8 @@ class WalltimeAdvisor:
     # -- advice --------------------------------------------------------------------------
 
     def advise(self, history: pd.DataFrame, jobs: pd.DataFrame, kill_risk: float = 0.05,
-               *, allow_above_request: bool = False) -> list[dict[str, Any]]:
+               *, allow_above_request: bool = False,
+               time_min_kill_risk: float | None = None) -> list[dict[str, Any]]:
         """One advice row per row of ``jobs`` (in their order); see the module doc.
 
         ``history`` is the store's runs; only what ended before each job's submission is
@@ -189,10 +210,18 @@ class WalltimeAdvisor:
         uncapped: its jobs ran on the machine under those limits, so no runtime of theirs
         lies above the cap, and a cap there kills none of them that the advice would
         have let finish.
+
+        With ``time_min_kill_risk``, each row also gives a time-min (Slurm's
+        ``--time-min``: the shortest limit the scheduler may cut the walltime to, to start
+        the job sooner in a backfill hole) and its kill probability, calibrated on the
+        same window of recent jobs as the walltime's, on every walltime they could have
+        been given (:attr:`~.calibration.Calibration.report_any_walltime`,
+        :func:`time_min_choice`); its fields are None without it.
         """
         import numpy as np
 
         check_kill_risk(kill_risk)
+        check_time_min_kill_risk(time_min_kill_risk, kill_risk)
         self._check_fitted()
         past = _frame(history)
         queries = _frame(jobs.reset_index(drop=True))
@@ -201,8 +230,9 @@ class WalltimeAdvisor:
                 queries[column] = None
         requests_s = queries["requested_walltime_s"].to_numpy()
         limits_s = queries["queue_max_walltime_s"].to_numpy(dtype=float)
-        calibrations, which, log_q = self._calibrations(past, queries, kill_risk,
-                                                        allow_above_request)
+        calibrations, which, log_q = self._calibrations(
+            past, queries, kill_risk, allow_above_request,
+            any_walltime=time_min_kill_risk is not None)
         walltimes_s = candidates(requests_s, allow_above_request)
         raw_p = raw_kill_p(log_q, walltimes_s)
         gain = expected_fit(log_q, walltimes_s)
@@ -216,18 +246,19 @@ class WalltimeAdvisor:
             by_queue, raw_kill_p(log_q, np.fmax(np.nan_to_num(limits_s), 1.0)[:, None])[:, 0],
             chosen_raw_p)
         request_raw_p = raw_kill_p(log_q, np.fmax(requests_s, 1.0)[:, None])[:, 0]
-        kill_p = np.empty(len(pick))
+        kill_p = calibrated_kill_p(calibrations, which, chosen_raw_p[:, None],
+                                   chosen_s[:, None], requests_s)[:, 0]
         overrun_p = np.full(len(pick), np.nan)
         capped = chosen_s == requests_s  # killed exactly when it outruns its request
         for number, calibration in enumerate(calibrations):
             mine = which == number
-            for kind, report in ((mine & ~capped, calibration.report),
-                                 (mine & capped, calibration.report_at_request)):
-                if kind.any():
-                    kill_p[kind] = report(chosen_raw_p[kind])
             overrun_p[mine] = calibration.overrun(request_raw_p[mine])
         overrun_p[np.isnan(requests_s)] = np.nan
         overrun_p[capped] = kill_p[capped]  # one event, one probability
+        time_min = None if time_min_kill_risk is None else time_min_choice(
+            calibrated_kill_p(calibrations, which, raw_p, walltimes_s, requests_s,
+                              any_walltime=True),
+            walltimes_s, chosen_s, kill_p, time_min_kill_risk)
         ratio = expected_ratio(log_q, chosen_s)
         log_median = log_quantile_at(log_q, 0.5)
         rows: list[dict[str, Any]] = [{} for _ in range(len(queries))]
@@ -252,6 +283,8 @@ class WalltimeAdvisor:
                                     if by_queue[position] else None),
                 "request_above_queue_limit": (bool(request_s > limit_s)
                                               if has_request and has_limit else None),
+                **_time_min_fields(time_min_kill_risk, None if time_min is None else (
+                    time_min[0][position], time_min[1][position])),
                 "nodes": _positive(queries.at[index, "nodes"]),
                 "total_ranks": _positive(queries.at[index, "total_ranks"]),
             }
@@ -304,12 +337,13 @@ class WalltimeAdvisor:
         return np.sort(predicted.reshape(len(matrix), -1).astype(float), axis=1)
 
     def _calibrations(self, past: pd.DataFrame, queries: pd.DataFrame, kill_risk: float,
-                      allow_above_request: bool
+                      allow_above_request: bool, any_walltime: bool = False
                       ) -> tuple[list[Calibration], np.ndarray, np.ndarray]:
         """The calibrations the advised jobs need, per job the index of its own (that of
         the recent out-of-training jobs that ended before it was submitted, the last
         ``calibration_jobs`` of them), and the advised jobs' log runtime quantiles (one
         pass over the history describes both the advised and the calibration jobs).
+        ``any_walltime`` fits each window's map of any walltime too (for a time-min).
 
         Windows end on a step of a twentieth of ``calibration_jobs``, so that a day of
         advice shares a handful of calibrations instead of fitting one per job; a job never
@@ -343,7 +377,7 @@ class WalltimeAdvisor:
                                                       ignore_index=True))
         outcome = Outcomes.of(window_jobs, log_q[len(queries):], allow_above_request)
         return [outcome.calibrate(max(first, hi - self.calibration_jobs) - first, hi - first,
-                                  kill_risk) for hi in ends_of_windows.tolist()
+                                  kill_risk, any_walltime) for hi in ends_of_windows.tolist()
                 ], which, log_q[:len(queries)]
 
     # -- persistence (JSON, no pickle) ---------------------------------------------------
@@ -397,6 +431,72 @@ class WalltimeAdvisor:
             raise ArtifactError(f"the walltime advisor document is damaged ({exc}); run "
                                 "'perfpredict train' again") from exc
         return advisor
+
+
+def calibrated_kill_p(calibrations: list[Calibration], which: np.ndarray, raw_p: np.ndarray,
+                      walltimes_s: np.ndarray, requests_s: np.ndarray, *,
+                      any_walltime: bool = False) -> np.ndarray:
+    """Per job (row) and walltime (column), the kill probability the job's calibration
+    (``calibrations[which[job]]``) reports for the raw one (``raw_p``): a walltime at the
+    job's request read through the map of the window's choices at their request (a job
+    given its request is killed exactly when it outruns it), any other through that of
+    its other choices, or with ``any_walltime`` (a time-min, which the advice did not
+    choose) through that of every candidate (:attr:`Calibration.report_any_walltime`).
+    With ``any_walltime`` a reading above the highest raw probability its map was fitted
+    on is NaN (unknown): there the map only repeats its top value, which the window never
+    showed, and a time-min is not chosen on it."""
+    import numpy as np
+
+    kill_p = np.empty(raw_p.shape)
+    at_request = walltimes_s == requests_s[:, None]
+    for number, calibration in enumerate(calibrations):
+        mine = (which == number)[:, None]
+        for kind, report in ((mine & ~at_request, calibration.below_request(any_walltime)),
+                             (mine & at_request, calibration.report_at_request)):
+            if kind.any():
+                reading = report(raw_p[kind])
+                if any_walltime:
+                    reading[raw_p[kind] > report.highest_raw_p] = np.nan
+                kill_p[kind] = reading
+    return kill_p
+
+
+def time_min_choice(kill_p: np.ndarray, walltimes_s: np.ndarray, chosen_s: np.ndarray,
+                    chosen_kill_p: np.ndarray, time_min_kill_risk: float
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Per job, the time-min at ``time_min_kill_risk`` and its kill probability: the
+    shortest of the job's candidates (``walltimes_s``, ascending, as the advice chose
+    from: round values, capped at the request) below its advised walltime
+    (``chosen_s``) whose calibrated kill probability (``kill_p``, NaN where unknown) is
+    at most the risk; else the walltime itself, with its own kill probability
+    (``chosen_kill_p``, above the risk only where the walltime was capped at the
+    request or a queue limit, or read so by the advice's map).
+
+    A shorter limit kills every job the walltime kills, so a time-min's probability is
+    never reported below the walltime's (two maps, one of the advice's choices and one of
+    any walltime, may read them the other way round). Neither depends on the risk, so a
+    larger risk never gives a longer time-min."""
+    import numpy as np
+
+    at_least_walltimes = np.maximum(kill_p, chosen_kill_p[:, None])  # NaN stays unknown
+    meets = (walltimes_s < chosen_s[:, None]) & (at_least_walltimes <= time_min_kill_risk)
+    first = meets.argmax(axis=1)
+    jobs = np.arange(len(first))
+    found = meets[jobs, first]
+    return (np.where(found, walltimes_s[jobs, first], chosen_s),
+            np.where(found, at_least_walltimes[jobs, first], chosen_kill_p))
+
+
+def _time_min_fields(time_min_kill_risk: float | None,
+                     time_min: tuple[float, float] | None) -> dict[str, Any]:
+    """A row's time-min fields, None without a time-min: the same keys either way, for a
+    script that reads them."""
+    if time_min is None:
+        return dict.fromkeys(TIME_MIN_COLUMNS)
+    time_min_s, kill_p = float(time_min[0]), float(time_min[1])
+    return {"time_min_kill_risk": time_min_kill_risk, "time_min_s": time_min_s,
+            "time_min_slurm": slurm_time(time_min_s),
+            "time_min_kill_probability": round(kill_p, 4)}
 
 
 def _positive(value: Any) -> float | None:

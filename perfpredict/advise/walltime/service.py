@@ -8,7 +8,11 @@ import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.advise.walltime.advisor import QUEUE_COLUMNS, check_kill_risk
+from perfpredict.advise.walltime.advisor import (
+    QUEUE_COLUMNS,
+    check_kill_risk,
+    check_time_min_kill_risk,
+)
 from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
 from perfpredict.errors import BadInputError
@@ -122,14 +126,18 @@ class WalltimeAdvice:
 
 def summarize(rows: list[dict[str, Any]], kill_risk: float,
               n_without_submit_time: int = 0,
-              no_queue_job_ids: list[Any] | None = None) -> dict[str, Any]:
+              no_queue_job_ids: list[Any] | None = None,
+              time_min_kill_risk: float | None = None) -> dict[str, Any]:
     """The advice over a file at a glance: expected kill share, the allocation reserved
     against the users' requests, how many jobs were kept at their request and why, how
     many had no submit time (each advised as if submitted now, on the whole history,
     its own log's later jobs too: said, since a replayed log's advice then differs), how
     many were capped by their queue limit, and the jobs that may pend forever: those
     whose request exceeds every queue limit for their node count, and those of a node
-    count no queue takes (``no_queue_job_ids``), each with the first job's id.
+    count no queue takes (``no_queue_job_ids``), each with the first job's id. With
+    ``time_min_kill_risk``, how many jobs' time-min lies below their walltime (a
+    time-min equal to it lets the scheduler cut nothing), and the share of jobs killed
+    if every job were given only its time-min (None without one).
 
     Reservations are node-hours when every job with a request gives its nodes, else
     processor-hours (SWF logs give processors only).
@@ -165,6 +173,12 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
         **_first_of("request_above_queue_limit",
                     [r["job_id"] for r in rows if r["request_above_queue_limit"]]),
         **_first_of("nodes_no_queue_takes", no_queue_job_ids or []),
+        "time_min_kill_risk": time_min_kill_risk,
+        "n_time_min_shorter": (None if time_min_kill_risk is None else
+                               sum(r["time_min_s"] < r["walltime_s"] for r in rows)),
+        "time_min_expected_kill_share": (
+            None if time_min_kill_risk is None else
+            round(sum(r["time_min_kill_probability"] for r in rows) / max(len(rows), 1), 4)),
     }
 
 
@@ -177,10 +191,12 @@ def _first_of(what: str, job_ids: list[Any]) -> dict[str, Any]:
 def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
                     kill_risk: float = 0.05, system: str | None = None,
                     allow_above_request: bool = False,
+                    time_min_kill_risk: float | None = None,
                     swf_allow_extra_fields: bool = False,
                     timezone: str = "UTC") -> WalltimeAdvice:
     """What ``perfpredict advise walltime`` prints: one row per job in ``path``, and a
-    summary.
+    summary; with ``time_min_kill_risk``, a time-min per job too
+    (:meth:`~perfpredict.advise.walltime.advisor.WalltimeAdvisor.advise`).
 
     Uses the advisor ``train`` saved, or fits one on the store when none is saved. The
     history a job's advice reads is the store plus the finished jobs of ``path`` itself
@@ -191,6 +207,7 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     import pandas as pd
 
     check_kill_risk(kill_risk)
+    check_time_min_kill_risk(time_min_kill_risk, kill_risk)
     from perfpredict.store.writer import SystemNames
 
     jobs = read_jobs(path, input_format, system, swf_allow_extra_fields, timezone)
@@ -219,10 +236,11 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
     finished = finished[~_stored_mask(store, finished)]
     history = pd.concat([stored, finished.reindex(columns=stored.columns)], ignore_index=True)
     jobs, no_queue_ids = with_queue_limits(store, jobs)
-    rows = advisor.advise(history, jobs, kill_risk, allow_above_request=allow_above_request)
+    rows = advisor.advise(history, jobs, kill_risk, allow_above_request=allow_above_request,
+                          time_min_kill_risk=time_min_kill_risk)
     return WalltimeAdvice(rows, summarize(
         rows, kill_risk, n_without_submit_time=int(jobs["submit_epoch_s"].isna().sum()),
-        no_queue_job_ids=no_queue_ids))
+        no_queue_job_ids=no_queue_ids, time_min_kill_risk=time_min_kill_risk))
 
 
 def with_queue_limits(store: Store, jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:

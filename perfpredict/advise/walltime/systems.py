@@ -60,7 +60,8 @@ class SystemAdvisors:
         return self
 
     def advise(self, history: pd.DataFrame, jobs: pd.DataFrame, kill_risk: float = 0.05,
-               *, allow_above_request: bool = False) -> list[dict[str, Any]]:
+               *, allow_above_request: bool = False,
+               time_min_kill_risk: float | None = None) -> list[dict[str, Any]]:
         """One advice row per row of ``jobs``, in their order, each from its system's
         advisor reading its system's history."""
         for name in dict.fromkeys(jobs["system"]):
@@ -71,7 +72,8 @@ class SystemAdvisors:
         for name, mine in positions.groupby("system", sort=False).groups.items():
             advice = self.advisors_[str(name)].advise(
                 history[history["system"] == name], positions.loc[mine], kill_risk,
-                allow_above_request=allow_above_request)
+                allow_above_request=allow_above_request,
+                time_min_kill_risk=time_min_kill_risk)
             for position, row in zip(mine, advice, strict=True):
                 rows[position] = row
         return rows
