@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from importlib import resources
+from typing import TYPE_CHECKING, Any
 
 from perfpredict.catalog.entries import (
     Queue,
@@ -21,15 +22,31 @@ from perfpredict.catalog.entries import (
     parse_toml,
     to_toml,
 )
-from perfpredict.catalog.store_sync import (
-    add_system,
-    add_systems_from_file,
-    export_systems,
-    get_system,
-    list_systems,
-    require_system,
-    seed_catalog,
-)
+
+if TYPE_CHECKING:
+    from perfpredict.catalog.store_sync import (
+        add_system,
+        add_systems_from_file,
+        export_systems,
+        get_system,
+        list_systems,
+        require_system,
+        seed_catalog,
+    )
+
+#: What the store's side of the catalog gives, imported when first asked for: it needs
+#: SQLAlchemy (about 0.14 s), which an estimate reading the shipped entries
+#: (:func:`bundled_system`) must not pay.
+_STORE_SYNC = frozenset({"add_system", "add_systems_from_file", "export_systems",
+                         "get_system", "list_systems", "require_system", "seed_catalog"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _STORE_SYNC:
+        from perfpredict.catalog import store_sync
+
+        return getattr(store_sync, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "Queue", "SystemSpec", "add_system", "add_systems_from_file", "bundled_system",

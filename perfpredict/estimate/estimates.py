@@ -175,22 +175,35 @@ class LoadedPredictor:
         """The estimate for one query at a whole number of nodes, as a job asks for them
         (``estimate_many`` also answers at the fractional node counts that a series
         measured in ranks reaches, for the points advice plots), with a note where the
-        store's catalog says the machine has fewer nodes: the laws answer at any scale.
+        catalog says the machine has fewer nodes (:meth:`machine_nodes`): the laws answer
+        at any scale.
         ``explain``: with its :attr:`Estimate.explanation`, the steps it was made in."""
         query.validate()
         if query.nodes % 1:
             raise BadInputError(f"{query.field_name('nodes')} must be a whole number, "
                                 f"got {query.nodes:g}")
         result = self.estimate_many([query], confidence, explain)[0]
+        # no run measured a scale the machine does not have: only beyond them can it
+        size = (self.machine_nodes(result.system) if result.beyond_measured_range
+                else None)
+        if size is not None and query.nodes > size:
+            result.notes.append(
+                f"{query.nodes:g} nodes are more than {result.system} has ({size:,} in "
+                "the catalog): no job runs at this scale there")
+        return result
+
+    def machine_nodes(self, system: str) -> int | None:
+        """The node count the catalog gives ``system``: the store's (with the entries
+        users added), or without a store the shipped one, which a new user's estimate of
+        a known machine reads too; None where it gives none."""
         if self.db_url is not None:
             from perfpredict.store.reading import machine_nodes
 
-            size = machine_nodes(self.db_url, result.system)
-            if size is not None and query.nodes > size:
-                result.notes.append(
-                    f"{query.nodes:g} nodes are more than {result.system} has ({size:,} in "
-                    "the catalog): no job runs at this scale there")
-        return result
+            return machine_nodes(self.db_url, system)
+        from perfpredict.catalog import bundled_system
+
+        spec = bundled_system(system)
+        return int(spec.nodes) if spec is not None and spec.nodes else None
 
     def estimate_many(self, queries: list[Query], confidence: float = 0.9,
                       explain: bool = False) -> list[Estimate]:

@@ -122,6 +122,31 @@ def relative_nnls_rows(design: FloatArray, t: FloatArray) -> FloatArray:
     return np.array(coef, dtype=float).reshape(design.shape[0], design.shape[2])
 
 
+def relative_nnls_small(columns: list[FloatArray], t: FloatArray) -> FloatArray:
+    """:func:`relative_nnls` without scipy, for a fit an estimate makes (the roofline's
+    breakdown of ``--io-bytes``): importing ``scipy.optimize`` took 0.25 s, more than the
+    whole estimate. Every subset of the few terms is solved by least squares and the
+    best whose coefficients are all non-negative kept: the non-negative optimum is the
+    least-squares fit on its own support, so this is exact, in 2^terms small solves.
+    Trained laws keep scipy's solver (:func:`relative_nnls_rows` says why)."""
+    import itertools
+
+    scaled = np.stack(columns, axis=-1) / t[:, None]
+    ones = np.ones(t.size)
+    best, best_loss = np.zeros(scaled.shape[1]), float(len(t))  # all-zero: loss n
+    for size in range(1, scaled.shape[1] + 1):
+        for support in itertools.combinations(range(scaled.shape[1]), size):
+            coef, *_ = np.linalg.lstsq(scaled[:, support], ones, rcond=None)
+            if (coef < 0).any():
+                continue
+            loss = float(np.sum((scaled[:, support] @ coef - ones) ** 2))
+            if loss < best_loss:
+                best_loss = loss
+                best = np.zeros(scaled.shape[1])
+                best[list(support)] = coef
+    return best
+
+
 def line_fit_rows(x: FloatArray, y: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Least-squares slope and intercept of ``y`` on ``x``, one line per row."""
     x_mean, y_mean = x.mean(axis=1), y.mean(axis=1)

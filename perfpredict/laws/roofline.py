@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from perfpredict.laws.base import FloatArray, ScalingLaw, relative_nnls
+from perfpredict.laws.base import FloatArray, ScalingLaw, relative_nnls_small
 
 
 class Roofline(ScalingLaw):
@@ -60,7 +60,7 @@ class Roofline(ScalingLaw):
         # What I/O leaves for the other terms, never below a tenth of the runtime so
         # that an I/O bound larger than the measurement cannot produce negative work.
         rest = np.maximum(t - io, 0.1 * t)
-        self.serial_s_, self.compute_s_, self.comm_s_ = relative_nnls(
+        self.serial_s_, self.compute_s_, self.comm_s_ = relative_nnls_small(
             [np.ones_like(p), 1 / p, np.log2(p)], rest)
 
     def _predict(self, p: FloatArray) -> FloatArray:

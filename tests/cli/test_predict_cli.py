@@ -40,6 +40,31 @@ def test_an_estimate_beyond_the_machine_says_so(cli) -> None:  # type: ignore[no
         assert (beyond in json.loads(result.stdout)["notes"]) is said
 
 
+def test_an_estimate_beyond_the_machine_says_so_without_a_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new user, no store yet: the bundled predictor answers and the shipped catalog
+    gives Frontier 9,856 nodes (before, only a store's catalog was read, and 65,536
+    nodes of Frontier were estimated without a word)."""
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+    from perfpredict.estimate import Query, estimate
+
+    monkeypatch.delenv("PERFPREDICT_DB", raising=False)
+    monkeypatch.setenv("PERFPREDICT_HOME", str(tmp_path))
+    beyond = ("65536 nodes are more than Frontier has (9,856 in the catalog): no job runs "
+              "at this scale there")
+    for nodes, said in ((9856, False), (65536, True)):
+        result = CliRunner().invoke(app, ["estimate", "--app", "Castro-wdmerger", "--system",
+                                          "Frontier", "--nodes", str(nodes), "--format",
+                                          "json"])
+        assert result.exit_code == 0, result.output
+        assert (beyond in json.loads(result.stdout)["notes"]) is said
+    assert not (tmp_path / "perfpredict.db").exists()  # read, nothing created
+    library = estimate(None, Query(app="Castro-wdmerger", system="Frontier", nodes=65536))
+    assert beyond in library.notes
+
+
 def test_a_layout_no_series_was_measured_with_is_said_not_ignored(cli) -> None:  # type: ignore[no-untyped-def]
     """--ranks-per-node 16 for a code measured at 4 ranks per node was answered from the
     4-rank series without a word; another layout scales otherwise, so it is refused as an

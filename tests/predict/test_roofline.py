@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from perfpredict.laws.roofline import Roofline
 
@@ -35,3 +37,22 @@ def test_unknown_machine_numbers_fall_back_to_fitted_terms_and_say_so() -> None:
     assert law.io_s(P).sum() == 0
     assert "no file-system bandwidth" in law.fallbacks_[0]
     assert "no I/O volume" in Roofline().fit(P, 10 + 100 / P).fallbacks_[0]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(0, 13), min_size=3, max_size=8, unique=True),
+       st.floats(0, 50), st.floats(0, 5000), st.floats(-20, 20), st.integers(0, 2**32 - 1))
+def test_the_estimate_time_solver_agrees_with_scipys(exponents: list[int], serial_s: float,
+                                                     work_s: float, comm_s: float,
+                                                     seed: int) -> None:
+    """The roofline's non-negative fit (numpy only, every subset of its terms) is scipy's
+    active-set solution: the same coefficients, a negative term set to 0 by both."""
+    from perfpredict.laws.base import relative_nnls, relative_nnls_small
+
+    p = 2.0 ** np.sort(np.array(exponents, dtype=float))
+    noise = np.random.default_rng(seed).uniform(0.9, 1.1, p.size)
+    t = np.maximum(serial_s + work_s / p + comm_s * np.log2(p), 0.0) * noise + 0.5
+    columns = [np.ones_like(p), 1 / p, np.log2(p)]
+    mine, scipys = relative_nnls_small(columns, t), relative_nnls(columns, t)
+    assert (mine >= 0).all()
+    np.testing.assert_allclose(mine, scipys, rtol=1e-7, atol=1e-9 * t.max())
