@@ -197,9 +197,9 @@ class LoadedPredictor:
         users added), or without a store the shipped one, which a new user's estimate of
         a known machine reads too; None where it gives none."""
         if self.db_url is not None:
-            from perfpredict.store.reading import machine_nodes
+            from perfpredict.store import reading
 
-            return machine_nodes(self.db_url, system)
+            return reading.machine_nodes(self.db_url, system)
         from perfpredict.catalog import bundled_system
 
         spec = bundled_system(system)

@@ -287,15 +287,15 @@ def _zone_shift(record: JobTimes, run: Any) -> ZoneShift | None:
     The same job: its start differs by a whole number of quarter-hours of at most 14 h
     (a zone's offset), and its submit time (where both have one) and end differ by that
     same offset to the second (see below where the clocks changed), not all of them by
-    nothing; where either has no end, its runtime is the same
-    to the second (sacct's Elapsed, the JSON's ``elapsed``, which no zone changes). A
-    zone shifts every time of a dump alike; two jobs that reused an id agree on all of
-    that only by chance: a job's start and end to the second are unlike another job's,
-    and scheduler ids do not come back within hours (Slurm's grow until a slurmdbd
-    reset, PBS's and LSF's wrap after about a million jobs), while id reuse keeps its
-    meaning otherwise: a later job of a reused id is submitted days or years later, and
-    is kept as a run of its own. Without a start on both sides nothing is shifted to
-    compare (a job cancelled while pending), and the two stay apart.
+    nothing; where either has no end, its runtime is the same to the second (sacct's
+    Elapsed, the JSON's ``elapsed``, which no zone changes). A zone shifts every time
+    of a dump alike; two jobs that reused an id agree on all of that only by chance: a
+    job's start and end to the second are unlike another job's, and scheduler ids do
+    not come back within hours (Slurm's grow until a slurmdbd reset, PBS's and LSF's
+    wrap after about a million jobs), while id reuse keeps its meaning otherwise: a
+    later job of a reused id is submitted days or years later, and is kept as a run of
+    its own. Without a start on both sides nothing is shifted to compare (a job
+    cancelled while pending), and the two stay apart.
 
     Where the clocks changed while the job waited or ran (daylight saving time), its
     times are shifted by two offsets, the later times by the other: the offsets, in time
