@@ -34,19 +34,17 @@ if TYPE_CHECKING:
         seed_catalog,
     )
 
-#: What the store's side of the catalog gives, imported when first asked for: it needs
-#: SQLAlchemy (about 0.14 s), which an estimate reading the shipped entries
-#: (:func:`bundled_system`) must not pay.
-_STORE_SYNC = frozenset({"add_system", "add_systems_from_file", "export_systems",
-                         "get_system", "list_systems", "require_system", "seed_catalog"})
-
 
 def __getattr__(name: str) -> Any:
-    if name in _STORE_SYNC:
+    """The store's side of the catalog (the names of ``__all__`` not defined here),
+    imported when first asked for: it needs SQLAlchemy (about 0.14 s), which an estimate
+    reading the shipped entries (:func:`bundled_system`) must not pay."""
+    if name in __all__:
         from perfpredict.catalog import store_sync
 
         return getattr(store_sync, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Queue", "SystemSpec", "add_system", "add_systems_from_file", "bundled_system",
