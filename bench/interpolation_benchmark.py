@@ -1,7 +1,7 @@
 """Between and below measured scales: the estimate against the laws' mean and each law.
 
 Inside a series' measured range an estimate is the laws' mean moved onto the runs measured
-on either side of the query (:func:`perfpredict.model.runtime.measured_offset_log`), and
+on either side of the query (:func:`perfpredict.model.base_estimate.measured_offset_log`), and
 below it onto the runs at the smallest measured scale. This measures the first on every
 test run of the random split (store cut, every data set of the acceptance store, as
 ``bench.accuracy_benchmark`` builds it) that lies strictly between two measured scales of
@@ -28,7 +28,8 @@ from bench.accuracy_benchmark import JUDGED, REPORTED, SHARED_DATASETS, build_st
 from perfpredict import artifact
 from perfpredict.evaluate import series_sources
 from perfpredict.evaluate.protocols import plan_split
-from perfpredict.model.runtime import ENSEMBLE, RuntimeModel
+from perfpredict.model.base_estimate import ENSEMBLE
+from perfpredict.model.runtime import RuntimeModel
 from perfpredict.model.series import Series, build_series
 from perfpredict.overhead.features import SeriesContext, fit_context, law_log_predictions
 from perfpredict.store.queries import runs_frame

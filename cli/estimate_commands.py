@@ -107,7 +107,7 @@ def _echo_explanation(explanation: Explanation, pct: str) -> None:
     """The chain of ``estimate --explain``: one line per member and per step, the
     runtime after each, so that a reader can multiply it out."""
     from perfpredict.estimate.explain import runtime_text
-    from perfpredict.model.runtime import LAW_LABELS
+    from perfpredict.model.base_estimate import LAW_LABELS
 
     x = explanation
     unit = x.scale_unit.removesuffix("s") if x.scale == 1 else x.scale_unit

@@ -30,16 +30,10 @@ from perfpredict.estimate.lookup import (
     stale_layout,
 )
 from perfpredict.laws.base import FloatArray
+from perfpredict.model.base_estimate import formula, measured_neighbours
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.peers import PeerCurves
-from perfpredict.model.runtime import (
-    PEER_INTERVAL_MIN_PEERS,
-    PEER_WEIGHT,
-    RuntimeModel,
-    formula,
-    kind_of,
-    measured_neighbours,
-)
+from perfpredict.model.runtime import PEER_INTERVAL_MIN_PEERS, PEER_WEIGHT, RuntimeModel, kind_of
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.store.handle import StoreLike, store_url_of

@@ -22,14 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict.model.runtime import (
+from perfpredict.model.base_estimate import (
     ENSEMBLE,
     LAW_LABELS,
+    context_ramp_end_log2,
+    measured_neighbours,
+)
+from perfpredict.model.runtime import (
     PEER_INTERVAL_MIN_PEERS,
     PEER_WEIGHT,
     PointParts,
-    context_ramp_end_log2,
-    measured_neighbours,
     repeat_at_measured_scale,
 )
 from perfpredict.model.series import Series

@@ -4,7 +4,7 @@
 
 Training follows how predictions are used. For every series with three or more scales,
 and every cut k, the laws are fitted on the k smallest scales and asked for the larger
-ones (nested extrapolation). The base is fixed (:data:`perfpredict.model.runtime.ENSEMBLE`,
+ones (nested extrapolation). The base is fixed (:data:`perfpredict.model.base_estimate.ENSEMBLE`,
 the log-space mean of Amdahl, Amdahl + log and the power law, and for strong scaling
 beyond the measured range the slope drift pooled from every training series), so no series
 picks its law from its own three points and no pool picks one from nested contexts unlike
@@ -41,6 +41,12 @@ import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
 from perfpredict.laws.drift import SlopeDrift
+from perfpredict.model.base_estimate import (
+    correction_ramp,
+    drift_log,
+    edge_offset_log,
+    ensemble_log,
+)
 from perfpredict.model.nested import nested_examples
 from perfpredict.model.peers import PeerCurves
 from perfpredict.model.runtime import (
@@ -49,10 +55,6 @@ from perfpredict.model.runtime import (
     Prediction,
     Predictions,
     RuntimeModel,
-    correction_ramp,
-    drift_log,
-    edge_offset_log,
-    ensemble_log,
     features,
 )
 from perfpredict.model.series import Series
@@ -577,7 +579,7 @@ class HybridPredictor:
         """The log spreads and normalised conformal scores of residuals of trees that
         never saw the residual's application (cross-fitted by application, with no
         application evidence), their corrections ramped in by ``ramp`` as an estimate's
-        are (:func:`perfpredict.model.runtime.correction_ramp`).
+        are (:func:`perfpredict.model.base_estimate.correction_ramp`).
 
         Why by application: a store that has never run an application at large scale
         (the use) has no series whose residuals beyond the measured range are
@@ -615,7 +617,7 @@ class HybridPredictor:
                            n_repeats: int | None = None) -> tuple[FloatArray, FloatArray]:
         """The log spread of each residual, and the residual of the prediction made
         (inside the measured range the base moved by ``offset_log`` onto the measured
-        runs, :func:`perfpredict.model.runtime.measured_offset_log`) over its
+        runs, :func:`perfpredict.model.base_estimate.measured_offset_log`) over its
         cross-fitted spread (by ``group``): the normalised conformal scores.
 
         The spread is learned on the residuals of the base itself inside the measured

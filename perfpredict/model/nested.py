@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
-from perfpredict.model.runtime import ensemble_log, measured_offset_log
+from perfpredict.model.base_estimate import ensemble_log, measured_offset_log
 from perfpredict.model.series import Series
 from perfpredict.overhead.contexts import (
     ContextBatch,
@@ -46,10 +46,10 @@ class NestedExamples:
     log_scale_ss: list[FloatArray] = field(default_factory=list)
     power_exponent: list[FloatArray] = field(default_factory=list)
     #: inside the measured range, the base's miss at the measured scales around the
-    #: example's (interpolated; :func:`perfpredict.model.runtime.measured_offset_log`)
+    #: example's (interpolated; :func:`perfpredict.model.base_estimate.measured_offset_log`)
     #: that the base is moved by; 0 beyond it, where training moves a strong-scaling
     #: base by its miss at the context's largest scale
-    #: (:func:`perfpredict.model.runtime.edge_offset_log`, from ``edge_law_logs``)
+    #: (:func:`perfpredict.model.base_estimate.edge_offset_log`, from ``edge_law_logs``)
     measured_offset_log: list[FloatArray] = field(default_factory=list)
     #: the laws' log predictions at the context's largest scale (n, n_laws)
     edge_law_logs: list[FloatArray] = field(default_factory=list)

@@ -29,7 +29,7 @@ def test_efficiency_is_100_percent_at_the_base_for_measured_and_predicted(tmp_pa
     base = next(r for r in rows if r["measured_runtime_s"] != "")
     assert base["nodes"] == 1.0
     # inside the measured range the predicted curve passes through the measured medians
-    # (perfpredict.model.runtime.measured_offset_log), so the two curves share their base
+    # (perfpredict.model.base_estimate.measured_offset_log), so the two curves share their base
     for row in rows:
         if row["measured_runtime_s"] != "":
             assert row["predicted_runtime_s"] == pytest.approx(row["measured_runtime_s"],

@@ -1,6 +1,6 @@
 """Between and below measured scales, on real data (slow; reads ../shared, CI runs it): an
 estimate inside a series' measured range is the laws' mean moved onto the runs measured
-around it (:func:`perfpredict.model.runtime.measured_offset_log`), below the range onto
+around it (:func:`perfpredict.model.base_estimate.measured_offset_log`), below the range onto
 the runs at the smallest measured scale. Measured against the laws' mean alone, every data
 set of the acceptance store (``bench/interpolation_benchmark.py``): between, on every run
 of the random split (store cut) that lies strictly between two measured scales of its

@@ -605,13 +605,8 @@ def test_beyond_the_measured_range_a_strong_scaling_base_goes_on_from_the_larges
     less its learned correction) is the median measured there, not where the laws put
     it, so an estimate does not step at the edge of the measured range; farther out the
     base keeps that move: its members' mean times the same factor."""
-    from perfpredict.model.runtime import (
-        CANDIDATE_LAWS,
-        drift_log,
-        edge_offset_log,
-        ensemble_log,
-    )
-    from perfpredict.overhead.features import SUMMARY_NAMES, law_log_predictions
+    from perfpredict.model.base_estimate import drift_log, edge_offset_log, ensemble_log
+    from perfpredict.overhead.features import CANDIDATE_LAWS, SUMMARY_NAMES, law_log_predictions
 
     strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
     model = HybridPredictor().fit(strong).model_
@@ -644,8 +639,8 @@ def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series
     nothing there to all of it one step of the series' own last spacing out (at most a
     doubling), and training's nested examples carry their context's spacing to be
     ramped alike."""
+    from perfpredict.model.base_estimate import correction_ramp
     from perfpredict.model.nested import nested_examples
-    from perfpredict.model.runtime import correction_ramp
 
     np.testing.assert_allclose(
         correction_ramp(np.array([-1.0, 0.0, 0.25, 0.5, 0.75, 3.0, 0.5, 0.5]),
@@ -952,7 +947,7 @@ def test_up_to_the_largest_measured_scale_the_base_is_moved_onto_the_measured_ru
     laws' mean moved by their misses at the two, interpolated in log scale; below the
     range by the miss at the smallest; beyond the range, in a weak-scaling series (these
     are), it is not moved."""
-    from perfpredict.model.runtime import ENSEMBLE
+    from perfpredict.model.base_estimate import ENSEMBLE
     from perfpredict.overhead.features import law_log_predictions
 
     series = relearn_series[0]
@@ -983,8 +978,8 @@ def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(re
     """Each interior example (a scale left out of a cut of its series) is moved by what an
     estimate from the cut's other scales would be moved by, so that the intervals between
     measured scales are calibrated on the predictions made there."""
+    from perfpredict.model.base_estimate import edge_offset_log, measured_offset_at
     from perfpredict.model.nested import nested_examples
-    from perfpredict.model.runtime import _measured_offset_at, edge_offset_log
 
     series = relearn_series[0]
     data = nested_examples([series]).arrays()
@@ -995,7 +990,7 @@ def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(re
                                   data["measured_offset_log"][inside], strict=True):
         cut = series.select((series.scale != scale) & (series.scale <= top))
         ctx = fit_context(cut)
-        assert offset == pytest.approx(_measured_offset_at(
+        assert offset == pytest.approx(measured_offset_at(
             ctx, np.array([scale]), strong=False, with_drift=False)[0], abs=1e-12)
     # beyond a strong-scaling context, training moves the base as an estimate from that
     # context would (fit.py adds edge_offset_log of these to measured_offset_log)
@@ -1007,7 +1002,7 @@ def test_training_moves_interpolation_examples_as_the_estimate_moves_its_base(re
                             np.full(data["scale"].size, True))
     for i in beyond:
         ctx = fit_context(strong.select(strong.scale <= data["scale_max"][i]))
-        assert moves[i] == pytest.approx(_measured_offset_at(
+        assert moves[i] == pytest.approx(measured_offset_at(
             ctx, data["scale"][i:i + 1], strong=True, with_drift=True)[0], abs=1e-9)
 
 
