@@ -411,6 +411,24 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
                                            "(a spreadsheet's 'CSV UTF-8')")
 
 
+def test_estimate_input_refuses_a_row_with_more_fields_than_the_header(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """An unquoted comma in a label splits a cell: the cells past the header's were
+    dropped and the query answered from what was left (exit 0; here the system cut at
+    the comma, which matches by substring). Refused at its line, as ingest csv and
+    advise walltime refuse such a row."""
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,system\nbert,64,XE8545x4A100-SXM-40GB (Dell)\n"
+                       "bert,64,XE8545x4A100-SXM-40GB, Dell\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"Error: {queries}:3: expected 3 fields as in the header, "
+                             "found 4; quote fields that contain commas\n")
+    # a row that leaves its last columns out is read as empty there, as before
+    queries.write_text("app,nodes,system\nresnet,64\n")
+    assert cli("estimate", "--input", str(queries), "--format", "csv").exit_code == 0
+
+
 def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """One reader of numbers in tables: 'NA' is missing, 'inf' is refused at its line."""
     queries = tmp_path / "q.csv"
