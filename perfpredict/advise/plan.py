@@ -501,7 +501,9 @@ class _Pricing:
             queue=limit.queue.name if limit.queue else None,
             chained_jobs=limit.chained_jobs, allocation_units_per_run_p50=units[0],
             allocation_units_per_run_p90=units[1],
-            basis=rests_on(nodes, self.measured_nodes)), limit
+            basis=rests_on(nodes, self.measured_nodes) + (
+                f"; {multiplier}" if (multiplier := _multiplier_text(self.spec, limit.queue))
+                else "")), limit
 
     def run_classes(self, classes: list[RunClass], medians: dict[float, float],
                     warnings: list[str]) -> list[RunClassPlan]:
@@ -812,7 +814,16 @@ def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
         return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "
                        f"for {where}, so no allocation units).")
     unit = spec.allocation_unit or "allocation units"
-    multiplier = (f", times {queue.charge_multiplier:g} in queue {queue.name!r}"
-                  if queue is not None and queue.charge_multiplier != 1 else "")
+    multiplier = _multiplier_text(spec, queue)
     return text + (f"; charged on {spec.name} at {spec.charge_factor:g} {unit} per node-hour "
-                   f"of elapsed time{multiplier}.")
+                   f"of elapsed time{f', {multiplier}' if multiplier else ''}.")
+
+
+def _multiplier_text(spec: SystemSpec | None, queue: Queue | None) -> str:
+    """The queue's charge multiplier in words ("times 2 in queue 'premium'"), empty where
+    it charges the machine's rate or no rate is known. Said of the recommendation's queue
+    and of each run class's, which may land in another queue at another rate."""
+    if spec is None or spec.charge_factor is None or queue is None \
+            or queue.charge_multiplier == 1:
+        return ""
+    return f"times {queue.charge_multiplier:g} in queue {queue.name!r}"
