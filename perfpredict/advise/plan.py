@@ -699,8 +699,8 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     choice = choose_queue(spec, nodes, walltime_s)
     if choice is None:
         return WalltimeLimit(walltime_s, granularity_s, None, 1, [
-            f"no queue of {spec.name} accepts {nodes} nodes: such a job may pend forever; "
-            "pick a node count a queue accepts (--max-nodes) or ask the center"])
+            f"no queue of {spec.name} accepts {node_count(nodes)}: such a job may pend "
+            "forever; pick a node count a queue accepts (--max-nodes) or ask the center"])
     queue = choice.queue
     if choice.fits or queue.max_walltime_s is None:
         return WalltimeLimit(walltime_s, granularity_s, queue, 1, [], choice.default,
@@ -709,7 +709,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
         f"the walltime of the {100 * (1 - kill_risk):g}th-percentile runtime "
         f"({hours_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
-        f"takes {nodes} nodes, the longest {hours_text(queue.max_walltime_s)} in queue "
+        f"takes {node_count(nodes)}, the longest {hours_text(queue.max_walltime_s)} in queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
         f"({chain_hint(spec.scheduler)})"],
         choice.default, choice.reason)

@@ -153,6 +153,20 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
     assert limit.warnings[0].endswith(f"checkpoint and chain 3 jobs {chain}")
 
 
+@pytest.mark.parametrize(("nodes", "said"), [(1, "1 node"), (8, "8 nodes")])
+def test_the_queue_warnings_count_one_node_in_the_singular(nodes: int, said: str) -> None:
+    """A chained run on one node was "every queue of m that takes 1 nodes"."""
+    from perfpredict.advise.plan import walltime_limit
+    from perfpredict.catalog import Queue, SystemSpec
+
+    spec = SystemSpec(name="m", nodes=64, queues=(Queue("short", 1, 8, 600.0),))
+    (chained,) = walltime_limit(1500.0, nodes, spec, 0.05, "m").warnings
+    assert f"every queue of m that takes {said}, the longest" in chained
+    narrow = SystemSpec(name="m", nodes=64, queues=(Queue("wide", 16, 64, 600.0),))
+    (refused,) = walltime_limit(1500.0, nodes, narrow, 0.05, "m").warnings
+    assert refused.startswith(f"no queue of m accepts {said}: such a job may pend forever")
+
+
 def test_a_node_count_no_queue_accepts_is_not_considered(trained_store) -> None:
     """A job no queue takes may pend forever: it is left out of the sweep, and said so,
     rather than recommended into a proposal or a job script."""
