@@ -29,9 +29,12 @@ def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Que
     from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
 
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
+        # after hand-written commas are not part of the column names
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            header = list(reader.fieldnames or [])
+            header = [name.strip() for name in reader.fieldnames or []]
+            reader.fieldnames = header
             rows, line_nos = [], []
             for row in reader:
                 rows.append(row)

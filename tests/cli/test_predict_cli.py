@@ -429,6 +429,20 @@ def test_estimate_input_refuses_a_row_with_more_fields_than_the_header(  # type:
     assert cli("estimate", "--input", str(queries), "--format", "csv").exit_code == 0
 
 
+def test_estimate_input_reads_a_header_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A spreadsheet's 'CSV UTF-8' (which the UTF-16 refusal above asks for) begins with a
+    byte-order mark, and hand-written headers put a space after each comma: both were
+    refused as "the header has no 'app' column" (or 'nodes') over a header that shows
+    it; ingest csv reads both."""
+    queries = tmp_path / "q.csv"
+    queries.write_bytes("app, nodes, system\nresnet, 64, \n".encode("utf-8-sig"))
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    (row,) = csv.DictReader(io.StringIO(result.stdout))
+    assert list(row)[:3] == ["app", "nodes", "system"]  # the cells as written
+    assert row["series"].startswith("resnet on ") and float(row["predicted_runtime_s"]) > 0
+
+
 def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """One reader of numbers in tables: 'NA' is missing, 'inf' is refused at its line."""
     queries = tmp_path / "q.csv"
