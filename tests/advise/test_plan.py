@@ -325,7 +325,7 @@ def test_table_output_says_what_and_why(advise_cli) -> None:
 def test_emit_sbatch_directives(advise_cli) -> None:
     result = advise_cli("advise", *RELEARN, "--threads-per-rank", "1", "--emit", "sbatch")
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # the warnings go to stderr
     directives = [line for line in lines if line.startswith("#SBATCH")]
     assert [d.split("=")[0] for d in directives] == [
         "#SBATCH --nodes", "#SBATCH --ntasks-per-node", "#SBATCH --cpus-per-task",
@@ -333,6 +333,22 @@ def test_emit_sbatch_directives(advise_cli) -> None:
     assert "#SBATCH --ntasks-per-node=32" in lines and "#SBATCH --cpus-per-task=1" in lines
     assert re.fullmatch(r"#SBATCH --time=\d+-\d{2}:\d{2}:00", directives[-1])
     assert all(line.startswith("#") for line in lines)  # pastes into a script header
+
+
+def test_emit_says_the_advice_warnings_on_stderr(advise_cli) -> None:
+    """--emit printed the directives and nothing else: the warnings the table gives (here
+    the node counts no queue takes; in a store of runs beyond the machine's size, a job of
+    more nodes than it has) were lost to a user writing the job script with '> job.sh'.
+    They go to stderr, as with --format csv; stdout stays the script header."""
+    table = advise_cli("advise", *BERT)
+    warnings = [line.strip() for line in table.stdout.splitlines()
+                if line.strip().startswith("warning: ")]
+    assert any(w.endswith("are not considered (2048)") for w in warnings)
+    for scheduler in ("sbatch", "pbs"):
+        result = advise_cli("advise", *BERT, "--emit", scheduler)
+        assert result.exit_code == 0, result.output
+        assert all(line.startswith("#") for line in result.stdout.splitlines())
+        assert result.stderr.splitlines() == warnings
 
 
 def test_emit_pbs_directives(advise_cli) -> None:
