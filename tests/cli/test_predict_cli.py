@@ -487,6 +487,38 @@ def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # typ
     assert cli("estimate", "--app", "bert", "--nodes", "8").exit_code == 1
 
 
+def test_train_app_says_why_nothing_was_borrowed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """After 'datasets load' (the README's way in) and an ingest of one's own code,
+    'train --app mycode' borrowed nothing, the store holding every bundled data set and
+    --app leaving them out: it said "borrowed ...: none", and its notes told the user to
+    "train without --no-borrow-bundled", a flag not given. They now say why and what to
+    do. (Whether --app should borrow the held data sets' other applications, which
+    changes what the predictor learns, is left to the model's owners.)"""
+    assert cli("datasets", "load").exit_code == 0
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
+                    "runtime_s\n" + "".join(f"mycode,Perlmutter-CPU,grid=512,{n},128,1,{t}\n"
+                                            for n, t in ((1, 1000), (2, 520), (4, 281),
+                                                         (8, 160))))
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+    trained = cli("train", "--app", "mycode")
+    assert trained.exit_code == 0, trained.output
+    assert "--no-borrow-bundled" not in trained.stdout
+    (borrowed,) = [line for line in trained.stdout.splitlines()
+                   if "borrowed from the bundled data sets" in line]
+    assert borrowed.endswith("): none: the store holds them all, and --app left them out "
+                             "of training"), borrowed
+    notes = [line for line in trained.stdout.splitlines() if line.startswith("  note: ")]
+    assert notes and all("train without --app" in note for note in notes), notes
+    # a bundled application trained alone: its estimate's note names --app too
+    assert cli("train", "--app", "bert").exit_code == 0
+    estimated = cli("estimate", *BERT, "--nodes", "1024", "--format", "json")
+    (note,) = [n for n in json.loads(estimated.stdout)["notes"] if "calibrated by series" in n]
+    assert note.endswith("train without --no-borrow-bundled, and without --app where the "
+                         "store holds the bundled data sets, to calibrate it on the bundled "
+                         "applications too"), note
+
+
 def test_train_names_the_applications_that_learned_half_their_correction_alone(cli) -> None:  # type: ignore[no-untyped-def]
     assert cli("datasets", "load", "castro_scaling", "pencilffts_jeanzay").exit_code == 0
     trained = cli("train", "--no-borrow-bundled")
