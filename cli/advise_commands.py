@@ -159,10 +159,12 @@ def advise(
         from perfpredict.advise.directives import directives_document
 
         print_json(directives_document(plan, emit.value))
-    elif emit is not None:
+    elif emit is not None:  # the script header on stdout; what it cannot say, aside
         from perfpredict.advise.directives import directives
 
         typer.echo(directives(plan, emit.value))
+        for warning in plan.warnings:
+            typer.echo(f"warning: {warning}", err=True)
     elif fmt == AdviceFormat.json:
         print_json(plan.as_dict())
     elif fmt == AdviceFormat.markdown:

@@ -501,7 +501,9 @@ class _Pricing:
             queue=limit.queue.name if limit.queue else None,
             chained_jobs=limit.chained_jobs, allocation_units_per_run_p50=units[0],
             allocation_units_per_run_p90=units[1],
-            basis=rests_on(nodes, self.measured_nodes)), limit
+            basis=rests_on(nodes, self.measured_nodes) + (
+                f"; {multiplier}" if (multiplier := _multiplier_text(self.spec, limit.queue))
+                else "")), limit
 
     def run_classes(self, classes: list[RunClass], medians: dict[float, float],
                     warnings: list[str]) -> list[RunClassPlan]:
@@ -697,8 +699,8 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     choice = choose_queue(spec, nodes, walltime_s)
     if choice is None:
         return WalltimeLimit(walltime_s, granularity_s, None, 1, [
-            f"no queue of {spec.name} accepts {nodes} nodes: such a job may pend forever; "
-            "pick a node count a queue accepts (--max-nodes) or ask the center"])
+            f"no queue of {spec.name} accepts {node_count(nodes)}: such a job may pend "
+            "forever; pick a node count a queue accepts (--max-nodes) or ask the center"])
     queue = choice.queue
     if choice.fits or queue.max_walltime_s is None:
         return WalltimeLimit(walltime_s, granularity_s, queue, 1, [], choice.default,
@@ -707,7 +709,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
         f"the walltime of the {100 * (1 - kill_risk):g}th-percentile runtime "
         f"({hours_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
-        f"takes {nodes} nodes, the longest {hours_text(queue.max_walltime_s)} in queue "
+        f"takes {node_count(nodes)}, the longest {hours_text(queue.max_walltime_s)} in queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
         f"({chain_hint(spec.scheduler)})"],
         choice.default, choice.reason)
@@ -812,7 +814,16 @@ def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
         return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "
                        f"for {where}, so no allocation units).")
     unit = spec.allocation_unit or "allocation units"
-    multiplier = (f", times {queue.charge_multiplier:g} in queue {queue.name!r}"
-                  if queue is not None and queue.charge_multiplier != 1 else "")
+    multiplier = _multiplier_text(spec, queue)
     return text + (f"; charged on {spec.name} at {spec.charge_factor:g} {unit} per node-hour "
-                   f"of elapsed time{multiplier}.")
+                   f"of elapsed time{f', {multiplier}' if multiplier else ''}.")
+
+
+def _multiplier_text(spec: SystemSpec | None, queue: Queue | None) -> str:
+    """The queue's charge multiplier in words ("times 2 in queue 'premium'"), empty where
+    it charges the machine's rate or no rate is known. Said of the recommendation's queue
+    and of each run class's, which may land in another queue at another rate."""
+    if spec is None or spec.charge_factor is None or queue is None \
+            or queue.charge_multiplier == 1:
+        return ""
+    return f"times {queue.charge_multiplier:g} in queue {queue.name!r}"

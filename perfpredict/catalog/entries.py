@@ -298,8 +298,8 @@ def parse_toml(text: str, path: str | Path, *, origin: str = "user") -> list[Sys
 def load_toml_systems(path: str | Path, *, origin: str = "user") -> list[SystemSpec]:
     """Every entry in the TOML file at ``path``, validated."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
+    try:  # an editor's "UTF-8 with BOM" too: the mark is no TOML, and nothing shows it
+        text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError as exc:
         raise BadInputError("no such file; check the path", path=path) from exc
     except (OSError, UnicodeDecodeError) as exc:

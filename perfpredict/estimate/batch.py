@@ -29,9 +29,12 @@ def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Que
     from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
 
     try:
-        with path.open(newline="", encoding="utf-8") as fh:
+        # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
+        # after hand-written commas are not part of the column names
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            header = list(reader.fieldnames or [])
+            header = [name.strip() for name in reader.fieldnames or []]
+            reader.fieldnames = header
             rows, line_nos = [], []
             for row in reader:
                 rows.append(row)
@@ -55,6 +58,10 @@ def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Que
                                 f"at least app and nodes; {fix}", path=path, line_no=1)
     queries = []
     for line_no, row in zip(line_nos, rows, strict=True):
+        if None in row:  # DictReader's cells past the header: a comma in a label, unquoted
+            raise BadInputError(f"expected {len(header)} fields as in the header, found "
+                                f"{len(header) + len(row[None])}; quote fields that contain "
+                                "commas", path=path, line_no=line_no)
         values: dict[str, Any] = {name: text for name in _TEXT_COLUMNS
                                   if (text := (row.get(name) or "").strip())}
         for name in _NUMBER_COLUMNS:

@@ -191,13 +191,13 @@ def _log_name(details: Any) -> str:
     return str(first.get("log", "")) if isinstance(first, dict) else ""
 
 
-def _header_fix(header: list[str]) -> str:
+def _header_fix(header: list[str], options: IngestOptions) -> str:
     """How to fix a header without perfpredict's columns: a table separated by something
     else than commas, the renames where its columns go by other names, else what it
     names."""
     more = ", ..." if len(header) > 12 else ""
     return header_fix(header, tuple(OTHER_NAMES), f"the header names {', '.join(header[:12])}"
-                      f"{more}; see 'perfpredict ingest --help'")
+                      f"{more}; see 'perfpredict ingest --help'", options.read_as)
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
@@ -223,7 +223,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         yield BadRecord(
             header_line, ",".join(header),
             f"the header needs at least the columns {' and '.join(needed)} "
-            f"(plus nodes or total_ranks); {_header_fix(header)}", whole_file=True)
+            f"(plus nodes or total_ranks); {_header_fix(header, options)}", whole_file=True)
         return
     if (twice := named_twice(header)) is not None:
         yield BadRecord(header_line, ",".join(header), twice, whole_file=True)
@@ -234,7 +234,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         yield BadRecord(
             header_line, ",".join(header),
             f"the header has neither nodes nor total_ranks, one of which gives each run's "
-            f"scale; {_header_fix(header)}", whole_file=True)
+            f"scale; {_header_fix(header, options)}", whole_file=True)
         return
     # csv.reader handles quoted fields spanning lines; track line numbers alongside it.
     line_numbers: list[int] = []

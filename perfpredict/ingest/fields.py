@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from datetime import timezone as dt_timezone
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from perfpredict.counts import MAX_COUNT
 from perfpredict.durations import clock_seconds
 from perfpredict.errors import BadInputError
-from perfpredict.ingest.records import IngestOptions
+from perfpredict.ingest.records import IngestOptions, ingest_command
 
 #: Durations beyond a century are corrupt values, not jobs.
 MAX_DURATION_S = 100 * 365 * 86400.0
@@ -123,11 +123,13 @@ _UNITS = {"runtime_s": "runtime_s in seconds",
 _OTHER_SEPARATORS = {";": "semicolons", "\t": "tabs", "|": "'|'"}
 
 
-def other_separator(header: Sequence[str]) -> str | None:
+def other_separator(header: Sequence[str],
+                    read_as: Callable[[str], str] = ingest_command) -> str | None:
     """The fix for a header read as one column because its columns are separated by
     something else than commas; None where that is not what is wrong, as in a header of
     one column that names no separator (``nodes`` alone lacks ``app``; it was said to be
-    separated by semicolons).
+    separated by semicolons). ``read_as`` names how to read a sacct dump
+    (:attr:`IngestOptions.read_as`).
 
     >>> other_separator(["app;system;nodes;runtime_s"])[:51]
     'its columns are separated by semicolons, not commas'
@@ -146,7 +148,7 @@ def other_separator(header: Sequence[str]) -> str | None:
         return None
     if found == "'|'":  # sacct -P writes such tables
         return ("its columns are separated by '|', not commas: for sacct -P output use "
-                "'perfpredict ingest sacct'")
+                f"{read_as('sacct')}")
     return (f"its columns are separated by {found}, not commas; save the table as "
             "comma-separated values with '.' as the decimal point")
 
@@ -166,11 +168,12 @@ def looks_binary(text: str) -> bool:
     return odd > max(len(text) // 10, 2)
 
 
-def header_fix(header: Sequence[str], wanted: Sequence[str], otherwise: str) -> str:
+def header_fix(header: Sequence[str], wanted: Sequence[str], otherwise: str,
+               read_as: Callable[[str], str] = ingest_command) -> str:
     """How to fix a table's header that lacks columns ``wanted`` (``ingest csv``'s, or a
     query file's): another separator than commas, else the renames of columns that go
     by other names, else ``otherwise``."""
-    return other_separator(header) or renames(header, wanted) or otherwise
+    return other_separator(header, read_as) or renames(header, wanted) or otherwise
 
 
 def named_twice(names: Sequence[str], given_by: str = "the header") -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -212,6 +212,11 @@ def in_line_order(batch: RunBatch | None, items: list[ParsedItem]) -> Iterator[B
         yield batch.slice(done, len(batch)) if done else batch
 
 
+def ingest_command(input_format: str) -> str:
+    """How a fix tells the user to read a file as ``input_format``: ingest's command."""
+    return f"'perfpredict ingest {input_format}'"
+
+
 @dataclass
 class IngestOptions:
     """Options every parser receives; each reads the ones it understands."""
@@ -229,3 +234,7 @@ class IngestOptions:
     #: False for jobs not run yet (walltime advice input): a missing runtime is allowed,
     #: and sacct's pending and running jobs are read as jobs instead of skipped.
     require_runtime: bool = True
+    #: How a fix names reading the file in another format (:func:`ingest_command`);
+    #: ``advise walltime``, which reads its input with these parsers, names its own
+    #: ``--input-format`` instead.
+    read_as: Callable[[str], str] = ingest_command

@@ -104,10 +104,23 @@ class PlotFiles(NamedTuple):
 
 def check_plot_path(path: str | Path) -> Path:
     """``path`` as a figure file :func:`save_scaling_plot` can write, else bad input: said
-    before an advice's sweep, which a wrong extension only failed after."""
+    before an advice's sweep, which a wrong extension only failed after. The plotted
+    numbers go beside it under the same name with .csv, a file the user did not name:
+    one there that is not an earlier plot's (``--plot runs.png`` beside the runs.csv it
+    plots) is refused rather than written over."""
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise BadInputError(f"--plot {path}: the file must end in {', '.join(FORMATS)}")
+    data_csv = path.with_suffix(".csv")
+    try:
+        with data_csv.open(encoding="utf-8", errors="replace") as fh:
+            header = fh.readline().rstrip("\r\n")
+    except OSError:  # not there (or not readable, which writing it will say)
+        return path
+    if header and header != ",".join(CSV_COLUMNS):
+        raise BadInputError(f"--plot {path}: its numbers go to {data_csv}, which holds "
+                            f"another table (its header begins {header[:80]!r}); name the "
+                            "figure otherwise, or move that file")
     return path
 
 

@@ -62,8 +62,10 @@ _LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
 
 def latex_escape(text: str) -> str:
     """``text`` with LaTeX's special characters escaped, so labels like "5000 neurons/rank,
-    theta=0.1" or "50%" typeset as written."""
-    return "".join(_LATEX_SPECIAL.get(ch, ch) for ch in text)
+    theta=0.1" or "50%" typeset as written, and options like "--time" too: a hyphen before
+    another is kept from joining it into an en-dash."""
+    return "".join("-{}" if ch == "-" and text[i + 1:i + 2] == "-"
+                   else _LATEX_SPECIAL.get(ch, ch) for i, ch in enumerate(text))
 
 
 #: A header wider than this (in characters) is set on several lines, so that a table of

@@ -153,6 +153,20 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
     assert limit.warnings[0].endswith(f"checkpoint and chain 3 jobs {chain}")
 
 
+@pytest.mark.parametrize(("nodes", "said"), [(1, "1 node"), (8, "8 nodes")])
+def test_the_queue_warnings_count_one_node_in_the_singular(nodes: int, said: str) -> None:
+    """A chained run on one node was "every queue of m that takes 1 nodes"."""
+    from perfpredict.advise.plan import walltime_limit
+    from perfpredict.catalog import Queue, SystemSpec
+
+    spec = SystemSpec(name="m", nodes=64, queues=(Queue("short", 1, 8, 600.0),))
+    (chained,) = walltime_limit(1500.0, nodes, spec, 0.05, "m").warnings
+    assert f"every queue of m that takes {said}, the longest" in chained
+    narrow = SystemSpec(name="m", nodes=64, queues=(Queue("wide", 16, 64, 600.0),))
+    (refused,) = walltime_limit(1500.0, nodes, narrow, 0.05, "m").warnings
+    assert refused.startswith(f"no queue of m accepts {said}: such a job may pend forever")
+
+
 def test_a_node_count_no_queue_accepts_is_not_considered(trained_store) -> None:
     """A job no queue takes may pend forever: it is left out of the sweep, and said so,
     rather than recommended into a proposal or a job script."""
@@ -311,7 +325,7 @@ def test_table_output_says_what_and_why(advise_cli) -> None:
 def test_emit_sbatch_directives(advise_cli) -> None:
     result = advise_cli("advise", *RELEARN, "--threads-per-rank", "1", "--emit", "sbatch")
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()  # the warnings go to stderr
     directives = [line for line in lines if line.startswith("#SBATCH")]
     assert [d.split("=")[0] for d in directives] == [
         "#SBATCH --nodes", "#SBATCH --ntasks-per-node", "#SBATCH --cpus-per-task",
@@ -319,6 +333,22 @@ def test_emit_sbatch_directives(advise_cli) -> None:
     assert "#SBATCH --ntasks-per-node=32" in lines and "#SBATCH --cpus-per-task=1" in lines
     assert re.fullmatch(r"#SBATCH --time=\d+-\d{2}:\d{2}:00", directives[-1])
     assert all(line.startswith("#") for line in lines)  # pastes into a script header
+
+
+def test_emit_says_the_advice_warnings_on_stderr(advise_cli) -> None:
+    """--emit printed the directives and nothing else: the warnings the table gives (here
+    the node counts no queue takes; in a store of runs beyond the machine's size, a job of
+    more nodes than it has) were lost to a user writing the job script with '> job.sh'.
+    They go to stderr, as with --format csv; stdout stays the script header."""
+    table = advise_cli("advise", *BERT)
+    warnings = [line.strip() for line in table.stdout.splitlines()
+                if line.strip().startswith("warning: ")]
+    assert any(w.endswith("are not considered (2048)") for w in warnings)
+    for scheduler in ("sbatch", "pbs"):
+        result = advise_cli("advise", *BERT, "--emit", scheduler)
+        assert result.exit_code == 0, result.output
+        assert all(line.startswith("#") for line in result.stdout.splitlines())
+        assert result.stderr.splitlines() == warnings
 
 
 def test_emit_pbs_directives(advise_cli) -> None:

@@ -244,3 +244,42 @@ def test_bad_classes_and_periods_give_one_error_line(advise_cli, args, fragment:
     result = advise_cli("advise", *BERT, *args)
     assert result.exit_code == 2, result.output
     assert fragment in one_error_line(result)
+
+
+def test_a_class_in_a_queue_charged_at_a_multiple_says_so(trained_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A class in a premium queue (here 'large', at twice the rate) was priced at the
+    multiple while the footnote named only the machine's rate, and the recommendation's
+    queue: 2 units per node-hour in the words, 4 in the totals, as a reviewer reads them."""
+    import dataclasses
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from perfpredict.catalog import add_system, get_system
+    from perfpredict.cli.app import app
+    from perfpredict.store import open_store
+    from tests.advise.conftest import BERT_SYSTEM
+
+    copy = tmp_path / "store.db"
+    shutil.copy(trained_url.removeprefix("sqlite:///"), copy)
+    store = open_store(f"sqlite:///{copy}")
+    try:
+        spec = get_system(store, BERT_SYSTEM)
+        assert spec is not None
+        add_system(store, dataclasses.replace(spec, queues=tuple(
+            dataclasses.replace(q, charge_multiplier=2.0) if q.name == "large" else q
+            for q in spec.queues)))
+    finally:
+        store.dispose()
+    result = CliRunner().invoke(app, ["--db", f"sqlite:///{copy}", "advise", *BERT,
+                                      *CLASS_ARGS, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    largest, typical, _ = doc["run_classes"]
+    assert largest["queue"] == "large" and typical["queue"] == "medium"
+    assert math.isclose(largest["allocation_units_p50"], 2 * 2 * largest["node_hours_p50"])
+    assert largest["basis"] == "measured at this node count; times 2 in queue 'large'"
+    assert typical["basis"] == "predicted between the measured 8 and 128 nodes"
+    assert doc["queue"] != "large"  # the recommendation's queue charges the machine's rate
+    assert "Run classes: largest at 512 nodes (measured at this node count; times 2 in " \
+           "queue 'large')" in doc["basis"]

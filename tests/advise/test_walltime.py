@@ -242,6 +242,26 @@ def test_cli_bad_input_is_one_line_exit_2(cli, kth_parts, tmp_path: Path) -> Non
     assert "expected 18" not in allowed.output
 
 
+def test_a_file_read_in_another_format_names_the_input_format_to_give(cli) -> None:  # type: ignore[no-untyped-def]
+    """The parsers' fixes named ingest's commands: a sacct dump read as csv was sent to
+    'perfpredict ingest sacct', which stores its jobs as history (and skips pending ones)
+    instead of advising them. Here the fix is the --input-format to give."""
+    from tests.conftest import REPO
+
+    sacct_dump = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    jobs_csv = REPO / "examples" / "data" / "pending_jobs.csv"
+    jobcomp = shared_path("logs", "slurm", "jobcomp-filetxt-quoted-lines.log")
+    for path, read_as, fix in (
+            (sacct_dump, "csv", "for sacct -P output use --input-format sacct"),
+            (jobs_csv, "sacct", "a table of jobs or runs is read with --input-format csv"),
+            (jobcomp, "sacct", "ingest it with 'perfpredict ingest jobcomp' (as history: "
+                               "advise walltime reads its --input as swf, sacct or csv)")):
+        result = cli("advise", "walltime", "--input", str(path), "--input-format", read_as)
+        assert result.exit_code == 2, result.output
+        (line,) = result.output.strip().splitlines()
+        assert line.startswith(f"Error: {path}:1: ") and line.endswith(fix), line
+
+
 def test_cli_table_reads_at_80_columns_with_a_summary(  # type: ignore[no-untyped-def]
         cli, kth_parts, monkeypatch: pytest.MonkeyPatch) -> None:
     from perfpredict.cli.walltime_commands import TABLE_COLUMNS

@@ -57,6 +57,18 @@ def test_add_bad_file_is_one_line_and_exit_2(cli, tmp_path: Path, text: str,  # 
     assert expected in lines[0]
 
 
+def test_add_reads_a_file_saved_with_a_byte_order_mark(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An editor's "UTF-8 with BOM" was refused as "not valid TOML (Invalid statement (at
+    line 1, column 1)); fix the syntax at that spot", where nothing shows."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text('name = "mycluster"\nnodes = 64\n[sources]\nnodes = "our wiki"\n',
+                    encoding="utf-8-sig")
+    result = cli("systems", "add", str(mine))
+    assert result.exit_code == 0, result.output
+    assert json.loads(cli("systems", "show", "mycluster", "--format", "json").output)[
+        "nodes"] == 64
+
+
 def test_export_is_re_addable(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     mine = tmp_path / "mine.toml"
     mine.write_text('name = "mycluster"\nnodes = 64\n[sources]\nnodes = "our wiki"\n',

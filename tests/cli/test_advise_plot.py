@@ -82,3 +82,24 @@ def test_a_figure_of_another_format_is_refused_before_the_sweep(tmp_path: Path) 
     assert result.exit_code == 2, result.output
     assert result.stderr.strip() == (f"Error: --plot {figure}: the file must end in .png, "
                                      ".svg, .pdf")
+
+
+def test_a_plot_does_not_write_its_numbers_over_another_table(tmp_path: Path) -> None:
+    """``--plot runs.png`` wrote the plotted numbers over the runs.csv beside it (the
+    user's own table of runs) without a word. Refused before the sweep, and nothing
+    written; the numbers of an earlier plot of that name are written again."""
+    runs = tmp_path / "runs.csv"
+    table = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+    runs.write_text(table)
+    figure = tmp_path / "runs.png"
+    result = CliRunner().invoke(app, ["advise", "--app", "nosuch", "--plot", str(figure)])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (
+        f"Error: --plot {figure}: its numbers go to {runs}, which holds another table "
+        "(its header begins 'app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
+        "runtime_s'); name the figure otherwise, or move that file\n")
+    assert runs.read_text() == table and not figure.exists()
+    again = tmp_path / "scaling.pdf"
+    for _ in range(2):
+        result = CliRunner().invoke(app, ["advise", *BERT, "--plot", str(again)])
+        assert result.exit_code == 0, result.output

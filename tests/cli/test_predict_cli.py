@@ -411,6 +411,38 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
                                            "(a spreadsheet's 'CSV UTF-8')")
 
 
+def test_estimate_input_refuses_a_row_with_more_fields_than_the_header(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """An unquoted comma in a label splits a cell: the cells past the header's were
+    dropped and the query answered from what was left (exit 0; here the system cut at
+    the comma, which matches by substring). Refused at its line, as ingest csv and
+    advise walltime refuse such a row."""
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,system\nbert,64,XE8545x4A100-SXM-40GB (Dell)\n"
+                       "bert,64,XE8545x4A100-SXM-40GB, Dell\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2, result.output
+    assert result.stderr == (f"Error: {queries}:3: expected 3 fields as in the header, "
+                             "found 4; quote fields that contain commas\n")
+    # a row that leaves its last columns out is read as empty there, as before
+    queries.write_text("app,nodes,system\nresnet,64\n")
+    assert cli("estimate", "--input", str(queries), "--format", "csv").exit_code == 0
+
+
+def test_estimate_input_reads_a_header_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A spreadsheet's 'CSV UTF-8' (which the UTF-16 refusal above asks for) begins with a
+    byte-order mark, and hand-written headers put a space after each comma: both were
+    refused as "the header has no 'app' column" (or 'nodes') over a header that shows
+    it; ingest csv reads both."""
+    queries = tmp_path / "q.csv"
+    queries.write_bytes("app, nodes, system\nresnet, 64, \n".encode("utf-8-sig"))
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    (row,) = csv.DictReader(io.StringIO(result.stdout))
+    assert list(row)[:3] == ["app", "nodes", "system"]  # the cells as written
+    assert row["series"].startswith("resnet on ") and float(row["predicted_runtime_s"]) > 0
+
+
 def test_estimate_input_reads_numbers_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """One reader of numbers in tables: 'NA' is missing, 'inf' is refused at its line."""
     queries = tmp_path / "q.csv"
@@ -453,6 +485,38 @@ def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # typ
     assert doc["scale"] == 1024 and doc["scale_unit"] == "ranks"
     # the store's predictor answered: it knows nothing of MLPerf
     assert cli("estimate", "--app", "bert", "--nodes", "8").exit_code == 1
+
+
+def test_train_app_says_why_nothing_was_borrowed(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """After 'datasets load' (the README's way in) and an ingest of one's own code,
+    'train --app mycode' borrowed nothing, the store holding every bundled data set and
+    --app leaving them out: it said "borrowed ...: none", and its notes told the user to
+    "train without --no-borrow-bundled", a flag not given. They now say why and what to
+    do. (Whether --app should borrow the held data sets' other applications, which
+    changes what the predictor learns, is left to the model's owners.)"""
+    assert cli("datasets", "load").exit_code == 0
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
+                    "runtime_s\n" + "".join(f"mycode,Perlmutter-CPU,grid=512,{n},128,1,{t}\n"
+                                            for n, t in ((1, 1000), (2, 520), (4, 281),
+                                                         (8, 160))))
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+    trained = cli("train", "--app", "mycode")
+    assert trained.exit_code == 0, trained.output
+    assert "--no-borrow-bundled" not in trained.stdout
+    (borrowed,) = [line for line in trained.stdout.splitlines()
+                   if "borrowed from the bundled data sets" in line]
+    assert borrowed.endswith("): none: the store holds them all, and --app left them out "
+                             "of training"), borrowed
+    notes = [line for line in trained.stdout.splitlines() if line.startswith("  note: ")]
+    assert notes and all("train without --app" in note for note in notes), notes
+    # a bundled application trained alone: its estimate's note names --app too
+    assert cli("train", "--app", "bert").exit_code == 0
+    estimated = cli("estimate", *BERT, "--nodes", "1024", "--format", "json")
+    (note,) = [n for n in json.loads(estimated.stdout)["notes"] if "calibrated by series" in n]
+    assert note.endswith("train without --no-borrow-bundled, and without --app where the "
+                         "store holds the bundled data sets, to calibrate it on the bundled "
+                         "applications too"), note
 
 
 def test_train_names_the_applications_that_learned_half_their_correction_alone(cli) -> None:  # type: ignore[no-untyped-def]

@@ -167,6 +167,15 @@ def test_labels_typeset_and_render_as_written() -> None:
     assert markdown_table([{"label": "a|b<d>"}]).splitlines()[-1] == "| a\\|b&lt;d&gt; |"
 
 
+def test_an_option_typesets_with_its_two_hyphens() -> None:
+    """LaTeX sets "--" as an en-dash and "---" as an em-dash: a proposal's caption read
+    "(Slurm \u2013time)", an option no one can type. Single hyphens stay as they are."""
+    from perfpredict.report.tables import latex_escape
+
+    assert latex_escape("0-00:04:00 (Slurm --time)") == "0-00:04:00 (Slurm -{}-time)"
+    assert latex_escape("a---b") == "a-{}-{}-b"
+
+
 def test_every_reject_an_ingest_kept_is_listed_by_file_and_line(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
     """An ingest under --on-error skip prints its first five rejects; the others were

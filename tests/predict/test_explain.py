@@ -163,6 +163,24 @@ def test_a_law_the_series_cannot_determine_is_counted_as_the_one_standing_in(exp
                                    "measured scale, 512 nodes")
 
 
+def test_fixed_work_above_ideal_scaling_says_which_runtime_is_the_ideal(predictor) -> None:  # type: ignore[no-untyped-def]
+    """Above the bound the step read "above ideal scaling from the median at 1024 nodes
+    (2.557 s)", where 2.557 s is ideal scaling at the node count asked and the median at
+    1024 nodes, on the line above, 5.113 s: it is now worked out as where it binds."""
+    slow = Series(SeriesKey("slow", "s", "", "", "", ""), "nodes", np.array([1.0, 2.0, 4.0]),
+                  np.array([1000.0, 600.0, 400.0]), weak=False)
+    ctx = fit_context(slow)
+    model = predictor.predictor
+    parts = model.point_parts(slow, np.array([16.0]), ctx)
+    got = model.predict_columns(slow, np.array([16.0]), 0.9, ctx)
+    x = explain(slow, ctx, parts, 0, 16.0, model.apply_correction["strong"], 0.9,
+                float(got.lower_s[0]), float(got.upper_s[0]))
+    (ideal,) = [step for step in x.steps if step.step == "ideal_scaling"]
+    assert ideal.factor == 1.0
+    assert ideal.detail == ("none: above ideal scaling from the median at 4 nodes, 400.0 s x "
+                            "4 / 16 = 100.0 s, which fixed work does not beat")
+
+
 def test_fixed_work_raised_to_ideal_scaling_is_a_step_of_its_own(predictor) -> None:  # type: ignore[no-untyped-def]
     """Runs that beat ideal scaling (1,000 s, 400 s, 150 s at 1, 2 and 4 nodes): beyond
     them the estimate is raised to ideal scaling from the median at 4 nodes, and the

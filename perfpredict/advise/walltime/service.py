@@ -78,6 +78,25 @@ def load_walltime_advisor(store: Store) -> SystemAdvisors | None:
     return None if document is None else SystemAdvisors.from_document(document)
 
 
+#: The formats ``advise walltime --input-format`` takes: those that describe jobs before
+#: they run (a sacct dump of PENDING jobs, an SWF trace, a CSV table).
+INPUT_FORMATS = ("swf", "sacct", "csv")
+
+
+def input_format_option(input_format: str) -> str:
+    """How a parser's fix tells ``advise walltime`` to read its input as
+    ``input_format`` (:attr:`~perfpredict.ingest.records.IngestOptions.read_as`): its
+    --input-format, or ingest's command, for history, where it takes no such input.
+
+    >>> input_format_option("sacct")
+    '--input-format sacct'
+    """
+    if input_format in INPUT_FORMATS:
+        return f"--input-format {input_format}"
+    return (f"'perfpredict ingest {input_format}' (as history: advise walltime reads its "
+            f"--input as {', '.join(INPUT_FORMATS[:-1])} or {INPUT_FORMATS[-1]})")
+
+
 def read_jobs(path: str, input_format: str | None, system: str | None,
               swf_allow_extra_fields: bool = False, timezone: str = "UTC") -> pd.DataFrame:
     """Jobs to advise, read with the ingest parser of ``input_format`` (not stored; None:
@@ -92,12 +111,12 @@ def read_jobs(path: str, input_format: str | None, system: str | None,
     from perfpredict.ingest.records import BadRecord, IngestOptions
     from perfpredict.ingest.registry import get_parser, sniff_format
 
-    input_format = input_format or sniff_format(Path(path), ("swf", "sacct", "csv"))
+    input_format = input_format or sniff_format(Path(path), INPUT_FORMATS)
     parse = get_parser(input_format)
     rows = []
     for item in parse(Path(path), IngestOptions(
             system=system, require_runtime=False, timezone=timezone,
-            swf_allow_extra_fields=swf_allow_extra_fields)):
+            swf_allow_extra_fields=swf_allow_extra_fields, read_as=input_format_option)):
         if isinstance(item, BadRecord):
             raise BadInputError(item.reason, path=path, line_no=item.line_no)
         row = asdict(item)

@@ -68,16 +68,16 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
             if text.lstrip().startswith("JobId="):
                 return BadRecord(block.first_line_no + index, text, (
                     "this is Slurm's job completion log (jobcomp/filetxt), not sacct "
-                    "output; ingest it with 'perfpredict ingest jobcomp'"), whole_file=True)
+                    f"output; ingest it with {options.read_as('jobcomp')}"), whole_file=True)
             if text.lstrip().startswith(("{", "[")) and "|" not in text:
                 return BadRecord(block.first_line_no + index, text, (
                     "this is JSON (sacct --json output), not sacct -P text; ingest it "
-                    "with 'perfpredict ingest sacct-json'"), whole_file=True)
+                    f"with {options.read_as('sacct-json')}"), whole_file=True)
             if "|" not in text and any(sep in text for sep in ",;\t"):
                 return BadRecord(block.first_line_no + index, text, (
                     "the fields are not separated by '|' (sacct -P writes them so): "
-                    "export with sacct -P (--parsable2); a table of benchmark runs is "
-                    "'perfpredict ingest csv'"), whole_file=True)
+                    "export with sacct -P (--parsable2); a table of jobs or runs is read "
+                    f"with {options.read_as('csv')}"), whole_file=True)
             layout, is_header = detect_layout(text, options)
             if not {"jobidraw", "jobid"} & set(layout.columns) or "state" not in layout.columns:
                 return BadRecord(block.first_line_no + index, text, (
