@@ -28,8 +28,8 @@ def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Que
 
     from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
 
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
+    try:  # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
             header = list(reader.fieldnames or [])
             rows, line_nos = [], []

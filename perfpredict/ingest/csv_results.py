@@ -211,7 +211,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
                 header = next(csv.reader([text]))
             except csv.Error:
                 header = [text]  # unreadable: refused below as a header without app
-            header = [h.strip().lstrip("\ufeff") for h in header]
+            header = [h.strip() for h in header]
             break
     if header is None:
         return

@@ -287,6 +287,18 @@ def test_estimate_input_answers_in_json_too(cli, tmp_path: Path) -> None:  # typ
                                                            rel=1e-5)
 
 
+def test_estimate_input_saved_as_csv_utf8_by_a_spreadsheet_is_read(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A spreadsheet's "CSV UTF-8" (the save the UTF-16 refusal advises) starts with a
+    byte-order mark: the query file was refused as having no 'app' column, its header's
+    first name read as '\\ufeffapp'. Its rows are answered as the file without it."""
+    plain, marked = tmp_path / "q.csv", tmp_path / "q-excel.csv"
+    plain.write_text("app,nodes\nresnet,64\n")
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    result = cli("estimate", "--input", str(marked), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == cli("estimate", "--input", str(plain), "--format", "csv").stdout
+
+
 @pytest.mark.parametrize(("nodes", "said"), [
     ("4.5", ":2: column 'nodes' must be a whole number, got 4.5"),
     ("1e23", ":2: column 'nodes' must be at most 2147483647, got 1e+23"),

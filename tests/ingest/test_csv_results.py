@@ -255,6 +255,16 @@ def test_a_table_in_utf16_or_utf32_is_refused_saying_so(  # type: ignore[no-unty
     assert cli("runs", "stats", "--format", "json").stdout.count('"n_batches": 0') == 1
 
 
+def test_a_spreadsheets_csv_utf8_reads_as_the_plain_file(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8": a byte-order mark, then CRLF line ends; the mark is not part
+    of the first column's name (:func:`~perfpredict.ingest._text.lines.open_binary`)."""
+    text = HEADER + "lulesh,opal,s,2,36,1,9.5,x\n"
+    excel = write(tmp_path, "", "excel.csv")
+    excel.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    assert list(parse(excel, IngestOptions())) == list(parse(write(tmp_path, text),
+                                                             IngestOptions()))
+
+
 @pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
 def test_a_table_in_latin1_is_refused_at_its_first_unreadable_line(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, encoding: str) -> None:

@@ -218,6 +218,27 @@ def test_export_ingests_back_unchanged(cli: Cli, tmp_path: Path, source: str) ->
     assert cli("runs", "export", "--format", "csv", db="copy.db").stdout == first
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("source", sorted(set(ROUND_TRIPS) - {"darshan"}))
+def test_a_log_saved_with_a_byte_order_mark_gives_the_same_runs(
+        cli: Cli, tmp_path: Path, source: str) -> None:
+    """A log that went through an editor or PowerShell (``Out-File -Encoding utf8``)
+    starts with a UTF-8 byte-order mark. Only the CSV header and sacct's JSON skipped
+    it: a PBS, LSF, SWF or jobcomp log was refused at line 1 as not being one, a
+    Grid Engine log stored its first job's queue as '\\ufeffmyqueue' and a headerless
+    sacct dump its first job's id as '\\ufeff4103947'."""
+    fmt = source.split("-nasa")[0]
+    log = ROUND_TRIPS[source](tmp_path)
+    marked = tmp_path / f"marked-{log.name}"
+    marked.write_bytes(UTF8_BOM + log.read_bytes())
+    assert cli("ingest", fmt, str(log), "--system", "site").exit_code == 0
+    result = cli("ingest", fmt, str(marked), "--system", "site", db="marked.db")
+    assert result.exit_code == 0, result.output
+    assert exported(cli, db="marked.db") == exported(cli)
+
+
 def test_a_json_export_has_the_fields_of_the_csv_export(cli: Cli) -> None:
     """``runs export --format json`` lacked the CSV's run_key (each run's identity in the
     store), and each row held only the extra fields it had."""

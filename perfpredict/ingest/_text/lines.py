@@ -12,6 +12,7 @@ from typing import BinaryIO
 from perfpredict.errors import BadInputError, DamagedStreamError
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 #: What reading a damaged gzip stream raises: cut short (EOFError), a bad header or
 #: checksum (gzip.BadGzipFile, an OSError), damaged compressed data (zlib.error, which
 #: reached the user as an internal error).
@@ -35,10 +36,15 @@ def readable_file(path: Path) -> bytes:
 
 
 def open_binary(path: Path):  # type: ignore[no-untyped-def]
-    """The file as a binary stream, decompressed when it is gzip (by content, not name).
-    Text in UTF-16 or UTF-32 (a spreadsheet's "Unicode text" export) is bad input saying
-    so: read as UTF-8 its every other byte is NUL, and its header would be refused as
-    naming columns that are not there."""
+    """The file as a binary stream, decompressed when it is gzip (by content, not name),
+    past a UTF-8 byte-order mark. Text in UTF-16 or UTF-32 (a spreadsheet's "Unicode
+    text" export) is bad input saying so: read as UTF-8 its every other byte is NUL, and
+    its header would be refused as naming columns that are not there.
+
+    The mark is skipped here, for every text format at once: a file saved by an editor
+    or PowerShell (``Out-File -Encoding utf8``) starts with it, and read as text it was
+    part of the first field, so a PBS, LSF, SWF or jobcomp log was refused at line 1 as
+    not being one, and a Grid Engine log's first queue name was stored with it."""
     magic = readable_file(path)
     fh = gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
     try:
@@ -49,6 +55,8 @@ def open_binary(path: Path):  # type: ignore[no-untyped-def]
     if wide_text(head):
         fh.close()
         raise BadInputError(WIDE_TEXT_FIX, path=path)
+    if head.startswith(UTF8_BOM):
+        fh.read(len(UTF8_BOM))
     return fh
 
 
