@@ -237,12 +237,14 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             f"scale; {_header_fix(header)}", whole_file=True)
         return
     # csv.reader handles quoted fields spanning lines; track line numbers alongside it.
+    # Each line is given back its end, which is the line break inside such a field
+    # (without it, a cell's two lines were joined into one word).
     line_numbers: list[int] = []
 
     def feed() -> Iterator[str]:
         for line_no, text in lines:
             line_numbers.append(line_no)
-            yield text
+            yield text + "\n"
 
     reader = csv.reader(feed())
     while True:

@@ -265,6 +265,34 @@ def test_a_spreadsheets_csv_utf8_reads_as_the_plain_file(tmp_path: Path) -> None
                                                              IngestOptions()))
 
 
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_quoted_cell_over_several_lines_keeps_its_line_breaks(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, newline: str) -> None:
+    """A spreadsheet cell with a line break (Alt+Enter) is written quoted over two lines.
+    The lines were handed to the CSV reader without their ends, so 'first line' and
+    'second line' were stored as 'first linesecond line'; the row after it keeps its own
+    line number, and an export of it ingests back unchanged."""
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+
+    text = (HEADER + 'lulesh,opal,s,2,36,1,9.5,"first line\nsecond line"\n'
+            "lulesh,opal,s,4,36,1,5.5,y\n")
+    path = tmp_path / "runs.csv"
+    path.write_bytes(text.replace("\n", newline).encode())
+    first, second = parse(path, IngestOptions())
+    assert isinstance(first, RunRecord) and isinstance(second, RunRecord)
+    assert first.extra == {"custom": "first line\nsecond line"}
+    assert (first.line_no, second.line_no) == (2, 4)
+    assert cli("ingest", "csv", str(path)).exit_code == 0
+    export = cli("runs", "export", "--format", "csv").stdout
+    (tmp_path / "export.csv").write_text(export)
+    copy = ["--db", f"sqlite:///{tmp_path / 'copy.db'}"]
+    assert CliRunner().invoke(app, [*copy, "ingest", "csv", str(tmp_path / "export.csv")]
+                              ).exit_code == 0
+    assert CliRunner().invoke(app, [*copy, "runs", "export"]).stdout == export
+
+
 @pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
 def test_a_table_in_latin1_is_refused_at_its_first_unreadable_line(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, encoding: str) -> None:
