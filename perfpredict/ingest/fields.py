@@ -41,6 +41,8 @@ NO_TIME = {"UNKNOWN", "NONE", ""}
 _MEMORY = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGTPkmgtp]?)[Bb]?$")
 _MEMORY_FACTOR = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _LOCAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+#: The zone a time that names none is read in unless ``--timezone`` says otherwise.
+UTC = ZoneInfo("UTC")
 
 
 #: How tables (CSV) spell a missing number or time.
@@ -243,9 +245,10 @@ def whole_number(name: str, value: float | None, *, max_value: int | None = None
     return int(value)
 
 
-def timestamp_s(name: str, text: str) -> float | None:
-    """Epoch seconds from epoch seconds or an ISO 8601 time (UTC when it names no zone),
-    between 1970 and 2100; a missing value is None."""
+def timestamp_s(name: str, text: str, zone: ZoneInfo = UTC) -> float | None:
+    """Epoch seconds from epoch seconds or an ISO 8601 time (read in ``zone`` when it
+    names none, as :func:`zoned_epoch_s` reads it), between 1970 and 2100; a missing
+    value is None."""
     if text.strip().lower() in MISSING:
         return None
     try:
@@ -256,9 +259,8 @@ def timestamp_s(name: str, text: str) -> float | None:
         except ValueError:
             raise FieldError(f"{name} must be ISO 8601 (2024-05-01T12:00:00) or epoch "
                              f"seconds, got {text!r}") from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt_timezone.utc)
-        value = moment.timestamp()
+        value = (moment.timestamp() if moment.tzinfo is not None
+                 else zoned_epoch_s(name, text, moment, zone))
     if not (math.isfinite(value) and 0 < value <= MAX_EPOCH_S):
         raise FieldError(f"{name} is not a time between 1970 and 2100, got {text!r}")
     return value
@@ -375,13 +377,21 @@ def local_epoch_s(name: str, text: str, zone: ZoneInfo, *, later: bool = False,
         wall_clock = datetime.fromisoformat(text)
     except ValueError:
         raise FieldError(f"{name} {text!r} is not a valid calendar date and time") from None
+    return epoch_s(name, zoned_epoch_s(name, text, wall_clock, zone, later=later))
+
+
+def zoned_epoch_s(name: str, text: str, wall_clock: datetime, zone: ZoneInfo, *,
+                  later: bool = False) -> float:
+    """Epoch seconds of the wall-clock time ``wall_clock`` (read from ``text``) in
+    ``zone``: its first occurrence where clocks went back over it (its second with
+    ``later``), and a :class:`FieldError` where they went forward over it."""
     moment = wall_clock.replace(tzinfo=zone, fold=int(later))
     if moment.astimezone(dt_timezone.utc).astimezone(zone).replace(tzinfo=None) != wall_clock:
         raise FieldError(f"{name} {text!r} does not exist in {zone.key} (clocks went forward "
                          "over it), so the log was not written in that zone: pass the zone "
                          "of the machine that wrote it with --timezone (or export sacct "
                          "with TZ=UTC)")
-    return epoch_s(name, moment.timestamp())
+    return moment.timestamp()
 
 
 def timezone(options: IngestOptions) -> ZoneInfo:

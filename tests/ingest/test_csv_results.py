@@ -293,6 +293,38 @@ def test_a_quoted_cell_over_several_lines_keeps_its_line_breaks(  # type: ignore
     assert CliRunner().invoke(app, [*copy, "runs", "export"]).stdout == export
 
 
+def test_times_without_a_zone_are_read_in_the_timezone_given(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A center's own job table writes local times. ``--timezone`` was accepted and
+    ignored for CSV (they were read as UTC, an hour or two off), though the store treats
+    CSV times as wall-clock times read in it; now a time without a zone is read in it,
+    one with its offset as written, and one that never occurred there is refused at its
+    line."""
+    header = "app,system,nodes,runtime_s,job_id,submit_time\n"
+    path = tmp_path / "jobs.csv"
+    path.write_text(header + "a,s,1,10,1,2024-01-15T12:00:00\n"
+                    "a,s,1,10,2,2024-07-15 12:00:00\n"
+                    "a,s,1,10,3,2024-07-15T12:00:00+00:00\n")
+    result = cli("ingest", "csv", str(path), "--timezone", "Europe/Berlin")
+    assert result.exit_code == 0, result.output
+    submitted = {row["job_id"]: row["submit_time"] for row in csv_rows(
+        cli("runs", "export", "--format", "csv").stdout)}
+    assert submitted == {"1": "2024-01-15T11:00:00Z", "2": "2024-07-15T10:00:00Z",
+                         "3": "2024-07-15T12:00:00Z"}
+    gap = tmp_path / "gap.csv"
+    gap.write_text(header + "a,s,1,10,4,2024-03-31T02:30:00\n")
+    refused = cli("ingest", "csv", str(gap), "--timezone", "Europe/Berlin")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(f"Error: {gap}:2: column 'submit_time' "
+                                     "'2024-03-31T02:30:00' does not exist in Europe/Berlin")
+
+
+def csv_rows(text: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(text)))
+
+
 @pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])
 def test_a_table_in_latin1_is_refused_at_its_first_unreadable_line(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, encoding: str) -> None:
