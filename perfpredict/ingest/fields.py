@@ -218,17 +218,37 @@ def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float 
     return value + 0.0  # -0.0 + 0.0 is 0.0
 
 
+#: Seconds per unit of a duration written with its unit (``1.5h``, ``90 min``). A bare
+#: ``m`` is left out: minutes in a runtime, mebibytes in a size.
+_SECONDS_PER_UNIT = {"ms": 0.001, "s": 1, "sec": 1, "secs": 1, "seconds": 1, "min": 60,
+                     "mins": 60, "minutes": 60, "h": 3600, "hr": 3600, "hrs": 3600,
+                     "hours": 3600, "d": 86400, "days": 86400}
+_WITH_UNIT = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]+)\s*$")
+
+
 def _number_hint(text: str) -> str:
     """How a table's number that is not one was probably meant, as the fix to write: a
-    clock duration (01:30:00, as sacct and spreadsheets write runtimes) in seconds, or a
-    number with thousands separators or a decimal comma. Only said, never read so: a
-    decimal comma and a thousands separator look alike (1,234)."""
+    clock duration (01:30:00, as sacct and spreadsheets write runtimes) or one with its
+    unit (1.5h) in seconds, a size with its unit (1.5G, 1024-based as sacct's) in bytes,
+    or a number with thousands separators or a decimal comma. Only said, never read so:
+    a decimal comma and a thousands separator look alike (1,234), and 1.5G might as well
+    be a typo."""
     try:
         seconds = duration_s("", text)
     except FieldError:
         seconds = None
     if seconds is not None and ":" in text:
         return f"; durations are written in seconds ({text.strip()} is {seconds:g})"
+    if (with_unit := _WITH_UNIT.match(text)) and with_unit["unit"] != "m":
+        if (per_unit_s := _SECONDS_PER_UNIT.get(with_unit["unit"].lower())) is not None:
+            seconds = float(with_unit["number"]) * per_unit_s
+            return f"; durations are written in seconds ({text.strip()} is {seconds:g})"
+        try:
+            size = memory_bytes("", text) if _MEMORY.match(text.strip()) else None
+        except FieldError:  # too large to be a size: no number to say
+            size = None
+        if size is not None:
+            return f"; sizes are written in bytes ({text.strip()} is {size:.0f})"
     if re.fullmatch(r"\s*[-+]?[\d.,]*\d,[\d.,]*\s*", text):
         return "; write numbers without thousands separators, with '.' as the decimal point"
     return ""

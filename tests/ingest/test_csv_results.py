@@ -67,6 +67,11 @@ def test_extra_fields_are_numbers_only_as_tables_write_them(tmp_path: Path) -> N
         # how a spreadsheet writes what was meant, said as the number to write instead
         ("lulesh,opal,s,4,36,1,01:30:00,x",
          "got '01:30:00'; durations are written in seconds (01:30:00 is 5400)"),
+        # a number with its unit, as a center's own tables write them
+        ("lulesh,opal,s,4,36,1,1.5h,x", "got '1.5h'; durations are written in seconds (1.5h "
+         "is 5400)"),
+        ("lulesh,opal,s,4,36,1,90 min,x", "durations are written in seconds (90 min is 5400)"),
+        ("lulesh,opal,s,4,36,1,250ms,x", "durations are written in seconds (250ms is 0.25)"),
         ('lulesh,opal,s,4,36,1,"1,234.5",x', "without thousands separators"),
         ('lulesh,opal,s,4,36,1,"100,5",x', "with '.' as the decimal point"),
     ],
@@ -78,6 +83,19 @@ def test_bad_rows_name_their_line_and_reason(tmp_path: Path, row: str, reason: s
     assert isinstance(bad, BadRecord)
     assert bad.line_no == 3
     assert reason in bad.reason
+
+
+@pytest.mark.parametrize(("size", "bytes_"), [("1.5G", "1610612736"), ("512M", "536870912"),
+                                             ("2TB", "2199023255552")])
+def test_a_size_with_its_unit_is_refused_with_its_bytes(tmp_path: Path, size: str,
+                                                        bytes_: str) -> None:
+    """io_bytes of '1.5G' was refused as "must be a number" without a word of what to
+    write; sizes are said in bytes as sacct's suffixes count them (K = 1024)."""
+    path = write(tmp_path, f"app,system,nodes,runtime_s,io_bytes\nlulesh,opal,2,9.5,{size}\n")
+    (bad,) = parse(path, IngestOptions())
+    assert isinstance(bad, BadRecord)
+    assert bad.reason == (f"column 'io_bytes' must be a number, got {size!r}; sizes are "
+                          f"written in bytes ({size} is {bytes_})")
 
 
 def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -> None:
