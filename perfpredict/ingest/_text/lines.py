@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,9 +23,21 @@ READ_PIECE_BYTES = 1 << 20
 
 
 def readable_file(path: Path) -> bytes:
-    """The first two bytes of ``path``; a missing file, a directory or a file the user
-    may not read is bad input that says which."""
+    """The first two bytes of ``path``; a missing file, a directory, a pipe or a file the
+    user may not read is bad input that says which.
+
+    A pipe (``sacct ... | perfpredict ingest sacct /dev/stdin``, ``<(sacct ...)``) gives
+    its bytes once, and ingest reads a file several times (these bytes, its checksum,
+    its records): it was "0 records" with exit 0, an empty batch stored under the
+    checksum of what was left. It is refused before it is opened, which would wait for a
+    writer."""
     try:
+        mode = path.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            kind = "a pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise BadInputError(f"is {kind}, not a file; perfpredict reads a file more than "
+                                "once: save the output to a file first (sacct ... > "
+                                "jobs.psv) and give that", path=path)
         with path.open("rb") as probe:
             return probe.read(2)
     except FileNotFoundError as exc:
