@@ -4,10 +4,12 @@ every format, and what a user is told about what was not stored."""
 
 from __future__ import annotations
 
+import bz2
 import csv
 import gzip
 import io
 import json
+import lzma
 from collections.abc import Callable
 from pathlib import Path
 
@@ -302,6 +304,51 @@ def test_a_pipe_is_refused_saying_to_save_it_first(cli: Cli) -> None:
     assert result.stderr.strip() == (
         f"Error: {pipe}: is a pipe, not a file; perfpredict reads a file more than once: "
         "save the output to a file first (sacct ... > jobs.psv) and give that")
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_batches"] == 0
+
+
+def _zip(data: bytes) -> bytes:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("log", data)
+    return buffer.getvalue()
+
+
+def _zstd(data: bytes) -> bytes:
+    """A zstd frame's magic number before the bytes (the stdlib has no zstd writer;
+    the magic is what tells the file)."""
+    return b"\x28\xb5\x2f\xfd" + data
+
+
+#: (format, log, compression, what compresses it, the command that decompresses it)
+COMPRESSED_LOGS = [
+    ("pbs", ("pbs", "xdmod-accounting-logs.log"), "xz", lzma.compress, "xz -d"),
+    ("jobcomp", ("slurm", "jobcomp-filetxt-quoted-lines.log"), "bzip2", bz2.compress,
+     "bunzip2"),
+    ("swf", ("swf", "NASA-iPSC-1993-3.1-cln.swf"), "zstd", _zstd, "zstd -d"),
+    ("sacct-json", ("slurm", "clockwork-sacct_1.json"), "zip", _zip, "unzip"),
+    ("sacct", ("slurm", "xdmod-sacct-accounting-logs.psv"), "xz", lzma.compress, "xz -d"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "log", "kind", "compress", "command"), COMPRESSED_LOGS,
+                         ids=[f"{c[0]}-{c[2]}" for c in COMPRESSED_LOGS])
+def test_a_log_compressed_otherwise_than_with_gzip_says_so(
+        cli: Cli, tmp_path: Path, fmt: str, log: tuple[str, str], kind: str,
+        compress: Callable[[bytes], bytes], command: str) -> None:
+    """A log rotated with xz, bzip2 or zstd (logrotate's compresscmd), or zipped to be
+    sent: only the CSV and sacct readers said the file was binary; PBS, jobcomp, SWF and
+    sacct-json refused it as "not a PBS accounting record", "not valid JSON" at line 1,
+    whose fix is not the one. It is named with the command that decompresses it."""
+    path = tmp_path / f"{log[1]}.{kind}"
+    path.write_bytes(compress(shared_path("logs", *log).read_bytes()))
+    result = cli("ingest", fmt, str(path), "--system", "site")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: {path}: the file is {kind}-compressed; decompress it first ({command} "
+        f"{path.name}), or compress it with gzip, which is read as it is")
     assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_batches"] == 0
 
 

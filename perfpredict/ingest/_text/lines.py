@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 import stat
 import zlib
 from collections.abc import Iterator
@@ -52,7 +53,9 @@ def open_binary(path: Path):  # type: ignore[no-untyped-def]
     """The file as a binary stream, decompressed when it is gzip (by content, not name),
     past a UTF-8 byte-order mark. Text in UTF-16 or UTF-32 (a spreadsheet's "Unicode
     text" export) is bad input saying so: read as UTF-8 its every other byte is NUL, and
-    its header would be refused as naming columns that are not there.
+    its header would be refused as naming columns that are not there. A file compressed
+    otherwise than with gzip (:data:`OTHER_COMPRESSION`) is bad input naming the command
+    that decompresses it.
 
     The mark is skipped here, for every text format at once: a file saved by an editor
     or PowerShell (``Out-File -Encoding utf8``) starts with it, and read as text it was
@@ -61,18 +64,38 @@ def open_binary(path: Path):  # type: ignore[no-untyped-def]
     magic = readable_file(path)
     fh = gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
     try:
-        head = fh.peek(4)[:4]
+        head = fh.peek(HEAD_BYTES)[:HEAD_BYTES]
     except STREAM_DAMAGE as exc:
         fh.close()
         raise damaged_stream(path, 1, exc) from exc
-    if wide_text(head):
+    if wide_text(head[:4]):
         fh.close()
         raise BadInputError(WIDE_TEXT_FIX, path=path)
+    if compressed := next((how for pattern, how in OTHER_COMPRESSION.items()
+                           if pattern.match(head)), None):
+        fh.close()
+        kind, command = compressed
+        raise BadInputError(f"the file is {kind}-compressed; decompress it first ({command} "
+                            f"{path.name}), or compress it with gzip, which is read as it is",
+                            path=path)
     if head.startswith(UTF8_BOM):
         fh.read(len(UTF8_BOM))
     return fh
 
 
+#: Magic numbers of the compressions logrotate and mail use besides gzip, and the
+#: command that undoes each. Read as text, such a file was refused at line 1 as not
+#: being a record of its format (only CSV and sacct said "binary").
+#: bzip2's is its "BZh", block size and first block's (or end of stream's) magic: a text
+#: may start with "BZh".
+OTHER_COMPRESSION = {
+    re.compile(rb"\xfd7zXZ\x00"): ("xz", "xz -d"),
+    re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)"): ("bzip2", "bunzip2"),
+    re.compile(rb"\x28\xb5\x2f\xfd"): ("zstd", "zstd -d"),
+    re.compile(rb"PK\x03\x04"): ("zip", "unzip"),
+}
+#: Bytes of a file's start that say how it is encoded or compressed.
+HEAD_BYTES = 10
 WIDE_TEXT_FIX = "the file is UTF-16 or UTF-32 text; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
 
 
