@@ -404,9 +404,15 @@ def zoned_epoch_s(name: str, text: str, wall_clock: datetime, zone: ZoneInfo, *,
                   later: bool = False) -> float:
     """Epoch seconds of the wall-clock time ``wall_clock`` (read from ``text``) in
     ``zone``: its first occurrence where clocks went back over it (its second with
-    ``later``), and a :class:`FieldError` where they went forward over it."""
+    ``later``), and a :class:`FieldError` where they went forward over it, or where it is
+    in UTC outside the calendar (year 9999 read in New York, year 1 in Berlin: a damaged
+    line, which was an internal error)."""
     moment = wall_clock.replace(tzinfo=zone, fold=int(later))
-    if moment.astimezone(dt_timezone.utc).astimezone(zone).replace(tzinfo=None) != wall_clock:
+    try:
+        in_utc = moment.astimezone(dt_timezone.utc)
+    except OverflowError:
+        raise FieldError(f"{name} {text!r} is not a time between 1970 and 2100") from None
+    if in_utc.astimezone(zone).replace(tzinfo=None) != wall_clock:
         raise FieldError(f"{name} {text!r} does not exist in {zone.key} (clocks went forward "
                          "over it), so the log was not written in that zone: pass the zone "
                          "of the machine that wrote it with --timezone (or export sacct "

@@ -307,6 +307,40 @@ def test_a_pipe_is_refused_saying_to_save_it_first(cli: Cli) -> None:
     assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_batches"] == 0
 
 
+#: (format, log, its line to damage, the time in it, the damaged time, --timezone): a
+#: wall-clock time at the calendar's end, which read in a zone off UTC falls outside it.
+EDGE_TIMES = [
+    ("sacct", ("slurm", "xdmod-sacct-accounting-logs.psv"), 1, "2015-06-28T02:55:50",
+     "9999-12-31T23:59:00", "America/New_York"),
+    # a job name that is not ASCII: read by the per-row rules, not the column readers
+    ("sacct", ("slurm", "xdmod-sacct-utf8-multibyte-chars.psv"), 1, "2015-06-28T02:55:50",
+     "0001-01-01T00:00:00", "Europe/Berlin"),
+    ("jobcomp", ("slurm", "jobcomp-filetxt-quoted-lines.log"), 2, "2025-01-11T22:45:16",
+     "0001-01-01T00:00:00", "Europe/Berlin"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "log", "line_no", "time", "edge", "zone"), EDGE_TIMES,
+                         ids=[f"{e[0]}-{e[4][:4]}" for e in EDGE_TIMES])
+def test_a_time_at_the_calendars_end_is_bad_input_not_an_internal_error(
+        cli: Cli, tmp_path: Path, fmt: str, log: tuple[str, str], line_no: int, time: str,
+        edge: str, zone: str) -> None:
+    """A damaged Start of year 9999 read in New York is in year 10000 in UTC, one of year
+    1 read in Berlin in year 0: "internal error (OverflowError: date value out of
+    range)", exit 1, from the per-row rules, and a NotImplementedError from pandas in the
+    column readers. It is the line's bad time, exit 2."""
+    lines = shared_path("logs", *log).read_text(encoding="utf-8").splitlines()
+    assert time in lines[line_no - 1]
+    lines[line_no - 1] = lines[line_no - 1].replace(time, edge, 1)
+    path = tmp_path / "damaged.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = cli("ingest", fmt, str(path), "--timezone", zone, "--system", "site")
+    assert result.exit_code == 2, result.output
+    (said,) = result.stderr.strip().splitlines()
+    assert said.startswith(f"Error: {path}:{line_no}: Start")
+    assert f"{edge!r} is not a time between 1970 and 2100" in said
+
+
 def _zip(data: bytes) -> bytes:
     import zipfile
 
