@@ -23,7 +23,8 @@ IngestFormat = Enum("IngestFormat", {name: name for name in FORMATS}, type=str) 
 
 #: Options of the parsers that 'advise walltime' reads its jobs with too.
 TimezoneOption = Annotated[str, typer.Option(
-    help="Time zone of local timestamps (sacct, jobcomp); sacct with TZ=UTC is best.")]
+    help="Time zone of timestamps written without one (sacct, jobcomp, csv); sacct with "
+    "TZ=UTC is best.")]
 SwfExtraFieldsOption = Annotated[bool, typer.Option(
     "--swf-allow-extra-fields",
     help="swf: read rows with more than 18 fields (variants such as Alea's) using the "

@@ -9,7 +9,8 @@ row already stored (from this export or from the log it came from) is not stored
 Unknown columns are kept as extra fields, never rejected (``darshan``, a Darshan log's
 details as ``runs export`` writes them, is read back as the JSON it is; a row of a log
 stored alone is attached to its job as the log is). Numbers and times may be
-missing (empty, NA, none, unknown, -); text columns are missing only when empty, since
+missing (empty, NA, none, unknown, -); a time that names no zone is read in
+``--timezone`` (UTC unless given). Text columns are missing only when empty, since
 "unknown" is an application or user name as good as any (SWF logs have one). A runtime
 of 0 or none, and a missing scale (nodes and total_ranks), are accepted only on a row
 with a job_id or a state: a scheduler job that never ran or whose log did not say for
@@ -25,6 +26,7 @@ import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from perfpredict.ingest._text.lines import numbered_lines
 from perfpredict.ingest.fields import (
@@ -40,6 +42,7 @@ from perfpredict.ingest.fields import (
     number,
     plain_float,
     timestamp_s,
+    timezone,
     whole_number,
 )
 from perfpredict.ingest.records import (
@@ -94,7 +97,8 @@ def _typed(text: str, name: str) -> Any:
     return value if math.isfinite(value) else text
 
 
-def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunRecord:
+def _record(row: dict[str, str], line_no: int, require_runtime: bool, zone: ZoneInfo,
+            ) -> RunRecord:
     values: dict[str, Any] = {}
     for name in _INT_FIELDS:
         if name in row:
@@ -107,7 +111,7 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool) -> RunReco
         values[name] = (row.get(name) or "").strip() or None
     for name, column in _TIME_FIELDS.items():
         if name in row:
-            values[column] = timestamp_s(f"column {name!r}", row[name])
+            values[column] = timestamp_s(f"column {name!r}", row[name], zone)
     if "censored" in row:
         values["censored"] = row["censored"].strip().lower() in {"1", "true", "yes"}
 
@@ -201,6 +205,7 @@ def _header_fix(header: list[str], options: IngestOptions) -> str:
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
+    zone = timezone(options)  # an unknown name is refused before the file is read
     lines = numbered_lines(path)
     header: list[str] | None = None
     header_line = 0
@@ -211,7 +216,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
                 header = next(csv.reader([text]))
             except csv.Error:
                 header = [text]  # unreadable: refused below as a header without app
-            header = [h.strip().lstrip("\ufeff") for h in header]
+            header = [h.strip() for h in header]
             break
     if header is None:
         return
@@ -237,12 +242,14 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             f"scale; {_header_fix(header, options)}", whole_file=True)
         return
     # csv.reader handles quoted fields spanning lines; track line numbers alongside it.
+    # Each line is given back its end, which is the line break inside such a field
+    # (without it, a cell's two lines were joined into one word).
     line_numbers: list[int] = []
 
     def feed() -> Iterator[str]:
         for line_no, text in lines:
             line_numbers.append(line_no)
-            yield text
+            yield text + "\n"
 
     reader = csv.reader(feed())
     while True:
@@ -274,6 +281,6 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             continue
         try:
             yield _record(dict(zip(header, cells, strict=True)), line_no,
-                          options.require_runtime)
+                          options.require_runtime, zone)
         except FieldError as exc:
             yield BadRecord(line_no, raw, str(exc))

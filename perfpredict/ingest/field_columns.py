@@ -27,6 +27,9 @@ _SIZE_FACTORS = {ord(unit): 1024.0**power for power, unit in enumerate("KMGTP", 
 _TIME_DIGITS = (0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18)
 _TIME_SEPARATORS = {4: "-", 7: "-", 10: "T", 13: ":", 16: ":"}
 _TIME_WIDTH = 19
+#: Years a wall-clock time the column readers convert may have: around those of the
+#: epochs stored (1970 to 2100, MAX_EPOCH_S), whatever the zone's offset.
+MIN_YEAR, MAX_YEAR = 1969, 2100
 #: Digits of a decimal that :func:`decimals` reads exactly (below 2**53 as an integer).
 _EXACT_DIGITS = 15
 _POWERS_OF_TEN = np.array([10.0**k for k in range(_EXACT_DIGITS + 2)])
@@ -162,8 +165,11 @@ def local_epochs_s(column: ByteColumn, zone: ZoneInfo) -> tuple[np.ndarray, np.n
     month_index = (year - 1970) * 12 + np.clip(month, 1, 12) - 1
     first_day = month_index.astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
     next_first = (month_index + 1).astype("datetime64[M]").astype("datetime64[D]").astype(np.int64)
-    ok &= ((year >= 1) & (month >= 1) & (month <= 12) & (day >= 1)
-           & (day <= next_first - first_day) & (hour < 24) & (minute < 60) & (second < 60))
+    # Years far from the ones stored (9999, 0001) are left to the per-row rules, which
+    # refuse them: pandas cannot localize a time whose UTC falls outside the calendar.
+    ok &= ((year >= MIN_YEAR) & (year <= MAX_YEAR) & (month >= 1) & (month <= 12)
+           & (day >= 1) & (day <= next_first - first_day) & (hour < 24) & (minute < 60)
+           & (second < 60))
     local_s = (first_day + day - 1) * 86400 + hour * 3600 + minute * 60 + second
     epochs = local_s.astype(np.float64)
     if zone.key != "UTC" and ok.any():

@@ -41,6 +41,8 @@ NO_TIME = {"UNKNOWN", "NONE", ""}
 _MEMORY = re.compile(r"^(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[KMGTPkmgtp]?)[Bb]?$")
 _MEMORY_FACTOR = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _LOCAL_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}$")
+#: The zone a time that names none is read in unless ``--timezone`` says otherwise.
+UTC = ZoneInfo("UTC")
 
 
 #: How tables (CSV) spell a missing number or time.
@@ -219,17 +221,37 @@ def number(name: str, text: str, *, missing: frozenset[str] = MISSING) -> float 
     return value + 0.0  # -0.0 + 0.0 is 0.0
 
 
+#: Seconds per unit of a duration written with its unit (``1.5h``, ``90 min``). A bare
+#: ``m`` is left out: minutes in a runtime, mebibytes in a size.
+_SECONDS_PER_UNIT = {"ms": 0.001, "s": 1, "sec": 1, "secs": 1, "seconds": 1, "min": 60,
+                     "mins": 60, "minutes": 60, "h": 3600, "hr": 3600, "hrs": 3600,
+                     "hours": 3600, "d": 86400, "days": 86400}
+_WITH_UNIT = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]+)\s*$")
+
+
 def _number_hint(text: str) -> str:
     """How a table's number that is not one was probably meant, as the fix to write: a
-    clock duration (01:30:00, as sacct and spreadsheets write runtimes) in seconds, or a
-    number with thousands separators or a decimal comma. Only said, never read so: a
-    decimal comma and a thousands separator look alike (1,234)."""
+    clock duration (01:30:00, as sacct and spreadsheets write runtimes) or one with its
+    unit (1.5h) in seconds, a size with its unit (1.5G, 1024-based as sacct's) in bytes,
+    or a number with thousands separators or a decimal comma. Only said, never read so:
+    a decimal comma and a thousands separator look alike (1,234), and 1.5G might as well
+    be a typo."""
     try:
         seconds = duration_s("", text)
     except FieldError:
         seconds = None
     if seconds is not None and ":" in text:
         return f"; durations are written in seconds ({text.strip()} is {seconds:g})"
+    if (with_unit := _WITH_UNIT.match(text)) and with_unit["unit"] != "m":
+        if (per_unit_s := _SECONDS_PER_UNIT.get(with_unit["unit"].lower())) is not None:
+            seconds = float(with_unit["number"]) * per_unit_s
+            return f"; durations are written in seconds ({text.strip()} is {seconds:g})"
+        try:
+            size = memory_bytes("", text) if _MEMORY.match(text.strip()) else None
+        except FieldError:  # too large to be a size: no number to say
+            size = None
+        if size is not None:
+            return f"; sizes are written in bytes ({text.strip()} is {size:.0f})"
     if re.fullmatch(r"\s*[-+]?[\d.,]*\d,[\d.,]*\s*", text):
         return "; write numbers without thousands separators, with '.' as the decimal point"
     return ""
@@ -246,9 +268,10 @@ def whole_number(name: str, value: float | None, *, max_value: int | None = None
     return int(value)
 
 
-def timestamp_s(name: str, text: str) -> float | None:
-    """Epoch seconds from epoch seconds or an ISO 8601 time (UTC when it names no zone),
-    between 1970 and 2100; a missing value is None."""
+def timestamp_s(name: str, text: str, zone: ZoneInfo = UTC) -> float | None:
+    """Epoch seconds from epoch seconds or an ISO 8601 time (read in ``zone`` when it
+    names none, as :func:`zoned_epoch_s` reads it), between 1970 and 2100; a missing
+    value is None."""
     if text.strip().lower() in MISSING:
         return None
     try:
@@ -259,9 +282,8 @@ def timestamp_s(name: str, text: str) -> float | None:
         except ValueError:
             raise FieldError(f"{name} must be ISO 8601 (2024-05-01T12:00:00) or epoch "
                              f"seconds, got {text!r}") from None
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=dt_timezone.utc)
-        value = moment.timestamp()
+        value = (moment.timestamp() if moment.tzinfo is not None
+                 else zoned_epoch_s(name, text, moment, zone))
     if not (math.isfinite(value) and 0 < value <= MAX_EPOCH_S):
         raise FieldError(f"{name} is not a time between 1970 and 2100, got {text!r}")
     return value
@@ -378,13 +400,27 @@ def local_epoch_s(name: str, text: str, zone: ZoneInfo, *, later: bool = False,
         wall_clock = datetime.fromisoformat(text)
     except ValueError:
         raise FieldError(f"{name} {text!r} is not a valid calendar date and time") from None
+    return epoch_s(name, zoned_epoch_s(name, text, wall_clock, zone, later=later))
+
+
+def zoned_epoch_s(name: str, text: str, wall_clock: datetime, zone: ZoneInfo, *,
+                  later: bool = False) -> float:
+    """Epoch seconds of the wall-clock time ``wall_clock`` (read from ``text``) in
+    ``zone``: its first occurrence where clocks went back over it (its second with
+    ``later``), and a :class:`FieldError` where they went forward over it, or where it is
+    in UTC outside the calendar (year 9999 read in New York, year 1 in Berlin: a damaged
+    line, which was an internal error)."""
     moment = wall_clock.replace(tzinfo=zone, fold=int(later))
-    if moment.astimezone(dt_timezone.utc).astimezone(zone).replace(tzinfo=None) != wall_clock:
+    try:
+        in_utc = moment.astimezone(dt_timezone.utc)
+    except OverflowError:
+        raise FieldError(f"{name} {text!r} is not a time between 1970 and 2100") from None
+    if in_utc.astimezone(zone).replace(tzinfo=None) != wall_clock:
         raise FieldError(f"{name} {text!r} does not exist in {zone.key} (clocks went forward "
                          "over it), so the log was not written in that zone: pass the zone "
                          "of the machine that wrote it with --timezone (or export sacct "
                          "with TZ=UTC)")
-    return epoch_s(name, moment.timestamp())
+    return moment.timestamp()
 
 
 def timezone(options: IngestOptions) -> ZoneInfo:

@@ -229,7 +229,7 @@ def _load(path: Path) -> Any:
     refused the whole export with advice to export it again, which gives the same bytes."""
     with open_binary(path) as fh:
         data = read_upto(path, fh)
-    return json.loads(data.decode("utf-8-sig", errors="replace"))
+    return json.loads(data.decode("utf-8", errors="replace"))
 
 
 def _not_json(exc: json.JSONDecodeError) -> BadRecord:

@@ -67,6 +67,11 @@ def test_extra_fields_are_numbers_only_as_tables_write_them(tmp_path: Path) -> N
         # how a spreadsheet writes what was meant, said as the number to write instead
         ("lulesh,opal,s,4,36,1,01:30:00,x",
          "got '01:30:00'; durations are written in seconds (01:30:00 is 5400)"),
+        # a number with its unit, as a center's own tables write them
+        ("lulesh,opal,s,4,36,1,1.5h,x", "got '1.5h'; durations are written in seconds (1.5h "
+         "is 5400)"),
+        ("lulesh,opal,s,4,36,1,90 min,x", "durations are written in seconds (90 min is 5400)"),
+        ("lulesh,opal,s,4,36,1,250ms,x", "durations are written in seconds (250ms is 0.25)"),
         ('lulesh,opal,s,4,36,1,"1,234.5",x', "without thousands separators"),
         ('lulesh,opal,s,4,36,1,"100,5",x', "with '.' as the decimal point"),
     ],
@@ -78,6 +83,19 @@ def test_bad_rows_name_their_line_and_reason(tmp_path: Path, row: str, reason: s
     assert isinstance(bad, BadRecord)
     assert bad.line_no == 3
     assert reason in bad.reason
+
+
+@pytest.mark.parametrize(("size", "bytes_"), [("1.5G", "1610612736"), ("512M", "536870912"),
+                                             ("2TB", "2199023255552")])
+def test_a_size_with_its_unit_is_refused_with_its_bytes(tmp_path: Path, size: str,
+                                                        bytes_: str) -> None:
+    """io_bytes of '1.5G' was refused as "must be a number" without a word of what to
+    write; sizes are said in bytes as sacct's suffixes count them (K = 1024)."""
+    path = write(tmp_path, f"app,system,nodes,runtime_s,io_bytes\nlulesh,opal,2,9.5,{size}\n")
+    (bad,) = parse(path, IngestOptions())
+    assert isinstance(bad, BadRecord)
+    assert bad.reason == (f"column 'io_bytes' must be a number, got {size!r}; sizes are "
+                          f"written in bytes ({size} is {bytes_})")
 
 
 def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -> None:
@@ -253,6 +271,76 @@ def test_a_table_in_utf16_or_utf32_is_refused_saying_so(  # type: ignore[no-unty
     assert result.output.strip() == (f"Error: {path}: the file is UTF-16 or UTF-32 text; "
                                      "save it as UTF-8 (a spreadsheet's 'CSV UTF-8')")
     assert cli("runs", "stats", "--format", "json").stdout.count('"n_batches": 0') == 1
+
+
+def test_a_spreadsheets_csv_utf8_reads_as_the_plain_file(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8": a byte-order mark, then CRLF line ends; the mark is not part
+    of the first column's name (:func:`~perfpredict.ingest._text.lines.open_binary`)."""
+    text = HEADER + "lulesh,opal,s,2,36,1,9.5,x\n"
+    excel = write(tmp_path, "", "excel.csv")
+    excel.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode())
+    assert list(parse(excel, IngestOptions())) == list(parse(write(tmp_path, text),
+                                                             IngestOptions()))
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_quoted_cell_over_several_lines_keeps_its_line_breaks(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, newline: str) -> None:
+    """A spreadsheet cell with a line break (Alt+Enter) is written quoted over two lines.
+    The lines were handed to the CSV reader without their ends, so 'first line' and
+    'second line' were stored as 'first linesecond line'; the row after it keeps its own
+    line number, and an export of it ingests back unchanged."""
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+
+    text = (HEADER + 'lulesh,opal,s,2,36,1,9.5,"first line\nsecond line"\n'
+            "lulesh,opal,s,4,36,1,5.5,y\n")
+    path = tmp_path / "runs.csv"
+    path.write_bytes(text.replace("\n", newline).encode())
+    first, second = parse(path, IngestOptions())
+    assert isinstance(first, RunRecord) and isinstance(second, RunRecord)
+    assert first.extra == {"custom": "first line\nsecond line"}
+    assert (first.line_no, second.line_no) == (2, 4)
+    assert cli("ingest", "csv", str(path)).exit_code == 0
+    export = cli("runs", "export", "--format", "csv").stdout
+    (tmp_path / "export.csv").write_text(export)
+    copy = ["--db", f"sqlite:///{tmp_path / 'copy.db'}"]
+    assert CliRunner().invoke(app, [*copy, "ingest", "csv", str(tmp_path / "export.csv")]
+                              ).exit_code == 0
+    assert CliRunner().invoke(app, [*copy, "runs", "export"]).stdout == export
+
+
+def test_times_without_a_zone_are_read_in_the_timezone_given(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A center's own job table writes local times. ``--timezone`` was accepted and
+    ignored for CSV (they were read as UTC, an hour or two off), though the store treats
+    CSV times as wall-clock times read in it; now a time without a zone is read in it,
+    one with its offset as written, and one that never occurred there is refused at its
+    line."""
+    header = "app,system,nodes,runtime_s,job_id,submit_time\n"
+    path = tmp_path / "jobs.csv"
+    path.write_text(header + "a,s,1,10,1,2024-01-15T12:00:00\n"
+                    "a,s,1,10,2,2024-07-15 12:00:00\n"
+                    "a,s,1,10,3,2024-07-15T12:00:00+00:00\n")
+    result = cli("ingest", "csv", str(path), "--timezone", "Europe/Berlin")
+    assert result.exit_code == 0, result.output
+    submitted = {row["job_id"]: row["submit_time"] for row in csv_rows(
+        cli("runs", "export", "--format", "csv").stdout)}
+    assert submitted == {"1": "2024-01-15T11:00:00Z", "2": "2024-07-15T10:00:00Z",
+                         "3": "2024-07-15T12:00:00Z"}
+    gap = tmp_path / "gap.csv"
+    gap.write_text(header + "a,s,1,10,4,2024-03-31T02:30:00\n")
+    refused = cli("ingest", "csv", str(gap), "--timezone", "Europe/Berlin")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(f"Error: {gap}:2: column 'submit_time' "
+                                     "'2024-03-31T02:30:00' does not exist in Europe/Berlin")
+
+
+def csv_rows(text: str) -> list[dict[str, str]]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(text)))
 
 
 @pytest.mark.parametrize("encoding", ["latin-1", "cp1252"])

@@ -4,10 +4,12 @@ every format, and what a user is told about what was not stored."""
 
 from __future__ import annotations
 
+import bz2
 import csv
 import gzip
 import io
 import json
+import lzma
 from collections.abc import Callable
 from pathlib import Path
 
@@ -218,6 +220,27 @@ def test_export_ingests_back_unchanged(cli: Cli, tmp_path: Path, source: str) ->
     assert cli("runs", "export", "--format", "csv", db="copy.db").stdout == first
 
 
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+@pytest.mark.parametrize("source", sorted(set(ROUND_TRIPS) - {"darshan"}))
+def test_a_log_saved_with_a_byte_order_mark_gives_the_same_runs(
+        cli: Cli, tmp_path: Path, source: str) -> None:
+    """A log that went through an editor or PowerShell (``Out-File -Encoding utf8``)
+    starts with a UTF-8 byte-order mark. Only the CSV header and sacct's JSON skipped
+    it: a PBS, LSF, SWF or jobcomp log was refused at line 1 as not being one, a
+    Grid Engine log stored its first job's queue as '\\ufeffmyqueue' and a headerless
+    sacct dump its first job's id as '\\ufeff4103947'."""
+    fmt = source.split("-nasa")[0]
+    log = ROUND_TRIPS[source](tmp_path)
+    marked = tmp_path / f"marked-{log.name}"
+    marked.write_bytes(UTF8_BOM + log.read_bytes())
+    assert cli("ingest", fmt, str(log), "--system", "site").exit_code == 0
+    result = cli("ingest", fmt, str(marked), "--system", "site", db="marked.db")
+    assert result.exit_code == 0, result.output
+    assert exported(cli, db="marked.db") == exported(cli)
+
+
 def test_a_json_export_has_the_fields_of_the_csv_export(cli: Cli) -> None:
     """``runs export --format json`` lacked the CSV's run_key (each run's identity in the
     store), and each row held only the extra fields it had."""
@@ -259,6 +282,108 @@ def test_a_directory_is_named_as_such(cli: Cli, tmp_path: Path) -> None:
     result = cli("ingest", "csv", str(tmp_path))
     assert result.exit_code == 2
     assert "is a directory, not a file" in result.output
+
+
+def test_a_pipe_is_refused_saying_to_save_it_first(cli: Cli) -> None:
+    """``sacct ... | perfpredict ingest sacct /dev/stdin`` (or ``<(sacct ...)``): ingest
+    reads a file more than once (its first bytes, its checksum, its records), and a pipe
+    gives its bytes once, so the dump was "0 records" with exit 0 and an empty batch
+    was stored under the checksum of what was left. It is refused, store untouched."""
+    import os
+
+    log = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    read_end, write_end = os.pipe()
+    try:
+        os.write(write_end, log.read_bytes())
+        os.close(write_end)
+        pipe = f"/dev/fd/{read_end}"
+        result = cli("ingest", "sacct", pipe)
+    finally:
+        os.close(read_end)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: {pipe}: is a pipe, not a file; perfpredict reads a file more than once: "
+        "save the output to a file first (sacct ... > jobs.psv) and give that")
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_batches"] == 0
+
+
+#: (format, log, its line to damage, the time in it, the damaged time, --timezone): a
+#: wall-clock time at the calendar's end, which read in a zone off UTC falls outside it.
+EDGE_TIMES = [
+    ("sacct", ("slurm", "xdmod-sacct-accounting-logs.psv"), 1, "2015-06-28T02:55:50",
+     "9999-12-31T23:59:00", "America/New_York"),
+    # a job name that is not ASCII: read by the per-row rules, not the column readers
+    ("sacct", ("slurm", "xdmod-sacct-utf8-multibyte-chars.psv"), 1, "2015-06-28T02:55:50",
+     "0001-01-01T00:00:00", "Europe/Berlin"),
+    ("jobcomp", ("slurm", "jobcomp-filetxt-quoted-lines.log"), 2, "2025-01-11T22:45:16",
+     "0001-01-01T00:00:00", "Europe/Berlin"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "log", "line_no", "time", "edge", "zone"), EDGE_TIMES,
+                         ids=[f"{e[0]}-{e[4][:4]}" for e in EDGE_TIMES])
+def test_a_time_at_the_calendars_end_is_bad_input_not_an_internal_error(
+        cli: Cli, tmp_path: Path, fmt: str, log: tuple[str, str], line_no: int, time: str,
+        edge: str, zone: str) -> None:
+    """A damaged Start of year 9999 read in New York is in year 10000 in UTC, one of year
+    1 read in Berlin in year 0: "internal error (OverflowError: date value out of
+    range)", exit 1, from the per-row rules, and a NotImplementedError from pandas in the
+    column readers. It is the line's bad time, exit 2."""
+    lines = shared_path("logs", *log).read_text(encoding="utf-8").splitlines()
+    assert time in lines[line_no - 1]
+    lines[line_no - 1] = lines[line_no - 1].replace(time, edge, 1)
+    path = tmp_path / "damaged.log"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = cli("ingest", fmt, str(path), "--timezone", zone, "--system", "site")
+    assert result.exit_code == 2, result.output
+    (said,) = result.stderr.strip().splitlines()
+    assert said.startswith(f"Error: {path}:{line_no}: Start")
+    assert f"{edge!r} is not a time between 1970 and 2100" in said
+
+
+def _zip(data: bytes) -> bytes:
+    import zipfile
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("log", data)
+    return buffer.getvalue()
+
+
+def _zstd(data: bytes) -> bytes:
+    """A zstd frame's magic number before the bytes (the stdlib has no zstd writer;
+    the magic is what tells the file)."""
+    return b"\x28\xb5\x2f\xfd" + data
+
+
+#: (format, log, compression, what compresses it, the command that decompresses it)
+COMPRESSED_LOGS = [
+    ("pbs", ("pbs", "xdmod-accounting-logs.log"), "xz", lzma.compress, "xz -d"),
+    ("jobcomp", ("slurm", "jobcomp-filetxt-quoted-lines.log"), "bzip2", bz2.compress,
+     "bunzip2"),
+    ("swf", ("swf", "NASA-iPSC-1993-3.1-cln.swf"), "zstd", _zstd, "zstd -d"),
+    ("sacct-json", ("slurm", "clockwork-sacct_1.json"), "zip", _zip, "unzip"),
+    ("sacct", ("slurm", "xdmod-sacct-accounting-logs.psv"), "xz", lzma.compress, "xz -d"),
+]
+
+
+@pytest.mark.parametrize(("fmt", "log", "kind", "compress", "command"), COMPRESSED_LOGS,
+                         ids=[f"{c[0]}-{c[2]}" for c in COMPRESSED_LOGS])
+def test_a_log_compressed_otherwise_than_with_gzip_says_so(
+        cli: Cli, tmp_path: Path, fmt: str, log: tuple[str, str], kind: str,
+        compress: Callable[[bytes], bytes], command: str) -> None:
+    """A log rotated with xz, bzip2 or zstd (logrotate's compresscmd), or zipped to be
+    sent: only the CSV and sacct readers said the file was binary; PBS, jobcomp, SWF and
+    sacct-json refused it as "not a PBS accounting record", "not valid JSON" at line 1,
+    whose fix is not the one. It is named with the command that decompresses it."""
+    path = tmp_path / f"{log[1]}.{kind}"
+    path.write_bytes(compress(shared_path("logs", *log).read_bytes()))
+    result = cli("ingest", fmt, str(path), "--system", "site")
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: {path}: the file is {kind}-compressed; decompress it first ({command} "
+        f"{path.name}), or compress it with gzip, which is read as it is")
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_batches"] == 0
 
 
 @pytest.mark.parametrize(("fmt", "log"), [

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
+import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ from typing import BinaryIO
 from perfpredict.errors import BadInputError, DamagedStreamError
 
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 #: What reading a damaged gzip stream raises: cut short (EOFError), a bad header or
 #: checksum (gzip.BadGzipFile, an OSError), damaged compressed data (zlib.error, which
 #: reached the user as an internal error).
@@ -21,9 +24,21 @@ READ_PIECE_BYTES = 1 << 20
 
 
 def readable_file(path: Path) -> bytes:
-    """The first two bytes of ``path``; a missing file, a directory or a file the user
-    may not read is bad input that says which."""
+    """The first two bytes of ``path``; a missing file, a directory, a pipe or a file the
+    user may not read is bad input that says which.
+
+    A pipe (``sacct ... | perfpredict ingest sacct /dev/stdin``, ``<(sacct ...)``) gives
+    its bytes once, and ingest reads a file several times (these bytes, its checksum,
+    its records): it was "0 records" with exit 0, an empty batch stored under the
+    checksum of what was left. It is refused before it is opened, which would wait for a
+    writer."""
     try:
+        mode = path.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            kind = "a pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+            raise BadInputError(f"is {kind}, not a file; perfpredict reads a file more than "
+                                "once: save the output to a file first (sacct ... > "
+                                "jobs.psv) and give that", path=path)
         with path.open("rb") as probe:
             return probe.read(2)
     except FileNotFoundError as exc:
@@ -35,23 +50,52 @@ def readable_file(path: Path) -> bytes:
 
 
 def open_binary(path: Path):  # type: ignore[no-untyped-def]
-    """The file as a binary stream, decompressed when it is gzip (by content, not name).
-    Text in UTF-16 or UTF-32 (a spreadsheet's "Unicode text" export) is bad input saying
-    so: read as UTF-8 its every other byte is NUL, and its header would be refused as
-    naming columns that are not there."""
+    """The file as a binary stream, decompressed when it is gzip (by content, not name),
+    past a UTF-8 byte-order mark. Text in UTF-16 or UTF-32 (a spreadsheet's "Unicode
+    text" export) is bad input saying so: read as UTF-8 its every other byte is NUL, and
+    its header would be refused as naming columns that are not there. A file compressed
+    otherwise than with gzip (:data:`OTHER_COMPRESSION`) is bad input naming the command
+    that decompresses it.
+
+    The mark is skipped here, for every text format at once: a file saved by an editor
+    or PowerShell (``Out-File -Encoding utf8``) starts with it, and read as text it was
+    part of the first field, so a PBS, LSF, SWF or jobcomp log was refused at line 1 as
+    not being one, and a Grid Engine log's first queue name was stored with it."""
     magic = readable_file(path)
     fh = gzip.open(path, "rb") if magic == GZIP_MAGIC else path.open("rb")
     try:
-        head = fh.peek(4)[:4]
+        head = fh.peek(HEAD_BYTES)[:HEAD_BYTES]
     except STREAM_DAMAGE as exc:
         fh.close()
         raise damaged_stream(path, 1, exc) from exc
-    if wide_text(head):
+    if wide_text(head[:4]):
         fh.close()
         raise BadInputError(WIDE_TEXT_FIX, path=path)
+    if compressed := next((how for pattern, how in OTHER_COMPRESSION.items()
+                           if pattern.match(head)), None):
+        fh.close()
+        kind, command = compressed
+        raise BadInputError(f"the file is {kind}-compressed; decompress it first ({command} "
+                            f"{path.name}), or compress it with gzip, which is read as it is",
+                            path=path)
+    if head.startswith(UTF8_BOM):
+        fh.read(len(UTF8_BOM))
     return fh
 
 
+#: Magic numbers of the compressions logrotate and mail use besides gzip, and the
+#: command that undoes each. Read as text, such a file was refused at line 1 as not
+#: being a record of its format (only CSV and sacct said "binary").
+#: bzip2's is its "BZh", block size and first block's (or end of stream's) magic: a text
+#: may start with "BZh".
+OTHER_COMPRESSION = {
+    re.compile(rb"\xfd7zXZ\x00"): ("xz", "xz -d"),
+    re.compile(rb"BZh[1-9](?:1AY&SY|\x17rE8P\x90)"): ("bzip2", "bunzip2"),
+    re.compile(rb"\x28\xb5\x2f\xfd"): ("zstd", "zstd -d"),
+    re.compile(rb"PK\x03\x04"): ("zip", "unzip"),
+}
+#: Bytes of a file's start that say how it is encoded or compressed.
+HEAD_BYTES = 10
 WIDE_TEXT_FIX = "the file is UTF-16 or UTF-32 text; save it as UTF-8 (a spreadsheet's 'CSV UTF-8')"
 
 
