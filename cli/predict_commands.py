@@ -80,8 +80,9 @@ def train(
         return
     typer.echo(f"Trained on {report.n_runs} runs.")
     if report.bundled_datasets is not None:
-        typer.echo(f"  of which {report.n_runs_bundled} from the bundled data sets not in "
-                   f"the store: {', '.join(report.bundled_datasets) or 'none'}")
+        typer.echo(f"  of which {report.n_runs_bundled} from the bundled data sets, none "
+                   f"counted twice beside the store's: "
+                   f"{', '.join(report.bundled_datasets) or 'none'}")
     if report.base_law and report.apply_correction and report.calibrated_by and report.metrics:
         typer.echo(f"  runtime predictor: {report.n_series} series can be estimated, "
                    f"{report.n_series_learned_from} with 3+ scales taught the overhead "
@@ -103,11 +104,11 @@ def train(
             typer.echo("  borrowed from the bundled data sets, the store having fewer than 8 "
                        f"strong-scaling applications (intervals calibrated on theirs too, "
                        f"{_learned_with_borrowed(report)}): "
-                       f"{', '.join(report.borrowed_datasets) or _NONE_BORROWED}")
+                       f"{', '.join(report.borrowed_datasets) or 'none'}")
         if report.could_borrow_correction():
             typer.echo("  note: too few strong-scaling series to learn a correction, so "
                        "their estimates are the laws' mean, optimistic for codes that stop "
-                       f"scaling; {_how_to_borrow(report)} learns half of one with "
+                       "scaling; train without --no-borrow-bundled learns half of one with "
                        "the bundled data sets, which did better in 19 of 20 backtests "
                        "of stores of four series (docs/accuracy.md)")
         if report.could_borrow_applications():
@@ -140,7 +141,7 @@ def train(
             typer.echo("  note: too few strong-scaling applications to calibrate their "
                        "intervals on applications left out, so they are calibrated by "
                        "series and may be too narrow beyond the measured range; "
-                       f"{_how_to_borrow(report)} to calibrate them on the bundled "
+                       "train without --no-borrow-bundled to calibrate them on the bundled "
                        "applications too (docs/accuracy.md)")
     else:
         typer.echo("  runtime predictor: not trained (no series with 3+ measured scales)")
@@ -151,22 +152,6 @@ def train(
                    f"one per system ({', '.join(report.walltime_systems)}){skipped}")
     elif skipped:
         typer.echo(f"  walltime advisor: not fitted{skipped}")
-
-
-#: Why a store that borrows borrowed nothing: it can only be that the store holds every
-#: bundled data set ('datasets load') and --app left them out of training, as a data set
-#: the store holds is never borrowed.
-_NONE_BORROWED = "none: the store holds them all, and --app left them out of training"
-
-
-def _how_to_borrow(report: TrainReport) -> str:
-    """The training that borrows from the bundled data sets where this one did not:
-    without --no-borrow-bundled, or, where nothing was there to borrow
-    (:data:`_NONE_BORROWED`), without --app. Said "without --no-borrow-bundled" to a
-    user who had not given it, the advice changed nothing."""
-    if report.borrowed_datasets == []:
-        return "train without --app"
-    return "train without --no-borrow-bundled"
 
 
 def _learned_with_borrowed(report: TrainReport) -> str:

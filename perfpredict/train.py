@@ -196,15 +196,25 @@ def build_artifact(series_list: list[Series], n_runs: int,
 
 def _bundled_series(store,  # type: ignore[no-untyped-def]
                     stored: list[Series]) -> tuple[list[Series], list[str]]:
-    """The series of the bundled data sets ``store`` does not hold, but those whose key a
-    stored series has (a copy ingested from elsewhere), and the data sets' names."""
+    """The series of the bundled data sets that training on ``stored`` leaves out, and
+    the names of the data sets they come from: those of the data sets ``store`` does not
+    hold, but those whose key a stored series has (a copy ingested from elsewhere); and
+    of a data set it holds (in any release), the applications ``stored`` has none of,
+    which ``train --app`` left out (the held copy's series of a trained application are
+    the store's own; borrowed as well they would count twice)."""
     # installed from datasets/ (pyproject's package-dir), which mypy does not map
     from perfpredict import datasets  # type: ignore[attr-defined]
 
     held = set(datasets.releases_in(store))  # in any release
-    names = [n for n in datasets.NAMES if n not in held]
-    keys = {s.key for s in stored}
-    return [s for s in datasets.series(names) if s.key not in keys], names
+    keys, apps = {s.key for s in stored}, {s.key.app for s in stored}
+    found, names = [], []
+    for name in datasets.NAMES:
+        mine = [s for s in datasets.series([name]) if s.key not in keys
+                and (name not in held or s.key.app not in apps)]
+        if mine or name not in held:
+            found += mine
+            names.append(name)
+    return found, names
 
 
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]

@@ -267,8 +267,8 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
         notes.append(f"fewer than {model.min_series_for_calibration} strong-scaling "
                      "applications were trained on, so the interval is calibrated by series "
                      "and may be too narrow beyond the measured range; train without "
-                     "--no-borrow-bundled, and without --app where the store holds the "
-                     "bundled data sets, to calibrate it on the bundled applications too")
+                     "--no-borrow-bundled to calibrate it on the bundled "
+                     "applications too")
     return notes
 
 

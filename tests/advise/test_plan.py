@@ -181,16 +181,16 @@ def test_a_node_count_no_queue_accepts_is_not_considered(trained_store) -> None:
 
 def test_a_walltime_beyond_every_measured_count_says_to_halve_the_kill_risk(
         trained_store) -> None:  # type: ignore[no-untyped-def]
-    # resnet measured up to 32 nodes, asked up to 4096: a walltime of about 18 s rounded
-    # up to a minute leaves the predictor's kill probability at about 8%
+    # resnet measured up to 32 nodes, asked up to 4096: a walltime rounded up to a minute
+    # leaves the predictor's kill probability at about 16%, above half the risk asked
     resnet = {"app": "resnet", "max_nodes": 4096, "min_efficiency": 0.01}
-    beyond = advise_plan(trained_store, PlanRequest(**resnet, kill_risk=0.1))
+    beyond = advise_plan(trained_store, PlanRequest(**resnet, kill_risk=0.3))
     assert beyond.recommended.nodes > max(m.nodes for m in beyond.measured)
-    assert beyond.kill_probability > 0.05
-    assert sum("--kill-risk 0.05" in w for w in beyond.warnings) == 1, beyond.warnings
+    assert beyond.kill_probability > 0.15
+    assert sum("--kill-risk 0.15" in w for w in beyond.warnings) == 1, beyond.warnings
     # the same walltime at a risk it already halves: asking for half would not change it
-    covered = advise_plan(trained_store, PlanRequest(**resnet, kill_risk=0.2))
-    assert covered.walltime_s == beyond.walltime_s and covered.kill_probability <= 0.1
+    covered = advise_plan(trained_store, PlanRequest(**resnet, kill_risk=0.4))
+    assert covered.walltime_s == beyond.walltime_s and covered.kill_probability <= 0.2
     assert not any("--kill-risk" in w for w in covered.warnings), covered.warnings
     # at a measured count (16 of resnet's 1-32 nodes) the walltime rests on the series'
     # own repeats there, no extrapolation: no note, and the walltime, rounded up to a
@@ -474,12 +474,13 @@ def test_a_walltime_is_one_granule_at_least() -> None:
 # --- the kill probability said --------------------------------------------------------
 
 #: Requests whose walltime, the runtime quantile at 1 - --kill-risk rounded up, the
-#: interval model's tail read back above the risk (0.00406 at 0.00402), interpolated
-#: between 1000 confidences.
+#: interval model's tail read back above the risk (0.00152 at 0.00148), interpolated
+#: between 1000 confidences (found by scanning risks of 0.001-0.01 on the fixture's
+#: predictor).
 READ_HIGH = [
-    ({"app": "resnet", "objective": "cheapest"}, 0.00402),
-    ({"app": "bert", "max_nodes": 4096, "min_efficiency": 0.01}, 0.0019),
-    ({"app": "bert", "objective": "cheapest"}, 0.00705),
+    ({"app": "resnet", "objective": "cheapest"}, 0.00148),
+    ({"app": "bert", "max_nodes": 4096, "min_efficiency": 0.01}, 0.00151),
+    ({"app": "bert", "objective": "cheapest"}, 0.00292),
 ]
 
 
