@@ -13,12 +13,26 @@ from perfpredict.laws.base import (
     relative_nnls_rows,
 )
 
+#: A coefficient below this share of its law's largest is the non-negative solver's
+#: rounding of an exact zero, and is shown and reported as 0: runs that Amdahl fits
+#: exactly (1000, 520 and 280 s at 1, 2 and 4 nodes) read "40 s + 960 s / p + 2.686e-13 s
+#: * log2(p)" and a breakdown of "communication 6.26e-13 s".
+NEGLIGIBLE_SHARE = 1e-9
+
 
 class _RelativeLinearLaw(ScalingLaw):
     """A sum of non-negative coefficients times terms in p, fitted by relative error."""
 
     #: The learned coefficients, one per term, in the order of :meth:`terms`.
     coef_names: tuple[str, ...] = ()
+
+    def shown(self) -> tuple[float, ...]:
+        """The coefficients as a reader sees them (:meth:`formula`, :meth:`params`),
+        those that round an exact zero (:data:`NEGLIGIBLE_SHARE`) as 0; predictions use
+        the fitted values."""
+        values = [float(getattr(self, name)) for name in self.coef_names]
+        largest = max(abs(v) for v in values)
+        return tuple(0.0 if abs(v) < NEGLIGIBLE_SHARE * largest else v for v in values)
 
     @staticmethod
     def terms(p: FloatArray) -> list[FloatArray]:
@@ -54,12 +68,14 @@ class Amdahl(_RelativeLinearLaw):
         return self.serial_s_ + self.parallel_s_ / p
 
     def params(self) -> dict[str, float]:
-        total = self.serial_s_ + self.parallel_s_
-        return {"serial_s": self.serial_s_, "parallel_s": self.parallel_s_,
-                "serial_fraction": self.serial_s_ / total if total > 0 else 0.0}
+        serial_s, parallel_s = self.shown()
+        total = serial_s + parallel_s
+        return {"serial_s": serial_s, "parallel_s": parallel_s,
+                "serial_fraction": serial_s / total if total > 0 else 0.0}
 
     def formula(self) -> str:
-        return f"T(p) = {self.serial_s_:.4g} s + {self.parallel_s_:.4g} s / p"
+        serial_s, parallel_s = self.shown()
+        return f"T(p) = {serial_s:.4g} s + {parallel_s:.4g} s / p"
 
 
 class AmdahlLog(_RelativeLinearLaw):
@@ -81,12 +97,12 @@ class AmdahlLog(_RelativeLinearLaw):
         return self.serial_s_ + self.parallel_s_ / p + self.comm_s_ * np.log2(p)
 
     def params(self) -> dict[str, float]:
-        return {"serial_s": self.serial_s_, "parallel_s": self.parallel_s_,
-                "comm_s_per_log2p": self.comm_s_}
+        serial_s, parallel_s, comm_s = self.shown()
+        return {"serial_s": serial_s, "parallel_s": parallel_s, "comm_s_per_log2p": comm_s}
 
     def formula(self) -> str:
-        return (f"T(p) = {self.serial_s_:.4g} s + {self.parallel_s_:.4g} s / p"
-                f" + {self.comm_s_:.4g} s * log2(p)")
+        serial_s, parallel_s, comm_s = self.shown()
+        return f"T(p) = {serial_s:.4g} s + {parallel_s:.4g} s / p + {comm_s:.4g} s * log2(p)"
 
 
 class Gustafson(_RelativeLinearLaw):
@@ -106,12 +122,14 @@ class Gustafson(_RelativeLinearLaw):
         return self.base_s_ + self.growth_s_ * p
 
     def params(self) -> dict[str, float]:
-        total = self.base_s_ + self.growth_s_
-        return {"base_s": self.base_s_, "growth_s_per_unit": self.growth_s_,
-                "serial_fraction": self.growth_s_ / total if total > 0 else 0.0}
+        base_s, growth_s = self.shown()
+        total = base_s + growth_s
+        return {"base_s": base_s, "growth_s_per_unit": growth_s,
+                "serial_fraction": growth_s / total if total > 0 else 0.0}
 
     def formula(self) -> str:
-        return f"T(p) = {self.base_s_:.4g} s + {self.growth_s_:.4g} s * p"
+        base_s, growth_s = self.shown()
+        return f"T(p) = {base_s:.4g} s + {growth_s:.4g} s * p"
 
 
 class PowerLaw(ScalingLaw):

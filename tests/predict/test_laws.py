@@ -23,6 +23,17 @@ def test_amdahl_log_recovers_communication_term() -> None:
     assert law.params()["comm_s_per_log2p"] == pytest.approx(2, rel=1e-5)
 
 
+def test_a_term_the_runs_do_not_need_reads_as_zero() -> None:
+    """Runs that Amdahl fits exactly left Amdahl + log's communication term at the
+    solver's rounding of zero: the formula read "+ 2.686e-13 s * log2(p)" and the
+    breakdown "communication 6.26e-13 s"."""
+    p, t = np.array([1.0, 2, 4]), np.array([1000.0, 520, 280])
+    law = AmdahlLog().fit(p, t)
+    assert law.formula() == "T(p) = 40 s + 960 s / p + 0 s * log2(p)"
+    assert law.params()["comm_s_per_log2p"] == 0.0
+    assert law.predict(p) == pytest.approx(t, rel=1e-9)
+
+
 def test_gustafson_grows_linearly_for_weak_scaling() -> None:
     t = 50 + 0.5 * P
     assert Gustafson().fit(P, t).predict([128])[0] == pytest.approx(50 + 64, rel=1e-6)
