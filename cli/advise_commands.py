@@ -98,7 +98,8 @@ def advise(
         "--signal=B:USR1@LEAD): seconds (600) or [DD-[HH:]]MM:SS (10:00), at most a fifth "
         "of the shortest limit the job may be given. Default: 600 s (or a fifth of the "
         "limit) for a run chained across jobs, else no signal.")] = None,
-    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
+    confidence: Annotated[float, typer.Option(
+        help="Interval confidence level, at most 0.9998 (the widest intervals).")] = 0.9,
     fmt: Annotated[AdviceFormat, typer.Option(
         "--format", metavar="FORMAT",
         help="table, json, markdown, latex or csv. csv is the table of node counts "

@@ -30,7 +30,8 @@ def estimate(
     io_bytes: Annotated[float | None, typer.Option(help="Bytes read + written.")] = None,
     input_csv: Annotated[Path | None, typer.Option(
         "--input", help="CSV of queries (app, nodes, ...): one output row per input row.")] = None,
-    confidence: Annotated[float, typer.Option(help="Interval confidence level.")] = 0.9,
+    confidence: Annotated[float, typer.Option(
+        help="Interval confidence level, at most 0.9998 (the widest intervals).")] = 0.9,
     fmt: Annotated[TableFormat, typer.Option(
         "--format", help="table, json or csv; with --input, csv (the default there) or "
         "json.")] = TableFormat.table,

@@ -56,6 +56,7 @@ from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_
 from perfpredict.counts import check_count, is_number, plain
 from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
+from perfpredict.estimate.estimates import check_confidence
 from perfpredict.store.handle import takes_store
 from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES
 
@@ -132,9 +133,7 @@ class PlanRequest:
                 f"--kill-risk {self.kill_risk:g} is rarer than the predictor's intervals "
                 f"resolve (their widest, {100 * TAIL_CONFIDENCES[-1]:g}%, leaves "
                 f"{SMALLEST_KILL_RISK:g} above it); ask for {SMALLEST_KILL_RISK:g} or more")
-        if not 0 < self.confidence < 1:
-            raise BadInputError(f"--confidence must be between 0 and 1, got "
-                                f"{self.confidence:g}")
+        check_confidence(self.confidence)
         check_time_min_kill_risk(self.time_min_kill_risk, self.kill_risk)
         self.signal_lead_s()
         self.floor().validate()

@@ -186,6 +186,22 @@ def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: i
     assert "99.9% interval" in result.stdout
 
 
+@pytest.mark.parametrize("confidence", ["0.9999", "0.99999"])
+def test_a_confidence_wider_than_the_intervals_resolve_is_refused(  # type: ignore[no-untyped-def]
+        cli, confidence: str) -> None:
+    """The intervals' tail levels end at 99.98%: bert's 99.95%, 99.99% and 99.999%
+    intervals were one and the same, each labelled with the level asked for, and a Castro
+    series' read past the last level (0.24-201 s at 99.98%, 0.007-6,929 s at 99.99%)."""
+    widest = cli("estimate", *BERT, "--nodes", "256", "--confidence", "0.9998")
+    assert widest.exit_code == 0, widest.output
+    for command in (("estimate", *BERT, "--nodes", "256"), ("advise", *BERT)):
+        result = cli(*command, "--confidence", confidence)
+        assert result.exit_code == 2, result.output
+        assert result.stderr.strip() == (
+            f"Error: --confidence {confidence} is wider than the predictor's intervals "
+            "resolve (their widest is 0.9998); ask for 0.9998 or less")
+
+
 def test_an_estimate_of_several_matching_series_names_those_it_did_not_use(cli) -> None:  # type: ignore[no-untyped-def]
     """'--app bert' matches 31 series (systems, submitters): the note names which others
     match, so the user sees what to narrow by, and says how many it does not name."""
