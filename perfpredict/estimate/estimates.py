@@ -48,10 +48,10 @@ BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "s
                  "below_measured_range")
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
-           "beyond_calibration", "noise_floor", "peer_series")
+           "beyond_calibration", "noise_floor", "peer_series", "at_widest_error")
 _TEXT_COLUMNS = ("law", "series")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
-                 "noise_floor")
+                 "noise_floor", "at_widest_error")
 _INT_COLUMNS = ("peer_series",)
 
 
@@ -282,7 +282,8 @@ class LoadedPredictor:
                     ("overhead_coefficient", pred.overhead_coefficient),
                     ("extrapolation_log2", pred.extrapolation_log2),
                     ("beyond_calibration", pred.beyond_calibration),
-                    ("noise_floor", pred.noise_floor), ("peer_series", pred.peer_series)):
+                    ("noise_floor", pred.noise_floor), ("peer_series", pred.peer_series),
+                    ("at_widest_error", pred.at_widest_error)):
                 columns[name][group.indices] = values
         return columns, groups
 
@@ -359,6 +360,10 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     if row["beyond_calibration"]:
         notes.append("farther than any extrapolation the interval was calibrated on; "
                      "the interval was widened in proportion and may still be too narrow")
+    if row["at_widest_error"]:
+        notes.append(f"at {100 * confidence:g}% the interval is as wide as the widest error "
+                     "the model was calibrated on at this distance: too few calibration "
+                     "examples resolve this confidence, so it may be too narrow")
     if row["noise_floor"]:
         notes.append("one run per measured scale says nothing about run-to-run noise: the "
                      "interval is widened to the noise of trained series with repeats (of "

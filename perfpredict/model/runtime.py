@@ -175,6 +175,7 @@ class Prediction:
     beyond_calibration: bool
     noise_floor: bool
     peer_series: int
+    at_widest_error: bool
 
 
 @dataclass
@@ -188,6 +189,9 @@ class Predictions:
     widened to the run-to-run noise of series that have repeats. ``peer_series``: how
     many other series of the application and input measured the speed-up from the
     series' largest scale to the scale asked for (:data:`PEER_WEIGHT`; 0: none did).
+    ``at_widest_error``: the confidence is beyond what the calibration residuals at that
+    distance resolve (:attr:`~perfpredict.uncertainty.conformal.ScoreBounds.at_widest`),
+    so the interval is as wide as the widest of them, and may be too narrow.
     """
 
     runtime_s: FloatArray
@@ -199,17 +203,18 @@ class Predictions:
     beyond_calibration: np.ndarray  # bool
     noise_floor: np.ndarray  # bool
     peer_series: np.ndarray  # int
+    at_widest_error: np.ndarray  # bool
 
     def rows(self) -> list[Prediction]:
         """One :class:`Prediction` per scale, as :meth:`RuntimeModel.predict` returns."""
         return [Prediction(runtime_s=r, lower_s=lo, upper_s=up, law=self.law,
                            overhead_coefficient=c, extrapolation_log2=d, beyond_calibration=b,
-                           noise_floor=f, peer_series=n)
-                for r, lo, up, c, d, b, f, n in zip(
+                           noise_floor=f, peer_series=n, at_widest_error=w)
+                for r, lo, up, c, d, b, f, n, w in zip(
                     self.runtime_s.tolist(), self.lower_s.tolist(), self.upper_s.tolist(),
                     self.overhead_coefficient.tolist(), self.extrapolation_log2.tolist(),
                     self.beyond_calibration.tolist(), self.noise_floor.tolist(),
-                    self.peer_series.tolist(), strict=True)]
+                    self.peer_series.tolist(), self.at_widest_error.tolist(), strict=True)]
 
 
 @dataclass
@@ -486,6 +491,7 @@ class RuntimeModel:
                  for d in point.distance]
         lower_log = np.array([b.lower for b in bands]) * point.spread
         upper_log = np.array([b.upper for b in bands]) * point.spread
+        at_widest = np.array([b.at_widest for b in bands], dtype=bool)
         # Beyond one doubling, the one-doubling interval times the distance, not the
         # farther distance bins times the spread there: a slope misjudged by delta errs
         # by delta * d in log runtime at d doublings, and the store says so itself (the
@@ -505,6 +511,7 @@ class RuntimeModel:
             scale = point.reference_spread * point.distance
             lower_log = np.where(far, one.lower * scale, lower_log)
             upper_log = np.where(far, one.upper * scale, upper_log)
+            at_widest = np.where(far, one.at_widest, at_widest)
         floored = np.zeros(p.size, dtype=bool)
         if point.floored:
             half_width = self.noise_floor.half_width_log(confidence, series.key.app)
@@ -519,6 +526,7 @@ class RuntimeModel:
                 own_upper = np.maximum(upper_log, ctx.repeat_noise.largest_log)
             else:
                 own_lower, own_upper = np.full(p.size, -own), np.full(p.size, own)
+                at_widest &= ~repeat
             lower_log = np.where(repeat, own_lower, lower_log)
             upper_log = np.where(repeat, own_upper, upper_log)
         if in_ramp:
@@ -553,7 +561,8 @@ class RuntimeModel:
             upper_s=(point.runtime_s * np.exp(upper_log))[inverse],
             law=ENSEMBLE_NAME, overhead_coefficient=np.exp(point.correction)[inverse],
             extrapolation_log2=point.distance[inverse], beyond_calibration=beyond[inverse],
-            noise_floor=floored[inverse], peer_series=point.peer_series[inverse])
+            noise_floor=floored[inverse], peer_series=point.peer_series[inverse],
+            at_widest_error=at_widest[inverse])
 
     def quantile(self, series: Series, scales: FloatArray, quantile: float,
                  ctx: SeriesContext | None = None,

@@ -40,6 +40,10 @@ class ScoreBounds:
     lower: float
     upper: float
     beyond_calibration: bool
+    #: The confidence asks for a tail beyond what the bin's residuals resolve: with n of
+    #: them a bound at level q needs (n + 1) q <= n, and past that split conformal
+    #: prediction has no finite bound. The bound given is the widest residual seen.
+    at_widest: bool = False
 
 
 def isotonic_increasing(values: list[float], weights: list[float]) -> list[float]:
@@ -122,8 +126,10 @@ class DistanceConformal:
     def bounds(self, distance_log2: float, confidence: float) -> ScoreBounds:
         index, stretch = self._bin_and_stretch(distance_log2)
         q_lo, q_hi = self._monotone_bounds(confidence)[index]
+        n = self.bins_[index]["n"]
         return ScoreBounds(q_lo * stretch, q_hi * stretch,
-                           distance_log2 > self.max_distance_log2_)
+                           distance_log2 > self.max_distance_log2_,
+                           (n + 1) * (1 + confidence) / 2 > n)
 
     def upper_tail(self, distance_log2: float, score: float) -> float:
         """P(normalised log residual > ``score``) at a distance: (1 - c) / 2 for the

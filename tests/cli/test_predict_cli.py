@@ -186,6 +186,17 @@ def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: i
     assert "99.9% interval" in result.stdout
 
 
+def test_an_interval_at_the_widest_calibration_error_says_it_may_be_too_narrow(cli) -> None:  # type: ignore[no-untyped-def]
+    """bert's interval a doubling out rests on 751 calibration errors there: at 99.9% it
+    is the widest of them (the one above 99.5% is not), which no confidence label
+    should pass off as resolved."""
+    said = "interval is as wide as the widest error the model was calibrated on"
+    notes = {c: json.loads(cli("estimate", *BERT, "--nodes", "1024", "--confidence", c,
+                               "--format", "json").stdout)["notes"] for c in ("0.995", "0.999")}
+    assert not any(said in note for note in notes["0.995"]), notes["0.995"]
+    assert any(note.startswith(f"at 99.9% the {said}") for note in notes["0.999"]), notes
+
+
 @pytest.mark.parametrize("confidence", ["0.9999", "0.99999"])
 def test_a_confidence_wider_than_the_intervals_resolve_is_refused(  # type: ignore[no-untyped-def]
         cli, confidence: str) -> None:

@@ -74,6 +74,18 @@ def test_finite_sample_correction_takes_the_largest_of_few_scores() -> None:
     assert conformal.bounds(0.0, 0.9).lower == pytest.approx(-14.5 + 29 / 30)
 
 
+def test_a_confidence_its_scores_cannot_resolve_is_flagged() -> None:
+    """With n scores, a bound at level q is the ceil((n + 1) q)-th smallest: past
+    (n + 1) q > n there is none (split conformal's bound is infinite), and the largest
+    score given in its place is flagged. 30 scores resolve 90% (31 * 0.95 = 29.45), not
+    95% (31 * 0.975 = 30.2); the same interval was labelled with either."""
+    scores = np.arange(1.0, 31.0) - 15.5
+    conformal = DistanceConformal().fit(scores, np.zeros(30))
+    resolved, beyond = conformal.bounds(0.0, 0.9), conformal.bounds(0.0, 0.95)
+    assert not resolved.at_widest and beyond.at_widest
+    assert beyond.upper == resolved.upper == pytest.approx(14.5)
+
+
 def test_upper_tail_inverts_the_upper_bound() -> None:
     """The kill probability of a walltime at the upper bound of the interval at
     confidence c is (1 - c) / 2, at any distance, beyond the calibrated ones too."""
