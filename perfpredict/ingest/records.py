@@ -65,7 +65,7 @@ def content_tagged_key(key: str, digest: str) -> str:
     from 1, so by the number alone, job 1 of another trace of the same machine was taken
     for the stored job 1 and left out ("already in the store"); the same trace read again
     (a copy, gzipped, ``--reread``) gives the same digest and stores nothing twice. Two
-    such keys that differ are two jobs (:func:`perfpredict.store.writer._same_job`)."""
+    such keys that differ are two jobs (:func:`perfpredict.store.job_identity.same_job`)."""
     return f"{key}~{digest[:CONTENT_DIGEST_CHARS]}"
 
 

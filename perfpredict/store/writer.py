@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection
@@ -38,7 +38,6 @@ from perfpredict.ingest.records import (
     RunBatch,
     RunRecord,
     Skipped,
-    content_tagged,
     job_key,
 )
 from perfpredict.ingest.registry import WALL_CLOCK_FORMATS
@@ -55,6 +54,12 @@ from perfpredict.store.io_first import (
     ran_inside,
     ranks_with_logs,
     with_logs,
+)
+from perfpredict.store.job_identity import (
+    JobTimes,
+    ZoneMatch,
+    clock_offset_text,
+    same_job,
 )
 from perfpredict.store.schema import ingest_batches, rejects, runs, systems
 
@@ -231,151 +236,6 @@ LATER_INCARNATION = (
 #: neither says when).
 SAME_RUN = ("excluded.start_epoch_s = runs.start_epoch_s"
             " OR (excluded.start_epoch_s IS NULL AND runs.start_epoch_s IS NULL)")
-
-
-#: The most a zone's clock is off UTC (UTC-12 to UTC+14), and the step of the offsets
-#: zones use: a quarter-hour (India's +5:30, Nepal's +5:45, Chatham's +12:45).
-ZONE_OFFSET_MAX_S = 14 * 3600
-ZONE_OFFSET_STEP_S = 15 * 60
-#: The most a zone's clock changes at once (daylight saving time: an hour, Lord Howe
-#: Island's half an hour).
-CLOCK_CHANGE_MAX_S = 3600
-
-
-def _clock_offset_text(offset_s: int) -> str:
-    """``+05:30`` for 19800 s: how far a clock is ahead (``-04:00``: behind)."""
-    minutes = abs(offset_s) // 60
-    return f"{'-' if offset_s < 0 else '+'}{minutes // 60:02d}:{minutes % 60:02d}"
-
-
-class JobTimes(NamedTuple):
-    """When a job was submitted, started and ended (epoch seconds) and how long it ran:
-    what tells whether a stored run of its system and job id is the same job."""
-
-    submit_epoch_s: float | None
-    start_epoch_s: float | None
-    end_epoch_s: float | None
-    runtime_s: float | None
-
-
-class ZoneShift(NamedTuple):
-    """How many seconds a record's submit, start and end times are later than a stored
-    run's, one job read in two zones (:func:`_zone_shift`)."""
-
-    submit_s: int
-    start_s: int
-    end_s: int
-
-    @property
-    def named_s(self) -> int:
-        """The offset a warning names: the start's, or where the start was read at
-        UTC's own time (London's winter, the clocks changed while the job waited or ran)
-        the other time's."""
-        return next(offset_s for offset_s in (self.start_s, *self) if offset_s)
-
-
-def _is_zone_offset(offset_s: int) -> bool:
-    return not offset_s % ZONE_OFFSET_STEP_S and abs(offset_s) <= ZONE_OFFSET_MAX_S
-
-
-def _zone_shift(record: JobTimes, run: Any) -> ZoneShift | None:
-    """How far ``record``'s times are later than those of the stored ``run`` when both
-    are one job, one of them read from wall-clock text in a zone other than the one it
-    was written in (:data:`~perfpredict.ingest.registry.WALL_CLOCK_FORMATS`; sacct in
-    local time read as UTC), else None.
-
-    The same job: its start differs by a whole number of quarter-hours of at most 14 h
-    (a zone's offset), and its submit time (where both have one) and end differ by that
-    same offset to the second (see below where the clocks changed), not all of them by
-    nothing; where either has no end, its runtime is the same to the second (sacct's
-    Elapsed, the JSON's ``elapsed``, which no zone changes). A zone shifts every time
-    of a dump alike; two jobs that reused an id agree on all of that only by chance: a
-    job's start and end to the second are unlike another job's, and scheduler ids do
-    not come back within hours (Slurm's grow until a slurmdbd reset, PBS's and LSF's
-    wrap after about a million jobs), while id reuse keeps its meaning otherwise: a
-    later job of a reused id is submitted days or years later, and is kept as a run of
-    its own. Without a start on both sides nothing is shifted to compare (a job
-    cancelled while pending), and the two stay apart.
-
-    Where the clocks changed while the job waited or ran (daylight saving time), its
-    times are shifted by two offsets, the later times by the other: the offsets, in time
-    order, change once, by at most an hour (Lord Howe's half hour, everyone else's hour).
-    Where that change falls between start and end, the runtime must be the same to the
-    second on both sides: the wall-clock reading's end less its start is then its
-    runtime off by exactly the change, which a job of its own that reused the id never
-    is. A time one side lacks is taken as shifted as the start (a run not ended yet)."""
-    if record.start_epoch_s is None or run.start_epoch_s is None:
-        return None
-    start_s = round(record.start_epoch_s) - round(run.start_epoch_s)
-    submit_s = end_s = start_s
-    if record.submit_epoch_s and run.submit_epoch_s:  # a submit time of 0 is none
-        submit_s = round(record.submit_epoch_s) - round(run.submit_epoch_s)
-    same_runtime = (record.runtime_s is not None and run.runtime_s is not None
-                    and round(record.runtime_s) == round(run.runtime_s))
-    if record.end_epoch_s is not None and run.end_epoch_s is not None:
-        end_s = round(record.end_epoch_s) - round(run.end_epoch_s)
-    elif not same_runtime:
-        return None
-    shift = ZoneShift(submit_s, start_s, end_s)
-    if not any(shift) or not all(_is_zone_offset(offset_s) for offset_s in shift):
-        return None
-    if end_s != start_s and not same_runtime:
-        return None
-    changed_twice = submit_s != start_s != end_s
-    if changed_twice or max(shift) - min(shift) > CLOCK_CHANGE_MAX_S:
-        return None
-    return shift
-
-
-class ZoneMatch(NamedTuple):
-    """A row of a batch that is the stored ``run`` read in another zone: its times are
-    ``shift`` later than the run's (:func:`_zone_shift`)."""
-
-    row: int
-    shift: ZoneShift
-    run: Any
-
-
-def _may_be(record: JobTimes, key: str, run: Any) -> bool:
-    """Whether ``run``, the only stored run of a job id, may be the job of ``record``
-    (keyed ``key``) where no time tells: not when both are keyed by what they did and the
-    keys differ (:func:`~perfpredict.ingest.records.content_tagged_key`: job 1 of two SWF
-    traces without ``UnixStartTime``), nor when they ran for different times (an ended
-    job's runtime does not change: job 1 of such a trace, and the stored job 1 of a
-    trace of the machine with epochs)."""
-    if content_tagged(key) and content_tagged(run.natural_key):
-        return False
-    return (record.runtime_s is None or run.runtime_s is None
-            or round(record.runtime_s) == round(run.runtime_s))
-
-
-def _same_job(record: JobTimes, key: str, candidates: list[Any],
-              zone_read: Callable[[Any], bool]) -> tuple[Any, ZoneShift | None] | None:
-    """The stored run among ``candidates`` (of one job id) that is the job of ``record``
-    (keyed ``key``), and how far ``record``'s times are later than its (None: read in one
-    zone), or None (:meth:`_FileIngest.same_jobs`). A submit time of 0 is none, as
-    in keys.
-
-    ``zone_read(run)``: whether ``record`` or ``run`` is a reading of wall-clock text, which
-    a zone may have put hours off (:func:`_zone_shift`); two records read from epoch
-    seconds are never one job at another time."""
-    undecided = []
-    for run in candidates:
-        if record.submit_epoch_s and run.submit_epoch_s:
-            told = round(record.submit_epoch_s) == round(run.submit_epoch_s)
-        elif record.start_epoch_s is not None and run.start_epoch_s is not None:
-            told = round(record.start_epoch_s) == round(run.start_epoch_s)
-        else:
-            undecided.append(run)
-            continue
-        if told:
-            return run, None
-    if len(candidates) == 1 and undecided and _may_be(record, key, undecided[0]):
-        return undecided[0], None
-    shifted = [(run, shift) for run in candidates if zone_read(run)
-               and (shift := _zone_shift(record, run)) is not None]
-    # two runs of the id, each the record in another zone: which one it is, nothing says
-    return shifted[0] if len(shifted) == 1 else None
 
 
 class _FileIngest:
@@ -572,10 +432,10 @@ class _FileIngest:
         A stored run of the row's system and job id is the same job when both were
         submitted in the same second; where either lacks a submit time, when both started
         in the same second; where neither tells, when it is the only run of that id and
-        nothing says otherwise (:func:`_may_be`; two, and the id was reused: which one it
+        nothing says otherwise (:func:`may_be`; two, and the id was reused: which one it
         is, nothing says, and the row is kept apart rather than taken for one of them);
         else, where the row or the run was read from wall-clock text, when all its times
-        differ by one zone offset (:func:`_zone_shift`: sacct's JSON, in epoch
+        differ by one zone offset (:func:`zone_shift`: sacct's JSON, in epoch
         seconds, and a ``sacct -P`` dump in local time read as UTC gave one job two
         submit times, and two runs). Looked up only for systems the store held runs of
         before this file (not in a first ingest), by the indexed system and job id."""
@@ -606,7 +466,7 @@ class _FileIngest:
         for i in rows:
             candidates = stored.get((systems[i], job_ids[i]), [])
             if candidates and all(run.natural_key != out[i] for run in candidates):
-                same = _same_job(JobTimes(*times[i]), out[i], candidates, self.zone_read)
+                same = same_job(JobTimes(*times[i]), out[i], candidates, self.zone_read)
                 if same is None:
                     continue
                 run, shift = same
@@ -678,7 +538,7 @@ class _FileIngest:
         if not self.zone_offsets_s:
             return []
         n_jobs = sum(self.zone_offsets_s.values())
-        offsets = ", ".join(f"{_clock_offset_text(offset_s)} for {n}"
+        offsets = ", ".join(f"{clock_offset_text(offset_s)} for {n}"
                             for offset_s, n in sorted(self.zone_offsets_s.items()))
         return [f"{n_jobs} {'job' if n_jobs == 1 else 'jobs'} of this file "
                 f"{'was' if n_jobs == 1 else 'were'} stored already with times a zone apart "

@@ -19,9 +19,9 @@ from sqlalchemy import select, update
 
 from perfpredict.ingest import ingest_file
 from perfpredict.ingest.records import DARSHAN_DETAILS
+from perfpredict.store.job_identity import JobTimes, ZoneShift, zone_shift
 from perfpredict.store.queries import iter_runs
 from perfpredict.store.schema import ingest_batches, runs
-from perfpredict.store.writer import JobTimes, ZoneShift, _zone_shift
 from tests.conftest import shared_path
 
 NARVAL = "sarc-sacct-json-slurm_22_5_9.json"  # an array task on Narval (Montreal)
@@ -179,16 +179,16 @@ def _times(submit: float | None, start: float | None, end: float | None,
 def test_only_a_whole_quarter_hour_up_to_14_h_is_a_zone(offset_s: int, matched: bool) -> None:
     run = SimpleNamespace(**_times(1_000_000, 1_000_100, 1_003_700, 3600)._asdict())
     record = _times(1_000_000 + offset_s, 1_000_100 + offset_s, 1_003_700 + offset_s, 3600)
-    assert (_zone_shift(record, run) == ZoneShift(offset_s, offset_s, offset_s)) is matched
+    assert (zone_shift(record, run) == ZoneShift(offset_s, offset_s, offset_s)) is matched
 
 
 def test_without_an_end_the_runtime_must_agree() -> None:
     run = SimpleNamespace(**_times(1_000_000, 1_000_100, None, 3600)._asdict())
-    assert _zone_shift(_times(1_003_600, 1_003_700, 1_007_300, 3600), run) == ZoneShift(
+    assert zone_shift(_times(1_003_600, 1_003_700, 1_007_300, 3600), run) == ZoneShift(
         3600, 3600, 3600)
-    assert _zone_shift(_times(1_003_600, 1_003_700, 1_007_301, 3601), run) is None
-    assert _zone_shift(_times(1_003_600, 1_003_700, None, None), run) is None
-    assert _zone_shift(_times(1_003_600, None, None, 3600), run) is None
+    assert zone_shift(_times(1_003_600, 1_003_700, 1_007_301, 3601), run) is None
+    assert zone_shift(_times(1_003_600, 1_003_700, None, None), run) is None
+    assert zone_shift(_times(1_003_600, None, None, 3600), run) is None
 
 
 H = 3600
@@ -214,7 +214,7 @@ def test_a_job_across_a_clock_change_is_shifted_by_two_offsets(
     run = SimpleNamespace(**_times(*epoch, runtime_s)._asdict())
     record = _times(*(t + offset_s for t, offset_s in zip(epoch, shift, strict=True)),
                     runtime_s)
-    assert (_zone_shift(record, run) == ZoneShift(*shift)) is matched
+    assert (zone_shift(record, run) == ZoneShift(*shift)) is matched
 
 
 def _json_across_a_clock_change(tmp_path: Path, start_utc: str, runtime_s: int) -> Path:
