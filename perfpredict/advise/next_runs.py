@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perfpredict.advise.plan import P90, PlanRequest, quantile_confidence, sweep_nodes
+from perfpredict.advise.job_limits import quantile_confidence
+from perfpredict.advise.plan import P90, PlanRequest, sweep_nodes
 from perfpredict.advise.selection import node_count
 from perfpredict.counts import check_count, is_number, plain, shown
 from perfpredict.errors import BadInputError
@@ -141,12 +142,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                    budget_node_hours: float | None = None) -> NextRunsPlan:
     """The benchmark runs to do next for ``request``'s series; see the module docstring.
     ``target_nodes`` defaults to the node count ``advise`` recommends."""
-    from perfpredict.advise.plan import (
-        advise_plan,
-        catalog_entry,
-        queued_nodes,
-        runtime_quantiles,
-    )
+    from perfpredict.advise.job_limits import queued_nodes, runtime_quantiles
+    from perfpredict.advise.plan import advise_plan, catalog_entry
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.lookup import scale_per_node
 

@@ -9,12 +9,8 @@ import re
 
 import pytest
 
-from perfpredict.advise.plan import (
-    PlanRequest,
-    advise_plan,
-    quantile_confidence,
-    sweep_nodes,
-)
+from perfpredict.advise.job_limits import quantile_confidence
+from perfpredict.advise.plan import PlanRequest, advise_plan, sweep_nodes
 from perfpredict.advise.selection import (
     Candidate,
     EfficiencyFloor,
@@ -143,7 +139,7 @@ def test_walltime_is_capped_by_the_queue_with_a_chaining_warning(trained_store) 
 def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | None,
                                                             chain: str) -> None:
     """A PBS machine was told to chain its jobs with sbatch --dependency."""
-    from perfpredict.advise.plan import walltime_limit
+    from perfpredict.advise.job_limits import walltime_limit
     from perfpredict.catalog import Queue, SystemSpec
 
     spec = SystemSpec(name="m", nodes=64, scheduler=scheduler,
@@ -156,7 +152,7 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
 @pytest.mark.parametrize(("nodes", "said"), [(1, "1 node"), (8, "8 nodes")])
 def test_the_queue_warnings_count_one_node_in_the_singular(nodes: int, said: str) -> None:
     """A chained run on one node was "every queue of m that takes 1 nodes"."""
-    from perfpredict.advise.plan import walltime_limit
+    from perfpredict.advise.job_limits import walltime_limit
     from perfpredict.catalog import Queue, SystemSpec
 
     spec = SystemSpec(name="m", nodes=64, queues=(Queue("short", 1, 8, 600.0),))
@@ -465,7 +461,7 @@ def test_end_to_end_on_a_fresh_store(store, cli) -> None:
 
 def test_a_walltime_is_one_granule_at_least() -> None:
     """A runtime below 6e-8 s rounded to a walltime of 0 s, and advise divided by it."""
-    from perfpredict.advise.plan import walltime_limit
+    from perfpredict.advise.job_limits import walltime_limit
 
     limit = walltime_limit(1e-9, 1, None, 0.05, "nowhere")
     assert limit.walltime_s == 60.0
@@ -489,7 +485,7 @@ def test_a_walltime_at_the_risks_quantile_is_said_to_kill_at_most_that_risk(
         trained_store, advise_cli, fields: dict[str, object], kill_risk: float) -> None:
     """--kill-risk 0.001 reported a kill probability of 0.00106: above the risk the
     walltime was built for, by the interpolation of the tail, not by the walltime."""
-    from perfpredict.advise.plan import exceedance_probability
+    from perfpredict.advise.job_limits import exceedance_probability
     from perfpredict.estimate import load_predictor
 
     plan = advise_plan(trained_store, PlanRequest(**fields, kill_risk=kill_risk))  # type: ignore[arg-type]

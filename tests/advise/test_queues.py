@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner, Result
 
-from perfpredict.advise.plan import walltime_limit
+from perfpredict.advise.job_limits import walltime_limit
 from perfpredict.advise.queues import choose_queue
 from perfpredict.catalog import Queue, SystemSpec, bundled_system
 from tests.advise.conftest import BERT, BERT_SYSTEM

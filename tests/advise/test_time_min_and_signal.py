@@ -15,13 +15,12 @@ import math
 import pytest
 
 from perfpredict.advise.checkpoint import CHECKPOINT_SIGNAL_MAX_SHARE, signal_lead_option_s
-from perfpredict.advise.plan import (
-    PlanRequest,
-    advise_plan,
+from perfpredict.advise.job_limits import (
     exceedance_probability,
     rounded_limit_s,
     runtime_quantiles,
 )
+from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.durations import option_seconds
 from perfpredict.errors import BadInputError
 from tests.advise.conftest import BERT, one_error_line

@@ -1,0 +1,236 @@
+"""The limits a plan puts in a job script: the walltime and the queue whose limit holds
+it, the time-min the scheduler may cut it to, and the kill probability at each; and the
+node counts some queue of the machine accepts at all.
+
+``walltime_limit(quantile_s, nodes, spec, kill_risk, measured_system)`` rounds a runtime
+quantile up to the scheduler's granularity in the queue :mod:`perfpredict.advise.queues`
+picks; :func:`time_min_limit` finds a time-min the same way; both read the predictor
+through :func:`runtime_quantiles` and :func:`exceedance_probability`, which live here
+with the limits built from them (the plan's P90 figures read them too, importing down).
+
+Apart from the plan (:mod:`perfpredict.advise.plan`, which sweeps, chooses and prices)
+because they are what a job is submitted with, not how a node count is chosen: the
+plan holds them for its recommendation and for each run class, the job-script
+directives (:mod:`perfpredict.advise.directives`) write them, and the benchmark runs to
+do next (:mod:`perfpredict.advise.next_runs`) sweep only the node counts a queue takes
+(:func:`queued_nodes`) and price them at the same quantiles.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from perfpredict.advise.scheduler import chain_hint, pbs_time
+from perfpredict.advise.selection import node_count
+from perfpredict.durations import format_seconds
+
+if TYPE_CHECKING:
+    from perfpredict.catalog import Queue, SystemSpec
+    from perfpredict.estimate import LoadedPredictor, Query
+
+#: Scheduler time-limit granularity when the catalog does not say (Slurm: whole minutes).
+DEFAULT_TIME_GRANULARITY_S = 60
+
+
+def quantile_confidence(quantile: float) -> float:
+    """The two-sided confidence whose upper bound is the ``quantile`` of the runtime.
+
+    >>> round(quantile_confidence(0.9), 6)
+    0.8
+    """
+    return 2.0 * quantile - 1.0
+
+
+def runtime_quantiles(predictor: LoadedPredictor, queries: list[Query],
+                      quantile: float) -> list[float]:
+    """The ``quantile`` (above 0.5) of the runtime for each query."""
+    estimates = predictor.estimate_many(queries, quantile_confidence(quantile))
+    return [e.upper_runtime_s for e in estimates]
+
+
+def exceedance_probability(predictor: LoadedPredictor, query: Query,
+                           runtime_s: float) -> float:
+    """P(runtime > ``runtime_s``) under the predictor's interval model, answered by the
+    model itself (:meth:`perfpredict.model.runtime.RuntimeModel.exceedance`): the kill
+    probability of a walltime, to 0.0001. Before, a bisection over about 15 whole
+    estimates found it."""
+    return predictor.exceedance(query, runtime_s)
+
+
+def walltime_kill_probability(reading: float, kill_risk: float, capped: bool) -> float:
+    """The kill probability to report for the walltime requested (or a time-min), given
+    the interval model's ``reading`` of it (:func:`exceedance_probability`).
+
+    A walltime that no queue caps (not ``capped``) is the runtime quantile at
+    ``1 - kill_risk`` rounded up, so the interval model puts its kill probability at
+    ``kill_risk`` or below: what it is below is worth saying (rounding up to whole
+    minutes often takes a 5% risk to 1.2%), but a reading above it is not a property of
+    the walltime. The reading interpolates the upper tail between 1000 confidences of
+    the calibrated intervals (:meth:`DistanceConformal.upper_tail
+    <perfpredict.uncertainty.conformal.DistanceConformal.upper_tail>`), and can come out a
+    little above the confidence the quantile was taken at: cosmoflow's 99.9th
+    percentile, asked for at --kill-risk 0.001, read 0.00106 (resnet's at 0.00402,
+    0.00406), and was reported as a walltime that misses the risk it was built for.
+    Such a reading is reported as ``kill_risk`` itself, which the text says is an upper
+    bound ("at most").
+    A walltime capped by the queue (a chained run) is below the quantile, and its
+    reading, well above the risk, is what each job of the chain faces; so is a time-min
+    capped by the walltime."""
+    return reading if capped else min(reading, kill_risk)
+
+
+def queued_nodes(nodes: list[int], spec: SystemSpec | None) -> tuple[list[int], list[str]]:
+    """The swept node counts some queue of the catalog's machine accepts, and a note
+    naming those left out: a job no queue takes may pend forever, and a proposal or a
+    job script built on it asks for what the machine will not run. All of them where the
+    catalog lists no queues, or where no queue takes any."""
+    from perfpredict.catalog import queue_for
+
+    if spec is None or not spec.queues:
+        return nodes, []
+    accepted = [n for n in nodes if queue_for(spec, n) is not None]
+    left_out = [n for n in nodes if n not in accepted]
+    if not accepted or not left_out:
+        return nodes, []
+    return accepted, [f"node counts no queue of {spec.name} accepts are not considered "
+                      f"({', '.join(map(str, left_out))})"]
+
+
+def beyond_range_walltime_note(kill_risk: float) -> str:
+    """What a walltime beyond every measured node count is worth, and what to ask for.
+
+    Why: the walltime is the predictor's quantile at ``1 - kill_risk``, calibrated on the
+    store's own nested extrapolations, which run at smaller scale than the job asked
+    about; beyond the largest measured count codes saturate more often than those
+    examples did. In store-cut backtests of the acceptance store (five backtests of three
+    seeds, ``perfpredict evaluate --confidence C``; docs/accuracy.md, "The intervals at
+    other confidences, and as walltime kill risks") a walltime at a kill risk of 5% would
+    have killed 6.9% of the extrapolated runs (VASP's 10.5%), one at 2.5% about 2.5%
+    (VASP's 4.5%): half the risk meant held it on every data set on average, which a
+    slow test holds pooled. Said only where the walltime requested (rounded up to the
+    scheduler's granularity) leaves the predictor's kill probability above half the
+    risk: otherwise asking for half would not change it."""
+    return ("the walltime rests on an extrapolation beyond every measured node count, "
+            "where backtests outran the quantile at a kill risk more often than that risk: "
+            f"ask for half the risk you mean (--kill-risk {kill_risk / 2:g}), or measure a "
+            "larger node count first (docs/accuracy.md, as walltime kill risks)")
+
+
+def rounded_limit_s(runtime_s: float, granularity_s: int) -> float:
+    """``runtime_s`` rounded up to the scheduler's granularity, as a time limit is
+    requested (the walltime, the time-min); one granule at least: a runtime below 6e-8 s
+    rounded to a walltime of 0 s.
+
+    >>> rounded_limit_s(188.7, 60), rounded_limit_s(1e-9, 60)
+    (240.0, 60.0)
+    """
+    return float(max(math.ceil(runtime_s / granularity_s - 1e-9), 1) * granularity_s)
+
+
+@dataclass
+class TimeMin:
+    """The shortest limit the scheduler may cut the walltime to, to start the job sooner
+    (Slurm's ``--time-min``, PBS's shrink-to-fit ``min_walltime``): the runtime quantile
+    at ``1 - kill_risk`` (``quantile_s``) rounded up as the walltime is, never above the
+    walltime (``time_min_s``), and the kill probability of a job given only that long."""
+
+    kill_risk: float
+    time_min_s: float
+    quantile_s: float
+    kill_probability: float
+
+    @staticmethod
+    def fields(time_min: TimeMin | None) -> dict[str, Any]:
+        """The advice's JSON fields for ``time_min``, null without one: the same keys
+        either way, for a script that reads them."""
+        from perfpredict.advise.walltime import slurm_time
+
+        if time_min is None:
+            return dict.fromkeys(("time_min_kill_risk", "time_min_s", "time_min_slurm",
+                                  "time_min_pbs", "time_min_quantile_s",
+                                  "time_min_kill_probability"))
+        return {"time_min_kill_risk": time_min.kill_risk, "time_min_s": time_min.time_min_s,
+                "time_min_slurm": slurm_time(time_min.time_min_s),
+                "time_min_pbs": pbs_time(time_min.time_min_s),
+                "time_min_quantile_s": time_min.quantile_s,
+                "time_min_kill_probability": time_min.kill_probability}
+
+
+def time_min_limit(predictor: LoadedPredictor, query: Query, time_min_kill_risk: float,
+                   limit: WalltimeLimit) -> TimeMin:
+    """The time-min of a job whose walltime is ``limit``: found as the walltime is (the
+    quantile at ``1 - time_min_kill_risk``, rounded up to the same granularity), so that
+    its kill probability reads as the walltime's does (:func:`walltime_kill_probability`):
+    at most the risk, or lower where rounding took it there; above it where the quantile
+    lies beyond the walltime and the time-min is the walltime itself."""
+    quantile_s = runtime_quantiles(predictor, [query], 1.0 - time_min_kill_risk)[0]
+    rounded_s = rounded_limit_s(quantile_s, limit.granularity_s)
+    time_min_s = min(rounded_s, limit.walltime_s)
+    reading = exceedance_probability(predictor, query, time_min_s)
+    return TimeMin(time_min_kill_risk, time_min_s, quantile_s, walltime_kill_probability(
+        reading, time_min_kill_risk, capped=time_min_s < rounded_s))
+
+
+def time_min_note(time_min_kill_risk: float, quantile_s: float) -> str:
+    """Why no time-min is written: the quantile asked for rounds up to the walltime (or
+    lies beyond a walltime the queue caps), so the scheduler could shorten nothing."""
+    return (f"at --time-min-kill-risk {time_min_kill_risk:g} the runtime quantile "
+            f"({format_seconds(quantile_s)} s) rounds up to the walltime itself: there is "
+            f"nothing to shorten, so no time-min is written (a larger "
+            f"--time-min-kill-risk may give one)")
+
+
+@dataclass
+class WalltimeLimit:
+    """The walltime to request, the queue to submit to and why (``queue_reason``), the
+    queue the job lands in without asking (``default_queue``), and how many chained jobs
+    a run needs when no queue's limit holds it."""
+
+    walltime_s: float
+    granularity_s: int
+    queue: Queue | None
+    chained_jobs: int
+    warnings: list[str]
+    default_queue: Queue | None = None
+    queue_reason: str | None = None
+
+
+def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_risk: float,
+                   measured_system: str) -> WalltimeLimit:
+    """``quantile_s`` rounded up to the scheduler's granularity, in the queue
+    :func:`~perfpredict.advise.queues.choose_queue` picks for a job of ``nodes`` nodes
+    (the default one, else another whose limit holds the walltime), capped by that
+    queue's limit only when none holds it, with warnings when capped (chain jobs with
+    checkpoint/restart), when no queue accepts the job (it may pend forever) and when no
+    limit could be checked."""
+    granularity_s = (spec.time_granularity_s if spec and spec.time_granularity_s
+                     else DEFAULT_TIME_GRANULARITY_S)
+    walltime_s = rounded_limit_s(quantile_s, granularity_s)
+    if spec is None or not spec.queues:
+        where = (f"the catalog lists no queues for {spec.name}" if spec else
+                 f"no catalog entry matches {measured_system!r}")
+        return WalltimeLimit(walltime_s, granularity_s, None, 1, [
+            f"{where}: walltime rounded to {granularity_s} s, no queue limit checked (add "
+            "the machine's queues with 'perfpredict systems add FILE.toml', or pass "
+            "--system NAME of a catalog machine)"])
+    from perfpredict.advise.queues import choose_queue, hours_text
+
+    choice = choose_queue(spec, nodes, walltime_s)
+    if choice is None:
+        return WalltimeLimit(walltime_s, granularity_s, None, 1, [
+            f"no queue of {spec.name} accepts {node_count(nodes)}: such a job may pend "
+            "forever; pick a node count a queue accepts (--max-nodes) or ask the center"])
+    queue = choice.queue
+    if choice.fits or queue.max_walltime_s is None:
+        return WalltimeLimit(walltime_s, granularity_s, queue, 1, [], choice.default,
+                             choice.reason)
+    chained_jobs = math.ceil(quantile_s / queue.max_walltime_s)
+    return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
+        f"the walltime of the {100 * (1 - kill_risk):g}th-percentile runtime "
+        f"({hours_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
+        f"takes {node_count(nodes)}, the longest {hours_text(queue.max_walltime_s)} in queue "
+        f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
+        f"({chain_hint(spec.scheduler)})"],
+        choice.default, choice.reason)
