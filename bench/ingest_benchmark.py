@@ -16,6 +16,12 @@ peak resident memory (``ru_maxrss`` from ``os.wait4``), so machine noise cancels
 the ratio and no measurement includes this script's own memory. With ``--pg`` the
 server's own work (COPY, indexes) is in both times and in neither memory figure.
 
+``sacct-json`` (not in the default ``--formats``) is measured against Python's own
+``json.load`` of the same file in a child, there being no bulk load of a JSON document
+into a table: a daily ``sacct --json`` export of a center (756 MB) took 3.3 GB resident
+loaded whole. Without ``--sacct-json`` a document of ``--sacct-json-mb`` MB is written
+from the real Slurm 25.05-shape log's jobs, repeated with fresh job ids.
+
 SWF is measured twice: on the real KTH-SP2 log (28.5k lines, where start-up weighs
 most) and on a 1M-job log written by bench/generate_swf.py.
 
@@ -41,7 +47,8 @@ With ``--pyarrow-split`` the sacct ingest is measured ``--repeat`` times as it i
 with pyarrow splitting its blocks, in alternating order.
 
 Run: python -m bench.ingest_benchmark [--sacct FILE] [--swf FILE] [--csv FILE]
-     [--formats sacct,swf,csv] [--pg URL] [--readers] [--repeat N] [--split-share]
+     [--sacct-json FILE] [--sacct-json-mb MB] [--formats sacct,swf,csv,sacct-json]
+     [--pg URL] [--readers] [--repeat N] [--split-share]
      [--pyarrow-split]
      (without --sacct a 1M-line dump is generated with bench/generate_sacct.py)
 """
@@ -51,6 +58,7 @@ from __future__ import annotations
 import argparse
 import csv as csv_module
 import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -65,7 +73,17 @@ from pathlib import Path
 from bench.generate_sacct import write_dump
 from bench.generate_swf import write_log
 
-KTH_SWF = Path(__file__).resolve().parents[2] / "shared/logs/swf/KTH-SP2-1996-2.1-cln.swf.gz"
+#: The real logs beside the repository (``PERFPREDICT_SHARED``, as the tests find them).
+SHARED_LOGS = Path(os.environ.get("PERFPREDICT_SHARED",
+                                  Path(__file__).resolve().parents[2] / "shared")) / "logs"
+KTH_SWF = SHARED_LOGS / "swf/KTH-SP2-1996-2.1-cln.swf.gz"
+SACCT_JSON_LOG = SHARED_LOGS / "slurm/sarc-generated-sacct-json-v0.0.43-mila_1714003200.json"
+#: The reference of ``sacct-json``: the document loaded whole by Python's own reader.
+_JSON_LOAD = """
+import json, sys
+with open(sys.argv[1], "rb") as fh:
+    json.load(fh)
+"""
 
 _INGEST = """
 import sys
@@ -326,7 +344,9 @@ def measure(fmt: str, path: Path, system: str, workdir: Path, child: str = _INGE
     with ExitStack() as databases:
         if server is None:
             ref_db, store_db = workdir / f"ref-{raw.name}.db", workdir / f"store-{raw.name}.db"
-            reference, store = _sqlite_import(fmt, raw, ref_db), f"sqlite:///{store_db}"
+            store = f"sqlite:///{store_db}"
+            if fmt != "sacct-json":
+                reference = _sqlite_import(fmt, raw, ref_db)
 
             def remove_files() -> None:  # the next round starts from empty ones
                 for db in workdir.glob(f"*-{raw.name}.db*"):
@@ -334,8 +354,12 @@ def measure(fmt: str, path: Path, system: str, workdir: Path, child: str = _INGE
 
             databases.callback(remove_files)
         else:
-            reference = _psql_copy(fmt, raw, databases.enter_context(_server_database(server)))
+            if fmt != "sacct-json":
+                reference = _psql_copy(fmt, raw,
+                                       databases.enter_context(_server_database(server)))
             store = databases.enter_context(_server_database(server))
+        if fmt == "sacct-json":  # no table to bulk-load a document into: Python's reader
+            reference = [sys.executable, "-c", _JSON_LOAD, str(raw)]
         ref_s, ref_rss, _ = _run(reference)
         ours_s, ours_rss, out = _run([sys.executable, "-c", child, store, fmt, str(path),
                                       system])
@@ -378,6 +402,25 @@ def write_csv(path: Path, n_rows: int) -> None:
                       f"{1 + i % 2},{1000.0 / nodes + i % 13 * 0.37:.3f},{i * 4096},r{i}\n")
 
 
+def write_sacct_json(path: Path, n_bytes: int, log: Path = SACCT_JSON_LOG) -> None:
+    """A ``sacct --json`` document of about ``n_bytes``, indented as sacct writes it: the
+    jobs of the real ``log`` over and over, each with a job id of its own so that every
+    finished one is a run of its own."""
+    document = json.loads(log.read_bytes())
+    with path.open("w", encoding="utf-8") as out:
+        out.write('{\n  "meta": ' + json.dumps(document.get("meta", {}), indent=2)
+                  + ',\n  "jobs": [\n')
+        n_written = n_jobs = 0
+        while n_written < n_bytes:
+            for job in document["jobs"]:
+                text = ",\n" * bool(n_jobs) + json.dumps(dict(job, job_id=1000 + n_jobs),
+                                                         indent=2)
+                out.write(text)
+                n_written += len(text)
+                n_jobs += 1
+        out.write('\n  ],\n  "warnings": [],\n  "errors": []\n}\n')
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sacct", type=Path)
@@ -386,8 +429,11 @@ def main() -> None:
     parser.add_argument("--csv-rows", type=int, default=500_000)
     parser.add_argument("--swf-jobs", type=int, default=1_000_000,
                         help="jobs of the generated SWF log (0: measure only --swf)")
+    parser.add_argument("--sacct-json", type=Path)
+    parser.add_argument("--sacct-json-mb", type=int, default=500,
+                        help="size of the generated sacct --json document")
     parser.add_argument("--formats", default="sacct,swf,csv",
-                        help="comma-separated subset of sacct,swf,csv to measure")
+                        help="comma-separated subset of sacct,swf,csv,sacct-json to measure")
     parser.add_argument("--pg", metavar="URL",
                         help="ingest into PostgreSQL against psql's \\copy: fresh databases on "
                              "the server of URL (postgresql+psycopg://USER@HOST:PORT/DB)")
@@ -437,14 +483,22 @@ def main() -> None:
             if args.csv is None:
                 write_csv(csv, args.csv_rows)
             rows.append(measure("csv", csv, "bench", work, server=args.pg))
+        if "sacct-json" in formats:
+            sacct_json = args.sacct_json or work / "sacct.json"
+            if args.sacct_json is None:
+                write_sacct_json(sacct_json, args.sacct_json_mb * 10**6)
+            rows.append(measure("sacct-json", sacct_json, "mila", work, child,
+                                "sacct-json (reference: json.load)", args.pg))
     reference = "psql \\copy" if args.pg else "sqlite3 .import"
     print(f"| format | file | lines | runs stored | {reference} s | perfpredict s | ratio |"
-          " lines/s | peak MiB |" + (" inside the ingest |" if args.split_share else "")
-          + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|" + ("---|" if args.split_share else ""))
+          " lines/s | peak MiB | reference peak MiB |"
+          + (" inside the ingest |" if args.split_share else "")
+          + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+          + ("---|" if args.split_share else ""))
     for r in rows:
         print(f"| {r['format']} | {r['file']} | {r['lines']} | {r['runs']} | "
               f"{r['reference_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.2f} | "
-              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} |"
+              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} | {r['reference_peak_mib']:.0f} |"
               + (f" {r['parts']} |" if args.split_share else ""))
 
 

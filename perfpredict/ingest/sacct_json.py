@@ -11,20 +11,26 @@ ranks from the step with the most tasks (``extern`` excluded), MaxRSS and ``fs/d
 bytes from the steps' TRES usage (Slurm names usage-in ``requested`` and usage-out
 ``consumed``). Jobs still pending or running are not runs and are skipped.
 
-The document is loaded whole with :mod:`json`: sacct writes one object, so there is no
-record boundary to stream on, and a malformed document is one bad record at the line the
-decoder stopped.
+sacct writes one object, and a center's daily export can be 756 MB: loaded whole with
+:func:`json.load` it took 3.3 GB resident. The ``jobs`` list is read one job at a time
+instead (:func:`json.JSONDecoder.raw_decode` on each element, the file read a piece at a
+time), and everything else is read as :func:`json.loads` reads it: a document that is not
+JSON is one bad record at the line and column the decoder names, also when it is found
+after jobs already read (the store then keeps none of them), and a job that cannot be
+read is a bad record at the line its object starts.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from perfpredict.ingest import fields
-from perfpredict.ingest._text.lines import open_binary, read_upto
+from perfpredict.ingest._text.lines import STREAM_DAMAGE, damaged_stream, open_binary
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import (
     BadRecord,
@@ -223,36 +229,212 @@ def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
     return record
 
 
-def _load(path: Path) -> Any:
-    """The document, bytes that are not UTF-8 replaced (U+FFFD) as the line-based readers
-    do: Slurm writes a job or user name's bytes as they are, and one Latin-1 name
-    refused the whole export with advice to export it again, which gives the same bytes."""
+#: Bytes of the file decoded at a time; a job object longer than this is read whole.
+READ_PIECE_BYTES = 1 << 20
+#: How close to the end of the text read so far the decoder may stop, cut off rather than
+#: at an error: a literal (``-Infinity``) or an escape (``\ud834\udd1e``) cut short is
+#: refused at its start, a string cut short says "Unterminated string".
+CUT_MARGIN_CHARS = 32
+#: Characters of the file's start kept to tell what the file is by its first line.
+HEAD_CHARS = 1 << 16
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+_DECODER = json.JSONDecoder()
+
+
+class _Malformed(Exception):
+    """The document cannot be read as sacct's: ``bad`` is the whole-file bad record."""
+
+    def __init__(self, bad: BadRecord) -> None:
+        super().__init__(bad.reason)
+        self.bad = bad
+
+
+class _JsonText:
+    """A JSON document read a piece at a time, its 1-based line numbers tracked, so that
+    one job object at a time is in memory: the whole document loaded took 3.3 GB resident
+    for a 756 MB daily dump (docs/performance.md).
+
+    Bytes that are not UTF-8 are replaced (U+FFFD) as the line-based readers do: Slurm
+    writes a job or user name's bytes as they are, and one Latin-1 name refused the whole
+    export with advice to export it again, which gives the same bytes."""
+
+    def __init__(self, path: Path, fh: BinaryIO) -> None:
+        self.path = path
+        self.fh = fh
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.text = ""  # what is read and not yet consumed, from text[0]
+        self.pos = 0
+        self.at_eof = False
+        self.head = ""  # the file's start: its first line says what the file is
+        # Line of text[counted_to]; text[counted_to:] not yet counted.
+        self.line_no = 1
+        self.counted_to = 0
+        # The first characters of the line text[0] is on (for a reject's text), and how
+        # many there are (for the column).
+        self.line_start = ""
+        self.line_start_chars = 0
+
+    def fill(self) -> bool:
+        """Read on: as much again as is not consumed, so that a value longer than a piece
+        is decoded a bounded number of times; False at the end of the file."""
+        if self.at_eof:
+            return False
+        self.line_of(self.pos)
+        consumed = self.text[:self.pos]
+        last_newline = consumed.rfind("\n")
+        if last_newline >= 0:
+            self.line_start = consumed[last_newline + 1:][:200]
+            self.line_start_chars = len(consumed) - last_newline - 1
+        else:
+            self.line_start = (self.line_start + consumed)[:200]
+            self.line_start_chars += len(consumed)
+        self.text, self.counted_to, self.pos = self.text[self.pos:], 0, 0
+        wanted = max(READ_PIECE_BYTES, len(self.text))
+        pieces: list[str] = []
+        n_read = 0
+        try:
+            while n_read < wanted:
+                piece = self.fh.read1(  # type: ignore[attr-defined]
+                    min(wanted - n_read, READ_PIECE_BYTES))
+                if not piece:
+                    self.at_eof = True
+                    pieces.append(self.decoder.decode(b"", final=True))
+                    break
+                n_read += len(piece)
+                pieces.append(self.decoder.decode(piece))
+        except STREAM_DAMAGE as exc:
+            line_no = self.line_of(len(self.text)) + sum(p.count("\n") for p in pieces)
+            raise damaged_stream(self.path, line_no, exc) from exc
+        self.text += "".join(pieces)
+        if not self.head:
+            self.head = self.text[:HEAD_CHARS]
+        return True
+
+    def line_of(self, index: int) -> int:
+        """The 1-based line of ``text[index]``, for indices that never go back."""
+        self.line_no += self.text.count("\n", self.counted_to, index)
+        self.counted_to = index
+        return self.line_no
+
+    def peek(self) -> str:
+        """The next character past whitespace, "" at the end of the file."""
+        while True:
+            self.pos = _WHITESPACE.match(self.text, self.pos).end()  # type: ignore[union-attr]
+            if self.pos < len(self.text) or not self.fill():
+                return self.text[self.pos:self.pos + 1]
+
+    def expect(self, message: str, *accepted: str) -> str:
+        """The next character, consumed, when it is one of ``accepted``."""
+        char = self.peek()
+        if not char or char not in accepted:
+            raise self.not_json(message, self.pos)
+        self.pos += 1
+        return char
+
+    def value(self) -> Any:
+        """The next JSON value, as :func:`json.loads` reads it."""
+        self.peek()
+        while True:
+            try:
+                value, end = _DECODER.raw_decode(self.text, self.pos)
+            except json.JSONDecodeError as exc:
+                cut = (exc.pos >= len(self.text) - CUT_MARGIN_CHARS
+                       or exc.msg.startswith("Unterminated string"))
+                if cut and self.fill():
+                    continue
+                raise self.not_json(exc.msg, exc.pos) from exc
+            if end == len(self.text) and self.fill():
+                continue  # a number may go on in the next piece
+            self.pos = end
+            return value
+
+    def end(self) -> None:
+        """Nothing but whitespace left, as :func:`json.loads` requires."""
+        if self.peek():
+            raise self.not_json("Extra data", self.pos)
+
+    def not_json(self, message: str, index: int) -> _Malformed:
+        """Why the text is not JSON, and what to do: an empty file or ``sacct -P`` text
+        (``|``-separated) said as such, since "Expecting value at column 1" told neither."""
+        first = next((text for text in self.head.splitlines() if text.strip()), None)
+        if first is None:  # no line to name
+            return _Malformed(BadRecord(None, "", "the file is empty; export again with "
+                                        "sacct --json", whole_file=True))
+        line_no = self.line_of(index)
+        line_begin = self.text.rfind("\n", 0, index) + 1
+        column = index - line_begin + 1 + (0 if line_begin else self.line_start_chars)
+        line_end = self.text.find("\n", index)
+        line = ((self.line_start if not line_begin else "")
+                + self.text[line_begin:None if line_end < 0 else line_end]).rstrip("\r")
+        if "|" in first and not first.lstrip().startswith(("{", "[")):
+            reason = ("this is sacct -P text ('|'-separated fields), not JSON; ingest it with "
+                      "'perfpredict ingest sacct'")
+        else:
+            reason = (f"not valid JSON ({message} at column {column}); export again with "
+                      "sacct --json, the file may be cut short")
+        return _Malformed(BadRecord(line_no, line[:200], reason, whole_file=True))
+
+
+def _jobs(path: Path) -> Iterator[tuple[int, Any]]:
+    """``(line_no, job)`` of each element of the top-level object's ``jobs`` list, decoded
+    one at a time; the other members (``meta``, ``errors``, ``warnings``) are read past.
+    Raises :class:`_Malformed` where :func:`json.loads` would have refused the document or
+    found it without a ``jobs`` list: after the jobs before it, a document cut short is
+    refused whole (the store undoes a whole-file reject's runs)."""
     with open_binary(path) as fh:
-        data = read_upto(path, fh)
-    return json.loads(data.decode("utf-8", errors="replace"))
+        text = _JsonText(path, fh)
+        if text.peek() != "{":  # read as json.loads does, to say why it is not sacct's
+            text.value()
+            text.end()
+            raise _no_jobs()
+        text.pos += 1
+        jobs_line: int | None = None
+        has_jobs_list = False
+        if text.peek() != "}":
+            while True:
+                if text.peek() != '"':
+                    raise text.not_json("Expecting property name enclosed in double quotes",
+                                        text.pos)
+                key_line = text.line_of(text.pos)
+                key = text.value()
+                text.expect("Expecting ':' delimiter", ":")
+                if key == "jobs" and jobs_line is not None:
+                    raise _Malformed(BadRecord(key_line, "", "the top level has 'jobs' twice "
+                                               f"(lines {jobs_line} and {key_line}); this is "
+                                               "not the output of sacct --json",
+                                               whole_file=True))
+                if key == "jobs":
+                    jobs_line = key_line
+                if key == "jobs" and text.peek() == "[":
+                    has_jobs_list = True
+                    text.pos += 1
+                    if text.peek() != "]":
+                        while True:
+                            text.peek()
+                            yield text.line_of(text.pos), text.value()
+                            if text.expect("Expecting ',' delimiter", ",", "]") == "]":
+                                break
+                    else:
+                        text.pos += 1
+                else:
+                    text.value()
+                if text.expect("Expecting ',' delimiter", ",", "}") == "}":
+                    break
+        else:
+            text.pos += 1
+        text.end()
+        if not has_jobs_list:
+            raise _no_jobs()
 
 
-def _not_json(exc: json.JSONDecodeError) -> BadRecord:
-    """Why the text is not JSON, and what to do: an empty file or ``sacct -P`` text
-    (``|``-separated) said as such, since "Expecting value at column 1" told neither."""
-    lines = exc.doc.splitlines()
-    line = lines[exc.lineno - 1] if exc.lineno <= len(lines) else ""
-    first = next((text for text in lines if text.strip()), None)
-    if first is None:  # no line to name
-        return BadRecord(None, "", "the file is empty; export again with sacct --json",
-                         whole_file=True)
-    if "|" in first and not first.lstrip().startswith(("{", "[")):
-        reason = ("this is sacct -P text ('|'-separated fields), not JSON; ingest it with "
-                  "'perfpredict ingest sacct'")
-    else:
-        reason = (f"not valid JSON ({exc.msg} at column {exc.colno}); export again with "
-                  "sacct --json, the file may be cut short")
-    return BadRecord(exc.lineno, line[:200], reason, whole_file=True)
+def _no_jobs() -> _Malformed:
+    return _Malformed(BadRecord(1, "", "no 'jobs' list at the top level; this is not the "
+                                "output of sacct --json", whole_file=True))
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
-    """Runs of the jobs in ``path``; a job that cannot be read is a bad record naming its
-    index and job id (JSON jobs have no line of their own)."""
+    """Runs of the jobs in ``path``; a job that cannot be read is a bad record at the line
+    its object starts, naming its index and job id."""
     return expand_batches(parse_batches(path, options))
 
 
@@ -260,23 +442,21 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     """:func:`parse`'s items, and how many jobs were skipped as not finished."""
     fields.check_app_from(options)
     try:
-        document = _load(path)
-    except json.JSONDecodeError as exc:
-        yield _not_json(exc)
-        return
+        yield from _job_items(_jobs(path), options)
+    except _Malformed as malformed:
+        yield malformed.bad
     except RecursionError as exc:  # nested deeper than the decoder goes
         yield BadRecord(None, "", f"cannot be read as JSON text ({type(exc).__name__}: "
                         f"{str(exc)[:200]}); export again with sacct --json", whole_file=True)
-        return
-    jobs = document.get("jobs") if isinstance(document, dict) else None
-    if not isinstance(jobs, list):
-        yield BadRecord(1, "", "no 'jobs' list at the top level; this is not the output of "
-                        "sacct --json", whole_file=True)
-        return
+
+
+def _job_items(jobs: Iterable[tuple[int, Any]], options: IngestOptions) -> Iterator[BatchItem]:
+    """The run of each ``(line_no, job)``, or a bad record at its line; then how many jobs
+    were skipped as not finished."""
     n_unfinished = 0
-    for index, job in enumerate(jobs):
+    for index, (line_no, job) in enumerate(jobs):
         if not isinstance(job, dict):
-            yield BadRecord(None, repr(job)[:200], f"jobs[{index}] is not a job object")
+            yield BadRecord(line_no, repr(job)[:200], f"jobs[{index}] is not a job object")
             continue
         try:
             record = _record(job, options)
@@ -292,7 +472,7 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
             else:
                 n_unfinished += 1
             continue
-        yield BadRecord(None, json.dumps(job)[:2000],
+        yield BadRecord(line_no, json.dumps(job)[:2000],
                         f"jobs[{index}] (job {job.get('job_id')!r}): {reason}")
     if n_unfinished:
         yield Skipped(n_unfinished)

@@ -269,6 +269,11 @@ class _FileIngest:
         return self.system_names.canonical(name, self.known_systems)
 
     def reject(self, bad: BadRecord) -> None:
+        if bad.whole_file and self.report.n_records:
+            # Found after records of the file (a streamed sacct --json document cut short
+            # after its first jobs): nothing in it is a good record, so what was stored of
+            # it is undone as for a damaged stream, and this is its one reject.
+            raise DamagedStreamError(bad.reason, path=self.path, line_no=bad.line_no)
         if self.options.on_error == "fail":
             # a whole-file reason names its own fix (a rename, a flag, an export), and
             # skipping bad records stores nothing of such a file: only the other files

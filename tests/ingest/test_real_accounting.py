@@ -568,3 +568,18 @@ def test_columns_that_do_not_match_the_export_are_named(cli: Cli) -> None:
     assert result.exit_code == 2
     assert "expected 2 fields, found 26" in result.stderr
     assert "or --columns does not name every field of the export" in result.stderr
+
+
+def test_a_document_cut_after_jobs_stores_none_of_them(cli: Cli, tmp_path: Path) -> None:
+    """Read a job at a time, the runs before the cut reached the store first; the cut
+    document is refused whole as when it was loaded whole, also under --on-error skip."""
+    text = shared_path("logs", "slurm", "sarc-generated-sacct-json-v0.0.43-mila_1714003200.json").read_text()
+    path = tmp_path / "cut.json"
+    path.write_text(text[:len(text) * 3 // 4])
+    result = cli("ingest", "sacct-json", str(path), "--on-error", "skip")
+    assert result.exit_code == 0, result.stderr
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
+    failed = cli("ingest", "sacct-json", str(path))
+    assert failed.exit_code == 2
+    assert failed.stderr.startswith(f"Error: {path}:1: not valid JSON (")
+    assert "nothing from this file was stored" in failed.stderr

@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import gzip
 import json
+import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -8,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfpredict.ingest import IngestOptions, ingest_file
+from bench.ingest_benchmark import write_sacct_json
+from perfpredict.ingest import IngestOptions, ingest_file, sacct_json
 from perfpredict.ingest.records import BadRecord, RunRecord
-from perfpredict.ingest.sacct_json import parse
+from perfpredict.ingest.sacct_json import _record, parse
 from perfpredict.store.queries import iter_runs
 from tests.conftest import shared_path
 from tests.ingest._mutate import check_items, survives_mutations
@@ -225,3 +229,123 @@ def test_ingest_is_idempotent_and_matches_sacct_keys(store, tmp_path: Path) -> N
     assert (third.n_stored, third.n_duplicates) == (0, 1)
     (run,) = iter_runs(store)
     assert (run["system"], run["job_id"], run["runtime_s"]) == ("cedar", "10", 20615.0)
+
+
+SACCT_JSON_LOGS = ["clockwork-sacct_1.json", "clockwork-sacct_2.json",
+                   "sarc-generated-sacct-json-v0.0.43-mila_1714003200.json",
+                   "sarc-sacct-json-slurm_21_8_8.json", "sarc-sacct-json-slurm_22_5_9.json",
+                   "sarc-sacct-json-slurm_23_2_6.json", "sarc-sacct-json-slurm_23_11_5.json"]
+
+
+def whole_document_runs(path: Path) -> list[RunRecord]:
+    """The runs as the reader read them before it streamed: the document loaded whole."""
+    document = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+    found = (_record(job, IngestOptions()) for job in document["jobs"])
+    return [run for run in found if run is not None]
+
+
+def whitespace_between_tokens(value: Any, space: Callable[[], str]) -> str:
+    """``value`` as JSON text with ``space()`` between every two tokens."""
+    if isinstance(value, dict):
+        members = [f"{space()}{json.dumps(key)}{space()}:{space()}"
+                   f"{whitespace_between_tokens(item, space)}{space()}"
+                   for key, item in value.items()]
+        return "{" + (",".join(members) or space()) + "}"
+    if isinstance(value, list):
+        items = [f"{space()}{whitespace_between_tokens(item, space)}{space()}" for item in value]
+        return "[" + (",".join(items) or space()) + "]"
+    return json.dumps(value)
+
+
+@pytest.mark.parametrize("name", SACCT_JSON_LOGS)
+def test_streamed_runs_are_the_whole_documents(name: str, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    path = slurm(name)
+    assert runs(path) == whole_document_runs(path)
+    compressed = tmp_path / f"{name}.gz"
+    compressed.write_bytes(gzip.compress(path.read_bytes()))
+    assert runs(compressed) == whole_document_runs(path)
+    # pieces of a few bytes: every job, key and number read across pieces
+    monkeypatch.setattr(sacct_json, "READ_PIECE_BYTES", 5)
+    assert runs(path) == runs(compressed) == whole_document_runs(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(SACCT_JSON_LOGS), st.data(), st.integers(1, 300))
+def test_any_whitespace_between_elements_gives_the_same_runs(
+        tmp_path_factory: pytest.TempPathFactory, name: str, data: st.DataObject,
+        piece_bytes: int) -> None:
+    """Property: sacct's JSON with any JSON whitespace between its tokens, read a piece
+    of any size at a time, gives the runs of the whole document."""
+    document = json.loads(slurm(name).read_bytes())
+    spaces = st.text(alphabet=" \t\r\n", max_size=4)
+    text = whitespace_between_tokens(document, lambda: data.draw(spaces))
+    path = tmp_path_factory.mktemp("h") / name
+    path.write_text(data.draw(spaces) + text + data.draw(spaces))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sacct_json, "READ_PIECE_BYTES", piece_bytes)
+        assert runs(path) == whole_document_runs(path)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(["clockwork-sacct_1.json", "sarc-sacct-json-slurm_23_2_6.json"]),
+       st.floats(0, 1, exclude_max=True), st.integers(1, 200))
+def test_a_cut_document_is_refused_at_the_line_json_names(
+        tmp_path_factory: pytest.TempPathFactory, name: str, share: float,
+        piece_bytes: int) -> None:
+    """Property: a document cut anywhere ends with the one whole-file bad record the
+    whole document gave, at the line and column :func:`json.loads` names."""
+    text = slurm(name).read_text()
+    cut = text[:int(len(text) * share)]
+    path = tmp_path_factory.mktemp("h") / name
+    path.write_text(cut)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sacct_json, "READ_PIECE_BYTES", piece_bytes)
+        *_, bad = parse(path, IngestOptions())
+    with pytest.raises(json.JSONDecodeError) as refused:
+        json.loads(cut)
+    assert isinstance(bad, BadRecord) and bad.whole_file
+    if not cut.strip():
+        assert (bad.line_no, bad.reason) == (None, "the file is empty; export again with "
+                                             "sacct --json")
+        return
+    assert bad.line_no == refused.value.lineno
+    assert f"({refused.value.msg} at column {refused.value.colno})" in bad.reason
+    assert bad.raw == (cut.splitlines() + [""])[refused.value.lineno - 1][:200]
+
+
+def test_a_bad_job_is_named_at_its_line(tmp_path: Path) -> None:
+    path = write_json(tmp_path, {"meta": {}, "jobs": [synthetic_job(job_id=8),
+                                                      synthetic_job(job_id=None), 3]})
+    _, bad, not_a_job = parse(path, IngestOptions())
+    lines = path.read_text().splitlines()
+    assert isinstance(bad, BadRecord) and isinstance(not_a_job, BadRecord)
+    assert bad.line_no is not None and lines[bad.line_no - 1].strip() == "{"
+    assert '"job_id": null' in "\n".join(lines[bad.line_no - 1:bad.line_no + 3])
+    assert not_a_job.line_no is not None and lines[not_a_job.line_no - 1].strip() == "3"
+
+
+def test_jobs_twice_is_not_sacct_output(tmp_path: Path) -> None:
+    path = tmp_path / "twice.json"
+    path.write_text('{"jobs": [],\n "jobs": []}')
+    (bad,) = parse(path, IngestOptions())
+    assert isinstance(bad, BadRecord) and bad.whole_file and bad.line_no == 2
+    assert "'jobs' twice (lines 1 and 2)" in bad.reason
+
+
+def test_a_document_read_in_pieces_is_never_held_whole(tmp_path: Path) -> None:
+    """The whole document loaded took 3.3 GB resident for a 756 MB export; read a job at a
+    time, the peak is a few pieces of text whatever the export's size. The document is the
+    benchmark's (docs/performance.md): its every finished job a run of its own."""
+    path = tmp_path / "big.json"
+    write_sacct_json(path, 24 * sacct_json.READ_PIECE_BYTES,
+                     slurm("sarc-generated-sacct-json-v0.0.43-mila_1714003200.json"))
+    tracemalloc.start()
+    try:
+        keys = [item.key for item in parse(path, IngestOptions())
+                if isinstance(item, RunRecord)]
+        peak_bytes = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(keys) > 1000 and len(set(keys)) == len(keys)
+    assert peak_bytes < 8 * sacct_json.READ_PIECE_BYTES
