@@ -72,6 +72,32 @@ def advise_cli(trained_url: str) -> Callable[..., Result]:
     return invoke
 
 
+def with_queue_charges(trained_url: str, tmp_path: Path,
+                       multiplier_of: Callable[[str], float]) -> str:
+    """A copy of the trained store (its URL) whose bert machine charges each queue
+    ``multiplier_of(queue name)`` times the machine's rate: the shared store stays as
+    every other test reads it."""
+    import dataclasses
+    import shutil
+
+    from perfpredict.catalog import add_system, get_system
+    from perfpredict.store import open_store
+
+    copy = tmp_path / "store.db"
+    shutil.copy(trained_url.removeprefix("sqlite:///"), copy)
+    url = f"sqlite:///{copy}"
+    store = open_store(url)
+    try:
+        spec = get_system(store, BERT_SYSTEM)
+        assert spec is not None
+        add_system(store, dataclasses.replace(spec, queues=tuple(
+            dataclasses.replace(q, charge_multiplier=multiplier_of(q.name))
+            for q in spec.queues)))
+    finally:
+        store.dispose()
+    return url
+
+
 def one_error_line(result: Result) -> str:
     """The single ``Error: ...`` line a failing command prints, asserting it is one line."""
     lines = [line for line in result.output.splitlines() if line.strip()]

@@ -19,7 +19,13 @@ from perfpredict.advise.selection import (
 )
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.errors import BadInputError, NotFoundError
-from tests.advise.conftest import BERT, BERT_SYSTEM, RELEARN, one_error_line
+from tests.advise.conftest import (
+    BERT,
+    BERT_SYSTEM,
+    RELEARN,
+    one_error_line,
+    with_queue_charges,
+)
 
 BERT_REQUEST = {"app": "bert", "system": "dgxa100_ngc22.04"}
 
@@ -218,20 +224,10 @@ def test_node_hours_and_allocation_units(trained_store) -> None:
 def test_a_queue_charge_multiplier_is_stated_with_its_queue(trained_url, tmp_path) -> None:
     """The basis said "(times the queue's multiplier)" whatever the multiplier, so a
     premium queue's 2x was in the totals and nowhere in the words a reviewer reads."""
-    import dataclasses
-    import shutil
-
-    from perfpredict.catalog import add_system, get_system
     from perfpredict.store import open_store
 
-    copy = tmp_path / "store.db"
-    shutil.copy(trained_url.removeprefix("sqlite:///"), copy)
-    store = open_store(f"sqlite:///{copy}")
+    store = open_store(with_queue_charges(trained_url, tmp_path, lambda queue: 1.5))
     try:
-        spec = get_system(store, BERT_SYSTEM)
-        assert spec is not None
-        premium = tuple(dataclasses.replace(q, charge_multiplier=1.5) for q in spec.queues)
-        add_system(store, dataclasses.replace(spec, queues=premium))
         plan = advise_plan(store, PlanRequest(**BERT_REQUEST, max_nodes=64))
     finally:
         store.dispose()

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.advise.run_classes import RunClass, parse_run_class
 from perfpredict.errors import BadInputError
-from tests.advise.conftest import BERT, one_error_line
+from tests.advise.conftest import BERT, one_error_line, with_queue_charges
 
 CLASSES = ("largest=512x2", "typical = 64 x 10", "smallest=1x4")
 CLASS_ARGS = [arg for text in CLASSES for arg in ("--run-class", text)]
@@ -250,29 +250,14 @@ def test_a_class_in_a_queue_charged_at_a_multiple_says_so(trained_url, tmp_path)
     """A class in a premium queue (here 'large', at twice the rate) was priced at the
     multiple while the footnote named only the machine's rate, and the recommendation's
     queue: 2 units per node-hour in the words, 4 in the totals, as a reviewer reads them."""
-    import dataclasses
-    import shutil
-
     from typer.testing import CliRunner
 
-    from perfpredict.catalog import add_system, get_system
     from perfpredict.cli.app import app
-    from perfpredict.store import open_store
-    from tests.advise.conftest import BERT_SYSTEM
 
-    copy = tmp_path / "store.db"
-    shutil.copy(trained_url.removeprefix("sqlite:///"), copy)
-    store = open_store(f"sqlite:///{copy}")
-    try:
-        spec = get_system(store, BERT_SYSTEM)
-        assert spec is not None
-        add_system(store, dataclasses.replace(spec, queues=tuple(
-            dataclasses.replace(q, charge_multiplier=2.0) if q.name == "large" else q
-            for q in spec.queues)))
-    finally:
-        store.dispose()
-    result = CliRunner().invoke(app, ["--db", f"sqlite:///{copy}", "advise", *BERT,
-                                      *CLASS_ARGS, "--format", "json"])
+    url = with_queue_charges(trained_url, tmp_path,
+                             lambda queue: 2.0 if queue == "large" else 1.0)
+    result = CliRunner().invoke(app, ["--db", url, "advise", *BERT, *CLASS_ARGS,
+                                      "--format", "json"])
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     largest, typical, _ = doc["run_classes"]
