@@ -68,9 +68,8 @@ from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor,
 from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_kill_risk
 from perfpredict.counts import check_count, is_number, plain
 from perfpredict.errors import BadInputError
-from perfpredict.estimate.estimates import check_confidence
 from perfpredict.store.handle import takes_store
-from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES
+from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES, check_confidence
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec

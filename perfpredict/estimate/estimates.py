@@ -37,7 +37,7 @@ from perfpredict.model.runtime import PEER_INTERVAL_MIN_PEERS, PEER_WEIGHT, Runt
 from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.store.handle import StoreLike, store_url_of
-from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES
+from perfpredict.uncertainty.conformal import check_confidence
 
 if TYPE_CHECKING:
     from perfpredict.estimate.explain import Explanation
@@ -54,24 +54,6 @@ _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibr
                  "noise_floor", "at_widest_error")
 _INT_COLUMNS = ("peer_series",)
 
-
-
-#: The widest interval the predictor resolves: its conformal tail levels end there
-#: (:data:`~perfpredict.uncertainty.conformal.TAIL_CONFIDENCES`). Asked for more, it gave
-#: the widest interval labelled with the level asked for (bert at 64 nodes: 27.5-362.5 s
-#: at 99.95%, 99.99% and 99.999% alike), or read its bounds past the last level calibrated
-#: (a Castro series at 512 nodes: 0.24-201 s at 99.98%, 0.007-6,929 s at 99.99%).
-WIDEST_CONFIDENCE = float(TAIL_CONFIDENCES[-1])
-
-
-def check_confidence(confidence: float) -> None:
-    """An interval's confidence must be above 0 and at most :data:`WIDEST_CONFIDENCE`."""
-    if not 0 < confidence < 1:
-        raise BadInputError(f"--confidence must be between 0 and 1, got {confidence:g}")
-    if confidence > WIDEST_CONFIDENCE:
-        raise BadInputError(f"--confidence {confidence:g} is wider than the predictor's "
-                            f"intervals resolve (their widest is {WIDEST_CONFIDENCE:g}); "
-                            f"ask for {WIDEST_CONFIDENCE:g} or less")
 
 @dataclass
 class Estimate:

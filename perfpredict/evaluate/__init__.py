@@ -54,6 +54,7 @@ from perfpredict.model.series import (
     usable_runs,
 )
 from perfpredict.store.handle import Store, takes_store
+from perfpredict.uncertainty.conformal import check_confidence
 
 __all__ = ["GROUP_BY", "LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
            "bundled_series", "evaluate", "evaluate_frame", "frame_outcomes", "plan_split",
@@ -171,9 +172,7 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
     if group_by not in GROUP_BY:
         raise BadInputError(f"--group-by must be one of: {', '.join(GROUP_BY)}, not "
                             f"{group_by!r}")
-    if not 0 < confidence < 1:
-        raise BadInputError(f"--confidence must be between 0 and 1 (0.9 for 90% "
-                            f"intervals), got {confidence:g}")
+    check_confidence(confidence)
     if leave_out is not None and leave_out not in LEAVE_OUT:
         raise BadInputError(f"--leave-out must be one of: {', '.join(LEAVE_OUT)}, not "
                             f"{leave_out!r}")

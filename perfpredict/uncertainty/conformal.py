@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from perfpredict.errors import BadInputError
 from perfpredict.laws.base import FloatArray
 from perfpredict.packed import pack, unpack
 
@@ -31,6 +32,24 @@ MIN_PER_BIN = 30
 #: tails from 0.5 down to 0.0001, a kill probability to a hundredth of a percent.
 TAIL_CONFIDENCES = np.linspace(0.0, 0.9998, 1000)
 _LEVELS = np.linspace(0.0, 1.0, 2001)
+#: The widest interval the predictor resolves: its tail levels end there. Asked for
+#: more, ``estimate`` gave the widest interval labelled with the level asked for (bert at
+#: 64 nodes: 27.5-362.5 s at 99.95%, 99.99% and 99.999% alike), or read its bounds past
+#: the last level calibrated (a Castro series at 512 nodes: 0.24-201 s at 99.98%,
+#: 0.007-6,929 s at 99.99%).
+WIDEST_CONFIDENCE = float(TAIL_CONFIDENCES[-1])
+
+
+def check_confidence(confidence: float) -> None:
+    """An interval's confidence (``--confidence`` of estimate, advise and evaluate) must
+    be above 0 and at most :data:`WIDEST_CONFIDENCE`."""
+    if not 0 < confidence < 1:
+        raise BadInputError(f"--confidence must be between 0 and 1 (0.9 for 90% "
+                            f"intervals), got {confidence:g}")
+    if confidence > WIDEST_CONFIDENCE:
+        raise BadInputError(f"--confidence {confidence:g} is wider than the predictor's "
+                            f"intervals resolve (their widest is {WIDEST_CONFIDENCE:g}); "
+                            f"ask for {WIDEST_CONFIDENCE:g} or less")
 
 
 @dataclass
