@@ -138,6 +138,11 @@ def _record(row: dict[str, str], line_no: int, require_runtime: bool, zone: Zone
     for name in ("nodes", "total_ranks", "threads_per_rank", "ranks_per_node"):
         if values.get(name) is not None and values[name] <= 0:
             raise FieldError(f"{name} must be positive, got {values[name]:g}")
+    # a time asked for or an amount used is never below 0: a negative request was stored,
+    # and advise walltime then read the job as one that asked for nothing
+    for name in ("requested_walltime_s", "io_bytes", "max_rss_bytes", "gpus"):
+        if values.get(name) is not None and values[name] < 0:
+            raise FieldError(f"{name} must not be negative, got {values[name]:g}")
     nodes, ranks = values.get("nodes"), values.get("total_ranks")
     if nodes is None and ranks is None and not is_job:
         raise FieldError("neither 'nodes' nor 'total_ranks' is given; one is needed for scale")

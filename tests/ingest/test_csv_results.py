@@ -50,6 +50,18 @@ def test_extra_fields_are_numbers_only_as_tables_write_them(tmp_path: Path) -> N
     assert type(record.extra["count"]) is int
 
 
+@pytest.mark.parametrize("column", ["requested_walltime_s", "io_bytes", "max_rss_bytes",
+                                    "gpus"])
+def test_a_negative_request_or_amount_is_refused_at_its_line(tmp_path, column: str) -> None:  # type: ignore[no-untyped-def]
+    """A requested walltime of -3600 s was stored, and advise walltime then read the job
+    as one that asked for nothing; sizes and GPU counts are no more negative."""
+    path = write(tmp_path, f"app,system,nodes,runtime_s,{column}\nlulesh,opal,2,9.5,0\n"
+                           f"lulesh,opal,4,5.5,-3600\n")
+    bad = [item for item in parse(path, IngestOptions()) if isinstance(item, BadRecord)]
+    assert [(b.line_no, b.reason) for b in bad] == [
+        (3, f"{column} must not be negative, got -3600")]
+
+
 @pytest.mark.parametrize(
     ("row", "reason"),
     [
