@@ -103,9 +103,11 @@ def _print_report(r: BatchReport) -> None:
     skipped = f", {r.n_unfinished} non-terminal job{plural} skipped" if r.n_unfinished else ""
     joined = (f" ({r.n_joined_io} with the I/O of Darshan logs stored before them)"
               if r.n_joined_io else "")
+    filled = (f" ({r.n_filled} of them given fields they lacked)" if r.n_filled else "")
     typer.echo(
         f"{r.path}: {r.n_records} records, {r.n_stored} stored{joined}, "
-        f"{r.n_duplicates} already in the store, {r.n_attached} attached to stored jobs, "
+        f"{r.n_duplicates} already in the store{filled}, {r.n_attached} attached to stored "
+        "jobs, "
         f"{r.n_rejected} rejected{skipped}."
     )
     for warning in r.warnings:

@@ -30,7 +30,8 @@ def insert_ignoring_duplicates(conn: Connection, table: Table, *key_columns: str
 def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Sequence[str],
                                     rows: list[tuple[Any, ...]], *key_columns: str,
                                     replace_where: str | None = None,
-                                    kept: Sequence[str] = (), kept_where: str = "TRUE") -> None:
+                                    kept: Sequence[str] = (), kept_where: str = "TRUE",
+                                    filled_where: str | None = None) -> int:
     """:func:`insert_ignoring_duplicates` of plain tuples, inside the connection's
     transaction, the fastest way each backend has: SQLite's ``executemany`` on the DBAPI
     cursor, PostgreSQL's ``COPY`` (:func:`_copy_rows`).
@@ -38,8 +39,12 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
     With ``replace_where`` (SQL in which ``excluded`` is the new row and the table's name
     the stored one) a row whose key is stored replaces it where the condition holds,
     except the columns ``kept``, which keep their stored value unless the new row has one,
-    where ``kept_where`` (SQL as ``replace_where``) holds too. Rows are taken in order:
-    of two rows with one key, the second meets the first as the stored one.
+    where ``kept_where`` (SQL as ``replace_where``) holds too. With ``filled_where`` (SQL
+    as ``replace_where``) a row whose key is stored and that did not replace it, where the
+    condition holds, fills the stored row's empty (NULL) columns with its values and
+    changes none the stored row has; the number of stored rows so filled is returned.
+    Rows are taken in order: of two rows with one key, the second meets the first as the
+    stored one.
 
     For bulk ingest: SQLAlchemy's per-row parameter processing cost more than SQLite's
     insert itself. The values must be what the driver binds as is: JSON already as text,
@@ -58,25 +63,59 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
             else f"{quote(c)} = excluded.{quote(c)}"
             for c in columns if c not in key_columns)
         replace = f"{on_conflict}DO UPDATE SET {assignments} WHERE {replace_where}"
+    fill = None
+    if filled_where is not None:
+        filled = [c for c in columns if c not in key_columns]
+        fill = (f"{on_conflict}DO UPDATE SET " + ", ".join(
+            f"{quote(c)} = COALESCE({target}.{quote(c)}, excluded.{quote(c)})" for c in filled)
+            + f" WHERE ({filled_where}) AND (" + " OR ".join(
+            f"({target}.{quote(c)} IS NULL AND excluded.{quote(c)} IS NOT NULL)"
+            for c in filled) + ")")
+    rounds = _rounds(rows, itemgetter(*(list(columns).index(c) for c in key_columns)))
     if conn.dialect.name == "postgresql":
-        key_of = itemgetter(*(list(columns).index(c) for c in key_columns))
-        _copy_rows(conn, table, columns, rows, key_of, replace or on_conflict + "DO NOTHING")
-        return
+        return _copy_rows(conn, table, columns, rounds, replace or on_conflict + "DO NOTHING",
+                          fill)
     insert = (f"INSERT INTO {target} ({names}) VALUES ({', '.join(['?'] * len(columns))}) "
               f"{on_conflict}")
     cursor = conn.connection.cursor()
+    n_filled = 0
     try:
-        # Ignoring conflicts first, and only where some conflicted (the driver sums
-        # ``rowcount`` over ``executemany``) replaying the rows in order with the
-        # replacing statement: SQLite's ``DO UPDATE`` looks each row's key up before
-        # inserting it, which made a 1M-line sacct ingest 35% slower where nothing
-        # conflicts.
-        cursor.executemany(insert + "DO NOTHING", rows)
-        if replace is None or cursor.rowcount == len(rows):
-            return
-        cursor.executemany(insert.removesuffix(on_conflict) + replace, rows)
+        for round_rows in rounds:
+            # Ignoring conflicts first, and only where some conflicted (the driver sums
+            # ``rowcount`` over ``executemany``) replaying the rows with the replacing
+            # statement, then with the filling one: SQLite's ``DO UPDATE`` looks each
+            # row's key up before inserting it, which made a 1M-line sacct ingest 35%
+            # slower where nothing conflicts.
+            cursor.executemany(insert + "DO NOTHING", round_rows)
+            if cursor.rowcount == len(round_rows):
+                continue
+            for clause in (replace, fill):
+                if clause is not None:
+                    cursor.executemany(insert.removesuffix(on_conflict) + clause, round_rows)
+            n_filled += int(cursor.rowcount) if fill is not None else 0
     finally:
         cursor.close()
+    return n_filled
+
+
+def _rounds(rows: list[tuple[Any, ...]],
+            key_of: Callable[[tuple[Any, ...]], Any]) -> list[list[tuple[Any, ...]]]:
+    """``rows`` in rounds of one row per key: the first row of each key, then the second
+    ... in order. ``ON CONFLICT DO UPDATE`` may touch a stored row once per PostgreSQL
+    statement, and a row that replaces or fills a stored one must meet it as one row
+    after another would (a requeued job's incarnations, a record of a run read twice),
+    whichever statement comes first for the others."""
+    row_keys = list(map(key_of, rows))
+    if len(set(row_keys)) == len(rows):
+        return [rows]
+    seen: dict[Any, int] = {}
+    rounds: list[list[tuple[Any, ...]]] = []
+    for key, row in zip(row_keys, rows, strict=True):
+        n_before = seen[key] = seen.get(key, -1) + 1
+        if n_before == len(rounds):
+            rounds.append([])
+        rounds[n_before].append(row)
+    return rounds
 
 
 def insert_rows(conn: Connection, table: Table, columns: Sequence[str],
@@ -116,29 +155,16 @@ def _copy_types(table: Table, columns: Sequence[str]) -> list[str]:
 
 
 def _copy_rows(conn: Connection, table: Table, columns: Sequence[str],
-               rows: list[tuple[Any, ...]], key_of: Callable[[tuple[Any, ...]], Any],
-               on_conflict: str) -> None:
-    """PostgreSQL: the rows ``COPY``-ed into a temporary staging table, then moved into
-    ``table`` with one ``INSERT ... SELECT ... ON CONFLICT``, in the connection's
-    transaction (the staging table goes at its end, so a failed ingest leaves nothing).
+               rounds: list[list[tuple[Any, ...]]], on_conflict: str, fill: str | None) -> int:
+    """PostgreSQL: each round of rows (:func:`_rounds`) ``COPY``-ed into a temporary
+    staging table, then moved into ``table`` with one ``INSERT ... SELECT ... ON
+    CONFLICT``, and moved in again with ``fill`` (an ``ON CONFLICT`` clause) where given,
+    in the connection's transaction (the staging table goes at its end, so a failed
+    ingest leaves nothing). The number of stored rows ``fill`` updated is returned.
 
     ``executemany`` made a statement of every row: a 1M-line sacct dump (250k runs) took
     4.4-7.1 times what ``psql``'s ``\\copy`` of the file takes, most of it waiting for the
-    server (bench/ingest_benchmark.py --pg; docs/performance.md).
-
-    ``ON CONFLICT DO UPDATE`` may touch a stored row once per statement, so a key repeated
-    among ``rows`` (a requeued job's incarnations) goes in rounds: the first row of each
-    key, then the second ... in order, as one row after another would."""
-    rounds: list[list[tuple[Any, ...]]] = [rows]
-    row_keys = list(map(key_of, rows))
-    if len(set(row_keys)) < len(rows):
-        seen: dict[Any, int] = {}
-        rounds = []
-        for key, row in zip(row_keys, rows, strict=True):
-            n_before = seen[key] = seen.get(key, -1) + 1
-            if n_before == len(rounds):
-                rounds.append([])
-            rounds[n_before].append(row)
+    server (bench/ingest_benchmark.py --pg; docs/performance.md)."""
     quote = conn.dialect.identifier_preparer.quote
     target, stage = quote(table.name), quote(f"{table.name}_staged")
     names = ", ".join(quote(c) for c in columns)
@@ -147,6 +173,7 @@ def _copy_rows(conn: Connection, table: Table, columns: Sequence[str],
 
     driver: Any = conn.connection.driver_connection  # psycopg's, for its COPY
     cursor = driver.cursor()
+    n_filled = 0
     try:
         for round_rows in rounds:
             try:  # every column of the table, so rows of any columns fit; no constraints
@@ -163,7 +190,11 @@ def _copy_rows(conn: Connection, table: Table, columns: Sequence[str],
                 copy.set_types(copy_types)
                 for row in round_rows:
                     copy.write_row(row)
-            cursor.execute(f"INSERT INTO {target} ({names}) SELECT {names} FROM {stage} "
-                           f"{on_conflict}")
+            for clause in (on_conflict, fill):
+                if clause is not None:
+                    cursor.execute(f"INSERT INTO {target} ({names}) SELECT {names} "
+                                   f"FROM {stage} {clause}")
+            n_filled += max(cursor.rowcount, 0) if fill is not None else 0
     finally:
         cursor.close()
+    return n_filled

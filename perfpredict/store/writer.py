@@ -94,6 +94,10 @@ class BatchReport:
     #: Jobs stored that took the I/O of a Darshan log stored before their accounting.
     n_joined_io: int = 0
     n_duplicates: int = 0
+    #: Of those already in the store: runs that took fields they lacked from a record of
+    #: the same run (a ``sacct -X`` dump, then one with the steps that give ranks per
+    #: node, MaxRSS and I/O), none they had changed.
+    n_filled: int = 0
     n_rejected: int = 0
     #: Of a file skipped as already ingested: the records its earlier ingest rejected
     #: (under --on-error skip), which only --reread reads again once what refused them
@@ -415,10 +419,10 @@ class _FileIngest:
         values["natural_key"] = natural_keys
         values["batch_id"] = [self.batch_id] * len(batch)
         values["source_line"] = batch.column("line_no")
-        insert_rows_ignoring_duplicates(self.conn, runs, list(values),
-                                        list(zip(*values.values(), strict=True)), "natural_key",
-                                        replace_where=LATER_INCARNATION, kept=("io_bytes",),
-                                        kept_where=SAME_RUN)
+        self.report.n_filled += insert_rows_ignoring_duplicates(
+            self.conn, runs, list(values), list(zip(*values.values(), strict=True)),
+            "natural_key", replace_where=LATER_INCARNATION, kept=("io_bytes",),
+            kept_where=SAME_RUN, filled_where=SAME_RUN)
         self.give_job_ids(batch, natural_keys)
         if self.io_only is not None:
             self.report.n_joined_io += self.io_only.join(systems, batch.column("job_id"))

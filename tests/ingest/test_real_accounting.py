@@ -473,6 +473,37 @@ def test_a_job_seen_running_then_ended_is_its_ended_record(cli: Cli) -> None:
     assert (run["job_id"], run["end_time"]) == ("10", "2023-03-31T06:28:23Z")
 
 
+def test_a_dump_with_the_steps_fills_in_what_an_allocations_dump_lacked(
+        cli: Cli, tmp_path: Path) -> None:
+    """``sacct -X`` lists the allocation lines alone, so ranks per node and MaxRSS (read
+    from the steps) are empty. The same jobs' full dump, ingested after, gives them: the
+    store ends as if the full dump alone had been read, and says how many runs it
+    completed. A record of the run that is stored never overwrites a field it has."""
+    full = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    lines = full.read_text().splitlines(keepends=True)
+    job_id = lines[0].split("|").index("JobID")
+    allocations = tmp_path / "allocations.psv"
+    allocations.write_text("".join(
+        [lines[0]] + [line for line in lines[1:] if "." not in line.split("|")[job_id]]))
+    assert "2 records, 2 stored" in cli("ingest", "sacct", str(allocations), "--system",
+                                        "s").stdout
+    assert all(run["ranks_per_node"] == run["max_rss_bytes"] == "" for run in exported(cli))
+    result = cli("ingest", "sacct", str(full), "--system", "s")
+    assert ("2 records, 0 stored, 2 already in the store (2 of them given fields they "
+            "lacked)") in result.stdout, result.output
+    assert cli("ingest", "sacct", str(full), "--system", "s", db="full.db").exit_code == 0
+    assert exported(cli) == exported(cli, db="full.db")
+    again = cli("ingest", "sacct", str(full), "--system", "s", "--reread")
+    assert "2 already in the store, " in again.stdout, again.output
+
+    edited = tmp_path / "edited.psv"  # the same jobs with another time limit and MaxRSS
+    edited.write_text(full.read_text().replace("5-00:00:00", "6-00:00:00")
+                      .replace("231092K", "999999K"))
+    result = cli("ingest", "sacct", str(edited), "--system", "s")
+    assert "2 already in the store, " in result.stdout, result.output
+    assert exported(cli) == exported(cli, db="full.db")
+
+
 def test_an_export_ingested_where_its_runs_are_stores_nothing_twice(
         cli: Cli, tmp_path: Path) -> None:
     """A restored backup, a merge of stores, or the log an export came from: the export's

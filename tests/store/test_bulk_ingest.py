@@ -28,7 +28,7 @@ HEADER = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_
 #: More rows than the pipeline puts in a chunk (5,000), so that a file is several chunks.
 N_ROWS = 12_000
 COLUMNS = ["natural_key", "batch_id", "app", "system", "job_id", "start_epoch_s",
-           "end_epoch_s", "io_bytes", "runtime_s", "censored"]
+           "end_epoch_s", "io_bytes", "max_rss_bytes", "runtime_s", "censored"]
 
 
 @pytest.fixture(scope="module")
@@ -54,21 +54,24 @@ def two_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[Engine
 
 _ROW = st.tuples(st.sampled_from(["1", "2", "3"]), st.sampled_from([1, 2]),
                  st.sampled_from([None, 10.0, 20.0]), st.sampled_from([None, 30.0]),
-                 st.sampled_from([None, 5.0]))
+                 st.sampled_from([None, 5.0]), st.sampled_from([None, 7.0, 8.0]))
 
 
 def _stored(engine: Engine, chunks: list[list[tuple[Any, ...]]]) -> list[tuple[Any, ...]]:
     """The runs ``engine``'s store holds after the chunks are inserted as the writer does
-    (later incarnations replace, I/O bytes stay with the same run); rolled back after."""
+    (later incarnations replace, I/O bytes stay with the same run, a record of the same
+    run fills in what it lacks), and how many stored runs were filled; rolled back
+    after."""
+    n_filled = 0
     with engine.connect() as conn:
         for chunk in chunks:
-            insert_rows_ignoring_duplicates(conn, runs, COLUMNS, chunk, "natural_key",
-                                            replace_where=LATER_INCARNATION,
-                                            kept=("io_bytes",), kept_where=SAME_RUN)
+            n_filled += insert_rows_ignoring_duplicates(
+                conn, runs, COLUMNS, chunk, "natural_key", replace_where=LATER_INCARNATION,
+                kept=("io_bytes",), kept_where=SAME_RUN, filled_where=SAME_RUN)
         stored = conn.execute(select(*(runs.c[c] for c in COLUMNS))
                               .order_by(runs.c.natural_key)).all()
         conn.rollback()
-    return [tuple(row) for row in stored]
+    return [*(tuple(row) for row in stored), ("filled", n_filled)]
 
 
 @pytest.mark.postgres
@@ -76,16 +79,19 @@ def _stored(engine: Engine, chunks: list[list[tuple[Any, ...]]]) -> list[tuple[A
 @given(rows=st.lists(_ROW, min_size=1, max_size=12), cuts=st.sets(st.integers(1, 11)))
 def test_postgres_stores_what_one_row_after_another_stores(
         two_stores: list[Engine], rows: list[tuple[Any, ...]], cuts: set[int]) -> None:
-    """A job met several times (a requeued job's incarnations, in one chunk or across
-    chunks, from one file or two) ends as SQLite's row-by-row ``executemany`` leaves it;
-    PostgreSQL refuses an ``ON CONFLICT DO UPDATE`` that meets one key twice, so its
-    rounds must give the same."""
-    values = [(f"s|{job}", batch, "app", "s", job, start, end, io_bytes, float(i), False)
-              for i, (job, batch, start, end, io_bytes) in enumerate(rows)]
+    """A job met several times (a requeued job's incarnations, a record of the same run
+    with fields the stored one lacks, in one chunk or across chunks, from one file or
+    two) ends as the rows inserted one at a time leave it, with as many runs filled, on
+    both backends: PostgreSQL refuses an ``ON CONFLICT DO UPDATE`` that meets one key
+    twice, and SQLite replays a chunk statement by statement, so both go in rounds."""
+    values = [(f"s|{job}", batch, "app", "s", job, start, end, io_bytes, rss, float(i), False)
+              for i, (job, batch, start, end, io_bytes, rss) in enumerate(rows)]
     bounds = [0, *sorted(c for c in cuts if c < len(values)), len(values)]
     chunks = [values[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
     sqlite, postgres = two_stores
-    assert _stored(postgres, chunks) == _stored(sqlite, chunks)
+    one_at_a_time = _stored(sqlite, [[row] for row in values])
+    assert _stored(sqlite, chunks) == one_at_a_time
+    assert _stored(postgres, chunks) == one_at_a_time
 
 
 def _parse_threads() -> list[threading.Thread]:
