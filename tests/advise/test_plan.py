@@ -8,6 +8,7 @@ import math
 import re
 
 import pytest
+from typer.testing import CliRunner
 
 from perfpredict.advise.job_limits import quantile_confidence
 from perfpredict.advise.plan import PlanRequest, advise_plan, sweep_nodes
@@ -24,6 +25,7 @@ from tests.advise.conftest import (
     BERT_SYSTEM,
     RELEARN,
     one_error_line,
+    with_bert_machine,
     with_queue_charges,
 )
 
@@ -341,6 +343,39 @@ def test_emit_says_the_advice_warnings_on_stderr(advise_cli) -> None:
         assert result.exit_code == 0, result.output
         assert all(line.startswith("#") for line in result.stdout.splitlines())
         assert result.stderr.splitlines() == warnings
+
+
+@pytest.mark.parametrize(("machine", "emit", "fix"), [
+    ("pbs", "sbatch", "use --emit pbs"),
+    ("slurm", "pbs", "use --emit sbatch"),
+    ("fujitsu-tcs", "sbatch", "perfpredict writes no fujitsu-tcs directives: write them "
+     "from the advice"),
+])
+def test_emit_for_another_scheduler_than_the_machines_is_warned_about(  # type: ignore[no-untyped-def]
+        trained_url: str, tmp_path, machine: str, emit: str, fix: str) -> None:
+    """--emit sbatch on a machine the catalog lists as PBS printed #SBATCH lines, which
+    qsub reads as comments, and said nothing."""
+    import dataclasses
+
+    from perfpredict.cli.app import app
+
+    url = with_bert_machine(trained_url, tmp_path,
+                            lambda spec: dataclasses.replace(spec, scheduler=machine))
+    runner = CliRunner()
+    result = runner.invoke(app, ["--db", url, "advise", *BERT, "--emit", emit])
+    assert result.exit_code == 0, result.output
+    writes = {"sbatch": "slurm", "pbs": "pbs"}[emit]
+    assert result.stderr.splitlines()[0] == (
+        f"warning: {BERT_SYSTEM} runs {machine} (the catalog), and --emit {emit} writes "
+        f"{writes} directives, which {machine} does not read; {fix}")
+    assert all(line.startswith("#") for line in result.stdout.splitlines())
+    as_json = runner.invoke(app, ["--db", url, "advise", *BERT, "--emit", emit,
+                                  "--format", "json"])
+    assert json.loads(as_json.stdout)["warnings"][0] == result.stderr.splitlines()[0][9:]
+    if machine != "fujitsu-tcs":
+        right = runner.invoke(app, ["--db", url, "advise", *BERT, "--emit",
+                                    fix.removeprefix("use --emit ")])
+        assert right.exit_code == 0 and "(the catalog)" not in right.stderr
 
 
 def test_emit_pbs_directives(advise_cli) -> None:
