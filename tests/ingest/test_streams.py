@@ -56,7 +56,8 @@ def written_by_thread(path: str, data: bytes) -> Iterator[None]:
         with open(path, "wb") as sink:
             sink.write(data)
 
-    writer = threading.Thread(target=write)
+    # a daemon: should ingest not open the FIFO, the writer's open blocks for good
+    writer = threading.Thread(target=write, daemon=True)
     writer.start()
     try:
         yield
@@ -110,7 +111,8 @@ def test_an_anonymous_pipe_is_ingested(cli: Cli) -> None:
     that blocks until it is read (more than a pipe holds)."""
     data = log().read_bytes() * LARGE_REPEATS
     read_end, write_end = os.pipe()
-    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)))
+    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)),
+                              daemon=True)
     writer.start()
     try:
         result = cli("ingest", "sacct", f"/dev/fd/{read_end}")
