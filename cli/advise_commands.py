@@ -161,10 +161,10 @@ def advise(
 
         print_json(directives_document(plan, emit.value))
     elif emit is not None:  # the script header on stdout; what it cannot say, aside
-        from perfpredict.advise.directives import directives
+        from perfpredict.advise.directives import directives, emit_warnings
 
         typer.echo(directives(plan, emit.value))
-        for warning in plan.warnings:
+        for warning in emit_warnings(plan, emit.value):
             typer.echo(f"warning: {warning}", err=True)
     elif fmt == AdviceFormat.json:
         print_json(plan.as_dict())

@@ -43,6 +43,7 @@ def estimate(
         "json.")] = False,
 ) -> None:
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
+    from perfpredict.advise.selection import efficiency_percent
     from perfpredict.durations import format_seconds
     from perfpredict.errors import BadInputError
     from perfpredict.estimate import Query, estimate_batch
@@ -83,14 +84,13 @@ def estimate(
         smallest = result.measured_scales[0]
         unit = result.scale_unit.removesuffix("s") if smallest == 1 else result.scale_unit
         baseline = f"{smallest:g} {unit}"
-        # two decimals below 1%, where whole percents all read 0%
-        efficiency = f"{100 * result.efficiency:.{2 if result.efficiency < 0.01 else 0}f}"
+        efficiency = efficiency_percent(result.efficiency)
         if result.scaling == "weak":
-            typer.echo(f"  weak-scaling efficiency {efficiency}% (runtime at {baseline} "
+            typer.echo(f"  weak-scaling efficiency {efficiency} (runtime at {baseline} "
                        "over this runtime)")
         else:
             typer.echo(f"  speedup {result.speedup:.2f}x, parallel efficiency "
-                       f"{efficiency}% against {baseline}")
+                       f"{efficiency} against {baseline}")
         typer.echo(f"  law: {result.formula}; overhead coefficient "
                    f"{result.overhead_coefficient:.3f}")
         if result.breakdown_s:

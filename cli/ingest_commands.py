@@ -39,7 +39,9 @@ class OnError(str, Enum):
 def ingest(
     ctx: typer.Context,
     fmt: Annotated[IngestFormat, typer.Argument(metavar="FORMAT", help=_FORMAT_HELP)],
-    paths: Annotated[list[Path], typer.Argument(help="Files to ingest (gzip is read as is).")],
+    paths: Annotated[list[Path], typer.Argument(
+        help="Files to ingest (gzip is read as is); - (standard input) or a pipe is copied "
+        "to a temporary file first.")],
     system: Annotated[str | None, typer.Option(help="System name for records without one.")] = None,
     on_error: Annotated[OnError, typer.Option(
         help="fail: refuse a file with a bad record, storing nothing from it. skip: store the "

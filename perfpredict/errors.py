@@ -37,6 +37,11 @@ class BadInputError(PerfPredictError):
         self.line_no = line_no
         super().__init__(self._compose())
 
+    def naming(self, path: str | Path) -> BadInputError:
+        """The same error naming the file ``path``: input read through a copy (a pipe
+        spooled to a temporary file) is named as the user gave it."""
+        return type(self)(self.reason, path=path, line_no=self.line_no)
+
     def _compose(self) -> str:
         where = ""
         if self.path is not None:

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from perfpredict.advise.plan import Plan
 
 SCHEDULERS = ("sbatch", "pbs")
+#: The catalog's scheduler (``scheduler`` of a system) each ``--emit`` writes for.
+EMITTED_FOR = {"sbatch": "slurm", "pbs": "pbs"}
 
 
 def directives(plan: Plan, scheduler: str) -> str:
@@ -111,9 +113,26 @@ def _pbs_signal_comment(plan: Plan, lead_s: int) -> str:
             f"--signal=USR1 SECONDS' with SECONDS {when}")
 
 
+def emit_warnings(plan: Plan, scheduler: str) -> list[str]:
+    """The advice's warnings, and first, where the catalog says the machine runs another
+    scheduler than ``scheduler`` writes for, that one: ``#SBATCH`` lines in a PBS job
+    script are comments to qsub, so the job would run on its queue's defaults (one node,
+    its default walltime), silently."""
+    machine = plan.scheduler
+    if machine is None or EMITTED_FOR[scheduler] == machine:
+        return plan.warnings
+    fix = next((f"use --emit {emit}" for emit, runs in EMITTED_FOR.items() if runs == machine),
+               f"perfpredict writes no {machine} directives: write them from the advice")
+    return [f"{plan.catalog_system} runs {machine} (the catalog), and --emit {scheduler} "
+            f"writes {EMITTED_FOR[scheduler]} directives, which {machine} does not read; "
+            f"{fix}", *plan.warnings]
+
+
 def directives_document(plan: Plan, scheduler: str) -> dict[str, Any]:
     """``--emit`` for a script (``--format json``): the advice as ``advise --format json``
-    gives it, with the directives' text under ``directives`` and the ``scheduler`` they
-    are for. A script that writes and submits the job reads the node count, layout and
-    walltime as numbers beside the text, parsing neither."""
-    return {**plan.as_dict(), "scheduler": scheduler, "directives": directives(plan, scheduler)}
+    gives it, with the directives' text under ``directives``, the ``scheduler`` they
+    are for, and the warnings of :func:`emit_warnings`. A script that writes and submits
+    the job reads the node count, layout and walltime as numbers beside the text,
+    parsing neither."""
+    return {**plan.as_dict(), "scheduler": scheduler, "directives": directives(plan, scheduler),
+            "warnings": emit_warnings(plan, scheduler)}

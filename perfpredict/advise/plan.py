@@ -229,6 +229,9 @@ class Plan:
     signal_lead_s: int | None
     catalog_system: str | None
     allocation_unit: str | None
+    #: The catalog's scheduler of the machine (``slurm``, ``pbs``...; None: not known),
+    #: which ``--emit`` is checked against.
+    scheduler: str | None
     recommended_class: RunClassPlan
     run_classes: list[RunClassPlan]
     totals: ResourceTotals
@@ -418,6 +421,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         chained_jobs=limit.chained_jobs, time_min=time_min, signal_lead_s=lead_s,
         catalog_system=spec.name if spec else None,
         allocation_unit=spec.allocation_unit if spec else None,
+        scheduler=spec.scheduler if spec else None,
         recommended_class=recommended_class, run_classes=run_classes, totals=totals,
         basis=basis, warnings=warnings)
 

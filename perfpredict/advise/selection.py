@@ -17,6 +17,7 @@ excluded the next better node count.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -127,16 +128,31 @@ def times_apart(value: float, floor: float) -> str:
     return f"{value:.6f}"
 
 
+def efficiency_percent(value: float) -> str:
+    """An efficiency as a percentage: whole percents from 1%, two significant digits
+    below, where whole percents all read "0%" (a node count far past the curve's turn):
+    0.76 is "76%", 0.0045 "0.45%", 0.00018 "0.018%"."""
+    return f"{value:.{_percent_decimals(value)}%}"
+
+
+def _percent_decimals(value: float) -> int:
+    """Decimals of ``value`` as a percentage: none from 1%, two significant digits below."""
+    if not 0 < value < 0.01:
+        return 0
+    return 1 - math.floor(math.log10(value * 100))
+
+
 def percent_apart(value: float, floor: float | None) -> str:
-    """``value`` as a percentage with the fewest decimals that do not read as ``floor``
-    (whole percents where it is the floor, or there is none): "only 70% efficient, below
-    the 70% floor" for 69.96% said nothing, nor "70%" beside "<floor" in a table."""
+    """``value`` as a percentage (:func:`efficiency_percent`) with the fewest further
+    decimals that do not read as ``floor``: "only 70% efficient, below the 70% floor"
+    for 69.96% said nothing, nor "70%" beside "<floor" in a table."""
+    first = _percent_decimals(value)
     if floor is None or value == floor:
-        return f"{value:.0%}"
-    for digits in range(4):
+        return f"{value:.{first}%}"
+    for digits in range(first, first + 4):
         if f"{value:.{digits}%}" != f"{floor:.{digits}%}":
             return f"{value:.{digits}%}"
-    return f"{value:.4%}"
+    return f"{value:.{first + 4}%}"
 
 
 @dataclass
@@ -206,7 +222,8 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
     alternative = min(better, key=lambda c: abs(c.nodes - rec.nodes) / max(c.nodes, rec.nodes))
     rules, whys = zip(*floor.violations(alternative, broken_at), strict=True)
     reason = (f"{objective}: {node_count(rec.nodes)} gives {best_phrase} among the node counts "
-              f"that meet {floor.describe()} (predicted efficiency {rec.efficiency:.0%}); "
+              f"that meet {floor.describe()} (predicted efficiency "
+              f"{efficiency_percent(rec.efficiency)}); "
               f"{node_count(alternative.nodes)} would be {comparative} but "
               f"{' and '.join(whys)}.")
     return Choice(rec, " and ".join(rules), reason)

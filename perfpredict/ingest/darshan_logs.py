@@ -50,6 +50,10 @@ DESCRIPTION = "Darshan .darshan I/O logs (needs the darshan extra), attached to 
 #: and job id: ``--system`` is asked for before the file is read
 #: (:func:`~perfpredict.ingest.registry.names_system`).
 NAMES_SYSTEM = False
+#: The log's file name keys a log without a start time and is kept with its run: a pipe's
+#: copy has a temporary name, so the log file itself is asked for
+#: (:func:`~perfpredict.ingest.registry.reads_stream`).
+READS_STREAM = False
 
 #: A log that takes longer than this to read is treated as damaged.
 READ_TIMEOUT_S = 120.0

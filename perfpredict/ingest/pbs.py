@@ -8,8 +8,10 @@ kept whole rather than read as broken keys.
 
 Derived fields: nodes from ``Resource_List.nodect``, else the chunks of the node spec,
 else the distinct hosts of ``exec_host``; ranks from the spec (``nodes=4:ppn=8``;
-``select=5:mpiprocs=13``, ``ncpus`` standing in when ``mpiprocs`` is absent), else the
-CPU slots of ``exec_host`` (``c1/0-3+c2/0*8``); runtime from ``resources_used.walltime``
+``select=5:mpiprocs=13``, ``ncpus`` standing in when ``mpiprocs`` is absent, divided by
+``ompthreads`` where given), else the CPU slots of ``exec_host`` (``c1/0-3+c2/0*8``);
+threads per rank from ``ompthreads`` (PBS Pro's OpenMP threads per MPI process) where
+every chunk gives the same; runtime from ``resources_used.walltime``
 (``end - start`` when missing or zero); requested walltime from
 ``Resource_List.walltime``. ``Exit_status`` above 256 means killed by signal
 (status - 256); a job killed at or past its walltime is a censored TIMEOUT.
@@ -69,11 +71,16 @@ class _Chunk:
     count: int
     ranks: int | None
     gpus: int | None
+    #: ``ompthreads``: OpenMP threads per rank (PBS sets OMP_NUM_THREADS from it).
+    threads: int | None
 
 
 def _chunks(name: str, spec: str) -> list[_Chunk]:
     """``4:ppn=8``, ``node01:ppn=4+node02:ppn=4``, ``5:ncpus=13``,
-    ``1:mpiprocs=48:ncpus=48:ngpus=4:mem=185547mb`` as chunks."""
+    ``1:mpiprocs=48:ncpus=48:ngpus=4:mem=185547mb``, ``2:mpiprocs=4:ompthreads=12`` as
+    chunks. Without ``mpiprocs``, a chunk's ``ncpus`` stand in for its ranks, divided by
+    its ``ompthreads`` (``2:ncpus=48:ompthreads=48`` is one rank of 48 threads per node,
+    as PBS launches it, not 48 ranks)."""
     chunks = []
     for part in spec.split("+"):
         items = [item for item in part.split(":") if item]
@@ -87,11 +94,14 @@ def _chunks(name: str, spec: str) -> list[_Chunk]:
         resources = dict(item.split("=", 1) for item in items if "=" in item)
         ranks_text = resources.get("mpiprocs") or resources.get("ppn") or resources.get("ncpus")
         gpus_text = resources.get("ngpus") or resources.get("gpus") or resources.get("gpu")
+        threads = fields.count(f"{name} ompthreads", resources.get("ompthreads"),
+                               zero_is_none=True)
+        ranks = fields.count(f"{name} ranks", ranks_text) if ranks_text else None
+        if ranks and threads and not (resources.get("mpiprocs") or resources.get("ppn")):
+            ranks = max(ranks // threads, 1)
         chunks.append(_Chunk(
-            number,
-            fields.count(f"{name} ranks", ranks_text) if ranks_text else None,
-            fields.count(f"{name} gpus", gpus_text) if gpus_text else None,
-        ))
+            number, ranks, fields.count(f"{name} gpus", gpus_text) if gpus_text else None,
+            threads))
     return chunks
 
 
@@ -152,6 +162,9 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
     nodes = nodes or host_count or None
     total_ranks = (sum(c.count * (c.ranks or 0) for c in chunks)
                    if chunks and all(c.ranks for c in chunks) else slots)
+    # one layout per run: chunks that differ in threads (or do not all say) give none
+    threads = {c.threads for c in chunks}
+    threads_per_rank = threads.pop() if len(threads) == 1 else None
     gpus = fields.count("Resource_List.ngpus", attrs.get("Resource_List.ngpus"))
     if gpus is None and any(c.gpus for c in chunks):
         gpus = sum(c.count * (c.gpus or 0) for c in chunks)
@@ -197,6 +210,7 @@ def _record(full_id: str, attrs: dict[str, str], line_no: int,
         nodes=nodes,
         total_ranks=total_ranks,
         ranks_per_node=total_ranks / nodes if total_ranks and nodes else None,
+        threads_per_rank=threads_per_rank,
         gpus=gpus,
         runtime_s=runtime_s,
         requested_walltime_s=requested_s,

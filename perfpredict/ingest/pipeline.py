@@ -20,6 +20,10 @@ Guarantees a user relies on:
   usage error before the file is read, not a reject per record.
 * One transaction per file: a crash (even SIGKILL) leaves the store as it was before the
   file, and a rerun completes it.
+* A stream (``-`` for standard input, a pipe such as ``<(sacct ...)``) is copied to a
+  temporary file first and that copy ingested, so the rules above hold for it as for a
+  file (the same output piped in again stores nothing), and messages name it as given
+  (``<stdin>:12: ...``).
 """
 
 from __future__ import annotations
@@ -28,9 +32,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from perfpredict.errors import BadInputError
-from perfpredict.ingest._text.lines import file_sha256, readable_file
+from perfpredict.ingest._text.lines import (
+    STDIN_PATH,
+    check_input,
+    file_sha256,
+    is_stream,
+    spooled,
+    stream_name,
+)
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
-from perfpredict.ingest.registry import get_batch_parser, names_system
+from perfpredict.ingest.registry import get_batch_parser, names_system, reads_stream
 from perfpredict.store import Store
 from perfpredict.store.handle import takes_store
 from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
@@ -59,6 +70,16 @@ def _chunks(items: Iterable[BatchItem], size: int,
         yield chunk
 
 
+def _check_input(fmt: str, path: Path) -> None:
+    """Refuse ``path`` before anything of it is read when it cannot be ingested as
+    ``fmt`` (:func:`~perfpredict.ingest._text.lines.check_input`, and a pipe of a format
+    read from its own file)."""
+    check_input(path)
+    if is_stream(path) and not reads_stream(fmt):
+        raise BadInputError(f"is a pipe; {fmt} logs are read from their own file, whose name "
+                            "is kept with the run: give the log file", path=stream_name(path))
+
+
 @takes_store
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None,
@@ -69,13 +90,24 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     options = options or IngestOptions()
     path = Path(path)
     parse = get_batch_parser(fmt)
-    readable_file(path)
+    _check_input(fmt, path)
+    stream = is_stream(path)
+    name = Path(stream_name(path)) if stream else path
     if not options.system and not names_system(fmt):
         raise BadInputError(f"{fmt} logs do not name the machine their jobs ran on; pass "
-                            "--system NAME (nothing from this file was stored)", path=path)
-    sha256 = file_sha256(path)
-    return write_file(store, path, fmt, sha256, options,
-                      _chunks(parse(path, options), CHUNK_RECORDS), progress, replaces)
+                            "--system NAME (nothing from this file was stored)", path=name)
+    if not stream:
+        return write_file(store, path, fmt, file_sha256(path), options,
+                          _chunks(parse(path, options), CHUNK_RECORDS), progress, replaces)
+    with spooled(path) as copy:
+        try:
+            return write_file(store, name, fmt, file_sha256(copy), options,
+                              _chunks(parse(copy, options), CHUNK_RECORDS), progress,
+                              replaces, stored_as=str(name))
+        except BadInputError as exc:
+            if exc.path != str(copy):
+                raise
+            raise exc.naming(name) from exc
 
 
 @takes_store
@@ -88,8 +120,11 @@ def ingest_paths(store: Store, fmt: str, paths: Iterable[str | Path],
     mistyped one stores nothing; ``on_report`` is told of each file as it is stored, so
     that what was stored before a bad file is said."""
     files = [Path(p) for p in paths]
+    if sum(str(path) == STDIN_PATH for path in files) > 1:
+        raise BadInputError("'-' (standard input) is given more than once; it can be read "
+                            "only once")
     for path in files:
-        readable_file(path)
+        _check_input(fmt, path)
     reports = []
     for path in files:
         reports.append(ingest_file(store, fmt, path, options, progress))

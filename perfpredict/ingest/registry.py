@@ -5,7 +5,8 @@ Each parser module exposes ``DESCRIPTION`` (one line for ``--help``) and
 of lines at once also exposes ``parse_batches``, whose items may be
 :class:`~perfpredict.ingest.records.RunBatch` es, for the pipeline to store without a
 record per run. A module whose format never names the machine its jobs ran on sets
-``NAMES_SYSTEM = False``.
+``NAMES_SYSTEM = False``; one that must be given the file itself, not a pipe, sets
+``READS_STREAM = False``.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def names_system(fmt: str) -> bool:
     SWF header). Where none can, ``--system`` is the only source, so its absence is one
     usage error for the file rather than a reject per record."""
     return bool(getattr(_module(fmt), "NAMES_SYSTEM", True))
+
+
+def reads_stream(fmt: str) -> bool:
+    """Whether ``fmt`` may be piped in (copied to a temporary file first): not a Darshan
+    log, whose file name keys a log without a start time and is kept with its run."""
+    return bool(getattr(_module(fmt), "READS_STREAM", True))
 
 
 def get_parser(fmt: str) -> Parser:

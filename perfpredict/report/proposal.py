@@ -22,7 +22,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
-from perfpredict.advise.selection import node_count, percent_apart
+from perfpredict.advise.selection import efficiency_percent, node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.durations import format_seconds
 from perfpredict.report.tables import (
@@ -87,8 +87,9 @@ def summary_lines(plan: Plan) -> list[str]:
         f"Recommendation: {node_count(rec.nodes)}. {plan.reason[0].upper()}{plan.reason[1:]}",
         f"  predicted runtime {format_seconds(rec.predicted_runtime_s)} s ({pct} interval "
         f"{format_seconds(rec.lower_runtime_s)} - {format_seconds(rec.upper_runtime_s)} s), " + (
-            f"weak-scaling efficiency {rec.efficiency:.0%}" if plan.weak else
-            f"parallel efficiency {rec.efficiency:.0%}, speedup {rec.speedup:.1f}x"),
+            f"weak-scaling efficiency {efficiency_percent(rec.efficiency)}" if plan.weak else
+            f"parallel efficiency {efficiency_percent(rec.efficiency)}, speedup "
+            f"{rec.speedup:.1f}x"),
         f"  walltime {walltime_text(plan)}: the {100 * (1 - request.kill_risk):g}th "
         f"percentile {format_seconds(plan.walltime_quantile_s)} s rounded up to a multiple of "
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"

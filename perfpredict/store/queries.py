@@ -140,13 +140,14 @@ def iter_rejects(store: Store, *, path: str | os.PathLike[str] | None = None,
              .order_by(rejects.c.batch_id, rejects.c.line_no, rejects.c.id))
     with store.engine.connect() as conn:
         if path is not None:
-            resolved = str(Path(path).resolve())  # as ingest stored it
+            # as ingest stored it: a file resolved, a stream by its name (<stdin>)
+            names = {str(Path(path).resolve()), str(path)}
             if conn.execute(select(ingest_batches.c.id).where(
-                    ingest_batches.c.path == resolved).limit(1)).first() is None:
+                    ingest_batches.c.path.in_(names)).limit(1)).first() is None:
                 raise NotFoundError(f"{path} was never ingested into this store; "
                                     "'perfpredict runs rejects' without --file lists the "
                                     "rejects of every file it was")
-            query = query.where(ingest_batches.c.path == resolved)
+            query = query.where(ingest_batches.c.path.in_(names))
         if limit is not None:
             query = query.limit(limit)
         for row in conn.execute(query).mappings():

@@ -791,7 +791,7 @@ class SystemNames:
 def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestOptions,
                chunks: Iterable[Chunk],
                progress: ProgressCallback | None = None,
-               replaces: Sequence[str] = ()) -> BatchReport:
+               replaces: Sequence[str] = (), stored_as: str | None = None) -> BatchReport:
     """Store the parsed ``chunks`` of the file ``path`` (checksum ``sha256``) in one
     transaction; nothing when the file was ingested before, unless ``options.reread`` or
     nothing but rejects was kept of it: then its batch takes what the store lacks of it,
@@ -801,6 +801,9 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     whose rows were corrected). Their runs are removed in the same transaction, before
     the file's are stored, so a store that loaded one holds the corrected runs once and
     a failed ingest leaves the earlier ones in place.
+
+    ``stored_as``: the name the batch is stored under, for ``runs rejects --file``; by
+    default the resolved path (a stream's is its name: ``<stdin>``).
     """
     report = BatchReport(path=str(path), format=fmt)
     system_names = SystemNames.of(store)
@@ -810,9 +813,9 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         # waits for the other's outcome instead of failing on the unique index.
         batch_id: int | None = conn.execute(
             insert_ignoring_duplicates(conn, ingest_batches, "sha256", "format").values(
-                path=str(path.resolve()), sha256=sha256, format=fmt, system=options.system,
-                started_epoch_s=time.time(), n_records=0, n_stored=0, n_duplicates=0,
-                n_rejected=0,
+                path=stored_as or str(path.resolve()), sha256=sha256, format=fmt,
+                system=options.system, started_epoch_s=time.time(), n_records=0,
+                n_stored=0, n_duplicates=0, n_rejected=0,
             ).returning(ingest_batches.c.id)).scalar()
         n_stored_before = 0
         if batch_id is None:

@@ -11,9 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from typer.testing import CliRunner, Result
+
+if TYPE_CHECKING:
+    from perfpredict.catalog import SystemSpec
 
 #: The bert series measured at 1, 8, 128 and 512 nodes (MLPerf Training v2.0, NVIDIA).
 BERT = ("--app", "bert", "--system", "dgxa100_ngc22.04")
@@ -72,12 +76,10 @@ def advise_cli(trained_url: str) -> Callable[..., Result]:
     return invoke
 
 
-def with_queue_charges(trained_url: str, tmp_path: Path,
-                       multiplier_of: Callable[[str], float]) -> str:
-    """A copy of the trained store (its URL) whose bert machine charges each queue
-    ``multiplier_of(queue name)`` times the machine's rate: the shared store stays as
-    every other test reads it."""
-    import dataclasses
+def with_bert_machine(trained_url: str, tmp_path: Path,
+                      change: Callable[[SystemSpec], SystemSpec]) -> str:
+    """A copy of the trained store (its URL) whose bert machine's catalog entry is
+    ``change`` d: the shared store stays as every other test reads it."""
     import shutil
 
     from perfpredict.catalog import add_system, get_system
@@ -90,12 +92,21 @@ def with_queue_charges(trained_url: str, tmp_path: Path,
     try:
         spec = get_system(store, BERT_SYSTEM)
         assert spec is not None
-        add_system(store, dataclasses.replace(spec, queues=tuple(
-            dataclasses.replace(q, charge_multiplier=multiplier_of(q.name))
-            for q in spec.queues)))
+        add_system(store, change(spec))
     finally:
         store.dispose()
     return url
+
+
+def with_queue_charges(trained_url: str, tmp_path: Path,
+                       multiplier_of: Callable[[str], float]) -> str:
+    """A copy of the trained store whose bert machine charges each queue
+    ``multiplier_of(queue name)`` times the machine's rate."""
+    import dataclasses
+
+    return with_bert_machine(trained_url, tmp_path, lambda spec: dataclasses.replace(
+        spec, queues=tuple(dataclasses.replace(q, charge_multiplier=multiplier_of(q.name))
+                           for q in spec.queues)))
 
 
 def one_error_line(result: Result) -> str:

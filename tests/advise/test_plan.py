@@ -8,6 +8,7 @@ import math
 import re
 
 import pytest
+from typer.testing import CliRunner
 
 from perfpredict.advise.job_limits import quantile_confidence
 from perfpredict.advise.plan import PlanRequest, advise_plan, sweep_nodes
@@ -24,6 +25,7 @@ from tests.advise.conftest import (
     BERT_SYSTEM,
     RELEARN,
     one_error_line,
+    with_bert_machine,
     with_queue_charges,
 )
 
@@ -95,12 +97,43 @@ def test_an_efficiency_below_the_floor_reads_below_it(efficiency: float, said: s
 
 @pytest.mark.parametrize(("efficiency", "floor", "said"), [
     (0.696, 0.7, "69.6%"), (0.74, 0.7, "74%"), (0.7, 0.7, "70%"), (0.70001, 0.7, "70.001%"),
-    (0.52, None, "52%")])
+    (0.52, None, "52%"), (0.0045, 0.7, "0.45%"), (0.0045, None, "0.45%"),
+    (0.00018, 0.001, "0.018%"), (0.00999, 0.01, "0.999%"), (0.0, None, "0%")])
 def test_an_efficiency_in_the_candidates_table_reads_on_its_side_of_the_floor(
         efficiency: float, floor: float | None, said: str) -> None:
     """The table's efficiency column beside its verdict: "70%" and "<floor" for 69.6%
     read as a contradiction."""
     assert percent_apart(efficiency, floor) == said
+
+
+#: An efficiency below 1%, as every rendering of one must show it: two significant digits.
+SMALL_PERCENT = r"0\.0*[1-9]\d%"
+
+
+def test_efficiencies_below_one_percent_keep_two_significant_digits(  # type: ignore[no-untyped-def]
+        trained_url: str, tmp_path) -> None:
+    """bert swept to a million nodes, past every useful scale: the table read "0%" for
+    0.18% (and 0.28%, 0.43%...), and so did the recommendation's summary line."""
+    import dataclasses
+
+    from perfpredict.cli.app import app
+
+    url = with_bert_machine(trained_url, tmp_path, lambda spec: dataclasses.replace(
+        spec, nodes=2**20, queues=()))
+
+    def advise_cli(*args: str):  # type: ignore[no-untyped-def]
+        return CliRunner().invoke(app, ["--db", url, *args])
+
+    result = advise_cli("advise", *BERT, "--max-nodes", "1048576", "--objective", "fastest",
+                        "--min-efficiency", "0.001")
+    assert result.exit_code == 0, result.output
+    summary = re.search(r"parallel efficiency (\S+), speedup", result.stdout)
+    assert summary is not None and re.fullmatch(SMALL_PERCENT, summary[1]), summary
+    cells = re.findall(r"│ ([\d.]+%) ", result.stdout)
+    assert "0%" not in cells and any(re.fullmatch(SMALL_PERCENT, c) for c in cells), cells
+    estimate = advise_cli("estimate", *BERT, "--nodes", "1048576")
+    said = re.search(r"parallel efficiency (\S+) against", estimate.stdout)
+    assert said is not None and said[1] == summary[1]
 
 
 def test_speedup_per_doubling_floor_holds_on_every_doubling_up_to_the_choice(
@@ -341,6 +374,39 @@ def test_emit_says_the_advice_warnings_on_stderr(advise_cli) -> None:
         assert result.exit_code == 0, result.output
         assert all(line.startswith("#") for line in result.stdout.splitlines())
         assert result.stderr.splitlines() == warnings
+
+
+@pytest.mark.parametrize(("machine", "emit", "fix"), [
+    ("pbs", "sbatch", "use --emit pbs"),
+    ("slurm", "pbs", "use --emit sbatch"),
+    ("fujitsu-tcs", "sbatch", "perfpredict writes no fujitsu-tcs directives: write them "
+     "from the advice"),
+])
+def test_emit_for_another_scheduler_than_the_machines_is_warned_about(  # type: ignore[no-untyped-def]
+        trained_url: str, tmp_path, machine: str, emit: str, fix: str) -> None:
+    """--emit sbatch on a machine the catalog lists as PBS printed #SBATCH lines, which
+    qsub reads as comments, and said nothing."""
+    import dataclasses
+
+    from perfpredict.cli.app import app
+
+    url = with_bert_machine(trained_url, tmp_path,
+                            lambda spec: dataclasses.replace(spec, scheduler=machine))
+    runner = CliRunner()
+    result = runner.invoke(app, ["--db", url, "advise", *BERT, "--emit", emit])
+    assert result.exit_code == 0, result.output
+    writes = {"sbatch": "slurm", "pbs": "pbs"}[emit]
+    assert result.stderr.splitlines()[0] == (
+        f"warning: {BERT_SYSTEM} runs {machine} (the catalog), and --emit {emit} writes "
+        f"{writes} directives, which {machine} does not read; {fix}")
+    assert all(line.startswith("#") for line in result.stdout.splitlines())
+    as_json = runner.invoke(app, ["--db", url, "advise", *BERT, "--emit", emit,
+                                  "--format", "json"])
+    assert json.loads(as_json.stdout)["warnings"][0] == result.stderr.splitlines()[0][9:]
+    if machine != "fujitsu-tcs":
+        right = runner.invoke(app, ["--db", url, "advise", *BERT, "--emit",
+                                    fix.removeprefix("use --emit ")])
+        assert right.exit_code == 0 and "(the catalog)" not in right.stderr
 
 
 def test_emit_pbs_directives(advise_cli) -> None:

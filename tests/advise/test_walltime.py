@@ -367,3 +367,43 @@ def test_a_kill_risk_rarer_than_the_calibration_can_show_is_refused(cli) -> None
     summary = " ".join(above.stderr.split())
     assert "times as much, advised above the requests)." in summary
     assert "freed" not in summary
+
+
+#: The real log's job array lines: a task, and pending remainders of 3, 2, 4, 4 and 9
+#: tasks (ranges, comma lists).
+ARRAY_TASKS = {"4103947": 1, "4103947_[1-3]": 3, "4103947_[1,5]": 2, "4103947_[9-11,20]": 4,
+               "4103947_[91,100-102]": 4, "4103947_[9-11,13,16-20]": 9}
+
+
+def test_a_pending_array_remainder_counts_as_its_tasks(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """advise walltime on sacct's job array lines: '4103947_[1-3]' is one row, advised for
+    its three tasks alike, and was one job in the summary: '6 jobs' for 23, and the
+    reservations of 17 jobs left out of the hours it frees."""
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    assert cli("ingest", "sacct", str(examples / "synthetic_sacct.psv")).exit_code == 0
+    # the arrays' log on the history's cluster, after its jobs
+    arrays = tmp_path / "arrays.psv"
+    arrays.write_text(shared_path("logs", "slurm", "xdmod-sacct-accounting-logs-with-job-arrays.psv")
+                      .read_text().replace("ub-hpc", "demo-cluster").replace("2015-0", "2024-0"))
+    result = cli("advise", "walltime", "--input", str(arrays), "--input-format", "sacct",
+                 "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["job_id"] for r in rows] == list(ARRAY_TASKS)
+    n_jobs = sum(ARRAY_TASKS.values())
+    assert result.stderr.startswith(f"{n_jobs} jobs at --kill-risk 0.05")
+    # each row's 32 nodes for its walltime, times the tasks it stands for
+    advised_h = sum(r["walltime_s"] * 32 * ARRAY_TASKS[r["job_id"]] for r in rows) / 3600
+    assert f"Reserved {advised_h:,.0f} node-hours against the requests' {n_jobs * 72 * 32:,}" \
+        in " ".join(result.stderr.split())
+
+
+@pytest.mark.parametrize(("job_id", "n_tasks"), [
+    ("4190105_[1-3]", 3), ("12_[0-15:4]", 4), ("12_[1-100%10]", 100), ("12_[1,3,5-7%2]", 5),
+    ("4190105_7", 1), ("4190105", 1), ("12_[5-3]", 1), ("12_[x]", 1), ("", 1)])
+def test_array_task_count_reads_slurms_index_syntax(job_id: str, n_tasks: int) -> None:
+    """sbatch --array's syntax: a %N throttle limits how many run at once, not how many
+    there are; a step counts every Nth index."""
+    from perfpredict.ingest.sacct.rows import array_task_count
+
+    assert array_task_count(job_id) == n_tasks

@@ -130,3 +130,39 @@ def test_ingest_stores_each_job_once(store) -> None:  # type: ignore[no-untyped-
     assert ingest_file(store, "pbs", sample(), IngestOptions(system="edge")).already_ingested
     timeout = next(r for r in iter_runs(store) if r["job_id"] == "3073070")
     assert timeout["censored"] and timeout["state"] == "TIMEOUT"
+
+
+#: The real log's PBS Pro select statements with OpenMP threads per rank added, as an
+#: hybrid MPI+OpenMP job asks for them (line: the select it had, the select now).
+OMPTHREADS = {
+    9: ("1:mpiprocs=48:ncpus=48:", "1:mpiprocs=12:ompthreads=4:ncpus=48:"),
+    4: ("5:ncpus=13 ", "5:ncpus=13:ompthreads=13 "),
+}
+
+
+def test_ompthreads_is_read_as_threads_per_rank(tmp_path: Path, store) -> None:  # type: ignore[no-untyped-def]
+    """``select=...:ompthreads=N`` was not read: the runs had no threads per rank, and a
+    chunk of ncpus=13 without mpiprocs counted 13 ranks where PBS launches one rank of
+    13 threads."""
+    lines = sample().read_text().splitlines(keepends=True)
+    for line_no, (before, after) in OMPTHREADS.items():
+        assert f"Resource_List.select={before}" in lines[line_no - 1]
+        lines[line_no - 1] = lines[line_no - 1].replace(f"select={before}", f"select={after}")
+    path = write(tmp_path, "".join(lines))
+    runs = {i.line_no: i for i in parse(path, IngestOptions()) if isinstance(i, RunRecord)}
+    assert (runs[9].total_ranks, runs[9].ranks_per_node, runs[9].threads_per_rank) == (12, 12.0, 4)
+    assert (runs[4].total_ranks, runs[4].ranks_per_node, runs[4].threads_per_rank) == (5, 1.0, 13)
+    # the select statements that say nothing of threads give none, as before
+    assert runs[1].threads_per_rank is None and by_line()[9].threads_per_rank is None
+    ingest_file(store, "pbs", path, IngestOptions(system="edge"))
+    stored = {r["job_id"]: r for r in iter_runs(store)}
+    assert (stored["3073070"]["threads_per_rank"], stored["2994"]["threads_per_rank"]) == (4, 13)
+
+
+def test_chunks_that_differ_in_ompthreads_give_no_threads_per_rank(tmp_path: Path) -> None:
+    line = sample().read_text().splitlines()[8].replace(
+        "select=1:mpiprocs=48:ncpus=48:", "select=1:mpiprocs=4:ompthreads=12:ncpus=48+"
+        "1:mpiprocs=8:ompthreads=6:ncpus=48:")
+    (run,) = parse(write(tmp_path, line + "\n"), IngestOptions())
+    assert isinstance(run, RunRecord)
+    assert (run.total_ranks, run.threads_per_rank) == (12, None)

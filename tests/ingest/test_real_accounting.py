@@ -284,29 +284,6 @@ def test_a_directory_is_named_as_such(cli: Cli, tmp_path: Path) -> None:
     assert "is a directory, not a file" in result.output
 
 
-def test_a_pipe_is_refused_saying_to_save_it_first(cli: Cli) -> None:
-    """``sacct ... | perfpredict ingest sacct /dev/stdin`` (or ``<(sacct ...)``): ingest
-    reads a file more than once (its first bytes, its checksum, its records), and a pipe
-    gives its bytes once, so the dump was "0 records" with exit 0 and an empty batch
-    was stored under the checksum of what was left. It is refused, store untouched."""
-    import os
-
-    log = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
-    read_end, write_end = os.pipe()
-    try:
-        os.write(write_end, log.read_bytes())
-        os.close(write_end)
-        pipe = f"/dev/fd/{read_end}"
-        result = cli("ingest", "sacct", pipe)
-    finally:
-        os.close(read_end)
-    assert result.exit_code == 2
-    assert result.stderr.strip() == (
-        f"Error: {pipe}: is a pipe, not a file; perfpredict reads a file more than once: "
-        "save the output to a file first (sacct ... > jobs.psv) and give that")
-    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_batches"] == 0
-
-
 #: (format, log, its line to damage, the time in it, the damaged time, --timezone): a
 #: wall-clock time at the calendar's end, which read in a zone off UTC falls outside it.
 EDGE_TIMES = [

@@ -5,6 +5,7 @@ summary."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -160,50 +161,67 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
 
     Reservations are node-hours when every job with a request gives its nodes, else
     processor-hours (SWF logs give processors only).
+
+    A pending array remainder (``4190105_[1-3]``, one row advised for its tasks alike)
+    counts as the jobs it stands for, in every count, share and reservation here.
     """
+    from perfpredict.ingest.sacct.rows import array_task_count
+
+    def jobs(subset: Iterable[dict[str, Any]]) -> int:
+        return sum(array_task_count(str(r["job_id"])) for r in subset)
+
+    def job_sum(value: Callable[[dict[str, Any]], float],
+                subset: Iterable[dict[str, Any]]) -> float:
+        return sum(value(r) * array_task_count(str(r["job_id"])) for r in subset)
+
+    n_jobs = jobs(rows)
     with_request = [r for r in rows if r["requested_walltime_s"] is not None]
     unit = "node" if all(r["nodes"] for r in with_request) else "processor"
     size = "nodes" if unit == "node" else "total_ranks"
-    requested_h = sum(r["requested_walltime_s"] * (r[size] or 1) for r in with_request) / 3600
-    advised_h = sum(r["walltime_s"] * (r[size] or 1) for r in with_request) / 3600
+    requested_h = job_sum(lambda r: r["requested_walltime_s"] * (r[size] or 1),
+                          with_request) / 3600
+    advised_h = job_sum(lambda r: r["walltime_s"] * (r[size] or 1), with_request) / 3600
     kept = [r for r in with_request if r["capped_at_request"]]
     # a queue limit at the request keeps a job there, whatever else would have
     by_queue = [r for r in kept if r["capped_by_queue"] is not None]
-    too_short = sum(r["request_likely_too_short"] for r in rows)
     return {
-        "n_jobs": len(rows),
+        "n_jobs": n_jobs,
         "kill_risk": kill_risk,
-        "expected_kill_share": round(sum(r["kill_probability"] for r in rows)
-                                     / max(len(rows), 1), 4),
+        "expected_kill_share": round(job_sum(lambda r: r["kill_probability"], rows)
+                                     / max(n_jobs, 1), 4),
         "reserved_unit": f"{unit}-hours",
         "requested_hours": round(requested_h, 1),
         "advised_hours": round(advised_h, 1),
         "freed_share": round(1.0 - advised_h / requested_h, 4) if requested_h else None,
-        "n_kept_at_request": len(kept),
-        "n_kept_at_queue_limit": len(by_queue),
-        "n_kept_request_likely_too_short": sum(r["request_likely_too_short"] for r in kept
-                                               if r["capped_by_queue"] is None),
-        "n_request_likely_too_short": too_short,
-        "n_above_request": sum(r["requested_walltime_s"] is not None
-                               and r["walltime_s"] > r["requested_walltime_s"] for r in rows),
-        "n_without_request": len(rows) - len(with_request),
+        "n_kept_at_request": jobs(kept),
+        "n_kept_at_queue_limit": jobs(by_queue),
+        "n_kept_request_likely_too_short": jobs(r for r in kept if r["request_likely_too_short"]
+                                                and r["capped_by_queue"] is None),
+        "n_request_likely_too_short": jobs(r for r in rows if r["request_likely_too_short"]),
+        "n_above_request": jobs(r for r in rows if r["requested_walltime_s"] is not None
+                                and r["walltime_s"] > r["requested_walltime_s"]),
+        "n_without_request": n_jobs - jobs(with_request),
         "n_without_submit_time": n_without_submit_time,
-        "n_capped_by_queue": sum(r["capped_by_queue"] is not None for r in rows),
+        "n_capped_by_queue": jobs(r for r in rows if r["capped_by_queue"] is not None),
         **_first_of("request_above_queue_limit",
                     [r["job_id"] for r in rows if r["request_above_queue_limit"]]),
         **_first_of("nodes_no_queue_takes", no_queue_job_ids or []),
         "time_min_kill_risk": time_min_kill_risk,
         "n_time_min_shorter": (None if time_min_kill_risk is None else
-                               sum(r["time_min_s"] < r["walltime_s"] for r in rows)),
+                               jobs(r for r in rows if r["time_min_s"] < r["walltime_s"])),
         "time_min_expected_kill_share": (
             None if time_min_kill_risk is None else
-            round(sum(r["time_min_kill_probability"] for r in rows) / max(len(rows), 1), 4)),
+            round(job_sum(lambda r: r["time_min_kill_probability"], rows) / max(n_jobs, 1), 4)),
     }
 
 
 def _first_of(what: str, job_ids: list[Any]) -> dict[str, Any]:
-    """How many jobs ``what`` says of, and the first one's id (None when none)."""
-    return {f"n_{what}": len(job_ids), f"first_{what}": job_ids[0] if job_ids else None}
+    """How many jobs ``what`` says of (an array remainder's tasks each), and the first
+    one's id (None when none)."""
+    from perfpredict.ingest.sacct.rows import array_task_count
+
+    return {f"n_{what}": sum(array_task_count(str(job_id)) for job_id in job_ids),
+            f"first_{what}": job_ids[0] if job_ids else None}
 
 
 @takes_store

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
+import os
 import re
+import shutil
 import stat
+import sys
+import tempfile
 import zlib
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
-from perfpredict.errors import BadInputError, DamagedStreamError
+from perfpredict.errors import BadInputError, DamagedStreamError, PerfPredictError
 
 GZIP_MAGIC = b"\x1f\x8b"
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -23,19 +29,24 @@ STREAM_DAMAGE = (OSError, EOFError, zlib.error)
 READ_PIECE_BYTES = 1 << 20
 
 
-def readable_file(path: Path) -> bytes:
-    """The first two bytes of ``path``; a missing file, a directory, a pipe or a file the
-    user may not read is bad input that says which.
+#: The path that names standard input (``sacct ... | perfpredict ingest sacct -``), and
+#: how a message or a stored batch names it.
+STDIN_PATH = "-"
+STDIN_NAME = "<stdin>"
 
-    A pipe (``sacct ... | perfpredict ingest sacct /dev/stdin``, ``<(sacct ...)``) gives
-    its bytes once, and ingest reads a file several times (these bytes, its checksum,
-    its records): it was "0 records" with exit 0, an empty batch stored under the
-    checksum of what was left. It is refused before it is opened, which would wait for a
-    writer."""
+
+def readable_file(path: Path) -> bytes:
+    """The first two bytes of ``path``; a missing file, a directory, a device or a file
+    the user may not read is bad input that says which.
+
+    A pipe is not read here: it gives its bytes once, and a file is read several times
+    (these bytes, its checksum, its records), so ingest copies a stream to a file first
+    (:func:`spooled`). Given where no copy is made, it is refused before it is opened,
+    which would wait for a writer."""
     try:
         mode = path.stat().st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            kind = "a pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+            kind = "a pipe" if is_stream(path) else "a device"
             raise BadInputError(f"is {kind}, not a file; perfpredict reads a file more than "
                                 "once: save the output to a file first (sacct ... > "
                                 "jobs.psv) and give that", path=path)
@@ -47,6 +58,66 @@ def readable_file(path: Path) -> bytes:
         raise BadInputError("is a directory, not a file; name the files inside", path=path) from exc
     except PermissionError as exc:
         raise BadInputError("permission denied; check the file's permissions", path=path) from exc
+
+
+def is_stream(path: Path) -> bool:
+    """Whether ``path`` gives its bytes once: ``-`` (standard input), a pipe
+    (``/dev/stdin`` piped, ``<(sacct ...)``, a named FIFO) or a socket. ``/dev/stdin``
+    redirected from a file (``< jobs.psv``) is that file."""
+    if str(path) == STDIN_PATH:
+        return True
+    try:
+        mode = path.stat().st_mode
+    except OSError:  # missing or unreadable: readable_file says which
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+def stream_name(path: Path) -> str:
+    """How messages and the store name the stream ``path``: ``<stdin>`` for ``-``, else
+    the path as given (resolved, ``/dev/fd/63`` is a pipe of a process long gone)."""
+    return STDIN_NAME if str(path) == STDIN_PATH else str(path)
+
+
+def check_input(path: Path) -> None:
+    """Refuse ``path`` before anything is read when it cannot be: a file as
+    :func:`readable_file` does, standard input when it is a terminal (nothing was piped
+    in, and ingest would wait for typed lines). A pipe is not opened: opening one waits
+    for its writer."""
+    if str(path) == STDIN_PATH:
+        if sys.stdin is None or sys.stdin.isatty():
+            raise BadInputError("standard input is a terminal, not a pipe; pipe the output "
+                                "in (sacct ... | perfpredict ingest sacct -) or give a file",
+                                path=STDIN_NAME)
+    elif not is_stream(path):
+        readable_file(path)
+
+
+@contextmanager
+def spooled(path: Path) -> Iterator[Path]:
+    """A temporary copy (in ``TMPDIR``) of the stream ``path`` (:func:`is_stream`),
+    removed on leaving. Copied a piece at a time, so memory stays bounded whatever the
+    stream's size; its bytes as they came, so a gzip stream stays gzip and the copy's
+    checksum is the stream's. Like ``cat``, a named pipe no one writes to is waited on
+    until one does (or Ctrl-C)."""
+    with ExitStack() as stack:
+        source = (sys.stdin.buffer if str(path) == STDIN_PATH
+                  else stack.enter_context(path.open("rb")))
+        handle, name = tempfile.mkstemp(prefix="perfpredict-", suffix=".spool")
+        copy = Path(name)
+        stack.callback(copy.unlink, missing_ok=True)
+        with os.fdopen(handle, "wb") as sink:
+            try:
+                shutil.copyfileobj(source, sink, READ_PIECE_BYTES)
+            except OSError as exc:
+                if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+                    raise
+                raise PerfPredictError(
+                    f"{stream_name(path)}: no room to copy the stream to "
+                    f"{tempfile.gettempdir()} ({exc.strerror}); nothing was stored: set "
+                    "TMPDIR to a directory with room, or save the output to a file and give "
+                    "that") from exc
+        yield copy
 
 
 def open_binary(path: Path):  # type: ignore[no-untyped-def]

@@ -31,6 +31,11 @@ _JOB_ID = re.compile(r"^(?P<base>\d+(?:[_+]\d+)?)(?:\.(?P<step>[A-Za-z0-9_+-]+))
 _ARRAY_TASK = re.compile(r"^(?P<job>\d+)_(?P<task>\d+)")
 _HET_COMPONENT = re.compile(r"^(?P<job>\d+)\+(?P<offset>\d+)")
 _TASK_OR_COMPONENT = re.compile(r"\d+[_+]\d+")
+#: A pending array remainder as sacct shows it: sbatch --array's index list (ranges
+#: with an optional step, comma separated) and an optional %N throttle.
+_INDEX_RANGE = r"\d+(?:-\d+(?::[1-9]\d*)?)?"
+_ARRAY_REMAINDER = re.compile(rf"^\d+_\[(?P<indexes>{_INDEX_RANGE}(?:,{_INDEX_RANGE})*)"
+                              r"(?:%\d+)?\]$")
 _EXIT_CODE = re.compile(r"^(?P<code>\d+):(?P<signal>\d+)$")
 # TimelimitRaw prints Slurm's NO_VAL / INFINITE as these when there is no limit.
 _NO_LIMIT_MINUTES = {"4294967294", "4294967295"}
@@ -291,6 +296,25 @@ def step_usage(row: Row, step_name: str) -> StepUsage:
     if not tasks or step_name == "extern":
         return StepUsage(rss, disk_in, disk_out, None, None)
     return StepUsage(rss, disk_in, disk_out, tasks, nodes(row))
+
+
+def array_task_count(job_id: str) -> int:
+    """How many jobs ``job_id`` stands for: a pending array remainder its tasks
+    (``4190105_[1-3]`` 3, ``12_[1,5,9-11]`` 5, ``12_[0-15:4]`` 4, ``12_[1-100%10]`` 100:
+    a throttle limits how many run at once, not how many there are), any other id one.
+
+    >>> array_task_count("4190105_[1-3]"), array_task_count("4190105_7")
+    (3, 1)
+    """
+    match = _ARRAY_REMAINDER.match(job_id.strip())
+    if match is None:
+        return 1
+    n_tasks = 0
+    for indexes in match["indexes"].split(","):
+        span, _, step = indexes.partition(":")
+        first, _, last = span.partition("-")
+        n_tasks += len(range(int(first), int(last or first) + 1, int(step or 1)))
+    return max(n_tasks, 1)
 
 
 # --- a whole line -----------------------------------------------------------------------------

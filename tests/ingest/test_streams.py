@@ -1,0 +1,164 @@
+"""Ingest from a pipe: ``sacct ... | perfpredict ingest sacct -`` (or ``/dev/stdin``,
+``<(sacct ...)``, a named FIFO). A stream gives its bytes once and a file is read more than
+once, so the stream is copied to a temporary file and that copy ingested: the checksum
+rules hold (the same output piped in again, or the file it was saved to, stores nothing
+twice) and messages name the stream as given."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from tests.conftest import shared_path
+
+#: Larger than a pipe's buffer (64 KiB on Linux), so the writer blocks until ingest reads.
+LARGE_REPEATS = 100
+
+Cli = Callable[..., Result]
+
+
+def log() -> Path:
+    """A real sacct dump of four jobs."""
+    return shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+
+
+@pytest.fixture
+def cli(tmp_path: Path) -> Cli:
+    from perfpredict.cli.app import app
+
+    runner = CliRunner()
+
+    def invoke(*args: str, input: bytes | None = None) -> Result:
+        return runner.invoke(app, ["--db", f"sqlite:///{tmp_path / 'store.db'}", *args],
+                             input=input)
+
+    return invoke
+
+
+def stats(cli: Cli) -> dict[str, int]:
+    result = cli("runs", "stats", "--format", "json")
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+@contextmanager
+def written_by_thread(path: str, data: bytes) -> Iterator[None]:
+    """``data`` written to ``path`` (a FIFO) by another thread, as a producer would."""
+    def write() -> None:
+        with open(path, "wb") as sink:
+            sink.write(data)
+
+    # a daemon: should ingest not open the FIFO, the writer's open blocks for good
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    try:
+        yield
+    finally:
+        writer.join(timeout=30)
+
+
+def test_standard_input_is_ingested_and_the_same_output_again_stores_nothing(
+        cli: Cli) -> None:
+    """It was refused (exit 2): save the output to a file first."""
+    first = cli("ingest", "sacct", "-", input=log().read_bytes())
+    assert first.exit_code == 0, first.output
+    assert first.stdout.startswith("<stdin>: 4 records, 4 stored, 0 already in the store")
+    again = cli("ingest", "sacct", "-", input=log().read_bytes())
+    assert again.exit_code == 0, again.output
+    assert again.stdout.startswith("<stdin>: already ingested (4 records); nothing stored.")
+    # the file the output was saved to is the same content
+    saved = cli("ingest", "sacct", str(log()))
+    assert "already ingested" in saved.stdout
+    assert stats(cli)["n_batches"] == 1
+    assert stats(cli)["n_runs"] == 4
+
+
+def test_gzip_on_standard_input_is_read_as_a_gzip_file_is(cli: Cli) -> None:
+    result = cli("ingest", "sacct", "-", input=gzip.compress(log().read_bytes()))
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("<stdin>: 4 records, 4 stored")
+
+
+def test_a_bad_line_on_standard_input_is_named_by_stdin_and_its_line(cli: Cli) -> None:
+    lines = log().read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace("2015-06-28T15:14:49", "garbage", 1)
+    result = cli("ingest", "sacct", "-", input="".join(lines).encode())
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: <stdin>:2: Start 'garbage' is not a time")
+    assert stats(cli)["n_runs"] == 0
+
+
+def test_rejects_of_standard_input_are_listed_by_its_name(cli: Cli) -> None:
+    lines = log().read_text().splitlines(keepends=True)
+    lines[1] = lines[1].replace("2015-06-28T15:14:49", "garbage", 1)
+    result = cli("ingest", "sacct", "-", "--on-error", "skip", input="".join(lines).encode())
+    assert result.exit_code == 0, result.output
+    rejects = cli("runs", "rejects", "--file", "<stdin>", "--format", "json")
+    assert rejects.exit_code == 0, rejects.output
+    assert [(r["file"], r["line"]) for r in json.loads(rejects.stdout)] == [("<stdin>", 2)]
+
+
+def test_an_anonymous_pipe_is_ingested(cli: Cli) -> None:
+    """``perfpredict ingest sacct <(sacct ...)``: a /dev/fd path to a pipe, fed by a writer
+    that blocks until it is read (more than a pipe holds)."""
+    data = log().read_bytes() * LARGE_REPEATS
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: (os.write(write_end, data), os.close(write_end)),
+                              daemon=True)
+    writer.start()
+    try:
+        result = cli("ingest", "sacct", f"/dev/fd/{read_end}")
+    finally:
+        writer.join(timeout=30)
+        os.close(read_end)
+    assert result.exit_code == 0, result.output
+    # the same four jobs, repeated: stored once
+    assert result.stdout.startswith(f"/dev/fd/{read_end}: {4 * LARGE_REPEATS} records, 4 stored")
+
+
+def test_a_named_pipe_is_ingested_and_read_again_stores_nothing(
+        cli: Cli, tmp_path: Path) -> None:
+    fifo = tmp_path / "jobs.fifo"
+    os.mkfifo(fifo)
+    with written_by_thread(str(fifo), log().read_bytes()):
+        first = cli("ingest", "sacct", str(fifo))
+    with written_by_thread(str(fifo), log().read_bytes()):
+        again = cli("ingest", "sacct", str(fifo))
+    assert first.exit_code == 0, first.output
+    assert first.stdout.startswith(f"{fifo}: 4 records, 4 stored")
+    assert again.stdout.startswith(f"{fifo}: already ingested (4 records)")
+
+
+def test_the_copy_of_a_stream_is_removed(cli: Cli, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    monkeypatch.setenv("TMPDIR", str(spool))
+    monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    assert cli("ingest", "sacct", "-", input=log().read_bytes()).exit_code == 0
+    assert cli("ingest", "sacct", "-", input=b"not|a|header\n1|2\n").exit_code == 2
+    assert list(spool.iterdir()) == []
+
+
+def test_standard_input_given_twice_is_refused_before_anything_is_read(cli: Cli) -> None:
+    result = cli("ingest", "sacct", str(log()), "-", "-", input=log().read_bytes())
+    assert result.exit_code == 2
+    assert result.stderr.strip() == ("Error: '-' (standard input) is given more than once; "
+                                     "it can be read only once")
+    assert stats(cli)["n_batches"] == 0
+
+
+def test_a_darshan_log_is_asked_for_as_its_file(cli: Cli) -> None:
+    """Its file name keys a log without a start time and is kept with the run."""
+    result = cli("ingest", "darshan", "-", "--system", "polaris", input=b"")
+    assert result.exit_code == 2
+    assert result.stderr.startswith("Error: <stdin>: is a pipe; darshan logs are read from "
+                                    "their own file")
