@@ -263,6 +263,12 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
         (["--app", "bert", "--nodes", "8", "--explain", "--format", "csv"], 2,
          "--explain explains one estimate, in the table or json format"),
         (["--input", "q.csv", "--explain"], 2, "--explain explains one estimate"),
+        # each row is a whole query: an option beside the file was dropped without a word
+        (["--input", "q.csv", "--app", "bert", "--nodes", "8"], 2,
+         "--input takes every query from the file, so --app, --nodes would be ignored"),
+        (["--input", "q.csv", "--system", "Frontier"], 2, "so --system would be ignored"),
+        (["--input", "q.csv", "--ranks-per-node", "4", "--io-bytes", "1e9"], 2,
+         "--ranks-per-node, --io-bytes would be ignored; put them in the file's columns"),
     ],
 )
 def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, message) -> None:  # type: ignore[no-untyped-def]
