@@ -175,6 +175,21 @@ def test_estimate_explain_gives_the_chain_in_json(cli) -> None:  # type: ignore[
     assert explanation["peer_weight"] == 0.5
 
 
+def test_estimate_explain_below_the_measured_range_does_not_say_inside(cli) -> None:  # type: ignore[no-untyped-def]
+    """At 40 ranks, below P3DFFT's smallest measured 128, the correction step read "none
+    inside the measured range", beside a note that the estimate lies 1.7 doublings
+    below it."""
+    result = cli("estimate", "--app", "P3DFFT2", "--problem-size", "512x512x512", "--nodes",
+                 "1", "--explain", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["below_measured_range"] is True
+    (correction,) = [s for s in doc["explanation"]["steps"] if s["step"] == "correction"]
+    assert correction["factor"] == 1
+    assert correction["detail"].startswith(
+        "none below the measured range, where the runs at its smallest scale set the level")
+
+
 def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("estimate", *BERT, "--nodes", "256")
     assert result.exit_code == 0, result.output
