@@ -54,6 +54,18 @@ def estimate(
         raise BadInputError("--explain explains one estimate, in the table or json format: "
                             "pass --app and --nodes without --input or --format csv")
     if input_csv is not None:
+        # each row is a whole query: an option beside the file would be dropped unseen
+        given = [option for option, value in (
+            ("--app", app), ("--nodes", nodes), ("--system", system),
+            ("--problem-size", problem_size), ("--variant", variant),
+            ("--ranks-per-node", ranks_per_node), ("--threads-per-rank", threads_per_rank),
+            ("--io-bytes", io_bytes)) if value is not None]
+        if given:
+            raise BadInputError(f"--input takes every query from the file, so "
+                                f"{', '.join(given)} would be ignored; put "
+                                f"{'it' if len(given) == 1 else 'them'} in the file's "
+                                "columns (app, nodes, system, problem_size, variant, "
+                                "ranks_per_node, threads_per_rank, io_bytes) instead")
         batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
         if fmt == TableFormat.json:  # one object per query, in the file's order
             print_json(batch.records())

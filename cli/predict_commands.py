@@ -193,8 +193,12 @@ def evaluate(
         help="Rows per ingested file (source), application, system, or band of distance "
              "beyond the largest scale each prediction knew (0-1, 1-2, 2-3, 3+ "
              "doublings; inside the measured range).")] = GroupBy.source,
-    app: Annotated[list[str] | None, typer.Option("--app")] = None,
-    confidence: Annotated[float, typer.Option()] = 0.9,
+    app: Annotated[list[str] | None, typer.Option(
+        "--app", help="Backtest these applications alone (repeat for more): the rest of "
+                      "the store is neither tested nor trained on.")] = None,
+    confidence: Annotated[float, typer.Option(
+        help="Confidence of the hybrid's intervals, whose coverage is measured; the "
+             "verdict asks for a coverage within 0.05 of it.")] = 0.9,
     repeats: Annotated[int, typer.Option(
         help="Run the backtest N times with other seeds (the hybrid's, the folds, the "
              "random draws) and pool the predictions: one seed's figure says something "

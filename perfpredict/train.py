@@ -176,10 +176,14 @@ def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
 def build_artifact(series_list: list[Series], n_runs: int,
                    predictor: HybridPredictor | None = None,
                    client: Any | None = None,
-                   borrowed_series: list[Series] | None = None) -> dict[str, Any]:
+                   borrowed_series: list[Series] | None = None,
+                   runs_read_epoch_s: float | None = None) -> dict[str, Any]:
     """Fit the hybrid on ``series_list`` (on ``client``'s dask cluster, when given;
     borrowing from ``borrowed_series``, :meth:`HybridPredictor.fit`) and pack it with
-    the series' entries."""
+    the series' entries. ``runs_read_epoch_s``, when the runs were read from the store
+    (default: now), tells an estimate which runs ingested since the predictor has not
+    learned from (:meth:`perfpredict.estimate.estimates.LoadedPredictor.unseen_runs_note`)."""
+    runs_read_epoch_s = time.time() if runs_read_epoch_s is None else runs_read_epoch_s
     predictor = predictor or HybridPredictor()
     predictor.fit(series_list, client=client, borrowed_series=borrowed_series)
     entries = series_entries(series_list)
@@ -189,7 +193,7 @@ def build_artifact(series_list: list[Series], n_runs: int,
         "kind": artifact.KIND_RUNTIME, "perfpredict_version": __version__,
         "created_epoch_s": time.time(),
         "training": {"n_runs": n_runs, "n_series": len(entries),
-                     "data_fingerprint": fingerprint},
+                     "data_fingerprint": fingerprint, "runs_read_epoch_s": runs_read_epoch_s},
         "predictor": predictor.model_.to_dict(), "series": entries,
     })
 
@@ -219,9 +223,9 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
 
 def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-def]
                    n_runs: int, with_bundled: bool, borrow_bundled: bool,
-                   client: Any | None = None) -> TrainReport:
+                   runs_read_epoch_s: float, client: Any | None = None) -> TrainReport:
     """Fit and save the runtime predictor when some series has three or more scales (on
-    ``client``'s dask cluster, when given)."""
+    ``client``'s dask cluster, when given), from the runs read at ``runs_read_epoch_s``."""
     from perfpredict.store.artifacts import save_artifact
 
     report = TrainReport(n_runs=n_runs,
@@ -236,7 +240,8 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
         borrowed, report.borrowed_datasets = _bundled_series(store, series_list)
     if any(s.scales.size >= 3 for s in series_list):
         doc = save_artifact(store, build_artifact(series_list, report.n_runs, client=client,
-                                                  borrowed_series=borrowed))
+                                                  borrowed_series=borrowed,
+                                                  runs_read_epoch_s=runs_read_epoch_s))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
         report.n_series_learned_from = predictor["n_series"]
@@ -277,16 +282,18 @@ def train(store: Store, apps: str | list[str] | None = None,
 
     require_apps(store, apps)
     frame = None
+    read_epoch_s = time.time()  # before the read: a file ingested while it trains is unseen
     if dask is None:
         frame = runs_frame(store, app=apps)
         report = _train_runtime(store, build_series(frame), len(frame), with_bundled,
-                                borrow_bundled)
+                                borrow_bundled, read_epoch_s)
     else:
         from perfpredict.distributed import dask_training, read_series
 
         with dask_training(dask) as client:
             report = _train_runtime(store, *read_series(client, store.url, apps),
-                                    with_bundled, borrow_bundled, client=client)
+                                    with_bundled, borrow_bundled, read_epoch_s,
+                                    client=client)
     n_jobs = count_submitted_jobs(store, app=apps)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import SystemAdvisors, save_walltime_advisor

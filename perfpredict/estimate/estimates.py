@@ -38,6 +38,7 @@ from perfpredict.model.series import Series, SeriesKey
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.store.handle import StoreLike, store_url_of
 from perfpredict.uncertainty.conformal import check_confidence
+from perfpredict.utc import utc_text
 
 if TYPE_CHECKING:
     from perfpredict.estimate.explain import Explanation
@@ -124,6 +125,10 @@ class LoadedPredictor:
             raise NotFoundError(f"{origin} holds no runtime predictor")
         self.origin = origin
         self.db_url = db_url  # the store whose runs explain an application not trained on
+        #: whether the store's own predictor answers (else the shipped one), and when it
+        #: was trained
+        self.stored = entries is not None
+        self.trained_epoch_s = float(doc.get("created_epoch_s") or 0.0)
         try:
             self.predictor = RuntimeModel.from_dict(doc["predictor"])
             self.entries = entries if entries is not None else InlineSeries(doc["series"])
@@ -132,6 +137,7 @@ class LoadedPredictor:
             raise stale_layout(origin, exc) from exc
         self._contexts: dict[SeriesKey, tuple[Series, SeriesContext]] = {}
         self._peers: dict[str, PeerCurves] = {}
+        self._unseen_notes: dict[str, str | None] = {}
 
     def series_context(self, entry: SeriesEntry) -> tuple[Series, SeriesContext]:
         """The series (its per-scale medians) and the fitted context an entry holds: what
@@ -157,6 +163,42 @@ class LoadedPredictor:
             except LAYOUT_ERRORS as exc:
                 raise stale_layout(self.origin, exc) from exc
         return self._peers[app]
+
+    def unseen_runs_note(self, app: str) -> str | None:
+        """What an estimate of ``app`` should say when the store holds runs of it that
+        this predictor never learned from: runs ingested after ``train`` read the store,
+        or, where the store holds no trained predictor and the shipped one answers, any
+        but those of the bundled data sets it was trained on. The answer rests on the
+        runs as they were (a series' largest measured node count, its level), so the
+        user is told to retrain rather than left to read an old curve as the store's.
+        None where there are none, or no store. Read once per application."""
+        if self.db_url is None:
+            return None
+        if app not in self._unseen_notes:
+            from perfpredict.store.reading import runs_by_batch_checksum
+
+            if self.stored:
+                since_s = float(self.trained.get("runs_read_epoch_s")
+                                or self.trained_epoch_s)
+                n_runs = sum(runs_by_batch_checksum(self.db_url, app, since_s).values())
+                note = (f"the store holds {n_runs} run{'s' if n_runs != 1 else ''} of "
+                        f"{app} ingested since this predictor was trained "
+                        f"({utc_text(since_s)}), which it has not learned from; run "
+                        "'perfpredict train' to use them")
+            else:
+                counts = runs_by_batch_checksum(self.db_url, app)
+                if counts:  # rarely: the data sets' checksums cost an import
+                    from perfpredict import datasets  # type: ignore[attr-defined]
+
+                    shipped = {releases[-1] for releases in datasets.RELEASES.values()}
+                    counts = {k: n for k, n in counts.items() if k not in shipped}
+                n_runs = sum(counts.values())
+                note = (f"answered by the predictor shipped with perfpredict: the store "
+                        f"holds {n_runs} run{'s' if n_runs != 1 else ''} of {app} but no "
+                        "trained predictor of its own; run 'perfpredict train' to learn "
+                        "from them")
+            self._unseen_notes[app] = note if n_runs else None
+        return self._unseen_notes[app]
 
     def find_series(self, query: Query) -> Match:
         """The series that answers ``query``, and notes about the choice."""
@@ -208,12 +250,15 @@ class LoadedPredictor:
         out: list[Estimate | None] = [None] * len(queries)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
+            unseen = self.unseen_runs_note(series.key.app)
             parts = (self.predictor.point_parts(series, columns["scale"][group.indices], ctx,
                                                 self.peers(series)) if explain else None)
             for k, i in enumerate(group.indices.tolist()):
                 row = {name: values[i] for name, values in columns.items()}
                 result = _make_estimate(queries[i], group.match, series, ctx, row,
                                         confidence, self.predictor.apply_correction)
+                if unseen is not None:
+                    result.notes.append(unseen)
                 if parts is not None:
                     from perfpredict.estimate.explain import explain as explain_one
 

@@ -118,8 +118,8 @@ def explain(series: Series, ctx: SeriesContext, parts: PointParts, index: int,
     i = index
     chain = [
         ("measured_move", parts.offset_log[i], _move_detail(series, ctx, parts, i, scale)),
-        ("correction", parts.correction_log[i], _correction_detail(series, parts, i,
-                                                                      corrected)),
+        ("correction", parts.correction_log[i], _correction_detail(series, ctx, parts, i,
+                                                                      scale, corrected)),
         ("peers", parts.blended_log[i] - parts.hybrid_log[i],
          _peers_detail(series, ctx, parts, i, scale)),
         ("ideal_scaling", parts.runtime_log[i] - parts.blended_log[i],
@@ -224,15 +224,20 @@ def _move_detail(series: Series, ctx: SeriesContext, parts: PointParts, i: int,
             "medians, interpolated in log scale")
 
 
-def _correction_detail(series: Series, parts: PointParts, i: int, corrected: bool) -> str:
+def _correction_detail(series: Series, ctx: SeriesContext, parts: PointParts, i: int,
+                       scale: float, corrected: bool) -> str:
     kind = "weak" if series.weak else "strong"
     if not corrected:
         return (f"none: this predictor learned no correction for {kind} scaling (too few "
                 "series, or it did not beat the laws; see what 'perfpredict train' said)")
     ramp = float(parts.ramp[i])
     if ramp == 0:
-        return ("none inside the measured range, where the measured runs set the level "
-                "(the learned correction is ramped in beyond the largest measured scale)")
+        # below the smallest measured scale too: a query there is not inside the range
+        where = ("below the measured range, where the runs at its smallest scale set the "
+                 "level" if scale < ctx.scale_min
+                 else "inside the measured range, where the measured runs set the level")
+        return (f"none {where} (the learned correction is ramped in beyond the largest "
+                "measured scale)")
     learned = math.exp(float(parts.learned_log[i]))
     if ramp == 1:
         return f"the learned overhead coefficient c = {learned:.4g}, applied in full"

@@ -50,3 +50,19 @@ def machine_nodes(db_url: str, system: str) -> int | None:
     or the store has no catalog yet."""
     rows = query_rows(db_url, "SELECT nodes FROM systems WHERE name = ?", system)
     return int(rows[0][0]) if rows and rows[0][0] else None
+
+
+def runs_by_batch_checksum(db_url: str, app: str,
+                           ingested_after_epoch_s: float | None = None) -> dict[str, int]:
+    """How many runs of ``app`` (exactly so named) the store holds, per checksum of the
+    file they were ingested from, counting only files ingested after
+    ``ingested_after_epoch_s`` when given: what an estimate tells its user its predictor
+    never learned from. Empty where the store holds none (or has no tables yet)."""
+    sql = ("SELECT b.sha256, COUNT(*) FROM runs r JOIN ingest_batches b ON r.batch_id = b.id "
+           "WHERE r.app = ?")
+    params: list[Any] = [app]
+    if ingested_after_epoch_s is not None:
+        sql += " AND b.started_epoch_s > ?"
+        params.append(ingested_after_epoch_s)
+    rows = query_rows(db_url, sql + " GROUP BY b.sha256", *params)
+    return {str(sha256): int(n) for sha256, n in rows or ()}

@@ -55,6 +55,27 @@ def test_help_text_fills_its_lines_at_80_columns(path: tuple[str, ...]) -> None:
         assert all(len(line) > 40 for line in filled), paragraph
 
 
+def _commands(command, prefix=()):  # type: ignore[no-untyped-def]
+    """Every command that runs (not a group), with its path."""
+    if not hasattr(command, "list_commands"):
+        yield prefix, command
+        return
+    ctx = command.make_context("perfpredict", [], resilient_parsing=True)
+    for name in command.list_commands(ctx):
+        yield from _commands(command.get_command(ctx, name), (*prefix, name))
+
+
+def test_every_option_says_what_it_does() -> None:
+    """evaluate's --app and --confidence had no help: whether --app narrows the test or
+    the training pool too (it does both) could only be read in the code. --format lists
+    its choices, which say it."""
+    bare = {" ".join(path): names for path, command in _commands(get_command(app))
+            if (names := [p.opts[0] for p in command.params
+                          if p.param_type_name == "option" and not p.help
+                          and p.opts[0] != "--format"])}
+    assert bare == {}
+
+
 def test_catalog_alias_in_a_log_is_stored_under_the_catalog_name(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,nodes,runtime_s\nx,FRONTIER,2,10\n")

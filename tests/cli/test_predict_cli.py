@@ -175,6 +175,21 @@ def test_estimate_explain_gives_the_chain_in_json(cli) -> None:  # type: ignore[
     assert explanation["peer_weight"] == 0.5
 
 
+def test_estimate_explain_below_the_measured_range_does_not_say_inside(cli) -> None:  # type: ignore[no-untyped-def]
+    """At 40 ranks, below P3DFFT's smallest measured 128, the correction step read "none
+    inside the measured range", beside a note that the estimate lies 1.7 doublings
+    below it."""
+    result = cli("estimate", "--app", "P3DFFT2", "--problem-size", "512x512x512", "--nodes",
+                 "1", "--explain", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["below_measured_range"] is True
+    (correction,) = [s for s in doc["explanation"]["steps"] if s["step"] == "correction"]
+    assert correction["factor"] == 1
+    assert correction["detail"].startswith(
+        "none below the measured range, where the runs at its smallest scale set the level")
+
+
 def test_estimate_table_names_law_interval_and_evidence(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli("estimate", *BERT, "--nodes", "256")
     assert result.exit_code == 0, result.output
@@ -263,6 +278,12 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
         (["--app", "bert", "--nodes", "8", "--explain", "--format", "csv"], 2,
          "--explain explains one estimate, in the table or json format"),
         (["--input", "q.csv", "--explain"], 2, "--explain explains one estimate"),
+        # each row is a whole query: an option beside the file was dropped without a word
+        (["--input", "q.csv", "--app", "bert", "--nodes", "8"], 2,
+         "--input takes every query from the file, so --app, --nodes would be ignored"),
+        (["--input", "q.csv", "--system", "Frontier"], 2, "so --system would be ignored"),
+        (["--input", "q.csv", "--ranks-per-node", "4", "--io-bytes", "1e9"], 2,
+         "--ranks-per-node, --io-bytes would be ignored; put them in the file's columns"),
     ],
 )
 def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, message) -> None:  # type: ignore[no-untyped-def]
@@ -601,6 +622,60 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     # one application: the interval is calibrated on the bundled applications left out,
     # and says so
     assert any("calibrated on applications left out" in n for n in doc["notes"])
+
+
+def test_an_estimate_names_the_runs_ingested_since_training(cli, timed_runs_csv, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A run at 32 nodes ingested after 'train' left the estimate there "extrapolating
+    beyond the largest measured scale (16 nodes)" without a word of it: the store's
+    predictor answers from the runs it was trained on, and now says that the store holds
+    newer ones until it is retrained (advice, built on estimates, says it too)."""
+    assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
+    assert cli("train", "--no-borrow-bundled").exit_code == 0
+    query = ("estimate", "--app", "solver0", "--nodes", "32", "--format", "json")
+
+    def unseen(result) -> list[str]:  # type: ignore[no-untyped-def]
+        assert result.exit_code == 0, result.output
+        return [n for n in json.loads(result.stdout)["notes"] if "ingested since" in n]
+
+    assert unseen(cli(*query)) == []
+    later = tmp_path / "later.csv"
+    later.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
+                     "runtime_s\nsolver0,Perlmutter-CPU,large,32,128,1,150\n")
+    assert cli("ingest", "csv", str(later)).exit_code == 0
+    (note,) = unseen(cli(*query))
+    assert note.startswith("the store holds 1 run of solver0 ingested since this predictor "
+                           "was trained (")
+    assert note.endswith("which it has not learned from; run 'perfpredict train' to use them")
+    assert unseen(cli("estimate", "--app", "solver1", "--nodes", "32", "--format", "json")) == []
+    advice = cli("advise", "--app", "solver0", "--format", "json")
+    assert advice.exit_code == 0, advice.output
+    assert note in advice.stdout
+    assert cli("train", "--no-borrow-bundled").exit_code == 0
+    assert unseen(cli(*query)) == []
+
+
+def test_the_shipped_predictor_says_it_answers_for_a_store_untrained(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A store holding runs of an application the shipped predictor also knows, never
+    trained, was answered from the shipped series as if from the store's own; it says
+    so now, though not of the bundled data sets' own runs, which it was trained on."""
+    assert cli("datasets", "load", "relearn").exit_code == 0
+    query = ("estimate", "--app", "RELeARN", "--nodes", "16", "--ranks-per-node", "32",
+             "--format", "json")
+
+    def shipped(result) -> list[str]:  # type: ignore[no-untyped-def]
+        assert result.exit_code == 0, result.output
+        return [n for n in json.loads(result.stdout)["notes"] if "shipped" in n]
+
+    assert shipped(cli(*query)) == []
+    mine = tmp_path / "mine.csv"
+    mine.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+                    "RELeARN,mycluster,5000 neurons/rank,1,32,1,400\n"
+                    "RELeARN,mycluster,5000 neurons/rank,2,32,1,410\n")
+    assert cli("ingest", "csv", str(mine)).exit_code == 0
+    assert shipped(cli(*query)) == [
+        "answered by the predictor shipped with perfpredict: the store holds 2 runs of "
+        "RELeARN but no trained predictor of its own; run 'perfpredict train' to learn "
+        "from them"]
 
 
 def test_evaluate_table_leads_with_the_hybrid_against_the_best_baseline(cli, timed_runs_csv, monkeypatch) -> None:  # type: ignore[no-untyped-def]
