@@ -71,7 +71,24 @@ def named_db_url(flag: str | None = None) -> str | None:
     """The store the user named (``--db`` flag, then ``PERFPREDICT_DB``, then config
     ``db``), or None when they named none and the default store is meant (an empty
     ``PERFPREDICT_DB`` names none)."""
-    return flag or os.environ.get(DB_ENV, "").strip() or read_config().get("db")
+    return (flag or os.environ.get(DB_ENV, "").strip()
+            or _beside_config(read_config().get("db")))
+
+
+def _beside_config(db: str | None) -> str | None:
+    """The config file's ``db``, a relative SQLite path (``center.db``,
+    ``sqlite:///center.db``) taken from the config file's folder, as a file's settings
+    are read: from the working directory, ``train`` in another folder found no store
+    and ``ingest`` there made a second one."""
+    if db is None:
+        return None
+    prefix = "sqlite:///" if db.startswith("sqlite:///") else ""
+    if "://" in db and not prefix:
+        return db
+    path = db.removeprefix(prefix)
+    if path == ":memory:" or Path(path).expanduser().is_absolute():
+        return db
+    return f"{prefix}{config_path().parent / path}"
 
 
 def where_stores_are_named() -> str:

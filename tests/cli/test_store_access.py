@@ -408,3 +408,26 @@ def test_a_missing_store_named_in_the_config_file_says_where_it_was_named(
     result = CliRunner().invoke(app, ["runs", "stats"])
     assert result.exit_code == 1 and f"no store at {missing}" in result.stderr
     assert result.stderr.rstrip().endswith(f"the db line of {config_path()}")
+
+
+@pytest.mark.parametrize("db_line", ["center.db", "sqlite:///center.db"])
+def test_a_relative_store_in_the_config_file_is_beside_it_from_any_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_line: str) -> None:
+    """Read from the working directory, ``db = "center.db"`` named another store in each
+    folder: ``train`` elsewhere found none, and ``ingest`` there made a second one."""
+    from perfpredict.config import config_path
+
+    monkeypatch.setenv("PERFPREDICT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PERFPREDICT_DB", raising=False)
+    config_path().parent.mkdir(parents=True)
+    config_path().write_text(f'db = "{db_line}"\n')
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\nlulesh,x,1,10\n")
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        monkeypatch.chdir(tmp_path / folder)
+        assert CliRunner().invoke(app, ["ingest", "csv", str(runs)]).exit_code == 0
+    assert sorted(p.name for p in tmp_path.rglob("*.db")) == ["center.db"]
+    assert (config_path().parent / "center.db").exists()
+    stats = CliRunner().invoke(app, ["runs", "stats", "--format", "json"])
+    assert json.loads(stats.stdout)["n_runs"] == 1
