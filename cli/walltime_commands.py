@@ -27,7 +27,8 @@ class JobsFormat(str, Enum):
 def walltime(
     ctx: typer.Context,
     input_path: Annotated[Path, typer.Option(
-        "--input", help="Jobs about to be submitted (a log or a CSV); read, not stored.")],
+        "--input", help="Jobs about to be submitted (a log or a CSV; - reads standard "
+        "input); read, not stored.")],
     input_format: Annotated[JobsFormat | None, typer.Option(
         metavar="FORMAT",
         help="Format of --input: swf, sacct or csv, read by the same parser as 'ingest' "

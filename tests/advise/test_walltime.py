@@ -293,6 +293,23 @@ def test_cli_csv_keeps_stdout_for_rows_and_says_why_jobs_stay_at_request(  # typ
     assert "Kept at their request" in result.stderr
 
 
+def test_jobs_piped_in_are_advised_as_the_file(cli, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """``... | perfpredict advise walltime --input -`` was refused with "save the output
+    to a file first": the stream is read from a copy, as ingest reads one, and a bad
+    line is named on ``<stdin>``."""
+    history, advised = kth_parts
+    assert cli("ingest", "swf", str(history)).exit_code == 0
+    from_file = cli("advise", "walltime", "--input", str(advised), "--format", "csv")
+    piped = cli("advise", "walltime", "--input", "-", "--input-format", "swf", "--format",
+                "csv", input=advised.read_text())
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout == from_file.stdout
+    bad = cli("advise", "walltime", "--input", "-", "--input-format", "swf",
+              input=advised.read_text() + "1 2 three\n")
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("Error: <stdin>:"), bad.stderr
+
+
 def test_aft_alternative_fits_and_unknown_methods_are_refused(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
     """``method="aft"`` (the measured alternative in docs/walltime.md) still advises."""
     history, advised = kth_parts

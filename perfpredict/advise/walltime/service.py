@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.walltime.advisor import (
@@ -103,19 +104,38 @@ def read_jobs(path: str, input_format: str | None, system: str | None,
     """Jobs to advise, read with the ingest parser of ``input_format`` (not stored; None:
     told by the file's name or content), with ingest's options. Jobs not run yet are
     read too: sacct's PENDING jobs, which ingest skips, are what a walltime is advised
-    for."""
+    for. A stream (``squeue ... | perfpredict advise walltime --input -``) is read from a
+    temporary copy, as ingest reads one (:func:`~perfpredict.ingest._text.lines.spooled`),
+    and errors name it as given."""
+    from perfpredict.ingest._text.lines import check_input, is_stream, spooled, stream_name
+
+    check_input(Path(path))
+    if not is_stream(Path(path)):
+        return _parsed_jobs(Path(path), input_format, system, swf_allow_extra_fields,
+                            timezone)
+    with spooled(Path(path)) as copy:
+        try:
+            return _parsed_jobs(copy, input_format, system, swf_allow_extra_fields, timezone)
+        except BadInputError as exc:
+            if exc.path != str(copy):
+                raise
+            raise exc.naming(stream_name(Path(path))) from exc
+
+
+def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
+                 swf_allow_extra_fields: bool, timezone: str) -> pd.DataFrame:
+    """The jobs of the file ``path`` (:func:`read_jobs`)."""
     from dataclasses import asdict
-    from pathlib import Path
 
     import pandas as pd
 
     from perfpredict.ingest.records import BadRecord, IngestOptions
     from perfpredict.ingest.registry import get_parser, sniff_format
 
-    input_format = input_format or sniff_format(Path(path), INPUT_FORMATS)
+    input_format = input_format or sniff_format(path, INPUT_FORMATS)
     parse = get_parser(input_format)
     rows = []
-    for item in parse(Path(path), IngestOptions(
+    for item in parse(path, IngestOptions(
             system=system, require_runtime=False, timezone=timezone,
             swf_allow_extra_fields=swf_allow_extra_fields, read_as=input_format_option)):
         if isinstance(item, BadRecord):
