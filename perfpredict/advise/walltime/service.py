@@ -27,13 +27,13 @@ if TYPE_CHECKING:
 
 
 @takes_store
-def fit_walltime_advisor(store: Store, apps: list[str] | None = None,
+def fit_walltime_advisor(store: Store, apps: str | list[str] | None = None,
                          **params: Any) -> SystemAdvisors:
     """Fit an advisor per system on the store's scheduler jobs (what ``train`` calls)."""
     return SystemAdvisors(**params).fit(jobs_frame(store, apps))
 
 
-def jobs_frame(store: Store, apps: list[str] | None = None) -> pd.DataFrame:
+def jobs_frame(store: Store, apps: str | list[str] | None = None) -> pd.DataFrame:
     """The columns the advisor reads (:data:`JOB_COLUMNS`) of every run with a submit
     time, read in chunks with repeated texts as categories.
 
@@ -43,12 +43,13 @@ def jobs_frame(store: Store, apps: list[str] | None = None) -> pd.DataFrame:
     import pandas as pd
     from sqlalchemy import select
 
+    from perfpredict.store.queries import named_apps
     from perfpredict.store.schema import runs
 
     names = list(JOB_COLUMNS)
     query = select(*[runs.c[name] for name in names]).where(runs.c.submit_epoch_s.is_not(None))
-    if apps:
-        query = query.where(runs.c.app.in_(apps))
+    if wanted := named_apps(apps):
+        query = query.where(runs.c.app.in_(wanted))
     texts = ("system", "user", "account", "app")
     chunks = []
     with store.engine.connect() as conn:
