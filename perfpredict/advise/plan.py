@@ -36,7 +36,7 @@ a walltime that at most ``kill_risk`` of runs outlive is the upper bound at conf
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.checkpoint import signal_lead_for_job, signal_lead_option_s
@@ -66,7 +66,7 @@ from perfpredict.advise.run_classes import (
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose, node_count
 from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_kill_risk
-from perfpredict.counts import check_count, is_number, plain
+from perfpredict.counts import check_count, is_number, plain, python_number
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
 from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES, check_confidence
@@ -114,6 +114,12 @@ class PlanRequest:
     #: Allocation periods the proposal's totals are split over, and what one is called.
     periods: int = 1
     period_label: str = "period"
+
+    def __post_init__(self) -> None:
+        # numbers as Python's own, so that the plan's as_dict, which echoes them, is
+        # JSON: runs=np.int64(3) from a frame made json.dumps fail on the advice
+        for option in fields(self):
+            setattr(self, option.name, python_number(getattr(self, option.name)))
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""

@@ -10,12 +10,12 @@ is asked for; ``estimate --input`` writes the columns as they are.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from perfpredict.counts import python_number
 from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.breakdown import law_breakdown, roofline_breakdown
 from perfpredict.estimate.lookup import (
@@ -354,10 +354,9 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     return Estimate(
         app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,
         series=series.name, scale=scale, scale_unit=series.scale_unit,
-        # a plain number, as json writes it: a numpy count as the query's was not
-        nodes=int(query.nodes) if isinstance(query.nodes, numbers.Integral)
-        else float(query.nodes),
-        confidence=confidence, predicted_runtime_s=runtime_s,
+        # plain numbers, as json writes them: a numpy count or confidence was not
+        nodes=python_number(query.nodes), confidence=python_number(confidence),
+        predicted_runtime_s=runtime_s,
         lower_runtime_s=float(row["lower_runtime_s"]),
         upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
         efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",

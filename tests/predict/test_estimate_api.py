@@ -136,3 +136,31 @@ def test_an_estimate_of_a_numpy_node_count_writes_as_json() -> None:
 
     doc = estimate(None, Query(**BERT, nodes=np.int64(64))).as_dict()
     assert json.loads(json.dumps(doc))["nodes"] == 64
+
+
+def test_a_confidence_that_is_not_a_number_is_bad_input() -> None:
+    """``confidence="0.9"`` (a notebook widget's text) or None was a TypeError out of
+    the comparison with 0; advise and evaluate already said it in one line."""
+    for confidence in ("0.9", None, float("nan")):
+        with pytest.raises(BadInputError, match=r"--confidence must be between 0 and 1 "
+                           r"\(0.9 for 90% intervals\), got ('0.9'|None|nan)$"):
+            estimate(None, Query(**BERT, nodes=64), confidence=confidence)  # type: ignore[arg-type]
+
+
+def test_an_estimate_and_a_plan_of_numpy_numbers_write_as_json(tmp_path: Path) -> None:
+    """A confidence of numpy's float32, or a plan's runs, periods or kill risk taken from
+    a frame (numpy's int64, float32), made ``json.dumps`` of the answer's ``as_dict``
+    fail ("Object of type float32 is not JSON serializable")."""
+    import json
+
+    from perfpredict.advise.plan import PlanRequest, advise_plan
+
+    doc = estimate(None, Query(**BERT, nodes=64), confidence=np.float32(0.8)).as_dict()  # type: ignore[arg-type]
+    assert json.loads(json.dumps(doc))["confidence"] == pytest.approx(0.8)
+    request = PlanRequest(**BERT, runs=np.int64(3), periods=np.int64(2),  # type: ignore[arg-type]
+                          kill_risk=np.float32(0.1), confidence=np.float64(0.8),  # type: ignore[arg-type]
+                          max_nodes=np.int64(64))  # type: ignore[arg-type]
+    # an empty store: the advice of the bundled predictor, which it falls back to
+    advice = json.loads(json.dumps(advise_plan(tmp_path / "empty.db", request).as_dict()))
+    assert (advice["runs"], advice["resource_totals"]["periods"]) == (3, 2)
+    assert advice["kill_risk"] == pytest.approx(0.1)
