@@ -164,3 +164,23 @@ def test_an_estimate_and_a_plan_of_numpy_numbers_write_as_json(tmp_path: Path) -
     advice = json.loads(json.dumps(advise_plan(tmp_path / "empty.db", request).as_dict()))
     assert (advice["runs"], advice["resource_totals"]["periods"]) == (3, 2)
     assert advice["kill_risk"] == pytest.approx(0.1)
+
+
+def test_a_query_file_is_named_by_a_text_as_ingest_names_one(tmp_path: Path) -> None:
+    """``estimate_batch(store, "queries.csv")`` was an AttributeError ("'str' object has
+    no attribute 'open'"), for a file there or not, and so was a DataFrame of queries."""
+    import pandas as pd
+
+    from perfpredict.estimate import estimate_batch, read_queries
+
+    queries = tmp_path / "queries.csv"
+    queries.write_text("app,system,nodes\nbert,dgxa100_ngc22.04_pytorch (NVIDIA),64\n")
+    batch = estimate_batch(None, str(queries))
+    assert batch.records()[0]["predicted_runtime_s"] == pytest.approx(
+        estimate(None, Query(**BERT, nodes=64)).predicted_runtime_s)
+    assert read_queries(str(queries))[2] == batch.queries
+    with pytest.raises(BadInputError, match=r"nope\.csv: cannot read the query file"):
+        estimate_batch(None, str(tmp_path / "nope.csv"))
+    with pytest.raises(BadInputError, match=r"^a query file is named by its path, not a "
+                       r"DataFrame; for queries held in Python, call load_predictor"):
+        estimate_batch(None, pd.DataFrame({"app": ["bert"], "nodes": [64]}))  # type: ignore[arg-type]
