@@ -25,7 +25,7 @@ import numpy as np
 from perfpredict.advise.job_limits import quantile_confidence
 from perfpredict.advise.plan import P90, PlanRequest, sweep_nodes
 from perfpredict.advise.selection import node_count
-from perfpredict.counts import check_count, is_number, plain, shown
+from perfpredict.counts import check_count, is_number, plain, python_number, shown
 from perfpredict.errors import BadInputError
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
@@ -154,6 +154,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                             f"it out for no limit), got {shown(budget_node_hours)}")
     if target_nodes is not None:  # a node count an estimate is asked for
         check_count("--target-nodes", target_nodes)
+    # as Python's numbers: the plan echoes them, and numpy's made json.dumps fail
+    target_nodes, budget_node_hours = python_number(target_nodes), python_number(budget_node_hours)
     if target_nodes is None:
         target_nodes = advise_plan(store, request).recommended.nodes
     predictor = load_predictor(store.url)

@@ -15,6 +15,7 @@ from perfpredict.advise.walltime.advisor import (
 )
 from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
+from perfpredict.counts import python_number
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
 
@@ -228,6 +229,8 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
 
     check_kill_risk(kill_risk)
     check_time_min_kill_risk(time_min_kill_risk, kill_risk)
+    # as Python's numbers: every row echoes them, and numpy's made json.dumps fail
+    kill_risk, time_min_kill_risk = python_number(kill_risk), python_number(time_min_kill_risk)
     from perfpredict.store.writer import SystemNames
 
     jobs = read_jobs(path, input_format, system, swf_allow_extra_fields, timezone)
