@@ -67,7 +67,7 @@ from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose, node_count
 from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_kill_risk
 from perfpredict.counts import check_count, is_number, plain, python_number
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, given
 from perfpredict.store.handle import takes_store
 from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES, check_confidence
 
@@ -86,6 +86,10 @@ P90 = 0.9
 #: that interval's bound all the same, reported as "the 99.999th" (or "100th")
 #: percentile with a kill probability of 0.01%, ten times (or more) the risk asked for.
 SMALLEST_KILL_RISK = round((1.0 - float(TAIL_CONFIDENCES[-1])) / 2.0, 12)
+
+
+#: How a request is made, for a caller who handed in something else.
+PLAN_REQUEST_EXAMPLE = "perfpredict.advise.plan.PlanRequest(app='bert')"
 
 
 @dataclass
@@ -344,7 +348,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.lookup import scale_per_node as scale_per_node_of
 
-    request.validate()
+    given(request, PlanRequest, PLAN_REQUEST_EXAMPLE).validate()
     predictor = load_predictor(store.url)
     query = request.query(1.0)
     query.validate()

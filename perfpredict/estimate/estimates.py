@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perfpredict.counts import python_number
-from perfpredict.errors import BadInputError, PerfPredictError
+from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import law_breakdown, roofline_breakdown
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
@@ -53,6 +53,8 @@ _TEXT_COLUMNS = ("law", "series")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
                  "noise_floor", "at_widest_error")
 _INT_COLUMNS = ("peer_series",)
+#: How a query is made, for a caller who handed in something else.
+QUERY_EXAMPLE = "perfpredict.estimate.Query(app='bert', nodes=64)"
 
 
 @dataclass
@@ -173,7 +175,7 @@ class LoadedPredictor:
         catalog says the machine has fewer nodes (:meth:`machine_nodes`): the laws answer
         at any scale.
         ``explain``: with its :attr:`Estimate.explanation`, the steps it was made in."""
-        query.validate()
+        given(query, Query, QUERY_EXAMPLE).validate()
         if query.nodes % 1:
             raise BadInputError(f"{query.field_name('nodes')} must be a whole number, "
                                 f"got {query.nodes:g}")
@@ -280,7 +282,7 @@ class LoadedPredictor:
         scales: list[float] = []
         for i, query in enumerate(queries):
             try:
-                query.validate()
+                given(query, Query, QUERY_EXAMPLE).validate()
                 wanted = query.series_wanted()
                 if wanted not in resolved:
                     resolved[wanted] = self.find_series(query)

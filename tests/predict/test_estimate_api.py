@@ -184,3 +184,25 @@ def test_a_query_file_is_named_by_a_text_as_ingest_names_one(tmp_path: Path) -> 
     with pytest.raises(BadInputError, match=r"^a query file is named by its path, not a "
                        r"DataFrame; for queries held in Python, call load_predictor"):
         estimate_batch(None, pd.DataFrame({"app": ["bert"], "nodes": [64]}))  # type: ignore[arg-type]
+
+
+def test_a_dict_for_a_query_or_a_plan_request_says_how_to_make_one(tmp_path: Path) -> None:
+    """``estimate(store, {"app": ..., "nodes": ...})``, the likeliest stand-in for a
+    Query in a notebook, was an AttributeError ("'dict' object has no attribute
+    'validate'"), and so was a dict for advise's and next-runs' PlanRequest."""
+    from perfpredict.advise.next_runs import plan_next_runs
+    from perfpredict.advise.plan import advise_plan
+
+    fields = {**BERT, "nodes": 64}
+    for ask in (lambda: estimate(None, fields), lambda: load_predictor(None).estimate_many([fields])):
+        with pytest.raises(BadInputError, match=r"^expected a Query, as perfpredict\.estimate"
+                           r"\.Query\(app='bert', nodes=64\), not a dict; Query\(\*\*fields\) "
+                           r"makes one of a dict$"):
+            ask()  # type: ignore[no-untyped-call]
+    store = tmp_path / "empty.db"
+    for advise in (advise_plan, plan_next_runs):
+        with pytest.raises(BadInputError, match=r"^expected a PlanRequest, as perfpredict\."
+                           r"advise\.plan\.PlanRequest\(app='bert'\), not a dict;"):
+            advise(store, BERT)  # type: ignore[operator]
+    with pytest.raises(BadInputError, match=r"^expected a Query, .* not a str$"):
+        estimate(None, "bert")  # type: ignore[arg-type]
