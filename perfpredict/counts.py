@@ -7,6 +7,7 @@ code, reads the same rules."""
 from __future__ import annotations
 
 import numbers
+from typing import Any
 
 from perfpredict.errors import BadInputError
 
@@ -19,6 +20,16 @@ def is_number(value: object, *, whole: bool = False) -> bool:
     may give it, numpy's included, and not a bool, which Python counts as one."""
     return (isinstance(value, numbers.Integral if whole else numbers.Real)
             and not isinstance(value, bool))
+
+
+def python_number(value: Any) -> Any:
+    """A number a library caller gave as Python's own int or float, which ``json`` writes
+    (numpy's ``int64`` and ``float32`` it refuses: an estimate's or a plan's ``as_dict``
+    of them failed in ``json.dumps``); anything else as it is, for its check to refuse:
+    ``numpy.int64(8)`` is 8, ``numpy.float32(0.5)`` 0.5, ``"8"`` stays ``"8"``."""
+    if not is_number(value):
+        return value
+    return int(value) if is_number(value, whole=True) else float(value)
 
 
 def plain(value: float) -> int | float:

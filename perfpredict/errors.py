@@ -9,6 +9,9 @@ train on). Messages are sentences that say what is wrong and what to do next.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class PerfPredictError(Exception):
@@ -74,3 +77,16 @@ class MissingDependencyError(PerfPredictError):
 
 class ArtifactError(PerfPredictError):
     """A model artifact is damaged, tampered with, or from a newer format version."""
+
+
+def given(value: object, kind: type[T], example: str) -> T:
+    """``value`` when it is a ``kind``: a request object a library function takes (a
+    :class:`~perfpredict.estimate.Query`, a
+    :class:`~perfpredict.advise.plan.PlanRequest`). A dict of its fields, the likeliest
+    stand-in in a notebook, was an AttributeError ("'dict' object has no attribute
+    'validate'"); it is refused saying how to make one (``example``)."""
+    if isinstance(value, kind):
+        return value
+    how = f"; {kind.__name__}(**fields) makes one of a dict" if isinstance(value, dict) else ""
+    raise BadInputError(f"expected a {kind.__name__}, as {example}, not a "
+                        f"{type(value).__name__}{how}")

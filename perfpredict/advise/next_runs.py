@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perfpredict.advise.job_limits import quantile_confidence
-from perfpredict.advise.plan import P90, PlanRequest, sweep_nodes
+from perfpredict.advise.plan import P90, PLAN_REQUEST_EXAMPLE, PlanRequest, sweep_nodes
 from perfpredict.advise.selection import node_count
-from perfpredict.counts import check_count, is_number, plain, shown
-from perfpredict.errors import BadInputError
+from perfpredict.counts import check_count, is_number, plain, python_number, shown
+from perfpredict.errors import BadInputError, given
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
 from perfpredict.store.handle import takes_store
@@ -147,6 +147,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.lookup import scale_per_node
 
+    given(request, PlanRequest, PLAN_REQUEST_EXAMPLE).validate()
     if budget_node_hours is not None and not (
             is_number(budget_node_hours) and math.isfinite(budget_node_hours)
             and budget_node_hours > 0):  # an infinite budget is none: say so by leaving it out
@@ -154,6 +155,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                             f"it out for no limit), got {shown(budget_node_hours)}")
     if target_nodes is not None:  # a node count an estimate is asked for
         check_count("--target-nodes", target_nodes)
+    # as Python's numbers: the plan echoes them, and numpy's made json.dumps fail
+    target_nodes, budget_node_hours = python_number(target_nodes), python_number(budget_node_hours)
     if target_nodes is None:
         target_nodes = advise_plan(store, request).recommended.nodes
     predictor = load_predictor(store.url)

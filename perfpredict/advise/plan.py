@@ -36,7 +36,7 @@ a walltime that at most ``kill_risk`` of runs outlive is the upper bound at conf
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.checkpoint import signal_lead_for_job, signal_lead_option_s
@@ -66,8 +66,8 @@ from perfpredict.advise.run_classes import (
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose, node_count
 from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_kill_risk
-from perfpredict.counts import check_count, is_number, plain
-from perfpredict.errors import BadInputError
+from perfpredict.counts import check_count, is_number, plain, python_number
+from perfpredict.errors import BadInputError, given
 from perfpredict.store.handle import takes_store
 from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES, check_confidence
 
@@ -86,6 +86,10 @@ P90 = 0.9
 #: that interval's bound all the same, reported as "the 99.999th" (or "100th")
 #: percentile with a kill probability of 0.01%, ten times (or more) the risk asked for.
 SMALLEST_KILL_RISK = round((1.0 - float(TAIL_CONFIDENCES[-1])) / 2.0, 12)
+
+
+#: How a request is made, for a caller who handed in something else.
+PLAN_REQUEST_EXAMPLE = "perfpredict.advise.plan.PlanRequest(app='bert')"
 
 
 @dataclass
@@ -114,6 +118,12 @@ class PlanRequest:
     #: Allocation periods the proposal's totals are split over, and what one is called.
     periods: int = 1
     period_label: str = "period"
+
+    def __post_init__(self) -> None:
+        # numbers as Python's own, so that the plan's as_dict, which echoes them, is
+        # JSON: runs=np.int64(3) from a frame made json.dumps fail on the advice
+        for option in fields(self):
+            setattr(self, option.name, python_number(getattr(self, option.name)))
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""
@@ -341,7 +351,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.lookup import scale_per_node as scale_per_node_of
 
-    request.validate()
+    given(request, PlanRequest, PLAN_REQUEST_EXAMPLE).validate()
     predictor = load_predictor(store.url)
     query = request.query(1.0)
     query.validate()

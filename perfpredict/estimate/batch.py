@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,18 +17,27 @@ _TEXT_COLUMNS = ("app", "system", "problem_size", "variant")
 _NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
 
 
-def read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query]]:
+def read_queries(path: str | os.PathLike[str]
+                 ) -> tuple[list[str], list[dict[str, str]], list[Query]]:
     """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
     header, rows, queries, _ = _read_queries(path)
     return header, rows, queries
 
 
-def _read_queries(path: Path) -> tuple[list[str], list[dict[str, str]], list[Query], list[int]]:
-    """:func:`read_queries`, and the line each row ends on (blank lines are skipped)."""
+def _read_queries(path: str | os.PathLike[str]
+                  ) -> tuple[list[str], list[dict[str, str]], list[Query], list[int]]:
+    """:func:`read_queries`, and the line each row ends on (blank lines are skipped).
+    ``path`` as ``ingest_file`` takes it, a text or a Path (a text was an AttributeError,
+    "'str' object has no attribute 'open'", and so was a DataFrame of queries)."""
     import csv
 
     from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
 
+    if not isinstance(path, str | os.PathLike):
+        raise BadInputError(f"a query file is named by its path, not a "
+                            f"{type(path).__name__}; for queries held in Python, call "
+                            "load_predictor(store).estimate_many([Query(...), ...])")
+    path = Path(path)
     try:
         # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
         # after hand-written commas are not part of the column names
@@ -110,7 +120,8 @@ class BatchEstimates:
         return records
 
 
-def estimate_batch(db_url: StoreLike | None, path: Path, confidence: float = 0.9) -> BatchEstimates:
+def estimate_batch(db_url: StoreLike | None, path: str | os.PathLike[str],
+                   confidence: float = 0.9) -> BatchEstimates:
     """Answer every row of a query CSV: its own cells, then the estimate's columns.
 
     An input column named like an answer is dropped (the answer, after the input's

@@ -10,13 +10,13 @@ is asked for; ``estimate --input`` writes the columns as they are.
 from __future__ import annotations
 
 import math
-import numbers
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from perfpredict.errors import BadInputError, PerfPredictError
+from perfpredict.counts import python_number
+from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import law_breakdown, roofline_breakdown
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
@@ -54,6 +54,8 @@ _TEXT_COLUMNS = ("law", "series")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
                  "noise_floor", "at_widest_error")
 _INT_COLUMNS = ("peer_series",)
+#: How a query is made, for a caller who handed in something else.
+QUERY_EXAMPLE = "perfpredict.estimate.Query(app='bert', nodes=64)"
 
 
 @dataclass
@@ -215,7 +217,7 @@ class LoadedPredictor:
         catalog says the machine has fewer nodes (:meth:`machine_nodes`): the laws answer
         at any scale.
         ``explain``: with its :attr:`Estimate.explanation`, the steps it was made in."""
-        query.validate()
+        given(query, Query, QUERY_EXAMPLE).validate()
         if query.nodes % 1:
             raise BadInputError(f"{query.field_name('nodes')} must be a whole number, "
                                 f"got {query.nodes:g}")
@@ -325,7 +327,7 @@ class LoadedPredictor:
         scales: list[float] = []
         for i, query in enumerate(queries):
             try:
-                query.validate()
+                given(query, Query, QUERY_EXAMPLE).validate()
                 wanted = query.series_wanted()
                 if wanted not in resolved:
                     resolved[wanted] = self.find_series(query)
@@ -399,10 +401,9 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     return Estimate(
         app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,
         series=series.name, scale=scale, scale_unit=series.scale_unit,
-        # a plain number, as json writes it: a numpy count as the query's was not
-        nodes=int(query.nodes) if isinstance(query.nodes, numbers.Integral)
-        else float(query.nodes),
-        confidence=confidence, predicted_runtime_s=runtime_s,
+        # plain numbers, as json writes them: a numpy count or confidence was not
+        nodes=python_number(query.nodes), confidence=python_number(confidence),
+        predicted_runtime_s=runtime_s,
         lower_runtime_s=float(row["lower_runtime_s"]),
         upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
         efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict.counts import check_count, is_number
+from perfpredict.counts import check_count
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.evaluate.baselines import BLACKBOX, blackbox, law_names, law_prediction
 from perfpredict.evaluate.metrics import Outcomes, distance_bands, summarise
@@ -268,9 +268,7 @@ def evaluate(store: Store, split: str = "extrapolate", group_by: str = "source",
         raise BadInputError(f"--split must be one of: {', '.join(SPLITS)}, not {split!r}")
     check_count("--repeats", repeats, most=MAX_REPEATS)
     check_count("--seed", random_state, least=0)  # XGBoost takes no seed of 20 digits
-    if not is_number(confidence):
-        raise BadInputError(f"--confidence must be a number between 0 and 1, not "
-                            f"{confidence!r}")
+    check_confidence(confidence)  # before the runs are read
     require_apps(store, app)
     frame = runs_frame(store, app=app, with_source=True)
 

@@ -28,6 +28,7 @@ Guarantees a user relies on:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -111,15 +112,18 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
 
 
 @takes_store
-def ingest_paths(store: Store, fmt: str, paths: Iterable[str | Path],
+def ingest_paths(store: Store, fmt: str, paths: str | os.PathLike[str] | Iterable[str | Path],
                  options: IngestOptions | None = None,
                  progress: ProgressCallback | None = None,
                  on_report: Callable[[BatchReport], None] | None = None) -> list[BatchReport]:
     """Ingest several files, each in its own transaction (a bad one stops the rest, the
     files before it stored). Every path is checked before any file is read, so a
     mistyped one stores nothing; ``on_report`` is told of each file as it is stored, so
-    that what was stored before a bad file is said."""
-    files = [Path(p) for p in paths]
+    that what was stored before a bad file is said. One path, a text or a Path, is one
+    file (a text was read as paths of its letters, "/: is a directory", and a Path was
+    a TypeError)."""
+    files = ([Path(paths)] if isinstance(paths, str | os.PathLike)
+             else [Path(p) for p in paths])
     if sum(str(path) == STDIN_PATH for path in files) > 1:
         raise BadInputError("'-' (standard input) is given more than once; it can be read "
                             "only once")

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 from perfpredict import artifact
-from perfpredict.errors import ArtifactError
+from perfpredict.errors import ArtifactError, PerfPredictError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.store.reading import query_rows
 
@@ -33,6 +33,12 @@ _LATEST = ("SELECT id, document FROM artifacts WHERE kind = ? "
            "ORDER BY created_epoch_s DESC, id DESC LIMIT 1")
 _ENTRIES = "SELECT entry FROM artifact_series WHERE artifact_id = ?"
 
+#: Artifacts of one kind a store keeps: the newest and the one before it, whose series
+#: entries an estimate that loaded it just before a ``train`` may still be reading.
+#: Every train added one and none ever went, so a shared store retrained nightly grew
+#: by a whole predictor a night (56 MB for a million runs), read by no one.
+KEPT_PER_KIND = 2
+
 
 def _entry_text(entry: dict[str, Any]) -> str:
     return json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False)
@@ -45,7 +51,10 @@ def _digest(texts: list[str]) -> str:
 def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Store a sealed artifact and return the document as stored: a runtime predictor's
     series entries go to rows of their own, and the document is resealed with a digest
-    of each application's entries in their place."""
+    of each application's entries in their place. Older artifacts of its kind beyond the
+    newest :data:`KEPT_PER_KIND` go, with their entries, in the same transaction."""
+    from sqlalchemy import select
+
     from perfpredict.store.schema import artifact_series, artifacts
 
     entries = [SeriesEntry.from_dict(e) for e in doc.get(SERIES) or []]
@@ -66,6 +75,13 @@ def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore
                 {"artifact_id": artifact_id, "app": e.key.app,
                  "app_folded": e.key.app.casefold(), "entry": text}
                 for e, text in zip(entries, texts, strict=True)])
+        stale = list(conn.execute(
+            select(artifacts.c.id).where(artifacts.c.kind == doc["kind"])
+            .order_by(artifacts.c.created_epoch_s.desc(), artifacts.c.id.desc())
+            .offset(KEPT_PER_KIND)).scalars())
+        if stale:
+            conn.execute(artifact_series.delete().where(artifact_series.c.artifact_id.in_(stale)))
+            conn.execute(artifacts.delete().where(artifacts.c.id.in_(stale)))
     return doc
 
 
@@ -86,6 +102,8 @@ class StoredSeries:
         folded = app.casefold()
         if folded not in self._of_app:
             texts = self._texts(_ENTRIES + " AND app_folded = ? ORDER BY id", folded)
+            if not texts and folded in self._digests:
+                self._check_kept()
             if (_digest(texts) if texts else None) != self._digests.get(folded):
                 raise ArtifactError(
                     f"the model artifact from the store fails its checksum (the series "
@@ -93,6 +111,17 @@ class StoredSeries:
                     "'perfpredict train'")
             self._of_app[folded] = [SeriesEntry.from_dict(json.loads(text)) for text in texts]
         return self._of_app[folded]
+
+    def _check_kept(self) -> None:
+        """Refuse to read on when this predictor is no longer in the store: two trains
+        since it was loaded replaced it (:data:`KEPT_PER_KIND`), and its entries went
+        with it. Not a damaged artifact, which the checksum would have called it."""
+        if not query_rows(self._db_url, "SELECT id FROM artifacts WHERE id = ?",
+                          self._artifact_id):
+            raise PerfPredictError(
+                "the predictor this estimate loaded has since been replaced by newer "
+                "'perfpredict train' runs and is no longer in the store; run the command "
+                "again (from Python, load it again with load_predictor(store))")
 
     def apps(self) -> list[str]:
         rows = query_rows(self._db_url, "SELECT DISTINCT app FROM artifact_series "
@@ -103,6 +132,8 @@ class StoredSeries:
         """Every entry, in training order, each application's checked as in :meth:`of_app`."""
         rows = query_rows(self._db_url, "SELECT app_folded, entry FROM artifact_series "
                      "WHERE artifact_id = ? ORDER BY id", self._artifact_id) or []
+        if not rows and self._digests:
+            self._check_kept()
         by_app: dict[str, list[str]] = {}
         for folded, text in rows:
             by_app.setdefault(folded, []).append(text)

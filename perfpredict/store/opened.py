@@ -35,6 +35,12 @@ class Store:
     def safe_url(self) -> str:
         return redact_url(self.url)
 
+    def __repr__(self) -> str:
+        # what a notebook shows of ``store`` (and SQLAlchemy's own Engine repr hides): the
+        # URL without its password, which the generated repr printed in full
+        return (f"Store(url={self.safe_url!r}, read_only={self.read_only}, "
+                f"upgraded_from={self.upgraded_from!r})")
+
     def dispose(self) -> None:
         self.engine.dispose()
 

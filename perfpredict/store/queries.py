@@ -34,13 +34,24 @@ _TIME_COLUMNS = {"submit_epoch_s": "submit_time", "start_epoch_s": "start_time",
 PAIRS_PER_QUERY = 400
 
 
-def named_apps(app: str | Sequence[str] | None) -> list[str]:
+def named_apps(app: str | Iterable[str] | None) -> list[str]:
     """The applications ``app`` names: one name is one application, not its letters
-    (``runs_frame(store, app="bert")`` asked for the runs of 'b', 'e', 'r' and 't')."""
-    return [app] if isinstance(app, str) else list(app or [])
+    (``runs_frame(store, app="bert")`` asked for the runs of 'b', 'e', 'r' and 't'), and
+    any collection of names is names, a pandas Series or a numpy array of them too
+    (``app=runs.app.unique()`` was "the truth value of an array is ambiguous"). Anything
+    else is refused: ``app=5`` was a TypeError, ``app=[5]`` silently no runs."""
+    if app is None:
+        return []
+    if isinstance(app, str):
+        return [app]
+    names = list(app) if isinstance(app, Iterable) else None
+    if names is None or not all(isinstance(name, str) for name in names):
+        raise BadInputError(f"app must be an application's name or a list of names, as "
+                            f"['LULESH'], got {app!r}")
+    return names
 
 
-def _of_apps(query: Select[Any], app: str | Sequence[str] | None) -> Select[Any]:
+def _of_apps(query: Select[Any], app: str | Iterable[str] | None) -> Select[Any]:
     """``query`` narrowed to the runs of ``app`` (all runs when None or empty)."""
     names = named_apps(app)
     return query.where(runs.c.app.in_(names)) if names else query

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from perfpredict.counts import is_number, shown
 from perfpredict.errors import BadInputError
 from perfpredict.laws.base import FloatArray
 from perfpredict.packed import pack, unpack
@@ -42,10 +43,11 @@ WIDEST_CONFIDENCE = float(TAIL_CONFIDENCES[-1])
 
 def check_confidence(confidence: float) -> None:
     """An interval's confidence (``--confidence`` of estimate, advise and evaluate) must
-    be above 0 and at most :data:`WIDEST_CONFIDENCE`."""
-    if not 0 < confidence < 1:
+    be a number above 0 and at most :data:`WIDEST_CONFIDENCE`: a library caller's
+    ``confidence="0.9"`` or ``None`` was a TypeError out of the comparison."""
+    if not (is_number(confidence) and 0 < confidence < 1):
         raise BadInputError(f"--confidence must be between 0 and 1 (0.9 for 90% "
-                            f"intervals), got {confidence:g}")
+                            f"intervals), got {shown(confidence)}")
     if confidence > WIDEST_CONFIDENCE:
         raise BadInputError(f"--confidence {confidence:g} is wider than the predictor's "
                             f"intervals resolve (their widest is {WIDEST_CONFIDENCE:g}); "

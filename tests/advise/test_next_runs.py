@@ -70,6 +70,15 @@ def test_default_target_is_the_advised_node_count(trained_store) -> None:
     assert plan.target_nodes == advise_plan(trained_store, BERT_REQUEST).recommended.nodes
 
 
+def test_a_target_and_budget_from_numpy_write_as_json(trained_store) -> None:
+    """``target_nodes=np.int64(...)`` (a node count read from a frame) came back in the
+    plan as numpy's int64, and json.dumps of its as_dict failed."""
+    plan = plan_next_runs(trained_store, BERT_REQUEST, target_nodes=np.int64(64),
+                          budget_node_hours=np.float32(500))
+    doc = json.loads(json.dumps(plan.as_dict()))
+    assert (doc["target_nodes"], doc["budget_node_hours"]) == (64, 500)
+
+
 def test_bad_budget_and_target(trained_store) -> None:
     with pytest.raises(BadInputError, match="budget"):
         plan_next_runs(trained_store, BERT_REQUEST, budget_node_hours=-1)

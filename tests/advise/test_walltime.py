@@ -207,6 +207,21 @@ def test_unknown_system_and_bad_risk_are_bad_input(store, kth_parts, tmp_path: P
         advise_walltime(store, str(tmp_path / "not-there.swf"), kill_risk=0.0)
 
 
+def test_a_library_callers_kill_risk_of_another_type(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """A text or None was a TypeError out of the comparison with 0, and numpy's float32
+    (from a frame) came back in every row, where json.dumps of the advice failed."""
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    for risk, shown in (("0.05", "'0.05'"), (None, "None")):
+        with pytest.raises(BadInputError, match=rf"^--kill-risk must be between 0 and 0.5 "
+                           rf"\(a share of jobs killed\), got {shown};"):
+            advise_walltime(store, str(advised), kill_risk=risk)
+    advice = advise_walltime(store, advised, kill_risk=np.float32(0.25),
+                             time_min_kill_risk=np.float64(0.4))
+    rows = json.loads(json.dumps([advice.rows, advice.summary]))[0]
+    assert {(row["kill_risk"], row["time_min_kill_risk"]) for row in rows} == {(0.25, 0.4)}
+
+
 def test_cli_ingest_then_advise(cli, kth_parts) -> None:  # type: ignore[no-untyped-def]
     history, advised = kth_parts
     assert cli("ingest", "swf", str(history)).exit_code == 0

@@ -136,3 +136,73 @@ def test_an_estimate_of_a_numpy_node_count_writes_as_json() -> None:
 
     doc = estimate(None, Query(**BERT, nodes=np.int64(64))).as_dict()
     assert json.loads(json.dumps(doc))["nodes"] == 64
+
+
+def test_a_confidence_that_is_not_a_number_is_bad_input() -> None:
+    """``confidence="0.9"`` (a notebook widget's text) or None was a TypeError out of
+    the comparison with 0; advise and evaluate already said it in one line."""
+    for confidence in ("0.9", None, float("nan")):
+        with pytest.raises(BadInputError, match=r"--confidence must be between 0 and 1 "
+                           r"\(0.9 for 90% intervals\), got ('0.9'|None|nan)$"):
+            estimate(None, Query(**BERT, nodes=64), confidence=confidence)  # type: ignore[arg-type]
+
+
+def test_an_estimate_and_a_plan_of_numpy_numbers_write_as_json(tmp_path: Path) -> None:
+    """A confidence of numpy's float32, or a plan's runs, periods or kill risk taken from
+    a frame (numpy's int64, float32), made ``json.dumps`` of the answer's ``as_dict``
+    fail ("Object of type float32 is not JSON serializable")."""
+    import json
+
+    from perfpredict.advise.plan import PlanRequest, advise_plan
+
+    doc = estimate(None, Query(**BERT, nodes=64), confidence=np.float32(0.8)).as_dict()  # type: ignore[arg-type]
+    assert json.loads(json.dumps(doc))["confidence"] == pytest.approx(0.8)
+    request = PlanRequest(**BERT, runs=np.int64(3), periods=np.int64(2),  # type: ignore[arg-type]
+                          kill_risk=np.float32(0.1), confidence=np.float64(0.8),  # type: ignore[arg-type]
+                          max_nodes=np.int64(64))  # type: ignore[arg-type]
+    # an empty store: the advice of the bundled predictor, which it falls back to
+    advice = json.loads(json.dumps(advise_plan(tmp_path / "empty.db", request).as_dict()))
+    assert (advice["runs"], advice["resource_totals"]["periods"]) == (3, 2)
+    assert advice["kill_risk"] == pytest.approx(0.1)
+
+
+def test_a_query_file_is_named_by_a_text_as_ingest_names_one(tmp_path: Path) -> None:
+    """``estimate_batch(store, "queries.csv")`` was an AttributeError ("'str' object has
+    no attribute 'open'"), for a file there or not, and so was a DataFrame of queries."""
+    import pandas as pd
+
+    from perfpredict.estimate import estimate_batch, read_queries
+
+    queries = tmp_path / "queries.csv"
+    queries.write_text("app,system,nodes\nbert,dgxa100_ngc22.04_pytorch (NVIDIA),64\n")
+    batch = estimate_batch(None, str(queries))
+    assert batch.records()[0]["predicted_runtime_s"] == pytest.approx(
+        estimate(None, Query(**BERT, nodes=64)).predicted_runtime_s)
+    assert read_queries(str(queries))[2] == batch.queries
+    with pytest.raises(BadInputError, match=r"nope\.csv: cannot read the query file"):
+        estimate_batch(None, str(tmp_path / "nope.csv"))
+    with pytest.raises(BadInputError, match=r"^a query file is named by its path, not a "
+                       r"DataFrame; for queries held in Python, call load_predictor"):
+        estimate_batch(None, pd.DataFrame({"app": ["bert"], "nodes": [64]}))  # type: ignore[arg-type]
+
+
+def test_a_dict_for_a_query_or_a_plan_request_says_how_to_make_one(tmp_path: Path) -> None:
+    """``estimate(store, {"app": ..., "nodes": ...})``, the likeliest stand-in for a
+    Query in a notebook, was an AttributeError ("'dict' object has no attribute
+    'validate'"), and so was a dict for advise's and next-runs' PlanRequest."""
+    from perfpredict.advise.next_runs import plan_next_runs
+    from perfpredict.advise.plan import advise_plan
+
+    fields = {**BERT, "nodes": 64}
+    for ask in (lambda: estimate(None, fields), lambda: load_predictor(None).estimate_many([fields])):
+        with pytest.raises(BadInputError, match=r"^expected a Query, as perfpredict\.estimate"
+                           r"\.Query\(app='bert', nodes=64\), not a dict; Query\(\*\*fields\) "
+                           r"makes one of a dict$"):
+            ask()  # type: ignore[no-untyped-call]
+    store = tmp_path / "empty.db"
+    for advise in (advise_plan, plan_next_runs):
+        with pytest.raises(BadInputError, match=r"^expected a PlanRequest, as perfpredict\."
+                           r"advise\.plan\.PlanRequest\(app='bert'\), not a dict;"):
+            advise(store, BERT)  # type: ignore[operator]
+    with pytest.raises(BadInputError, match=r"^expected a Query, .* not a str$"):
+        estimate(None, "bert")  # type: ignore[arg-type]

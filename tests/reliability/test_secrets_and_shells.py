@@ -105,3 +105,19 @@ def test_no_user_input_reaches_a_shell() -> None:
 ])
 def test_the_shell_scanner_catches_shell_use(bad: str) -> None:
     assert shell_problems(bad, "bad.py")
+
+
+def test_password_never_in_an_open_stores_repr() -> None:
+    """A notebook cell ending in ``store`` printed the dataclass's repr, with the URL's
+    password in full (SQLAlchemy's Engine beside it hid it)."""
+    pytest.importorskip("psycopg")
+    from perfpredict.store import Store
+    from perfpredict.store.database import make_engine
+
+    store = Store(engine=make_engine(UNREACHABLE), url=UNREACHABLE)  # connects to nothing
+    try:
+        for shown in (repr(store), str(store), f"{[store]}"):
+            assert PASSWORD not in shown
+            assert "'postgresql+psycopg://alice:***@127.0.0.1:1/perfpredict'" in shown
+    finally:
+        store.dispose()

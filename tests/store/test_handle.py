@@ -138,3 +138,11 @@ def test_only_a_connection_the_server_lost_is_said_to_be_lost(sqlstate: str | No
     assert (error is not None) is lost
     if lost:
         assert str(error).startswith("lost the connection to the store at ")
+
+
+def test_ingest_paths_takes_one_path_as_one_file(tmp_path: Path, timed_runs_csv: Path) -> None:
+    """``ingest_paths(store, "csv", "runs.csv")`` read the text as paths of its letters
+    ("/: is a directory, not a file"), and a Path was a TypeError."""
+    store = tmp_path / "store.db"
+    assert [r.n_stored for r in ingest_paths(store, "csv", str(timed_runs_csv))] == [60]
+    assert [r.already_ingested for r in ingest_paths(store, "csv", timed_runs_csv)] == [True]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.ingest import ingest_file
 from perfpredict.store import queries
 from perfpredict.store.queries import runs_frame
@@ -64,3 +64,48 @@ def test_one_application_by_name_is_that_application_not_its_letters(three_pairs
     assert runs_frame(three_pairs, app="ab").empty
     assert {run["app"] for run in queries.iter_runs(three_pairs, app="b")} == {"b"}
     assert runs_frame(three_pairs, app=["a", "b"]).shape[0] == 6
+
+
+def test_applications_named_by_a_numpy_array_or_a_pandas_series(three_pairs) -> None:  # type: ignore[no-untyped-def]
+    """A notebook names them from a frame (``runs.app.unique()``, a column): a numpy
+    array of two names or any Series was "The truth value of an array (a Series) is
+    ambiguous", a ValueError out of ``runs_frame``, ``train`` and ``evaluate``."""
+    import numpy as np
+    import pandas as pd
+
+    from perfpredict.train import train
+
+    assert runs_frame(three_pairs, app=np.array(["a", "b"])).shape[0] == 6
+    assert set(runs_frame(three_pairs, app=pd.Series(["b"])).app) == {"b"}
+    assert {run["app"] for run in queries.iter_runs(three_pairs, app=pd.Series(["b"]))} == {"b"}
+    # the store's two-scale series are too few to train on: past the names, to the store
+    with pytest.raises(NotTrainedError, match="nothing to train on: the store holds 4 runs"):
+        train(three_pairs, apps=pd.Series(["a"]))
+
+
+@pytest.mark.parametrize("app", [5, [5], ["a", None], [("a", "x")]])
+def test_what_is_not_application_names_is_one_line(three_pairs, app: object) -> None:  # type: ignore[no-untyped-def]
+    """``app=5`` was a TypeError ("'int' object is not iterable"); ``app=[5]`` read as
+    no runs, as if the store held none of it."""
+    from perfpredict.evaluate import evaluate
+    from perfpredict.train import train
+
+    said = r"^app must be an application's name or a list of names, as \['LULESH'\], got "
+    with pytest.raises(BadInputError, match=said):
+        runs_frame(three_pairs, app=app)  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=said):
+        train(three_pairs, apps=app)  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=said):
+        evaluate(three_pairs, app=app)  # type: ignore[arg-type]
+
+
+def test_the_walltime_advisor_reads_one_application_by_name(store) -> None:  # type: ignore[no-untyped-def]
+    """``fit_walltime_advisor(store, apps="bert")``, as ``train`` and ``evaluate`` take
+    ``app``, was SQLAlchemy's "IN expression list ... expected, got 'bert'" (an
+    ArgumentError); it reads that application's jobs of a real sacct log."""
+    from perfpredict.advise.walltime.service import jobs_frame
+    from tests.conftest import shared_path
+
+    ingest_file(store, "sacct", shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"))
+    assert jobs_frame(store, "1AbC-2-3").app.tolist() == ["1AbC-2-3"]
+    assert sorted(jobs_frame(store, ["1AbC-2-3", "anonjobname"]).app) == ["1AbC-2-3", "anonjobname"]

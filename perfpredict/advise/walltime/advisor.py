@@ -29,6 +29,7 @@ from perfpredict.advise.walltime.features import (
     JOB_COLUMNS,
     history_features,
 )
+from perfpredict.counts import is_number, shown
 from perfpredict.errors import BadInputError, NotTrainedError, PerfPredictError
 from perfpredict.utc import utc_text
 
@@ -62,11 +63,12 @@ def check_kill_risk(kill_risk: float, option: str = "--kill-risk") -> None:
     and ``advise walltime``'s alike, and ``advise --time-min-kill-risk``, named by
     ``option``: at one half the limit is the median runtime, and beyond it a job is more
     likely killed than not); checked before any work, so that a mistyped ``--kill-risk``
-    is told at once, not after an advisor is fitted."""
-    if not 0.0 < kill_risk < 0.5:
+    is told at once, not after an advisor is fitted. A library caller's text or None
+    was a TypeError out of the comparison."""
+    if not (is_number(kill_risk) and 0.0 < kill_risk < 0.5):
         raise BadInputError(f"{option} must be between 0 and 0.5 (a share of jobs "
-                            f"killed), got {kill_risk:g}; 0.05 means one job in twenty "
-                            "may be killed")
+                            f"killed), got {shown(kill_risk)}; 0.05 means one job in "
+                            "twenty may be killed")
 
 
 def check_time_min_kill_risk(time_min_kill_risk: float | None, kill_risk: float) -> None:

@@ -17,6 +17,7 @@ from perfpredict.advise.walltime.advisor import (
 )
 from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
+from perfpredict.counts import python_number
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
 
@@ -29,13 +30,13 @@ if TYPE_CHECKING:
 
 
 @takes_store
-def fit_walltime_advisor(store: Store, apps: list[str] | None = None,
+def fit_walltime_advisor(store: Store, apps: str | list[str] | None = None,
                          **params: Any) -> SystemAdvisors:
     """Fit an advisor per system on the store's scheduler jobs (what ``train`` calls)."""
     return SystemAdvisors(**params).fit(jobs_frame(store, apps))
 
 
-def jobs_frame(store: Store, apps: list[str] | None = None) -> pd.DataFrame:
+def jobs_frame(store: Store, apps: str | list[str] | None = None) -> pd.DataFrame:
     """The columns the advisor reads (:data:`JOB_COLUMNS`) of every run with a submit
     time, read in chunks with repeated texts as categories.
 
@@ -45,12 +46,13 @@ def jobs_frame(store: Store, apps: list[str] | None = None) -> pd.DataFrame:
     import pandas as pd
     from sqlalchemy import select
 
+    from perfpredict.store.queries import named_apps
     from perfpredict.store.schema import runs
 
     names = list(JOB_COLUMNS)
     query = select(*[runs.c[name] for name in names]).where(runs.c.submit_epoch_s.is_not(None))
-    if apps:
-        query = query.where(runs.c.app.in_(apps))
+    if wanted := named_apps(apps):
+        query = query.where(runs.c.app.in_(wanted))
     texts = ("system", "user", "account", "app")
     chunks = []
     with store.engine.connect() as conn:
@@ -265,6 +267,8 @@ def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
 
     check_kill_risk(kill_risk)
     check_time_min_kill_risk(time_min_kill_risk, kill_risk)
+    # as Python's numbers: every row echoes them, and numpy's made json.dumps fail
+    kill_risk, time_min_kill_risk = python_number(kill_risk), python_number(time_min_kill_risk)
     from perfpredict.store.writer import SystemNames
 
     jobs = read_jobs(path, input_format, system, swf_allow_extra_fields, timezone)
