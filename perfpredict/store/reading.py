@@ -69,6 +69,6 @@ def runs_by_batch_checksum(db_url: str, app: str,
                           "ON r.batch_id = b.id WHERE r.app = ? GROUP BY b.sha256", app)
     else:
         rows = query_rows(db_url, "SELECT b.sha256, COUNT(*) FROM ingest_batches b CROSS JOIN "
-                          "runs r ON r.batch_id = b.id WHERE b.started_epoch_s > ? AND "
+                          "runs r WHERE r.batch_id = b.id AND b.started_epoch_s > ? AND "
                           "r.app = ? GROUP BY b.sha256", ingested_after_epoch_s, app)
     return {str(sha256): int(n) for sha256, n in rows or ()}
