@@ -46,11 +46,13 @@ class Context:
         """The store. A store the user named is created only by the commands that
         ``create`` (``db init``, ``ingest``); the default store in the user directory on
         first use, as before. Commands that ``write`` refuse a store the user may only
-        read."""
+        read; creating one writes it, but ``db init`` of a store that is there at the
+        current schema reads it only (a reader of a shared store was told it "writes to
+        it")."""
         from perfpredict.store import open_store
 
         return open_store(self.db_url(), upgrade=upgrade,
-                          create=create or not self.store_is_named(), write=write or create)
+                          create=create or not self.store_is_named(), write=write)
 
 
 #: Each top-level command, in the order ``--help`` lists them, and the module in

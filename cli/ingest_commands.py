@@ -76,7 +76,7 @@ def ingest(
         columns=[c.strip() for c in columns.split(",")] if columns else None,
         app_from=app_from, swf_allow_extra_fields=swf_allow_extra_fields, reread=reread,
     )
-    store = ctx.obj.open_store(create=True)
+    store = ctx.obj.open_store(create=True, write=True)
     if output == SummaryFormat.json:
         from perfpredict.cli.render import print_json
 

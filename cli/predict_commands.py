@@ -262,7 +262,8 @@ def datasets_load(
     the store loaded it replaces the runs of the earlier release."""
     from perfpredict import datasets
 
-    for r in datasets.ingest(ctx.obj.open_store(create=True), names or list(datasets.NAMES)):
+    store = ctx.obj.open_store(create=True, write=True)
+    for r in datasets.ingest(store, names or list(datasets.NAMES)):
         state = "already loaded" if r.already_ingested else f"{r.n_stored} runs stored"
         if r.n_replaced:
             state += (f", replacing the {r.n_replaced} of an earlier release (retrain: "

@@ -20,7 +20,7 @@ from tests.conftest import _postgres_url
 LULESH = ("--app", "LULESH 2.0.3", "--ranks-per-node", "36")
 #: Commands a reader of a shared store runs, and that must not write to it.
 READS = [("runs", "stats"), ("estimate", *LULESH, "--nodes", "20"), ("advise", *LULESH),
-         ("systems", "show", "Frontier")]
+         ("systems", "show", "Frontier"), ("db", "init")]
 
 
 def _cli(db: str, *args: str) -> Result:
