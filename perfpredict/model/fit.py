@@ -366,7 +366,10 @@ class HybridPredictor:
         19 of 20 (data set, split) cells and tied the last, pooled 35.0% -> 30.6% in
         extrapolation and 33.4% -> 30.7% in few-shot (seed 0; training on the bundled
         data sets in full scored 30.7% and 32.5%), where applying it only where it beat
-        the plain base on the store's own nested examples scored worse in 9 of 10 cells.
+        the plain base on the store's own nested examples scored worse in 9 of 10 cells,
+        and withholding it only where they establish harm (a paired t-test over the
+        series at 5%) worse in each of the three cells where the test fired (4 of 60
+        trainings; docs/accuracy.md, "Tried and rejected").
         """
         every = self._fit_trees(rows[beyond], target[beyond], weight[beyond]).ensemble_
 
