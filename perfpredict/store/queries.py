@@ -15,6 +15,7 @@ from sqlalchemy import Select, func, select, tuple_
 
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import RUN_KEY
+from perfpredict.names import given_names
 from perfpredict.store import Store
 from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
@@ -40,15 +41,7 @@ def named_apps(app: str | Iterable[str] | None) -> list[str]:
     any collection of names is names, a pandas Series or a numpy array of them too
     (``app=runs.app.unique()`` was "the truth value of an array is ambiguous"). Anything
     else is refused: ``app=5`` was a TypeError, ``app=[5]`` silently no runs."""
-    if app is None:
-        return []
-    if isinstance(app, str):
-        return [app]
-    names = list(app) if isinstance(app, Iterable) else None
-    if names is None or not all(isinstance(name, str) for name in names):
-        raise BadInputError(f"app must be an application's name or a list of names, as "
-                            f"['LULESH'], got {app!r}")
-    return names
+    return given_names(app, "app", "an application's name", "['LULESH']")
 
 
 def _of_apps(query: Select[Any], app: str | Iterable[str] | None) -> Select[Any]:
