@@ -265,16 +265,52 @@ def _app_system_pairs(app_systems: Iterable[Sequence[str]]) -> list[tuple[str, s
     return list(pairs)
 
 
+def frame_dtypes(columns: Iterable[Any]) -> dict[str, Any]:
+    """The pandas dtype of each of ``columns`` (SQLAlchemy columns or labels) in
+    :func:`runs_frame`, from its type in the schema rather than from the values read:
+    pandas inferred them, so a column was float64 in one store and object in another,
+    and every column object on an empty store (``df.io_bytes.mean()``, ``describe()``
+    and plots failed or skipped them).
+
+    Numbers are float64 with NaN where missing, counts (``nodes``, ``gpus``,
+    ``exit_code``) included, as ``pandas.read_csv`` reads a column of whole numbers with
+    gaps: pandas' nullable Int64 would show missing counts as ``pd.NA``, which the
+    training code, numpy and plotting libraries read as neither a number nor NaN. A
+    column that is never missing (``id``) is int64, a flag (``censored``) bool, text
+    pandas' own text dtype (``str`` from pandas 3, object before), and ``extra`` (a
+    dict per run, or None) object.
+    """
+    import numpy as np
+    import pandas as pd
+
+    text = pd.Series(["text"]).dtype
+    dtypes: dict[str, Any] = {}
+    for column in columns:
+        kind = column.type.python_type
+        if kind is int:
+            dtypes[column.name] = np.int64 if getattr(column, "nullable", True) is False \
+                else np.float64
+        else:
+            dtypes[column.name] = {bool: np.bool_, float: np.float64, str: text}.get(kind, object)
+    return dtypes
+
+
 @takes_store
 def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type: ignore[no-untyped-def]
                with_source: bool = False,
                app_systems: Iterable[Sequence[str]] | None = None):
     """All runs as a pandas DataFrame (the predictor's and evaluator's input), with the
-    format each was ingested from (``source_format``).
+    format each was ingested from (``source_format``), each column of one dtype
+    whatever the store and its runs (:func:`frame_dtypes`): numbers float64 with NaN
+    where missing, ``censored`` bool, text as pandas holds text. Times are seconds since
+    the Unix epoch (UTC) in the ``*_epoch_s`` columns, as stored;
+    ``pd.to_datetime(df.submit_epoch_s, unit="s", utc=True)`` gives timestamps.
 
     ``with_source`` adds the path of the file each run was ingested from;
     ``app_systems`` keeps only the runs of those (application, system) pairs, asked for
     :data:`PAIRS_PER_QUERY` at a time.
+
+    >>> runs_frame(store).io_bytes.mean()  # doctest: +SKIP
     """
     import pandas as pd
 
@@ -299,4 +335,5 @@ def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type:
         rows = [tuple(row) for query in queries for row in conn.execute(query)]
     if len(queries) > 1:
         rows.sort(key=lambda row: row[0])  # in id order, as one query gives them
-    return pd.DataFrame.from_records(rows, columns=[c.name for c in columns])
+    frame = pd.DataFrame.from_records(rows, columns=[c.name for c in columns])
+    return frame.astype(frame_dtypes(columns))

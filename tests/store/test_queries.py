@@ -29,11 +29,14 @@ def test_many_pairs_are_read_in_several_queries(three_pairs,  # type: ignore[no-
     """A partition of a center's store names thousands of pairs: PostgreSQL ran out of
     stack on 17,000 in one statement (a raw OperationalError). Read a few at a time, the
     runs come back as one query gives them, in id order, each once."""
+    import pandas as pd
+
     everything = runs_frame(three_pairs)
     wanted = [("a", "y"), ("a", "x"), ("a", "y")]
     monkeypatch.setattr(queries, "PAIRS_PER_QUERY", 1)
     frame = runs_frame(three_pairs, app_systems=wanted)
-    assert frame.to_dict("records") == everything[everything.app == "a"].to_dict("records")
+    pd.testing.assert_frame_equal(frame, everything[everything.app == "a"]
+                                  .reset_index(drop=True))
     absent = [(f"app{i}", f"system{i}") for i in range(20_000)]
     monkeypatch.undo()
     assert runs_frame(three_pairs, app_systems=[*absent, ("b", "x")]).id.tolist() == [2, 5]
@@ -109,3 +112,41 @@ def test_the_walltime_advisor_reads_one_application_by_name(store) -> None:  # t
     ingest_file(store, "sacct", shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"))
     assert jobs_frame(store, "1AbC-2-3").app.tolist() == ["1AbC-2-3"]
     assert sorted(jobs_frame(store, ["1AbC-2-3", "anonjobname"]).app) == ["1AbC-2-3", "anonjobname"]
+
+
+def test_each_column_has_one_dtype_whatever_the_store(store) -> None:  # type: ignore[no-untyped-def]
+    """pandas inferred the dtypes from the values read: on an empty store every column
+    was object, and a number with gaps (``io_bytes``, ``requested_walltime_s``, ``gpus``,
+    ``submit_epoch_s``) object or float64 as the runs had it, or int64 where none was
+    missing, so ``df.io_bytes.mean()``, ``describe()`` and plots failed or skipped
+    them. Now each has the dtype its schema type gives, on SQLite and PostgreSQL alike."""
+    import numpy as np
+    import pandas as pd
+
+    from perfpredict import datasets
+    from tests.conftest import shared_path
+
+    text = pd.Series(["text"]).dtype
+    expected = {"id": np.int64, "app": text, "system": text, "job_id": text,
+                "nodes": np.float64, "gpus": np.float64, "exit_code": np.float64,
+                "io_bytes": np.float64, "requested_walltime_s": np.float64,
+                "runtime_s": np.float64, "submit_epoch_s": np.float64,
+                "censored": np.bool_, "extra": object, "source_format": text,
+                "source": text}
+    empty = runs_frame(store, with_source=True)
+    datasets.ingest(store, ["castro_scaling"])
+    ingest_file(store, "sacct", shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"))
+    full = runs_frame(store, with_source=True)
+    # Castro's runs: every node count and no scheduler field (object or int64 before)
+    castro = runs_frame(store, app=sorted(a for a in set(full.app) if a.startswith("Castro")))
+    for frame in (empty, full, castro):
+        dtypes = frame.dtypes.to_dict()
+        assert {name: dtypes[name] for name in expected if name in dtypes} == {
+            name: np.dtype(dtype) if dtype is not text else text
+            for name, dtype in expected.items() if name in dtypes}
+    assert empty.dtypes.to_dict() == full.dtypes.to_dict()
+    assert castro.dtypes.to_dict() == runs_frame(store).dtypes.to_dict()
+    assert castro.nodes.notna().all() and castro.requested_walltime_s.isna().all()
+    jobs = full[full.source_format == "sacct"]
+    assert jobs.requested_walltime_s.mean() > 0 and not jobs.submit_epoch_s.isna().any()
+    assert {"io_bytes", "requested_walltime_s", "gpus", "nodes"} <= set(full.describe().columns)
