@@ -220,24 +220,25 @@ def app_names(store: Store, app: str) -> list[str]:
         return sorted(conn.execute(query).scalars())
 
 
-def require_apps(store: Store, apps: str | Sequence[str] | None) -> None:
-    """A :class:`NotFoundError` naming the first of ``apps`` the store holds no runs of,
-    with the names it may have meant: ``train --app`` and ``evaluate --app`` select runs
+def require_apps(store: Store, app: str | Sequence[str] | None) -> None:
+    """A :class:`NotFoundError` naming the first application of ``app`` the store holds
+    no runs of, with the names it may have meant: ``train --app`` and ``evaluate --app`` select runs
     by exact name, and an unknown one left them "nothing to train on: 0 runs"."""
-    if not named_apps(apps):
+    names = named_apps(app)
+    if not names:
         return
     with store.engine.connect() as conn:
         stored = sorted(conn.execute(select(runs.c.app).distinct()).scalars())
-    for app in named_apps(apps):
-        if app not in stored:
+    for name in names:
+        if name not in stored:
             from perfpredict.names import close_names
 
-            close = close_names(app, stored)
+            close = close_names(name, stored)
             more = " ..." if len(stored) > 12 else ""
             hint = (f"did you mean {', '.join(close)}?" if close else
                     f"its applications: {', '.join(stored[:12])}{more}" if stored else
                     "ingest runs first (e.g. 'perfpredict datasets load')")
-            raise NotFoundError(f"the store holds no runs of application {app!r}; {hint}")
+            raise NotFoundError(f"the store holds no runs of application {name!r}; {hint}")
 
 
 def count_submitted_jobs(store: Store, *, app: str | Sequence[str] | None = None) -> int:

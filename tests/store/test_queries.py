@@ -83,7 +83,7 @@ def test_applications_named_by_a_numpy_array_or_a_pandas_series(three_pairs) -> 
     assert {run["app"] for run in queries.iter_runs(three_pairs, app=pd.Series(["b"]))} == {"b"}
     # the store's two-scale series are too few to train on: past the names, to the store
     with pytest.raises(NotTrainedError, match="nothing to train on: the store holds 4 runs"):
-        train(three_pairs, apps=pd.Series(["a"]))
+        train(three_pairs, app=pd.Series(["a"]))
 
 
 @pytest.mark.parametrize("app", [5, [5], ["a", None], [("a", "x")]])
@@ -97,13 +97,13 @@ def test_what_is_not_application_names_is_one_line(three_pairs, app: object) -> 
     with pytest.raises(BadInputError, match=said):
         runs_frame(three_pairs, app=app)  # type: ignore[arg-type]
     with pytest.raises(BadInputError, match=said):
-        train(three_pairs, apps=app)  # type: ignore[arg-type]
+        train(three_pairs, app=app)  # type: ignore[arg-type]
     with pytest.raises(BadInputError, match=said):
         evaluate(three_pairs, app=app)  # type: ignore[arg-type]
 
 
 def test_the_walltime_advisor_reads_one_application_by_name(store) -> None:  # type: ignore[no-untyped-def]
-    """``fit_walltime_advisor(store, apps="bert")``, as ``train`` and ``evaluate`` take
+    """``fit_walltime_advisor(store, app="bert")``, as ``train`` and ``evaluate`` take
     ``app``, was SQLAlchemy's "IN expression list ... expected, got 'bert'" (an
     ArgumentError); it reads that application's jobs of a real sacct log."""
     from perfpredict.advise.walltime.service import jobs_frame
@@ -150,3 +150,28 @@ def test_each_column_has_one_dtype_whatever_the_store(store) -> None:  # type: i
     jobs = full[full.source_format == "sacct"]
     assert jobs.requested_walltime_s.mean() > 0 and not jobs.submit_epoch_s.isna().any()
     assert {"io_bytes", "requested_walltime_s", "gpus", "nodes"} <= set(full.describe().columns)
+
+
+def test_every_public_function_names_applications_app(three_pairs) -> None:  # type: ignore[no-untyped-def]
+    """``train`` and ``fit_walltime_advisor`` took ``apps=`` where ``evaluate``,
+    ``runs_frame`` and the CLI's ``--app`` say ``app``: one spelling now, the old one
+    still taken by those that had it, with a DeprecationWarning, for one release."""
+    import inspect
+
+    from perfpredict import distributed, evaluate, train
+    from perfpredict.advise import walltime
+
+    modules = (train, evaluate, queries, walltime, distributed)
+    for module in modules:
+        for name, function in vars(module).items():
+            if (inspect.isfunction(function) and not name.startswith("_")
+                    and function.__module__.startswith("perfpredict")):
+                assert "apps" not in inspect.signature(function).parameters, name
+    with pytest.warns(DeprecationWarning, match=r"^train\(apps=\.\.\.\) is deprecated and "
+                      r"goes in the next release; write app=\.\.\.$"):
+        with pytest.raises(NotTrainedError, match="the store holds 4 runs"):
+            train.train(three_pairs, apps=["a"])  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match=r"^jobs_frame\(apps="):
+        assert walltime.jobs_frame(three_pairs, apps="a").empty  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"takes app= alone, not also apps="):
+        walltime.fit_walltime_advisor(three_pairs, app="a", apps="a")  # type: ignore[call-arg]
