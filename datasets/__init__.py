@@ -11,10 +11,12 @@ how they were derived from the raw copies.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.errors import NotFoundError
+from perfpredict.names import given_names
 from perfpredict.store.handle import takes_store
 
 if TYPE_CHECKING:
@@ -69,6 +71,16 @@ def path(name: str) -> Path:
     return _HERE / name / "runs.csv.gz"
 
 
+def named(names: str | Iterable[str]) -> list[str]:
+    """The data sets ``names`` names, each checked (:func:`path`): one name is one data
+    set, not its letters (``ingest(store, "castro_scaling")`` was "no bundled data set
+    'c'"), as :func:`perfpredict.store.queries.named_apps` reads applications."""
+    wanted = given_names(names, "names", "a data set's name", "['castro_scaling']")
+    for name in wanted:
+        path(name)
+    return wanted
+
+
 def load(name: str) -> pd.DataFrame:
     """The data set as a DataFrame (one row per run)."""
     import pandas as pd
@@ -77,15 +89,17 @@ def load(name: str) -> pd.DataFrame:
 
 
 @takes_store
-def ingest(store: Store, names: tuple[str, ...] | list[str] = NAMES) -> list[BatchReport]:
-    """Store the bundled data sets (idempotent: a second call stores nothing), each
-    replacing the runs of its earlier releases where the store holds one."""
+def ingest(store: Store, names: str | Iterable[str] = NAMES) -> list[BatchReport]:
+    """Store the bundled data sets ``names`` (one name or several; :func:`named`),
+    idempotently (a second call stores nothing), each replacing the runs of its earlier
+    releases where the store holds one."""
     from perfpredict.ingest.pipeline import ingest_file
 
-    return [ingest_file(store, "csv", path(n), replaces=RELEASES[n][:-1]) for n in names]
+    return [ingest_file(store, "csv", path(n), replaces=RELEASES[n][:-1])
+            for n in named(names)]
 
 
-def runs_frame(names: tuple[str, ...] | list[str] = NAMES) -> pd.DataFrame:
+def runs_frame(names: str | Iterable[str] = NAMES) -> pd.DataFrame:
     """The runs of the bundled data sets ``names`` as
     ``perfpredict.store.queries.runs_frame`` gives a store's, without storing them.
 
@@ -103,13 +117,14 @@ def runs_frame(names: tuple[str, ...] | list[str] = NAMES) -> pd.DataFrame:
             return store_runs_frame(bundled)
 
 
-def series(names: tuple[str, ...] | list[str] = NAMES) -> list[Series]:
+def series(names: str | Iterable[str] = NAMES) -> list[Series]:
     """The series of the bundled data sets ``names`` (:func:`runs_frame`), grouped as an
     ingested copy's would be: what ``train`` and ``evaluate`` add to a store's for
     ``--with-bundled`` and for the calibration of a store of few applications."""
     from perfpredict.model.series import build_series
 
-    return build_series(runs_frame(names)) if names else []
+    wanted = named(names)
+    return build_series(runs_frame(wanted)) if wanted else []
 
 
 def releases_in(store: Store) -> dict[str, str]:

@@ -105,8 +105,9 @@ def quiet_xgboost_console() -> None:
 
 
 def read_series(client: Any, db_url: str,
-                apps: Sequence[str] | None = None) -> tuple[list[Series], int]:
-    """The store's series, read and built by the workers: (series in key order, runs read).
+                app: str | Sequence[str] | None = None) -> tuple[list[Series], int]:
+    """The store's series (of ``app``, one application's name or several, when given),
+    read and built by the workers: (series in key order, runs read).
 
     The driver only asks the store for its (application, system) pairs and their run
     counts; each task then opens the store itself and reads a balanced group of pairs,
@@ -118,7 +119,7 @@ def read_series(client: Any, db_url: str,
     from perfpredict.store.queries import app_system_sizes
 
     with open_store(db_url) as store:
-        sizes = app_system_sizes(store, app=apps)
+        sizes = app_system_sizes(store, app=app)
     n_workers = max(1, len(client.scheduler_info()["workers"]))
     groups = balanced_groups(sizes, PARTITIONS_PER_WORKER * n_workers)
     tasks = [dask.delayed(_read_partition)(db_url, group) for group in groups]

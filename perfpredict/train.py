@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfpredict import __version__, artifact
+from perfpredict.deprecation import renamed_keyword
 from perfpredict.errors import NotTrainedError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor, strong_applications, too_few_applications
@@ -258,18 +259,20 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
     return report
 
 
+@renamed_keyword("apps", "app")
 @takes_store
-def train(store: Store, apps: str | list[str] | None = None,
+def train(store: Store, app: str | list[str] | None = None,
           dask: str | None = None, with_bundled: bool = False,
           borrow_bundled: bool = True) -> TrainReport:
-    """Train on the store's runs (optionally only ``apps``) and save the artifacts there:
+    """Train on the store's runs (optionally only those of ``app``, one application's
+    name or several; ``apps``, its name before, is deprecated) and save the artifacts there:
     the runtime predictor when some series has three or more scales, and the walltime
     advisor when the store holds scheduler jobs with submit times.
 
     ``dask``, a scheduler address or ``"local"``, trains the runtime predictor on
     dask.distributed (see :mod:`perfpredict.distributed`); None trains in this process.
     ``with_bundled`` trains the runtime predictor on the public data sets shipped with
-    perfpredict too (whatever ``apps`` says), without storing them: a store with a few
+    perfpredict too (whatever ``app`` says), without storing them: a store with a few
     runs of a code borrows how other codes scaled, which its own runs cannot show. A data
     set the store holds, or a bundled series whose key a stored one has, counts once.
     Without it, ``borrow_bundled`` borrows from the bundled data sets when the store has
@@ -280,27 +283,27 @@ def train(store: Store, apps: str | list[str] | None = None,
     """
     from perfpredict.store.queries import count_submitted_jobs, require_apps, runs_frame
 
-    require_apps(store, apps)
+    require_apps(store, app)
     frame = None
     read_epoch_s = time.time()  # before the read: a file ingested while it trains is unseen
     if dask is None:
-        frame = runs_frame(store, app=apps)
+        frame = runs_frame(store, app=app)
         report = _train_runtime(store, build_series(frame), len(frame), with_bundled,
                                 borrow_bundled, read_epoch_s)
     else:
         from perfpredict.distributed import dask_training, read_series
 
         with dask_training(dask) as client:
-            report = _train_runtime(store, *read_series(client, store.url, apps),
+            report = _train_runtime(store, *read_series(client, store.url, app),
                                     with_bundled, borrow_bundled, read_epoch_s,
                                     client=client)
-    n_jobs = count_submitted_jobs(store, app=apps)
+    n_jobs = count_submitted_jobs(store, app=app)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import SystemAdvisors, save_walltime_advisor
         from perfpredict.advise.walltime.systems import MIN_SYSTEM_JOBS, usable_jobs
 
         if frame is None:  # the walltime advisor is fitted in this process
-            frame = runs_frame(store, app=apps)
+            frame = runs_frame(store, app=app)
         counts = usable_jobs(frame)
         if (counts >= MIN_SYSTEM_JOBS).any():
             advisors = SystemAdvisors().fit(frame)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from perfpredict.config import redact_url
 from perfpredict.counts import python_number
 from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import law_breakdown, roofline_breakdown
@@ -140,6 +141,16 @@ class LoadedPredictor:
         self._contexts: dict[SeriesKey, tuple[Series, SeriesContext]] = {}
         self._peers: dict[str, PeerCurves] = {}
         self._unseen_notes: dict[str, str | None] = {}
+
+    def __repr__(self) -> str:
+        # what a notebook shows of load_predictor(store): where the predictor came from,
+        # what it covers and when it was trained (the default repr said none of it), the
+        # store's URL without its password
+        store = f", store={redact_url(self.db_url)!r}" if self.db_url is not None else ""
+        trained = utc_text(self.trained_epoch_s) if self.trained_epoch_s else "unknown"
+        return (f"LoadedPredictor(origin={self.origin!r}{store}, "
+                f"n_series={self.trained.get('n_series')}, "
+                f"n_applications={self.entries.n_applications}, trained={trained!r})")
 
     def series_context(self, entry: SeriesEntry) -> tuple[Series, SeriesContext]:
         """The series (its per-scale medians) and the fitted context an entry holds: what

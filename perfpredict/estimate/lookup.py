@@ -121,6 +121,9 @@ class SeriesEntries(Protocol):
 
     def apps(self) -> list[str]: ...
 
+    @property
+    def n_applications(self) -> int: ...
+
 
 class InlineSeries:
     """The entries of an artifact document that holds them all (the shipped predictor)."""
@@ -136,6 +139,11 @@ class InlineSeries:
 
     def apps(self) -> list[str]:
         return sorted({e.key.app for entries in self._by_app.values() for e in entries})
+
+    @property
+    def n_applications(self) -> int:
+        """The applications, case aside, as estimates look them up."""
+        return len(self._by_app)
 
 
 def stale_layout(origin: str, exc: Exception) -> ArtifactError:

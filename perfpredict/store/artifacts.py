@@ -123,6 +123,11 @@ class StoredSeries:
                 "'perfpredict train' runs and is no longer in the store; run the command "
                 "again (from Python, load it again with load_predictor(store))")
 
+    @property
+    def n_applications(self) -> int:
+        """The applications, case aside, from the digests loaded (no query)."""
+        return len(self._digests)
+
     def apps(self) -> list[str]:
         rows = query_rows(self._db_url, "SELECT DISTINCT app FROM artifact_series "
                      "WHERE artifact_id = ?", self._artifact_id)

@@ -15,6 +15,7 @@ from sqlalchemy import Select, func, select, tuple_
 
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import RUN_KEY
+from perfpredict.names import given_names
 from perfpredict.store import Store
 from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
@@ -40,15 +41,7 @@ def named_apps(app: str | Iterable[str] | None) -> list[str]:
     any collection of names is names, a pandas Series or a numpy array of them too
     (``app=runs.app.unique()`` was "the truth value of an array is ambiguous"). Anything
     else is refused: ``app=5`` was a TypeError, ``app=[5]`` silently no runs."""
-    if app is None:
-        return []
-    if isinstance(app, str):
-        return [app]
-    names = list(app) if isinstance(app, Iterable) else None
-    if names is None or not all(isinstance(name, str) for name in names):
-        raise BadInputError(f"app must be an application's name or a list of names, as "
-                            f"['LULESH'], got {app!r}")
-    return names
+    return given_names(app, "app", "an application's name", "['LULESH']")
 
 
 def _of_apps(query: Select[Any], app: str | Iterable[str] | None) -> Select[Any]:
@@ -227,24 +220,25 @@ def app_names(store: Store, app: str) -> list[str]:
         return sorted(conn.execute(query).scalars())
 
 
-def require_apps(store: Store, apps: str | Sequence[str] | None) -> None:
-    """A :class:`NotFoundError` naming the first of ``apps`` the store holds no runs of,
-    with the names it may have meant: ``train --app`` and ``evaluate --app`` select runs
+def require_apps(store: Store, app: str | Sequence[str] | None) -> None:
+    """A :class:`NotFoundError` naming the first application of ``app`` the store holds
+    no runs of, with the names it may have meant: ``train --app`` and ``evaluate --app`` select runs
     by exact name, and an unknown one left them "nothing to train on: 0 runs"."""
-    if not named_apps(apps):
+    names = named_apps(app)
+    if not names:
         return
     with store.engine.connect() as conn:
         stored = sorted(conn.execute(select(runs.c.app).distinct()).scalars())
-    for app in named_apps(apps):
-        if app not in stored:
+    for name in names:
+        if name not in stored:
             from perfpredict.names import close_names
 
-            close = close_names(app, stored)
+            close = close_names(name, stored)
             more = " ..." if len(stored) > 12 else ""
             hint = (f"did you mean {', '.join(close)}?" if close else
                     f"its applications: {', '.join(stored[:12])}{more}" if stored else
                     "ingest runs first (e.g. 'perfpredict datasets load')")
-            raise NotFoundError(f"the store holds no runs of application {app!r}; {hint}")
+            raise NotFoundError(f"the store holds no runs of application {name!r}; {hint}")
 
 
 def count_submitted_jobs(store: Store, *, app: str | Sequence[str] | None = None) -> int:
@@ -272,16 +266,52 @@ def _app_system_pairs(app_systems: Iterable[Sequence[str]]) -> list[tuple[str, s
     return list(pairs)
 
 
+def frame_dtypes(columns: Iterable[Any]) -> dict[str, Any]:
+    """The pandas dtype of each of ``columns`` (SQLAlchemy columns or labels) in
+    :func:`runs_frame`, from its type in the schema rather than from the values read:
+    pandas inferred them, so a column was float64 in one store and object in another,
+    and every column object on an empty store (``df.io_bytes.mean()``, ``describe()``
+    and plots failed or skipped them).
+
+    Numbers are float64 with NaN where missing, counts (``nodes``, ``gpus``,
+    ``exit_code``) included, as ``pandas.read_csv`` reads a column of whole numbers with
+    gaps: pandas' nullable Int64 would show missing counts as ``pd.NA``, which the
+    training code, numpy and plotting libraries read as neither a number nor NaN. A
+    column that is never missing (``id``) is int64, a flag (``censored``) bool, text
+    pandas' own text dtype (``str`` from pandas 3, object before), and ``extra`` (a
+    dict per run, or None) object.
+    """
+    import numpy as np
+    import pandas as pd
+
+    text = pd.Series(["text"]).dtype
+    dtypes: dict[str, Any] = {}
+    for column in columns:
+        kind = column.type.python_type
+        if kind is int:
+            dtypes[column.name] = np.int64 if getattr(column, "nullable", True) is False \
+                else np.float64
+        else:
+            dtypes[column.name] = {bool: np.bool_, float: np.float64, str: text}.get(kind, object)
+    return dtypes
+
+
 @takes_store
 def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type: ignore[no-untyped-def]
                with_source: bool = False,
                app_systems: Iterable[Sequence[str]] | None = None):
     """All runs as a pandas DataFrame (the predictor's and evaluator's input), with the
-    format each was ingested from (``source_format``).
+    format each was ingested from (``source_format``), each column of one dtype
+    whatever the store and its runs (:func:`frame_dtypes`): numbers float64 with NaN
+    where missing, ``censored`` bool, text as pandas holds text. Times are seconds since
+    the Unix epoch (UTC) in the ``*_epoch_s`` columns, as stored;
+    ``pd.to_datetime(df.submit_epoch_s, unit="s", utc=True)`` gives timestamps.
 
     ``with_source`` adds the path of the file each run was ingested from;
     ``app_systems`` keeps only the runs of those (application, system) pairs, asked for
     :data:`PAIRS_PER_QUERY` at a time.
+
+    >>> runs_frame(store).io_bytes.mean()  # doctest: +SKIP
     """
     import pandas as pd
 
@@ -306,4 +336,5 @@ def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type:
         rows = [tuple(row) for query in queries for row in conn.execute(query)]
     if len(queries) > 1:
         rows.sort(key=lambda row: row[0])  # in id order, as one query gives them
-    return pd.DataFrame.from_records(rows, columns=[c.name for c in columns])
+    frame = pd.DataFrame.from_records(rows, columns=[c.name for c in columns])
+    return frame.astype(frame_dtypes(columns))

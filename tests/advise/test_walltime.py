@@ -12,6 +12,7 @@ from perfpredict import artifact
 from perfpredict.advise.walltime import (
     CANDIDATE_WALLTIMES_S,
     KILL_PRICES,
+    SystemAdvisors,
     WalltimeAdvisor,
     advise_walltime,
     fit_walltime_advisor,
@@ -24,6 +25,7 @@ from perfpredict.advise.walltime.calibration import conformal_index
 from perfpredict.errors import ArtifactError, BadInputError
 from perfpredict.ingest import ingest_file
 from perfpredict.store.queries import runs_frame
+from perfpredict.utc import utc_text
 from tests.advise.conftest import kth_files
 from tests.conftest import shared_path
 
@@ -95,6 +97,13 @@ def test_saved_advisor_round_trips_through_json(store, kth_parts) -> None:  # ty
     loaded = load_walltime_advisor(store)
     assert loaded is not None
     assert json.loads(loaded.to_json()) == json.loads(advisor.to_json())
+    # a notebook's view of them, the default repr before (<... object at 0x...>)
+    [(system, one)] = advisor.advisors_.items()
+    assert repr(loaded) == repr(advisor) == (
+        f"SystemAdvisors(systems=[{system!r}], n_jobs={advisor.n_jobs_}, skipped={{}})")
+    assert repr(one) == (f"WalltimeAdvisor(method='quantile', n_train_jobs={one.n_train_jobs_}, "
+                         f"trained_until='{utc_text(one.trained_until_epoch_s_)}')")
+    assert repr(SystemAdvisors(method="aft")) == "SystemAdvisors(method='aft')"
     past, jobs = runs_frame(store), read_jobs(str(advised), "swf", None)
     assert loaded.advise(past, jobs) == advisor.advise(past, jobs)
 

@@ -322,3 +322,24 @@ def test_datasets_list_gives_json_and_csv_for_scripts(tmp_path: Path) -> None:
     rows = list(csv.DictReader(out.splitlines()))
     assert list(rows[0]) == ["name", "in_store", "description", "path"]
     assert [r["name"] for r in rows] == list(datasets.NAMES)
+
+
+def test_one_data_set_by_name_is_that_data_set_not_its_letters(store) -> None:  # type: ignore[no-untyped-def]
+    """``datasets.ingest(store, "castro_scaling")`` read the name letter by letter ("no
+    bundled data set 'c'"), as did ``runs_frame`` and ``series``; one name is one data
+    set, as one application is one in ``runs_frame(store, app=...)``. Every name is
+    checked before any is stored."""
+    from perfpredict import datasets
+    from perfpredict.errors import BadInputError, NotFoundError
+    from perfpredict.store.queries import runs_frame
+
+    [report] = datasets.ingest(store, "castro_scaling")
+    assert report.n_stored == NEW["castro_scaling"] == len(runs_frame(store))
+    assert len(datasets.runs_frame("lulesh_thicket")) == 5
+    assert {s.key.app for s in datasets.series("lulesh_thicket")} == {"LULESH 2.0.3"}
+    with pytest.raises(NotFoundError, match="no bundled data set 'lulesh'; choose one of"):
+        datasets.ingest(store, ["lulesh_thicket", "lulesh"])
+    assert len(runs_frame(store)) == NEW["castro_scaling"]
+    with pytest.raises(BadInputError, match=r"^names must be a data set's name or a list of "
+                       r"names, as \['castro_scaling'\], got 5$"):
+        datasets.ingest(store, 5)  # type: ignore[arg-type]

@@ -206,3 +206,33 @@ def test_a_dict_for_a_query_or_a_plan_request_says_how_to_make_one(tmp_path: Pat
             advise(store, BERT)  # type: ignore[operator]
     with pytest.raises(BadInputError, match=r"^expected a Query, .* not a str$"):
         estimate(None, "bert")  # type: ignore[arg-type]
+
+
+def test_a_loaded_predictor_shows_where_it_came_from_its_size_and_age() -> None:
+    """A notebook showed ``load_predictor(store)`` as ``<...LoadedPredictor object at
+    0x7f...>``: now its origin, the store (its password hidden), how many series and
+    applications it answers for, and when it was trained."""
+    import re
+
+    from perfpredict.estimate.estimates import LoadedPredictor
+    from perfpredict.estimate.lookup import load_artifact
+    from perfpredict.store.artifacts import StoredSeries
+    from perfpredict.utc import utc_text
+
+    bundled = load_predictor(None)
+    doc = load_artifact(None)[0]
+    assert re.fullmatch(
+        r"LoadedPredictor\(origin='the bundled predictor \(.+\.json\)', n_series=\d+, "
+        r"n_applications=\d+, trained='\d{4}-\d\d-\d\d \d\d:\d\d UTC'\)", repr(bundled))
+    assert f"n_series={doc['training']['n_series']}," in repr(bundled)
+    assert f"trained='{utc_text(doc['created_epoch_s'])}'" in repr(bundled)
+    assert f"n_applications={len({a.casefold() for a in bundled.entries.apps()})}," \
+        in repr(bundled)
+    url = "postgresql+psycopg://alice:s3cret@db.example.org/perfpredict"
+    stored = LoadedPredictor(doc, "the store", StoredSeries(url, 1, {"bert": "", "lulesh": ""}),
+                             url)
+    assert "s3cret" not in repr(stored)
+    assert repr(stored).startswith(
+        "LoadedPredictor(origin='the store', store='postgresql+psycopg://alice:***@"
+        f"db.example.org/perfpredict', n_series={doc['training']['n_series']}, "
+        "n_applications=2, trained=")

@@ -29,11 +29,14 @@ def test_many_pairs_are_read_in_several_queries(three_pairs,  # type: ignore[no-
     """A partition of a center's store names thousands of pairs: PostgreSQL ran out of
     stack on 17,000 in one statement (a raw OperationalError). Read a few at a time, the
     runs come back as one query gives them, in id order, each once."""
+    import pandas as pd
+
     everything = runs_frame(three_pairs)
     wanted = [("a", "y"), ("a", "x"), ("a", "y")]
     monkeypatch.setattr(queries, "PAIRS_PER_QUERY", 1)
     frame = runs_frame(three_pairs, app_systems=wanted)
-    assert frame.to_dict("records") == everything[everything.app == "a"].to_dict("records")
+    pd.testing.assert_frame_equal(frame, everything[everything.app == "a"]
+                                  .reset_index(drop=True))
     absent = [(f"app{i}", f"system{i}") for i in range(20_000)]
     monkeypatch.undo()
     assert runs_frame(three_pairs, app_systems=[*absent, ("b", "x")]).id.tolist() == [2, 5]
@@ -80,7 +83,7 @@ def test_applications_named_by_a_numpy_array_or_a_pandas_series(three_pairs) -> 
     assert {run["app"] for run in queries.iter_runs(three_pairs, app=pd.Series(["b"]))} == {"b"}
     # the store's two-scale series are too few to train on: past the names, to the store
     with pytest.raises(NotTrainedError, match="nothing to train on: the store holds 4 runs"):
-        train(three_pairs, apps=pd.Series(["a"]))
+        train(three_pairs, app=pd.Series(["a"]))
 
 
 @pytest.mark.parametrize("app", [5, [5], ["a", None], [("a", "x")]])
@@ -94,13 +97,13 @@ def test_what_is_not_application_names_is_one_line(three_pairs, app: object) -> 
     with pytest.raises(BadInputError, match=said):
         runs_frame(three_pairs, app=app)  # type: ignore[arg-type]
     with pytest.raises(BadInputError, match=said):
-        train(three_pairs, apps=app)  # type: ignore[arg-type]
+        train(three_pairs, app=app)  # type: ignore[arg-type]
     with pytest.raises(BadInputError, match=said):
         evaluate(three_pairs, app=app)  # type: ignore[arg-type]
 
 
 def test_the_walltime_advisor_reads_one_application_by_name(store) -> None:  # type: ignore[no-untyped-def]
-    """``fit_walltime_advisor(store, apps="bert")``, as ``train`` and ``evaluate`` take
+    """``fit_walltime_advisor(store, app="bert")``, as ``train`` and ``evaluate`` take
     ``app``, was SQLAlchemy's "IN expression list ... expected, got 'bert'" (an
     ArgumentError); it reads that application's jobs of a real sacct log."""
     from perfpredict.advise.walltime.service import jobs_frame
@@ -109,3 +112,66 @@ def test_the_walltime_advisor_reads_one_application_by_name(store) -> None:  # t
     ingest_file(store, "sacct", shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"))
     assert jobs_frame(store, "1AbC-2-3").app.tolist() == ["1AbC-2-3"]
     assert sorted(jobs_frame(store, ["1AbC-2-3", "anonjobname"]).app) == ["1AbC-2-3", "anonjobname"]
+
+
+def test_each_column_has_one_dtype_whatever_the_store(store) -> None:  # type: ignore[no-untyped-def]
+    """pandas inferred the dtypes from the values read: on an empty store every column
+    was object, and a number with gaps (``io_bytes``, ``requested_walltime_s``, ``gpus``,
+    ``submit_epoch_s``) object or float64 as the runs had it, or int64 where none was
+    missing, so ``df.io_bytes.mean()``, ``describe()`` and plots failed or skipped
+    them. Now each has the dtype its schema type gives, on SQLite and PostgreSQL alike."""
+    import numpy as np
+    import pandas as pd
+
+    from perfpredict import datasets
+    from tests.conftest import shared_path
+
+    text = pd.Series(["text"]).dtype
+    expected = {"id": np.int64, "app": text, "system": text, "job_id": text,
+                "nodes": np.float64, "gpus": np.float64, "exit_code": np.float64,
+                "io_bytes": np.float64, "requested_walltime_s": np.float64,
+                "runtime_s": np.float64, "submit_epoch_s": np.float64,
+                "censored": np.bool_, "extra": object, "source_format": text,
+                "source": text}
+    empty = runs_frame(store, with_source=True)
+    datasets.ingest(store, ["castro_scaling"])
+    ingest_file(store, "sacct", shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv"))
+    full = runs_frame(store, with_source=True)
+    # Castro's runs: every node count and no scheduler field (object or int64 before)
+    castro = runs_frame(store, app=sorted(a for a in set(full.app) if a.startswith("Castro")))
+    for frame in (empty, full, castro):
+        dtypes = frame.dtypes.to_dict()
+        assert {name: dtypes[name] for name in expected if name in dtypes} == {
+            name: np.dtype(dtype) if dtype is not text else text
+            for name, dtype in expected.items() if name in dtypes}
+    assert empty.dtypes.to_dict() == full.dtypes.to_dict()
+    assert castro.dtypes.to_dict() == runs_frame(store).dtypes.to_dict()
+    assert castro.nodes.notna().all() and castro.requested_walltime_s.isna().all()
+    jobs = full[full.source_format == "sacct"]
+    assert jobs.requested_walltime_s.mean() > 0 and not jobs.submit_epoch_s.isna().any()
+    assert {"io_bytes", "requested_walltime_s", "gpus", "nodes"} <= set(full.describe().columns)
+
+
+def test_every_public_function_names_applications_app(three_pairs) -> None:  # type: ignore[no-untyped-def]
+    """``train`` and ``fit_walltime_advisor`` took ``apps=`` where ``evaluate``,
+    ``runs_frame`` and the CLI's ``--app`` say ``app``: one spelling now, the old one
+    still taken by those that had it, with a DeprecationWarning, for one release."""
+    import inspect
+
+    from perfpredict import distributed, evaluate, train
+    from perfpredict.advise import walltime
+
+    modules = (train, evaluate, queries, walltime, distributed)
+    for module in modules:
+        for name, function in vars(module).items():
+            if (inspect.isfunction(function) and not name.startswith("_")
+                    and function.__module__.startswith("perfpredict")):
+                assert "apps" not in inspect.signature(function).parameters, name
+    with pytest.warns(DeprecationWarning, match=r"^train\(apps=\.\.\.\) is deprecated and "
+                      r"goes in the next release; write app=\.\.\.$"):
+        with pytest.raises(NotTrainedError, match="the store holds 4 runs"):
+            train.train(three_pairs, apps=["a"])  # type: ignore[call-arg]
+    with pytest.warns(DeprecationWarning, match=r"^jobs_frame\(apps="):
+        assert walltime.jobs_frame(three_pairs, apps="a").empty  # type: ignore[call-arg]
+    with pytest.raises(TypeError, match=r"takes app= alone, not also apps="):
+        walltime.fit_walltime_advisor(three_pairs, app="a", apps="a")  # type: ignore[call-arg]

@@ -151,6 +151,16 @@ class WalltimeAdvisor:
             "holdout_fraction", "calibration_jobs", "max_train_jobs", "n_estimators",
             "max_depth", "learning_rate", "method", "aft_scale", "random_state", "n_threads")}
 
+    def __repr__(self) -> str:
+        # a notebook's view: its method, and once fitted the jobs it learned from and the
+        # last submission among them (what the advice is as recent as)
+        if not hasattr(self, "booster_"):
+            return f"WalltimeAdvisor(method={self.method!r})"
+        from perfpredict.utc import utc_text
+
+        return (f"WalltimeAdvisor(method={self.method!r}, n_train_jobs={self.n_train_jobs_}, "
+                f"trained_until={utc_text(self.trained_until_epoch_s_)!r})")
+
     # -- fitting -------------------------------------------------------------------------
 
     def fit(self, history: pd.DataFrame) -> WalltimeAdvisor:

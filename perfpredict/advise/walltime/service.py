@@ -18,6 +18,7 @@ from perfpredict.advise.walltime.advisor import (
 from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
 from perfpredict.counts import python_number
+from perfpredict.deprecation import renamed_keyword
 from perfpredict.errors import BadInputError
 from perfpredict.store.handle import takes_store
 
@@ -29,14 +30,17 @@ if TYPE_CHECKING:
     from perfpredict.store import Store
 
 
+@renamed_keyword("apps", "app")
 @takes_store
-def fit_walltime_advisor(store: Store, apps: str | list[str] | None = None,
+def fit_walltime_advisor(store: Store, app: str | list[str] | None = None,
                          **params: Any) -> SystemAdvisors:
-    """Fit an advisor per system on the store's scheduler jobs (what ``train`` calls)."""
-    return SystemAdvisors(**params).fit(jobs_frame(store, apps))
+    """Fit an advisor per system on the store's scheduler jobs (of ``app``, one
+    application's name or several, when given)."""
+    return SystemAdvisors(**params).fit(jobs_frame(store, app))
 
 
-def jobs_frame(store: Store, apps: str | list[str] | None = None) -> pd.DataFrame:
+@renamed_keyword("apps", "app")
+def jobs_frame(store: Store, app: str | list[str] | None = None) -> pd.DataFrame:
     """The columns the advisor reads (:data:`JOB_COLUMNS`) of every run with a submit
     time, read in chunks with repeated texts as categories.
 
@@ -51,7 +55,7 @@ def jobs_frame(store: Store, apps: str | list[str] | None = None) -> pd.DataFram
 
     names = list(JOB_COLUMNS)
     query = select(*[runs.c[name] for name in names]).where(runs.c.submit_epoch_s.is_not(None))
-    if wanted := named_apps(apps):
+    if wanted := named_apps(app):
         query = query.where(runs.c.app.in_(wanted))
     texts = ("system", "user", "account", "app")
     chunks = []

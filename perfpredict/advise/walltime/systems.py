@@ -78,6 +78,14 @@ class SystemAdvisors:
                 rows[position] = row
         return rows
 
+    def __repr__(self) -> str:
+        # what a notebook shows of fit_walltime_advisor(store): the systems advised and
+        # the jobs learned from, not the default <... object at 0x...>
+        if not hasattr(self, "advisors_"):
+            return f"SystemAdvisors({_params_text(self.params)})"
+        return (f"SystemAdvisors(systems={sorted(self.advisors_)!r}, n_jobs={self.n_jobs_}, "
+                f"skipped={self.skipped_!r})")
+
     def _no_advisor(self, system: str) -> str:
         advised = ", ".join(self.advisors_)
         if system not in self.skipped_:
@@ -115,3 +123,7 @@ class SystemAdvisors:
             raise ArtifactError(f"the walltime advisors' document is damaged ({exc}); run "
                                 "'perfpredict train' again") from exc
         return advisors
+
+
+def _params_text(params: dict[str, Any]) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in params.items())
