@@ -53,6 +53,9 @@ def dask_training(scheduler: str) -> Iterator[Any]:
     gone) ends the training with one line, not an internal error
     (:func:`_cluster_failure`)."""
     distributed = require("dask.distributed", "dask")
+    # now, not at the first tree fit once the workers have read the store: dask and
+    # distributed alone (without the extra's dask.dataframe and pyarrow) lack it
+    require("xgboost.dask", "dask")
     if scheduler == LOCAL:
         client = _local_client(distributed)
     else:

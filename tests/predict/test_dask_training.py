@@ -179,6 +179,24 @@ def test_a_server_that_never_answers_as_a_scheduler_is_bad_input_in_time(
         "default), or 'local' to start one on this machine"]
 
 
+def test_dask_without_the_extras_dataframe_is_refused_before_any_work(
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """dask and distributed installed alone (not perfpredict[dask], which brings
+    dask.dataframe and pyarrow): XGBoost's dask module failed to import at the first tree
+    fit, after the workers had read the store, as an internal error to report."""
+    pytest.importorskip("dask.distributed")
+    import sys
+
+    from perfpredict import distributed
+
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setitem(sys.modules, "xgboost.dask", None)  # not importable
+    result = cli("train", "--dask", "tcp://127.0.0.1:1")
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: this feature needs the 'xgboost.dask' package")
+    assert result.output.strip().endswith("install it with: pip install 'perfpredict[dask]'")
+
+
 def test_a_workers_address_is_refused_naming_the_scheduler(cli) -> None:  # type: ignore[no-untyped-def]
     distributed = pytest.importorskip("dask.distributed")
 
