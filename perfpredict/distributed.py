@@ -14,44 +14,196 @@ JSON, and a client is a live connection.
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import pkgutil
+import signal
+import socket
+import threading
 import warnings
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
+from perfpredict import __version__
 from perfpredict._imports import require
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.model.series import Series
+from perfpredict.store.location import sqlite_file
 
 #: ``--dask local``: a cluster on this machine instead of a scheduler's address.
 LOCAL = "local"
 #: Store partitions per worker: enough that a large pair does not leave workers idle.
 PARTITIONS_PER_WORKER = 4
 
+#: Seconds a scheduler's address has to answer in: a dask scheduler does in milliseconds,
+#: a port where nothing listens makes dask retry until then.
+CONNECT_TIMEOUT_S = 10.0
+
+
 @contextmanager
 def dask_training(scheduler: str) -> Iterator[Any]:
     """Connect to the scheduler at ``scheduler`` (or start a local cluster for
     :data:`LOCAL`, its workers' XGBoost console quiet: :func:`quiet_xgboost_console`)
-    and yield the client to train with; disconnects afterwards."""
+    and yield the client to train with; disconnects afterwards.
+
+    A scheduler's cluster must run this perfpredict (:func:`require_same_perfpredict`),
+    and a worker that leaves it while the block runs (killed, out of memory, its node
+    gone) ends the training with one line, not an internal error
+    (:func:`_cluster_failure`)."""
     distributed = require("dask.distributed", "dask")
-    # a Client without an address starts a LocalCluster sized to this machine; its
-    # scheduler's HTTP server (dashboard, health) on a free port, as nothing prints its
-    # address: on a shared host where another user's cluster held 8787, it warned "Port
-    # 8787 is already in use. Perhaps you already have a cluster running?" amid train's
-    # output (dashboard_address=None keeps the HTTP server, and the warning, on 8787)
+    # now, not at the first tree fit once the workers have read the store: dask and
+    # distributed alone (without the extra's dask.dataframe and pyarrow) lack it
+    require("xgboost.dask", "dask")
     if scheduler == LOCAL:
-        client = distributed.Client(dashboard_address=":0")
-        client.register_worker_callbacks(setup=quiet_xgboost_console)  # a restarted one too
+        client = _local_client(distributed)
     else:
+        _require_scheduler(scheduler)
         try:
-            client = distributed.Client(scheduler, timeout="10s")
+            client = distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
         except (OSError, ValueError, TimeoutError) as exc:
-            raise BadInputError(
-                f"--dask {scheduler}: no dask scheduler answers there ({exc}); give its "
-                "address as tcp://HOST:PORT (8786 by default), or 'local' to start one "
-                "on this machine") from None
+            raise _no_scheduler(scheduler, exc) from None
     with client:
-        yield client
+        if scheduler != LOCAL:
+            require_same_perfpredict(client, scheduler)
+        workers = set(client.scheduler_info()["workers"])
+        try:
+            yield client
+        except PerfPredictError:
+            raise
+        except Exception as exc:
+            failure = _cluster_failure(client, scheduler, workers, exc,
+                                       killed=isinstance(exc, distributed.KilledWorker))
+            if failure is None:
+                raise
+            raise failure from exc
+
+
+def _local_client(distributed: Any) -> Any:
+    """A client of a new cluster on this machine, its workers' XGBoost console quiet.
+
+    Its scheduler's HTTP server (dashboard, health) on a free port, as nothing prints its
+    address: on a shared host where another user's cluster held 8787, it warned "Port
+    8787 is already in use. Perhaps you already have a cluster running?" amid train's
+    output (dashboard_address=None keeps the HTTP server, and the warning, on 8787).
+    Its worker processes are started ignoring SIGINT: Ctrl-C at the terminal reaches the
+    whole process group, and each worker printed a KeyboardInterrupt traceback around
+    train's one "Interrupted" line; this process still stops them when it ends (an
+    ignored signal stays ignored in a spawned process, and Python then installs no
+    handler of its own). Its workers log only what is critical (``silence_logs``):
+    stopped mid-transfer, they logged the closed connections, tracebacks included; what
+    makes them fail reaches train as an error of its own (:func:`_cluster_failure`)."""
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
+    try:
+        client = distributed.Client(dashboard_address=":0", silence_logs=logging.CRITICAL)
+    finally:
+        if previous is not None:  # None: not Python's to set back (nor was it changed)
+            signal.signal(signal.SIGINT, previous)
+    client.register_worker_callbacks(setup=quiet_xgboost_console)  # a restarted one too
+    return client
+
+
+def _no_scheduler(scheduler: str, reason: object) -> BadInputError:
+    return BadInputError(
+        f"--dask {scheduler}: no dask scheduler answers there ({reason}); give its "
+        "address as tcp://HOST:PORT (8786 by default), or 'local' to start one on this "
+        "machine")
+
+
+def _require_scheduler(scheduler: str) -> None:
+    """Refuse ``scheduler`` unless a dask scheduler answers there within
+    :data:`CONNECT_TIMEOUT_S`.
+
+    ``distributed.Client`` bounds only the connection by its timeout: at an address
+    where another server listens and keeps the connection open without answering in
+    dask's protocol (a web server, `python -m http.server`), it waited for the
+    scheduler's reply forever. The scheduler is asked who it is (its ``identity``),
+    which a worker's address answers too, as a worker. In a thread with an event loop
+    of its own, so that a caller inside a running loop (a notebook) can call it too."""
+    distributed = require("distributed", "dask")
+    # the TLS settings of dask's configuration, as a Client would connect with
+    connection_args = distributed.Security().get_connection_args("client")
+
+    async def identity() -> Any:
+        connection = await distributed.comm.connect(scheduler, timeout=CONNECT_TIMEOUT_S,
+                                                    **connection_args)
+        try:
+            await connection.write({"op": "identity", "reply": True})
+            return await connection.read()
+        finally:
+            connection.abort()
+
+    async def answer() -> Any:
+        return await asyncio.wait_for(identity(), CONNECT_TIMEOUT_S)
+
+    with ThreadPoolExecutor(max_workers=1) as thread:
+        try:
+            reply = thread.submit(asyncio.run, answer()).result()
+        except TimeoutError:
+            raise _no_scheduler(scheduler, f"nothing answered in dask's protocol within "
+                                           f"{CONNECT_TIMEOUT_S:g} s") from None
+        except (OSError, ValueError) as exc:
+            raise _no_scheduler(scheduler, exc) from None
+    kind = reply.get("type") if isinstance(reply, dict) else None
+    if kind == "Worker":
+        raise BadInputError(
+            f"--dask {scheduler}: that is a dask worker's address; give its scheduler's "
+            "(the address 'dask worker' was started with, tcp://HOST:8786 by default)")
+    if kind != "Scheduler":
+        raise _no_scheduler(scheduler, f"a {kind or 'server'} answered, not a scheduler")
+
+
+def require_same_perfpredict(client: Any, scheduler: str) -> None:
+    """Refuse a cluster whose scheduler or a worker lacks this perfpredict.
+
+    The scheduler unpickles the tasks and the workers run perfpredict's code: without
+    it, the first task failed as an "internal error" about the scheduler's "task graph"
+    or a missing module; with another version, they would read the store or build the
+    nested examples as that version does, into a predictor saved as this one's. Each
+    process is asked for the ``__version__`` of the perfpredict it imports (not for
+    the version its package metadata claims: an install whose metadata is found but
+    whose code is not, imports nothing)."""
+    version_of = (pkgutil.resolve_name, "perfpredict:__version__")
+    found: dict[str, object] = {}
+    try:
+        found["scheduler"] = client.run_on_scheduler(*version_of)
+    except Exception as exc:  # raised there, by the import
+        found["scheduler"] = exc
+    found.update((f"worker {address}", version) for address, version in sorted(
+        client.run(*version_of, on_error="return").items()))
+    others = {where: version for where, version in found.items() if version != __version__}
+    if others:
+        listed = "; ".join(
+            f"{where}: {'cannot import it' if isinstance(version, BaseException) else version}"
+            for where, version in others.items())
+        raise BadInputError(
+            f"--dask {scheduler}: the cluster does not run perfpredict {__version__} as "
+            f"this train does ({listed}); install perfpredict[dask] {__version__} where "
+            "the scheduler and workers run, and restart them")
+
+
+def _cluster_failure(client: Any, scheduler: str, workers: set[str], exc: Exception,
+                     killed: bool) -> PerfPredictError | None:
+    """The error to report for ``exc``, raised while training on ``client``'s cluster,
+    when a worker left it since it had ``workers`` (or the scheduler went away): not an
+    internal error (XGBoost, for one, says "Invalid worker address ... Resilience is not
+    yet supported"), but a failure of this training, which saves nothing; so too when
+    ``killed``, dask's KilledWorker: a task whose workers died each time it ran. None
+    when the cluster is whole: ``exc`` is then what it is."""
+    try:
+        lost = sorted(workers - set(client.scheduler_info()["workers"]))
+    except Exception:  # whatever the lost connection raises
+        what = "the scheduler went away"
+    else:
+        if not lost and not killed:
+            return None
+        what = f"worker {', '.join(lost)} left the cluster" if lost else str(exc)
+    return PerfPredictError(
+        f"--dask {scheduler}: training stopped, as {what} ({type(exc).__name__}); nothing "
+        "was saved and the previous predictor still answers; train again once the "
+        "cluster's workers are back (their logs say why they stopped)")
 
 
 #: The log callback :func:`quiet_xgboost_console` gives XGBoost, held so that it lives as
@@ -112,13 +264,15 @@ def read_series(client: Any, db_url: str,
     The driver only asks the store for its (application, system) pairs and their run
     counts; each task then opens the store itself and reads a balanced group of pairs,
     so the runs never pass through the driver. The workers must reach the store: a
-    PostgreSQL server, or a SQLite file on a file system they share.
+    PostgreSQL server, or a SQLite file on a file system they share, named to them by
+    its absolute path (:func:`workers_store_url`).
     """
     dask = require("dask", "dask")
     from perfpredict.store import open_store
     from perfpredict.store.queries import app_system_sizes
 
-    with open_store(db_url) as store:
+    db_url = workers_store_url(db_url)
+    with open_store(db_url, create=False) as store:
         sizes = app_system_sizes(store, app=app)
     n_workers = max(1, len(client.scheduler_info()["workers"]))
     groups = balanced_groups(sizes, PARTITIONS_PER_WORKER * n_workers)
@@ -126,6 +280,21 @@ def read_series(client: Any, db_url: str,
     parts: list[tuple[list[Series], int]] = client.gather(client.compute(tasks))
     series = sorted((s for part, _ in parts for s in part), key=lambda s: s.key)
     return series, sum(n_runs for _, n_runs in parts)
+
+
+def workers_store_url(db_url: str) -> str:
+    """``db_url`` as the workers must open it: a SQLite file by its absolute path.
+
+    A worker resolves a relative path (``--db center.db``) against its own working
+    directory, which is not this process's for a cluster started elsewhere (``dask
+    worker`` run in the user's home): each worker then created an empty store there and
+    train said "the store holds 0 runs" of a store holding thousands."""
+    path = sqlite_file(db_url)
+    if path is None:
+        return db_url
+    scheme = db_url.partition(":///")[0]
+    query = db_url.partition("?")[1:]
+    return f"{scheme}:///{path.absolute()}{''.join(query)}"
 
 
 def balanced_groups(sizes: list[tuple[str, str, int]],
@@ -142,11 +311,20 @@ def balanced_groups(sizes: list[tuple[str, str, int]],
 
 
 def _read_partition(db_url: str, pairs: list[tuple[str, str]]) -> tuple[list[Series], int]:
-    """On a worker: the series of ``pairs`` and how many runs they were built from."""
+    """On a worker: the series of ``pairs`` and how many runs they were built from.
+    A store this worker cannot open is an error naming the worker's host: never a new,
+    empty store created in its place."""
     from perfpredict.model.series import build_series
     from perfpredict.store import open_store
     from perfpredict.store.queries import runs_frame
 
-    with open_store(db_url) as store:
+    try:
+        store = open_store(db_url, create=False)
+    except PerfPredictError as exc:
+        raise BadInputError(
+            f"a dask worker on {socket.gethostname()} cannot open the store: {exc}; the "
+            "workers must reach it as this train does: a PostgreSQL server, or a SQLite "
+            "file on a file system they share, at the same path") from None
+    with store:
         frame = runs_frame(store, app_systems=pairs)
     return build_series(frame), len(frame)

@@ -68,10 +68,9 @@ def _fit_on_dask(client: Any, params: dict[str, Any], features: FloatArray,
                  target: FloatArray, sample_weight: FloatArray | None) -> Any:
     """The same regressor trained by ``xgboost.dask`` on the client's workers, the rows
     split in one partition per worker so that each trains on its share."""
-    import xgboost.dask
-
     from perfpredict._imports import require
 
+    xgboost_dask = require("xgboost.dask", "dask")
     dask_array = require("dask.array", "dask")
     n_workers = max(1, len(client.scheduler_info()["workers"]))
     rows = max(1, -(-features.shape[0] // n_workers))
@@ -79,7 +78,7 @@ def _fit_on_dask(client: Any, params: dict[str, Any], features: FloatArray,
     def partitioned(values: FloatArray) -> Any:
         return dask_array.from_array(values, chunks=(rows, *values.shape[1:]))
 
-    booster = xgboost.dask.DaskXGBRegressor(**params)
+    booster = xgboost_dask.DaskXGBRegressor(**params)
     booster.client = client
     booster.fit(partitioned(features), partitioned(target),
                 sample_weight=None if sample_weight is None else partitioned(sample_weight))

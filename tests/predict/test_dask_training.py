@@ -141,3 +141,203 @@ def test_the_local_clusters_xgboost_prints_its_warnings_and_not_its_ranks(
     assert "already in use" not in done.stderr
     assert 'Parameters: { "not_a_parameter" } are not used.' in done.stderr
 
+
+
+def _in_time(call, timeout_s: float):  # type: ignore[no-untyped-def]
+    """``call()``'s result, or a failed test when it has not returned in ``timeout_s``
+    (the thread is left behind: it hung, which is the failure)."""
+    import threading
+
+    results: list[object] = []
+    thread = threading.Thread(target=lambda: results.append(call()), daemon=True)
+    thread.start()
+    thread.join(timeout_s)
+    assert results, f"still waiting after {timeout_s} s"
+    return results[0]
+
+
+def test_a_server_that_never_answers_as_a_scheduler_is_bad_input_in_time(
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A web server's port (or any that accepts and then says nothing dask reads) made
+    ``train --dask tcp://HOST:PORT`` wait forever: dask's own timeout bounds only the
+    connection."""
+    pytest.importorskip("dask.distributed")
+    import socket
+
+    from perfpredict import distributed
+
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
+        result = _in_time(lambda: cli("train", "--dask", address), 30)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: --dask {address}: no dask scheduler answers there (nothing answered in "
+        "dask's protocol within 1 s); give its address as tcp://HOST:PORT (8786 by "
+        "default), or 'local' to start one on this machine"]
+
+
+def test_dask_without_the_extras_dataframe_is_refused_before_any_work(
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """dask and distributed installed alone (not perfpredict[dask], which brings
+    dask.dataframe and pyarrow): XGBoost's dask module failed to import at the first tree
+    fit, after the workers had read the store, as an internal error to report."""
+    pytest.importorskip("dask.distributed")
+    import sys
+
+    from perfpredict import distributed
+
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 1.0)
+    monkeypatch.setitem(sys.modules, "xgboost.dask", None)  # not importable
+    result = cli("train", "--dask", "tcp://127.0.0.1:1")
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: this feature needs the 'xgboost.dask' package")
+    assert result.output.strip().endswith("install it with: pip install 'perfpredict[dask]'")
+
+
+def test_a_workers_address_is_refused_naming_the_scheduler(cli) -> None:  # type: ignore[no-untyped-def]
+    distributed = pytest.importorskip("dask.distributed")
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        (worker,) = cluster.scheduler_info["workers"]
+        result = _in_time(lambda: cli("train", "--dask", worker), 60)
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"Error: --dask {worker}: that is a dask worker's "
+                                    "address; give its scheduler's")
+
+
+def test_a_cluster_of_another_perfpredict_is_refused(
+        cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """Workers without perfpredict failed as an "internal error" about the task graph;
+    of another version, they would train a predictor saved as this version's."""
+    distributed = pytest.importorskip("dask.distributed")
+    import perfpredict
+    from perfpredict import distributed as on_dask
+
+    monkeypatch.setattr(on_dask, "__version__", "0.0.1")  # this train's, not the cluster's
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        result = cli("train", "--dask", cluster.scheduler_address)
+        (worker,) = cluster.scheduler_info["workers"]
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: --dask {cluster.scheduler_address}: the cluster does not run perfpredict "
+        f"0.0.1 as this train does (scheduler: {perfpredict.__version__}; worker {worker}: "
+        f"{perfpredict.__version__}); install perfpredict[dask] 0.0.1 where the scheduler "
+        "and workers run, and restart them"]
+
+
+def test_a_worker_lost_while_training_is_a_failure_of_the_training() -> None:
+    """XGBoost's "Invalid worker address ... Resilience is not yet supported", after a
+    worker died mid-fit, was an internal error to report; an error with the cluster whole
+    is still what it is."""
+    distributed = pytest.importorskip("dask.distributed")
+    from perfpredict.distributed import dask_training
+    from perfpredict.errors import BadInputError, PerfPredictError
+
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        with pytest.raises(ValueError, match="a bug"):
+            with dask_training(address):
+                raise ValueError("a bug")
+        with pytest.raises(PerfPredictError, match=(
+                f"--dask {address}: training stopped, as worker \\S+ left the cluster "
+                r"\(ValueError\); nothing was saved and the previous predictor still "
+                "answers")) as failure:
+            with dask_training(address) as client:
+                lost = sorted(client.scheduler_info()["workers"])[:1]
+                client.retire_workers(lost, close_workers=True)
+                raise ValueError("Invalid worker address: ... Resilience is not yet supported")
+    assert not isinstance(failure.value, BadInputError)  # exit 1: train again
+
+
+def test_a_scheduler_gone_while_training_is_a_failure_of_the_training() -> None:
+    distributed = pytest.importorskip("dask.distributed")
+    from perfpredict.distributed import dask_training
+    from perfpredict.errors import PerfPredictError
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        with pytest.raises(PerfPredictError, match=(
+                f"--dask {address}: training stopped, as the scheduler went away "
+                r"\(OSError\); nothing was saved")):
+            with dask_training(address) as client:
+                client.shutdown()
+                raise OSError("Timed out during handshake while connecting")
+
+
+def test_a_worker_that_cannot_open_the_store_creates_none(tmp_path: Path) -> None:
+    """A worker that could not see the store's file created an empty one and read no
+    runs from it: train then said "the store holds 0 runs"."""
+    from perfpredict.distributed import _read_partition
+    from perfpredict.errors import BadInputError
+
+    missing = tmp_path / "elsewhere.db"
+    with pytest.raises(BadInputError, match="a dask worker on .* cannot open the store: "
+                                            "no store at .*elsewhere.db"):
+        _read_partition(f"sqlite:///{missing}", [("app", "system")])
+    assert not missing.exists()
+
+
+@pytest.mark.slow
+def test_workers_in_another_directory_read_a_relative_sqlite_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--db center.db`` with a cluster started in another directory: each worker opened
+    center.db in its own working directory."""
+    distributed = pytest.importorskip("dask.distributed")
+    from perfpredict.distributed import read_series
+    from perfpredict.store import open_store
+
+    workers_dir, store_dir = tmp_path / "workers", tmp_path / "store"
+    workers_dir.mkdir()
+    store_dir.mkdir()
+    with open_store(store_dir / "center.db") as store:
+        datasets.ingest(store, ["lulesh_thicket"])
+    monkeypatch.chdir(workers_dir)  # the worker processes start, and stay, here
+    with (distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                   dashboard_address=None) as cluster,
+          distributed.Client(cluster) as client):
+        monkeypatch.chdir(store_dir)
+        series, n_runs = read_series(client, "sqlite:///center.db")
+    assert (len(series), n_runs) == (1, 5)
+    assert list(workers_dir.iterdir()) == []
+
+
+#: ``train --dask local`` stopped by Ctrl-C at the terminal, which signals the whole
+#: process group: the workers too.
+_INTERRUPTED_ON_LOCAL_CLUSTER = """
+import os, signal, time
+
+from perfpredict.distributed import dask_training
+
+if __name__ == "__main__":
+    with dask_training("local") as client:
+        running = client.submit(time.sleep, 60)
+        time.sleep(2)
+        try:
+            os.killpg(0, signal.SIGINT)
+            running.result()
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_the_local_cluster_prints_no_worker_tracebacks(tmp_path: Path) -> None:
+    """Each worker process printed a KeyboardInterrupt traceback, and on closing logged
+    the connections cut mid-transfer, around train's one "Interrupted" line."""
+    pytest.importorskip("dask.distributed")
+    import subprocess
+    import sys
+
+    script = tmp_path / "interrupted.py"
+    script.write_text(_INTERRUPTED_ON_LOCAL_CLUSTER)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path, start_new_session=True)
+    assert done.stdout == "interrupted\n", (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr, done.stderr
