@@ -63,7 +63,7 @@ def fit(url: str) -> int:
 
     started = time.perf_counter()
     advisor = fit_walltime_advisor(open_store(url), n_threads=2)
-    print(f"fitted on {advisor.n_train_jobs_} jobs in {time.perf_counter() - started:.1f} s")
+    print(f"fitted on {advisor.n_jobs_} jobs in {time.perf_counter() - started:.1f} s")
     return 0
 
 
