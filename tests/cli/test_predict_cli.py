@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import math
@@ -624,6 +625,12 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     assert any("calibrated on applications left out" in n for n in doc["notes"])
 
 
+def _notes_saying(text: str, result) -> list[str]:  # type: ignore[no-untyped-def]
+    """The notes of a JSON estimate that say ``text``."""
+    assert result.exit_code == 0, result.output
+    return [n for n in json.loads(result.stdout)["notes"] if text in n]
+
+
 def test_an_estimate_names_the_runs_ingested_since_training(cli, timed_runs_csv, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A run at 32 nodes ingested after 'train' left the estimate there "extrapolating
     beyond the largest measured scale (16 nodes)" without a word of it: the store's
@@ -632,11 +639,7 @@ def test_an_estimate_names_the_runs_ingested_since_training(cli, timed_runs_csv,
     assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
     assert cli("train", "--no-borrow-bundled").exit_code == 0
     query = ("estimate", "--app", "solver0", "--nodes", "32", "--format", "json")
-
-    def unseen(result) -> list[str]:  # type: ignore[no-untyped-def]
-        assert result.exit_code == 0, result.output
-        return [n for n in json.loads(result.stdout)["notes"] if "ingested since" in n]
-
+    unseen = functools.partial(_notes_saying, "ingested since")
     assert unseen(cli(*query)) == []
     later = tmp_path / "later.csv"
     later.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
@@ -661,11 +664,7 @@ def test_the_shipped_predictor_says_it_answers_for_a_store_untrained(cli, tmp_pa
     assert cli("datasets", "load", "relearn").exit_code == 0
     query = ("estimate", "--app", "RELeARN", "--nodes", "16", "--ranks-per-node", "32",
              "--format", "json")
-
-    def shipped(result) -> list[str]:  # type: ignore[no-untyped-def]
-        assert result.exit_code == 0, result.output
-        return [n for n in json.loads(result.stdout)["notes"] if "shipped" in n]
-
+    shipped = functools.partial(_notes_saying, "shipped")
     assert shipped(cli(*query)) == []
     mine = tmp_path / "mine.csv"
     mine.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
