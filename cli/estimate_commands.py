@@ -43,11 +43,11 @@ def estimate(
         "json.")] = False,
 ) -> None:
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
-    from perfpredict.advise.selection import efficiency_percent
     from perfpredict.durations import format_seconds
     from perfpredict.errors import BadInputError
     from perfpredict.estimate import Query, estimate_batch
     from perfpredict.estimate import estimate as estimate_one
+    from perfpredict.percent import efficiency_percent
     from perfpredict.report.tables import confidence_percent
 
     if explain and (input_csv is not None or fmt == TableFormat.csv):

@@ -17,11 +17,11 @@ excluded the next better node count.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from perfpredict.errors import BadInputError
+from perfpredict.percent import efficiency_percent, percent_decimals
 
 OBJECTIVES = ("fastest", "cheapest", "balanced")
 _PHRASES = {
@@ -128,25 +128,11 @@ def times_apart(value: float, floor: float) -> str:
     return f"{value:.6f}"
 
 
-def efficiency_percent(value: float) -> str:
-    """An efficiency as a percentage: whole percents from 1%, two significant digits
-    below, where whole percents all read "0%" (a node count far past the curve's turn):
-    0.76 is "76%", 0.0045 "0.45%", 0.00018 "0.018%"."""
-    return f"{value:.{_percent_decimals(value)}%}"
-
-
-def _percent_decimals(value: float) -> int:
-    """Decimals of ``value`` as a percentage: none from 1%, two significant digits below."""
-    if not 0 < value < 0.01:
-        return 0
-    return 1 - math.floor(math.log10(value * 100))
-
-
 def percent_apart(value: float, floor: float | None) -> str:
     """``value`` as a percentage (:func:`efficiency_percent`) with the fewest further
     decimals that do not read as ``floor``: "only 70% efficient, below the 70% floor"
     for 69.96% said nothing, nor "70%" beside "<floor" in a table."""
-    first = _percent_decimals(value)
+    first = percent_decimals(value)
     if floor is None or value == floor:
         return f"{value:.{first}%}"
     for digits in range(first, first + 4):

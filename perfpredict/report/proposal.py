@@ -22,9 +22,10 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
-from perfpredict.advise.selection import efficiency_percent, node_count, percent_apart
+from perfpredict.advise.selection import node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.durations import format_seconds
+from perfpredict.percent import efficiency_percent
 from perfpredict.report.tables import (
     confidence_percent,
     display_rows,

@@ -58,16 +58,19 @@ def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
 def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
         tmp_path: Path, store: str) -> None:
     """The bundled predictor answers; an empty SQLite store (schema, no artifact) is read
-    through the standard library's sqlite3."""
+    through the standard library's sqlite3. Nor does it load the advice (its node
+    selection was imported to print an efficiency)."""
     if store == "empty":
         from perfpredict.store import open_store
 
         open_store(f"sqlite:///{tmp_path / 'perfpredict.db'}").dispose()
-    code, loaded = _imports_of("estimate", "--app", "bert", "--nodes", "64",
-                               "--format", "json", home=tmp_path)
-    assert code == 0
+    report = _report("estimate", "--app", "bert", "--nodes", "64", "--format", "json",
+                     home=tmp_path)
+    loaded = set(report["loaded"])
+    assert report["exit"] == 0
     assert "numpy" in loaded  # the check sees what ran: the trees are evaluated
     assert loaded.isdisjoint({*HEAVY, "sqlalchemy"}), loaded & {*HEAVY, "sqlalchemy"}
+    assert not [name for name in report["submodules"] if name.startswith("perfpredict.advise")]
 
 
 @pytest.mark.parametrize("extra", [["--io-bytes", "1e12"], ["--nodes", "65536"]],
