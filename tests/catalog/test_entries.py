@@ -157,3 +157,14 @@ def specs(draw: st.DrawFn) -> SystemSpec:
 @given(specs())
 def test_toml_round_trip_property(spec: SystemSpec) -> None:
     assert parse_toml(to_toml(spec), "x.toml") == [spec]
+
+
+def test_a_queue_is_an_instance_of_its_class() -> None:
+    """``Queue`` was wrapped in a cache left over from the name rule that moved to
+    perfpredict.names: it built queues, but ``isinstance(queue, Queue)`` raised a
+    TypeError and every queue ever read stayed in memory."""
+    from perfpredict.catalog import Queue, bundled_systems
+
+    queues = [queue for spec in bundled_systems() for queue in spec.queues]
+    assert queues and all(isinstance(queue, Queue) for queue in queues)
+    assert Queue(name="debug") is not Queue(name="debug")
