@@ -17,7 +17,16 @@ MAX_COUNT = 2**31 - 1
 
 def is_number(value: object, *, whole: bool = False) -> bool:
     """Whether ``value`` is a number (a whole one with ``whole``) as a library caller
-    may give it, numpy's included, and not a bool, which Python counts as one."""
+    may give it, numpy's included, and not a bool, which Python counts as one.
+
+    Python's own int and float are told by their type first: the abstract classes'
+    checks took a sixth of a 100k-query batch estimate, which asks this of every field
+    of every query."""
+    kind = type(value)
+    if kind is float:
+        return not whole
+    if kind is int:
+        return True
     return (isinstance(value, numbers.Integral if whole else numbers.Real)
             and not isinstance(value, bool))
 

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.estimate import Query, estimate, load_predictor
@@ -236,3 +238,20 @@ def test_a_loaded_predictor_shows_where_it_came_from_its_size_and_age() -> None:
         "LoadedPredictor(origin='the store', store='postgresql+psycopg://alice:***@"
         f"db.example.org/perfpredict', n_series={doc['training']['n_series']}, "
         "n_applications=2, trained=")
+
+
+@given(st.one_of(st.integers(), st.floats(allow_nan=True), st.booleans(), st.none(),
+                 st.text(max_size=3), st.integers(-2**31, 2**31).map(np.int64),
+                 st.floats(width=32).map(np.float32), st.floats().map(np.float64),
+                 st.booleans().map(np.bool_), st.fractions()),
+       st.booleans())
+def test_a_number_is_told_as_the_abstract_classes_tell_it(value: object, whole: bool) -> None:
+    """``is_number`` reads Python's int and float by their type first (a batch estimate
+    asks it of every field of 100k queries): the answer must stay the numeric tower's."""
+    import numbers
+
+    from perfpredict.counts import is_number
+
+    expected = (isinstance(value, numbers.Integral if whole else numbers.Real)
+                and not isinstance(value, bool))
+    assert is_number(value, whole=whole) == expected
