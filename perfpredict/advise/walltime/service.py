@@ -191,14 +191,12 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
     A pending array remainder (``4190105_[1-3]``, one row advised for its tasks alike)
     counts as the jobs it stands for, in every count, share and reservation here.
     """
-    from perfpredict.ingest.sacct.rows import array_task_count
-
     def jobs(subset: Iterable[dict[str, Any]]) -> int:
-        return sum(array_task_count(str(r["job_id"])) for r in subset)
+        return _n_jobs(r["job_id"] for r in subset)
 
     def job_sum(value: Callable[[dict[str, Any]], float],
                 subset: Iterable[dict[str, Any]]) -> float:
-        return sum(value(r) * array_task_count(str(r["job_id"])) for r in subset)
+        return sum(value(r) * _n_jobs([r["job_id"]]) for r in subset)
 
     n_jobs = jobs(rows)
     with_request = [r for r in rows if r["requested_walltime_s"] is not None]
@@ -241,13 +239,17 @@ def summarize(rows: list[dict[str, Any]], kill_risk: float,
     }
 
 
-def _first_of(what: str, job_ids: list[Any]) -> dict[str, Any]:
-    """How many jobs ``what`` says of (an array remainder's tasks each), and the first
-    one's id (None when none)."""
+def _n_jobs(job_ids: Iterable[Any]) -> int:
+    """How many jobs ``job_ids`` stand for: a pending array remainder its tasks."""
     from perfpredict.ingest.sacct.rows import array_task_count
 
-    return {f"n_{what}": sum(array_task_count(str(job_id)) for job_id in job_ids),
-            f"first_{what}": job_ids[0] if job_ids else None}
+    return sum(array_task_count(str(job_id)) for job_id in job_ids)
+
+
+def _first_of(what: str, job_ids: list[Any]) -> dict[str, Any]:
+    """How many jobs ``what`` says of (:func:`_n_jobs`), and the first one's id (None
+    when none)."""
+    return {f"n_{what}": _n_jobs(job_ids), f"first_{what}": job_ids[0] if job_ids else None}
 
 
 @takes_store
