@@ -62,7 +62,9 @@ def train(
     dask: Annotated[str | None, typer.Option(
         "--dask", metavar="SCHEDULER",
         help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
-             "on this machine (needs perfpredict\\[dask]).")] = None,
+             "on this machine, one single-threaded worker per core ('local:N': N "
+             "workers; the predictor depends on their number). Needs "
+             "perfpredict\\[dask].")] = None,
     with_bundled: Annotated[bool, typer.Option(
         "--with-bundled",
         help="Train on the data sets shipped with perfpredict too ('perfpredict datasets "
@@ -96,6 +98,12 @@ def train(
         typer.echo("  nested-extrapolation mean |log error|: law "
                    f"{report.metrics['nested_mean_abs_log_error_plain']:.3f}, hybrid "
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
+        if report.dask_workers is not None:
+            n = report.dask_workers
+            typer.echo(f"  trained on {n} dask worker{'s' if n != 1 else ''}: the trees "
+                       "depend on their number, so the same number (--dask local:"
+                       f"{report.dask_workers}, or a cluster of as many) trains this "
+                       "predictor again")
         if report.own_correction_applications:
             typer.echo("  applications of 8 or more series learned half of their "
                        "correction from their own series alone: "

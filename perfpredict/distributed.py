@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import pkgutil
 import signal
 import socket
@@ -32,7 +33,8 @@ from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.model.series import Series
 from perfpredict.store.location import sqlite_file
 
-#: ``--dask local``: a cluster on this machine instead of a scheduler's address.
+#: ``--dask local`` (or ``local:N``): a cluster on this machine instead of a scheduler's
+#: address.
 LOCAL = "local"
 #: Store partitions per worker: enough that a large pair does not leave workers idle.
 PARTITIONS_PER_WORKER = 4
@@ -52,12 +54,13 @@ def dask_training(scheduler: str) -> Iterator[Any]:
     and a worker that leaves it while the block runs (killed, out of memory, its node
     gone) ends the training with one line, not an internal error
     (:func:`_cluster_failure`)."""
+    n_local = local_workers(scheduler)  # a bad count is bad input, dask installed or not
     distributed = require("dask.distributed", "dask")
     # now, not at the first tree fit once the workers have read the store: dask and
     # distributed alone (without the extra's dask.dataframe and pyarrow) lack it
     require("xgboost.dask", "dask")
-    if scheduler == LOCAL:
-        client = _local_client(distributed)
+    if n_local is not None:
+        client = _local_client(distributed, n_local)
     else:
         _require_scheduler(scheduler)
         try:
@@ -65,7 +68,7 @@ def dask_training(scheduler: str) -> Iterator[Any]:
         except (OSError, ValueError, TimeoutError) as exc:
             raise _no_scheduler(scheduler, exc) from None
     with client:
-        if scheduler != LOCAL:
+        if n_local is None:
             require_same_perfpredict(client, scheduler)
         workers = set(client.scheduler_info()["workers"])
         try:
@@ -80,8 +83,31 @@ def dask_training(scheduler: str) -> Iterator[Any]:
             raise failure from exc
 
 
-def _local_client(distributed: Any) -> Any:
-    """A client of a new cluster on this machine, its workers' XGBoost console quiet.
+def local_workers(scheduler: str) -> int | None:
+    """How many workers ``--dask local`` (``local:N``: N) starts on this machine; None
+    for a scheduler's address.
+
+    One single-threaded worker each: every tree is fitted on one thread per worker
+    (:class:`perfpredict.overhead.regressor.OverheadRegressor`), so plain ``local`` starts
+    one per core this process may run on. dask's own default (one worker per core up to
+    four, multi-threaded ones beyond) left cores idle on a larger machine. XGBoost on
+    dask samples and bins per worker, so the predictor depends on their number, and
+    with it on the machine: ``local:N`` trains the same predictor on any machine."""
+    name, colon, count = scheduler.partition(":")
+    if name != LOCAL:
+        return None
+    if not colon:
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    if count.isascii() and count.isdigit() and int(count) > 0:
+        return int(count)
+    raise BadInputError(f"--dask {scheduler}: the number of local workers must be a whole "
+                        "number of at least 1, as in 'local:4' (or 'local' for one per core)")
+
+
+def _local_client(distributed: Any, n_workers: int) -> Any:
+    """A client of a new cluster of ``n_workers`` single-threaded worker processes on
+    this machine (:func:`local_workers`), their XGBoost console quiet.
 
     Its scheduler's HTTP server (dashboard, health) on a free port, as nothing prints its
     address: on a shared host where another user's cluster held 8787, it warned "Port
@@ -97,7 +123,8 @@ def _local_client(distributed: Any) -> Any:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN) if in_main_thread else None
     try:
-        client = distributed.Client(dashboard_address=":0", silence_logs=logging.CRITICAL)
+        client = distributed.Client(n_workers=n_workers, threads_per_worker=1,
+                                    dashboard_address=":0", silence_logs=logging.CRITICAL)
     finally:
         if previous is not None:  # None: not Python's to set back (nor was it changed)
             signal.signal(signal.SIGINT, previous)

@@ -64,6 +64,10 @@ class TrainReport:
     #: the applications that learned half of their correction from their own series
     #: alone (eight or more of them, beside other applications)
     own_correction_applications: list[str] | None = None
+    #: the dask workers the runtime predictor was trained on (``--dask``), on whose
+    #: number it depends (:func:`perfpredict.distributed.local_workers`); None: trained
+    #: in this process
+    dask_workers: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -190,11 +194,13 @@ def build_artifact(series_list: list[Series], n_runs: int,
     entries = series_entries(series_list)
     fingerprint = hashlib.sha256(json.dumps(
         [[e["key"], e["scales"], e["medians_s"]] for e in entries]).encode()).hexdigest()
+    training = {"n_runs": n_runs, "n_series": len(entries), "data_fingerprint": fingerprint,
+                "runs_read_epoch_s": runs_read_epoch_s}
+    if client is not None:  # the trees depend on the number of workers
+        training["dask_workers"] = len(client.scheduler_info()["workers"])
     return artifact.seal({
         "kind": artifact.KIND_RUNTIME, "perfpredict_version": __version__,
-        "created_epoch_s": time.time(),
-        "training": {"n_runs": n_runs, "n_series": len(entries),
-                     "data_fingerprint": fingerprint, "runs_read_epoch_s": runs_read_epoch_s},
+        "created_epoch_s": time.time(), "training": training,
         "predictor": predictor.model_.to_dict(), "series": entries,
     })
 
@@ -245,6 +251,7 @@ def _train_runtime(store, series_list: list[Series],  # type: ignore[no-untyped-
                                                   runs_read_epoch_s=runs_read_epoch_s))
         predictor = doc["predictor"]
         report.n_series = doc["training"]["n_series"]
+        report.dask_workers = doc["training"].get("dask_workers")
         report.n_series_learned_from = predictor["n_series"]
         report.base_law = {kind: predictor["base"] for kind in predictor["apply_correction"]}
         report.apply_correction = predictor["apply_correction"]

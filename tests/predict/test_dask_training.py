@@ -37,6 +37,7 @@ def test_dask_training_matches_the_single_process_path(tmp_path: Path, names: li
     store.dispose()
     assert (on_dask.n_runs, on_dask.n_series, on_dask.base_law, on_dask.borrowed_datasets) == (
         single.n_runs, single.n_series, single.base_law, single.borrowed_datasets)
+    assert (single.dask_workers, on_dask.dask_workers) == (None, 2)
     assert single.borrowed_datasets is not None
     assert not set(names) & set(single.borrowed_datasets)
     assert single.metrics.keys() == on_dask.metrics.keys()
@@ -91,6 +92,101 @@ def test_a_scheduler_address_that_answers_nothing_is_bad_input() -> None:
                                             "there .*'local'"):
         with dask_training("nonsense"):
             pass
+
+
+@pytest.mark.parametrize(("scheduler", "workers"), [
+    ("local:3", 3), ("local:1", 1), ("tcp://10.0.0.7:8786", None), ("localhost:8786", None)])
+def test_local_workers_are_counted_from_the_address(scheduler: str,
+                                                     workers: int | None) -> None:
+    from perfpredict.distributed import local_workers
+
+    assert local_workers(scheduler) == workers
+
+
+def test_plain_local_starts_a_worker_per_usable_core() -> None:
+    """One single-threaded worker per core (each fits its trees on one thread), not
+    dask's default of four multi-threaded ones on a larger machine."""
+    import os
+
+    from perfpredict.distributed import local_workers
+
+    assert local_workers("local") == len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize("scheduler", ["local:0", "local:two", "local:-1", "local:", "local:2.5", "local:²"])
+def test_a_bad_number_of_local_workers_is_bad_input(  # type: ignore[no-untyped-def]
+        cli, db_url: str, scheduler: str) -> None:
+    """Refused before anything is read or started, dask installed or not; the store
+    keeps no predictor."""
+    from perfpredict.store.artifacts import load_latest_runtime
+
+    result = cli("train", "--dask", scheduler)
+    assert result.exit_code == 2, result.output
+    assert result.output == (f"Error: --dask {scheduler}: the number of local workers must "
+                             "be a whole number of at least 1, as in 'local:4' (or 'local' "
+                             "for one per core)\n")
+    assert load_latest_runtime(db_url) is None
+
+
+#: The same regressor fitted on two clusters of ``local:2`` one after the other: the
+#: trees depend on the number of workers, not on the cluster. Run as a script: the
+#: workers are processes spawned from it.
+_FIT_ON_TWO_LOCAL_CLUSTERS = """
+import numpy as np
+
+from perfpredict.distributed import dask_training
+from perfpredict.overhead.regressor import OverheadRegressor
+
+if __name__ == "__main__":
+    rng = np.random.default_rng(0)
+    features, target = rng.random((400, 3)), rng.random(400)
+    predictions = []
+    for _ in range(2):
+        with dask_training("local:2") as client:
+            assert len(client.scheduler_info()["workers"]) == 2
+            fitted = OverheadRegressor(n_estimators=20).fit(features, target, client=client)
+            predictions.append(fitted.predict(features))
+    print(np.array_equal(*predictions), bool(np.ptp(predictions[0]) > 0))
+"""
+
+
+@pytest.mark.slow
+def test_the_same_number_of_local_workers_fits_the_same_trees(tmp_path: Path) -> None:
+    pytest.importorskip("dask.distributed")
+    import subprocess
+    import sys
+
+    script = tmp_path / "two_clusters.py"
+    script.write_text(_FIT_ON_TWO_LOCAL_CLUSTERS)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert done.stdout == "True True\n", (done.stdout, done.stderr)
+
+
+@pytest.mark.slow
+def test_train_says_how_many_workers_trained_the_predictor(
+        tmp_path: Path, timed_runs_csv: Path) -> None:
+    """``perfpredict train --dask local:1`` as a user runs it (a process of its own, the
+    workers spawned from it): train names the number the predictor depends on, and the
+    artifact keeps it."""
+    pytest.importorskip("dask.distributed")
+    import subprocess
+    import sys
+
+    from perfpredict.store.artifacts import load_latest_runtime
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    cli = [sys.executable, "-c", "from perfpredict.cli.app import main; main()", "--db", url]
+    subprocess.run([*cli, "ingest", "csv", str(timed_runs_csv)], check=True,
+                   capture_output=True)
+    done = subprocess.run([*cli, "train", "--dask", "local:1", "--no-borrow-bundled"],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert ("  trained on 1 dask worker: the trees depend on their number, so the same "
+            "number (--dask local:1, or a cluster of as many) trains this predictor again"
+            in done.stdout.splitlines()), done.stdout
+    found = load_latest_runtime(url)
+    assert found is not None and found[0]["training"]["dask_workers"] == 1
 
 
 #: Two fits on ``train --dask local``'s cluster, the second given a parameter XGBoost does
