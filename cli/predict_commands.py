@@ -8,7 +8,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfpredict.cli.render import SummaryFormat, TableFormat, print_json, print_rows
+from perfpredict.cli.render import (
+    SummaryFormat,
+    TableFormat,
+    print_json,
+    print_rows,
+    stored_app_names,
+)
 
 if TYPE_CHECKING:  # imports numpy, which --help does not load
     from perfpredict.train import TrainReport
@@ -75,7 +81,8 @@ def train(
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
     from perfpredict.train import train as train_store
 
-    report = train_store(ctx.obj.open_store(write=True), app, dask, with_bundled,
+    store = ctx.obj.open_store(write=True)
+    report = train_store(store, stored_app_names(store, app), dask, with_bundled,
                          not no_borrow_bundled)
     if fmt == SummaryFormat.json:
         print_json(report.as_dict())
@@ -219,8 +226,10 @@ def evaluate(
     from perfpredict.evaluate.metrics import verdict_rows
     from perfpredict.report.tables import format_value, markdown_table
 
+    store = ctx.obj.open_store()
     rows = run_evaluation(
-        ctx.obj.open_store(), split.value, group_by=group_by.value, confidence=confidence, app=app,
+        store, split.value, group_by=group_by.value, confidence=confidence,
+        app=stored_app_names(store, app),
         repeats=repeats, protocol=protocol.value,
         leave_out=leave_out.value if leave_out else None, with_bundled=with_bundled,
         random_state=seed, borrow_bundled=not no_borrow_bundled)

@@ -109,3 +109,18 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
             for row in cells:
                 table.add_row(*[row[i] for i in group])
             console.print(table)
+
+
+def stored_app_names(store: Any, app: list[str] | None) -> list[str]:
+    """The stored names of the applications ``--app`` gives, found as every command
+    finds them (:func:`perfpredict.store.queries.resolve_apps`), with a note on stderr
+    for each found under another spelling ("'BERT' is stored as 'bert'"), as an estimate
+    names the series it answers with: a table or file of results does not say which
+    application it read."""
+    from perfpredict.store.queries import resolve_apps
+
+    resolved = resolve_apps(store, app)
+    for name in resolved:
+        if name.note is not None:
+            typer.echo(f"note: {name.note}", err=True)
+    return [name.stored for name in resolved]

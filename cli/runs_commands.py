@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from perfpredict.cli.render import TableFormat, print_json, print_rows
+from perfpredict.cli.render import TableFormat, print_json, print_rows, stored_app_names
 
 runs_app = typer.Typer(help="List, summarise and export stored runs.", no_args_is_help=True)
 
@@ -30,7 +30,8 @@ def list_runs(
     """Show stored runs, oldest first."""
     from perfpredict.store.queries import iter_runs
 
-    _print_first(list(iter_runs(ctx.obj.open_store(), app=app, limit=limit + 1)), limit,
+    store = ctx.obj.open_store()
+    _print_first(list(iter_runs(store, app=stored_app_names(store, app), limit=limit + 1)), limit,
                  fmt, LIST_COLUMNS, "runs", "'perfpredict runs stats' counts them, "
                  "'perfpredict runs export' writes them all")
 
@@ -79,7 +80,8 @@ def export(
 
     # one export for every format, so that JSON and the table carry the CSV's fields
     # (its run_key too, which JSON lacked)
-    export = export_runs(ctx.obj.open_store(), app=app)
+    store = ctx.obj.open_store()
+    export = export_runs(store, app=stored_app_names(store, app))
     if fmt.value == "csv":
         from perfpredict.report.csv_rows import write_csv
 

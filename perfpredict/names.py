@@ -1,13 +1,61 @@
-"""Names as users write them: the known names closest to a mistyped one, and the key two
-spellings of one system share."""
+"""Names as users write them: the stored name a given one means (:func:`resolve_name`, as
+every command looks up an application, a system or a variant), the known names closest to
+a mistyped one, and the key two spellings of one system share."""
 
 from __future__ import annotations
 
 import difflib
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from perfpredict.errors import BadInputError
+
+
+def resolve_name(name: str, known: Iterable[str], what: str) -> str | None:
+    """The one of ``known`` that ``name`` means, the same for every command that takes an
+    application, a system or a variant: ``name`` itself where it is known, else the one
+    known name equal to it but for surrounding white space, else the one equal but for
+    that and letter case (``" bert"`` and ``BERT`` find ``bert``); None where none is,
+    for the caller's own "did you mean" message. ``estimate --app BERT`` found ``bert``
+    while ``evaluate --app BERT`` said the store held no runs of it.
+
+    Two or more such names (``Bert`` and ``bert``: ingest warns of them) are a
+    :class:`BadInputError` naming them (``what``: "application", "system", "variant"):
+    either may be the one meant, and reading both mixes two codes' runs.
+
+    >>> resolve_name("BERT", ["bert", "rnnt"], "application")
+    'bert'
+    """
+    known = set(known)
+    if name in known:
+        return name
+    # white space aside before case: " bert " is bert beside a Bert
+    for same in (str.strip, lambda text: text.strip().casefold()):
+        matches = sorted(k for k in known if same(k) == same(name))
+        if len(matches) > 1:
+            raise BadInputError(f"{what} {name!r} matches {', '.join(map(repr, matches))}, "
+                                "which differ only in letter case or spacing; give one of "
+                                "them exactly")
+        if matches:
+            return matches[0]
+    return None
+
+
+class ResolvedName(NamedTuple):
+    """A name as given and the stored name :func:`resolve_name` took it for."""
+
+    given: str
+    stored: str
+    what: str
+
+    @property
+    def note(self) -> str | None:
+        """What a command says where it used another spelling than the one given (None
+        where it did not), as an estimate names the series it answers with."""
+        if self.given == self.stored:
+            return None
+        return f"{self.what} {self.given!r} is stored as {self.stored!r}; using {self.stored!r}"
 
 
 def close_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:

@@ -288,9 +288,11 @@ def train(store: Store, app: str | list[str] | None = None,
     intervals too and teach half of the correction, the rest of the predictor the
     store's own.
     """
-    from perfpredict.store.queries import count_submitted_jobs, require_apps, runs_frame
+    from perfpredict.store.queries import count_submitted_jobs, resolved_app_names, runs_frame
 
-    require_apps(store, app)
+    # as every command finds an application (BERT is the store's bert), before a dask
+    # cluster starts for a name the store does not hold
+    app = resolved_app_names(store, app)
     frame = None
     read_epoch_s = time.time()  # before the read: a file ingested while it trains is unseen
     if dask is None:

@@ -20,7 +20,7 @@ from perfpredict.counts import MAX_COUNT, is_number, shown
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
-from perfpredict.names import name_key
+from perfpredict.names import name_key, resolve_name
 
 BUNDLED_ARTIFACT = "predictor.json"
 #: What a document or entry of another layout raises when read (a stale artifact).
@@ -168,34 +168,35 @@ _OTHERS_NAMED = 3
 
 def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
                 db_url: str | None = None) -> Match:
-    """The series that answers ``query``: the application's series (those spelled as
-    asked, where names differ only in letter case) narrowed by system, problem size and
-    variant (an exact label wins over labels that contain the one
-    asked), then by layout (a series of unknown layout fits any), and the best measured
-    of the rest; a narrowing that leaves none is refused, naming what was measured.
-    An application with none says why, from its runs in the store at ``db_url``."""
-    def same(a: str, b: str) -> bool:
-        return a.casefold() == b.casefold()
-
-    found = list(entries.of_app(query.app))
-    if not found:
+    """The series that answers ``query``: the application's series (the application,
+    system, problem size and variant each found as every command finds a name,
+    :func:`~perfpredict.names.resolve_name`: as given, else the one name equal but for
+    case and surrounding white space; else a system, problem size or variant finds the
+    labels that contain it, a system also its catalog aliases), then by layout (a series
+    of unknown layout fits any), and the best measured of the rest; a narrowing that
+    leaves none is refused, naming what was measured, and a name two spellings match
+    alike is refused, naming both. An application with none says why, from its runs in
+    the store at ``db_url``."""
+    found = list(entries.of_app(query.app.strip()))
+    app = resolve_name(query.app, {e.key.app for e in found}, "application")
+    if app is None:
         raise _unknown_app(entries, query.app, db_url)
-    # names told apart only by letter case ("MyCode", "mycode", which ingest warns of):
-    # the one spelled as asked, so each is reachable
-    found = [e for e in found if e.key.app == query.app] or found
+    found = [e for e in found if e.key.app == app]
     for label, part, wanted in (("system", "system", query.system),
                                 ("problem size", "problem_size", query.problem_size),
                                 ("variant", "variant", query.variant)):
         if wanted is None:
             continue
-        narrowed = ([e for e in found if same(getattr(e.key, part), wanted)]
-                    or [e for e in found if wanted.casefold() in getattr(e.key, part).casefold()])
+        name = resolve_name(wanted, {getattr(e.key, part) for e in found}, label)
+        narrowed = ([e for e in found if getattr(e.key, part) == name] if name is not None
+                    else [e for e in found
+                          if wanted.strip().casefold() in getattr(e.key, part).casefold()])
         if not narrowed and part == "system" and db_url is not None:
             spellings = catalog_spellings(db_url, wanted)  # an alias of its machine
             narrowed = [e for e in found if name_key(e.key.system) in spellings]
         if not narrowed:
             options = sorted({getattr(e.key, part) for e in found} - {""})
-            raise NotFoundError(f"{query.app} has no runs with {label} {wanted!r}; "
+            raise NotFoundError(f"{app} has no runs with {label} {wanted!r}; "
                                 f"measured: {'; '.join(options[:10]) or f'no {label} named'}")
         found = narrowed
     for part, wanted_num in (("ranks_per_node", query.ranks_per_node),
@@ -206,7 +207,7 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
         if not narrowed:  # another layout scales otherwise: not answered as if it were one
             measured = sorted({getattr(e.key, part) for e in found}, key=float)
             raise NotFoundError(
-                f"{query.app} has no runs with {_num_text(wanted_num)} "
+                f"{app} has no runs with {_num_text(wanted_num)} "
                 f"{part.replace('_', ' ')}; measured: {', '.join(measured)} (give one of "
                 f"those in {query.field_name(part)}, or none for the measured layout)")
         found = narrowed
@@ -300,15 +301,15 @@ def _why_untrained(db_url: str, app: str) -> str | None:
     from perfpredict.errors import NotFoundError
     from perfpredict.model.series import why_no_series
     from perfpredict.store import open_store
-    from perfpredict.store.queries import app_names, runs_frame
+    from perfpredict.store.queries import runs_frame, stored_apps
 
     try:
         store = open_store(db_url, create=False)
     except NotFoundError:
         return None
     with store:
-        names = app_names(store, app)
-        return why_no_series(runs_frame(store, app=names)) if names else None
+        stored = resolve_name(app, stored_apps(store), "application")
+        return why_no_series(runs_frame(store, app=stored)) if stored is not None else None
 
 
 def scale_per_node(entry: SeriesEntry, query: Query) -> float:

@@ -262,14 +262,14 @@ def evaluate(store: Store, split: str = "extrapolate", group_by: str = "source",
              with_bundled: bool = False, random_state: int = 0,
              borrow_bundled: bool = True) -> list[dict[str, Any]]:
     """Backtest the store's runs; see the module docstring."""
-    from perfpredict.store.queries import require_apps, runs_frame
+    from perfpredict.store.queries import runs_frame
 
     if split not in SPLITS:
         raise BadInputError(f"--split must be one of: {', '.join(SPLITS)}, not {split!r}")
     check_count("--repeats", repeats, most=MAX_REPEATS)
     check_count("--seed", random_state, least=0)  # XGBoost takes no seed of 20 digits
     check_confidence(confidence)  # before the runs are read
-    require_apps(store, app)
+    # each application found as every command finds it (BERT is the store's bert)
     frame = runs_frame(store, app=app, with_source=True)
 
     def bundled() -> list[Series]:

@@ -15,7 +15,7 @@ from sqlalchemy import Select, func, select, tuple_
 
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import RUN_KEY
-from perfpredict.names import given_names
+from perfpredict.names import ResolvedName, given_names, resolve_name
 from perfpredict.store import Store
 from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
@@ -61,13 +61,13 @@ def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: in
               batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small;
     with ``keys``, each with its ``natural_key`` too. An application ``app`` names that the
-    store holds no runs of is a :class:`NotFoundError` (:func:`require_apps`): ``runs
-    export --app BERT > bert.csv`` wrote a header alone and exit 0, where ``train`` and
-    ``evaluate`` named the ``bert`` meant."""
-    require_apps(store, app)
+    store holds no runs of is a :class:`NotFoundError`, and one it holds in another
+    letter case is found (:func:`resolve_apps`): ``runs export --app BERT > bert.csv``
+    wrote a header alone and exit 0."""
+    apps = resolved_app_names(store, app)
     names = ["id", *RUN_FIELDS, *(["natural_key"] if keys else [])]
     query = select(*[runs.c[name] for name in names]).order_by(runs.c.id)
-    query = _of_apps(query, app)
+    query = _of_apps(query, apps)
     if limit is not None:
         query = query.limit(limit)
     with store.engine.connect() as conn:
@@ -196,13 +196,14 @@ def _scales_row(row: Any) -> dict[str, Any]:
 
 def app_system_sizes(store: Store, *,
                      app: str | Sequence[str] | None = None) -> list[tuple[str, str, int]]:
-    """(application, system, number of runs) of every pair in the store.
+    """(application, system, number of runs) of every pair in the store (of the
+    applications ``app`` names, found as :func:`resolve_apps` finds them).
 
     No series spans two pairs, so they are the partitions Dask workers read the runs in.
     """
     query = (select(runs.c.app, runs.c.system, func.count())
              .group_by(runs.c.app, runs.c.system).order_by(runs.c.app, runs.c.system))
-    query = _of_apps(query, app)
+    query = _of_apps(query, resolved_app_names(store, app))
     with store.engine.connect() as conn:
         return [(a, s, int(n)) for a, s, n in conn.execute(query).all()]
 
@@ -213,24 +214,29 @@ def ingested_sha256s(store: Store) -> set[str]:
         return set(conn.execute(select(ingest_batches.c.sha256)).scalars())
 
 
-def app_names(store: Store, app: str) -> list[str]:
-    """The stored application names equal to ``app`` but for case."""
-    query = select(runs.c.app).distinct().where(func.lower(runs.c.app) == app.lower())
+def stored_apps(store: Store) -> list[str]:
+    """Every application the store holds runs of, by name."""
     with store.engine.connect() as conn:
-        return sorted(conn.execute(query).scalars())
+        return sorted(conn.execute(select(runs.c.app).distinct()).scalars())
 
 
-def require_apps(store: Store, app: str | Sequence[str] | None) -> None:
-    """A :class:`NotFoundError` naming the first application of ``app`` the store holds
-    no runs of, with the names it may have meant: ``train --app`` and ``evaluate --app`` select runs
-    by exact name, and an unknown one left them "nothing to train on: 0 runs"."""
+@takes_store
+def resolve_apps(store: Store, app: str | Iterable[str] | None) -> list[ResolvedName]:
+    """The stored application each name of ``app`` means, as every command and library
+    function taking an application finds it (:func:`~perfpredict.names.resolve_name`:
+    the name, else the one stored name equal to it but for case and surrounding white
+    space); each :class:`~perfpredict.names.ResolvedName` says the spelling used where it
+    differs. A name the store holds no runs of is a :class:`NotFoundError` with the names
+    it may have meant; ``train``, ``evaluate`` and ``runs export`` took names exactly, and
+    an unknown one left them "nothing to train on: 0 runs" or a header alone."""
     names = named_apps(app)
     if not names:
-        return
-    with store.engine.connect() as conn:
-        stored = sorted(conn.execute(select(runs.c.app).distinct()).scalars())
+        return []
+    stored = stored_apps(store)
+    resolved = []
     for name in names:
-        if name not in stored:
+        found = resolve_name(name, stored, "application")
+        if found is None:
             from perfpredict.names import close_names
 
             close = close_names(name, stored)
@@ -239,12 +245,21 @@ def require_apps(store: Store, app: str | Sequence[str] | None) -> None:
                     f"its applications: {', '.join(stored[:12])}{more}" if stored else
                     "ingest runs first (e.g. 'perfpredict datasets load')")
             raise NotFoundError(f"the store holds no runs of application {name!r}; {hint}")
+        resolved.append(ResolvedName(name, found, "application"))
+    return resolved
+
+
+def resolved_app_names(store: Store, app: str | Iterable[str] | None) -> list[str]:
+    """The stored names of the applications ``app`` names (:func:`resolve_apps`): what
+    a function taking ``app=`` selects runs by."""
+    return [resolved.stored for resolved in resolve_apps(store, app)]
 
 
 def count_submitted_jobs(store: Store, *, app: str | Sequence[str] | None = None) -> int:
-    """Runs with a submit time: the scheduler jobs the walltime advisor learns from."""
+    """Runs with a submit time (of the applications ``app`` names, found as
+    :func:`resolve_apps` finds them): the scheduler jobs the walltime advisor learns from."""
     query = select(func.count()).select_from(runs).where(runs.c.submit_epoch_s.is_not(None))
-    query = _of_apps(query, app)
+    query = _of_apps(query, resolved_app_names(store, app))
     with store.engine.connect() as conn:
         return int(conn.execute(query).scalar_one())
 
@@ -307,9 +322,11 @@ def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type:
     the Unix epoch (UTC) in the ``*_epoch_s`` columns, as stored;
     ``pd.to_datetime(df.submit_epoch_s, unit="s", utc=True)`` gives timestamps.
 
-    ``with_source`` adds the path of the file each run was ingested from;
-    ``app_systems`` keeps only the runs of those (application, system) pairs, asked for
-    :data:`PAIRS_PER_QUERY` at a time.
+    ``app`` keeps the runs of those applications, each found as every command finds it
+    (:func:`resolve_apps`: ``app="BERT"`` reads the store's bert, and one it holds no
+    runs of is a :class:`NotFoundError`, not an empty frame); ``with_source`` adds the
+    path of the file each run was ingested from; ``app_systems`` keeps only the runs of
+    those (application, system) pairs, asked for :data:`PAIRS_PER_QUERY` at a time.
 
     >>> runs_frame(store).io_bytes.mean()  # doctest: +SKIP
     """
@@ -322,7 +339,7 @@ def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type:
         columns.append(ingest_batches.c.path.label("source"))
     query = select(*columns).select_from(
         runs.join(ingest_batches, runs.c.batch_id == ingest_batches.c.id)).order_by(runs.c.id)
-    query = _of_apps(query, app)
+    query = _of_apps(query, resolved_app_names(store, app))
     queries = [query]
     if app_systems is not None:
         pairs = _app_system_pairs(app_systems)

@@ -583,18 +583,18 @@ class _FileIngest:
 
     def case_twin_warnings(self) -> list[str]:
         """A warning per application of this file whose name another stored one has in
-        other letter case ("FlowSim", "flowsim"). Training keeps them apart, while an
-        estimate looks an application up ignoring case and reads both: the runs of one
-        code split in two without a word. Read off the series index, which leads with
-        the application."""
+        other letter case ("FlowSim", "flowsim"). Training keeps them apart, and a command
+        asked for "FLOWSIM" refuses it as naming both
+        (:func:`~perfpredict.names.resolve_name`): the runs of one code split in two
+        without a word. Read off the series index, which leads with the application."""
         mine = {app.casefold() for app in self.apps}
         spellings: dict[str, list[str]] = {}
         for app in self.conn.execute(select(runs.c.app).distinct()).scalars():
             if app.casefold() in mine:
                 spellings.setdefault(app.casefold(), []).append(app)
         return [f"applications {', '.join(map(repr, sorted(names)))} differ only in "
-                "letter case: training keeps them apart while an estimate for any reads "
-                "them all; make the names match"
+                "letter case: training keeps them apart and a command finds either only "
+                "by its exact name; make the names match"
                 for names in spellings.values() if len(names) > 1]
 
     def attach(self, system: str, key: str, record: RunRecord) -> bool:

@@ -591,17 +591,18 @@ def test_train_on_an_empty_store_is_a_domain_failure(cli) -> None:  # type: igno
 
 
 def test_train_and_evaluate_name_an_application_the_store_lacks(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """--app selects runs by exact name: a typo or a name the store lacks is said so,
-    with what it may have meant (was: "nothing to train on: the store holds 0 runs")."""
+    """--app selects runs by name (in other letter case too, tests/cli/test_app_names.py):
+    a typo or a name the store lacks is said so, with what it may have meant (was:
+    "nothing to train on: the store holds 0 runs")."""
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,nodes,runtime_s\n" + "".join(
         f"solver,Perlmutter-GPU,{n},{40 + 1000 / n:.2f}\n" for n in (1, 2, 4, 8)))
     assert cli("ingest", "csv", str(runs)).exit_code == 0
-    for args in (("train", "--app", "Solver"), ("evaluate", "--app", "Solver")):
+    for args in (("train", "--app", "Solvr"), ("evaluate", "--app", "Solvr")):
         result = cli(*args)
         assert result.exit_code == 1
         assert result.stderr.strip() == ("Error: the store holds no runs of application "
-                                         "'Solver'; did you mean solver?")
+                                         "'Solvr'; did you mean solver?")
     result = cli("train", "--app", "lammps")
     assert result.stderr.strip().endswith("'lammps'; its applications: solver")
 

@@ -64,12 +64,12 @@ def test_runs_list_says_when_it_shows_the_first_runs_only(cli, runs_csv: Path) -
                                      ("runs", "export", "--format", "table")])
 def test_runs_of_an_application_the_store_lacks_name_the_one_meant(  # type: ignore[no-untyped-def]
         cli, runs_csv: Path, command: tuple[str, ...]) -> None:
-    """``runs export --app Solver > solver.csv`` wrote a header alone, exit 0, where
-    ``train --app Solver`` names the application the store holds."""
+    """``runs export --app Solvr > solver.csv`` wrote a header alone, exit 0, where
+    ``train --app Solvr`` names the application the store holds."""
     assert cli("ingest", "csv", str(runs_csv)).exit_code == 0
-    result = cli(*command, "--app", "Solver")
+    result = cli(*command, "--app", "Solvr")
     assert result.exit_code == 1 and not result.stdout
-    assert result.stderr == ("Error: the store holds no runs of application 'Solver'; "
+    assert result.stderr == ("Error: the store holds no runs of application 'Solvr'; "
                              "did you mean solver?\n")
     assert cli(*command, "--app", "solver").stdout.count("TGV1024") == 3
 

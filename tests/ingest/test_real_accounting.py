@@ -404,8 +404,8 @@ def test_a_file_read_again_says_what_it_rejected_then(cli: Cli) -> None:
 
 def test_application_names_that_differ_only_in_case_are_warned_about(
         cli: Cli, tmp_path: Path) -> None:
-    """An estimate looks an application up ignoring case, training does not: "FlowSim"
-    beside "flowsim" would split one code's runs without a word."""
+    """Training keeps "FlowSim" and "flowsim" apart, and a command finds either only by
+    its exact name: one code's runs would split without a word."""
     first, second = tmp_path / "a.csv", tmp_path / "b.csv"
     first.write_text("app,system,nodes,runtime_s\nflowsim,x,1,10\n")
     second.write_text("app,system,nodes,runtime_s\nFlowSim,x,2,6\nother,x,1,1\n")
@@ -414,8 +414,8 @@ def test_application_names_that_differ_only_in_case_are_warned_about(
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [
         f"Warning: {second}: applications 'FlowSim', 'flowsim' differ only in letter case: "
-        "training keeps them apart while an estimate for any reads them all; make the "
-        "names match"]
+        "training keeps them apart and a command finds either only by its exact name; "
+        "make the names match"]
     assert "2 records, 2 stored" in result.stdout
 
 

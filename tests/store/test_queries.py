@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from perfpredict.errors import BadInputError, NotTrainedError
+from perfpredict.errors import BadInputError, NotFoundError, NotTrainedError
 from perfpredict.ingest import ingest_file
 from perfpredict.store import queries
 from perfpredict.store.queries import runs_frame
@@ -64,7 +64,8 @@ def test_one_application_by_name_is_that_application_not_its_letters(three_pairs
     """``runs_frame(store, app="a")`` and ``iter_runs``: a name, as ``evaluate`` and
     ``train`` take one; as a sequence of letters "ab" asked for the runs of a and b."""
     assert set(runs_frame(three_pairs, app="a").app) == {"a"}
-    assert runs_frame(three_pairs, app="ab").empty
+    with pytest.raises(NotFoundError, match="^the store holds no runs of application 'ab'"):
+        runs_frame(three_pairs, app="ab")
     assert {run["app"] for run in queries.iter_runs(three_pairs, app="b")} == {"b"}
     assert runs_frame(three_pairs, app=["a", "b"]).shape[0] == 6
 
@@ -175,3 +176,43 @@ def test_every_public_function_names_applications_app(three_pairs) -> None:  # t
         assert walltime.jobs_frame(three_pairs, apps="a").empty  # type: ignore[call-arg]
     with pytest.raises(TypeError, match=r"takes app= alone, not also apps="):
         walltime.fit_walltime_advisor(three_pairs, app="a", apps="a")  # type: ignore[call-arg]
+
+
+def test_every_function_taking_an_application_finds_it_as_the_commands_do(  # type: ignore[no-untyped-def]
+        store, tmp_path: Path) -> None:
+    """``runs_frame(store, app="lulesh 2.0.3")`` was an empty frame and ``train``'s,
+    ``evaluate``'s and ``iter_runs``' "no runs of application", where an estimate found
+    the store's ``LULESH 2.0.3``: every function taking ``app=`` now finds it as
+    :func:`~perfpredict.names.resolve_name` does, on SQLite and PostgreSQL alike."""
+    from perfpredict import datasets
+    from perfpredict.advise.walltime.service import jobs_frame
+    from perfpredict.names import ResolvedName
+
+    datasets.ingest(store, ["lulesh_thicket"])
+    assert queries.resolve_apps(store, [" lulesh 2.0.3", "LULESH 2.0.3"]) == [
+        ResolvedName(" lulesh 2.0.3", "LULESH 2.0.3", "application"),
+        ResolvedName("LULESH 2.0.3", "LULESH 2.0.3", "application")]
+    assert queries.resolve_apps(store, "lulesh 2.0.3")[0].note == (
+        "application 'lulesh 2.0.3' is stored as 'LULESH 2.0.3'; using 'LULESH 2.0.3'")
+    assert queries.resolve_apps(store, "LULESH 2.0.3")[0].note is None
+    assert runs_frame(store, app="lulesh 2.0.3").shape[0] == 5
+    assert len(list(queries.iter_runs(store, app="Lulesh 2.0.3 "))) == 5
+    assert queries.app_system_sizes(store, app="LULESH 2.0.3 ") == [("LULESH 2.0.3", "opal", 5)]
+    assert queries.count_submitted_jobs(store, app="lulesh 2.0.3") == 0
+    assert jobs_frame(store, "lulesh 2.0.3").empty  # benchmark rows: no submit times
+    with pytest.raises(NotFoundError, match="^the store holds no runs of application "
+                       "'lulesh'; did you mean LULESH 2.0.3[?]$"):
+        runs_frame(store, app="lulesh")
+    # a second spelling of the name: the exact one is found, any other names both
+    twin = tmp_path / "twin.csv"
+    twin.write_text("app,system,nodes,ranks_per_node,runtime_s\nLulesh 2.0.3,opal,1,27,47.2\n")
+    ingest_file(store, "csv", twin)
+    assert set(runs_frame(store, app="Lulesh 2.0.3").app) == {"Lulesh 2.0.3"}
+    both = ("^application 'lulesh 2.0.3' matches 'LULESH 2.0.3', 'Lulesh 2.0.3', which "
+            "differ only in letter case or spacing; give one of them exactly$")
+    for read in (lambda: runs_frame(store, app="lulesh 2.0.3"),
+                 lambda: list(queries.iter_runs(store, app="lulesh 2.0.3")),
+                 lambda: queries.export_runs(store, app="lulesh 2.0.3"),
+                 lambda: jobs_frame(store, "lulesh 2.0.3")):
+        with pytest.raises(BadInputError, match=both):
+            read()

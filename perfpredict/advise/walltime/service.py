@@ -42,7 +42,9 @@ def fit_walltime_advisor(store: Store, app: str | list[str] | None = None,
 @renamed_keyword("apps", "app")
 def jobs_frame(store: Store, app: str | list[str] | None = None) -> pd.DataFrame:
     """The columns the advisor reads (:data:`JOB_COLUMNS`) of every run with a submit
-    time, read in chunks with repeated texts as categories.
+    time (of the applications ``app`` names, found as every command finds them:
+    :func:`~perfpredict.store.queries.resolve_apps`), read in chunks with repeated texts
+    as categories.
 
     Reading every column as Python tuples (``runs_frame``) peaked at 2.1 GB for a million
     jobs; this keeps one chunk of tuples at a time.
@@ -50,12 +52,12 @@ def jobs_frame(store: Store, app: str | list[str] | None = None) -> pd.DataFrame
     import pandas as pd
     from sqlalchemy import select
 
-    from perfpredict.store.queries import named_apps
+    from perfpredict.store.queries import resolved_app_names
     from perfpredict.store.schema import runs
 
     names = list(JOB_COLUMNS)
     query = select(*[runs.c[name] for name in names]).where(runs.c.submit_epoch_s.is_not(None))
-    if wanted := named_apps(app):
+    if wanted := resolved_app_names(store, app):
         query = query.where(runs.c.app.in_(wanted))
     texts = ("system", "user", "account", "app")
     chunks = []

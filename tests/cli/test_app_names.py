@@ -1,0 +1,129 @@
+"""An application, a system, a variant named the same way is found the same way by every
+command that takes one (:func:`perfpredict.names.resolve_name`): ``estimate --app BERT``
+found the store's bert while ``evaluate --app BERT`` said the store held no runs of it.
+On a store of real runs: LULESH's (Thicket's data set) twice, as "LULESH 2.0.3" and
+"Lulesh 2.0.3" (the spellings ingest warns of), and RELeARN's; trained."""
+
+from __future__ import annotations
+
+import csv
+import io
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner, Result
+
+from perfpredict.cli.app import app
+
+#: RELeARN's weak-scaling runs, measured in ranks, so asked with a layout
+RELEARN_LAYOUT = ("--ranks-per-node", "32")
+LULESH_LAYOUT = ("--ranks-per-node", "27")
+BOTH = ("Error: application 'lulesh 2.0.3' matches 'LULESH 2.0.3', 'Lulesh 2.0.3', which "
+        "differ only in letter case or spacing; give one of them exactly\n")
+
+
+def _invoke(db: str, *args: str) -> Result:
+    return CliRunner().invoke(app, ["--db", db, *args])
+
+
+@pytest.fixture(scope="module")
+def twins(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The store's URL: LULESH's runs, again as 'Lulesh 2.0.3' (exported and read back
+    without their keys, so stored as other runs), and RELeARN's; trained on them alone."""
+    tmp = tmp_path_factory.mktemp("app-names")
+    db = f"sqlite:///{tmp / 'store.db'}"
+    assert _invoke(db, "datasets", "load", "lulesh_thicket", "relearn").exit_code == 0
+    exported = _invoke(db, "runs", "export", "--app", "LULESH 2.0.3")
+    rows = list(csv.DictReader(io.StringIO(exported.stdout)))
+    twin = tmp / "twin.csv"
+    with twin.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, [c for c in rows[0] if c != "run_key"],
+                                extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows({**row, "app": "Lulesh 2.0.3"} for row in rows)
+    for args in (("ingest", "csv", str(twin)), ("train", "--no-borrow-bundled")):
+        result = _invoke(db, *args)
+        assert result.exit_code == 0, result.output
+    return db
+
+
+NOTE = "note: application 'relearn' is stored as 'RELeARN'; using 'RELeARN'\n"
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    # what names the series says which application answered, as before
+    (("estimate", "--app", "relearn", "--nodes", "16", *RELEARN_LAYOUT), ""),
+    (("estimate", "--app", " RELEARN ", "--nodes", "16", *RELEARN_LAYOUT), ""),
+    (("advise", "--app", "relearn", *RELEARN_LAYOUT), ""),
+    (("advise", "next-runs", "--app", "relearn", *RELEARN_LAYOUT), ""),
+    # tables and files of runs say it aside
+    (("runs", "list", "--app", "relearn", "--format", "csv"), NOTE),
+    (("runs", "export", "--app", "relearn"), NOTE),
+])
+def test_every_command_finds_an_application_in_other_letter_case(
+        twins: str, args: tuple[str, ...], said: str) -> None:
+    result = _invoke(twins, *args)
+    assert result.exit_code == 0, result.output
+    assert "RELeARN" in result.stdout
+    assert result.stderr == said
+
+
+def test_evaluate_finds_an_application_in_other_spacing_and_says_so(twins: str) -> None:
+    result = _invoke(twins, "evaluate", "--app", "Lulesh 2.0.3 ", "--no-borrow-bundled",
+                     "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ("note: application 'Lulesh 2.0.3 ' is stored as 'Lulesh "
+                             "2.0.3'; using 'Lulesh 2.0.3'\n")
+
+
+def test_train_finds_an_application_in_other_letter_case_and_says_so(
+        twins: str, tmp_path: Path) -> None:
+    """On a copy (SQLite's backup, with what the write-ahead log holds): training
+    replaces the predictor the other tests read."""
+    copy = tmp_path / "store.db"
+    with closing(sqlite3.connect(twins.removeprefix("sqlite:///"))) as source, \
+            closing(sqlite3.connect(copy)) as target:
+        source.backup(target)
+    result = _invoke(f"sqlite:///{copy}", "train", "--app", "relearn", "--no-borrow-bundled")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == NOTE
+    assert result.stdout.startswith("Trained on 244 runs.")  # RELeARN's, all of them
+
+
+@pytest.mark.parametrize("args", [
+    ("estimate", "--app", "lulesh 2.0.3", "--nodes", "16", *LULESH_LAYOUT),
+    ("advise", "--app", "lulesh 2.0.3", *LULESH_LAYOUT),
+    ("advise", "next-runs", "--app", "lulesh 2.0.3", *LULESH_LAYOUT),
+    ("evaluate", "--app", "lulesh 2.0.3"),
+    ("train", "--app", "lulesh 2.0.3"),
+    ("runs", "list", "--app", "lulesh 2.0.3"),
+    ("runs", "export", "--app", "lulesh 2.0.3"),
+])
+def test_a_name_two_stored_spellings_match_is_refused_naming_both(
+        twins: str, args: tuple[str, ...]) -> None:
+    """An estimate answered from the better measured of the two without a word (and
+    the others said the store held no runs of it): a usage error, exit 2."""
+    result = _invoke(twins, *args)
+    assert result.exit_code == 2, result.output
+    assert (result.stdout, result.stderr) == ("", BOTH)
+
+
+@pytest.mark.parametrize("spelling", ["LULESH 2.0.3", "Lulesh 2.0.3"])
+def test_each_spelling_is_found_by_its_exact_name(twins: str, spelling: str) -> None:
+    estimate = _invoke(twins, "estimate", "--app", spelling, "--nodes", "16", *LULESH_LAYOUT)
+    assert estimate.exit_code == 0, estimate.output
+    assert estimate.stdout.startswith(f"{spelling} on opal")
+    runs = _invoke(twins, "runs", "export", "--app", spelling, "--format", "json")
+    assert runs.exit_code == 0 and not runs.stderr
+    assert runs.stdout.count(f'"app": "{spelling}"') == 5
+
+
+def test_a_system_and_a_problem_size_are_found_as_an_application_is(twins: str) -> None:
+    result = _invoke(twins, "estimate", "--app", "RELeARN", "--nodes", "16", *RELEARN_LAYOUT,
+                     "--system", " LICHTENBERG", "--problem-size",
+                     "9000 NEURONS/RANK, THETA=0.3 ")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(
+        "RELeARN on Lichtenberg [9000 neurons/rank, theta=0.3, 1 threads/rank]")
