@@ -29,7 +29,8 @@ def estimate(
     threads_per_rank: Annotated[float | None, typer.Option(help="Threads per rank.")] = None,
     io_bytes: Annotated[float | None, typer.Option(help="Bytes read + written.")] = None,
     input_csv: Annotated[Path | None, typer.Option(
-        "--input", help="CSV of queries (app, nodes, ...): one output row per input row.")] = None,
+        "--input", help="CSV of queries (app, nodes, ...): one output row per input row, "
+        "ending with the notes the estimate of its query prints.")] = None,
     confidence: Annotated[float, typer.Option(
         help="Interval confidence level, at most 0.9998 (the widest intervals).")] = 0.9,
     fmt: Annotated[TableFormat, typer.Option(

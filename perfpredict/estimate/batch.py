@@ -20,13 +20,24 @@ _NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
 def read_queries(path: str | os.PathLike[str]
                  ) -> tuple[list[str], list[dict[str, str]], list[Query]]:
     """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
-    header, rows, queries, _ = _read_queries(path)
+    header, rows, queries, line_nos = _read_queries(path)
+    for query, line_no in zip(queries, line_nos, strict=True):
+        try:
+            query.validate()
+        except BadInputError as exc:
+            raise _at_line(exc, path, line_no) from None
     return header, rows, queries
 
 
 def _read_queries(path: str | os.PathLike[str]
                   ) -> tuple[list[str], list[dict[str, str]], list[Query], list[int]]:
-    """:func:`read_queries`, and the line each row ends on (blank lines are skipped).
+    """:func:`read_queries`, and the line each row ends on (blank lines are skipped), the
+    queries not yet validated (:meth:`Query.validate`): the estimate validates each query
+    before it answers any, and a bad one's error, which says which query it is, is named
+    by its line then (:func:`estimate_batch`). Validated here too, 100k queries were
+    validated twice: reading them took 1.17 s of CPU rather than 0.80 s, of a 4.8 s batch
+    (docs/performance.md). A row the reader refuses (a node count that is no number) is
+    named before any row validation would refuse, wherever the two are in the file.
     ``path`` as ``ingest_file`` takes it, a text or a Path (a text was an AttributeError,
     "'str' object has no attribute 'open'", and so was a DataFrame of queries)."""
     import csv
@@ -88,13 +99,17 @@ def _read_queries(path: str | os.PathLike[str]
         if values["nodes"] % 1:  # as --nodes takes them: 4.5 nodes is a typo
             raise BadInputError(f"{column_name('nodes')} must be a whole number, got "
                                 f"{values['nodes']:g}", path=path, line_no=line_no)
-        query = Query(**values, field_name=column_name)
-        try:
-            query.validate()
-        except BadInputError as exc:
-            raise BadInputError(exc.reason, path=path, line_no=line_no) from None
-        queries.append(query)
+        queries.append(Query(**values, field_name=column_name))
     return header, rows, queries, line_nos
+
+
+def _at_line(exc: PerfPredictError, path: str | os.PathLike[str],
+             line_no: int) -> PerfPredictError:
+    """``exc``, about one query of the file at ``path``, naming the file and the query's
+    line: bad input by its ``path`` and ``line_no``, as every reader names them."""
+    if isinstance(exc, BadInputError):
+        return type(exc)(exc.reason, path=os.fspath(path), line_no=line_no)
+    return type(exc)(f"{path}:{line_no}: {exc}")
 
 
 @dataclass(frozen=True)
@@ -103,15 +118,22 @@ class BatchEstimates:
     one row per input row, in its order."""
 
     columns: list[str]
-    rows: list[tuple[Any, ...]]  # cells in the order of ``columns``
+    #: cells in the order of ``columns``, as CSV writes them: ``notes`` joined with "; "
+    #: ("" where there are none)
+    rows: list[tuple[Any, ...]]
     queries: list[Query]
+    #: each row's notes, as ``perfpredict estimate`` of its query gives them
+    notes: list[tuple[str, ...]]
 
     def records(self) -> list[dict[str, Any]]:
         """One dict per row, for JSON: the input's numbers (nodes, layout, I/O bytes) as
-        the numbers they were read as, where the CSV rows keep them as written."""
+        the numbers they were read as, where the CSV rows keep them as written, and the
+        notes as a list, as ``estimate --format json`` gives one query's (a note may hold
+        "; " itself, so the joined cell cannot be split back)."""
         records = []
-        for row, query in zip(self.rows, self.queries, strict=True):
+        for row, query, notes in zip(self.rows, self.queries, self.notes, strict=True):
             record = dict(zip(self.columns, row, strict=True))
+            record["notes"] = list(notes)
             for name in _NUMBER_COLUMNS:
                 value = getattr(query, name)
                 if name in record and value is not None:
@@ -122,21 +144,28 @@ class BatchEstimates:
 
 def estimate_batch(db_url: StoreLike | None, path: str | os.PathLike[str],
                    confidence: float = 0.9) -> BatchEstimates:
-    """Answer every row of a query CSV: its own cells, then the estimate's columns.
+    """Answer every row of a query CSV: its own cells, then the estimate's columns, the
+    last of them ``notes``: what ``perfpredict estimate`` of the row would note, joined
+    with "; " (:meth:`~perfpredict.estimate.LoadedPredictor.columns`).
 
     An input column named like an answer is dropped (the answer, after the input's
-    columns, takes its name); ``runtime_s`` is kept as it was, not used.
+    columns, takes its name); ``runtime_s`` is kept as it was, not used. A bad row, or
+    one the predictor cannot answer, fails the batch naming its line.
     """
     header, rows, queries, line_nos = _read_queries(path)
     try:
         answers = load_predictor(db_url).columns(queries, confidence)
-    except PerfPredictError as exc:  # an unknown application, a layout missing: its line
+    except PerfPredictError as exc:  # a bad query, an unknown application: its line
         if exc.query_index is None:
             raise
-        raise type(exc)(f"{path}:{line_nos[exc.query_index]}: {exc}") from None
+        raise _at_line(exc, path, line_nos[exc.query_index]) from None
     kept = [c for c in header if c not in BATCH_COLUMNS]
     columns = [*kept, *BATCH_COLUMNS]
-    values = zip(*(answers[c].tolist() for c in BATCH_COLUMNS), strict=True)
+    cells = {c: answers[c].tolist() for c in BATCH_COLUMNS}
+    notes = cells["notes"]
+    joined = {id(said): "; ".join(said) for said in notes}  # rows alike share a tuple
+    cells["notes"] = [joined[id(said)] for said in notes]
+    values = zip(*(cells[c] for c in BATCH_COLUMNS), strict=True)
     return BatchEstimates(columns, [(*(row.get(c) for c in kept), *answer)
                                     for row, answer in zip(rows, values, strict=True)],
-                          queries)
+                          queries, notes)

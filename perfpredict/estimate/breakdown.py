@@ -9,39 +9,52 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from perfpredict.estimate.lookup import Query
+    from perfpredict.laws.roofline import Roofline
     from perfpredict.model.series import Series
     from perfpredict.overhead.features import SeriesContext
 
 
-def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
-                       runtime_s: float, notes: list[str]) -> dict[str, float]:
-    """Compute / communication / I/O split from the roofline law when the query gives its
-    I/O volume, with the file-system numbers from the system catalog; empty otherwise.
-
-    The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    if not query.io_bytes:
-        return {}
+def fitted_roofline(series: Series, ctx: SeriesContext, io_bytes: float | None
+                    ) -> tuple[Roofline | None, list[str]]:
+    """The roofline law fitted to the series for a query's I/O volume ``io_bytes``, with
+    the file-system numbers from the system catalog, and what the estimate should say of
+    it (why there is none, which of its terms fell back); None and no notes where the
+    query gives no I/O volume or the series has too few scales to fit one. The notes are
+    the estimate's, one query or a batch row (:func:`perfpredict.estimate.estimates.notes`),
+    the law its breakdown's (:func:`roofline_breakdown`)."""
+    if not io_bytes:
+        return None, []
     from perfpredict.laws.roofline import Roofline  # imported by the queries it serves
 
     if ctx.scales.size < Roofline.min_scales:
-        return {}
+        return None, []
     if series.scale_unit != "nodes":
-        notes.append("the series is measured in ranks, not nodes, so --io-bytes could not "
-                     "be turned into I/O time (per-node bandwidth needs node counts)")
-        return {}
+        return None, ["the series is measured in ranks, not nodes, so --io-bytes could not "
+                      "be turned into I/O time (per-node bandwidth needs node counts)"]
     from perfpredict.catalog import bundled_system
 
     spec = bundled_system(series.key.system)
     if spec is None:
-        notes.append(f"{series.key.system} is not in the shipped catalog, so --io-bytes could "
-                     "not be turned into I/O time")
-        return {}
-    roofline = Roofline(query.io_bytes, spec.fs_bw_bytes_per_s,
+        return None, [f"{series.key.system} is not in the shipped catalog, so --io-bytes "
+                      "could not be turned into I/O time"]
+    roofline = Roofline(io_bytes, spec.fs_bw_bytes_per_s,
                         spec.net_injection_bw_bytes_per_s, spec.net_latency_s)
     roofline.fit(ctx.scales, ctx.medians_s)
-    notes.extend(f"roofline: {reason}" for reason in roofline.fallbacks_)
+    notes = [f"roofline: {reason}" for reason in roofline.fallbacks_]
     if not roofline.fallbacks_:
         notes.append(f"I/O time from {spec.name}'s file-system bandwidth in the catalog")
+    return roofline, notes
+
+
+def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
+                       runtime_s: float) -> dict[str, float]:
+    """Compute / communication / I/O split from the roofline law when the query gives its
+    I/O volume (:func:`fitted_roofline`); empty otherwise.
+
+    The parts are scaled to the hybrid's prediction, which stays the estimate."""
+    roofline, _ = fitted_roofline(series, ctx, query.io_bytes)
+    if roofline is None:
+        return {}
     parts = roofline.breakdown_s(scale)
     total = sum(parts.values())
     return {k: v * runtime_s / total for k, v in parts.items()} if total > 0 else {}

@@ -3,8 +3,10 @@
 Every estimate, one query or a batch of 100k, is computed by one columnar path
 (:meth:`LoadedPredictor.columns`): the queries are grouped by the series that answers
 them and each group is predicted in one vectorised call. One :class:`Estimate` per query,
-with its notes, breakdown and measured scales, is built from those columns only when it
-is asked for; ``estimate --input`` writes the columns as they are.
+with its breakdown and measured scales, is built from those columns only when it is asked
+for; ``estimate --input`` writes the columns as they are. The notes of both come from one
+function, :func:`estimate_notes`, made once per series for the queries alike in what
+they read.
 """
 
 from __future__ import annotations
@@ -18,7 +20,11 @@ import numpy as np
 from perfpredict.config import redact_url
 from perfpredict.counts import python_number
 from perfpredict.errors import BadInputError, PerfPredictError, given
-from perfpredict.estimate.breakdown import law_breakdown, roofline_breakdown
+from perfpredict.estimate.breakdown import (
+    fitted_roofline,
+    law_breakdown,
+    roofline_breakdown,
+)
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
     InlineSeries,
@@ -47,11 +53,17 @@ if TYPE_CHECKING:
 #: Columns ``estimate --input`` appends to each input row.
 BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
                  "efficiency", "law", "series", "beyond_measured_range",
-                 "below_measured_range")
+                 "below_measured_range", "notes")
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
            "beyond_calibration", "noise_floor", "peer_series", "at_widest_error")
-_TEXT_COLUMNS = ("law", "series")
+#: The columns an estimate's notes read (:func:`estimate_notes`), beside its series...
+NOTE_COLUMNS = ("scale", "extrapolation_log2", "beyond_measured_range",
+                "below_measured_range", "peer_series", "beyond_calibration",
+                "at_widest_error", "noise_floor")
+#: ... and with its query's node count and I/O volume, all they read of an estimate.
+NOTE_READS = (*NOTE_COLUMNS, "nodes", "io_bytes")
+_TEXT_COLUMNS = ("law", "series", "notes")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
                  "noise_floor", "at_widest_error")
 _INT_COLUMNS = ("peer_series",)
@@ -108,7 +120,8 @@ class Estimate:
 
 @dataclass
 class Group:
-    """The queries (their indices) that one series answers, with the choice's notes."""
+    """The queries (their indices) that one series answers alike, with the choice's
+    notes."""
 
     match: Match
     indices: np.ndarray
@@ -232,15 +245,7 @@ class LoadedPredictor:
         if query.nodes % 1:
             raise BadInputError(f"{query.field_name('nodes')} must be a whole number, "
                                 f"got {query.nodes:g}")
-        result = self.estimate_many([query], confidence, explain)[0]
-        # no run measured a scale the machine does not have: only beyond them can it
-        size = (self.machine_nodes(result.system) if result.beyond_measured_range
-                else None)
-        if size is not None and query.nodes > size:
-            result.notes.append(
-                f"{query.nodes:g} nodes are more than {result.system} has ({size:,} in "
-                "the catalog): no job runs at this scale there")
-        return result
+        return self._estimates([query], confidence, explain, machine_sizes=True)[0]
 
     def machine_nodes(self, system: str) -> int | None:
         """The node count the catalog gives ``system``: the store's (with the entries
@@ -259,19 +264,21 @@ class LoadedPredictor:
                       explain: bool = False) -> list[Estimate]:
         """One :class:`Estimate` per query, in order, built from :meth:`columns`;
         ``explain``: each with its :attr:`Estimate.explanation`."""
+        return self._estimates(queries, confidence, explain, machine_sizes=False)
+
+    def _estimates(self, queries: list[Query], confidence: float, explain: bool,
+                   machine_sizes: bool) -> list[Estimate]:
         columns, groups = self._columns(queries, confidence)
+        notes = self._notes(queries, columns, groups, confidence, machine_sizes)
         out: list[Estimate | None] = [None] * len(queries)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
-            unseen = self.unseen_runs_note(series.key.app)
             parts = (self.predictor.point_parts(series, columns["scale"][group.indices], ctx,
                                                 self.peers(series)) if explain else None)
             for k, i in enumerate(group.indices.tolist()):
                 row = {name: values[i] for name, values in columns.items()}
                 result = _make_estimate(queries[i], group.match, series, ctx, row,
-                                        confidence, self.predictor.apply_correction)
-                if unseen is not None:
-                    result.notes.append(unseen)
+                                        confidence, list(notes[i]))
                 if parts is not None:
                     from perfpredict.estimate.explain import explain as explain_one
 
@@ -292,9 +299,55 @@ class LoadedPredictor:
     def columns(self, queries: list[Query], confidence: float = 0.9) -> dict[str, np.ndarray]:
         """The :data:`COLUMNS` of the estimates for ``queries``, one array each in query
         order: what a batch writes, without an :class:`Estimate` per query (with their
-        notes, breakdowns and copies of the measured scales, those took most of the time
-        of a 100k-query batch)."""
-        return self._columns(queries, confidence)[0]
+        breakdowns and copies of the measured scales, those took most of the time of a
+        100k-query batch). ``notes`` holds, as a tuple, the notes :meth:`estimate` gives
+        the query, the one about the store's runs ingested since training included:
+        each row says all that qualifies its answer, as a batch's rows are read (one at
+        a time, filtered, sorted, split by application, loaded into a spreadsheet) with
+        nothing printed beside them, where a line on stderr would be gone with the
+        terminal; a row of the batch and the estimate of its query tell the same."""
+        columns, groups = self._columns(queries, confidence)
+        columns["notes"] = self._notes(queries, columns, groups, confidence,
+                                       machine_sizes=True)
+        return columns
+
+    def _notes(self, queries: list[Query], columns: dict[str, np.ndarray],
+               groups: list[Group], confidence: float, machine_sizes: bool) -> np.ndarray:
+        """Each query's notes (:func:`estimate_notes`) as a tuple, in query order;
+        ``machine_sizes``: with the note of a node count beyond the catalog's machine.
+        Made once per series and values of what the notes read (:data:`NOTE_READS`): the
+        rows alike in them share one tuple. The benchmark's 100k queries over 200
+        series make 23k, 0.3 s of a 5.2 s batch on a loaded machine (docs/performance.md);
+        told alike by a dict of the values' tuples (numpy's unique rows, which sort a
+        structured view, took about twice as long)."""
+        from operator import attrgetter
+
+        notes = np.empty(len(queries), dtype=object)
+        # an I/O volume of None and of 0 are alike: no I/O term (fitted_roofline)
+        io_bytes = np.array(list(map(attrgetter("io_bytes"), queries)), dtype=float)
+        read = np.column_stack(
+            [columns[name].astype(float) for name in NOTE_COLUMNS]
+            + [np.fromiter(map(attrgetter("nodes"), queries), float, len(queries)),
+               np.nan_to_num(io_bytes, nan=0.0)])
+        sizes: dict[str, int | None] = {}
+        for group in groups:
+            series, ctx = self.series_context(group.match.entry)
+            about = SeriesNotes(group.match, series, ctx,
+                                self.predictor.apply_correction[kind_of(series)],
+                                self.unseen_runs_note(series.key.app))
+            system = series.key.system
+            slots: dict[tuple[float, ...], int] = {}
+            alike = np.fromiter((slots.setdefault(values, len(slots)) for values in
+                                 map(tuple, read[group.indices].tolist())),
+                                np.int64, group.indices.size)
+            made = np.empty(len(slots), dtype=object)
+            for k, values in enumerate(slots):
+                row = dict(zip(NOTE_READS, values, strict=True))
+                if machine_sizes and row["beyond_measured_range"] and system not in sizes:
+                    sizes[system] = self.machine_nodes(system)
+                made[k] = tuple(estimate_notes(about, row, confidence, sizes.get(system)))
+            notes[group.indices] = made[alike]
+        return notes
 
     def _columns(self, queries: list[Query], confidence: float
                  ) -> tuple[dict[str, np.ndarray], list[Group]]:
@@ -302,7 +355,7 @@ class LoadedPredictor:
         columns = {name: np.empty(n, dtype=object if name in _TEXT_COLUMNS
                                   else bool if name in _BOOL_COLUMNS
                                   else np.int64 if name in _INT_COLUMNS else float)
-                   for name in COLUMNS}
+                   for name in COLUMNS if name != "notes"}  # made apart: _notes
         scales, groups = self._group(queries, confidence)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
@@ -334,7 +387,7 @@ class LoadedPredictor:
         predicted, so a bad one fails the batch at once."""
         check_confidence(confidence)
         resolved: dict[tuple[Any, ...], Match] = {}
-        by_series: dict[int, tuple[Match, list[int]]] = {}
+        by_series: dict[tuple[Any, ...], tuple[Match, list[int]]] = {}
         scales: list[float] = []
         for i, query in enumerate(queries):
             try:
@@ -347,17 +400,19 @@ class LoadedPredictor:
             except PerfPredictError as exc:
                 exc.query_index = i
                 raise
-            by_series.setdefault(id(match.entry), (match, []))[1].append(i)
+            # by the match's notes too: a query that names no system is answered by the
+            # series one naming it would be, but its note names the other series that
+            # match it (grouped by series alone, it said the first query's)
+            by_series.setdefault((id(match.entry), *match.notes), (match, []))[1].append(i)
         return np.asarray(scales, dtype=float), [
             Group(match, np.asarray(indices, dtype=np.int64))
             for match, indices in by_series.values()]
 
 
 def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContext,
-                   row: dict[str, Any], confidence: float,
-                   apply_correction: dict[str, bool]) -> Estimate:
-    """One query's estimate from its row of :meth:`LoadedPredictor.columns`
-    (``apply_correction``: whether the predictor corrects each scaling kind)."""
+                   row: dict[str, Any], confidence: float, notes: list[str]) -> Estimate:
+    """One query's estimate from its row of :meth:`LoadedPredictor.columns` and its notes
+    (:func:`estimate_notes`)."""
     runtime_s, scale = float(row["predicted_runtime_s"]), float(row["scale"])
     law_name = str(row["law"])
     # The geometric mean has no parts of its own: its time is split in the proportions of
@@ -367,19 +422,71 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
     parts_law = law_name if law_name in ctx.laws else (
         "gustafson" if series.weak and "gustafson" in ctx.laws
         else "amdahl_log" if "amdahl_log" in ctx.laws else "amdahl")
-    notes = list(match.notes)
+    beyond = bool(row["beyond_measured_range"])
+    key = series.key
+    return Estimate(
+        app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,
+        series=series.name, scale=scale, scale_unit=series.scale_unit,
+        # plain numbers, as json writes them: a numpy count or confidence was not
+        nodes=python_number(query.nodes), confidence=python_number(confidence),
+        predicted_runtime_s=runtime_s,
+        lower_runtime_s=float(row["lower_runtime_s"]),
+        upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
+        efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",
+        law=law_name, formula=formula(ctx, law_name, with_drift=beyond and not series.weak,
+                                measured_at=measured_neighbours(ctx, scale, not series.weak)),
+        overhead_coefficient=float(row["overhead_coefficient"]),
+        extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
+        beyond_measured_range=beyond, below_measured_range=bool(row["below_measured_range"]),
+        beyond_calibration=bool(row["beyond_calibration"]),
+        peer_series=int(row["peer_series"]),
+        n_runs=match.entry.n_runs, measured_scales=[float(s) for s in ctx.scales],
+        breakdown_s=(roofline_breakdown(series, ctx, query, scale, runtime_s)
+                     or law_breakdown(ctx.laws[parts_law].params(), parts_law, scale,
+                                      runtime_s, match.entry.io_share)),
+        notes=notes)
+
+
+@dataclass(frozen=True)
+class SeriesNotes:
+    """What the notes of every estimate one series answers read beside the estimate's own
+    row: the choice of the series (:attr:`Match.notes`), whether its scaling kind is
+    corrected, the store's runs the predictor has not learned from; read once per series,
+    not per query."""
+
+    match: Match
+    series: Series
+    ctx: SeriesContext
+    corrected: bool
+    unseen_runs: str | None
+
+
+def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
+                   machine_nodes: int | None = None) -> list[str]:
+    """The notes of one estimate, in the order it prints them: the choice of its series,
+    how far it extrapolates (beyond or below the measured range), the peers weighed in,
+    its interval's limits, the roofline's I/O, the runs ingested since training, and a
+    node count beyond ``machine_nodes`` (the catalog's; None: not said).
+
+    The one maker of an estimate's notes, one query's (``perfpredict estimate``) and each
+    row's of a batch (``estimate --input``'s ``notes`` column), so that they cannot drift
+    apart. ``row`` holds the :data:`NOTE_READS` of the estimate and its query, as numbers,
+    and the notes read nothing else of either, so that a batch makes them once per
+    series for the rows alike in those (:meth:`LoadedPredictor.columns`)."""
+    series, ctx = about.series, about.ctx
+    scale = float(row["scale"])
+    notes = list(about.match.notes)
     beyond = bool(row["beyond_measured_range"])
     if beyond:
         notes.append(f"extrapolating {row['extrapolation_log2']:.1f} doublings beyond the "
                      f"largest measured scale ({ctx.scale_max:g} {series.scale_unit})")
-        kind = kind_of(series)
-        if not apply_correction[kind]:
+        if not about.corrected:
             # stores of four series, store-cut: median error -27% (VASP) to -11%
             # (PencilFFTs) on codes that stop scaling (docs/accuracy.md)
-            notes.append(f"no learned correction for {kind} scaling (too few series to "
-                         "learn one, or it did not beat the laws): the estimate is the "
-                         "laws' mean, which ran optimistic for codes that stop scaling; "
-                         "see what 'perfpredict train' said")
+            notes.append(f"no learned correction for {kind_of(series)} scaling (too few "
+                         "series to learn one, or it did not beat the laws): the estimate "
+                         "is the laws' mean, which ran optimistic for codes that stop "
+                         "scaling; see what 'perfpredict train' said")
     if row["below_measured_range"]:
         notes.append(f"{math.log2(ctx.scale_min / scale):.1f} doublings below the smallest "
                      f"measured scale ({ctx.scale_min:g} {series.scale_unit}): the laws "
@@ -408,28 +515,14 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         notes.append("one run per measured scale says nothing about run-to-run noise: the "
                      "interval is widened to the noise of trained series with repeats (of "
                      f"{series.key.app}'s own where three or more have them)")
-    key = series.key
-    return Estimate(
-        app=key.app, system=key.system, problem_size=key.problem_size, variant=key.variant,
-        series=series.name, scale=scale, scale_unit=series.scale_unit,
-        # plain numbers, as json writes them: a numpy count or confidence was not
-        nodes=python_number(query.nodes), confidence=python_number(confidence),
-        predicted_runtime_s=runtime_s,
-        lower_runtime_s=float(row["lower_runtime_s"]),
-        upper_runtime_s=float(row["upper_runtime_s"]), speedup=float(row["speedup"]),
-        efficiency=float(row["efficiency"]), scaling="weak" if series.weak else "strong",
-        law=law_name, formula=formula(ctx, law_name, with_drift=beyond and not series.weak,
-                                measured_at=measured_neighbours(ctx, scale, not series.weak)),
-        overhead_coefficient=float(row["overhead_coefficient"]),
-        extrapolation_doublings=max(float(row["extrapolation_log2"]), 0.0),
-        beyond_measured_range=beyond, below_measured_range=bool(row["below_measured_range"]),
-        beyond_calibration=bool(row["beyond_calibration"]),
-        peer_series=n_peers,
-        n_runs=match.entry.n_runs, measured_scales=[float(s) for s in ctx.scales],
-        breakdown_s=(roofline_breakdown(series, ctx, query, scale, runtime_s, notes)
-                     or law_breakdown(ctx.laws[parts_law].params(), parts_law, scale,
-                                      runtime_s, match.entry.io_share)),
-        notes=notes)
+    notes.extend(fitted_roofline(series, ctx, row["io_bytes"])[1])
+    if about.unseen_runs is not None:
+        notes.append(about.unseen_runs)
+    # no run measured a scale the machine does not have: only beyond them can it
+    if beyond and machine_nodes is not None and row["nodes"] > machine_nodes:
+        notes.append(f"{row['nodes']:g} nodes are more than {series.key.system} has "
+                     f"({machine_nodes:,} in the catalog): no job runs at this scale there")
+    return notes
 
 
 def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArray,

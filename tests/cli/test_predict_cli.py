@@ -472,6 +472,40 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
                                            "(a spreadsheet's 'CSV UTF-8')")
 
 
+def test_estimate_input_names_the_line_of_a_bad_query_validated_once(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """The batch validated each query twice, reading the file (to name a bad row's
+    line) and estimating; once now, as it estimates, and the line is still named."""
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,ranks_per_node\nresnet,64,\nresnet,8,\n\n"
+                       "resnet,16,-4\nbert,4,\n")
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {queries}:5: column 'ranks_per_node' must be a "
+                             "positive number, got -4\n")
+    assert result.stdout == ""
+
+
+def test_estimate_input_rows_carry_the_estimates_notes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A row answered far beyond the measured runs, or from the best measured of an
+    application's 31 series, said nothing of it; the ``notes`` column says what
+    ``perfpredict estimate`` of the row prints, joined with "; " (a list in JSON)."""
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,system\nmaskrcnn,16,XE8545x4A100-SXM-40GB (Dell)\n"
+                       "bert,1024,\n")
+    table = cli("estimate", "--app", "bert", "--nodes", "1024")
+    printed = [line.removeprefix("  note: ") for line in table.stdout.splitlines()
+               if line.startswith("  note: ")]
+    assert len(printed) == 2 and printed[0].startswith("31 series match")
+    as_csv = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert as_csv.exit_code == 0, as_csv.output
+    rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
+    assert list(rows[0])[-1] == "notes"
+    assert [r["notes"] for r in rows] == ["", "; ".join(printed)]
+    as_json = cli("estimate", "--input", str(queries), "--format", "json")
+    assert [r["notes"] for r in json.loads(as_json.stdout)] == [[], printed]
+
+
 def test_estimate_input_refuses_a_row_with_more_fields_than_the_header(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
     """An unquoted comma in a label splits a cell: the cells past the header's were
@@ -650,6 +684,11 @@ def test_an_estimate_names_the_runs_ingested_since_training(cli, timed_runs_csv,
     assert note.startswith("the store holds 1 run of solver0 ingested since this predictor "
                            "was trained (")
     assert note.endswith("which it has not learned from; run 'perfpredict train' to use them")
+    # a batch's rows say it too, each of its application's (it is read a row at a time)
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes\nsolver0,32\nsolver1,32\nsolver0,8\n")
+    batch = cli("estimate", "--input", str(queries), "--format", "json")
+    assert [note in row["notes"] for row in json.loads(batch.stdout)] == [True, False, True]
     assert unseen(cli("estimate", "--app", "solver1", "--nodes", "32", "--format", "json")) == []
     advice = cli("advise", "--app", "solver0", "--format", "json")
     assert advice.exit_code == 0, advice.output
