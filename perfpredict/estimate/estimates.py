@@ -495,11 +495,11 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                      "scale would tell")
     n_peers = int(row["peer_series"])
     if n_peers:
+        # how each peer is read (between its measured scales, fading beyond them) is the
+        # user guide's to say: a batch writes this note on a third of its rows
         notes.append(f"{n_peers} other series of {series.key.app} on this input measured "
-                     f"from {ctx.scale_max:g} toward {scale:g} {series.scale_unit} (their "
-                     "speed-up read between their measured scales, linear in log-log; one "
-                     f"whose range ends short of {scale:g} weighs the less the farther short, "
-                     "nothing a doubling or more): the estimate weighs this series' runtime "
+                     f"from {ctx.scale_max:g} toward {scale:g} {series.scale_unit}: the "
+                     "estimate weighs this series' runtime "
                      f"at {ctx.scale_max:g} times their median speed-up {PEER_WEIGHT:.0%} "
                      "(in log space) against the model's own prediction"
                      + (", and narrows the interval as two independent estimates would"
