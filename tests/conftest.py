@@ -124,20 +124,33 @@ def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'store.db'}"
 
 
-@pytest.fixture
-def cli(db_url: str):  # type: ignore[no-untyped-def]
-    """Run the CLI against the test's store, created empty (as ``db init`` does):
-    ``cli("runs", "stats")`` -> Result."""
+def _cli_on(url: str):  # type: ignore[no-untyped-def]
+    """The CLI against the store at ``url``, created empty (as ``db init`` does)."""
     from perfpredict.cli.app import app
     from perfpredict.store import open_store
 
-    open_store(db_url).dispose()
+    open_store(url).dispose()
     runner = CliRunner()
 
     def invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
-        return runner.invoke(app, ["--db", db_url, *args], input=input)
+        return runner.invoke(app, ["--db", url, *args], input=input)
 
     return invoke
+
+
+@pytest.fixture
+def cli(db_url: str):  # type: ignore[no-untyped-def]
+    """Run the CLI against the test's store on each backend: ``cli("runs", "stats")`` ->
+    Result."""
+    return _cli_on(db_url)
+
+
+@pytest.fixture
+def sqlite_cli(sqlite_url: str):  # type: ignore[no-untyped-def]
+    """:func:`cli` on SQLite alone, for a test of what training makes of the runs: the
+    backend's part (reading the runs, saving the predictor) is the other tests', and a
+    training on the bundled data sets takes 15-45 s on each backend."""
+    return _cli_on(sqlite_url)
 
 
 @pytest.fixture

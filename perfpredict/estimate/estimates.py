@@ -27,6 +27,7 @@ from perfpredict.estimate.breakdown import (
 )
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
+    FieldName,
     InlineSeries,
     Match,
     Query,
@@ -245,7 +246,7 @@ class LoadedPredictor:
         if query.nodes % 1:
             raise BadInputError(f"{query.field_name('nodes')} must be a whole number, "
                                 f"got {query.nodes:g}")
-        return self._estimates([query], confidence, explain, machine_sizes=True)[0]
+        return self._estimates([query], confidence, explain)[0]
 
     def machine_nodes(self, system: str) -> int | None:
         """The node count the catalog gives ``system``: the store's (with the entries
@@ -262,14 +263,16 @@ class LoadedPredictor:
 
     def estimate_many(self, queries: list[Query], confidence: float = 0.9,
                       explain: bool = False) -> list[Estimate]:
-        """One :class:`Estimate` per query, in order, built from :meth:`columns`;
-        ``explain``: each with its :attr:`Estimate.explanation`."""
-        return self._estimates(queries, confidence, explain, machine_sizes=False)
+        """One :class:`Estimate` per query, in order, built from :meth:`columns`, each
+        with the notes :meth:`estimate` gives its query (a node count the machine does
+        not have too: a list of queries had it not, where one query and a batch's row
+        did); ``explain``: each with its :attr:`Estimate.explanation`."""
+        return self._estimates(queries, confidence, explain)
 
-    def _estimates(self, queries: list[Query], confidence: float, explain: bool,
-                   machine_sizes: bool) -> list[Estimate]:
+    def _estimates(self, queries: list[Query], confidence: float,
+                   explain: bool) -> list[Estimate]:
         columns, groups = self._columns(queries, confidence)
-        notes = self._notes(queries, columns, groups, confidence, machine_sizes)
+        notes = self._notes(queries, columns, groups, confidence)
         out: list[Estimate | None] = [None] * len(queries)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
@@ -307,14 +310,13 @@ class LoadedPredictor:
         nothing printed beside them, where a line on stderr would be gone with the
         terminal; a row of the batch and the estimate of its query tell the same."""
         columns, groups = self._columns(queries, confidence)
-        columns["notes"] = self._notes(queries, columns, groups, confidence,
-                                       machine_sizes=True)
+        columns["notes"] = self._notes(queries, columns, groups, confidence)
         return columns
 
     def _notes(self, queries: list[Query], columns: dict[str, np.ndarray],
-               groups: list[Group], confidence: float, machine_sizes: bool) -> np.ndarray:
-        """Each query's notes (:func:`estimate_notes`) as a tuple, in query order;
-        ``machine_sizes``: with the note of a node count beyond the catalog's machine.
+               groups: list[Group], confidence: float) -> np.ndarray:
+        """Each query's notes (:func:`estimate_notes`) as a tuple, in query order, the
+        catalog's machine size read once per system and only beyond the measured range.
         Made once per series and values of what the notes read (:data:`NOTE_READS`): the
         rows alike in them share one tuple. The benchmark's 100k queries over 200
         series make 23k, 0.3 s of a 5.2 s batch on a loaded machine (docs/performance.md);
@@ -334,7 +336,8 @@ class LoadedPredictor:
             series, ctx = self.series_context(group.match.entry)
             about = SeriesNotes(group.match, series, ctx,
                                 self.predictor.apply_correction[kind_of(series)],
-                                self.unseen_runs_note(series.key.app))
+                                self.unseen_runs_note(series.key.app),
+                                queries[group.indices[0]].field_name)
             system = series.key.system
             slots: dict[tuple[float, ...], int] = {}
             alike = np.fromiter((slots.setdefault(values, len(slots)) for values in
@@ -343,7 +346,7 @@ class LoadedPredictor:
             made = np.empty(len(slots), dtype=object)
             for k, values in enumerate(slots):
                 row = dict(zip(NOTE_READS, values, strict=True))
-                if machine_sizes and row["beyond_measured_range"] and system not in sizes:
+                if row["beyond_measured_range"] and system not in sizes:
                     sizes[system] = self.machine_nodes(system)
                 made[k] = tuple(estimate_notes(about, row, confidence, sizes.get(system)))
             notes[group.indices] = made[alike]
@@ -402,8 +405,10 @@ class LoadedPredictor:
                 raise
             # by the match's notes too: a query that names no system is answered by the
             # series one naming it would be, but its note names the other series that
-            # match it (grouped by series alone, it said the first query's)
-            by_series.setdefault((id(match.entry), *match.notes), (match, []))[1].append(i)
+            # match it (grouped by series alone, it said the first query's); and by how
+            # the query names its fields, which the notes name as it does
+            by_series.setdefault((id(match.entry), query.field_name, *match.notes),
+                                 (match, []))[1].append(i)
         return np.asarray(scales, dtype=float), [
             Group(match, np.asarray(indices, dtype=np.int64))
             for match, indices in by_series.values()]
@@ -451,14 +456,16 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
 class SeriesNotes:
     """What the notes of every estimate one series answers read beside the estimate's own
     row: the choice of the series (:attr:`Match.notes`), whether its scaling kind is
-    corrected, the store's runs the predictor has not learned from; read once per series,
-    not per query."""
+    corrected, the store's runs the predictor has not learned from, how its queries name
+    their fields; read once per series, not per query."""
 
     match: Match
     series: Series
     ctx: SeriesContext
     corrected: bool
     unseen_runs: str | None
+    #: how the queries name their fields (:attr:`Query.field_name`)
+    field_name: FieldName
 
 
 def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
@@ -515,7 +522,7 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
         notes.append("one run per measured scale says nothing about run-to-run noise: the "
                      "interval is widened to the noise of trained series with repeats (of "
                      f"{series.key.app}'s own where three or more have them)")
-    notes.extend(fitted_roofline(series, ctx, row["io_bytes"])[1])
+    notes.extend(fitted_roofline(series, ctx, row["io_bytes"], about.field_name)[1])
     if about.unseen_runs is not None:
         notes.append(about.unseen_runs)
     # no run measured a scale the machine does not have: only beyond them can it

@@ -95,6 +95,7 @@ def test_train_with_bundled_adds_the_bundled_runs_not_already_stored(tmp_path: P
     assert json.loads(out)["n_runs"] == 244  # trained on, not stored
 
 
+@pytest.mark.slow  # two trainings, one beside the bundled data sets: 30 s
 def test_a_store_of_few_applications_borrows_from_the_bundled_ones(tmp_path: Path) -> None:
     """Castro alone is two strong-scaling applications: too few to calibrate intervals by
     leaving applications out. By default train borrows from the bundled data sets (their
@@ -133,6 +134,7 @@ def test_a_store_of_few_applications_borrows_from_the_bundled_ones(tmp_path: Pat
         1 for _ in _rows(REPO / "datasets" / "castro_scaling" / "runs.csv.gz"))
 
 
+@pytest.mark.slow  # a training beside the bundled data sets: 25 s
 def test_weak_scaling_beside_few_strong_applications_borrows_its_correction(
         tmp_path: Path) -> None:
     """Weak scaling beside two strong-scaling applications: by default train borrows

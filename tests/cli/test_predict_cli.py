@@ -49,7 +49,7 @@ def test_an_estimate_beyond_the_machine_says_so_without_a_store(
     from typer.testing import CliRunner
 
     from perfpredict.cli.app import app
-    from perfpredict.estimate import Query, estimate
+    from perfpredict.estimate import Query, estimate, load_predictor
 
     monkeypatch.delenv("PERFPREDICT_DB", raising=False)
     monkeypatch.setenv("PERFPREDICT_HOME", str(tmp_path))
@@ -62,8 +62,11 @@ def test_an_estimate_beyond_the_machine_says_so_without_a_store(
         assert result.exit_code == 0, result.output
         assert (beyond in json.loads(result.stdout)["notes"]) is said
     assert not (tmp_path / "perfpredict.db").exists()  # read, nothing created
-    library = estimate(None, Query(app="Castro-wdmerger", system="Frontier", nodes=65536))
+    query = Query(app="Castro-wdmerger", system="Frontier", nodes=65536)
+    library = estimate(None, query)
     assert beyond in library.notes
+    # a list of queries is told what each of them alone is (it was not)
+    assert load_predictor(None).estimate_many([query])[0].notes == library.notes
 
 
 def test_a_layout_no_series_was_measured_with_is_said_not_ignored(cli) -> None:  # type: ignore[no-untyped-def]
@@ -581,21 +584,23 @@ def test_train_on_bundled_data_then_estimate_from_the_store(cli) -> None:  # typ
     assert cli("estimate", "--app", "bert", "--nodes", "8").exit_code == 1
 
 
-def test_train_app_borrows_the_loaded_data_sets_it_leaves_out(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.slow  # two trainings beside the bundled data sets: 45 s
+def test_train_app_borrows_the_loaded_data_sets_it_leaves_out(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
     """After 'datasets load', as the README has it, 'train --app mycode' trained on mycode
     alone: a data set the store holds was never borrowed (it "counts once"), though --app
     left it out of training, so nothing was ("borrowed ...: none"), the intervals were
     calibrated by series, and the note said to train without --no-borrow-bundled, which
     had not been given. --with-bundled added nothing either. The loaded data sets'
     other applications are now borrowed, as from a store that never loaded them."""
-    assert cli("datasets", "load", "lulesh_thicket", "castro_scaling").exit_code == 0
+    assert sqlite_cli("datasets", "load", "lulesh_thicket", "castro_scaling").exit_code == 0
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
                     "runtime_s\n" + "".join(f"mycode,Perlmutter-CPU,grid=512,{n},128,1,{t}\n"
                                             for n, t in ((1, 1000), (2, 520), (4, 281),
                                                          (8, 160))))
-    assert cli("ingest", "csv", str(runs)).exit_code == 0
-    trained = cli("train", "--app", "mycode")
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    trained = sqlite_cli("train", "--app", "mycode")
     assert trained.exit_code == 0, trained.output
     (borrowed,) = [line for line in trained.stdout.splitlines()
                    if "borrowed from the bundled data sets" in line]
@@ -603,14 +608,15 @@ def test_train_app_borrows_the_loaded_data_sets_it_leaves_out(cli, tmp_path: Pat
                              "castro_scaling, pencilffts_jeanzay"), borrowed
     assert "intervals calibrated by application" in trained.stdout
     assert "--no-borrow-bundled" not in trained.stdout
-    with_bundled = cli("train", "--app", "mycode", "--with-bundled")
+    with_bundled = sqlite_cli("train", "--app", "mycode", "--with-bundled")
     assert with_bundled.exit_code == 0, with_bundled.output
     assert "lulesh_thicket, castro_scaling" in with_bundled.stdout.splitlines()[1]
 
 
-def test_train_names_the_applications_that_learned_half_their_correction_alone(cli) -> None:  # type: ignore[no-untyped-def]
-    assert cli("datasets", "load", "castro_scaling", "pencilffts_jeanzay").exit_code == 0
-    trained = cli("train", "--no-borrow-bundled")
+def test_train_names_the_applications_that_learned_half_their_correction_alone(  # type: ignore[no-untyped-def]
+        sqlite_cli) -> None:
+    assert sqlite_cli("datasets", "load", "castro_scaling", "pencilffts_jeanzay").exit_code == 0
+    trained = sqlite_cli("train", "--no-borrow-bundled")
     assert trained.exit_code == 0, trained.output
     (line,) = [line for line in trained.stdout.splitlines()
                if "learned half of their correction from their own series alone" in line]
@@ -789,7 +795,10 @@ def test_evaluate_time_split_on_scheduler_logs(cli, tmp_path: Path) -> None:  # 
         writer.writeheader()
         writer.writerows({**row, "problem_size": "synthetic input"} for row in rows)
     assert cli("ingest", "csv", str(marked)).exit_code == 0
-    result = cli("evaluate", "--split", "time", "--group-by", "app", "--format", "markdown")
+    # what is a series does not depend on what the store borrows (a training on the
+    # bundled data sets per fold)
+    result = cli("evaluate", "--split", "time", "--group-by", "app", "--format", "markdown",
+                 "--no-borrow-bundled")
     assert result.exit_code == 0, result.output
     assert "| relearn | hybrid |" in result.stdout
 

@@ -352,12 +352,16 @@ def test_a_worker_lost_while_training_is_a_failure_of_the_training() -> None:
 
 
 def test_a_scheduler_gone_while_training_is_a_failure_of_the_training() -> None:
+    dask = pytest.importorskip("dask")
     distributed = pytest.importorskip("dask.distributed")
     from perfpredict.distributed import dask_training
     from perfpredict.errors import PerfPredictError
 
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
+    # closing a cluster whose scheduler the client shut down waits for it as long as a
+    # connection may take (30 s by default); the client connects with its own timeout
+    with (dask.config.set({"distributed.comm.timeouts.connect": "2s"}),
+          distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                   dashboard_address=None) as cluster):
         address = cluster.scheduler_address
         with pytest.raises(PerfPredictError, match=(
                 f"--dask {address}: training stopped, as the scheduler went away "

@@ -288,16 +288,20 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
     same notes, made by the same function, in ``columns()`` and the batch's CSV and JSON.
     Each query twice, apart: rows alike share their notes, and must not share them
     across series or matches (the query without a system was grouped with the one
-    naming it, and noted as it)."""
+    naming it, and noted as it). A note naming a field names it as the row does (it
+    said "--io-bytes" of a file's column)."""
+    import dataclasses
+
     from perfpredict.estimate import estimate_batch
+    from perfpredict.estimate.lookup import column_name
 
     queries = tmp_path / "queries.csv"
     rows = [row for row, _ in NOTED_QUERIES]
     queries.write_text("app,system,ranks_per_node,nodes,io_bytes\n"
                        + "\n".join(rows + rows) + "\n")
     batch = estimate_batch(None, queries, confidence=0.99)
-    expected = [estimate(None, query, confidence=0.99).notes
-                for _, query in NOTED_QUERIES] * 2
+    as_rows = [dataclasses.replace(query, field_name=column_name) for _, query in NOTED_QUERIES]
+    expected = [estimate(None, query, confidence=0.99).notes for query in as_rows] * 2
     assert [list(notes) for notes in batch.notes] == expected
     assert [record["notes"] for record in batch.records()] == expected
     notes_at = batch.columns.index("notes")
@@ -311,8 +315,15 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
                  "no other series of LULESH 2.0.3", "not in the shipped catalog"):
         assert kind in said
     assert expected[3] == []
-    predicted = load_predictor(None).columns([q for _, q in NOTED_QUERIES], 0.99)
-    assert [list(n) for n in predicted["notes"]] == expected[:len(NOTED_QUERIES)]
+    catalog = ("dgxa100_ngc22.04_pytorch (NVIDIA) is not in the shipped catalog, so {} "
+               "could not be turned into I/O time")
+    assert catalog.format("column 'io_bytes'") in expected[6]
+    assert catalog.format("--io-bytes") in estimate(None, NOTED_QUERIES[6][1], 0.99).notes
+    predicted = load_predictor(None).columns(as_rows + [q for _, q in NOTED_QUERIES], 0.99)
+    n_queries = len(NOTED_QUERIES)
+    assert [list(n) for n in predicted["notes"][:n_queries]] == expected[:n_queries]
+    # one list of queries named both ways: each row's notes name the field its way
+    assert list(predicted["notes"][-1]) == estimate(None, NOTED_QUERIES[-1][1], 0.99).notes
 
 
 def test_a_batch_validates_each_query_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
