@@ -7,22 +7,24 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from perfpredict.estimate.lookup import FieldName, option_name
+
 if TYPE_CHECKING:
-    from perfpredict.estimate.lookup import FieldName, Query
+    from perfpredict.estimate.lookup import Query
     from perfpredict.laws.roofline import Roofline
     from perfpredict.model.series import Series
     from perfpredict.overhead.features import SeriesContext
 
 
 def fitted_roofline(series: Series, ctx: SeriesContext, io_bytes: float | None,
-                    field_name: FieldName | None = None) -> tuple[Roofline | None, list[str]]:
+                    field_name: FieldName = option_name) -> tuple[Roofline | None, list[str]]:
     """The roofline law fitted to the series for a query's I/O volume ``io_bytes``, with
     the file-system numbers from the system catalog, and what the estimate should say of
     it (why there is none, which of its terms fell back); None and no notes where the
     query gives no I/O volume or the series has too few scales to fit one. The notes are
     the estimate's, one query or a batch row
     (:func:`perfpredict.estimate.estimates.estimate_notes`), naming the volume as the
-    query names its fields (``field_name``: ``--io-bytes`` unless told, a batch's
+    query names its fields (``field_name``: ``--io-bytes``, or a batch's
     ``column 'io_bytes'``), the law its breakdown's (:func:`roofline_breakdown`)."""
     if not io_bytes:
         return None, []
@@ -30,9 +32,7 @@ def fitted_roofline(series: Series, ctx: SeriesContext, io_bytes: float | None,
 
     if ctx.scales.size < Roofline.min_scales:
         return None, []
-    from perfpredict.estimate.lookup import option_name
-
-    given_as = (field_name or option_name)("io_bytes")
+    given_as = field_name("io_bytes")
     if series.scale_unit != "nodes":
         return None, [f"the series is measured in ranks, not nodes, so {given_as} could not "
                       "be turned into I/O time (per-node bandwidth needs node counts)"]
