@@ -107,9 +107,10 @@ class Query:
                                 f"{self.io_bytes:g}")
 
     def series_wanted(self) -> tuple[Any, ...]:
-        """What decides the series that answers: queries alike in it share one."""
+        """What decides the series that answers, and the words of its choice's note:
+        queries alike in it share one :class:`Match`."""
         return (self.app, self.system, self.problem_size, self.variant, self.ranks_per_node,
-                self.threads_per_rank)
+                self.threads_per_rank, self.field_name)
 
 
 class SeriesEntries(Protocol):
@@ -219,9 +220,9 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
         others = "; ".join(e.key.name for e in found[1:1 + _OTHERS_NAMED])
         more = len(found) - 1 - _OTHERS_NAMED
         others += f"; and {more} more" if more > 0 else ""
+        narrow = " / ".join(map(query.field_name, ("system", "problem_size", "variant")))
         notes.append(f"{len(found)} series match; using the best measured one (most "
-                     f"scales, then most runs), not {others} (narrow with --system / "
-                     "--problem-size / --variant)")
+                     f"scales, then most runs), not {others} (narrow with {narrow})")
     return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
 
 

@@ -492,7 +492,8 @@ def test_estimate_input_names_the_line_of_a_bad_query_validated_once(  # type: i
 def test_estimate_input_rows_carry_the_estimates_notes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A row answered far beyond the measured runs, or from the best measured of an
     application's 31 series, said nothing of it; the ``notes`` column says what
-    ``perfpredict estimate`` of the row prints, joined with "; " (a list in JSON)."""
+    ``perfpredict estimate`` of the row prints, joined with "; " (a list in JSON), naming
+    the fields as the file's columns, not as options."""
     queries = tmp_path / "q.csv"
     queries.write_text("app,nodes,system\nmaskrcnn,16,XE8545x4A100-SXM-40GB (Dell)\n"
                        "bert,1024,\n")
@@ -500,13 +501,17 @@ def test_estimate_input_rows_carry_the_estimates_notes(cli, tmp_path: Path) -> N
     printed = [line.removeprefix("  note: ") for line in table.stdout.splitlines()
                if line.startswith("  note: ")]
     assert len(printed) == 2 and printed[0].startswith("31 series match")
+    options = "--system / --problem-size / --variant"
+    assert options in printed[0]
+    in_rows = [note.replace(options, "column 'system' / column 'problem_size' / column "
+                                     "'variant'") for note in printed]
     as_csv = cli("estimate", "--input", str(queries), "--format", "csv")
     assert as_csv.exit_code == 0, as_csv.output
     rows = list(csv.DictReader(io.StringIO(as_csv.stdout)))
     assert list(rows[0])[-1] == "notes"
-    assert [r["notes"] for r in rows] == ["", "; ".join(printed)]
+    assert [r["notes"] for r in rows] == ["", "; ".join(in_rows)]
     as_json = cli("estimate", "--input", str(queries), "--format", "json")
-    assert [r["notes"] for r in json.loads(as_json.stdout)] == [[], printed]
+    assert [r["notes"] for r in json.loads(as_json.stdout)] == [[], in_rows]
 
 
 def test_estimate_input_refuses_a_row_with_more_fields_than_the_header(  # type: ignore[no-untyped-def]

@@ -289,7 +289,7 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
     Each query twice, apart: rows alike share their notes, and must not share them
     across series or matches (the query without a system was grouped with the one
     naming it, and noted as it). A note naming a field names it as the row does (it
-    said "--io-bytes" of a file's column)."""
+    said "--io-bytes" and "narrow with --system" of a file's columns)."""
     import dataclasses
 
     from perfpredict.estimate import estimate_batch
@@ -319,6 +319,11 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
                "could not be turned into I/O time")
     assert catalog.format("column 'io_bytes'") in expected[6]
     assert catalog.format("--io-bytes") in estimate(None, NOTED_QUERIES[6][1], 0.99).notes
+    narrow = "(narrow with {} / {} / {})"
+    assert narrow.format("column 'system'", "column 'problem_size'",
+                         "column 'variant'") in expected[1][0]
+    assert narrow.format("--system", "--problem-size", "--variant") in estimate(
+        None, NOTED_QUERIES[1][1], 0.99).notes[0]
     predicted = load_predictor(None).columns(as_rows + [q for _, q in NOTED_QUERIES], 0.99)
     n_queries = len(NOTED_QUERIES)
     assert [list(n) for n in predicted["notes"][:n_queries]] == expected[:n_queries]
