@@ -1,14 +1,18 @@
-"""``perfpredict runs list|stats|rejects|export``"""
+"""``perfpredict runs list|stats|rejects|export|batches|delete``"""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from perfpredict.cli.render import TableFormat, print_json, print_rows, stored_app_names
+
+if TYPE_CHECKING:
+    from perfpredict.store.batches import BatchesDeleted
 
 runs_app = typer.Typer(help="List, summarise and export stored runs.", no_args_is_help=True)
 
@@ -88,6 +92,77 @@ def export(
         write_csv(sys.stdout, export.columns, export.rows)
     else:
         print_rows(list(export.rows), fmt.value, export.columns)
+
+
+@runs_app.command("batches")
+def batches(
+    ctx: typer.Context,
+    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+) -> None:
+    """The ingested files, one ingest batch each: when and how each was read, and how
+    many of its runs and rejects the store holds ('runs delete --batch ID' removes them)."""
+    from perfpredict.store.batches import BATCH_COLUMNS, list_batches
+
+    print_rows(list_batches(ctx.obj.open_store()), fmt.value, BATCH_COLUMNS)
+
+
+#: Files a delete names for ``ingest --reread``; more are counted.
+REREADS_SHOWN = 3
+
+
+@runs_app.command("delete")
+def delete(
+    ctx: typer.Context,
+    batch: Annotated[list[int], typer.Option(
+        "--batch", min=1, metavar="ID", help="An ingest batch to delete (its id in "
+        "'perfpredict runs batches'); repeat for several.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
+) -> None:
+    """Remove the runs and rejects an ingested file stored, and its record, so that it
+    (or the right file) can be ingested again: a file read with the wrong --system, a
+    table in the wrong unit. Asks first unless --yes."""
+    from perfpredict.store.batches import delete_batches
+
+    store = ctx.obj.open_store(write=True)
+    if not yes:
+        _print_deleted(delete_batches(store, batch, dry_run=True))
+        typer.confirm("Delete them?", abort=True)
+    _print_deleted(delete_batches(store, batch))
+
+
+def _print_deleted(deleted: BatchesDeleted) -> None:
+    """What a delete removed (or would), then what the user may have to do about it."""
+    verb = "would delete" if deleted.dry_run else "deleted"
+    for row in deleted.batches:
+        typer.echo(f"{verb} batch {row['batch']}: {row['file']} ({row['format']}, ingested "
+                   f"{row['ingested']}): {_count(row['runs'], 'run')}, "
+                   f"{_count(row['rejects'], 'reject')}")
+    if deleted.systems:
+        typer.echo(f"  {'would go' if deleted.dry_run else 'gone'} from the catalog too, as "
+                   f"only these runs named them: {', '.join(deleted.systems)}")
+    if deleted.rereads:
+        commands = [" ".join(["perfpredict ingest", fmt, "--reread", shlex.quote(path),
+                              *(["--system", shlex.quote(system)] if system else [])])
+                    for fmt, path, system in deleted.rereads]
+        more = len(commands) - REREADS_SHOWN
+        typer.echo(f"  {_count(len(commands), 'file')} ingested after it met jobs already "
+                   "stored, which may be jobs that only the deleted file stored; to store "
+                   f"them from there: {'; '.join(commands[:REREADS_SHOWN])}"
+                   + (f" and {more} more ('perfpredict runs batches' lists them)"
+                      if more > 0 else ""))
+    if deleted.trained_since_epoch_s is not None:
+        from perfpredict.utc import utc_text
+
+        typer.echo(f"  a predictor trained since ({utc_text(deleted.trained_since_epoch_s)}) "
+                   "learned from these runs and answers with them until you run "
+                   "'perfpredict train' again")
+    if not deleted.dry_run:
+        typer.echo(f"  {'the file' if len(deleted.batches) == 1 else 'the files'} can be "
+                   "ingested again")
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _print_first(rows: list[dict[str, Any]], limit: int, fmt: TableFormat,

@@ -44,7 +44,8 @@ def ran_inside(log_start_s: float | None, job_start_s: float | None,
     return job_end_s is None or log_start_s <= job_end_s + CLOCK_SLACK_S
 
 
-def _logs(details: Any) -> list[dict[str, Any]]:
+def logs_of(details: Any) -> list[dict[str, Any]]:
+    """The Darshan logs a run's details hold: one log's dict, or a list of a job's logs."""
     return [] if details is None else list(details) if isinstance(details, list) else [details]
 
 
@@ -55,9 +56,9 @@ def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
     replace the scheduler's own file-system counter; a log the run holds already (read
     again) adds nothing."""
     extra = dict(extra or {})
-    held = _logs(extra.get(DARSHAN_DETAILS))
+    held = logs_of(extra.get(DARSHAN_DETAILS))
     names = {log.get("log") for log in held}
-    new = [log for log in _logs(logs) if log.get("log") not in names]
+    new = [log for log in logs_of(logs) if log.get("log") not in names]
     if not new:
         return io_bytes, extra
     if held and io_bytes is not None and logs_io_bytes is not None:
@@ -80,7 +81,7 @@ def peak_ranks(logs: Any) -> int | None:
     gives its ranks."""
     events: list[tuple[float, int, int]] = []  # (time, order at that time, ranks added)
     alone = 0
-    for log in _logs(logs):
+    for log in logs_of(logs):
         ranks = log.get("nprocs")
         if not isinstance(ranks, int) or ranks <= 0:
             continue
@@ -106,7 +107,7 @@ def ranks_with_logs(ranks: int | None, held_logs: Any, logs: Any) -> int | None:
     logs (PBS and LSF accounting give none; a job that took its log over without them
     lost the only count of its ranks in the store), so they are counted again with the
     new logs."""
-    if ranks is not None and not (_logs(held_logs) and ranks == peak_ranks(held_logs)):
+    if ranks is not None and not (logs_of(held_logs) and ranks == peak_ranks(held_logs)):
         return ranks
     return peak_ranks(logs) or ranks
 

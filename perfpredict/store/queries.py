@@ -7,7 +7,6 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from perfpredict.names import ResolvedName, given_names, resolve_name
 from perfpredict.store import Store
 from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
+from perfpredict.utc import iso_utc
 
 #: Leading columns of ``runs export --format csv``, named as ``ingest csv`` reads them.
 EXPORT_COLUMNS = [
@@ -50,12 +50,6 @@ def _of_apps(query: Select[Any], app: str | Iterable[str] | None) -> Select[Any]
     return query.where(runs.c.app.in_(names)) if names else query
 
 
-def _iso(epoch_s: float | None) -> str | None:
-    if epoch_s is None:
-        return None
-    return datetime.fromtimestamp(epoch_s, tz=timezone.utc).isoformat().replace("+00:00", "Z")
-
-
 @takes_store
 def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: int | None = None,
               batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
@@ -82,7 +76,7 @@ def export_row(run: dict[str, Any]) -> dict[str, Any]:
     out = {k: v for k, v in run.items()
            if k not in {"id", "extra", "natural_key", *_TIME_COLUMNS}}
     for column, name in _TIME_COLUMNS.items():
-        out[name] = _iso(run.get(column))
+        out[name] = iso_utc(run.get(column))
     if (natural_key := run.get("natural_key")) is not None:
         out[RUN_KEY] = natural_key.removeprefix(f"{run['system']}|")
     for key, value in (run.get("extra") or {}).items():

@@ -1,0 +1,199 @@
+"""The files a store was filled from, one ingest batch each: listing them, and deleting
+what one stored.
+
+A file ingested with the wrong ``--system``, a benchmark table whose runtimes were in
+milliseconds, last month's accounting read into the test store: its runs train every
+prediction after it, and ingesting the right file does not take them back out (the
+wrong runs are other series, or the same jobs, already stored). Deleting its batch
+removes the runs and rejects it stored and its record, in one transaction, so that
+the file, or the right one, can be ingested again. A center's shared store cannot be
+rebuilt from scratch for one wrong file.
+
+What files share stays whole. A job's Darshan I/O is kept on the job's run, whichever
+file came first (:mod:`perfpredict.store.io_first`): deleting the log's batch alone
+would leave its I/O on a job it no longer explains, and deleting the job's batch alone
+would take the log's I/O with it, so such batches are deleted together or not at all.
+A job that two files held was stored once, from the first; deleting that file's batch
+leaves the other file's record of it unstored, which ``ingest --reread`` of that file
+stores (:attr:`BatchesDeleted.rereads`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+
+from sqlalchemy import Text, cast, func, select
+from sqlalchemy.engine import Connection
+
+from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.ingest.records import DARSHAN_DETAILS
+from perfpredict.store import Store
+from perfpredict.store.handle import takes_store
+from perfpredict.store.io_first import DARSHAN_FORMAT, logs_of
+from perfpredict.store.schema import artifacts, ingest_batches, rejects, runs, systems
+from perfpredict.utc import iso_utc
+
+#: Columns of ``runs batches``: which file, when and how it was read, and what of it the
+#: store holds now (runs and rejects counted as stored, not as the ingest reported them:
+#: a later file may have taken a job over).
+BATCH_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "system",
+                 "records"]
+
+
+@dataclass(frozen=True)
+class BatchesDeleted:
+    """What deleting ingest batches removed (or, ``dry_run``, would remove)."""
+
+    #: the batches, as :func:`list_batches` lists them
+    batches: list[dict[str, Any]]
+    n_runs: int
+    n_rejects: int
+    dry_run: bool
+    #: Systems only the deleted runs named, added to the catalog by their ingest (origin
+    #: ``ingest``, no details a user gave): they go with them.
+    systems: list[str] = field(default_factory=list)
+    #: (format, file, the --system it was read with) of the files ingested after a
+    #: deleted one that met records already stored: they may hold jobs only a deleted
+    #: file stored, which ``ingest FORMAT --reread FILE`` stores (:func:`_rereads`).
+    rereads: list[tuple[str, str, str | None]] = field(default_factory=list)
+    #: When a predictor or walltime advisor was trained after the earliest deleted file
+    #: was ingested (epoch seconds of the newest such training): it learned from runs
+    #: the store no longer holds, and answers with them until trained again.
+    trained_since_epoch_s: float | None = None
+
+
+@takes_store
+def list_batches(store: Store) -> list[dict[str, Any]]:
+    """Every ingested file, in the order it was first ingested (:data:`BATCH_COLUMNS`;
+    ``ingested`` in ISO 8601 UTC)."""
+    with store.engine.connect() as conn:
+        return [_listed(row) for row in _batch_rows(conn)]
+
+
+@takes_store
+def delete_batches(store: Store, batch_ids: Iterable[int], *,
+                   dry_run: bool = False) -> BatchesDeleted:
+    """Remove the runs and rejects the ingest batches ``batch_ids`` stored, and their
+    records, in one transaction; with ``dry_run``, only say what would go. A batch the
+    store does not hold is a :class:`NotFoundError`; batches that share a job's Darshan
+    I/O with one not named, a :class:`BadInputError` naming them all, before anything
+    is removed."""
+    wanted = sorted(set(batch_ids))
+    if not wanted:
+        raise BadInputError("name the ingest batch to delete (--batch ID); "
+                            "'perfpredict runs batches' lists them")
+    if store.read_only and not dry_run:
+        raise BadInputError(f"the store at {store.safe_url} is read-only for you; deleting "
+                            "from it needs a role or file permissions that may write it")
+    with store.engine.begin() as conn:
+        listed = _batch_rows(conn, wanted)
+        missing = sorted(set(wanted) - {row["batch"] for row in listed})
+        if missing:
+            raise NotFoundError(
+                f"no ingest batch {', '.join(map(str, missing))} in this store; "
+                "'perfpredict runs batches' lists them")
+        _refuse_split_io(conn, set(wanted))
+        n_runs = sum(row["runs"] for row in listed)
+        n_rejects = sum(row["rejects"] for row in listed)
+        rereads = _rereads(conn, wanted)
+        first_ingested_s = min(row["ingested_epoch_s"] for row in listed)
+        trained_s = conn.execute(select(func.max(artifacts.c.created_epoch_s)).where(
+            artifacts.c.created_epoch_s >= first_ingested_s)).scalar()
+        named_only_here = _systems_named_only_by(conn, wanted)
+        if not dry_run:
+            conn.execute(runs.delete().where(runs.c.batch_id.in_(wanted)))
+            conn.execute(rejects.delete().where(rejects.c.batch_id.in_(wanted)))
+            conn.execute(ingest_batches.delete().where(ingest_batches.c.id.in_(wanted)))
+            conn.execute(systems.delete().where(systems.c.name.in_(named_only_here)))
+    return BatchesDeleted([_listed(row) for row in listed], n_runs, n_rejects, dry_run,
+                          named_only_here, rereads,
+                          None if trained_s is None else float(trained_s))
+
+
+def _systems_named_only_by(conn: Connection, batch_ids: Sequence[int]) -> list[str]:
+    """The systems that ingest added to the catalog (origin ``ingest``) and no run but
+    those of ``batch_ids`` names: a wrong ``--system`` would stay listed by ``systems
+    list`` after its runs were gone."""
+    named_elsewhere = select(runs.c.system).where(runs.c.batch_id.not_in(batch_ids))
+    return list(conn.execute(
+        select(systems.c.name).where(
+            systems.c.origin == "ingest",
+            systems.c.name.in_(select(runs.c.system).where(runs.c.batch_id.in_(batch_ids))),
+            systems.c.name.not_in(named_elsewhere))
+        .order_by(systems.c.name)).scalars())
+
+
+def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
+                ) -> list[dict[str, Any]]:
+    """The batches (``batch_ids``, or all) as :data:`BATCH_COLUMNS`, each with its
+    ``ingested_epoch_s`` too; their runs and rejects counted as stored now."""
+    n_runs = (select(runs.c.batch_id, func.count().label("n"))
+              .group_by(runs.c.batch_id).subquery())
+    n_rejects = (select(rejects.c.batch_id, func.count().label("n"))
+                 .group_by(rejects.c.batch_id).subquery())
+    query = (select(ingest_batches, n_runs.c.n.label("n_runs"),
+                    n_rejects.c.n.label("n_rejects_now"))
+             .outerjoin(n_runs, n_runs.c.batch_id == ingest_batches.c.id)
+             .outerjoin(n_rejects, n_rejects.c.batch_id == ingest_batches.c.id)
+             .order_by(ingest_batches.c.id))
+    if batch_ids is not None:
+        query = query.where(ingest_batches.c.id.in_(batch_ids))
+    return [{"batch": row.id, "file": row.path, "format": row.format,
+             "runs": row.n_runs or 0, "rejects": row.n_rejects_now or 0,
+             "ingested": iso_utc(math.floor(row.started_epoch_s)), "system": row.system,
+             "records": row.n_records, "ingested_epoch_s": row.started_epoch_s}
+            for row in conn.execute(query)]
+
+
+def _listed(row: dict[str, Any]) -> dict[str, Any]:
+    return {column: row[column] for column in BATCH_COLUMNS}
+
+
+def _refuse_split_io(conn: Connection, deleted: set[int]) -> None:
+    """Refuse to delete a batch without the batches it shares Darshan I/O with: a run of
+    one holding the I/O of a log another ingested (the log's batch is told by its file's
+    name, as the run's details name the log)."""
+    log_batches: dict[str, list[int]] = {}
+    for batch_id, path in conn.execute(select(ingest_batches.c.id, ingest_batches.c.path)
+                                       .where(ingest_batches.c.format == DARSHAN_FORMAT)):
+        log_batches.setdefault(PurePath(path).name, []).append(batch_id)
+    if not log_batches:
+        return
+    linked: set[int] = set()
+    for run in conn.execute(select(runs.c.batch_id, runs.c.extra).where(
+            cast(runs.c.extra, Text).contains(f'"{DARSHAN_DETAILS}"', autoescape=True))):
+        for log in logs_of((run.extra or {}).get(DARSHAN_DETAILS)):
+            for log_batch in log_batches.get(str(log.get("log")), []):
+                if (log_batch in deleted) != (run.batch_id in deleted):
+                    linked |= {log_batch, run.batch_id}
+    others = sorted(linked - deleted)
+    if not others:
+        return
+    named = ", ".join(f"{row['batch']} ({row['file']})" for row in _batch_rows(conn, others))
+    together = " ".join(f"--batch {i}" for i in sorted(deleted | linked))
+    raise BadInputError(
+        f"batch{'es' if len(others) > 1 else ''} {named} share{'' if len(others) > 1 else 's'} "
+        "Darshan I/O with what you asked to delete (a job's run holds the I/O of a log "
+        f"ingested from another file): delete them together ({together}), then ingest "
+        "again the files that were right")
+
+
+def _rereads(conn: Connection, deleted: Sequence[int]) -> list[tuple[str, str, str | None]]:
+    """The files ingested after the first deleted one that met records already stored
+    (their duplicates), where the deleted batches stored scheduler jobs: a job two files
+    held was stored once, from the first, so these may hold jobs the store now lacks,
+    which ``ingest --reread`` of them stores. A benchmark row is keyed by its own file's
+    checksum, so no other file held it."""
+    stored_jobs = conn.execute(select(runs.c.id).where(
+        runs.c.batch_id.in_(deleted), runs.c.job_id.is_not(None)).limit(1)).first()
+    if stored_jobs is None:
+        return []
+    return [(fmt, path, system) for fmt, path, system in conn.execute(
+        select(ingest_batches.c.format, ingest_batches.c.path, ingest_batches.c.system).where(
+            ingest_batches.c.id > min(deleted), ingest_batches.c.id.not_in(deleted),
+            ingest_batches.c.n_duplicates > 0)
+        .order_by(ingest_batches.c.id))]

@@ -1,0 +1,170 @@
+"""Listing the files a store was filled from, and deleting what one stored: on both
+backends, against real scheduler and Darshan logs where the files share jobs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from perfpredict.catalog.store_sync import get_system
+from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.ingest import IngestOptions, ingest_file
+from perfpredict.store import Store
+from perfpredict.store.batches import BATCH_COLUMNS, delete_batches, list_batches
+from perfpredict.store.queries import export_runs, iter_runs, run_stats
+from tests.conftest import shared_path
+
+MPI_IO_TEST = ("mpi_io_test_with_dxt__treddy_mpi-io-test_id4373053_6-2-60198-"
+               "9815401321915095332_1.darshan")
+#: The accounting of the job the real mpi-io-test log ran in (job 4373053, theta).
+MPI_IO_JOB = ("JobIDRaw|JobName|State|Elapsed|NNodes|Start|End\n"
+              "4373053|mpi-io-test|COMPLETED|00:00:20|4|2021-06-02T22:43:10|"
+              "2021-06-02T22:43:30\n")
+
+
+def sacct_file(path: Path, *job_ids: int) -> Path:
+    """A ``sacct -P`` dump of the jobs ``job_ids`` (job 5 ran on 5 nodes for 5 minutes)."""
+    path.write_text("JobIDRaw|JobName|State|Elapsed|NNodes|Submit\n" + "".join(
+        f"{i}|solver|COMPLETED|00:{i:02d}:00|{i}|2024-03-01T{i:02d}:00:00\n" for i in job_ids))
+    return path
+
+
+def exported(store: Store) -> list[dict[str, object]]:
+    """The store's runs as ``runs export`` writes them (ids and keys aside)."""
+    return [dict(zip(export.columns, row, strict=True)) for export in [export_runs(store)]
+            for row in export.rows]
+
+
+def test_a_deleted_file_goes_whole_and_comes_back_the_same(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A file read with the wrong --system: its batch deleted, the store is as before it
+    (runs, rejects, the system it named), and the same file read right stores its runs
+    as a first ingest would have."""
+    first = sacct_file(tmp_path / "first.psv", 1, 2)
+    wrong = sacct_file(tmp_path / "march.psv", 3, 4)
+    wrong.write_text(wrong.read_text() + "5|solver|COMPLETED|bad|5|2024-03-01T05:00:00\n")
+    ingest_file(store, "sacct", first, IngestOptions(system="perlmutter"))
+    before = exported(store)
+    report = ingest_file(store, "sacct", wrong,
+                         IngestOptions(system="perlmuter", on_error="skip"))
+    assert (report.n_stored, report.n_rejected) == (2, 1)
+
+    listed = list_batches(store)
+    assert [list(row) for row in listed] == [BATCH_COLUMNS] * 2
+    assert [(r["batch"], r["format"], r["system"], r["runs"], r["rejects"], r["records"])
+            for r in listed] == [(1, "sacct", "perlmutter", 2, 0, 2),
+                                 (2, "sacct", "perlmuter", 2, 1, 2)]
+    assert listed[1]["file"] == str(wrong.resolve())
+    assert listed[1]["ingested"].endswith("Z")
+
+    deleted = delete_batches(store, [2])
+    assert (deleted.n_runs, deleted.n_rejects, deleted.systems) == (2, 1, ["perlmuter"])
+    assert exported(store) == before
+    stats = run_stats(store)
+    assert (stats["n_batches"], stats["n_rejects"]) == (1, 0)
+    assert get_system(store, "perlmuter") is None
+
+    again = ingest_file(store, "sacct", wrong, IngestOptions(system="perlmutter",
+                                                               on_error="skip"))
+    assert (again.already_ingested, again.n_stored) == (False, 2)
+    assert {r["job_id"] for r in iter_runs(store)} == {"1", "2", "3", "4"}
+
+
+def test_a_dry_run_and_a_refused_delete_change_nothing(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ingest_file(store, "sacct", sacct_file(tmp_path / "a.psv", 1, 2),
+                IngestOptions(system="perlmutter"))
+    before = exported(store)
+    plan = delete_batches(store, [1], dry_run=True)
+    assert (plan.dry_run, plan.n_runs, [b["batch"] for b in plan.batches]) == (True, 2, [1])
+    with pytest.raises(NotFoundError, match="no ingest batch 7 in this store"):
+        delete_batches(store, [1, 7])
+    with pytest.raises(BadInputError, match="name the ingest batch"):
+        delete_batches(store, [])
+    reader = Store(engine=store.engine, url=store.url, read_only=True)
+    with pytest.raises(BadInputError, match="read-only"):
+        delete_batches(reader, [1])
+    assert exported(store) == before
+    assert [r["batch"] for r in list_batches(store)] == [1]
+
+
+def test_a_job_two_files_held_is_stored_again_from_the_other(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Job 2 was in both dumps and stored once, from the first: deleting the first names
+    the second for ``ingest --reread``, which stores job 2 from it."""
+    first = sacct_file(tmp_path / "week1.psv", 1, 2)
+    second = sacct_file(tmp_path / "week2.psv", 2, 3)
+    options = IngestOptions(system="perlmutter")
+    ingest_file(store, "sacct", first, options)
+    assert ingest_file(store, "sacct", second, options).n_duplicates == 1
+
+    deleted = delete_batches(store, [1])
+    assert deleted.rereads == [("sacct", str(second.resolve()), "perlmutter")]
+    assert {r["job_id"] for r in iter_runs(store)} == {"3"}
+    reread = ingest_file(store, "sacct", second, IngestOptions(system="perlmutter",
+                                                                reread=True))
+    assert reread.n_stored == 1
+    assert {r["job_id"] for r in iter_runs(store)} == {"2", "3"}
+
+
+@pytest.mark.parametrize("log_first", [False, True])
+def test_a_job_and_its_darshan_log_are_deleted_together_or_not_at_all(
+        store, tmp_path: Path, log_first: bool) -> None:  # type: ignore[no-untyped-def]
+    """The real mpi-io-test log's I/O sits on its job's run, whichever came first:
+    either batch alone is refused, naming the other; both together empty the store."""
+    pytest.importorskip("darshan", reason="the darshan extra is not installed")
+    log = shared_path("logs", "darshan", MPI_IO_TEST)
+    jobs = tmp_path / "jobs.psv"
+    jobs.write_text(MPI_IO_JOB)
+    options = IngestOptions(system="theta")
+    steps = [("sacct", jobs), ("darshan", log)]
+    for fmt, path in steps[::-1] if log_first else steps:
+        ingest_file(store, fmt, path, options)
+    (run,) = iter_runs(store)
+    assert run["extra"]["darshan"]["log"] == MPI_IO_TEST
+    batch_of = {r["format"]: r["batch"] for r in list_batches(store)}
+
+    for alone, other in (("sacct", "darshan"), ("darshan", "sacct")):
+        with pytest.raises(BadInputError) as refused:
+            delete_batches(store, [batch_of[alone]])
+        message = str(refused.value)
+        assert f"{batch_of[other]} (" in message and "delete them together" in message
+        assert f"--batch {min(batch_of.values())} --batch {max(batch_of.values())}" in message
+    assert len(list(iter_runs(store))) == 1
+
+    deleted = delete_batches(store, batch_of.values())
+    assert deleted.n_runs == 1
+    assert list(iter_runs(store)) == [] and list_batches(store) == []
+
+
+def test_a_predictor_trained_on_the_runs_is_named(store, timed_runs_csv: Path) -> None:  # type: ignore[no-untyped-def]
+    from perfpredict.train import train
+
+    ingest_file(store, "csv", timed_runs_csv, IngestOptions())
+    assert delete_batches(store, [1], dry_run=True).trained_since_epoch_s is None
+    train(store, borrow_bundled=False)
+    deleted = delete_batches(store, [1])
+    assert deleted.trained_since_epoch_s is not None
+    assert deleted.rereads == []  # benchmark rows are keyed by their own file
+
+
+def test_the_cli_lists_asks_and_deletes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    wrong = sacct_file(tmp_path / "march.psv", 3, 4)
+    assert cli("ingest", "sacct", str(wrong), "--system", "perlmuter").exit_code == 0
+    (row,) = json.loads(cli("runs", "batches", "--format", "json").stdout)
+    assert (row["batch"], row["file"], row["runs"]) == (1, str(wrong.resolve()), 2)
+
+    kept = cli("runs", "delete", "--batch", "1", input="n\n")
+    assert kept.exit_code == 1
+    assert "would delete batch 1: " in kept.stdout and "2 runs, 0 rejects" in kept.stdout
+    assert "would go from the catalog too, as only these runs named them: perlmuter" in kept.stdout
+    assert len(json.loads(cli("runs", "export", "--format", "json").stdout)) == 2
+
+    gone = cli("runs", "delete", "--batch", "1", input="y\n")
+    assert gone.exit_code == 0, gone.output
+    assert "deleted batch 1: " in gone.stdout and "the file can be ingested again" in gone.stdout
+    assert json.loads(cli("runs", "export", "--format", "json").stdout) == []
+
+    unknown = cli("runs", "delete", "--batch", "1", "--yes")
+    assert unknown.exit_code == 1
+    assert unknown.stderr.strip().splitlines() == [
+        "Error: no ingest batch 1 in this store; 'perfpredict runs batches' lists them"]
