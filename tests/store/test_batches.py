@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from perfpredict.catalog.store_sync import get_system
 from perfpredict.errors import BadInputError, NotFoundError
@@ -69,6 +71,40 @@ def test_a_deleted_file_goes_whole_and_comes_back_the_same(store, tmp_path: Path
                                                                on_error="skip"))
     assert (again.already_ingested, again.n_stored) == (False, 2)
     assert {r["job_id"] for r in iter_runs(store)} == {"1", "2", "3", "4"}
+
+
+def _jobs(store: Store) -> list[tuple[object, ...]]:
+    """The stored jobs as ``runs export`` gives them, in job order (ids aside)."""
+    return sorted(tuple(run.values()) for run in exported(store))
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(files=st.lists(st.sets(st.integers(1, 6), min_size=1), min_size=2, max_size=4,
+                      unique_by=frozenset),  # a copy of a file is the file: one batch
+       data=st.data())
+def test_a_delete_and_its_rereads_leave_the_store_the_other_files_make(
+        tmp_path_factory: pytest.TempPathFactory, files: list[set[int]],
+        data: st.DataObject) -> None:
+    """Dumps that overlap in their jobs, each job the same in every dump: ingested in
+    turn, one deleted and the files it names read again, the store holds the jobs of the
+    other files as a store of those files alone does, each once."""
+    from perfpredict.store import open_store
+
+    folder = tmp_path_factory.mktemp("dumps")
+    paths = [sacct_file(folder / f"week{i}.psv", *sorted(jobs)) for i, jobs in enumerate(files)]
+    options = IngestOptions(system="perlmutter")
+    gone = data.draw(st.integers(0, len(paths) - 1), label="deleted file")
+    with open_store(folder / "all.db") as store, open_store(folder / "others.db") as others:
+        for path in paths:
+            ingest_file(store, "sacct", path, options)
+        deleted = delete_batches(store, [gone + 1])
+        for fmt, path_text, system in deleted.rereads:
+            ingest_file(store, fmt, Path(path_text), IngestOptions(system=system, reread=True))
+        for i, path in enumerate(paths):
+            if i != gone:
+                ingest_file(others, "sacct", path, options)
+        assert _jobs(store) == _jobs(others)
 
 
 def test_a_dry_run_and_a_refused_delete_change_nothing(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
