@@ -22,12 +22,16 @@ LIST_COLUMNS = ["id", "app", "system", "problem_size", "nodes", "total_ranks", "
                 "ranks_per_node", "threads_per_rank", "state", "job_id"]
 
 AppOption = Annotated[list[str] | None, typer.Option("--app", help="Only these applications.")]
+BatchOption = Annotated[int | None, typer.Option(
+    "--batch", metavar="ID", help="Only the runs this ingest batch stored ('perfpredict runs "
+    "batches' lists them).")]
 
 
 @runs_app.command("list")
 def list_runs(
     ctx: typer.Context,
     app: AppOption = None,
+    batch: BatchOption = None,
     limit: Annotated[int, typer.Option(min=0, help="At most this many runs.")] = 50,
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
 ) -> None:
@@ -35,7 +39,8 @@ def list_runs(
     from perfpredict.store.queries import iter_runs
 
     store = ctx.obj.open_store()
-    _print_first(list(iter_runs(store, app=stored_app_names(store, app), limit=limit + 1)), limit,
+    _print_first(list(iter_runs(store, app=stored_app_names(store, app), limit=limit + 1,
+                                batch=batch)), limit,
                  fmt, LIST_COLUMNS, "runs", "'perfpredict runs stats' counts them, "
                  "'perfpredict runs export' writes them all")
 
@@ -77,6 +82,7 @@ def list_rejects(
 def export(
     ctx: typer.Context,
     app: AppOption = None,
+    batch: BatchOption = None,
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.csv,
 ) -> None:
     """Write every stored job to stdout: CSV (ingestable with 'ingest csv'), JSON or a table."""
@@ -85,7 +91,7 @@ def export(
     # one export for every format, so that JSON and the table carry the CSV's fields
     # (its run_key too, which JSON lacked)
     store = ctx.obj.open_store()
-    export = export_runs(store, app=stored_app_names(store, app))
+    export = export_runs(store, app=stored_app_names(store, app), batch=batch)
     if fmt.value == "csv":
         from perfpredict.report.csv_rows import write_csv
 

@@ -91,11 +91,7 @@ def delete_batches(store: Store, batch_ids: Iterable[int], *,
                             "from it needs a role or file permissions that may write it")
     with store.engine.begin() as conn:
         listed = _batch_rows(conn, wanted)
-        missing = sorted(set(wanted) - {row["batch"] for row in listed})
-        if missing:
-            raise NotFoundError(
-                f"no ingest batch {', '.join(map(str, missing))} in this store; "
-                "'perfpredict runs batches' lists them")
+        _refuse_missing(wanted, [row["batch"] for row in listed])
         _refuse_split_io(conn, set(wanted))
         n_runs = sum(row["runs"] for row in listed)
         n_rejects = sum(row["rejects"] for row in listed)
@@ -112,6 +108,20 @@ def delete_batches(store: Store, batch_ids: Iterable[int], *,
     return BatchesDeleted([_listed(row) for row in listed], n_runs, n_rejects, dry_run,
                           named_only_here, rereads,
                           None if trained_s is None else float(trained_s))
+
+
+def require_batches(store: Store, batch_ids: Sequence[int]) -> None:
+    """A :class:`NotFoundError` naming those of ``batch_ids`` the store does not hold."""
+    with store.engine.connect() as conn:
+        _refuse_missing(batch_ids, conn.execute(select(ingest_batches.c.id).where(
+            ingest_batches.c.id.in_(batch_ids))).scalars())
+
+
+def _refuse_missing(wanted: Iterable[int], held: Iterable[int]) -> None:
+    missing = sorted(set(wanted) - set(held))
+    if missing:
+        raise NotFoundError(f"no ingest batch {', '.join(map(str, missing))} in this store; "
+                            "'perfpredict runs batches' lists them")
 
 
 def _systems_named_only_by(conn: Connection, batch_ids: Sequence[int]) -> list[str]:

@@ -16,6 +16,7 @@ from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import RUN_KEY
 from perfpredict.names import ResolvedName, given_names, resolve_name
 from perfpredict.store import Store
+from perfpredict.store.batches import require_batches
 from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import RUN_FIELDS, ingest_batches, rejects, runs
 from perfpredict.utc import iso_utc
@@ -52,16 +53,21 @@ def _of_apps(query: Select[Any], app: str | Iterable[str] | None) -> Select[Any]
 
 @takes_store
 def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: int | None = None,
-              batch_rows: int = 10_000, keys: bool = False) -> Iterator[dict[str, Any]]:
+              batch_rows: int = 10_000, keys: bool = False,
+              batch: int | None = None) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small;
-    with ``keys``, each with its ``natural_key`` too. An application ``app`` names that the
-    store holds no runs of is a :class:`NotFoundError`, and one it holds in another
-    letter case is found (:func:`resolve_apps`): ``runs export --app BERT > bert.csv``
-    wrote a header alone and exit 0."""
+    with ``keys``, each with its ``natural_key`` too; with ``batch``, only the runs that
+    ingest batch stored (what ``runs delete --batch`` would remove). An application
+    ``app`` names that the store holds no runs of is a :class:`NotFoundError`, and one it
+    holds in another letter case is found (:func:`resolve_apps`): ``runs export --app
+    BERT > bert.csv`` wrote a header alone and exit 0. So is a batch it does not hold."""
     apps = resolved_app_names(store, app)
     names = ["id", *RUN_FIELDS, *(["natural_key"] if keys else [])]
     query = select(*[runs.c[name] for name in names]).order_by(runs.c.id)
     query = _of_apps(query, apps)
+    if batch is not None:
+        require_batches(store, [batch])
+        query = query.where(runs.c.batch_id == batch)
     if limit is not None:
         query = query.limit(limit)
     with store.engine.connect() as conn:
@@ -95,17 +101,19 @@ class RunExport:
 
 
 @takes_store
-def export_runs(store: Store, *, app: str | Sequence[str] | None = None) -> RunExport:
+def export_runs(store: Store, *, app: str | Sequence[str] | None = None,
+                batch: int | None = None) -> RunExport:
     """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
     collect the extra fields' names and a second, lazy one for the rows.
 
     The columns are the contract's, then the other run columns and :data:`RUN_KEY`, then
     the union of extra fields, so that a CSV of them ingests back into another store
     unchanged, and into one that holds the runs already (a restored backup, a merge, the
-    scheduler log the export came from) without storing them twice.
+    scheduler log the export came from) without storing them twice. ``batch``: only the
+    runs that ingest batch stored (a copy of what ``runs delete --batch`` removes).
     """
     extra_keys: dict[str, None] = {}
-    for run in iter_runs(store, app=app):
+    for run in iter_runs(store, app=app, batch=batch):
         for key in run.get("extra") or {}:
             extra_keys.setdefault(key, None)
     base = [*EXPORT_COLUMNS]
@@ -116,7 +124,7 @@ def export_runs(store: Store, *, app: str | Sequence[str] | None = None) -> RunE
     base.append(RUN_KEY)
     columns = base + [k for k in extra_keys if k not in base]
     return RunExport(columns, (export_row(run) for run in iter_runs(store, app=app,
-                                                                    keys=True)))
+                                                                    keys=True, batch=batch)))
 
 
 #: Columns of ``runs rejects``: where each reject is, why, and the line as read.

@@ -183,24 +183,37 @@ def test_a_predictor_trained_on_the_runs_is_named(store, timed_runs_csv: Path) -
     assert deleted.rereads == []  # benchmark rows are keyed by their own file
 
 
-def test_the_cli_lists_asks_and_deletes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    wrong = sacct_file(tmp_path / "march.psv", 3, 4)
+def test_the_cli_lists_shows_asks_and_deletes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A user's way through it: the files, what the wrong one stored (and a copy of it),
+    a delete declined, then done; and a batch that is not there, one line."""
+    right = sacct_file(tmp_path / "feb.psv", 1, 2)
+    wrong = sacct_file(tmp_path / "march.psv", 3, 4, 5)
+    assert cli("ingest", "sacct", str(right), "--system", "perlmutter").exit_code == 0
     assert cli("ingest", "sacct", str(wrong), "--system", "perlmuter").exit_code == 0
-    (row,) = json.loads(cli("runs", "batches", "--format", "json").stdout)
-    assert (row["batch"], row["file"], row["runs"]) == (1, str(wrong.resolve()), 2)
+    rows = json.loads(cli("runs", "batches", "--format", "json").stdout)
+    assert [(r["batch"], r["file"], r["runs"]) for r in rows] == [
+        (1, str(right.resolve()), 2), (2, str(wrong.resolve()), 3)]
+    shown = json.loads(cli("runs", "list", "--batch", "2", "--format", "json").stdout)
+    assert [(r["job_id"], r["system"]) for r in shown] == [
+        ("3", "perlmuter"), ("4", "perlmuter"), ("5", "perlmuter")]
+    copy = cli("runs", "export", "--batch", "2")
+    assert copy.exit_code == 0 and len(copy.stdout.strip().splitlines()) == 1 + 3
 
-    kept = cli("runs", "delete", "--batch", "1", input="n\n")
+    kept = cli("runs", "delete", "--batch", "2", input="n\n")
     assert kept.exit_code == 1
-    assert "would delete batch 1: " in kept.stdout and "2 runs, 0 rejects" in kept.stdout
+    assert "would delete batch 2: " in kept.stdout and "3 runs, 0 rejects" in kept.stdout
     assert "would go from the catalog too, as only these runs named them: perlmuter" in kept.stdout
-    assert len(json.loads(cli("runs", "export", "--format", "json").stdout)) == 2
+    assert len(json.loads(cli("runs", "export", "--format", "json").stdout)) == 5
 
-    gone = cli("runs", "delete", "--batch", "1", input="y\n")
+    gone = cli("runs", "delete", "--batch", "2", input="y\n")
     assert gone.exit_code == 0, gone.output
-    assert "deleted batch 1: " in gone.stdout and "the file can be ingested again" in gone.stdout
-    assert json.loads(cli("runs", "export", "--format", "json").stdout) == []
+    assert "deleted batch 2: " in gone.stdout and "the file can be ingested again" in gone.stdout
+    assert {r["job_id"] for r in json.loads(cli("runs", "export", "--format", "json").stdout)
+            } == {"1", "2"}
 
-    unknown = cli("runs", "delete", "--batch", "1", "--yes")
-    assert unknown.exit_code == 1
-    assert unknown.stderr.strip().splitlines() == [
-        "Error: no ingest batch 1 in this store; 'perfpredict runs batches' lists them"]
+    for command in (["runs", "delete", "--batch", "2", "--yes"],
+                    ["runs", "list", "--batch", "2"], ["runs", "export", "--batch", "2"]):
+        unknown = cli(*command)
+        assert unknown.exit_code == 1, command
+        assert unknown.stderr.strip().splitlines() == [
+            "Error: no ingest batch 2 in this store; 'perfpredict runs batches' lists them"]
