@@ -141,10 +141,13 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
                 ) -> list[dict[str, Any]]:
     """The batches (``batch_ids``, or all) as :data:`BATCH_COLUMNS`, each with its
     ``ingested_epoch_s`` too; their runs and rejects counted as stored now."""
-    n_runs = (select(runs.c.batch_id, func.count().label("n"))
-              .group_by(runs.c.batch_id).subquery())
-    n_rejects = (select(rejects.c.batch_id, func.count().label("n"))
-                 .group_by(rejects.c.batch_id).subquery())
+    def per_batch(table: Any) -> Any:
+        counted = select(table.c.batch_id, func.count().label("n")).group_by(table.c.batch_id)
+        if batch_ids is not None:  # only those counted (runs by their batch index)
+            counted = counted.where(table.c.batch_id.in_(batch_ids))
+        return counted.subquery()
+
+    n_runs, n_rejects = per_batch(runs), per_batch(rejects)
     query = (select(ingest_batches, n_runs.c.n.label("n_runs"),
                     n_rejects.c.n.label("n_rejects_now"))
              .outerjoin(n_runs, n_runs.c.batch_id == ingest_batches.c.id)
