@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from perfpredict.cli.render import SummaryFormat
+from perfpredict.cli.render import SummaryFormat, first_names
 from perfpredict.ingest.registry import FORMATS
 
 if TYPE_CHECKING:
@@ -121,23 +121,12 @@ def _print_report(r: BatchReport) -> None:
         typer.echo(f"  and {r.n_rejected - len(r.first_rejects)} more rejected; all of them: "
                    f"perfpredict runs rejects --file {shlex.quote(r.path)}")
     if r.new_systems:
-        typer.echo(f"  new systems (not in the catalog yet): {_first_names(r.new_systems)}; "
+        # an export of a store read into a fresh one names hundreds (MLPerf's 430), and
+        # --format json gives the whole list
+        named = first_names(r.new_systems, where="'perfpredict systems list' lists them, "
+                            "origin ingest")
+        typer.echo(f"  new systems (not in the catalog yet): {named}; "
                    "complete them with 'perfpredict systems add FILE.toml'")
-
-
-#: New systems named in a file's summary line; more are counted. An export of a store
-#: read into a fresh one names hundreds (MLPerf's 430), which made one unreadable line.
-NEW_SYSTEMS_SHOWN = 5
-
-
-def _first_names(names: list[str]) -> str:
-    """All ``names`` when few, else the first few, how many more, and where all are
-    listed (``--format json`` gives the whole list too, but only while ingesting)."""
-    if len(names) <= NEW_SYSTEMS_SHOWN + 1:  # "and 1 more" would take the room of its name
-        return ", ".join(names)
-    return (f"{', '.join(names[:NEW_SYSTEMS_SHOWN])} and {len(names) - NEW_SYSTEMS_SHOWN} "
-            f"more ({len(names)} in all; 'perfpredict systems list' lists them, origin "
-            "ingest)")
 
 
 def register(app: typer.Typer) -> None:

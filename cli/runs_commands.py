@@ -9,7 +9,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from perfpredict.cli.render import TableFormat, print_json, print_rows, stored_app_names
+from perfpredict.cli.render import (
+    TableFormat,
+    first_names,
+    print_json,
+    print_rows,
+    stored_app_names,
+)
 
 if TYPE_CHECKING:
     from perfpredict.store.batches import BatchesDeleted
@@ -145,17 +151,16 @@ def _print_deleted(deleted: BatchesDeleted) -> None:
                    f"{_count(row['rejects'], 'reject')}")
     if deleted.systems:
         typer.echo(f"  {'would go' if deleted.dry_run else 'gone'} from the catalog too, as "
-                   f"only these runs named them: {', '.join(deleted.systems)}")
+                   f"only these runs named them: {first_names(deleted.systems)}")
     if deleted.rereads:
         commands = [" ".join(["perfpredict ingest", fmt, "--reread", shlex.quote(path),
                               *(["--system", shlex.quote(system)] if system else [])])
                     for fmt, path, system in deleted.rereads]
-        more = len(commands) - REREADS_SHOWN
         typer.echo(f"  {_count(len(commands), 'file')} ingested after it met jobs already "
                    "stored, which may be jobs that only the deleted file stored; to store "
-                   f"them from there: {'; '.join(commands[:REREADS_SHOWN])}"
-                   + (f" and {more} more ('perfpredict runs batches' lists them)"
-                      if more > 0 else ""))
+                   "them from there: " + first_names(
+                       commands, shown=REREADS_SHOWN, sep="; ",
+                       where="'perfpredict runs batches' lists them"))
     if deleted.trained_since_epoch_s is not None:
         from perfpredict.utc import utc_text
 

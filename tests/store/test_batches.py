@@ -217,3 +217,15 @@ def test_the_cli_lists_shows_asks_and_deletes(cli, tmp_path: Path) -> None:  # t
         assert unknown.exit_code == 1, command
         assert unknown.stderr.strip().splitlines() == [
             "Error: no ingest batch 2 in this store; 'perfpredict runs batches' lists them"]
+
+
+def test_a_delete_names_a_few_of_many_systems(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The bundled MLPerf Training file deleted named its 400 systems in one line."""
+    table = tmp_path / "many.csv"
+    table.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"solver,machine{i:02d},1,10\n" for i in range(10)))
+    assert cli("ingest", "csv", str(table)).exit_code == 0
+    gone = cli("runs", "delete", "--batch", "1", "--yes")
+    assert gone.exit_code == 0, gone.output
+    assert ("gone from the catalog too, as only these runs named them: machine00, machine01, "
+            "machine02, machine03, machine04 and 5 more (10 in all)\n") in gone.stdout
