@@ -20,7 +20,8 @@ from perfpredict.cli.render import (
 if TYPE_CHECKING:
     from perfpredict.store.batches import BatchesDeleted
 
-runs_app = typer.Typer(help="List, summarise and export stored runs.", no_args_is_help=True)
+runs_app = typer.Typer(help="List, summarise and export stored runs; take an ingested file "
+                       "back out.", no_args_is_help=True)
 
 #: The scale (nodes, or ranks where a benchmark table gives core counts) and the runtime
 #: first, so that a table split at 80 columns keeps them with the run's name.
