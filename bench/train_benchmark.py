@@ -15,11 +15,13 @@ Run: python -m bench.train_benchmark [--runs 1000000]
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import sqlite3
 import tempfile
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +48,10 @@ def _series_runtimes(rng: np.random.Generator, nodes: np.ndarray) -> np.ndarray:
     return runtime
 
 
-def generate_runs(n_runs: int, batch_id: int, seed: int = 0) -> Iterator[tuple[Any, ...]]:
-    """``n_runs`` completed runs as rows of :data:`_RUN_COLUMNS`, series after series."""
+def generate_runs(n_runs: int, batch_id: int, seed: int = 0,
+                  key_prefix: str = "bench") -> Iterator[tuple[Any, ...]]:
+    """``n_runs`` completed runs as rows of :data:`_RUN_COLUMNS`, series after series,
+    keyed ``key_prefix:N``."""
     rng = np.random.default_rng(seed)
     made, series_no = 0, 0
     while made < n_runs:
@@ -62,7 +66,7 @@ def generate_runs(n_runs: int, batch_id: int, seed: int = 0) -> Iterator[tuple[A
         for p, t in zip(scale.tolist(), runtime.tolist(), strict=True):
             if made == n_runs:
                 return
-            yield (f"bench:{made}", batch_id, app, system, size, int(p), 4.0, 1, t,
+            yield (f"{key_prefix}:{made}", batch_id, app, system, size, int(p), 4.0, 1, t,
                    "COMPLETED", 0)
             made += 1
         series_no += 1
@@ -72,17 +76,27 @@ def write_store(path: Path, n_runs: int) -> str:
     """A fresh SQLite store at ``path`` holding ``n_runs`` generated runs; its URL."""
     url = f"sqlite:///{path}"
     open_store(url).engine.dispose()  # creates the schema at the current revision
-    with sqlite3.connect(path) as conn:
+    add_batch(path, n_runs)
+    return url
+
+
+def add_batch(path: Path, n_runs: int, name: str = "generated", seed: int = 0) -> int:
+    """``n_runs`` generated runs (``seed``) added to the SQLite store at ``path`` as one
+    ingest batch, as if from a file called ``name``; the batch's id. The connection is
+    closed on the way out, so that the store's file holds the runs (not only its WAL)
+    for a copy of it."""
+    with closing(sqlite3.connect(path)) as conn, conn:
         batch_id = conn.execute(
             "INSERT INTO ingest_batches (path, sha256, format, started_epoch_s, n_records,"
             " n_stored, n_duplicates, n_rejected) VALUES (?, ?, ?, ?, ?, ?, 0, 0)",
-            ("generated", "0" * 64, "bench", time.time(), n_runs, n_runs)).lastrowid
+            (name, hashlib.sha256(name.encode()).hexdigest(), "bench", time.time(), n_runs,
+             n_runs)).lastrowid
         assert batch_id is not None
         conn.executemany(
             f"INSERT INTO runs ({', '.join(_RUN_COLUMNS)}) "
             f"VALUES ({', '.join('?' * len(_RUN_COLUMNS))})",
-            generate_runs(n_runs, batch_id))
-    return url
+            generate_runs(n_runs, batch_id, seed, key_prefix=name))
+    return batch_id
 
 
 def _read_raw_s(path: Path) -> float:
