@@ -10,7 +10,8 @@ The reference, measured in the same run on an identical copy, is SQLite deleting
 batch with a raw ``sqlite3`` connection: its runs, its rejects and its record, in one
 transaction, the least any delete must do. What perfpredict does beyond it is finding
 the batches that share Darshan I/O with it and the systems only it named, each a scan of
-the runs, and counting what it deletes.
+the runs, counting what it deletes, and recording the deletion (the runs of each
+application it held).
 
 Run: python -m bench.delete_benchmark [--runs 1000000] [--file-runs 10000]
 """

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from perfpredict.cli.render import TableFormat, print_json, print_rows
+from perfpredict.counts import counted
 
 if TYPE_CHECKING:
     from perfpredict.estimate.explain import Explanation
@@ -90,7 +91,7 @@ def estimate(
     else:
         pct = confidence_percent(confidence)
         typer.echo(f"{result.series}")
-        typer.echo(f"  {nodes} node{'' if nodes == 1 else 's'}: "
+        typer.echo(f"  {counted(nodes, 'node')}: "
                    f"{format_seconds(result.predicted_runtime_s)} s "
                    f"({pct} interval {format_seconds(result.lower_runtime_s)} - "
                    f"{format_seconds(result.upper_runtime_s)} s)")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from perfpredict.cli.render import SummaryFormat, first_names
+from perfpredict.counts import counted
 from perfpredict.ingest.registry import FORMATS
 
 if TYPE_CHECKING:
@@ -101,8 +102,7 @@ def _print_report(r: BatchReport) -> None:
                  "a newer perfpredict)." if r.n_rejected_earlier else "); nothing stored.")
         typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records{again}")
         return
-    plural = "s" if r.n_unfinished != 1 else ""
-    skipped = f", {r.n_unfinished} non-terminal job{plural} skipped" if r.n_unfinished else ""
+    skipped = f", {counted(r.n_unfinished, 'non-terminal job')} skipped" if r.n_unfinished else ""
     joined = (f" ({r.n_joined_io} with the I/O of Darshan logs stored before them)"
               if r.n_joined_io else "")
     filled = (f" ({r.n_filled} of them given fields they lacked)" if r.n_filled else "")

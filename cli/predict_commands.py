@@ -15,6 +15,7 @@ from perfpredict.cli.render import (
     print_rows,
     stored_app_names,
 )
+from perfpredict.counts import counted
 
 if TYPE_CHECKING:  # imports numpy, which --help does not load
     from perfpredict.train import TrainReport
@@ -107,7 +108,7 @@ def train(
                    f"{report.metrics['nested_mean_abs_log_error_hybrid']:.3f}")
         if report.dask_workers is not None:
             n = report.dask_workers
-            typer.echo(f"  trained on {n} dask worker{'s' if n != 1 else ''}: the trees "
+            typer.echo(f"  trained on {counted(n, 'dask worker')}: the trees "
                        "depend on their number, so the same number (--dask local:"
                        f"{report.dask_workers}, or a cluster of as many) trains this "
                        "predictor again")

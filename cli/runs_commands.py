@@ -16,6 +16,7 @@ from perfpredict.cli.render import (
     print_rows,
     stored_app_names,
 )
+from perfpredict.counts import counted
 
 if TYPE_CHECKING:
     from perfpredict.store.batches import BatchesDeleted
@@ -111,9 +112,17 @@ def export(
 def batches(
     ctx: typer.Context,
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+    deleted: Annotated[bool, typer.Option(
+        "--deleted", help="The batches deleted from the store instead: what each held, "
+        "when it was ingested and deleted, and by whom.")] = False,
 ) -> None:
     """The ingested files, one ingest batch each: when and how each was read, and how
     many of its runs and rejects the store holds ('runs delete --batch ID' removes them)."""
+    if deleted:
+        from perfpredict.store.batches import DELETED_COLUMNS, list_deleted_batches
+
+        print_rows(list_deleted_batches(ctx.obj.open_store()), fmt.value, DELETED_COLUMNS)
+        return
     from perfpredict.store.batches import BATCH_COLUMNS, list_batches
 
     print_rows(list_batches(ctx.obj.open_store()), fmt.value, BATCH_COLUMNS)
@@ -148,8 +157,8 @@ def _print_deleted(deleted: BatchesDeleted) -> None:
     verb = "would delete" if deleted.dry_run else "deleted"
     for row in deleted.batches:
         typer.echo(f"{verb} batch {row['batch']}: {row['file']} ({row['format']}, ingested "
-                   f"{row['ingested']}): {_count(row['runs'], 'run')}, "
-                   f"{_count(row['rejects'], 'reject')}")
+                   f"{row['ingested']}): {counted(row['runs'], 'run')}, "
+                   f"{counted(row['rejects'], 'reject')}")
     if deleted.systems:
         typer.echo(f"  {'would go' if deleted.dry_run else 'gone'} from the catalog too, as "
                    f"only these runs named them: {first_names(deleted.systems)}")
@@ -157,7 +166,7 @@ def _print_deleted(deleted: BatchesDeleted) -> None:
         commands = [" ".join(["perfpredict ingest", fmt, "--reread", shlex.quote(path),
                               *(["--system", shlex.quote(system)] if system else [])])
                     for fmt, path, system in deleted.rereads]
-        typer.echo(f"  {_count(len(commands), 'file')} ingested after it met jobs already "
+        typer.echo(f"  {counted(len(commands), 'file')} ingested after it met jobs already "
                    "stored, which may be jobs that only the deleted file stored; to store "
                    "them from there: " + first_names(
                        commands, shown=REREADS_SHOWN, sep="; ",
@@ -171,10 +180,6 @@ def _print_deleted(deleted: BatchesDeleted) -> None:
     if not deleted.dry_run:
         typer.echo(f"  {'the file' if len(deleted.batches) == 1 else 'the files'} can be "
                    "ingested again")
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _print_first(rows: list[dict[str, Any]], limit: int, fmt: TableFormat,

@@ -1,8 +1,8 @@
 """How large a count (nodes, ranks, GPUs) can be: the store keeps counts as INTEGER,
 32-bit on PostgreSQL, so ingest refuses larger ones and an estimate is not asked for them;
-what counts as a number a library caller gives; and the one refusal of a count a user
-typed with an option. A module of its own so that an estimate, which imports no ingest
-code, reads the same rules."""
+what counts as a number a library caller gives; the one refusal of a count a user
+typed with an option; and how a message says a count of things. A module of its own so
+that an estimate, which imports no ingest code, reads the same rules."""
 
 from __future__ import annotations
 
@@ -73,3 +73,8 @@ def check_count(option: str, value: object, *, least: int = 1, most: int = MAX_C
     if not (is_number(value, whole=True) and least <= value <= most):  # type: ignore[operator]
         raise BadInputError(f"{option} must be a whole number from {least} to {most}, got "
                             f"{shown(value)}")
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless one: "1 run", "3 runs", "0 files"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perfpredict.config import redact_url
-from perfpredict.counts import python_number
+from perfpredict.counts import counted, python_number
 from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
     fitted_roofline,
@@ -202,16 +202,15 @@ class LoadedPredictor:
         if self.db_url is None:
             return None
         if app not in self._unseen_notes:
-            from perfpredict.store.reading import runs_by_batch_checksum
+            from perfpredict.store.reading import runs_by_batch_checksum, runs_deleted_since
 
             if self.stored:
                 since_s = float(self.trained.get("runs_read_epoch_s")
                                 or self.trained_epoch_s)
-                n_runs = sum(runs_by_batch_checksum(self.db_url, app, since_s).values())
-                note = (f"the store holds {n_runs} run{'s' if n_runs != 1 else ''} of "
-                        f"{app} ingested since this predictor was trained "
-                        f"({utc_text(since_s)}), which it has not learned from; run "
-                        "'perfpredict train' to use them")
+                n_new = sum(runs_by_batch_checksum(self.db_url, app, since_s).values())
+                n_gone = runs_deleted_since(self.db_url, app, since_s)
+                n_runs = n_new + n_gone
+                note = _store_changed_note(app, since_s, n_new, n_gone)
             else:
                 counts = runs_by_batch_checksum(self.db_url, app)
                 if counts:  # rarely: the data sets' checksums cost an import
@@ -221,7 +220,7 @@ class LoadedPredictor:
                     counts = {k: n for k, n in counts.items() if k not in shipped}
                 n_runs = sum(counts.values())
                 note = (f"answered by the predictor shipped with perfpredict: the store "
-                        f"holds {n_runs} run{'s' if n_runs != 1 else ''} of {app} but no "
+                        f"holds {counted(n_runs, 'run')} of {app} but no "
                         "trained predictor of its own; run 'perfpredict train' to learn "
                         "from them")
             self._unseen_notes[app] = note if n_runs else None
@@ -412,6 +411,24 @@ class LoadedPredictor:
         return np.asarray(scales, dtype=float), [
             Group(match, np.asarray(indices, dtype=np.int64))
             for match, indices in by_series.values()]
+
+
+def _store_changed_note(app: str, trained_epoch_s: float, n_new: int, n_gone: int) -> str:
+    """What an estimate of ``app`` says when the store's runs of it changed since its
+    predictor read them at ``trained_epoch_s``: ``n_new`` ingested since, ``n_gone`` it
+    learned from deleted since (``runs delete``)."""
+    trained = utc_text(trained_epoch_s)
+    new = (f"the store holds {counted(n_new, 'run')} of {app} ingested since this predictor "
+           f"was trained ({trained}), which it has not learned from")
+    if not n_gone:
+        return f"{new}; run 'perfpredict train' to use them"
+    retrain = "run 'perfpredict train' to answer from the runs it holds"
+    if not n_new:
+        return (f"the store no longer holds {counted(n_gone, 'run')} of {app} that this "
+                f"predictor learned from: they were deleted since it was trained "
+                f"({trained}); {retrain}")
+    return (f"{new}, and no longer holds {counted(n_gone, 'run')} that it learned from, "
+            f"deleted since; {retrain}")
 
 
 def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContext,

@@ -16,11 +16,17 @@ would take the log's I/O with it, so such batches are deleted together or not at
 A job that two files held was stored once, from the first; deleting that file's batch
 leaves the other file's record of it unstored, which ``ingest --reread`` of that file
 stores (:attr:`BatchesDeleted.rereads`).
+
+The store keeps a record of each deleted batch (:func:`list_deleted_batches`): a shared
+store's users can see what left it, when and by whom, and an estimate can say that its
+predictor learned from runs the store no longer holds.
 """
 
 from __future__ import annotations
 
+import getpass
 import math
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import PurePath
@@ -34,7 +40,15 @@ from perfpredict.ingest.records import DARSHAN_DETAILS
 from perfpredict.store import Store
 from perfpredict.store.handle import takes_store
 from perfpredict.store.io_first import DARSHAN_FORMAT, logs_of
-from perfpredict.store.schema import artifacts, ingest_batches, rejects, runs, systems
+from perfpredict.store.schema import (
+    artifacts,
+    batch_deletion_apps,
+    batch_deletions,
+    ingest_batches,
+    rejects,
+    runs,
+    systems,
+)
 from perfpredict.utc import iso_utc
 
 #: Columns of ``runs batches``: which file, when and how it was read, and what of it the
@@ -42,6 +56,10 @@ from perfpredict.utc import iso_utc
 #: a later file may have taken a job over).
 BATCH_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "system",
                  "records"]
+#: Columns of ``runs batches --deleted``: which file, what it held when it was deleted,
+#: when it was ingested and deleted, and by whom.
+DELETED_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "deleted",
+                   "deleted_by", "system"]
 
 
 @dataclass(frozen=True)
@@ -101,6 +119,7 @@ def delete_batches(store: Store, batch_ids: Iterable[int], *,
             artifacts.c.created_epoch_s >= first_ingested_s)).scalar()
         named_only_here = _systems_named_only_by(conn, wanted)
         if not dry_run:
+            _record_deletions(conn, listed)
             conn.execute(runs.delete().where(runs.c.batch_id.in_(wanted)))
             conn.execute(rejects.delete().where(rejects.c.batch_id.in_(wanted)))
             conn.execute(ingest_batches.delete().where(ingest_batches.c.id.in_(wanted)))
@@ -108,6 +127,19 @@ def delete_batches(store: Store, batch_ids: Iterable[int], *,
     return BatchesDeleted([_listed(row) for row in listed], n_runs, n_rejects, dry_run,
                           named_only_here, rereads,
                           None if trained_s is None else float(trained_s))
+
+
+@takes_store
+def list_deleted_batches(store: Store) -> list[dict[str, Any]]:
+    """Every ingest batch deleted from the store, in the order deleted
+    (:data:`DELETED_COLUMNS`; times in ISO 8601 UTC)."""
+    with store.engine.connect() as conn:
+        return [{"batch": row.batch_id, "file": row.path, "format": row.format,
+                 "runs": row.n_runs, "rejects": row.n_rejects,
+                 "ingested": iso_utc(math.floor(row.ingested_epoch_s)),
+                 "deleted": iso_utc(math.floor(row.deleted_epoch_s)),
+                 "deleted_by": row.deleted_by, "system": row.system}
+                for row in conn.execute(select(batch_deletions).order_by(batch_deletions.c.id))]
 
 
 def require_batches(store: Store, batch_ids: Sequence[int]) -> None:
@@ -140,7 +172,7 @@ def _systems_named_only_by(conn: Connection, batch_ids: Sequence[int]) -> list[s
 def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
                 ) -> list[dict[str, Any]]:
     """The batches (``batch_ids``, or all) as :data:`BATCH_COLUMNS`, each with its
-    ``ingested_epoch_s`` too; their runs and rejects counted as stored now."""
+    ``ingested_epoch_s`` and ``sha256`` too; their runs and rejects counted as stored now."""
     def per_batch(table: Any) -> Any:
         counted = select(table.c.batch_id, func.count().label("n")).group_by(table.c.batch_id)
         if batch_ids is not None:  # only those counted (runs by their batch index)
@@ -158,8 +190,40 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
     return [{"batch": row.id, "file": row.path, "format": row.format,
              "runs": row.n_runs or 0, "rejects": row.n_rejects_now or 0,
              "ingested": iso_utc(math.floor(row.started_epoch_s)), "system": row.system,
-             "records": row.n_records, "ingested_epoch_s": row.started_epoch_s}
+             "records": row.n_records, "ingested_epoch_s": row.started_epoch_s,
+             "sha256": row.sha256}
             for row in conn.execute(query)]
+
+
+def _record_deletions(conn: Connection, listed: list[dict[str, Any]]) -> None:
+    """Keep a record of each batch about to be deleted (``batch_deletions``), with the
+    runs of each application it holds (``batch_deletion_apps``)."""
+    batch_ids = [row["batch"] for row in listed]
+    apps: dict[int, list[dict[str, Any]]] = {}
+    for batch_id, app, n_runs in conn.execute(
+            select(runs.c.batch_id, runs.c.app, func.count())
+            .where(runs.c.batch_id.in_(batch_ids)).group_by(runs.c.batch_id, runs.c.app)):
+        apps.setdefault(batch_id, []).append({"app": app, "n_runs": n_runs})
+    deleted_s, deleted_by = time.time(), _login()
+    for row in listed:
+        deletion_id = conn.execute(batch_deletions.insert().values(
+            batch_id=row["batch"], path=row["file"], sha256=row["sha256"],
+            format=row["format"], system=row["system"],
+            ingested_epoch_s=row["ingested_epoch_s"], deleted_epoch_s=deleted_s,
+            deleted_by=deleted_by, n_runs=row["runs"], n_rejects=row["rejects"],
+        ).returning(batch_deletions.c.id)).scalar_one()
+        if apps.get(row["batch"]):
+            conn.execute(batch_deletion_apps.insert(), [
+                {"deletion_id": deletion_id, **of_app} for of_app in apps[row["batch"]]])
+
+
+def _login() -> str | None:
+    """The operating system's name for the user deleting, where it has one (a container
+    run under a numeric id without a passwd entry has none)."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return None
 
 
 def _listed(row: dict[str, Any]) -> dict[str, Any]:

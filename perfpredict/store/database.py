@@ -300,16 +300,39 @@ def _migrate(engine: Engine, *, upgrade: bool) -> None:
     from perfpredict.store import migrations
 
     with engine.connect() as conn:
-        if conn.dialect.name == "sqlite":
+        sqlite = conn.dialect.name == "sqlite"
+        if sqlite:
+            # SQLite's own way to rebuild a table others' foreign keys name (0008): the
+            # checks off outside the transaction, every key checked before it commits.
+            conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
             # Take the write lock now (waiting the busy timeout), not at the first DDL.
             conn.exec_driver_sql("BEGIN IMMEDIATE")
         elif conn.dialect.name == "postgresql":
             conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('perfpredict-migrate'))"))
-        revision = stored_revision(conn)
-        # Only forwards: a newer or foreign store is left alone for the gate to refuse.
-        if revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1]):
-            migrations.upgrade(conn)
-        conn.commit()
+        try:
+            revision = stored_revision(conn)
+            # Only forwards: a newer or foreign store is left alone for the gate to refuse.
+            if revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1]):
+                migrations.upgrade(conn)
+                if sqlite:
+                    _refuse_dangling_keys(conn, str(engine.url))
+            conn.commit()
+        finally:
+            if sqlite:
+                conn.rollback()
+                conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+
+
+def _refuse_dangling_keys(conn: Connection, url: str) -> None:
+    """Refuse to commit a SQLite migration, run with the foreign key checks off, that
+    leaves a row naming one its store does not hold."""
+    dangling = conn.exec_driver_sql("PRAGMA foreign_key_check").first()
+    if dangling:
+        table, row_id, parent, _ = dangling
+        raise PerfPredictError(
+            f"cannot upgrade the store at {url}: row {row_id} of its table {table} names a "
+            f"row of {parent} that it does not hold; nothing was changed. Restore the store "
+            "from its backup, or delete that row, then upgrade again")
 
 
 def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bool = True,

@@ -72,3 +72,14 @@ def runs_by_batch_checksum(db_url: str, app: str,
                           "runs r WHERE r.batch_id = b.id AND b.started_epoch_s > ? AND "
                           "r.app = ? GROUP BY b.sha256", ingested_after_epoch_s, app)
     return {str(sha256): int(n) for sha256, n in rows or ()}
+
+
+def runs_deleted_since(db_url: str, app: str, trained_epoch_s: float) -> int:
+    """How many runs of ``app`` (exactly so named) that were in the store when a
+    predictor read it at ``trained_epoch_s`` have been deleted since (``runs delete``):
+    runs it learned from and answers with, which the store no longer holds."""
+    rows = query_rows(db_url, "SELECT COALESCE(SUM(a.n_runs), 0) FROM batch_deletions d "
+                      "JOIN batch_deletion_apps a ON a.deletion_id = d.id WHERE a.app = ? "
+                      "AND d.ingested_epoch_s <= ? AND d.deleted_epoch_s > ?",
+                      app, trained_epoch_s, trained_epoch_s)
+    return int(rows[0][0]) if rows else 0

@@ -62,6 +62,39 @@ ingest_batches = Table(
     Column("n_duplicates", Integer, nullable=False, default=0),
     Column("n_rejected", Integer, nullable=False, default=0),
     Index("ix_ingest_batches_sha_format", "sha256", "format", unique=True),
+    # SQLite gives a new row the largest id plus one, the id of a deleted newest batch
+    # again: a script deleting a batch id it noted earlier would delete another file
+    sqlite_autoincrement=True,
+)
+
+#: One row per ingest batch deleted (``runs delete``): what file it was, when it was
+#: ingested and deleted and by whom, so that a shared store keeps a record of what left
+#: it, and an estimate can tell that its predictor learned from runs no longer stored.
+batch_deletions = Table(
+    "batch_deletions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("batch_id", Integer, nullable=False),
+    Column("path", Text, nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("format", String(40), nullable=False),
+    Column("system", String(200)),
+    Column("ingested_epoch_s", Float, nullable=False),
+    Column("deleted_epoch_s", Float, nullable=False),
+    # the login that deleted it, where the operating system names one
+    Column("deleted_by", String(200)),
+    Column("n_runs", Integer, nullable=False),
+    Column("n_rejects", Integer, nullable=False),
+    Index("ix_batch_deletions_deleted", "deleted_epoch_s"),
+)
+
+#: How many runs of each application a deleted batch took with it.
+batch_deletion_apps = Table(
+    "batch_deletion_apps",
+    metadata,
+    Column("deletion_id", Integer, ForeignKey("batch_deletions.id"), primary_key=True),
+    Column("app", String(300), primary_key=True),
+    Column("n_runs", Integer, nullable=False),
 )
 
 runs = Table(

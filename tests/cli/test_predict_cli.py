@@ -708,6 +708,32 @@ def test_an_estimate_names_the_runs_ingested_since_training(cli, timed_runs_csv,
     assert unseen(cli(*query)) == []
 
 
+def test_an_estimate_names_the_runs_it_learned_from_that_were_deleted(cli, timed_runs_csv, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A file deleted after 'train' ('runs delete') left the estimate answering from its
+    runs without a word of it; it says so now, and with runs ingested since, both."""
+    later = tmp_path / "later.csv"
+    later.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
+                     "runtime_s\nsolver0,Perlmutter-CPU,large,32,128,1,150\n")
+    assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0
+    assert cli("ingest", "csv", str(later)).exit_code == 0
+    assert cli("train", "--no-borrow-bundled").exit_code == 0
+    query = ("estimate", "--app", "solver0", "--nodes", "32", "--format", "json")
+    changed = functools.partial(_notes_saying, "; run 'perfpredict train' to ")
+    assert changed(cli(*query)) == []
+    assert cli("runs", "delete", "--batch", "2", "--yes").exit_code == 0
+    (note,) = changed(cli(*query))
+    assert note.startswith("the store no longer holds 1 run of solver0 that this predictor "
+                           "learned from: they were deleted since it was trained (")
+    assert note.endswith("; run 'perfpredict train' to answer from the runs it holds")
+    assert cli("ingest", "csv", str(later)).exit_code == 0
+    (note,) = changed(cli(*query))
+    assert "holds 1 run of solver0 ingested since" in note
+    assert "and no longer holds 1 run that it learned from, deleted since;" in note
+    assert changed(cli("estimate", "--app", "solver1", "--nodes", "32", "--format", "json")) == []
+    assert cli("train", "--no-borrow-bundled").exit_code == 0
+    assert changed(cli(*query)) == []
+
+
 def test_the_shipped_predictor_says_it_answers_for_a_store_untrained(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A store holding runs of an application the shipped predictor also knows, never
     trained, was answered from the shipped series as if from the store's own; it says

@@ -3,6 +3,7 @@ backends, against real scheduler and Darshan logs where the files share jobs."""
 
 from __future__ import annotations
 
+import getpass
 import json
 from pathlib import Path
 
@@ -14,7 +15,13 @@ from perfpredict.catalog.store_sync import get_system
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest import IngestOptions, ingest_file
 from perfpredict.store import Store
-from perfpredict.store.batches import BATCH_COLUMNS, delete_batches, list_batches
+from perfpredict.store.batches import (
+    BATCH_COLUMNS,
+    DELETED_COLUMNS,
+    delete_batches,
+    list_batches,
+    list_deleted_batches,
+)
 from perfpredict.store.queries import export_runs, iter_runs, run_stats
 from tests.conftest import shared_path
 
@@ -122,6 +129,30 @@ def test_a_dry_run_and_a_refused_delete_change_nothing(store, tmp_path: Path) ->
         delete_batches(reader, [1])
     assert exported(store) == before
     assert [r["batch"] for r in list_batches(store)] == [1]
+    assert list_deleted_batches(store) == []
+
+
+def test_a_deleted_file_is_recorded_and_its_id_never_given_again(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """SQLite gave the next file the id of a deleted newest batch: a script deleting
+    ``--batch 2 --yes`` by an id it noted earlier would have deleted another file. The
+    store also keeps what left it, and when and by whom."""
+    options = IngestOptions(system="perlmutter")
+    ingest_file(store, "sacct", sacct_file(tmp_path / "feb.psv", 1, 2), options)
+    wrong = sacct_file(tmp_path / "march.psv", 3, 4, 5)
+    ingest_file(store, "sacct", wrong, options)
+    (listed,) = [row for row in list_batches(store) if row["batch"] == 2]
+    delete_batches(store, [2])
+
+    (record,) = list_deleted_batches(store)
+    assert list(record) == DELETED_COLUMNS
+    assert {k: record[k] for k in ("batch", "file", "format", "runs", "rejects", "system")} == {
+        "batch": 2, "file": str(wrong.resolve()), "format": "sacct", "runs": 3, "rejects": 0,
+        "system": "perlmutter"}
+    assert record["ingested"] == listed["ingested"] and record["deleted"] >= record["ingested"]
+    assert record["deleted_by"] == getpass.getuser()
+
+    ingest_file(store, "sacct", sacct_file(tmp_path / "april.psv", 6), options)
+    assert [row["batch"] for row in list_batches(store)] == [1, 3]
 
 
 def test_a_job_two_files_held_is_stored_again_from_the_other(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -208,6 +239,8 @@ def test_the_cli_lists_shows_asks_and_deletes(cli, tmp_path: Path) -> None:  # t
     gone = cli("runs", "delete", "--batch", "2", input="y\n")
     assert gone.exit_code == 0, gone.output
     assert "deleted batch 2: " in gone.stdout and "the file can be ingested again" in gone.stdout
+    (record,) = json.loads(cli("runs", "batches", "--deleted", "--format", "json").stdout)
+    assert (record["batch"], record["file"], record["runs"]) == (2, str(wrong.resolve()), 3)
     assert {r["job_id"] for r in json.loads(cli("runs", "export", "--format", "json").stdout)
             } == {"1", "2"}
 
@@ -229,3 +262,82 @@ def test_a_delete_names_a_few_of_many_systems(cli, tmp_path: Path) -> None:  # t
     assert gone.exit_code == 0, gone.output
     assert ("gone from the catalog too, as only these runs named them: machine00, machine01, "
             "machine02, machine03, machine04 and 5 more (10 in all)\n") in gone.stdout
+
+
+def test_the_upgrade_keeps_the_batches_and_gives_no_id_twice(db_url: str, tmp_path: Path) -> None:
+    """A store at 0007 holding batches 1 and 2 (3, the newest, deleted): upgraded, it
+    holds its batches and runs as they were and still checks the runs' batches, and a
+    batch deleted from then on is never given to another file. (SQLite kept no record
+    of the ids deleted before the upgrade, so its next file may be 3 again.)"""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.exc import IntegrityError
+
+    from perfpredict.store import migrations, open_store
+
+    engine = create_engine(db_url)
+    try:
+        migrations.upgrade(engine, "0007_runs_of_batch")
+        with engine.begin() as conn:
+            for batch_id in (1, 2, 3):
+                conn.execute(text(
+                    "INSERT INTO ingest_batches (path, sha256, format, started_epoch_s, "
+                    "n_records, n_stored, n_duplicates, n_rejected) VALUES "
+                    "(:path, :sha, 'csv', 1.0, 1, 1, 0, 0)"),
+                    {"path": f"/runs/{batch_id}.csv", "sha": str(batch_id) * 64})
+                conn.execute(text(
+                    "INSERT INTO runs (natural_key, batch_id, app, system, nodes, runtime_s, "
+                    "censored) VALUES (:key, (SELECT id FROM ingest_batches WHERE sha256 = "
+                    ":sha), 'solver', 'perlmutter', 1, 60.0, FALSE)"),
+                    {"key": f"run{batch_id}", "sha": str(batch_id) * 64})
+            conn.execute(text("DELETE FROM runs WHERE natural_key = 'run3'"))
+            conn.execute(text("DELETE FROM ingest_batches WHERE sha256 = :sha"), {"sha": "3" * 64})
+    finally:
+        engine.dispose()
+    store = open_store(db_url, upgrade=True)
+    try:
+        assert [(r["batch"], r["file"], r["runs"]) for r in list_batches(store)] == [
+            (1, "/runs/1.csv", 1), (2, "/runs/2.csv", 1)]
+        with pytest.raises(IntegrityError), store.engine.begin() as conn:
+            conn.execute(text("INSERT INTO runs (natural_key, batch_id, app, system, censored) "
+                              "VALUES ('orphan', 99, 'solver', 'perlmutter', FALSE)"))
+        ingest_file(store, "sacct", sacct_file(tmp_path / "feb.psv", 1),
+                    IngestOptions(system="perlmutter"))
+        newest = list_batches(store)[-1]["batch"]
+        delete_batches(store, [newest])
+        ingest_file(store, "sacct", sacct_file(tmp_path / "march.psv", 2),
+                    IngestOptions(system="perlmutter"))
+        assert list_batches(store)[-1]["batch"] == newest + 1
+    finally:
+        store.dispose()
+
+
+def test_an_upgrade_that_would_leave_a_run_without_its_batch_changes_nothing(sqlite_url: str) -> None:
+    """SQLite's checks of the runs' batches are off while 0008 rebuilds the table they
+    name, and every key is checked before the upgrade commits: a store holding a run of
+    a batch it lacks (written past the checks) is refused, naming the row, and left at
+    its revision."""
+    import sqlite3
+
+    from sqlalchemy import create_engine
+
+    from perfpredict.errors import PerfPredictError
+    from perfpredict.store import migrations, open_store
+    from perfpredict.store.database import stored_revision
+
+    engine = create_engine(sqlite_url)
+    try:
+        migrations.upgrade(engine, "0007_runs_of_batch")
+    finally:
+        engine.dispose()
+    path = sqlite_url.split(":///", 1)[1]
+    with sqlite3.connect(path) as conn:  # foreign keys are off unless turned on
+        conn.execute("INSERT INTO runs (natural_key, batch_id, app, system, censored) "
+                     "VALUES ('orphan', 9, 'solver', 'perlmutter', 0)")
+    with pytest.raises(PerfPredictError, match="row 1 of its table runs names a row of "
+                       "ingest_batches that it does not hold; nothing was changed"):
+        open_store(sqlite_url, upgrade=True)
+    engine = create_engine(sqlite_url)
+    try:
+        assert stored_revision(engine) == "0007_runs_of_batch"
+    finally:
+        engine.dispose()
