@@ -301,15 +301,16 @@ def _migrate(engine: Engine, *, upgrade: bool) -> None:
 
     with engine.connect() as conn:
         sqlite = conn.dialect.name == "sqlite"
-        if sqlite:
-            # SQLite's own way to rebuild a table others' foreign keys name (0008): the
-            # checks off outside the transaction, every key checked before it commits.
-            conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
-            # Take the write lock now (waiting the busy timeout), not at the first DDL.
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
-        elif conn.dialect.name == "postgresql":
-            conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('perfpredict-migrate'))"))
         try:
+            if sqlite:
+                # SQLite's own way to rebuild a table others' foreign keys name (0008):
+                # the checks off outside the transaction, every key checked before it
+                # commits, and the connection closed after, not pooled with them off.
+                conn.exec_driver_sql("PRAGMA foreign_keys=OFF")
+                # Take the write lock now (waiting the busy timeout), not at the first DDL.
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
+            elif conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('perfpredict-migrate'))"))
             revision = stored_revision(conn)
             # Only forwards: a newer or foreign store is left alone for the gate to refuse.
             if revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1]):
@@ -319,8 +320,7 @@ def _migrate(engine: Engine, *, upgrade: bool) -> None:
             conn.commit()
         finally:
             if sqlite:
-                conn.rollback()
-                conn.exec_driver_sql("PRAGMA foreign_keys=ON")
+                conn.invalidate()
 
 
 def _refuse_dangling_keys(conn: Connection, url: str) -> None:
