@@ -10,56 +10,83 @@ from typing import TYPE_CHECKING
 from perfpredict.estimate.lookup import FieldName, option_name
 
 if TYPE_CHECKING:
+    from perfpredict.catalog.entries import SystemSpec
     from perfpredict.estimate.lookup import Query
     from perfpredict.laws.roofline import Roofline
     from perfpredict.model.series import Series
     from perfpredict.overhead.features import SeriesContext
 
 
-def fitted_roofline(series: Series, ctx: SeriesContext, io_bytes: float | None,
-                    field_name: FieldName = option_name) -> tuple[Roofline | None, list[str]]:
-    """The roofline law fitted to the series for a query's I/O volume ``io_bytes``, with
-    the file-system numbers from the system catalog, and what the estimate should say of
-    it (why there is none, which of its terms fell back); None and no notes where the
-    query gives no I/O volume or the series has too few scales to fit one. The notes are
-    the estimate's, one query or a batch row
-    (:func:`perfpredict.estimate.estimates.estimate_notes`), naming the volume as the
-    query names its fields (``field_name``: ``--io-bytes``, or a batch's
-    ``column 'io_bytes'``), the law its breakdown's (:func:`roofline_breakdown`)."""
+def roofline_for(series: Series, ctx: SeriesContext,
+                 io_bytes: float | None) -> Roofline | None:
+    """The roofline law of the series for a query's I/O volume ``io_bytes``, with the
+    file-system numbers from the system catalog, not yet fitted; None where the query
+    gives no I/O volume or the catalog cannot turn it into time
+    (:func:`roofline_notes` says why)."""
     if not io_bytes:
-        return None, []
+        return None
+    spec, _ = _roofline_machine(series, ctx, "the I/O volume")
+    if spec is None:
+        return None
     from perfpredict.laws.roofline import Roofline  # imported by the queries it serves
 
+    return Roofline(io_bytes, spec.fs_bw_bytes_per_s, spec.net_injection_bw_bytes_per_s,
+                    spec.net_latency_s)
+
+
+def roofline_notes(series: Series, ctx: SeriesContext, gives_io_bytes: bool,
+                   field_name: FieldName = option_name) -> list[str]:
+    """What an estimate whose query ``gives_io_bytes`` says of its roofline law
+    (:func:`roofline_for`): why there is none, or which of its terms fall back. They
+    depend on whether the query gives an I/O volume, not on how much, and need no fit:
+    a batch of queries each with its own volume fitted one law per query for its notes
+    alone. The notes are the estimate's, one query or a batch row
+    (:func:`perfpredict.estimate.estimates.estimate_notes`), naming the volume as the
+    query names its fields (``field_name``: ``--io-bytes``, or a batch's
+    ``column 'io_bytes'``)."""
+    if not gives_io_bytes:
+        return []
+    spec, why_not = _roofline_machine(series, ctx, field_name("io_bytes"))
+    if spec is None:
+        return [why_not] if why_not else []
+    from perfpredict.laws.roofline import Roofline
+
+    fallbacks = Roofline.fallbacks_for(True, spec.fs_bw_bytes_per_s)
+    return ([f"roofline: {reason}" for reason in fallbacks]
+            or [f"I/O time from {spec.name}'s file-system bandwidth in the catalog"])
+
+
+def _roofline_machine(series: Series, ctx: SeriesContext,
+                      given_as: str) -> tuple[SystemSpec | None, str]:
+    """The catalog entry whose numbers turn the series' I/O volume (``given_as``) into
+    time, or None and why not ("" where there is nothing to say: too few scales to fit
+    the law)."""
+    from perfpredict.laws.roofline import Roofline
+
     if ctx.scales.size < Roofline.min_scales:
-        return None, []
-    given_as = field_name("io_bytes")
+        return None, ""
     if series.scale_unit != "nodes":
-        return None, [f"the series is measured in ranks, not nodes, so {given_as} could not "
-                      "be turned into I/O time (per-node bandwidth needs node counts)"]
+        return None, (f"the series is measured in ranks, not nodes, so {given_as} could not "
+                      "be turned into I/O time (per-node bandwidth needs node counts)")
     from perfpredict.catalog import bundled_system
 
     spec = bundled_system(series.key.system)
     if spec is None:
-        return None, [f"{series.key.system} is not in the shipped catalog, so {given_as} "
-                      "could not be turned into I/O time"]
-    roofline = Roofline(io_bytes, spec.fs_bw_bytes_per_s,
-                        spec.net_injection_bw_bytes_per_s, spec.net_latency_s)
-    roofline.fit(ctx.scales, ctx.medians_s)
-    notes = [f"roofline: {reason}" for reason in roofline.fallbacks_]
-    if not roofline.fallbacks_:
-        notes.append(f"I/O time from {spec.name}'s file-system bandwidth in the catalog")
-    return roofline, notes
+        return None, (f"{series.key.system} is not in the shipped catalog, so {given_as} "
+                      "could not be turned into I/O time")
+    return spec, ""
 
 
 def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
                        runtime_s: float) -> dict[str, float]:
     """Compute / communication / I/O split from the roofline law when the query gives its
-    I/O volume (:func:`fitted_roofline`); empty otherwise.
+    I/O volume (:func:`roofline_for`); empty otherwise.
 
     The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    roofline, _ = fitted_roofline(series, ctx, query.io_bytes)
+    roofline = roofline_for(series, ctx, query.io_bytes)
     if roofline is None:
         return {}
+    roofline.fit(ctx.scales, ctx.medians_s)
     parts = roofline.breakdown_s(scale)
     total = sum(parts.values())
     return {k: v * runtime_s / total for k, v in parts.items()} if total > 0 else {}

@@ -21,9 +21,9 @@ from perfpredict.config import redact_url
 from perfpredict.counts import counted, python_number
 from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
-    fitted_roofline,
     law_breakdown,
     roofline_breakdown,
+    roofline_notes,
 )
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
@@ -62,8 +62,10 @@ COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2"
 NOTE_COLUMNS = ("scale", "extrapolation_log2", "beyond_measured_range",
                 "below_measured_range", "peer_series", "beyond_calibration",
                 "at_widest_error", "noise_floor")
-#: ... and with its query's node count and I/O volume, all they read of an estimate.
-NOTE_READS = (*NOTE_COLUMNS, "nodes", "io_bytes")
+#: ... and with its query's node count and whether it gives an I/O volume (1) or not (0),
+#: all they read of an estimate (the roofline's notes do not depend on how much:
+#: :func:`roofline_notes`).
+NOTE_READS = (*NOTE_COLUMNS, "nodes", "gives_io_bytes")
 _TEXT_COLUMNS = ("law", "series", "notes")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
                  "noise_floor", "at_widest_error")
@@ -324,12 +326,12 @@ class LoadedPredictor:
         from operator import attrgetter
 
         notes = np.empty(len(queries), dtype=object)
-        # an I/O volume of None and of 0 are alike: no I/O term (fitted_roofline)
+        # an I/O volume of None and of 0 are alike: no I/O term (roofline_for)
         io_bytes = np.array(list(map(attrgetter("io_bytes"), queries)), dtype=float)
         read = np.column_stack(
             [columns[name].astype(float) for name in NOTE_COLUMNS]
             + [np.fromiter(map(attrgetter("nodes"), queries), float, len(queries)),
-               np.nan_to_num(io_bytes, nan=0.0)])
+               (np.nan_to_num(io_bytes, nan=0.0) != 0).astype(float)])
         sizes: dict[str, int | None] = {}
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
@@ -539,7 +541,7 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
         notes.append("one run per measured scale says nothing about run-to-run noise: the "
                      "interval is widened to the noise of trained series with repeats (of "
                      f"{series.key.app}'s own where three or more have them)")
-    notes.extend(fitted_roofline(series, ctx, row["io_bytes"], about.field_name)[1])
+    notes.extend(roofline_notes(series, ctx, bool(row["gives_io_bytes"]), about.field_name))
     if about.unseen_runs is not None:
         notes.append(about.unseen_runs)
     # no run measured a scale the machine does not have: only beyond them can it

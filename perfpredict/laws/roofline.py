@@ -7,7 +7,7 @@ The I/O term is not fitted: it is the time the file system needs for the series'
 at p nodes, from the catalog's file-system bandwidth and per-node injection bandwidth.
 The remaining terms are fitted to what the I/O term leaves, weighing relative error. A
 term whose machine number is unknown is not guessed: it falls back to the fitted terms,
-and :attr:`fallbacks_` says which and why, so an estimate can tell the user.
+and :attr:`fallbacks` says which and why, so an estimate can tell the user.
 """
 
 from __future__ import annotations
@@ -48,14 +48,25 @@ class Roofline(ScalingLaw):
             bandwidth = np.minimum(bandwidth, p * self.node_bw_bytes_per_s)
         return self.io_bytes / bandwidth
 
+    @property
+    def fallbacks(self) -> list[str]:
+        """The terms that fall back to the fitted ones, and why (:meth:`fallbacks_for`)."""
+        return self.fallbacks_for(bool(self.io_bytes), self.fs_bw_bytes_per_s)
+
+    @staticmethod
+    def fallbacks_for(gives_io_bytes: bool, fs_bw_bytes_per_s: float | None) -> list[str]:
+        """The terms that fall back to the fitted ones, and why: known from whether the
+        workload's I/O volume and the file system's bandwidth are, not from their values
+        or a fit, so an estimate says them without fitting the law."""
+        if not gives_io_bytes:
+            return ["no I/O volume for this series: any I/O time is inside the fitted "
+                    "serial and compute terms"]
+        if not fs_bw_bytes_per_s:
+            return ["the catalog has no file-system bandwidth for this system: I/O time is "
+                    "inside the fitted terms"]
+        return []
+
     def _fit(self, p: FloatArray, t: FloatArray) -> None:
-        self.fallbacks_: list[str] = []
-        if not self.io_bytes:
-            self.fallbacks_.append("no I/O volume for this series: any I/O time is inside "
-                                   "the fitted serial and compute terms")
-        elif not self.fs_bw_bytes_per_s:
-            self.fallbacks_.append("the catalog has no file-system bandwidth for this "
-                                   "system: I/O time is inside the fitted terms")
         io = self.io_s(p)
         # What I/O leaves for the other terms, never below a tenth of the runtime so
         # that an I/O bound larger than the measurement cannot produce negative work.

@@ -21,7 +21,7 @@ def test_io_term_comes_from_the_catalog_and_the_rest_is_fitted() -> None:
     law = Roofline(IO_BYTES, FS_BW, NODE_BW, net_latency_s=2e-6)
     t = synthetic(law)
     law.fit(P, t)
-    assert law.fallbacks_ == []
+    assert law.fallbacks == []
     # at 4 nodes the nodes' injection bandwidth binds, at 64 the file system does
     assert law.io_s(np.array([4.0]))[0] == pytest.approx(IO_BYTES / (4 * NODE_BW))
     assert law.io_s(np.array([64.0]))[0] == pytest.approx(IO_BYTES / FS_BW)
@@ -35,8 +35,8 @@ def test_io_term_comes_from_the_catalog_and_the_rest_is_fitted() -> None:
 def test_unknown_machine_numbers_fall_back_to_fitted_terms_and_say_so() -> None:
     law = Roofline(IO_BYTES, fs_bw_bytes_per_s=None).fit(P, 10 + 100 / P)
     assert law.io_s(P).sum() == 0
-    assert "no file-system bandwidth" in law.fallbacks_[0]
-    assert "no I/O volume" in Roofline().fit(P, 10 + 100 / P).fallbacks_[0]
+    assert "no file-system bandwidth" in law.fallbacks[0]
+    assert "no I/O volume" in Roofline().fit(P, 10 + 100 / P).fallbacks[0]
 
 
 @settings(max_examples=200, deadline=None)
