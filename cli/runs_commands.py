@@ -135,9 +135,12 @@ REREADS_SHOWN = 3
 @runs_app.command("delete")
 def delete(
     ctx: typer.Context,
-    batch: Annotated[list[int], typer.Option(
+    batch: Annotated[list[int] | None, typer.Option(
         "--batch", min=1, metavar="ID", help="An ingest batch to delete (its id in "
-        "'perfpredict runs batches'); repeat for several.")],
+        "'perfpredict runs batches'); repeat for several.")] = None,
+    file: Annotated[list[Path] | None, typer.Option(
+        "--file", metavar="PATH", help="Delete the batches that ingested this file, found "
+        "by its content as ingest knows it (not by its name); repeat for several.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
 ) -> None:
     """Remove the runs and rejects an ingested file stored, and its record, so that it
@@ -146,10 +149,14 @@ def delete(
     from perfpredict.store.batches import delete_batches
 
     store = ctx.obj.open_store(write=True)
+    batches, files = batch or [], file or []
     if not yes:
-        _print_deleted(delete_batches(store, batch, dry_run=True))
+        shown = delete_batches(store, batches, files=files, dry_run=True)
+        _print_deleted(shown)
         typer.confirm("Delete them?", abort=True)
-    _print_deleted(delete_batches(store, batch))
+        # what was shown, even if a file changed meanwhile
+        batches, files = [row["batch"] for row in shown.batches], []
+    _print_deleted(delete_batches(store, batches, files=files))
 
 
 def _print_deleted(deleted: BatchesDeleted) -> None:

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import getpass
 import math
+import os
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from typing import Any
 
 from sqlalchemy import Text, cast, func, select
@@ -93,21 +94,27 @@ def list_batches(store: Store) -> list[dict[str, Any]]:
 
 
 @takes_store
-def delete_batches(store: Store, batch_ids: Iterable[int], *,
+def delete_batches(store: Store, batch_ids: Iterable[int] = (), *,
+                   files: Iterable[str | os.PathLike[str]] = (),
                    dry_run: bool = False) -> BatchesDeleted:
-    """Remove the runs and rejects the ingest batches ``batch_ids`` stored, and their
-    records, in one transaction; with ``dry_run``, only say what would go. A batch the
-    store does not hold is a :class:`NotFoundError`; batches that share a job's Darshan
-    I/O with one not named, a :class:`BadInputError` naming them all, before anything
-    is removed."""
-    wanted = sorted(set(batch_ids))
-    if not wanted:
-        raise BadInputError("name the ingest batch to delete (--batch ID); "
-                            "'perfpredict runs batches' lists them")
+    """Remove the runs and rejects the ingest batches ``batch_ids`` stored, and those of
+    the batches that ingested ``files`` (:func:`batches_of_file`), and their records, in
+    one transaction; with ``dry_run``, only say what would go. A batch the store does
+    not hold is a :class:`NotFoundError`, as is a file it never ingested; batches that
+    share a job's Darshan I/O with one not named, a :class:`BadInputError` naming them
+    all, before anything is removed."""
+    checksums = {_file_checksum(path): path for path in files}
+    batch_ids = list(batch_ids)
+    if not batch_ids and not checksums:
+        raise BadInputError("name the ingest batch to delete (--batch ID, or --file PATH "
+                            "for the file it was ingested from); 'perfpredict runs batches' "
+                            "lists them")
     if store.read_only and not dry_run:
         raise BadInputError(f"the store at {store.safe_url} is read-only for you; deleting "
                             "from it needs a role or file permissions that may write it")
     with store.engine.begin() as conn:
+        wanted = sorted({*batch_ids, *(batch for sha256, path in checksums.items()
+                                       for batch in _batches_of(conn, sha256, path))})
         listed = _batch_rows(conn, wanted)
         _refuse_missing(wanted, [row["batch"] for row in listed])
         _refuse_split_io(conn, set(wanted))
@@ -140,6 +147,39 @@ def list_deleted_batches(store: Store) -> list[dict[str, Any]]:
                  "deleted": iso_utc(math.floor(row.deleted_epoch_s)),
                  "deleted_by": row.deleted_by, "system": row.system}
                 for row in conn.execute(select(batch_deletions).order_by(batch_deletions.c.id))]
+
+
+def _file_checksum(path: str | os.PathLike[str]) -> str:
+    """The checksum ingest identifies the file at ``path`` by, or a :class:`BadInputError`
+    where there is no file to read."""
+    from perfpredict.ingest._text.lines import file_sha256
+
+    try:
+        return file_sha256(Path(path))
+    except OSError as exc:
+        raise BadInputError(f"{path}: cannot read it ({exc.strerror or exc}); name a file "
+                            "that was ingested, or its batch (--batch ID) from 'perfpredict "
+                            "runs batches'") from exc
+
+
+def _batches_of(conn: Connection, sha256: str, path: str | os.PathLike[str]) -> list[int]:
+    """The batches that ingested the file ``path`` whose checksum is ``sha256``: ingest
+    knows a file by its content (in any format it was read as), so the same file under
+    another name is found, and an edited one is not, which is a :class:`NotFoundError`
+    naming the batches ingested from that path before its content changed."""
+    found = list(conn.execute(select(ingest_batches.c.id).where(
+        ingest_batches.c.sha256 == sha256)).scalars())
+    if found:
+        return found
+    earlier = sorted(conn.execute(select(ingest_batches.c.id).where(
+        ingest_batches.c.path == str(Path(path).resolve()))).scalars())
+    raise NotFoundError(
+        f"{path}: this store never ingested this file's content" + (
+            f"; its path was ingested as batch{'es' if len(earlier) > 1 else ''} "
+            f"{', '.join(map(str, earlier))} when it held something else: delete "
+            f"{'them' if len(earlier) > 1 else 'it'} with "
+            f"{' '.join(f'--batch {i}' for i in earlier)}" if earlier else
+            "; 'perfpredict runs batches' lists the files it did"))
 
 
 def require_batches(store: Store, batch_ids: Sequence[int]) -> None:

@@ -132,6 +132,33 @@ def test_a_dry_run_and_a_refused_delete_change_nothing(store, tmp_path: Path) ->
     assert list_deleted_batches(store) == []
 
 
+def test_a_file_is_deleted_by_its_content(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``files=`` finds the batches that ingested a file as ingest knows it, by its
+    content: a copy under another name is the same file; an edited one is not, and the
+    refusal names the batch its path was ingested as."""
+    options = IngestOptions(system="perlmutter")
+    ingest_file(store, "sacct", sacct_file(tmp_path / "feb.psv", 1, 2), options)
+    wrong = sacct_file(tmp_path / "march.psv", 3, 4)
+    ingest_file(store, "sacct", wrong, options)
+    copy = tmp_path / "copy-of-march.psv"
+    copy.write_bytes(wrong.read_bytes())
+
+    plan = delete_batches(store, files=[copy], dry_run=True)
+    assert [row["batch"] for row in plan.batches] == [2]
+    wrong.write_text(wrong.read_text() + "5|solver|COMPLETED|00:05:00|5|2024-03-01T05:00:00\n")
+    with pytest.raises(NotFoundError, match=r"march.psv: this store never ingested this "
+                       r"file's content; its path was ingested as batch 2 when it held "
+                       r"something else: delete it with --batch 2"):
+        delete_batches(store, [1], files=[wrong])
+    with pytest.raises(BadInputError, match="nowhere.psv: cannot read it"):
+        delete_batches(store, files=[tmp_path / "nowhere.psv"])
+    assert [row["batch"] for row in list_batches(store)] == [1, 2]
+
+    deleted = delete_batches(store, files=[copy, copy])
+    assert (deleted.n_runs, [row["batch"] for row in deleted.batches]) == (2, [2])
+    assert {r["job_id"] for r in iter_runs(store)} == {"1", "2"}
+
+
 def test_a_deleted_file_is_recorded_and_its_id_never_given_again(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """SQLite gave the next file the id of a deleted newest batch: a script deleting
     ``--batch 2 --yes`` by an id it noted earlier would have deleted another file. The
@@ -243,6 +270,17 @@ def test_the_cli_lists_shows_asks_and_deletes(cli, tmp_path: Path) -> None:  # t
     assert (record["batch"], record["file"], record["runs"]) == (2, str(wrong.resolve()), 3)
     assert {r["job_id"] for r in json.loads(cli("runs", "export", "--format", "json").stdout)
             } == {"1", "2"}
+
+    again = sacct_file(tmp_path / "april.psv", 6)
+    assert cli("ingest", "sacct", str(again), "--system", "perlmutter").exit_code == 0
+    by_file = cli("runs", "delete", "--file", str(again), input="y\n")
+    assert by_file.exit_code == 0, by_file.output
+    assert f"deleted batch 3: {again.resolve()} (sacct" in by_file.stdout
+    nothing = cli("runs", "delete")
+    assert nothing.exit_code == 2
+    assert nothing.stderr.strip().splitlines() == [
+        "Error: name the ingest batch to delete (--batch ID, or --file PATH for the file it "
+        "was ingested from); 'perfpredict runs batches' lists them"]
 
     for command in (["runs", "delete", "--batch", "2", "--yes"],
                     ["runs", "list", "--batch", "2"], ["runs", "export", "--batch", "2"]):
