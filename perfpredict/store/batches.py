@@ -98,11 +98,11 @@ def delete_batches(store: Store, batch_ids: Iterable[int] = (), *,
                    files: Iterable[str | os.PathLike[str]] = (),
                    dry_run: bool = False) -> BatchesDeleted:
     """Remove the runs and rejects the ingest batches ``batch_ids`` stored, and those of
-    the batches that ingested ``files`` (:func:`batches_of_file`), and their records, in
-    one transaction; with ``dry_run``, only say what would go. A batch the store does
-    not hold is a :class:`NotFoundError`, as is a file it never ingested; batches that
-    share a job's Darshan I/O with one not named, a :class:`BadInputError` naming them
-    all, before anything is removed."""
+    the batches that ingested ``files`` (found by their content: :func:`_batches_of`),
+    and their records, in one transaction; with ``dry_run``, only say what would go. A
+    batch the store does not hold is a :class:`NotFoundError`, as is a file it never
+    ingested; batches that share a job's Darshan I/O with one not named, a
+    :class:`BadInputError` naming them all, before anything is removed."""
     checksums = {_file_checksum(path): path for path in files}
     batch_ids = list(batch_ids)
     if not batch_ids and not checksums:
