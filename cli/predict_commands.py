@@ -160,7 +160,7 @@ def train(
                        "train without --no-borrow-bundled to calibrate them on the bundled "
                        "applications too (docs/accuracy.md)")
     else:
-        typer.echo("  runtime predictor: not trained (no series with 3+ measured scales)")
+        typer.echo(f"  runtime predictor: not trained: {report.untrained_because}")
     skipped = "".join(f"; {name} has too few jobs ({n})"
                       for name, n in report.walltime_skipped.items())
     if report.walltime_jobs:

@@ -19,7 +19,7 @@ from perfpredict.errors import NotTrainedError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor, strong_applications, too_few_applications
 from perfpredict.model.runtime import kind_of
-from perfpredict.model.series import Series, build_series
+from perfpredict.model.series import Series, build_series, why_no_training_series
 from perfpredict.overhead.contexts import full_contexts
 from perfpredict.store.handle import Store, takes_store
 
@@ -68,6 +68,8 @@ class TrainReport:
     #: number it depends (:func:`perfpredict.distributed.local_workers`); None: trained
     #: in this process
     dask_workers: int | None = None
+    #: why no runtime predictor was trained, and what would train one; None: trained
+    untrained_because: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -307,12 +309,14 @@ def train(store: Store, app: str | list[str] | None = None,
                                     with_bundled, borrow_bundled, read_epoch_s,
                                     client=client)
     n_jobs = count_submitted_jobs(store, app=app)
+    if frame is None and (n_jobs >= MIN_WALLTIME_JOBS or report.artifact_sha256 is None):
+        frame = runs_frame(store, app=app)  # the walltime advisor is fitted in this process
+    if report.artifact_sha256 is None:
+        report.untrained_because = why_no_training_series(frame)
     if n_jobs >= MIN_WALLTIME_JOBS:
         from perfpredict.advise.walltime import SystemAdvisors, save_walltime_advisor
         from perfpredict.advise.walltime.systems import MIN_SYSTEM_JOBS, usable_jobs
 
-        if frame is None:  # the walltime advisor is fitted in this process
-            frame = runs_frame(store, app=app)
         counts = usable_jobs(frame)
         if (counts >= MIN_SYSTEM_JOBS).any():
             advisors = SystemAdvisors().fit(frame)
@@ -323,9 +327,7 @@ def train(store: Store, app: str | list[str] | None = None,
         else:
             report.walltime_skipped = {str(k): int(v) for k, v in counts.items()}
     if report.artifact_sha256 is None and not report.walltime_jobs:
-        raise NotTrainedError(
-            f"nothing to train on: the store holds {report.n_runs} runs, but no series "
-            "(application, system, problem size, variant, layout) with three or more measured "
-            f"scales and fewer than {MIN_WALLTIME_JOBS} scheduler jobs with submit times; "
-            "ingest more runs (e.g. 'perfpredict datasets load')")
+        jobs = (f"the store holds {report.n_runs} runs, fewer than {MIN_WALLTIME_JOBS} of "
+                "them scheduler jobs with submit times, and " if report.n_runs else "")
+        raise NotTrainedError(f"nothing to train on: {jobs}{report.untrained_because}")
     return report

@@ -198,11 +198,10 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
                 "cancelled, timed out, or no runtime)")
     studied = scaling_study_runs(usable)
     if studied.empty:
-        formats = ", ".join(sorted(set(usable["source_format"])))
-        return (f"its {len(usable)} completed runs are scheduler jobs ({formats}) with no "
-                "problem size or variant, so nothing shows they are one workload at several "
-                "scales: they are not a controlled scaling study; run it on one input at "
-                "several node counts and ingest those runs as CSV with a problem_size column")
+        return (f"its {_unstudied_jobs(usable)}, so nothing shows they are one workload at "
+                "several scales: they are not a controlled scaling study; run it on one "
+                "input at several node counts and ingest those runs as CSV with a "
+                "problem_size column")
     series = build_series(studied)
     if any(s.scales.size >= 2 for s in series):
         return ("its runs form a series of 2+ scales that the predictor was not trained "
@@ -215,6 +214,38 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
     return ("its runs form no series of 2+ scales (one system, problem size, variant and "
             f"layout at two node counts or more); found {found}{more}; run it at another "
             "node count with the same input and layout")
+
+
+def why_no_training_series(frame) -> str:  # type: ignore[no-untyped-def]
+    """Why a store's runs (a ``runs_frame``) gave the runtime predictor no series of three
+    or more measured scales, for ``train``'s report: a store of scheduler accounting
+    lists applications at many node counts (``runs stats``), and without this a user
+    reads "no series with 3+ measured scales" as a fault in perfpredict."""
+    if frame.empty:
+        return ("the store holds no runs; ingest some ('perfpredict ingest') or the bundled "
+                "data sets ('perfpredict datasets load')")
+    usable = usable_runs(frame)
+    if usable.empty:
+        return (f"none of its {len(frame)} runs measures completed work (failed, "
+                "cancelled, timed out, or no runtime)")
+    studied = scaling_study_runs(usable)
+    why = "no series (application, system, problem size, variant, layout) has 3+ scales"
+    if not studied.empty:
+        most = max(s.scales.size for s in build_series(studied))
+        why += f" (the most any has is {most})"
+    if len(studied) < len(usable):
+        why += (f"; {_unstudied_jobs(usable.drop(studied.index))}, not scaling studies: "
+                "they teach the walltime advisor only")
+    return (why + "; ingest runs of one input at three or more node counts as CSV with a "
+            "problem_size column, or 'perfpredict datasets load'")
+
+
+def _unstudied_jobs(runs) -> str:  # type: ignore[no-untyped-def]
+    """Completed scheduler jobs without a problem size or variant, counted with their
+    formats: "382 completed runs are scheduler jobs (swf) with no problem size or variant"."""
+    formats = ", ".join(sorted(set(runs["source_format"])))
+    return (f"{len(runs)} completed runs are scheduler jobs ({formats}) with no problem "
+            "size or variant")
 
 
 def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]

@@ -30,11 +30,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     node count in two layouts; trained on them alone (what is a series does not depend on
     what the predictor borrows, and borrowing is a training on the bundled data sets)."""
     tmp = tmp_path_factory.mktemp("untrained")
-    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
-    header = [line for line in lines if line.startswith(";")]
-    jobs = [line for line in lines if line.strip() and not line.startswith(";")][:N_JOBS]
-    swf = tmp / "nasa.swf"
-    swf.write_text("\n".join([*header, *jobs]) + "\n")
+    swf = _nasa_jobs(tmp, N_JOBS)
     solo = tmp / "solo.csv"
     solo.write_text("app,system,nodes,ranks_per_node,runtime_s\n" + "".join(
         f"solo,opal,8,{rpn},{t}\n" for rpn in (32, 64) for t in (100, 101, 102)))
@@ -45,6 +41,40 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
         code, out, err = _invoke(db, *args)
         assert code == 0, out + err
     return db, tmp
+
+
+def _nasa_jobs(folder: Path, n_jobs: int) -> Path:
+    """The first ``n_jobs`` jobs of the NASA iPSC/860 log, with its header, as a file."""
+    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
+    header = [line for line in lines if line.startswith(";")]
+    jobs = [line for line in lines if line.strip() and not line.startswith(";")][:n_jobs]
+    swf = folder / "nasa.swf"
+    swf.write_text("\n".join([*header, *jobs]) + "\n")
+    return swf
+
+
+def test_train_on_scheduler_jobs_alone_says_why_no_runtime_predictor(
+        tmp_path: Path) -> None:
+    """``runs stats`` lists the log's executables at many processor counts, so "no series
+    with 3+ measured scales", all that train said, read as a fault: it names the jobs
+    that are not scaling studies, and what would train a runtime predictor."""
+    db = f"sqlite:///{tmp_path}/store.db"
+    assert _invoke(db, "ingest", "swf", str(_nasa_jobs(tmp_path, 400)), "--system", "ipsc")[0] == 0
+    code, out, err = _invoke(db, "train", "--no-borrow-bundled")
+    assert code == 0, err
+    (line,) = [line for line in out.splitlines() if "runtime predictor" in line]
+    assert line.startswith("  runtime predictor: not trained: no series (application, system, "
+                           "problem size, variant, layout) has 3+ scales; ")
+    assert "completed runs are scheduler jobs (swf) with no problem size or variant, not " \
+        "scaling studies: they teach the walltime advisor only; ingest runs of one input " \
+        "at three or more node counts as CSV with a problem_size column" in line
+    assert "walltime advisor: fitted on 400 scheduler jobs" in out
+    # with too few jobs for a walltime advisor, the same reason is the one-line error
+    code, _, err = _invoke(db, "train", "--app", "exe-3")
+    assert code == 1
+    assert err.startswith("Error: nothing to train on: the store holds 38 runs, fewer than "
+                          "200 of them scheduler jobs with submit times, and no series ")
+    assert len(err.strip().splitlines()) == 1
 
 
 def test_scheduler_jobs_with_only_a_job_name_are_not_trained_as_a_series(
