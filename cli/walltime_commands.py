@@ -18,10 +18,9 @@ COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_ri
            "time_min_kill_risk", "time_min_s", "time_min_slurm", "time_min_kill_probability")
 
 
-class JobsFormat(str, Enum):
-    swf = "swf"
-    sacct = "sacct"
-    csv = "csv"
+#: ``perfpredict.advise.walltime.service.INPUT_FORMATS``, not imported for ``--help``
+JobsFormat = Enum("JobsFormat", {name: name for name in (  # type: ignore[misc]
+    "swf", "sacct", "sacct-json", "jobcomp", "pbs", "lsf", "sge", "csv")}, type=str)
 
 
 def walltime(
@@ -31,8 +30,9 @@ def walltime(
         "input); read, not stored.")],
     input_format: Annotated[JobsFormat | None, typer.Option(
         metavar="FORMAT",
-        help="Format of --input: swf, sacct or csv, read by the same parser as 'ingest' "
-        "(default: told by the file's name, else its first line).")] = None,
+        help="Format of --input: swf, sacct, sacct-json, jobcomp, pbs, lsf, sge or csv, "
+        "read by the same parser as 'ingest' (default: told by the file's name, else its "
+        "first line; pbs, lsf and sge only by this option).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of such jobs that may outrun the advised walltime.")] = 0.05,
     time_min_kill_risk: Annotated[float | None, typer.Option(

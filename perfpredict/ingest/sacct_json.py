@@ -9,7 +9,8 @@ One run per job, with the same folding and natural key as the ``sacct -P`` reade
 two formats deduplicate against each other: nodes, CPUs and GPUs from the allocated TRES,
 ranks from the step with the most tasks (``extern`` excluded), MaxRSS and ``fs/disk``
 bytes from the steps' TRES usage (Slurm names usage-in ``requested`` and usage-out
-``consumed``). Jobs still pending or running are not runs and are skipped.
+``consumed``). Jobs still pending or running are not runs and are skipped (kept, without a
+runtime, when read as jobs to advise a walltime for: ``require_runtime`` False).
 
 sacct writes one object, and a center's daily export can be 756 MB: loaded whole with
 :func:`json.load` it took 3.3 GB resident. The ``jobs`` list is read one job at a time
@@ -25,7 +26,7 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -88,11 +89,11 @@ def _tres_counts(entries: Any, name: str) -> dict[str, float]:
     return counts
 
 
-def _state(job: dict[str, Any]) -> str | None:
+def _state(job: dict[str, Any], keep_unfinished: bool) -> str | None:
     current = (job.get("state") or {}).get("current")
     if isinstance(current, list):
         current = current[0] if current else ""
-    return fields.slurm_state(str(current or ""))
+    return fields.slurm_state(str(current or ""), keep_unfinished=keep_unfinished)
 
 
 def _reason(reason: Any) -> str | None:
@@ -148,7 +149,7 @@ def _steps(job: dict[str, Any]) -> tuple[tuple[int, int | None] | None, float | 
 
 
 def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
-    state = _state(job)
+    state = _state(job, keep_unfinished=not options.require_runtime)
     if state is None:
         return None
     job_id = fields.count("job_id", _finite("job_id", job.get("job_id")))
@@ -204,7 +205,8 @@ def _record(job: dict[str, Any], options: IngestOptions) -> RunRecord | None:
         nodes=nodes,
         gpus=fields.gpus_from_tres(allocated),
         io_bytes=io_bytes,
-        runtime_s=(None if elapsed is None
+        # a pending or running job (read to advise a walltime for) has no runtime yet
+        runtime_s=(None if elapsed is None or state in fields.SLURM_UNFINISHED_STATES
                    else fields.check_duration_s("time.elapsed", float(elapsed))),
         requested_walltime_s=requested_walltime_s,
         state=state,
@@ -258,9 +260,10 @@ class _JsonText:
     writes a job or user name's bytes as they are, and one Latin-1 name refused the whole
     export with advice to export it again, which gives the same bytes."""
 
-    def __init__(self, path: Path, fh: BinaryIO) -> None:
+    def __init__(self, path: Path, fh: BinaryIO, read_as: Callable[[str], str]) -> None:
         self.path = path
         self.fh = fh
+        self.read_as = read_as  # how a fix names reading the file in another format
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.text = ""  # what is read and not yet consumed, from text[0]
         self.pos = 0
@@ -367,22 +370,22 @@ class _JsonText:
         line = ((self.line_start if not line_begin else "")
                 + self.text[line_begin:None if line_end < 0 else line_end]).rstrip("\r")
         if "|" in first and not first.lstrip().startswith(("{", "[")):
-            reason = ("this is sacct -P text ('|'-separated fields), not JSON; ingest it with "
-                      "'perfpredict ingest sacct'")
+            reason = ("this is sacct -P text ('|'-separated fields), not JSON; read it with "
+                      f"{self.read_as('sacct')}")
         else:
             reason = (f"not valid JSON ({message} at column {column}); export again with "
                       "sacct --json, the file may be cut short")
         return _Malformed(BadRecord(line_no, line[:200], reason, whole_file=True))
 
 
-def _jobs(path: Path) -> Iterator[tuple[int, Any]]:
+def _jobs(path: Path, read_as: Callable[[str], str]) -> Iterator[tuple[int, Any]]:
     """``(line_no, job)`` of each element of the top-level object's ``jobs`` list, decoded
     one at a time; the other members (``meta``, ``errors``, ``warnings``) are read past.
     Raises :class:`_Malformed` where :func:`json.loads` would have refused the document or
     found it without a ``jobs`` list: after the jobs before it, a document cut short is
     refused whole (the store undoes a whole-file reject's runs)."""
     with open_binary(path) as fh:
-        text = _JsonText(path, fh)
+        text = _JsonText(path, fh, read_as)
         if text.peek() != "{":  # read as json.loads does, to say why it is not sacct's
             text.value()
             text.end()
@@ -442,7 +445,7 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     """:func:`parse`'s items, and how many jobs were skipped as not finished."""
     fields.check_app_from(options)
     try:
-        yield from _job_items(_jobs(path), options)
+        yield from _job_items(_jobs(path, options.read_as), options)
     except _Malformed as malformed:
         yield malformed.bad
     except RecursionError as exc:  # nested deeper than the decoder goes

@@ -278,8 +278,7 @@ def test_a_file_read_in_another_format_names_the_input_format_to_give(cli) -> No
     for path, read_as, fix in (
             (sacct_dump, "csv", "for sacct -P output use --input-format sacct"),
             (jobs_csv, "sacct", "a table of jobs or runs is read with --input-format csv"),
-            (jobcomp, "sacct", "ingest it with 'perfpredict ingest jobcomp' (as history: "
-                               "advise walltime reads its --input as swf, sacct or csv)")):
+            (jobcomp, "sacct", "read it with --input-format jobcomp")):
         result = cli("advise", "walltime", "--input", str(path), "--input-format", read_as)
         assert result.exit_code == 2, result.output
         (line,) = result.output.strip().splitlines()

@@ -541,10 +541,10 @@ def test_files_of_another_kind_are_named_as_such(cli: Cli, tmp_path: Path) -> No
 
 @pytest.mark.parametrize(("fmt", "log", "says"), [
     ("sacct", "sarc-sacct-json-slurm_23_2_6.json",
-     "this is JSON (sacct --json output), not sacct -P text; ingest it with 'perfpredict "
+     "this is JSON (sacct --json output), not sacct -P text; read it with 'perfpredict "
      "ingest sacct-json'"),
     ("sacct-json", "xdmod-sacct-accounting-logs.psv",
-     "this is sacct -P text ('|'-separated fields), not JSON; ingest it with 'perfpredict "
+     "this is sacct -P text ('|'-separated fields), not JSON; read it with 'perfpredict "
      "ingest sacct'"),
     ("sacct-json", "slurm2sql-test-data1.psv", "this is sacct -P text"),
 ])

@@ -175,7 +175,7 @@ def test_cli_ingests_and_sacct_points_to_jobcomp(cli, tmp_path: Path) -> None:  
     assert wrong.exit_code == 2
     assert wrong.output.strip().startswith(
         f"Error: {path}:1: this is Slurm's job completion log (jobcomp/filetxt), not sacct "
-        "output; ingest it with 'perfpredict ingest jobcomp'")
+        "output; read it with 'perfpredict ingest jobcomp'")
     result = cli("ingest", "jobcomp", str(path), "--timezone", "Europe/Berlin")
     assert result.exit_code == 0, result.output
     assert "2 records, 2 stored" in result.stdout and "1 non-terminal job skipped" in result.stdout

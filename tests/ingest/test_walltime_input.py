@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from pathlib import Path
 
 import pytest
 
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.registry import sniff_format
+from tests.conftest import shared_path
 
 REPO = Path(__file__).resolve().parents[2]
 HISTORY = REPO / "examples" / "data" / "synthetic_sacct.psv"
@@ -66,4 +68,87 @@ def test_an_unknown_format_asks_for_one(cli, tmp_path: Path) -> None:  # type: i
     result = cli("advise", "walltime", "--input", str(path))
     assert result.exit_code == 2
     assert result.stderr == (f"Error: {path}: cannot tell the format of the file from its "
-                             "name or first line; pass --input-format swf, sacct or csv\n")
+                             "name or first line; pass --input-format swf, sacct, "
+                             "sacct-json, jobcomp, pbs, lsf, sge or csv\n")
+
+
+def _pending_json_job(job_id: int, user: str, app: str, nodes: int, limit_min: int) -> dict:  # type: ignore[type-arg]
+    """A PENDING job as ``sacct --json`` (Slurm 23.11) writes it: nothing allocated, no
+    start or end, the nodes asked for in ``allocation_nodes``."""
+    return {"job_id": job_id, "name": app, "user": user, "account": "neuro",
+            "partition": "cpu", "cluster": "demo-cluster",
+            "state": {"current": ["PENDING"], "reason": "Priority"},
+            "time": {"submission": 1717232400, "start": 0, "end": 0, "elapsed": 0,
+                     "limit": {"set": True, "infinite": False, "number": limit_min}},
+            "allocation_nodes": nodes, "tres": {"allocated": [], "requested": [
+                {"type": "node", "name": "", "id": 4, "count": nodes}]},
+            "steps": [], "exit_code": {"status": ["SUCCESS"], "return_code": 0}}
+
+
+def test_pending_sacct_json_jobs_get_advice_and_are_skipped_by_ingest(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """``sacct --json --state PENDING`` was "no jobs in the file": its reader skipped
+    jobs not finished even when they were the jobs to advise."""
+    assert cli("ingest", "sacct", str(HISTORY)).exit_code == 0
+    pending = tmp_path / "pending.json"
+    pending.write_text(json.dumps({"meta": {}, "errors": [], "warnings": [], "jobs": [
+        _pending_json_job(4190001, "alice", "relearn", 4, 120),
+        _pending_json_job(4190002, "bob", "relearn", 16, 480)]}))
+    result = cli("advise", "walltime", "--input", str(pending), "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [row["job_id"] for row in rows] == ["4190001", "4190002"]
+    assert [row["requested_walltime_s"] for row in rows] == ["7200.0", "28800.0"]
+    assert all(0 < float(row["walltime_s"]) <= float(row["requested_walltime_s"])
+               for row in rows)
+    result = cli("ingest", "sacct-json", str(pending))
+    assert result.exit_code == 0
+    assert "0 records, 0 stored" in result.stdout and "2 non-terminal jobs skipped" in result.stdout
+
+
+def test_a_running_job_of_a_real_sacct_json_log_is_read_without_a_runtime() -> None:
+    """Slurm 23.11's export of a RUNNING job: ingest skips it; read as a job to advise,
+    it is kept, without the elapsed time sacct wrote for it (102,228,976 s)."""
+    from perfpredict.ingest.records import IngestOptions, RunRecord
+    from perfpredict.ingest.sacct_json import parse
+
+    path = shared_path("logs", "slurm", "sarc-sacct-json-slurm_23_11_5.json")
+    assert not [item for item in parse(path, IngestOptions()) if isinstance(item, RunRecord)]
+    (job,) = parse(path, IngestOptions(require_runtime=False))
+    assert isinstance(job, RunRecord)
+    assert (job.state, job.runtime_s, job.requested_walltime_s) == ("RUNNING", None, 432000.0)
+
+
+@pytest.mark.parametrize(("fmt", "jobs"), [
+    # the PBS log writes job 6's E record twice; LSF and Grid Engine each one job twice
+    ("pbs", ["6", "6464684", "2994", "2995", "7904", "10711", "10712", "3073070"]),
+    ("lsf", ["404717"]),
+    ("sge", ["22947"]),
+])
+def test_pbs_lsf_and_grid_engine_accounting_are_advised_once_per_job(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, fmt: str, jobs: list[str]) -> None:
+    """A PBS, LSF or Grid Engine center backtests the advice on its own accounting log
+    (before, --input-format took swf, sacct or csv only); a job its log records twice is
+    one job, as ingest stores it once. The history: the NASA iPSC log's first 400 jobs
+    (1993), all ended before these logs' jobs were submitted."""
+    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
+    history = tmp_path / "history.swf"
+    history.write_text("\n".join([line for line in lines if line.startswith(";")] + [
+        line for line in lines if line.strip() and not line.startswith(";")][:400]) + "\n")
+    assert cli("ingest", "swf", str(history), "--system", "hpc").exit_code == 0
+    path = shared_path("logs", fmt, "xdmod-accounting-logs.log")
+    result = cli("advise", "walltime", "--input", str(path), "--input-format", fmt,
+                 "--system", "hpc", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [row["job_id"] for row in rows] == jobs
+    assert all(float(row["walltime_s"]) > 0 for row in rows)
+    assert f"{len(jobs)} job" in result.stderr
+
+
+def test_the_cli_offers_every_format_the_advice_reads() -> None:
+    """The CLI spells the formats out (importing the advice would slow ``--help``)."""
+    from perfpredict.advise.walltime.service import INPUT_FORMATS
+    from perfpredict.cli.walltime_commands import JobsFormat
+
+    assert tuple(fmt.value for fmt in JobsFormat) == INPUT_FORMATS

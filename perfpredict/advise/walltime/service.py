@@ -88,9 +88,12 @@ def load_walltime_advisor(store: Store) -> SystemAdvisors | None:
     return None if document is None else SystemAdvisors.from_document(document)
 
 
-#: The formats ``advise walltime --input-format`` takes: those that describe jobs before
-#: they run (a sacct dump of PENDING jobs, an SWF trace, a CSV table).
-INPUT_FORMATS = ("swf", "sacct", "csv")
+#: The formats ``advise walltime --input-format`` takes: every scheduler's (ingest's
+#: formats but Darshan's, whose logs describe I/O, not requests). Jobs about to run come
+#: as a sacct dump (``-P`` or ``--json``) of PENDING jobs, or a CSV table; finished jobs
+#: in any of them are a backtest of the advice, each job advised from those that ended
+#: before it was submitted.
+INPUT_FORMATS = ("swf", "sacct", "sacct-json", "jobcomp", "pbs", "lsf", "sge", "csv")
 
 
 def input_format_option(input_format: str) -> str:
@@ -161,7 +164,12 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     if not rows:
         raise BadInputError(f"no jobs in the file (read as {input_format}); check the path "
                             "and --input-format", path=path)
-    return pd.DataFrame(rows)
+    jobs = pd.DataFrame(rows)
+    # A job a log records twice (PBS's repeated E record, LSF's JOB_FINISH written again)
+    # is one job, advised and counted as history once, the first record kept as ingest
+    # stores it (:func:`~perfpredict.ingest.records.job_key`).
+    repeated = jobs["key"].notna() & jobs.duplicated(["system", "key"])
+    return jobs[~repeated].reset_index(drop=True)
 
 
 @dataclass(frozen=True)

@@ -68,10 +68,10 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
             if text.lstrip().startswith("JobId="):
                 return BadRecord(block.first_line_no + index, text, (
                     "this is Slurm's job completion log (jobcomp/filetxt), not sacct "
-                    f"output; ingest it with {options.read_as('jobcomp')}"), whole_file=True)
+                    f"output; read it with {options.read_as('jobcomp')}"), whole_file=True)
             if text.lstrip().startswith(("{", "[")) and "|" not in text:
                 return BadRecord(block.first_line_no + index, text, (
-                    "this is JSON (sacct --json output), not sacct -P text; ingest it "
+                    "this is JSON (sacct --json output), not sacct -P text; read it "
                     f"with {options.read_as('sacct-json')}"), whole_file=True)
             if "|" not in text and any(sep in text for sep in ",;\t"):
                 return BadRecord(block.first_line_no + index, text, (
