@@ -67,7 +67,8 @@ def dask_training(scheduler: str) -> Iterator[Any]:
             client = distributed.Client(scheduler, timeout=f"{CONNECT_TIMEOUT_S}s")
         except (OSError, ValueError, TimeoutError) as exc:
             raise _no_scheduler(scheduler, exc) from None
-    with client:
+    client_log = logging.getLogger("distributed.client")
+    with client, _dropped(client_log, _SCHEDULER_LOST):
         if n_local is None:
             require_same_perfpredict(client, scheduler)
         workers = set(client.scheduler_info()["workers"])
@@ -81,6 +82,26 @@ def dask_training(scheduler: str) -> Iterator[Any]:
             if failure is None:
                 raise
             raise failure from exc
+
+
+#: How dask's client logs a scheduler it lost, which :func:`_cluster_failure` says too.
+_SCHEDULER_LOST = "Failed to reconnect to scheduler"
+
+
+@contextmanager
+def _dropped(logger: logging.Logger, message_start: str) -> Iterator[None]:
+    """``logger`` without its records that begin with ``message_start`` while the block
+    runs: a scheduler killed mid-training logged "distributed.client - ERROR - Failed to
+    reconnect to scheduler after 10.00 seconds, closing client" above train's one-line
+    error that says so."""
+    def keep(record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith(message_start)
+
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
 
 
 def local_workers(scheduler: str) -> int | None:
@@ -218,8 +239,14 @@ def _cluster_failure(client: Any, scheduler: str, workers: set[str], exc: Except
     internal error (XGBoost, for one, says "Invalid worker address ... Resilience is not
     yet supported"), but a failure of this training, which saves nothing; so too when
     ``killed``, dask's KilledWorker: a task whose workers died each time it ran. None
-    when the cluster is whole: ``exc`` is then what it is."""
+    when the cluster is whole: ``exc`` is then what it is.
+
+    A client that lost its scheduler is no longer "running" (it tries to reconnect, then
+    closes), and asked for the workers it answers from what it knew before: a task
+    cancelled for "scheduler-connection-lost" then read as an error of its own."""
     try:
+        if client.status != "running":
+            raise ConnectionError(f"client {client.status}")
         lost = sorted(workers - set(client.scheduler_info()["workers"]))
     except Exception:  # whatever the lost connection raises
         what = "the scheduler went away"

@@ -3,6 +3,8 @@ predictor, within a stated tolerance, as the single-process path."""
 
 from __future__ import annotations
 
+import logging
+import time
 from pathlib import Path
 
 import numpy as np
@@ -369,6 +371,49 @@ def test_a_scheduler_gone_while_training_is_a_failure_of_the_training() -> None:
             with dask_training(address) as client:
                 client.shutdown()
                 raise OSError("Timed out during handshake while connecting")
+
+
+def test_a_scheduler_killed_while_training_is_said_once(
+        caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A scheduler process killed mid-training: dask's client logged "Failed to reconnect
+    to scheduler after 10.00 seconds, closing client" above the one line that says the
+    scheduler went away."""
+    pytest.importorskip("dask.distributed")
+    import socket
+    import subprocess
+    import sys
+
+    from perfpredict import distributed
+    from perfpredict.errors import PerfPredictError
+
+    monkeypatch.setattr(distributed, "CONNECT_TIMEOUT_S", 2.0)  # how long it tries again
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]
+    scheduler = subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", str(port), "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        address = f"tcp://127.0.0.1:{port}"
+        for _ in range(100):  # until it listens
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        with pytest.raises(PerfPredictError, match="training stopped, as the scheduler "
+                           "went away"):
+            with distributed.dask_training(address) as client:
+                scheduler.kill()
+                scheduler.wait()
+                time.sleep(1)  # the client noticed: a task now waits until it gives up
+                client.submit(sum, [1, 2]).result(timeout=30)
+    finally:
+        scheduler.kill()
+        scheduler.wait()
+    assert not [record for record in caplog.records
+                if "Failed to reconnect" in record.getMessage()]
+    assert not logging.getLogger("distributed.client").filters  # as it was after
 
 
 def test_a_worker_that_cannot_open_the_store_creates_none(tmp_path: Path) -> None:
