@@ -244,20 +244,26 @@ def _cluster_failure(client: Any, scheduler: str, workers: set[str], exc: Except
     A client that lost its scheduler is no longer "running" (it tries to reconnect, then
     closes), and asked for the workers it answers from what it knew before: a task
     cancelled for "scheduler-connection-lost" then read as an error of its own."""
-    try:
-        if client.status != "running":
-            raise ConnectionError(f"client {client.status}")
-        lost = sorted(workers - set(client.scheduler_info()["workers"]))
-    except Exception:  # whatever the lost connection raises
+    if (lost := _lost_workers(client, workers)) is None:
         what = "the scheduler went away"
-    else:
-        if not lost and not killed:
-            return None
+    elif lost or killed:
         what = f"worker {', '.join(lost)} left the cluster" if lost else str(exc)
+    else:
+        return None
     return PerfPredictError(
         f"--dask {scheduler}: training stopped, as {what} ({type(exc).__name__}); nothing "
         "was saved and the previous predictor still answers; train again once the "
         "cluster's workers are back (their logs say why they stopped)")
+
+
+def _lost_workers(client: Any, workers: set[str]) -> list[str] | None:
+    """Which of ``workers`` left ``client``'s cluster; None when the scheduler is gone."""
+    if client.status != "running":
+        return None
+    try:
+        return sorted(workers - set(client.scheduler_info()["workers"]))
+    except Exception:  # whatever the lost connection raises
+        return None
 
 
 #: The log callback :func:`quiet_xgboost_console` gives XGBoost, held so that it lives as
