@@ -159,6 +159,8 @@ def train(
                        "series and may be too narrow beyond the measured range; "
                        "train without --no-borrow-bundled to calibrate them on the bundled "
                        "applications too (docs/accuracy.md)")
+        if note := report.unstudied_note():
+            typer.echo(f"  note: {note}")
     else:
         typer.echo(f"  runtime predictor: not trained: {report.untrained_because}")
     skipped = "".join(f"; {name} has too few jobs ({n})"

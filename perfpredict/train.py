@@ -19,7 +19,14 @@ from perfpredict.errors import NotTrainedError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor, strong_applications, too_few_applications
 from perfpredict.model.runtime import kind_of
-from perfpredict.model.series import Series, build_series, why_no_training_series
+from perfpredict.model.series import (
+    NOT_STUDIED,
+    Series,
+    build_series,
+    unstudied_jobs,
+    unstudied_phrase,
+    why_no_training_series,
+)
 from perfpredict.overhead.contexts import full_contexts
 from perfpredict.store.handle import Store, takes_store
 
@@ -70,9 +77,22 @@ class TrainReport:
     dask_workers: int | None = None
     #: why no runtime predictor was trained, and what would train one; None: trained
     untrained_because: str | None = None
+    #: completed scheduler jobs no series takes (no problem size or variant), and their
+    #: formats (:func:`perfpredict.model.series.unstudied_jobs`); counted where the runs
+    #: are read in this process: not by a ``dask`` training that fits no walltime advisor
+    n_unstudied_jobs: int = 0
+    unstudied_formats: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
+
+    def unstudied_note(self) -> str | None:
+        """What a trained report says of the completed scheduler jobs no series takes:
+        a center that ingested its accounting beside a few benchmark tables would
+        otherwise not know why those jobs taught no runtime."""
+        if not self.n_unstudied_jobs:
+            return None
+        return f"{unstudied_phrase(self.n_unstudied_jobs, self.unstudied_formats)}, {NOT_STUDIED}"
 
     def correction_state(self, kind: str) -> str:
         """Whether the learned correction applies to scaling kind ``kind``, and if not,
@@ -311,6 +331,8 @@ def train(store: Store, app: str | list[str] | None = None,
     n_jobs = count_submitted_jobs(store, app=app)
     if frame is None and (n_jobs >= MIN_WALLTIME_JOBS or report.artifact_sha256 is None):
         frame = runs_frame(store, app=app)  # the walltime advisor is fitted in this process
+    if frame is not None:
+        report.n_unstudied_jobs, report.unstudied_formats = unstudied_jobs(frame)
     if report.artifact_sha256 is None:
         report.untrained_because = why_no_training_series(frame)
     if n_jobs >= MIN_WALLTIME_JOBS:

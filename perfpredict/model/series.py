@@ -179,10 +179,34 @@ def scaling_study_runs(runs):  # type: ignore[no-untyped-def]
     ``source_format`` column (``runs_frame`` gives one) is taken as benchmark runs."""
     if runs.empty or "source_format" not in runs:
         return runs
+    return runs[_studied(runs)]
+
+
+def unstudied_jobs(frame) -> tuple[int, list[str]]:  # type: ignore[no-untyped-def]
+    """How many completed scheduler jobs of a ``runs_frame`` no series takes, for want of a
+    stated problem size or variant, and their formats. Only scheduler jobs are looked
+    at, so a store of benchmark runs pays nearly nothing (reading a million runs' states
+    takes a second)."""
+    if frame.empty or "source_format" not in frame:
+        return 0, []
+    jobs = frame[~frame["source_format"].isin(BENCHMARK_FORMATS)]
+    jobs = usable_runs(jobs[~_studied(jobs)])
+    return len(jobs), sorted(set(jobs["source_format"]))
+
+
+def unstudied_phrase(n_jobs: int, formats: list[str]) -> str:
+    """:func:`unstudied_jobs` as a user reads it: "382 completed runs are scheduler jobs
+    (swf) with no problem size or variant"."""
+    return (f"{n_jobs} completed runs are scheduler jobs ({', '.join(formats)}) with no "
+            "problem size or variant")
+
+
+def _studied(runs):  # type: ignore[no-untyped-def]
+    """Which runs :func:`scaling_study_runs` keeps, as a mask."""
     stated = _stated(runs["problem_size"])
     if "variant" in runs:
         stated |= _stated(runs["variant"])
-    return runs[runs["source_format"].isin(BENCHMARK_FORMATS) | stated]
+    return runs["source_format"].isin(BENCHMARK_FORMATS) | stated
 
 
 def _stated(column):  # type: ignore[no-untyped-def]
@@ -198,10 +222,10 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
                 "cancelled, timed out, or no runtime)")
     studied = scaling_study_runs(usable)
     if studied.empty:
-        return (f"its {_unstudied_jobs(usable)}, so nothing shows they are one workload at "
-                "several scales: they are not a controlled scaling study; run it on one "
-                "input at several node counts and ingest those runs as CSV with a "
-                "problem_size column")
+        return (f"its {unstudied_phrase(*unstudied_jobs(usable))}, so nothing shows they "
+                "are one workload at several scales: they are not a controlled scaling "
+                "study; run it on one input at several node counts and ingest those runs "
+                "as CSV with a problem_size column")
     series = build_series(studied)
     if any(s.scales.size >= 2 for s in series):
         return ("its runs form a series of 2+ scales that the predictor was not trained "
@@ -233,19 +257,15 @@ def why_no_training_series(frame) -> str:  # type: ignore[no-untyped-def]
     if not studied.empty:
         most = max(s.scales.size for s in build_series(studied))
         why += f" (the most any has is {most})"
-    if len(studied) < len(usable):
-        why += (f"; {_unstudied_jobs(usable.drop(studied.index))}, not scaling studies: "
-                "they teach the walltime advisor only")
+    n_jobs, formats = unstudied_jobs(usable)
+    if n_jobs:
+        why += f"; {unstudied_phrase(n_jobs, formats)}, {NOT_STUDIED}"
     return (why + "; ingest runs of one input at three or more node counts as CSV with a "
             "problem_size column, or 'perfpredict datasets load'")
 
 
-def _unstudied_jobs(runs) -> str:  # type: ignore[no-untyped-def]
-    """Completed scheduler jobs without a problem size or variant, counted with their
-    formats: "382 completed runs are scheduler jobs (swf) with no problem size or variant"."""
-    formats = ", ".join(sorted(set(runs["source_format"])))
-    return (f"{len(runs)} completed runs are scheduler jobs ({formats}) with no problem "
-            "size or variant")
+#: What follows :func:`unstudied_phrase` in ``train``'s report.
+NOT_STUDIED = "not scaling studies, so the runtime predictor leaves them out"
 
 
 def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]

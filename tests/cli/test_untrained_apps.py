@@ -66,8 +66,8 @@ def test_train_on_scheduler_jobs_alone_says_why_no_runtime_predictor(
     assert line.startswith("  runtime predictor: not trained: no series (application, system, "
                            "problem size, variant, layout) has 3+ scales; ")
     assert "completed runs are scheduler jobs (swf) with no problem size or variant, not " \
-        "scaling studies: they teach the walltime advisor only; ingest runs of one input " \
-        "at three or more node counts as CSV with a problem_size column" in line
+        "scaling studies, so the runtime predictor leaves them out; ingest runs of one " \
+        "input at three or more node counts as CSV with a problem_size column" in line
     assert "walltime advisor: fitted on 400 scheduler jobs" in out
     # with too few jobs for a walltime advisor, the same reason is the one-line error
     code, _, err = _invoke(db, "train", "--app", "exe-3")
@@ -75,6 +75,19 @@ def test_train_on_scheduler_jobs_alone_says_why_no_runtime_predictor(
     assert err.startswith("Error: nothing to train on: the store holds 38 runs, fewer than "
                           "200 of them scheduler jobs with submit times, and no series ")
     assert len(err.strip().splitlines()) == 1
+    # beside a benchmark's series, the predictor is trained and the jobs are still named
+    runs = tmp_path / "solver.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"solver,ipsc,{n},{40 + 1000 / n:.2f}\n" for n in (1, 2, 4, 8)))
+    assert _invoke(db, "ingest", "csv", str(runs))[0] == 0
+    code, out, err = _invoke(db, "train", "--no-borrow-bundled")
+    assert code == 0, err
+    assert "runtime predictor: 1 series can be estimated" in out
+    (note,) = [line for line in out.splitlines()
+               if line.startswith("  note: ") and "scheduler jobs" in line]
+    assert note.endswith(
+        " completed runs are scheduler jobs (swf) with no problem size or variant, not "
+        "scaling studies, so the runtime predictor leaves them out")
 
 
 def test_scheduler_jobs_with_only_a_job_name_are_not_trained_as_a_series(
