@@ -10,6 +10,7 @@ import typer
 
 from perfpredict.cli.ingest_commands import SwfExtraFieldsOption, TimezoneOption
 from perfpredict.cli.render import TableFormat
+from perfpredict.ingest.registry import JOB_FORMATS
 
 COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_risk",
            "kill_probability", "expected_runtime_over_walltime", "requested_walltime_s",
@@ -18,9 +19,7 @@ COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_ri
            "time_min_kill_risk", "time_min_s", "time_min_slurm", "time_min_kill_probability")
 
 
-#: ``perfpredict.advise.walltime.service.INPUT_FORMATS``, not imported for ``--help``
-JobsFormat = Enum("JobsFormat", {name: name for name in (  # type: ignore[misc]
-    "swf", "sacct", "sacct-json", "jobcomp", "pbs", "lsf", "sge", "csv")}, type=str)
+JobsFormat = Enum("JobsFormat", {name: name for name in JOB_FORMATS}, type=str)  # type: ignore[misc]
 
 
 def walltime(
@@ -30,9 +29,9 @@ def walltime(
         "input); read, not stored.")],
     input_format: Annotated[JobsFormat | None, typer.Option(
         metavar="FORMAT",
-        help="Format of --input: swf, sacct, sacct-json, jobcomp, pbs, lsf, sge or csv, "
-        "read by the same parser as 'ingest' (default: told by the file's name, else its "
-        "first line; pbs, lsf and sge only by this option).")] = None,
+        help=f"Format of --input: {', '.join(JOB_FORMATS[:-1])} or {JOB_FORMATS[-1]}, read "
+        "by the same parser as 'ingest' (default: told by the file's name, else its first "
+        "line; pbs, lsf and sge only by this option).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of such jobs that may outrun the advised walltime.")] = 0.05,
     time_min_kill_risk: Annotated[float | None, typer.Option(

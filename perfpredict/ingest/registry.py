@@ -36,6 +36,10 @@ FORMATS: dict[str, str] = {
     "darshan": "perfpredict.ingest.darshan_logs",
 }
 
+#: The formats of scheduler accounting, jobs with what they asked for: every format but
+#: Darshan's, whose logs describe a job's I/O.
+JOB_FORMATS = tuple(name for name in FORMATS if name != "darshan")
+
 #: Formats whose times are wall-clock text without a zone (sacct's Submit/Start/End, the
 #: jobcomp log's, a CSV's ISO times), read in ``--timezone`` (UTC unless given): a dump
 #: written in local time and read as UTC is hours off. The others give epoch seconds

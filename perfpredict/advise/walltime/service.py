@@ -20,6 +20,7 @@ from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdv
 from perfpredict.counts import python_number
 from perfpredict.deprecation import renamed_keyword
 from perfpredict.errors import BadInputError
+from perfpredict.ingest.registry import JOB_FORMATS
 from perfpredict.store.handle import takes_store
 
 if TYPE_CHECKING:
@@ -88,12 +89,11 @@ def load_walltime_advisor(store: Store) -> SystemAdvisors | None:
     return None if document is None else SystemAdvisors.from_document(document)
 
 
-#: The formats ``advise walltime --input-format`` takes: every scheduler's (ingest's
-#: formats but Darshan's, whose logs describe I/O, not requests). Jobs about to run come
-#: as a sacct dump (``-P`` or ``--json``) of PENDING jobs, or a CSV table; finished jobs
-#: in any of them are a backtest of the advice, each job advised from those that ended
-#: before it was submitted.
-INPUT_FORMATS = ("swf", "sacct", "sacct-json", "jobcomp", "pbs", "lsf", "sge", "csv")
+#: The formats ``advise walltime --input-format`` takes: every scheduler's. Jobs about to
+#: run come as a sacct dump (``-P`` or ``--json``) of PENDING jobs, or a CSV table;
+#: finished jobs in any of them are a backtest of the advice, each job advised from those
+#: that ended before it was submitted.
+INPUT_FORMATS = JOB_FORMATS
 
 
 def input_format_option(input_format: str) -> str:
