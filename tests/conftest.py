@@ -74,6 +74,18 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def nasa_jobs(folder: Path, n_jobs: int) -> Path:
+    """The first ``n_jobs`` jobs of the NASA iPSC/860 log (SWF, 1993), with its header, as
+    a file in ``folder``: real scheduler jobs, few enough to ingest and train on in
+    seconds."""
+    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
+    header = [line for line in lines if line.startswith(";")]
+    jobs = [line for line in lines if line.strip() and not line.startswith(";")][:n_jobs]
+    swf = folder / "nasa.swf"
+    swf.write_text("\n".join([*header, *jobs]) + "\n")
+    return swf
+
+
 @pytest.fixture
 def shared() -> type:
     class _Shared:

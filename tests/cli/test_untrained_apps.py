@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from perfpredict.cli.app import app
 from perfpredict.model.series import build_series, scaling_study_runs
-from tests.conftest import shared_path
+from tests.conftest import nasa_jobs
 
 #: Jobs of the NASA iPSC/860 log (SWF): few enough that no walltime advisor is fitted.
 N_JOBS = 190
@@ -30,7 +30,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     node count in two layouts; trained on them alone (what is a series does not depend on
     what the predictor borrows, and borrowing is a training on the bundled data sets)."""
     tmp = tmp_path_factory.mktemp("untrained")
-    swf = _nasa_jobs(tmp, N_JOBS)
+    swf = nasa_jobs(tmp, N_JOBS)
     solo = tmp / "solo.csv"
     solo.write_text("app,system,nodes,ranks_per_node,runtime_s\n" + "".join(
         f"solo,opal,8,{rpn},{t}\n" for rpn in (32, 64) for t in (100, 101, 102)))
@@ -43,23 +43,13 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     return db, tmp
 
 
-def _nasa_jobs(folder: Path, n_jobs: int) -> Path:
-    """The first ``n_jobs`` jobs of the NASA iPSC/860 log, with its header, as a file."""
-    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
-    header = [line for line in lines if line.startswith(";")]
-    jobs = [line for line in lines if line.strip() and not line.startswith(";")][:n_jobs]
-    swf = folder / "nasa.swf"
-    swf.write_text("\n".join([*header, *jobs]) + "\n")
-    return swf
-
-
 def test_train_on_scheduler_jobs_alone_says_why_no_runtime_predictor(
         tmp_path: Path) -> None:
     """``runs stats`` lists the log's executables at many processor counts, so "no series
     with 3+ measured scales", all that train said, read as a fault: it names the jobs
     that are not scaling studies, and what would train a runtime predictor."""
     db = f"sqlite:///{tmp_path}/store.db"
-    assert _invoke(db, "ingest", "swf", str(_nasa_jobs(tmp_path, 400)), "--system", "ipsc")[0] == 0
+    assert _invoke(db, "ingest", "swf", str(nasa_jobs(tmp_path, 400)), "--system", "ipsc")[0] == 0
     code, out, err = _invoke(db, "train", "--no-borrow-bundled")
     assert code == 0, err
     (line,) = [line for line in out.splitlines() if "runtime predictor" in line]

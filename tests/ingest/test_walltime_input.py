@@ -12,7 +12,7 @@ import pytest
 
 from perfpredict.errors import BadInputError
 from perfpredict.ingest.registry import sniff_format
-from tests.conftest import shared_path
+from tests.conftest import nasa_jobs, shared_path
 
 REPO = Path(__file__).resolve().parents[2]
 HISTORY = REPO / "examples" / "data" / "synthetic_sacct.psv"
@@ -131,10 +131,7 @@ def test_pbs_lsf_and_grid_engine_accounting_are_advised_once_per_job(  # type: i
     (before, --input-format took swf, sacct or csv only); a job its log records twice is
     one job, as ingest stores it once. The history: the NASA iPSC log's first 400 jobs
     (1993), all ended before these logs' jobs were submitted."""
-    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
-    history = tmp_path / "history.swf"
-    history.write_text("\n".join([line for line in lines if line.startswith(";")] + [
-        line for line in lines if line.strip() and not line.startswith(";")][:400]) + "\n")
+    history = nasa_jobs(tmp_path, 400)
     assert cli("ingest", "swf", str(history), "--system", "hpc").exit_code == 0
     path = shared_path("logs", fmt, "xdmod-accounting-logs.log")
     result = cli("advise", "walltime", "--input", str(path), "--input-format", fmt,
