@@ -20,11 +20,10 @@ from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor, strong_applications, too_few_applications
 from perfpredict.model.runtime import kind_of
 from perfpredict.model.series import (
-    NOT_STUDIED,
     Series,
     build_series,
     unstudied_jobs,
-    unstudied_phrase,
+    unstudied_note,
     why_no_training_series,
 )
 from perfpredict.overhead.contexts import full_contexts
@@ -90,9 +89,7 @@ class TrainReport:
         """What a trained report says of the completed scheduler jobs no series takes:
         a center that ingested its accounting beside a few benchmark tables would
         otherwise not know why those jobs taught no runtime."""
-        if not self.n_unstudied_jobs:
-            return None
-        return f"{unstudied_phrase(self.n_unstudied_jobs, self.unstudied_formats)}, {NOT_STUDIED}"
+        return unstudied_note(self.n_unstudied_jobs, self.unstudied_formats)
 
     def correction_state(self, kind: str) -> str:
         """Whether the learned correction applies to scaling kind ``kind``, and if not,
@@ -330,7 +327,8 @@ def train(store: Store, app: str | list[str] | None = None,
                                     client=client)
     n_jobs = count_submitted_jobs(store, app=app)
     if frame is None and (n_jobs >= MIN_WALLTIME_JOBS or report.artifact_sha256 is None):
-        frame = runs_frame(store, app=app)  # the walltime advisor is fitted in this process
+        # the walltime advisor is fitted, and why nothing else was said, in this process
+        frame = runs_frame(store, app=app)
     if frame is not None:
         report.n_unstudied_jobs, report.unstudied_formats = unstudied_jobs(frame)
     if report.artifact_sha256 is None:

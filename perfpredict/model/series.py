@@ -201,6 +201,15 @@ def unstudied_phrase(n_jobs: int, formats: list[str]) -> str:
             "problem size or variant")
 
 
+def unstudied_note(n_jobs: int, formats: list[str]) -> str | None:
+    """What ``train`` says of the jobs :func:`unstudied_jobs` counts, trained or not; None
+    where there are none."""
+    if not n_jobs:
+        return None
+    return (f"{unstudied_phrase(n_jobs, formats)}, not scaling studies, so the runtime "
+            "predictor leaves them out")
+
+
 def _studied(runs):  # type: ignore[no-untyped-def]
     """Which runs :func:`scaling_study_runs` keeps, as a mask."""
     stated = _stated(runs["problem_size"])
@@ -257,15 +266,10 @@ def why_no_training_series(frame) -> str:  # type: ignore[no-untyped-def]
     if not studied.empty:
         most = max(s.scales.size for s in build_series(studied))
         why += f" (the most any has is {most})"
-    n_jobs, formats = unstudied_jobs(usable)
-    if n_jobs:
-        why += f"; {unstudied_phrase(n_jobs, formats)}, {NOT_STUDIED}"
+    if note := unstudied_note(*unstudied_jobs(usable)):
+        why += f"; {note}"
     return (why + "; ingest runs of one input at three or more node counts as CSV with a "
             "problem_size column, or 'perfpredict datasets load'")
-
-
-#: What follows :func:`unstudied_phrase` in ``train``'s report.
-NOT_STUDIED = "not scaling studies, so the runtime predictor leaves them out"
 
 
 def build_series(frame) -> list[Series]:  # type: ignore[no-untyped-def]
