@@ -31,7 +31,7 @@ def walltime(
         metavar="FORMAT",
         help=f"Format of --input: {', '.join(JOB_FORMATS[:-1])} or {JOB_FORMATS[-1]}, read "
         "by the same parser as 'ingest' (default: told by the file's name, else its first "
-        "line; pbs, lsf and sge only by this option).")] = None,
+        "record).")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of such jobs that may outrun the advised walltime.")] = 0.05,
     time_min_kill_risk: Annotated[float | None, typer.Option(

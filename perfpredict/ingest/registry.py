@@ -88,14 +88,43 @@ def get_batch_parser(fmt: str) -> BatchParser:
 #: File name endings that say the format (after a ``.gz``).
 _SUFFIXES = {".swf": "swf", ".json": "sacct-json", ".csv": "csv", ".psv": "sacct"}
 _SWF_LINE = re.compile(r"^\s*-?\d+(?:\.\d+)?(?:\s+-?\d+(?:\.\d+)?){17}\s*$")
+#: a PBS accounting record: ``MM/DD/YYYY HH:MM:SS;<record type>;<job id>;``
+_PBS_LINE = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[A-Z];[^;]+;")
+#: an LSF ``lsb.acct`` record: its quoted event name and version, then the event time
+_LSF_LINE = re.compile(r'^"[A-Z_]+" "[\d.]+" \d+ ')
+#: a Grid Engine ``accounting(5)`` record: ``:``-separated, submission, start and end
+#: times (epoch seconds, or milliseconds in Univa's) as its 9th to 11th of 40 or more fields
+_SGE_LINE = re.compile(r"^(?:[^:]*:){8}\d+:\d+:\d+(?::[^:]*){29,}$")
+
+
+def _format_of_line(line: str) -> str | None:
+    """The format a jobs file's first record says it is in, if any."""
+    if line.startswith(";") or _SWF_LINE.match(line):
+        return "swf"
+    if line.startswith("JobId="):
+        return "jobcomp"
+    if _PBS_LINE.match(line):
+        return "pbs"
+    if _LSF_LINE.match(line):
+        return "lsf"
+    if _SGE_LINE.match(line):
+        return "sge"
+    if "|" in line:
+        return "sacct"
+    if line.startswith("{"):
+        return "sacct-json"
+    return "csv" if "," in line else None
 
 
 def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS),
                  option: str = "--input-format") -> str:
     """The format of a jobs file among ``choices``, from its name (``.swf``, ``.json``,
-    ``.csv``, ``.psv``, each also gzipped) or else its first line: ``;`` comments or 18
-    numbers are SWF, ``JobId=`` Slurm's jobcomp log, a ``|``-separated line sacct, ``{``
-    sacct's JSON, commas CSV.
+    ``.csv``, ``.psv``, each also gzipped) or else its first line that is not blank or a
+    ``#`` comment (Grid Engine's accounting file opens with ``# Version:`` lines): ``;``
+    comments or 18 numbers are SWF, ``JobId=`` Slurm's jobcomp log, a dated ``;``
+    record PBS's accounting, a quoted event and version LSF's ``lsb.acct``, 40 or more
+    ``:``-separated fields with three times Grid Engine's accounting, a ``|``-separated
+    line sacct, ``{`` sacct's JSON, commas CSV.
 
     A file that none of these describe is bad input asking for the format with
     ``option``, the one that names it (``advise walltime --input-format``), and its
@@ -107,12 +136,9 @@ def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS),
     by_name = next((fmt for suffix, fmt in _SUFFIXES.items() if name.endswith(suffix)), None)
     if by_name in choices:
         return by_name
-    first = next((text.strip() for _, text in numbered_lines(path) if text.strip()), "")
-    by_content = ("swf" if first.startswith(";") or _SWF_LINE.match(first)
-                  else "jobcomp" if first.startswith("JobId=")
-                  else "sacct" if "|" in first
-                  else "sacct-json" if first.startswith("{")
-                  else "csv" if "," in first else None)
+    first = next((text.strip() for _, text in numbered_lines(path)
+                  if text.strip() and not text.lstrip().startswith("#")), "")
+    by_content = _format_of_line(first)
     if by_content in choices:
         return by_content
     values = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else choices[0]

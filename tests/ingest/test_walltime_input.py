@@ -51,12 +51,25 @@ def test_pending_sacct_jobs_get_advice_and_are_skipped_by_ingest(cli, tmp_path: 
     ("jobs", "\n1 0 10 100 4 -1 -1 4 3600 -1 1 1 1 -1 1 -1 -1 -1\n", "swf"),
     ("jobs", "JobID|State\n", "sacct"),
     ("jobs", "job_id,app,system\n", "csv"),
+    ("jobs", "04/10/2024 09:00:00;E;17.pbs01;user=ann queue=batch start=1712739600\n", "pbs"),
+    ("jobs", '"JOB_FINISH" "10.108" 1712739600 17 4242 33554434 64 1712736000 0 0\n', "lsf"),
+    ("jobs", "# Version: 8.1.9\n#\n" + ":".join(
+        ["all.q", "node7", "staff", "ann", "relax", "17", "sge", "0", "1712736000",
+         "1712736060", "1712739600"] + ["0"] * 34) + "\n", "sge"),
 ])
 def test_the_format_is_told_by_name_then_content(tmp_path: Path, name: str, text: str,
                                                   expected: str) -> None:
     path = tmp_path / name
     path.write_text(text)
     assert sniff_format(path) == expected
+
+
+@pytest.mark.parametrize("fmt", ["pbs", "lsf", "sge", "uge"])
+def test_real_pbs_lsf_and_grid_engine_logs_are_told_by_their_first_line(fmt: str) -> None:
+    """Accounting logs have no telling name (``20240410``, ``lsb.acct``, ``accounting``);
+    Univa's, with times in milliseconds, is read as Grid Engine's."""
+    path = shared_path("logs", fmt, "xdmod-accounting-logs.log")
+    assert sniff_format(path) == {"uge": "sge"}.get(fmt, fmt)
 
 
 def test_an_unknown_format_asks_for_one(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -127,15 +140,16 @@ def test_a_running_job_of_a_real_sacct_json_log_is_read_without_a_runtime() -> N
 ])
 def test_pbs_lsf_and_grid_engine_accounting_are_advised_once_per_job(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, fmt: str, jobs: list[str]) -> None:
-    """A PBS, LSF or Grid Engine center backtests the advice on its own accounting log
-    (before, --input-format took swf, sacct or csv only); a job its log records twice is
+    """A PBS, LSF or Grid Engine center backtests the advice on its own accounting log,
+    its format told by its first line (before, --input-format took swf, sacct or csv
+    only, and then had to name these); a job its log records twice is
     one job, as ingest stores it once. The history: the NASA iPSC log's first 400 jobs
     (1993), all ended before these logs' jobs were submitted."""
     history = nasa_jobs(tmp_path, 400)
     assert cli("ingest", "swf", str(history), "--system", "hpc").exit_code == 0
     path = shared_path("logs", fmt, "xdmod-accounting-logs.log")
-    result = cli("advise", "walltime", "--input", str(path), "--input-format", fmt,
-                 "--system", "hpc", "--format", "csv")
+    result = cli("advise", "walltime", "--input", str(path), "--system", "hpc",
+                 "--format", "csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.stdout)))
     assert [row["job_id"] for row in rows] == jobs
