@@ -28,7 +28,18 @@ def estimate(
         help="Configuration that tells series apart (build, input parameters).")] = None,
     ranks_per_node: Annotated[float | None, typer.Option(help="MPI ranks per node.")] = None,
     threads_per_rank: Annotated[float | None, typer.Option(help="Threads per rank.")] = None,
-    io_bytes: Annotated[float | None, typer.Option(help="Bytes read + written.")] = None,
+    io_bytes: Annotated[float | None, typer.Option(
+        help="Bytes the run reads + writes: I/O time from the catalog's file-system "
+        "bandwidth.")] = None,
+    net_bytes: Annotated[float | None, typer.Option(
+        help="Bytes the run sends over the network, all nodes together: network time "
+        "from the catalog's injection bandwidth.")] = None,
+    flops: Annotated[float | None, typer.Option(
+        help="Floating-point operations of the run (FP64): a compute roof from the "
+        "catalog's peak flop rate.")] = None,
+    mem_bytes: Annotated[float | None, typer.Option(
+        help="Bytes the run moves to and from memory: a memory roof from the catalog's "
+        "memory bandwidth.")] = None,
     input_csv: Annotated[Path | None, typer.Option(
         "--input", help="CSV of queries (app, nodes, ...): one output row per input row, "
         "ending with the notes the estimate of its query prints.")] = None,
@@ -61,13 +72,15 @@ def estimate(
             ("--app", app), ("--nodes", nodes), ("--system", system),
             ("--problem-size", problem_size), ("--variant", variant),
             ("--ranks-per-node", ranks_per_node), ("--threads-per-rank", threads_per_rank),
-            ("--io-bytes", io_bytes)) if value is not None]
+            ("--io-bytes", io_bytes), ("--net-bytes", net_bytes), ("--flops", flops),
+            ("--mem-bytes", mem_bytes)) if value is not None]
         if given:
             raise BadInputError(f"--input takes every query from the file, so "
                                 f"{', '.join(given)} would be ignored; put "
                                 f"{'it' if len(given) == 1 else 'them'} in the file's "
                                 "columns (app, nodes, system, problem_size, variant, "
-                                "ranks_per_node, threads_per_rank, io_bytes) instead")
+                                "ranks_per_node, threads_per_rank, io_bytes, net_bytes, "
+                                "flops, mem_bytes) instead")
         batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
         if fmt == TableFormat.json:  # one object per query, in the file's order
             print_json(batch.records())
@@ -80,7 +93,8 @@ def estimate(
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")
     result = estimate_one(ctx.obj.url_to_read(), Query(
         app=app, nodes=nodes, system=system, problem_size=problem_size, variant=variant,
-        ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes),
+        ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes,
+        net_bytes=net_bytes, flops=flops, mem_bytes=mem_bytes),
         confidence, explain)
     values = result.as_dict()
     if fmt == TableFormat.json:

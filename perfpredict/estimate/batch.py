@@ -11,10 +11,11 @@ from perfpredict.counts import plain
 from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
 from perfpredict.estimate.lookup import Query, column_name
+from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.store.handle import StoreLike
 
 _TEXT_COLUMNS = ("app", "system", "problem_size", "variant")
-_NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
+_NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", *VOLUMES)
 
 
 def read_queries(path: str | os.PathLike[str]

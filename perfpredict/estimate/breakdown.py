@@ -1,6 +1,7 @@
-"""Where an estimate's time goes: compute, communication and I/O from the roofline law
-when the query gives its I/O volume, else serial, parallel and communication parts where
-the law says so, plus the data-staging share the series measured."""
+"""Where an estimate's time goes: compute or memory, communication, network and I/O from
+the roofline law when the query gives a volume (I/O, network, flops, memory bytes), else
+serial, parallel and communication parts where the law says so, plus the data-staging
+share the series measured."""
 
 from __future__ import annotations
 
@@ -17,48 +18,53 @@ if TYPE_CHECKING:
     from perfpredict.overhead.features import SeriesContext
 
 
-def roofline_for(series: Series, ctx: SeriesContext,
-                 io_bytes: float | None) -> Roofline | None:
-    """The roofline law of the series for a query's I/O volume ``io_bytes``, with the
-    file-system numbers from the system catalog, not yet fitted; None where the query
-    gives no I/O volume or the catalog cannot turn it into time
-    (:func:`roofline_notes` says why)."""
-    if not io_bytes:
+def roofline_for(series: Series, ctx: SeriesContext, query: Query) -> Roofline | None:
+    """The roofline law of the series for the volumes a query gives (I/O, network,
+    flops, memory bytes: :data:`~perfpredict.laws.roofline_terms.VOLUMES`), with the
+    machine's numbers from the system catalog, not yet fitted; None where the query
+    gives no volume or the catalog cannot turn them into time (:func:`roofline_notes`
+    says why)."""
+    volumes = query.roofline_volumes()
+    if not volumes:
         return None
-    spec, _ = _roofline_machine(series, ctx, "the I/O volume")
+    spec, _ = _roofline_machine(series, ctx, "the volumes")
     if spec is None:
         return None
     from perfpredict.laws.roofline import Roofline  # imported by the queries it serves
 
-    return Roofline(io_bytes, spec.fs_bw_bytes_per_s, spec.net_injection_bw_bytes_per_s,
-                    spec.net_latency_s)
+    return Roofline(fs_bw_bytes_per_s=spec.fs_bw_bytes_per_s,
+                    net_injection_bw_bytes_per_s=spec.net_injection_bw_bytes_per_s,
+                    net_latency_s=spec.net_latency_s,
+                    peak_flops_per_node=spec.peak_flops_per_node,
+                    mem_bw_bytes_per_s_per_node=spec.mem_bw_bytes_per_s_per_node, **volumes)
 
 
-def roofline_notes(series: Series, ctx: SeriesContext, gives_io_bytes: bool,
+def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
                    field_name: FieldName = option_name) -> list[str]:
-    """What an estimate whose query ``gives_io_bytes`` says of its roofline law
-    (:func:`roofline_for`): why there is none, or which of its terms fall back. They
-    depend on whether the query gives an I/O volume, not on how much, and need no fit:
-    a batch of queries each with its own volume fitted one law per query for its notes
-    alone. The notes are the estimate's, one query or a batch row
-    (:func:`perfpredict.estimate.estimates.estimate_notes`), naming the volume as the
-    query names its fields (``field_name``: ``--io-bytes``, or a batch's
+    """What an estimate whose query gives the volumes ``given`` says of its roofline law
+    (:func:`roofline_for`): why there is none, or which of its terms the catalog turned
+    into time and which fall back. They depend on which volumes the query gives, not on
+    how much, and need no fit: a batch of queries each with its own volume fitted one
+    law per query for its notes alone. The notes are the estimate's, one query or a
+    batch row (:func:`perfpredict.estimate.estimates.estimate_notes`), naming the
+    volumes as the query names its fields (``field_name``: ``--io-bytes``, or a batch's
     ``column 'io_bytes'``)."""
-    if not gives_io_bytes:
+    if not given:
         return []
-    spec, why_not = _roofline_machine(series, ctx, field_name("io_bytes"))
+    spec, why_not = _roofline_machine(series, ctx, " and ".join(map(field_name, given)))
     if spec is None:
         return [why_not] if why_not else []
-    from perfpredict.laws.roofline import Roofline
+    from perfpredict.laws.roofline_terms import fallbacks_for, sources_for
 
-    fallbacks = Roofline.fallbacks_for(True, spec.fs_bw_bytes_per_s)
-    return ([f"roofline: {reason}" for reason in fallbacks]
-            or [f"I/O time from {spec.name}'s file-system bandwidth in the catalog"])
+    sources = sources_for(given, spec)
+    return ([f"roofline: {reason}" for reason in fallbacks_for(given, spec)]
+            + ([f"roofline from {spec.name}'s catalog entry: {', '.join(sources)}"]
+               if sources else []))
 
 
 def _roofline_machine(series: Series, ctx: SeriesContext,
                       given_as: str) -> tuple[SystemSpec | None, str]:
-    """The catalog entry whose numbers turn the series' I/O volume (``given_as``) into
+    """The catalog entry whose numbers turn the series' volumes (``given_as``) into
     time, or None and why not ("" where there is nothing to say: too few scales to fit
     the law)."""
     from perfpredict.laws.roofline import Roofline
@@ -67,23 +73,24 @@ def _roofline_machine(series: Series, ctx: SeriesContext,
         return None, ""
     if series.scale_unit != "nodes":
         return None, (f"the series is measured in ranks, not nodes, so {given_as} could not "
-                      "be turned into I/O time (per-node bandwidth needs node counts)")
+                      "be turned into time (the catalog's numbers are per node)")
     from perfpredict.catalog import bundled_system
 
     spec = bundled_system(series.key.system)
     if spec is None:
         return None, (f"{series.key.system} is not in the shipped catalog, so {given_as} "
-                      "could not be turned into I/O time")
+                      "could not be turned into time")
     return spec, ""
 
 
 def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
                        runtime_s: float) -> dict[str, float]:
-    """Compute / communication / I/O split from the roofline law when the query gives its
-    I/O volume (:func:`roofline_for`); empty otherwise.
+    """Where the time goes by the roofline law when the query gives a volume
+    (:func:`roofline_for`): serial, the on-node roof and the time above it (or compute),
+    communication, network volume and I/O; empty otherwise.
 
     The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    roofline = roofline_for(series, ctx, query.io_bytes)
+    roofline = roofline_for(series, ctx, query)
     if roofline is None:
         return {}
     roofline.fit(ctx.scales, ctx.medians_s)

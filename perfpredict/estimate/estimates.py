@@ -38,6 +38,7 @@ from perfpredict.estimate.lookup import (
     stale_layout,
 )
 from perfpredict.laws.base import FloatArray
+from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.model.base_estimate import formula, measured_neighbours
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.peers import PeerCurves
@@ -62,10 +63,10 @@ COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2"
 NOTE_COLUMNS = ("scale", "extrapolation_log2", "beyond_measured_range",
                 "below_measured_range", "peer_series", "beyond_calibration",
                 "at_widest_error", "noise_floor")
-#: ... and with its query's node count and whether it gives an I/O volume (1) or not (0),
-#: all they read of an estimate (the roofline's notes do not depend on how much:
-#: :func:`roofline_notes`).
-NOTE_READS = (*NOTE_COLUMNS, "nodes", "gives_io_bytes")
+#: ... and with its query's node count and which roofline volumes it gives (bit i for
+#: the i-th of :data:`~perfpredict.laws.roofline_terms.VOLUMES`), all they read of an
+#: estimate (the roofline's notes do not depend on how much: :func:`roofline_notes`).
+NOTE_READS = (*NOTE_COLUMNS, "nodes", "roofline_volumes")
 _TEXT_COLUMNS = ("law", "series", "notes")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
                  "noise_floor", "at_widest_error")
@@ -326,12 +327,10 @@ class LoadedPredictor:
         from operator import attrgetter
 
         notes = np.empty(len(queries), dtype=object)
-        # an I/O volume of None and of 0 are alike: no I/O term (roofline_for)
-        io_bytes = np.array(list(map(attrgetter("io_bytes"), queries)), dtype=float)
         read = np.column_stack(
             [columns[name].astype(float) for name in NOTE_COLUMNS]
             + [np.fromiter(map(attrgetter("nodes"), queries), float, len(queries)),
-               (np.nan_to_num(io_bytes, nan=0.0) != 0).astype(float)])
+               _volumes_given(queries)])
         sizes: dict[str, int | None] = {}
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
@@ -413,6 +412,19 @@ class LoadedPredictor:
         return np.asarray(scales, dtype=float), [
             Group(match, np.asarray(indices, dtype=np.int64))
             for match, indices in by_series.values()]
+
+
+def _volumes_given(queries: list[Query]) -> FloatArray:
+    """Which roofline volumes each query gives, as the bits of a number (bit i for the
+    i-th of :data:`VOLUMES`; a volume of None and of 0 are alike, no term), for the
+    notes to read and queries alike in them to share."""
+    from operator import attrgetter
+
+    bits = np.zeros(len(queries))
+    for bit, volume in enumerate(VOLUMES):
+        values = np.array(list(map(attrgetter(volume), queries)), dtype=float)
+        bits += (np.nan_to_num(values, nan=0.0) != 0) * 2.0 ** bit
+    return bits
 
 
 def _store_changed_note(app: str, trained_epoch_s: float, n_new: int, n_gone: int) -> str:
@@ -541,7 +553,9 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
         notes.append("one run per measured scale says nothing about run-to-run noise: the "
                      "interval is widened to the noise of trained series with repeats (of "
                      f"{series.key.app}'s own where three or more have them)")
-    notes.extend(roofline_notes(series, ctx, bool(row["gives_io_bytes"]), about.field_name))
+    volumes = tuple(volume for bit, volume in enumerate(VOLUMES)
+                    if int(row["roofline_volumes"]) >> bit & 1)
+    notes.extend(roofline_notes(series, ctx, volumes, about.field_name))
     if about.unseen_runs is not None:
         notes.append(about.unseen_runs)
     # no run measured a scale the machine does not have: only beyond them can it

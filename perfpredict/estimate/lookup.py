@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from perfpredict import artifact
 from perfpredict.counts import MAX_COUNT, is_number, shown
 from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
+from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
 from perfpredict.names import name_key, resolve_name
@@ -60,7 +61,14 @@ class Query:
     variant: str | None = None
     ranks_per_node: float | None = None
     threads_per_rank: float | None = None
+    #: the run's volumes, all nodes together, that the roofline law turns into time
+    #: with the catalog's numbers (:data:`~perfpredict.laws.roofline_terms.VOLUMES`):
+    #: bytes read and written, bytes sent over the network, floating-point operations
+    #: (FP64, as the catalog's peak), bytes moved to and from memory
     io_bytes: float | None = None
+    net_bytes: float | None = None
+    flops: float | None = None
+    mem_bytes: float | None = None
     #: How messages about this query name its fields: as the options that set them
     #: (``--nodes``, for a command line and the library), or as the columns of a query
     #: file (:func:`column_name`, ``estimate --input``, whose messages also name the file
@@ -80,7 +88,7 @@ class Query:
         if self.nodes is None:
             raise BadInputError(f"{name('nodes')} must be a number, got None; give the "
                                 "node count to predict")
-        for part in ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes"):
+        for part in ("nodes", "ranks_per_node", "threads_per_rank", *VOLUMES):
             value = getattr(self, part)
             if value is not None and not is_number(value):
                 raise BadInputError(f"{name(part)} must be a number, got {value!r}")
@@ -102,9 +110,15 @@ class Query:
                                 f"{self.nodes:g} nodes is "
                                 f"{self.nodes * self.ranks_per_node:g} ranks; give a ranks "
                                 "per node that makes whole ranks")
-        if self.io_bytes is not None and not (math.isfinite(self.io_bytes) and self.io_bytes >= 0):
-            raise BadInputError(f"{name('io_bytes')} must be zero or more, got "
-                                f"{self.io_bytes:g}")
+        for part in VOLUMES:
+            value = getattr(self, part)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise BadInputError(f"{name(part)} must be zero or more, got {value:g}")
+
+    def roofline_volumes(self) -> dict[str, float]:
+        """The volumes the query gives the roofline law, by field: a volume of None and
+        of 0 are alike, no term."""
+        return {part: value for part in VOLUMES if (value := getattr(self, part))}
 
     def series_wanted(self) -> tuple[Any, ...]:
         """What decides the series that answers, and the words of its choice's note:

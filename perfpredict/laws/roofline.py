@@ -1,13 +1,20 @@
-"""A roofline-style runtime bound: compute, network and I/O terms, with the machine's
-numbers from the system catalog where it has them.
+"""A roofline-style runtime bound: compute, memory, network and I/O terms, with the
+machine's numbers from the system catalog where it has them.
 
-    T(p) = serial_s + compute_s / p + comm_s * log2(p) + io_bytes / min(fs_bw, p * node_bw)
+    T(p) = serial_s + max(compute_s, node_roof_s) / p + comm_s * log2(p)
+           + net_bytes / (p * injection_bw) + io_bytes / min(fs_bw, p * injection_bw)
 
-The I/O term is not fitted: it is the time the file system needs for the series' bytes
-at p nodes, from the catalog's file-system bandwidth and per-node injection bandwidth.
-The remaining terms are fitted to what the I/O term leaves, weighing relative error. A
-term whose machine number is unknown is not guessed: it falls back to the fitted terms,
-and :attr:`fallbacks` says which and why, so an estimate can tell the user.
+    node_roof_s = max(flops / peak_flops_per_node, mem_bytes / mem_bw_per_node)
+
+The volumes are the workload's, per run (all nodes together), as a query gives them;
+the bandwidths and the peak are the catalog's. The I/O and network-volume terms are not
+fitted: they are the time the file system and the network need for the run's bytes at
+p nodes. The on-node term is fitted to what they leave, weighing relative error, and
+never below its roof: the time one node would need for the run's flops at its peak, or
+for its memory traffic at its memory bandwidth, whichever is longer, shared by p nodes.
+A term whose volume or machine number is unknown is not guessed: it falls back to the
+fitted terms, and :attr:`fallbacks` says which and why, so an estimate can tell the
+user.
 """
 
 from __future__ import annotations
@@ -15,28 +22,41 @@ from __future__ import annotations
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, ScalingLaw, relative_nnls_small
+from perfpredict.laws.roofline_terms import VOLUMES, fallbacks_for
 
 
 class Roofline(ScalingLaw):
-    """Compute + latency-bound communication + bandwidth-bound I/O.
+    """Compute and memory roofs + latency-bound communication + bandwidth-bound network
+    volume and I/O.
 
-    Parameters are the machine's and the workload's numbers, any of which may be None
+    Parameters are the workload's and the machine's numbers, any of which may be None
     (unknown): ``io_bytes`` read and written per run, ``fs_bw_bytes_per_s`` of the
-    file system, ``node_bw_bytes_per_s`` a node can inject into it, and
-    ``net_latency_s`` of one message (used only to express the communication term as a
-    count of latency-bound collective steps).
+    file system, ``net_injection_bw_bytes_per_s`` a node can inject into the network
+    (and the file system), ``net_latency_s`` of one message (used only to express the
+    communication term as a count of latency-bound collective steps), ``net_bytes``
+    sent over the network per run, ``flops`` per run against ``peak_flops_per_node``,
+    ``mem_bytes`` moved to and from memory per run against
+    ``mem_bw_bytes_per_s_per_node``.
     """
 
     name = "roofline"
     min_scales = 3
 
     def __init__(self, io_bytes: float | None = None, fs_bw_bytes_per_s: float | None = None,
-                 node_bw_bytes_per_s: float | None = None,
-                 net_latency_s: float | None = None) -> None:
+                 net_injection_bw_bytes_per_s: float | None = None,
+                 net_latency_s: float | None = None, *, net_bytes: float | None = None,
+                 flops: float | None = None, mem_bytes: float | None = None,
+                 peak_flops_per_node: float | None = None,
+                 mem_bw_bytes_per_s_per_node: float | None = None) -> None:
         self.io_bytes = io_bytes
         self.fs_bw_bytes_per_s = fs_bw_bytes_per_s
-        self.node_bw_bytes_per_s = node_bw_bytes_per_s
+        self.net_injection_bw_bytes_per_s = net_injection_bw_bytes_per_s
         self.net_latency_s = net_latency_s
+        self.net_bytes = net_bytes
+        self.flops = flops
+        self.mem_bytes = mem_bytes
+        self.peak_flops_per_node = peak_flops_per_node
+        self.mem_bw_bytes_per_s_per_node = mem_bw_bytes_per_s_per_node
 
     def io_s(self, p: FloatArray) -> FloatArray:
         """Seconds the file system needs for the series' I/O at p nodes (0 if unknown)."""
@@ -44,57 +64,93 @@ class Roofline(ScalingLaw):
         if not self.io_bytes or not self.fs_bw_bytes_per_s:
             return np.zeros_like(p)
         bandwidth = np.full_like(p, self.fs_bw_bytes_per_s)
-        if self.node_bw_bytes_per_s:
-            bandwidth = np.minimum(bandwidth, p * self.node_bw_bytes_per_s)
+        if self.net_injection_bw_bytes_per_s:
+            bandwidth = np.minimum(bandwidth, p * self.net_injection_bw_bytes_per_s)
         return self.io_bytes / bandwidth
+
+    def network_s(self, p: FloatArray) -> FloatArray:
+        """Seconds p nodes need to inject the run's network volume (0 if unknown)."""
+        p = np.asarray(p, dtype=float)
+        if not self.net_bytes or not self.net_injection_bw_bytes_per_s:
+            return np.zeros_like(p)
+        return self.net_bytes / (p * self.net_injection_bw_bytes_per_s)
+
+    def roofs_s(self) -> dict[str, float]:
+        """The on-node roofs whose volume and machine number are known: seconds one node
+        would need for the run's flops at its peak (``compute_s``) and for its memory
+        traffic at its bandwidth (``memory_s``)."""
+        roofs = {}
+        if self.flops and self.peak_flops_per_node:
+            roofs["compute_s"] = self.flops / self.peak_flops_per_node
+        if self.mem_bytes and self.mem_bw_bytes_per_s_per_node:
+            roofs["memory_s"] = self.mem_bytes / self.mem_bw_bytes_per_s_per_node
+        return roofs
 
     @property
     def fallbacks(self) -> list[str]:
-        """The terms that fall back to the fitted ones, and why (:meth:`fallbacks_for`)."""
-        return self.fallbacks_for(bool(self.io_bytes), self.fs_bw_bytes_per_s)
-
-    @staticmethod
-    def fallbacks_for(gives_io_bytes: bool, fs_bw_bytes_per_s: float | None) -> list[str]:
-        """The terms that fall back to the fitted ones, and why: known from whether the
-        workload's I/O volume and the file system's bandwidth are, not from their values
-        or a fit, so an estimate says them without fitting the law."""
-        if not gives_io_bytes:
-            return ["no I/O volume for this series: any I/O time is inside the fitted "
-                    "serial and compute terms"]
-        if not fs_bw_bytes_per_s:
-            return ["the catalog has no file-system bandwidth for this system: I/O time is "
-                    "inside the fitted terms"]
-        return []
+        """The terms that fall back to the fitted ones, and why
+        (:func:`~perfpredict.laws.roofline_terms.fallbacks_for`)."""
+        given = [volume for volume in VOLUMES if getattr(self, volume)]
+        return fallbacks_for(given, self)
 
     def _fit(self, p: FloatArray, t: FloatArray) -> None:
-        io = self.io_s(p)
-        # What I/O leaves for the other terms, never below a tenth of the runtime so
-        # that an I/O bound larger than the measurement cannot produce negative work.
-        rest = np.maximum(t - io, 0.1 * t)
-        self.serial_s_, self.compute_s_, self.comm_s_ = relative_nnls_small(
+        fixed = self.io_s(p) + self.network_s(p)
+        # What I/O and network volume leave for the other terms, never below a tenth of
+        # the runtime so that a bound larger than the measurement cannot produce
+        # negative work.
+        rest = np.maximum(t - fixed, 0.1 * t)
+        self.serial_s_, compute_s, self.comm_s_ = relative_nnls_small(
             [np.ones_like(p), 1 / p, np.log2(p)], rest)
+        # no faster than the machine allows: runs measured faster than the roof say the
+        # volumes or the catalog are wrong, and the law, above them, shows it
+        self.compute_s_ = max(compute_s, *self.roofs_s().values(), 0.0)
 
     def _predict(self, p: FloatArray) -> FloatArray:
         return (self.serial_s_ + self.compute_s_ / p + self.comm_s_ * np.log2(p)
-                + self.io_s(p))
+                + self.network_s(p) + self.io_s(p))
 
     def breakdown_s(self, p: float) -> dict[str, float]:
-        """Seconds per term at p nodes."""
-        return {"serial_s": self.serial_s_, "compute_s": self.compute_s_ / p,
-                "communication_s": self.comm_s_ * float(np.log2(p)),
-                "io_s": float(self.io_s(np.array([p]))[0])}
+        """Seconds per term at p nodes. Where a roof is known, the on-node time is its
+        binding roof (``compute_s`` or ``memory_s``) and the time above it
+        (``on_node_excess_s``: the code running below the machine's peak); the network
+        volume and I/O are parts only where they are turned into time."""
+        parts = {"serial_s": self.serial_s_}
+        roofs = self.roofs_s()
+        if roofs:
+            bound, roof_s = max(roofs.items(), key=lambda item: item[1])
+            parts[bound] = roof_s / p
+            parts["on_node_excess_s"] = (self.compute_s_ - roof_s) / p
+        else:
+            parts["compute_s"] = self.compute_s_ / p
+        parts["communication_s"] = self.comm_s_ * float(np.log2(p))
+        at = np.array([p], dtype=float)
+        if self.net_bytes and self.net_injection_bw_bytes_per_s:
+            parts["network_s"] = float(self.network_s(at)[0])
+        if self.io_bytes and self.fs_bw_bytes_per_s:
+            parts["io_s"] = float(self.io_s(at)[0])
+        return parts
 
     def params(self) -> dict[str, float]:
         out = {"serial_s": self.serial_s_, "compute_s": self.compute_s_,
                "comm_s_per_log2p": self.comm_s_}
+        out.update({f"{name.removesuffix('_s')}_roof_s": roof_s
+                    for name, roof_s in self.roofs_s().items()})
         if self.net_latency_s:
             out["latency_bound_steps_per_log2p"] = self.comm_s_ / self.net_latency_s
         return out
 
     def formula(self) -> str:
+        roofs = self.roofs_s()
+        compute = (f"max({self.compute_s_:.4g} s, {max(roofs.values()):.4g} s roof)" if roofs
+                   else f"{self.compute_s_:.4g} s")
+        network = ""
+        if self.net_bytes and self.net_injection_bw_bytes_per_s:
+            network = (f" + {self.net_bytes:.4g} B / (p * "
+                       f"{self.net_injection_bw_bytes_per_s:.4g} B/s)")
         io = ""
         if self.io_bytes and self.fs_bw_bytes_per_s:
             io = f" + {self.io_bytes:.4g} B / min({self.fs_bw_bytes_per_s:.4g} B/s"
-            io += f", p * {self.node_bw_bytes_per_s:.4g} B/s)" if self.node_bw_bytes_per_s else ")"
-        return (f"T(p) = {self.serial_s_:.4g} s + {self.compute_s_:.4g} s / p"
-                f" + {self.comm_s_:.4g} s * log2(p){io}")
+            io += (f", p * {self.net_injection_bw_bytes_per_s:.4g} B/s)"
+                   if self.net_injection_bw_bytes_per_s else ")")
+        return (f"T(p) = {self.serial_s_:.4g} s + {compute} / p"
+                f" + {self.comm_s_:.4g} s * log2(p){network}{io}")

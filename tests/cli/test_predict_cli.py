@@ -288,6 +288,8 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
         (["--input", "q.csv", "--system", "Frontier"], 2, "so --system would be ignored"),
         (["--input", "q.csv", "--ranks-per-node", "4", "--io-bytes", "1e9"], 2,
          "--ranks-per-node, --io-bytes would be ignored; put them in the file's columns"),
+        (["--input", "q.csv", "--flops", "1e18"], 2,
+         "so --flops would be ignored; put it in the file's columns"),
     ],
 )
 def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, message) -> None:  # type: ignore[no-untyped-def]
@@ -383,6 +385,8 @@ BAD_QUERIES = [
      "that makes whole ranks"),
     (["--app", "bert", "--nodes", "4", "--io-bytes", "-1"], "app,nodes,io_bytes", "bert,4,-1",
      "{io_bytes} must be zero or more, got -1"),
+    (["--app", "bert", "--nodes", "4", "--mem-bytes", "-5e9"], "app,nodes,mem_bytes",
+     "bert,4,-5e9", "{mem_bytes} must be zero or more, got -5e+09"),
     (["--app", "LULESH 2.0.3", "--nodes", "4"], "app,nodes", "LULESH 2.0.3,4",
      "LULESH 2.0.3 on opal [s=30 per rank] is measured in MPI ranks, not nodes; give "
      "{ranks_per_node} so the node count can be turned into ranks"),
@@ -401,7 +405,7 @@ def test_a_bad_query_names_the_option_typed_or_the_column_written(  # type: igno
     the --nodes a command line typed nor the column 'nodes' a file's row wrote (and
     "ranks-per-node" is neither the option nor the column ranks_per_node); a query
     file's user was told to "pass --ranks-per-node"."""
-    fields = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes")
+    fields = ("nodes", "ranks_per_node", "threads_per_rank", "io_bytes", "mem_bytes")
     typed = cli("estimate", *options)
     assert typed.exit_code in (1, 2) and "Traceback" not in typed.output
     assert typed.stderr.strip() == "Error: " + wrong.format(
@@ -652,23 +656,65 @@ def test_train_and_evaluate_name_an_application_the_store_lacks(cli, tmp_path: P
     assert result.stderr.strip().endswith("'lammps'; its applications: solver")
 
 
-def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def _trained_solver(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A store trained on one series on Perlmutter-GPU, 1-16 nodes, two runs each:
+    40 s + 1000 s / p + 2 s * (log2(p) + 1), the second run 0.5 s slower."""
     runs = tmp_path / "runs.csv"
     rows = [f"solver,Perlmutter-GPU,{n},{40 + 1000 / n + 2 * n.bit_length() + 50 * r:.2f}"
             for n in (1, 2, 4, 8, 16) for r in (0.0, 0.01)]
     runs.write_text("app,system,nodes,runtime_s\n" + "\n".join(rows) + "\n")
     assert cli("ingest", "csv", str(runs)).exit_code == 0
     assert cli("train").exit_code == 0
+
+
+def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    _trained_solver(cli, tmp_path)
     result = cli("estimate", "--app", "solver", "--nodes", "64", "--io-bytes", "2e13",
                  "--format", "json")
     assert result.exit_code == 0, result.output
     doc = json.loads(result.stdout)
     assert doc["breakdown_s"]["io_s"] > 0
     assert sum(doc["breakdown_s"].values()) == pytest.approx(doc["predicted_runtime_s"])
-    assert any("file-system bandwidth in the catalog" in n for n in doc["notes"])
+    assert ("roofline from Perlmutter-GPU's catalog entry: I/O time from its file-system "
+            "bandwidth") in doc["notes"]
     # one application: the interval is calibrated on the bundled applications left out,
     # and says so
     assert any("calibrated on applications left out" in n for n in doc["notes"])
+
+
+def test_flops_memory_and_network_volumes_give_roofs_from_the_catalog(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """The roofline's compute, memory and network terms (DESIGN.md), from the query's
+    volumes and the catalog's peak flop rate and bandwidths: the on-node time is split
+    into its binding roof and the time above it; a volume the catalog cannot turn into
+    time (Perlmutter-GPU's memory bandwidth is left unknown) says so and stays in the
+    fitted terms. The notes are a batch row's too."""
+    _trained_solver(cli, tmp_path)
+    # 1.94e16 flops are 500 s of one node's 3.88e13 flop/s peak, 6.4e12 bytes 64 s / p of
+    # its 1e11 B/s injection bandwidth: the runs' 1000 s / p are 500 s of roof, 64 s of
+    # network volume and 436 s above the roof
+    volumes = ("--flops", "1.94e16", "--mem-bytes", "1e15", "--net-bytes", "6.4e12")
+    result = cli("estimate", "--app", "solver", "--nodes", "64", *volumes, "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    parts = doc["breakdown_s"]
+    assert list(parts) == ["serial_s", "compute_s", "on_node_excess_s", "communication_s",
+                           "network_s"]
+    assert parts["compute_s"] / parts["on_node_excess_s"] == pytest.approx(500 / 436, rel=0.05)
+    assert parts["compute_s"] / parts["network_s"] == pytest.approx(500 / 64, rel=0.05)
+    assert sum(parts.values()) == pytest.approx(doc["predicted_runtime_s"])
+    assert ("roofline: the catalog has no memory bandwidth for this system: the on-node "
+            "time has no memory roof") in doc["notes"]
+    assert ("roofline from Perlmutter-GPU's catalog entry: network time from its network "
+            "injection bandwidth, a compute roof from its peak flop rate") in doc["notes"]
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,flops,mem_bytes,net_bytes\nsolver,64,1.94e16,1e15,6.4e12\n"
+                       "solver,64,,,\n")
+    batch = cli("estimate", "--input", str(queries), "--format", "json")
+    assert batch.exit_code == 0, batch.output
+    with_volumes, without = json.loads(batch.stdout)
+    assert with_volumes["notes"] == doc["notes"]
+    assert not any("roofline" in note for note in without["notes"])
 
 
 def _notes_saying(text: str, result) -> list[str]:  # type: ignore[no-untyped-def]

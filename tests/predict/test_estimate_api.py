@@ -316,7 +316,7 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
         assert kind in said
     assert expected[3] == []
     catalog = ("dgxa100_ngc22.04_pytorch (NVIDIA) is not in the shipped catalog, so {} "
-               "could not be turned into I/O time")
+               "could not be turned into time")
     assert catalog.format("column 'io_bytes'") in expected[6]
     assert catalog.format("--io-bytes") in estimate(None, NOTED_QUERIES[6][1], 0.99).notes
     narrow = "(narrow with {} / {} / {})"

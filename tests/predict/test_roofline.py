@@ -36,7 +36,55 @@ def test_unknown_machine_numbers_fall_back_to_fitted_terms_and_say_so() -> None:
     law = Roofline(IO_BYTES, fs_bw_bytes_per_s=None).fit(P, 10 + 100 / P)
     assert law.io_s(P).sum() == 0
     assert "no file-system bandwidth" in law.fallbacks[0]
-    assert "no I/O volume" in Roofline().fit(P, 10 + 100 / P).fallbacks[0]
+    assert "no workload volume" in Roofline().fit(P, 10 + 100 / P).fallbacks[0]
+
+
+def test_the_on_node_term_is_never_below_its_roof_and_is_split_at_it() -> None:
+    """The compute and memory roofs: the time one node needs for the run's flops at its
+    peak or its memory traffic at its bandwidth, whichever is longer, shared by p nodes.
+    Runs that leave room above the roof keep their fitted on-node time, split into the
+    binding roof and the rest; runs measured faster than the roof allows are predicted
+    no faster than it."""
+    law = Roofline(flops=3.2e17, peak_flops_per_node=1e14,  # a 3200 s compute roof
+                   mem_bytes=4e16, mem_bw_bytes_per_s_per_node=1e13)  # a 4000 s memory roof
+    law.fit(P, 20 + 6400 / P + 3 * np.log2(P))
+    assert law.roofs_s() == {"compute_s": pytest.approx(3200), "memory_s": pytest.approx(4000)}
+    assert law.params()["compute_s"] == pytest.approx(6400, rel=1e-3)
+    assert law.params()["memory_roof_s"] == pytest.approx(4000)
+    parts = law.breakdown_s(64)
+    assert list(parts) == ["serial_s", "memory_s", "on_node_excess_s", "communication_s"]
+    assert parts["memory_s"] == pytest.approx(4000 / 64)
+    assert parts["on_node_excess_s"] == pytest.approx(2400 / 64, rel=1e-3)
+    assert sum(parts.values()) == pytest.approx(law.predict([64])[0])
+    assert "max(6400 s, 4000 s roof) / p" in law.formula()
+
+    faster = Roofline(mem_bytes=1e17, mem_bw_bytes_per_s_per_node=1e13).fit(
+        P, 20 + 6400 / P + 3 * np.log2(P))  # a 10,000 s roof under 6400 s of work
+    assert faster.params()["compute_s"] == pytest.approx(1e4)
+    assert faster.breakdown_s(64)["on_node_excess_s"] == 0
+    assert faster.predict([1])[0] > 20 + 6400
+
+
+def test_the_network_volume_is_injected_by_every_node() -> None:
+    law = Roofline(net_injection_bw_bytes_per_s=NODE_BW, net_bytes=6.4e13)
+    t = 20 + 6400 / P + 3 * np.log2(P) + law.network_s(P)
+    law.fit(P, t)
+    assert law.network_s(np.array([64.0]))[0] == pytest.approx(6.4e13 / (64 * NODE_BW))
+    assert law.params()["compute_s"] == pytest.approx(6400, rel=1e-3)
+    parts = law.breakdown_s(128)
+    assert parts["network_s"] == pytest.approx(100)
+    assert "io_s" not in parts
+    assert "B / (p * 5e+09 B/s)" in law.formula()
+
+
+def test_a_volume_without_its_machine_number_says_what_holds_instead() -> None:
+    law = Roofline(flops=1e18, mem_bytes=1e15, net_bytes=1e12,
+                   mem_bw_bytes_per_s_per_node=1e13).fit(P, 10 + 100 / P)
+    assert law.fallbacks == [
+        "the catalog has no network injection bandwidth for this system: network volume "
+        "time is inside the fitted terms",
+        "the catalog has no peak flop rate for this system: the on-node time has no "
+        "compute roof"]
 
 
 @settings(max_examples=200, deadline=None)
