@@ -149,3 +149,23 @@ def test_random_fields_never_raise(tmp_path_factory: pytest.TempPathFactory,
     path = tmp_path_factory.mktemp("sge") / "accounting"
     path.write_text(":".join(cells) + "\n")
     check_items(list(parse(path, IngestOptions())), 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(job=st.integers(1, 10**9), slots=st.integers(1, 10**5),
+       wallclock=st.floats(0, 10**7, allow_nan=False),
+       words=st.lists(st.text(alphabet=st.characters(
+           blacklist_categories=("Cs", "Cc", "Zl", "Zp"), blacklist_characters=":#"),
+           min_size=1, max_size=12), min_size=4, max_size=4))
+def test_any_record_is_told_as_grid_engine_accounting(
+        tmp_path_factory: pytest.TempPathFactory, job: int, slots: int, wallclock: float,
+        words: list[str]) -> None:
+    """``advise walltime`` tells an accounting file from its first record, past the
+    ``#`` header, whatever its host, job name, parallel environment and category."""
+    from perfpredict.ingest.registry import sniff_format
+
+    host, name, pe, category = words
+    path = write(tmp_path_factory.mktemp("sge"), record(
+        job, host=host, name=name, pe=pe, slots=slots, wallclock=wallclock,
+        category=category))
+    assert sniff_format(path) == "sge"

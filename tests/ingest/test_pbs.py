@@ -124,6 +124,24 @@ def test_random_attributes_never_raise(tmp_path_factory: pytest.TempPathFactory,
     check_items(list(parse(path, IngestOptions())), 1)
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from("EQSDAR"), st.from_regex(r"[0-9]{1,9}\.[a-z0-9.-]{1,20}", fullmatch=True),
+       st.dictionaries(st.sampled_from(["user", "queue", "start", "end", "exec_host"]),
+                       st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")),
+                               max_size=15), max_size=5))
+def test_any_record_is_told_as_pbs_accounting(tmp_path_factory: pytest.TempPathFactory,
+                                              kind: str, job_id: str,
+                                              attrs: dict[str, str]) -> None:
+    """``advise walltime`` tells a PBS accounting log from its first record, whatever
+    its type, job id and attributes."""
+    from perfpredict.ingest.registry import sniff_format
+
+    path = tmp_path_factory.mktemp("pbs") / "20240101"
+    message = " ".join(f"{k}={v}" for k, v in attrs.items())
+    path.write_text(f"01/01/2024 00:00:00;{kind};{job_id};{message}\n", encoding="utf-8")
+    assert sniff_format(path) == "pbs"
+
+
 def test_ingest_stores_each_job_once(store) -> None:  # type: ignore[no-untyped-def]
     report = ingest_file(store, "pbs", sample(), IngestOptions(system="edge"))
     assert (report.n_records, report.n_stored, report.n_duplicates) == (9, 8, 1)
