@@ -6,13 +6,19 @@ share the series measured."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
+import numpy as np
+from numpy.typing import NDArray
+
 from perfpredict.estimate.lookup import FieldName, option_name
+from perfpredict.laws.roofline_terms import VOLUMES
 
 if TYPE_CHECKING:
     from perfpredict.catalog.entries import SystemSpec
     from perfpredict.estimate.lookup import Query
+    from perfpredict.laws.base import FloatArray
     from perfpredict.laws.roofline import Roofline
     from perfpredict.model.series import Series
     from perfpredict.overhead.features import SeriesContext
@@ -30,6 +36,11 @@ def roofline_for(series: Series, ctx: SeriesContext, query: Query) -> Roofline |
     spec, _ = _roofline_machine(series, ctx, "the volumes")
     if spec is None:
         return None
+    return _machine_roofline(spec, volumes)
+
+
+def _machine_roofline(spec: SystemSpec, volumes: Mapping[str, float | FloatArray]) -> Roofline:
+    """The roofline law of the volumes with ``spec``'s bandwidths and peak."""
     from perfpredict.laws.roofline import Roofline  # imported by the queries it serves
 
     return Roofline(fs_bw_bytes_per_s=spec.fs_bw_bytes_per_s,
@@ -37,6 +48,30 @@ def roofline_for(series: Series, ctx: SeriesContext, query: Query) -> Roofline |
                     net_latency_s=spec.net_latency_s,
                     peak_flops_per_node=spec.peak_flops_per_node,
                     mem_bw_bytes_per_s_per_node=spec.mem_bw_bytes_per_s_per_node, **volumes)
+
+
+def volume_arrays(queries: list[Query]) -> dict[str, FloatArray]:
+    """The roofline volumes of the queries, one array per field (0 where a query gives
+    none: a volume of None and of 0 are alike, no term)."""
+    return {volume: np.array([getattr(query, volume) or 0.0 for query in queries])
+            for volume in VOLUMES}
+
+
+def below_roofline_floor(series: Series, ctx: SeriesContext, queries: list[Query],
+                         scale: FloatArray, runtime_s: FloatArray) -> NDArray[np.bool_]:
+    """Whether each query's estimate ``runtime_s`` at ``scale`` nodes is faster than the
+    machine allows for the volumes the query gives (the roofline's floor, fitting
+    nothing: :meth:`~perfpredict.laws.roofline.Roofline.floor_s`), the queries of one
+    series at once. False where a query gives no volume or the catalog cannot turn them
+    into time (:func:`roofline_notes` says why)."""
+    volumes = volume_arrays(queries)
+    if not any(values.any() for values in volumes.values()):
+        return np.zeros(len(queries), dtype=bool)
+    spec, _ = _roofline_machine(series, ctx, "the volumes")
+    if spec is None:
+        return np.zeros(len(queries), dtype=bool)
+    floor_s = _machine_roofline(spec, volumes).floor_s(scale)
+    return np.asarray(runtime_s < floor_s, dtype=bool)
 
 
 def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],

@@ -21,9 +21,11 @@ from perfpredict.config import redact_url
 from perfpredict.counts import counted, python_number
 from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
+    below_roofline_floor,
     law_breakdown,
     roofline_breakdown,
     roofline_notes,
+    volume_arrays,
 )
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
@@ -58,18 +60,19 @@ BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "s
                  "below_measured_range", "notes")
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
-           "beyond_calibration", "noise_floor", "peer_series", "at_widest_error")
+           "beyond_calibration", "noise_floor", "peer_series", "at_widest_error",
+           "below_roofline_floor")
 #: The columns an estimate's notes read (:func:`estimate_notes`), beside its series...
 NOTE_COLUMNS = ("scale", "extrapolation_log2", "beyond_measured_range",
                 "below_measured_range", "peer_series", "beyond_calibration",
-                "at_widest_error", "noise_floor")
+                "at_widest_error", "noise_floor", "below_roofline_floor")
 #: ... and with its query's node count and which roofline volumes it gives (bit i for
 #: the i-th of :data:`~perfpredict.laws.roofline_terms.VOLUMES`), all they read of an
 #: estimate (the roofline's notes do not depend on how much: :func:`roofline_notes`).
 NOTE_READS = (*NOTE_COLUMNS, "nodes", "roofline_volumes")
 _TEXT_COLUMNS = ("law", "series", "notes")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
-                 "noise_floor", "at_widest_error")
+                 "noise_floor", "at_widest_error", "below_roofline_floor")
 _INT_COLUMNS = ("peer_series",)
 #: How a query is made, for a caller who handed in something else.
 QUERY_EXAMPLE = "perfpredict.estimate.Query(app='bert', nodes=64)"
@@ -379,7 +382,10 @@ class LoadedPredictor:
                     ("extrapolation_log2", pred.extrapolation_log2),
                     ("beyond_calibration", pred.beyond_calibration),
                     ("noise_floor", pred.noise_floor), ("peer_series", pred.peer_series),
-                    ("at_widest_error", pred.at_widest_error)):
+                    ("at_widest_error", pred.at_widest_error),
+                    ("below_roofline_floor", below_roofline_floor(
+                        series, ctx, [queries[i] for i in group.indices], p,
+                        pred.runtime_s))):
                 columns[name][group.indices] = values
         return columns, groups
 
@@ -418,13 +424,9 @@ def _volumes_given(queries: list[Query]) -> FloatArray:
     """Which roofline volumes each query gives, as the bits of a number (bit i for the
     i-th of :data:`VOLUMES`; a volume of None and of 0 are alike, no term), for the
     notes to read and queries alike in them to share."""
-    from operator import attrgetter
-
-    bits = np.zeros(len(queries))
-    for bit, volume in enumerate(VOLUMES):
-        values = np.array(list(map(attrgetter(volume), queries)), dtype=float)
-        bits += (np.nan_to_num(values, nan=0.0) != 0) * 2.0 ** bit
-    return bits
+    volumes = volume_arrays(queries)
+    return sum(((volumes[volume] != 0) * 2.0 ** bit for bit, volume in enumerate(VOLUMES)),
+               np.zeros(len(queries)))
 
 
 def _store_changed_note(app: str, trained_epoch_s: float, n_new: int, n_gone: int) -> str:
@@ -556,6 +558,13 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
     volumes = tuple(volume for bit, volume in enumerate(VOLUMES)
                     if int(row["roofline_volumes"]) >> bit & 1)
     notes.extend(roofline_notes(series, ctx, volumes, about.field_name))
+    if row["below_roofline_floor"]:
+        notes.append(f"the estimate is faster than {series.key.system}'s catalog numbers "
+                     "allow for the volumes given (the flops at its peak, the memory traffic "
+                     "at its bandwidth, the network and I/O bytes at theirs): the measured "
+                     "runs did less than those volumes; check that they are the run's, all "
+                     "nodes together, and the catalog's numbers ('perfpredict systems show "
+                     f"{series.key.system}')")
     if about.unseen_runs is not None:
         notes.append(about.unseen_runs)
     # no run measured a scale the machine does not have: only beyond them can it

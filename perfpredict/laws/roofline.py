@@ -24,6 +24,10 @@ import numpy as np
 from perfpredict.laws.base import FloatArray, ScalingLaw, relative_nnls_small
 from perfpredict.laws.roofline_terms import VOLUMES, fallbacks_for
 
+#: A run's volume: a number, one per run (a batch's floors, :meth:`Roofline.floor_s`),
+#: or None where unknown.
+Volume = float | FloatArray | None
+
 
 class Roofline(ScalingLaw):
     """Compute and memory roofs + latency-bound communication + bandwidth-bound network
@@ -36,16 +40,17 @@ class Roofline(ScalingLaw):
     communication term as a count of latency-bound collective steps), ``net_bytes``
     sent over the network per run, ``flops`` per run against ``peak_flops_per_node``,
     ``mem_bytes`` moved to and from memory per run against
-    ``mem_bw_bytes_per_s_per_node``.
+    ``mem_bw_bytes_per_s_per_node``. A fitted law takes a number per volume; its
+    :meth:`floor_s` takes one per run too.
     """
 
     name = "roofline"
     min_scales = 3
 
-    def __init__(self, io_bytes: float | None = None, fs_bw_bytes_per_s: float | None = None,
+    def __init__(self, io_bytes: Volume = None, fs_bw_bytes_per_s: float | None = None,
                  net_injection_bw_bytes_per_s: float | None = None,
-                 net_latency_s: float | None = None, *, net_bytes: float | None = None,
-                 flops: float | None = None, mem_bytes: float | None = None,
+                 net_latency_s: float | None = None, *, net_bytes: Volume = None,
+                 flops: Volume = None, mem_bytes: Volume = None,
                  peak_flops_per_node: float | None = None,
                  mem_bw_bytes_per_s_per_node: float | None = None) -> None:
         self.io_bytes = io_bytes
@@ -61,36 +66,47 @@ class Roofline(ScalingLaw):
     def io_s(self, p: FloatArray) -> FloatArray:
         """Seconds the file system needs for the series' I/O at p nodes (0 if unknown)."""
         p = np.asarray(p, dtype=float)
-        if not self.io_bytes or not self.fs_bw_bytes_per_s:
+        if not _given(self.io_bytes) or not self.fs_bw_bytes_per_s:
             return np.zeros_like(p)
         bandwidth = np.full_like(p, self.fs_bw_bytes_per_s)
         if self.net_injection_bw_bytes_per_s:
             bandwidth = np.minimum(bandwidth, p * self.net_injection_bw_bytes_per_s)
-        return self.io_bytes / bandwidth
+        return _amount(self.io_bytes) / bandwidth
 
     def network_s(self, p: FloatArray) -> FloatArray:
         """Seconds p nodes need to inject the run's network volume (0 if unknown)."""
         p = np.asarray(p, dtype=float)
-        if not self.net_bytes or not self.net_injection_bw_bytes_per_s:
+        if not _given(self.net_bytes) or not self.net_injection_bw_bytes_per_s:
             return np.zeros_like(p)
-        return self.net_bytes / (p * self.net_injection_bw_bytes_per_s)
+        return _amount(self.net_bytes) / (p * self.net_injection_bw_bytes_per_s)
 
-    def roofs_s(self) -> dict[str, float]:
+    def roofs_s(self) -> dict[str, FloatArray]:
         """The on-node roofs whose volume and machine number are known: seconds one node
         would need for the run's flops at its peak (``compute_s``) and for its memory
         traffic at its bandwidth (``memory_s``)."""
         roofs = {}
-        if self.flops and self.peak_flops_per_node:
-            roofs["compute_s"] = self.flops / self.peak_flops_per_node
-        if self.mem_bytes and self.mem_bw_bytes_per_s_per_node:
-            roofs["memory_s"] = self.mem_bytes / self.mem_bw_bytes_per_s_per_node
+        if _given(self.flops) and self.peak_flops_per_node:
+            roofs["compute_s"] = _amount(self.flops) / self.peak_flops_per_node
+        if _given(self.mem_bytes) and self.mem_bw_bytes_per_s_per_node:
+            roofs["memory_s"] = _amount(self.mem_bytes) / self.mem_bw_bytes_per_s_per_node
         return roofs
+
+    def floor_s(self, p: FloatArray) -> FloatArray:
+        """The least time the machine allows p nodes for the run's volumes, fitting
+        nothing: the on-node roof shared by the nodes, then the network volume and the
+        I/O at their bandwidths (0 for a term whose volume or machine number is
+        unknown). The volumes may be arrays aligned with ``p``, one run each, as a batch
+        of estimates checks its queries at once."""
+        p = np.asarray(p, dtype=float)
+        roofs = list(self.roofs_s().values())
+        on_node_s = np.maximum.reduce(np.broadcast_arrays(*roofs)) if roofs else 0.0
+        return on_node_s / p + self.network_s(p) + self.io_s(p)
 
     @property
     def fallbacks(self) -> list[str]:
         """The terms that fall back to the fitted ones, and why
         (:func:`~perfpredict.laws.roofline_terms.fallbacks_for`)."""
-        given = [volume for volume in VOLUMES if getattr(self, volume)]
+        given = [volume for volume in VOLUMES if _given(getattr(self, volume))]
         return fallbacks_for(given, self)
 
     def _fit(self, p: FloatArray, t: FloatArray) -> None:
@@ -103,7 +119,7 @@ class Roofline(ScalingLaw):
             [np.ones_like(p), 1 / p, np.log2(p)], rest)
         # no faster than the machine allows: runs measured faster than the roof say the
         # volumes or the catalog are wrong, and the law, above them, shows it
-        self.compute_s_ = max(compute_s, *self.roofs_s().values(), 0.0)
+        self.compute_s_ = float(max(compute_s, *self.roofs_s().values(), 0.0))
 
     def _predict(self, p: FloatArray) -> FloatArray:
         return (self.serial_s_ + self.compute_s_ / p + self.comm_s_ * np.log2(p)
@@ -117,23 +133,23 @@ class Roofline(ScalingLaw):
         parts = {"serial_s": self.serial_s_}
         roofs = self.roofs_s()
         if roofs:
-            bound, roof_s = max(roofs.items(), key=lambda item: item[1])
-            parts[bound] = roof_s / p
-            parts["on_node_excess_s"] = (self.compute_s_ - roof_s) / p
+            bound, roof_s = max(roofs.items(), key=lambda item: float(item[1]))
+            parts[bound] = float(roof_s) / p
+            parts["on_node_excess_s"] = (self.compute_s_ - float(roof_s)) / p
         else:
             parts["compute_s"] = self.compute_s_ / p
         parts["communication_s"] = self.comm_s_ * float(np.log2(p))
         at = np.array([p], dtype=float)
-        if self.net_bytes and self.net_injection_bw_bytes_per_s:
+        if _given(self.net_bytes) and self.net_injection_bw_bytes_per_s:
             parts["network_s"] = float(self.network_s(at)[0])
-        if self.io_bytes and self.fs_bw_bytes_per_s:
+        if _given(self.io_bytes) and self.fs_bw_bytes_per_s:
             parts["io_s"] = float(self.io_s(at)[0])
         return parts
 
     def params(self) -> dict[str, float]:
         out = {"serial_s": self.serial_s_, "compute_s": self.compute_s_,
                "comm_s_per_log2p": self.comm_s_}
-        out.update({f"{name.removesuffix('_s')}_roof_s": roof_s
+        out.update({f"{name.removesuffix('_s')}_roof_s": float(roof_s)
                     for name, roof_s in self.roofs_s().items()})
         if self.net_latency_s:
             out["latency_bound_steps_per_log2p"] = self.comm_s_ / self.net_latency_s
@@ -141,8 +157,8 @@ class Roofline(ScalingLaw):
 
     def formula(self) -> str:
         roofs = self.roofs_s()
-        compute = (f"max({self.compute_s_:.4g} s, {max(roofs.values()):.4g} s roof)" if roofs
-                   else f"{self.compute_s_:.4g} s")
+        compute = (f"max({self.compute_s_:.4g} s, {float(max(roofs.values())):.4g} s roof)"
+                   if roofs else f"{self.compute_s_:.4g} s")
         network = ""
         if self.net_bytes and self.net_injection_bw_bytes_per_s:
             network = (f" + {self.net_bytes:.4g} B / (p * "
@@ -154,3 +170,13 @@ class Roofline(ScalingLaw):
                    if self.net_injection_bw_bytes_per_s else ")")
         return (f"T(p) = {self.serial_s_:.4g} s + {compute} / p"
                 f" + {self.comm_s_:.4g} s * log2(p){network}{io}")
+
+
+def _given(volume: Volume) -> bool:
+    """Whether a volume (a number, or one per run) gives a term: some of it above 0."""
+    return volume is not None and bool(np.any(np.asarray(volume) > 0))
+
+
+def _amount(volume: Volume) -> FloatArray:
+    """A volume as numbers, 0 where it is unknown."""
+    return np.asarray(0.0 if volume is None else volume, dtype=float)

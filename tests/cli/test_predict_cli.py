@@ -717,6 +717,32 @@ def test_flops_memory_and_network_volumes_give_roofs_from_the_catalog(  # type: 
     assert not any("roofline" in note for note in without["notes"])
 
 
+def test_an_estimate_faster_than_the_machine_allows_for_its_volumes_says_so(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """The roofline is a bound: 3.88e17 flops are 10,000 s of one Perlmutter-GPU node's
+    peak, 156 s shared by 64 nodes, where the runs (1000 s / p of work) give about 70 s.
+    Volumes the runs could have done (1.94e16 flops: 8 s at 64 nodes) say nothing. A
+    batch row says what the estimate of its query says."""
+    _trained_solver(cli, tmp_path)
+    floor = "the estimate is faster than Perlmutter-GPU's catalog numbers allow"
+    query = ("estimate", "--app", "solver", "--nodes", "64", "--format", "json")
+    too_much = _notes_saying(floor, cli(*query, "--flops", "3.88e17"))
+    assert len(too_much) == 1 and too_much[0].endswith(
+        "check that they are the run's, all nodes together, and the catalog's numbers "
+        "('perfpredict systems show Perlmutter-GPU')")
+    assert _notes_saying(floor, cli(*query, "--flops", "1.94e16")) == []
+    # the floor adds its terms: network bytes alone under it, with the flops above it
+    assert _notes_saying(floor, cli(*query, "--net-bytes", "3e14")) == []
+    assert len(_notes_saying(floor, cli(*query, "--flops", "1.94e16", "--net-bytes",
+                                        "3e14", "--io-bytes", "5e14"))) == 1
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,flops\nsolver,64,3.88e17\nsolver,64,1.94e16\nsolver,64,\n")
+    batch = cli("estimate", "--input", str(queries), "--format", "json")
+    assert batch.exit_code == 0, batch.output
+    assert [any(floor in note for note in row["notes"]) for row in json.loads(batch.stdout)] == [
+        True, False, False]
+
+
 def _notes_saying(text: str, result) -> list[str]:  # type: ignore[no-untyped-def]
     """The notes of a JSON estimate that say ``text``."""
     assert result.exit_code == 0, result.output

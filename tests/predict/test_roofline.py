@@ -77,6 +77,24 @@ def test_the_network_volume_is_injected_by_every_node() -> None:
     assert "B / (p * 5e+09 B/s)" in law.formula()
 
 
+def test_the_floor_fits_nothing_and_takes_one_volume_per_run() -> None:
+    """The bound a batch checks its queries against: the roof shared by the nodes, plus
+    the network volume and the I/O at their bandwidths, one run per element."""
+    machine = dict(fs_bw_bytes_per_s=FS_BW, net_injection_bw_bytes_per_s=NODE_BW,
+                   peak_flops_per_node=1e14, mem_bw_bytes_per_s_per_node=1e13)
+    runs = [dict(flops=3.2e17), dict(mem_bytes=4e16, io_bytes=IO_BYTES),
+            dict(net_bytes=6.4e13, flops=1e16), {}]
+    p = np.array([64.0, 4, 128, 8])
+    each = [Roofline(**machine, **run).floor_s(np.array([at]))[0]  # type: ignore[arg-type]
+            for run, at in zip(runs, p, strict=True)]
+    assert each == pytest.approx([3200 / 64, 4000 / 4 + IO_BYTES / (4 * NODE_BW),
+                                  100 / 128 + 6.4e13 / (128 * NODE_BW), 0])
+    volumes = {v: np.array([run.get(v, 0.0) for run in runs])
+               for v in ("io_bytes", "net_bytes", "flops", "mem_bytes")}
+    together = Roofline(**machine, **volumes).floor_s(p)  # type: ignore[arg-type]
+    np.testing.assert_allclose(together, each)
+
+
 def test_a_volume_without_its_machine_number_says_what_holds_instead() -> None:
     law = Roofline(flops=1e18, mem_bytes=1e15, net_bytes=1e12,
                    mem_bw_bytes_per_s_per_node=1e13).fit(P, 10 + 100 / P)
