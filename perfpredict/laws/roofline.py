@@ -128,14 +128,14 @@ class Roofline(ScalingLaw):
     def breakdown_s(self, p: float) -> dict[str, float]:
         """Seconds per term at p nodes. Where a roof is known, the on-node time is its
         binding roof (``compute_s`` or ``memory_s``) and the time above it
-        (``on_node_excess_s``: the code running below the machine's peak); the network
+        (``above_roof_s``: the code running below the machine's peak); the network
         volume and I/O are parts only where they are turned into time."""
         parts = {"serial_s": self.serial_s_}
         roofs = self.roofs_s()
         if roofs:
             bound, roof_s = max(roofs.items(), key=lambda item: float(item[1]))
             parts[bound] = float(roof_s) / p
-            parts["on_node_excess_s"] = (self.compute_s_ - float(roof_s)) / p
+            parts["above_roof_s"] = (self.compute_s_ - float(roof_s)) / p
         else:
             parts["compute_s"] = self.compute_s_ / p
         parts["communication_s"] = self.comm_s_ * float(np.log2(p))

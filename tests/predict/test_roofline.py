@@ -52,16 +52,16 @@ def test_the_on_node_term_is_never_below_its_roof_and_is_split_at_it() -> None:
     assert law.params()["compute_s"] == pytest.approx(6400, rel=1e-3)
     assert law.params()["memory_roof_s"] == pytest.approx(4000)
     parts = law.breakdown_s(64)
-    assert list(parts) == ["serial_s", "memory_s", "on_node_excess_s", "communication_s"]
+    assert list(parts) == ["serial_s", "memory_s", "above_roof_s", "communication_s"]
     assert parts["memory_s"] == pytest.approx(4000 / 64)
-    assert parts["on_node_excess_s"] == pytest.approx(2400 / 64, rel=1e-3)
+    assert parts["above_roof_s"] == pytest.approx(2400 / 64, rel=1e-3)
     assert sum(parts.values()) == pytest.approx(law.predict([64])[0])
     assert "max(6400 s, 4000 s roof) / p" in law.formula()
 
     faster = Roofline(mem_bytes=1e17, mem_bw_bytes_per_s_per_node=1e13).fit(
         P, 20 + 6400 / P + 3 * np.log2(P))  # a 10,000 s roof under 6400 s of work
     assert faster.params()["compute_s"] == pytest.approx(1e4)
-    assert faster.breakdown_s(64)["on_node_excess_s"] == 0
+    assert faster.breakdown_s(64)["above_roof_s"] == 0
     assert faster.predict([1])[0] > 20 + 6400
 
 
