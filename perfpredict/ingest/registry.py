@@ -97,6 +97,38 @@ _LSF_LINE = re.compile(r'^"[A-Z_]+" "[\d.]+" \d+ ')
 _SGE_LINE = re.compile(r"^(?:[^:]*:){8}\d+:\d+:\d+(?::[^:]*){29,}$")
 
 
+def _first_record(path: Path) -> str:
+    """The file's first line that is not blank or a ``#`` comment, stripped ("" if none)."""
+    from perfpredict.ingest._text.lines import numbered_lines
+
+    return next((text.strip() for _, text in numbered_lines(path)
+                 if text.strip() and not text.lstrip().startswith("#")), "")
+
+
+def other_format_fix(path: Path, fmt: str, reason: str,
+                     read_as: Callable[[str], str]) -> str | None:
+    """Why a file that ``fmt``'s parser refused before any good record was refused,
+    where its first record is another scheduler format's (a Grid Engine file read as
+    PBS): ``the file looks like Grid Engine (sge), not pbs; read it with 'perfpredict
+    ingest sge'`` (``read_as`` names the reading, as the parsers' own fixes do), in
+    place of the parser's reason, whose fix is for a file of its own format (SWF's
+    extra fields for a PBS log's 23 words). None where the content says no other
+    format, or the parser's ``reason`` names that reading already (sacct's parser tells
+    jobcomp and JSON itself). CSV is never the answer: commas are in too many lines of
+    other logs to say a file is one."""
+    from perfpredict.ingest.fields import looks_binary
+
+    try:
+        first = _first_record(path)
+    except (OSError, BadInputError):
+        return None
+    other = None if looks_binary(first) else _format_of_line(first)  # '|' in a Darshan log
+    if other in (None, fmt, "csv") or read_as(other) in reason:
+        return None
+    kind = _module(other).DESCRIPTION.split(" (")[0].split(",")[0]
+    return f"the file looks like {kind} ({other}), not {fmt}; read it with {read_as(other)}"
+
+
 def _format_of_line(line: str) -> str | None:
     """The format a jobs file's first record says it is in, if any."""
     if line.startswith(";") or _SWF_LINE.match(line):
@@ -130,15 +162,11 @@ def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS),
     ``option``, the one that names it (``advise walltime --input-format``), and its
     values: "pass it by name" named neither.
     """
-    from perfpredict.ingest._text.lines import numbered_lines
-
     name = path.name.lower().removesuffix(".gz")
     by_name = next((fmt for suffix, fmt in _SUFFIXES.items() if name.endswith(suffix)), None)
     if by_name in choices:
         return by_name
-    first = next((text.strip() for _, text in numbered_lines(path)
-                  if text.strip() and not text.lstrip().startswith("#")), "")
-    by_content = _format_of_line(first)
+    by_content = _format_of_line(_first_record(path))
     if by_content in choices:
         return by_content
     values = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else choices[0]

@@ -40,7 +40,7 @@ from perfpredict.ingest.records import (
     Skipped,
     job_key,
 )
-from perfpredict.ingest.registry import WALL_CLOCK_FORMATS
+from perfpredict.ingest.registry import WALL_CLOCK_FORMATS, other_format_fix
 from perfpredict.names import name_key
 from perfpredict.store import Store
 from perfpredict.store.dialect import (
@@ -279,13 +279,19 @@ class _FileIngest:
             # it is undone as for a damaged stream, and this is its one reject.
             raise DamagedStreamError(bad.reason, path=self.path, line_no=bad.line_no)
         if self.options.on_error == "fail":
+            reason, whole_file = bad.reason, bad.whole_file
+            if not self.report.n_records and (other := other_format_fix(
+                    self.path, self.fmt, reason, self.options.read_as)):
+                # a file of another format: no line of it is to fix, and the parser's
+                # fix is for a file of its own (SWF's extra fields, sacct's export)
+                reason, whole_file = other, True
             # a whole-file reason names its own fix (a rename, a flag, an export), and
             # skipping bad records stores nothing of such a file: only the other files
             fix = ("; --on-error skip goes on with the other files and keeps this one as a "
-                   "reject" if bad.whole_file else
+                   "reject" if whole_file else
                    " (fix the line, or pass --on-error skip to store the good records and "
                    "keep this one as a reject)")
-            raise BadInputError(f"{bad.reason}; nothing from this file was stored{fix}",
+            raise BadInputError(f"{reason}; nothing from this file was stored{fix}",
                                 path=self.path, line_no=bad.line_no)
         self.report.n_rejected += 1
         if len(self.report.first_rejects) < 5:

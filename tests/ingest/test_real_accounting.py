@@ -540,6 +540,35 @@ def test_files_of_another_kind_are_named_as_such(cli: Cli, tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize(("fmt", "log", "says"), [
+    ("pbs", "sge", "the file looks like Grid Engine (sge), not pbs; read it with "
+     "'perfpredict ingest sge'"),
+    ("lsf", "pbs", "the file looks like PBS / Torque / PBS Pro accounting logs (pbs), not lsf; "
+     "read it with 'perfpredict ingest pbs'"),
+    ("sge", "lsf", "the file looks like IBM LSF lsb.acct accounting (lsf), not sge; read it "
+     "with 'perfpredict ingest lsf'"),
+    # SWF's own fix (an extended variant's extra fields) is not for a PBS log's 23 words
+    ("swf", "pbs", "the file looks like PBS / Torque / PBS Pro accounting logs (pbs), not swf; "
+     "read it with 'perfpredict ingest pbs'; nothing from this file was stored; --on-error "
+     "skip goes on with the other files"),
+    ("jobcomp", "uge", "the file looks like Grid Engine (sge), not jobcomp; read it with "
+     "'perfpredict ingest sge'"),
+    ("pbs", "swf", "the file looks like Standard Workload Format (swf), not pbs; read it with "
+     "'perfpredict ingest swf'"),
+])
+def test_a_scheduler_log_read_as_another_names_its_format(cli: Cli, fmt: str, log: str,
+                                                          says: str) -> None:
+    """A Grid Engine file given to 'ingest pbs' was 'not a PBS accounting record ...
+    (fix the line, or pass --on-error skip ...)': no line of it is to fix. Its first
+    record names its format, and the command that reads it."""
+    folder = shared_path("logs", log)
+    path = next(folder.glob("*.swf")) if log == "swf" else folder / "xdmod-accounting-logs.log"
+    result = cli("ingest", fmt, str(path), "--system", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {path}:1: {says}")
+    assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
+
+
+@pytest.mark.parametrize(("fmt", "log", "says"), [
     ("sacct", "sarc-sacct-json-slurm_23_2_6.json",
      "this is JSON (sacct --json output), not sacct -P text; read it with 'perfpredict "
      "ingest sacct-json'"),

@@ -85,6 +85,16 @@ def test_an_unknown_format_asks_for_one(cli, tmp_path: Path) -> None:  # type: i
                              "sacct-json, jobcomp, swf, pbs, lsf or sge\n")
 
 
+def test_a_log_read_in_another_format_names_the_option_that_reads_it(  # type: ignore[no-untyped-def]
+        cli) -> None:
+    path = shared_path("logs", "sge", "xdmod-accounting-logs.log")
+    result = cli("advise", "walltime", "--input", str(path), "--input-format", "pbs",
+                 "--system", "hpc")
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {path}:1: the file looks like Grid Engine (sge), not "
+                             "pbs; read it with --input-format sge\n")
+
+
 def _pending_json_job(job_id: int, user: str, app: str, nodes: int, limit_min: int) -> dict:  # type: ignore[type-arg]
     """A PENDING job as ``sacct --json`` (Slurm 23.11) writes it: nothing allocated, no
     start or end, the nodes asked for in ``allocation_nodes``."""

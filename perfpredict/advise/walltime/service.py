@@ -141,16 +141,18 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     import pandas as pd
 
     from perfpredict.ingest.records import BadRecord, IngestOptions
-    from perfpredict.ingest.registry import get_parser, sniff_format
+    from perfpredict.ingest.registry import get_parser, other_format_fix, sniff_format
 
     input_format = input_format or sniff_format(path, INPUT_FORMATS)
     parse = get_parser(input_format)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for item in parse(path, IngestOptions(
             system=system, require_runtime=False, timezone=timezone,
             swf_allow_extra_fields=swf_allow_extra_fields, read_as=input_format_option)):
         if isinstance(item, BadRecord):
-            raise BadInputError(item.reason, path=path, line_no=item.line_no)
+            other = None if rows else other_format_fix(path, input_format, item.reason,
+                                                        input_format_option)
+            raise BadInputError(other or item.reason, path=path, line_no=item.line_no)
         row = asdict(item)
         row["system"] = item.system or system
         cpus = (item.extra or {}).get("cpus")
