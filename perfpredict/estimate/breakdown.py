@@ -57,19 +57,18 @@ def volume_arrays(queries: list[Query]) -> dict[str, FloatArray]:
             for volume in VOLUMES}
 
 
-def below_roofline_floor(series: Series, ctx: SeriesContext, queries: list[Query],
+def below_roofline_floor(series: Series, ctx: SeriesContext, volumes: dict[str, FloatArray],
                          scale: FloatArray, runtime_s: FloatArray) -> NDArray[np.bool_]:
-    """Whether each query's estimate ``runtime_s`` at ``scale`` nodes is faster than the
-    machine allows for the volumes the query gives (the roofline's floor, fitting
-    nothing: :meth:`~perfpredict.laws.roofline.Roofline.floor_s`), the queries of one
-    series at once. False where a query gives no volume or the catalog cannot turn them
-    into time (:func:`roofline_notes` says why)."""
-    volumes = volume_arrays(queries)
+    """Whether each estimate ``runtime_s`` at ``scale`` nodes is faster than the machine
+    allows for the volumes its query gives (:func:`volume_arrays`; the roofline's floor,
+    fitting nothing: :meth:`~perfpredict.laws.roofline.Roofline.floor_s`), the queries
+    of one series at once. False where a query gives no volume or the catalog cannot
+    turn them into time (:func:`roofline_notes` says why)."""
     if not any(values.any() for values in volumes.values()):
-        return np.zeros(len(queries), dtype=bool)
+        return np.zeros(len(scale), dtype=bool)
     spec, _ = _roofline_machine(series, ctx, "the volumes")
     if spec is None:
-        return np.zeros(len(queries), dtype=bool)
+        return np.zeros(len(scale), dtype=bool)
     floor_s = _machine_roofline(spec, volumes).floor_s(scale)
     return np.asarray(runtime_s < floor_s, dtype=bool)
 

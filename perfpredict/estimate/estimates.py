@@ -276,8 +276,8 @@ class LoadedPredictor:
 
     def _estimates(self, queries: list[Query], confidence: float,
                    explain: bool) -> list[Estimate]:
-        columns, groups = self._columns(queries, confidence)
-        notes = self._notes(queries, columns, groups, confidence)
+        columns, groups, volumes = self._columns(queries, confidence)
+        notes = self._notes(queries, columns, groups, volumes, confidence)
         out: list[Estimate | None] = [None] * len(queries)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
@@ -314,12 +314,13 @@ class LoadedPredictor:
         a time, filtered, sorted, split by application, loaded into a spreadsheet) with
         nothing printed beside them, where a line on stderr would be gone with the
         terminal; a row of the batch and the estimate of its query tell the same."""
-        columns, groups = self._columns(queries, confidence)
-        columns["notes"] = self._notes(queries, columns, groups, confidence)
+        columns, groups, volumes = self._columns(queries, confidence)
+        columns["notes"] = self._notes(queries, columns, groups, volumes, confidence)
         return columns
 
     def _notes(self, queries: list[Query], columns: dict[str, np.ndarray],
-               groups: list[Group], confidence: float) -> np.ndarray:
+               groups: list[Group], volumes: dict[str, FloatArray],
+               confidence: float) -> np.ndarray:
         """Each query's notes (:func:`estimate_notes`) as a tuple, in query order, the
         catalog's machine size read once per system and only beyond the measured range.
         Made once per series and values of what the notes read (:data:`NOTE_READS`): the
@@ -333,7 +334,7 @@ class LoadedPredictor:
         read = np.column_stack(
             [columns[name].astype(float) for name in NOTE_COLUMNS]
             + [np.fromiter(map(attrgetter("nodes"), queries), float, len(queries)),
-               _volumes_given(queries)])
+               _volume_bits(volumes)])
         sizes: dict[str, int | None] = {}
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
@@ -356,13 +357,16 @@ class LoadedPredictor:
         return notes
 
     def _columns(self, queries: list[Query], confidence: float
-                 ) -> tuple[dict[str, np.ndarray], list[Group]]:
+                 ) -> tuple[dict[str, np.ndarray], list[Group], dict[str, FloatArray]]:
+        """The :data:`COLUMNS` but the notes, the queries' groups by series, and the
+        queries' roofline volumes (:func:`volume_arrays`), which the notes read too."""
         n = len(queries)
         columns = {name: np.empty(n, dtype=object if name in _TEXT_COLUMNS
                                   else bool if name in _BOOL_COLUMNS
                                   else np.int64 if name in _INT_COLUMNS else float)
                    for name in COLUMNS if name != "notes"}  # made apart: _notes
         scales, groups = self._group(queries, confidence)
+        volumes = volume_arrays(queries)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
             p = scales[group.indices]
@@ -384,10 +388,11 @@ class LoadedPredictor:
                     ("noise_floor", pred.noise_floor), ("peer_series", pred.peer_series),
                     ("at_widest_error", pred.at_widest_error),
                     ("below_roofline_floor", below_roofline_floor(
-                        series, ctx, [queries[i] for i in group.indices], p,
-                        pred.runtime_s))):
+                        series, ctx, {name: values[group.indices]
+                                      for name, values in volumes.items()},
+                        p, pred.runtime_s))):
                 columns[name][group.indices] = values
-        return columns, groups
+        return columns, groups, volumes
 
     def _group(self, queries: list[Query], confidence: float
                ) -> tuple[FloatArray, list[Group]]:
@@ -420,13 +425,13 @@ class LoadedPredictor:
             for match, indices in by_series.values()]
 
 
-def _volumes_given(queries: list[Query]) -> FloatArray:
-    """Which roofline volumes each query gives, as the bits of a number (bit i for the
-    i-th of :data:`VOLUMES`; a volume of None and of 0 are alike, no term), for the
-    notes to read and queries alike in them to share."""
-    volumes = volume_arrays(queries)
+def _volume_bits(volumes: dict[str, FloatArray]) -> FloatArray:
+    """Which roofline volumes each query gives (:func:`volume_arrays`), as the bits of a
+    number (bit i for the i-th of :data:`VOLUMES`), for the notes to read and queries
+    alike in them to share."""
+    n_queries = len(volumes[VOLUMES[0]])
     return sum(((volumes[volume] != 0) * 2.0 ** bit for bit, volume in enumerate(VOLUMES)),
-               np.zeros(len(queries)))
+               np.zeros(n_queries))
 
 
 def _store_changed_note(app: str, trained_epoch_s: float, n_new: int, n_gone: int) -> str:
