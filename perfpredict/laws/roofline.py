@@ -160,11 +160,11 @@ class Roofline(ScalingLaw):
         compute = (f"max({self.compute_s_:.4g} s, {float(max(roofs.values())):.4g} s roof)"
                    if roofs else f"{self.compute_s_:.4g} s")
         network = ""
-        if self.net_bytes and self.net_injection_bw_bytes_per_s:
+        if _given(self.net_bytes) and self.net_injection_bw_bytes_per_s:
             network = (f" + {self.net_bytes:.4g} B / (p * "
                        f"{self.net_injection_bw_bytes_per_s:.4g} B/s)")
         io = ""
-        if self.io_bytes and self.fs_bw_bytes_per_s:
+        if _given(self.io_bytes) and self.fs_bw_bytes_per_s:
             io = f" + {self.io_bytes:.4g} B / min({self.fs_bw_bytes_per_s:.4g} B/s"
             io += (f", p * {self.net_injection_bw_bytes_per_s:.4g} B/s)"
                    if self.net_injection_bw_bytes_per_s else ")")
