@@ -57,20 +57,26 @@ def volume_arrays(queries: list[Query]) -> dict[str, FloatArray]:
             for volume in VOLUMES}
 
 
-def below_roofline_floor(series: Series, ctx: SeriesContext, volumes: dict[str, FloatArray],
+def volumes_exceed_runs(series: Series, ctx: SeriesContext, volumes: dict[str, FloatArray],
                          scale: FloatArray, runtime_s: FloatArray) -> NDArray[np.bool_]:
-    """Whether each estimate ``runtime_s`` at ``scale`` nodes is faster than the machine
-    allows for the volumes its query gives (:func:`volume_arrays`; the roofline's floor,
-    fitting nothing: :meth:`~perfpredict.laws.roofline.Roofline.floor_s`), the queries
-    of one series at once. False where a query gives no volume or the catalog cannot
-    turn them into time (:func:`roofline_notes` says why)."""
+    """Whether the volumes each query gives (:func:`volume_arrays`) need more time than
+    the series took: more than the estimate ``runtime_s`` at ``scale`` nodes (the
+    roofline's floor, fitting nothing: :meth:`~perfpredict.laws.roofline.Roofline.floor_s`),
+    or, where the work is fixed (strong scaling, not weak scaling or time-to-train, whose
+    flops grow with the scale), more on-node time than a measured scale's median left
+    (the roof on one node against the least node-seconds measured). The queries of one
+    series at once. False where a query gives no volume or the catalog cannot turn them
+    into time (:func:`roofline_notes` says why)."""
     if not any(values.any() for values in volumes.values()):
         return np.zeros(len(scale), dtype=bool)
     spec, _ = _roofline_machine(series, ctx, "the volumes")
     if spec is None:
         return np.zeros(len(scale), dtype=bool)
-    floor_s = _machine_roofline(spec, volumes).floor_s(scale)
-    return np.asarray(runtime_s < floor_s, dtype=bool)
+    roofline = _machine_roofline(spec, volumes)
+    unmet = np.asarray(runtime_s < roofline.floor_s(scale), dtype=bool)
+    if series.fixed_work and not series.weak:
+        unmet |= roofline.node_roof_s() > np.min(ctx.medians_s * ctx.scales)
+    return unmet
 
 
 def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],

@@ -21,11 +21,11 @@ from perfpredict.config import redact_url
 from perfpredict.counts import counted, python_number
 from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
-    below_roofline_floor,
     law_breakdown,
     roofline_breakdown,
     roofline_notes,
     volume_arrays,
+    volumes_exceed_runs,
 )
 from perfpredict.estimate.lookup import (
     LAYOUT_ERRORS,
@@ -61,18 +61,18 @@ BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "s
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
            "beyond_calibration", "noise_floor", "peer_series", "at_widest_error",
-           "below_roofline_floor")
+           "volumes_exceed_runs")
 #: The columns an estimate's notes read (:func:`estimate_notes`), beside its series...
 NOTE_COLUMNS = ("scale", "extrapolation_log2", "beyond_measured_range",
                 "below_measured_range", "peer_series", "beyond_calibration",
-                "at_widest_error", "noise_floor", "below_roofline_floor")
+                "at_widest_error", "noise_floor", "volumes_exceed_runs")
 #: ... and with its query's node count and which roofline volumes it gives (bit i for
 #: the i-th of :data:`~perfpredict.laws.roofline_terms.VOLUMES`), all they read of an
 #: estimate (the roofline's notes do not depend on how much: :func:`roofline_notes`).
 NOTE_READS = (*NOTE_COLUMNS, "nodes", "roofline_volumes")
 _TEXT_COLUMNS = ("law", "series", "notes")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
-                 "noise_floor", "at_widest_error", "below_roofline_floor")
+                 "noise_floor", "at_widest_error", "volumes_exceed_runs")
 _INT_COLUMNS = ("peer_series",)
 #: How a query is made, for a caller who handed in something else.
 QUERY_EXAMPLE = "perfpredict.estimate.Query(app='bert', nodes=64)"
@@ -387,7 +387,7 @@ class LoadedPredictor:
                     ("beyond_calibration", pred.beyond_calibration),
                     ("noise_floor", pred.noise_floor), ("peer_series", pred.peer_series),
                     ("at_widest_error", pred.at_widest_error),
-                    ("below_roofline_floor", below_roofline_floor(
+                    ("volumes_exceed_runs", volumes_exceed_runs(
                         series, ctx, {name: values[group.indices]
                                       for name, values in volumes.items()},
                         p, pred.runtime_s))):
@@ -563,12 +563,12 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
     volumes = tuple(volume for bit, volume in enumerate(VOLUMES)
                     if int(row["roofline_volumes"]) >> bit & 1)
     notes.extend(roofline_notes(series, ctx, volumes, about.field_name))
-    if row["below_roofline_floor"]:
-        notes.append(f"the estimate is faster than {series.key.system}'s catalog numbers "
-                     "allow for the volumes given (the flops at its peak, the memory traffic "
-                     "at its bandwidth, the network and I/O bytes at theirs): the measured "
-                     "runs did less than those volumes; check that they are the run's, all "
-                     "nodes together, and the catalog's numbers ('perfpredict systems show "
+    if row["volumes_exceed_runs"]:
+        notes.append(f"the volumes given need more time on {series.key.system} than the "
+                     "measured runs or this estimate took (the flops at its peak, the memory "
+                     "traffic at its bandwidth, the network and I/O bytes at theirs): they "
+                     "are not the measured runs'; check that they are the run's, all nodes "
+                     "together, and the catalog's numbers ('perfpredict systems show "
                      f"{series.key.system}')")
     if about.unseen_runs is not None:
         notes.append(about.unseen_runs)

@@ -98,9 +98,14 @@ class Roofline(ScalingLaw):
         unknown). The volumes may be arrays aligned with ``p``, one run each, as a batch
         of estimates checks its queries at once."""
         p = np.asarray(p, dtype=float)
+        return self.node_roof_s() / p + self.network_s(p) + self.io_s(p)
+
+    def node_roof_s(self) -> FloatArray:
+        """The on-node roof: the longer of the compute and the memory roof
+        (:meth:`roofs_s`), per run where the volumes are arrays; 0 where neither is
+        known."""
         roofs = list(self.roofs_s().values())
-        on_node_s = np.maximum.reduce(np.broadcast_arrays(*roofs)) if roofs else 0.0
-        return on_node_s / p + self.network_s(p) + self.io_s(p)
+        return np.maximum.reduce(np.broadcast_arrays(*roofs)) if roofs else np.zeros(())
 
     @property
     def fallbacks(self) -> list[str]:

@@ -720,29 +720,33 @@ def test_flops_memory_and_network_volumes_give_roofs_from_the_catalog(  # type: 
     assert not any("roofline" in note for note in without["notes"])
 
 
-def test_an_estimate_faster_than_the_machine_allows_for_its_volumes_says_so(  # type: ignore[no-untyped-def]
+def test_volumes_the_runs_could_not_have_done_are_said_so(  # type: ignore[no-untyped-def]
         sqlite_cli, tmp_path: Path) -> None:
-    """The roofline is a bound: 3.88e17 flops are 10,000 s of one Perlmutter-GPU node's
-    peak, 156 s shared by 64 nodes, where the runs (1000 s / p of work) give about 70 s.
-    Volumes the runs could have done (1.94e16 flops: 8 s at 64 nodes) say nothing. A
-    batch row says what the estimate of its query says."""
+    """The roofline is a bound. The runs (1000 s / p of work, two runs a scale) took at
+    least 1,042 node-seconds (at 1 node) and are estimated at 55 s on 64 nodes.
+    3.88e17 flops are 10,000 s of one Perlmutter-GPU node's peak: more than the runs
+    took, and 156 s on 64 nodes, more than the estimate. 7.76e16 flops (2,000 s on one
+    node) are more than the runs took, though 31 s on 64 nodes is less than the
+    estimate. 1.94e16 flops (500 s) the runs could have done: nothing is said. A batch
+    row says what the estimate of its query says."""
     _trained_solver(sqlite_cli, tmp_path, "--no-borrow-bundled")
-    floor = "the estimate is faster than Perlmutter-GPU's catalog numbers allow"
+    unmet = "the volumes given need more time on Perlmutter-GPU than the measured runs"
     query = ("estimate", "--app", "solver", "--nodes", "64", "--format", "json")
-    too_much = _notes_saying(floor, sqlite_cli(*query, "--flops", "3.88e17"))
+    too_much = _notes_saying(unmet, sqlite_cli(*query, "--flops", "3.88e17"))
     assert len(too_much) == 1 and too_much[0].endswith(
         "check that they are the run's, all nodes together, and the catalog's numbers "
         "('perfpredict systems show Perlmutter-GPU')")
-    assert _notes_saying(floor, sqlite_cli(*query, "--flops", "1.94e16")) == []
+    assert len(_notes_saying(unmet, sqlite_cli(*query, "--flops", "7.76e16"))) == 1
+    assert _notes_saying(unmet, sqlite_cli(*query, "--flops", "1.94e16")) == []
     # the floor adds its terms: network bytes alone under it, with the flops above it
-    assert _notes_saying(floor, sqlite_cli(*query, "--net-bytes", "3e14")) == []
-    assert len(_notes_saying(floor, sqlite_cli(*query, "--flops", "1.94e16", "--net-bytes",
-                                        "3e14", "--io-bytes", "5e14"))) == 1
+    assert _notes_saying(unmet, sqlite_cli(*query, "--net-bytes", "3e14")) == []
+    assert len(_notes_saying(unmet, sqlite_cli(*query, "--flops", "1.94e16", "--net-bytes",
+                                               "3e14", "--io-bytes", "5e14"))) == 1
     queries = tmp_path / "q.csv"
     queries.write_text("app,nodes,flops\nsolver,64,3.88e17\nsolver,64,1.94e16\nsolver,64,\n")
     batch = sqlite_cli("estimate", "--input", str(queries), "--format", "json")
     assert batch.exit_code == 0, batch.output
-    assert [any(floor in note for note in row["notes"]) for row in json.loads(batch.stdout)] == [
+    assert [any(unmet in note for note in row["notes"]) for row in json.loads(batch.stdout)] == [
         True, False, False]
 
 
