@@ -3,7 +3,7 @@ the system catalog, named once for the law, the queries that give the volumes an
 notes that say which terms an estimate used.
 
 Kept apart from :mod:`perfpredict.laws.roofline` so that a query can name its volumes
-without importing the law (and numpy) that only the queries giving one need.
+without importing the law, which only the queries giving one need.
 """
 
 from __future__ import annotations
