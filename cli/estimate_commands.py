@@ -30,7 +30,8 @@ def estimate(
     threads_per_rank: Annotated[float | None, typer.Option(help="Threads per rank.")] = None,
     io_bytes: Annotated[float | None, typer.Option(
         help="Bytes the run reads + writes: I/O time from the catalog's file-system "
-        "bandwidth.")] = None,
+        "bandwidth. Default: what the series' runs recorded (Darshan, disk counters), "
+        "if any.")] = None,
     net_bytes: Annotated[float | None, typer.Option(
         help="Bytes the run sends over the network, all nodes together: network time "
         "from the catalog's injection bandwidth.")] = None,

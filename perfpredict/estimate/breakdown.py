@@ -1,12 +1,13 @@
 """Where an estimate's time goes: compute or memory, communication, network and I/O from
-the roofline law when the query gives a volume (I/O, network, flops, memory bytes), else
-serial, parallel and communication parts where the law says so, plus the data-staging
-share the series measured."""
+the roofline law when the query gives a volume (I/O, network, flops, memory bytes) or the
+series' runs recorded their I/O, else serial, parallel and communication parts where the
+law says so, plus the data-staging share the series measured."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,19 +25,86 @@ if TYPE_CHECKING:
     from perfpredict.overhead.features import SeriesContext
 
 
-def roofline_for(series: Series, ctx: SeriesContext, query: Query) -> Roofline | None:
+@dataclass(frozen=True)
+class RecordedIO:
+    """The I/O a series' runs recorded at its largest measured scale (Darshan logs,
+    accounting's disk counters or an ``io_bytes`` column: the median per node there, which
+    a trained predictor keeps), the I/O volume of a query that gives none.
+
+    Under weak scaling every node does the same work, so the run's I/O grows with the
+    nodes; otherwise the run reads its input and writes its results whatever the node
+    count (time-to-train too: each epoch reads the data set once, spread over the nodes),
+    so the run's total stays what it was at the largest measured scale."""
+
+    bytes_per_node: float
+    at_nodes: float
+    grows_with_nodes: bool
+
+    def io_bytes(self, nodes: float) -> float:
+        """The run's I/O volume at ``nodes``, all nodes together."""
+        return self.bytes_per_node * (nodes if self.grows_with_nodes else self.at_nodes)
+
+    def words(self) -> str:
+        """The volume and where it comes from, for a note."""
+        if self.grows_with_nodes:
+            return (f"{_bytes_words(self.bytes_per_node)} per node, as the runs at "
+                    f"{self.at_nodes:g} nodes recorded it (weak scaling: alike on every node)")
+        return (f"{_bytes_words(self.bytes_per_node * self.at_nodes)} per run, as the runs "
+                f"at {self.at_nodes:g} nodes recorded it (the same at any node count)")
+
+
+def recorded_io(series: Series, ctx: SeriesContext) -> RecordedIO | None:
+    """The I/O the series' runs recorded at its largest measured scale, None where they
+    recorded none there."""
+    from perfpredict.overhead.features import SUMMARY_NAMES
+
+    log2_per_node = float(ctx.summary[SUMMARY_NAMES.index("log2_io_bytes_per_node")])
+    # the feature is log2(max(bytes, 1)): 0 is a run that read and wrote nothing
+    if not math.isfinite(log2_per_node) or log2_per_node <= 0:
+        return None
+    return RecordedIO(2.0 ** log2_per_node, ctx.scale_max, series.weak)
+
+
+def roofline_for(series: Series, ctx: SeriesContext, query: Query,
+                 scale: float) -> Roofline | None:
     """The roofline law of the series for the volumes a query gives (I/O, network,
-    flops, memory bytes: :data:`~perfpredict.laws.roofline_terms.VOLUMES`), with the
-    machine's numbers from the system catalog, not yet fitted; None where the query
-    gives no volume or the catalog cannot turn them into time (:func:`roofline_notes`
-    says why)."""
-    volumes = query.roofline_volumes()
-    if not volumes:
+    flops, memory bytes: :data:`~perfpredict.laws.roofline_terms.VOLUMES`) at ``scale``
+    nodes, with the I/O the series' runs recorded where the query gives none
+    (:func:`recorded_io`, where :func:`_usable_recorded_io` finds it usable), and the
+    machine's numbers from the system catalog, not yet fitted; None where there is no
+    volume or the catalog cannot turn them into time (:func:`roofline_notes` says why)."""
+    volumes: dict[str, float] = dict(query.roofline_volumes())
+    recorded = None if "io_bytes" in volumes else recorded_io(series, ctx)
+    if not volumes and recorded is None:
         return None
     spec, _ = _roofline_machine(series, ctx, "the volumes")
     if spec is None:
         return None
-    return _machine_roofline(spec, volumes)
+    if recorded is not None and _usable_recorded_io(recorded, spec, ctx):
+        volumes["io_bytes"] = recorded.io_bytes(scale)
+    return _machine_roofline(spec, volumes) if volumes else None
+
+
+def _usable_recorded_io(recorded: RecordedIO, spec: SystemSpec, ctx: SeriesContext) -> bool:
+    """Whether the catalog turns the recorded I/O into time (it has the file-system
+    bandwidth) that the runs which recorded it could have spent: no more than their
+    median runtime. Runs that moved more bytes than the file system's bandwidth allows
+    in their time read them from elsewhere (node-local storage, the page cache, which
+    accounting's disk counters count too), and the file system's bandwidth says nothing
+    of their I/O time."""
+    if not spec.fs_bw_bytes_per_s:
+        return False
+    at = np.array([recorded.at_nodes])
+    io_s = _machine_roofline(spec, {"io_bytes": recorded.io_bytes(recorded.at_nodes)}).io_s(at)
+    return bool(io_s[0] <= ctx.medians_s[-1])
+
+
+def _bytes_words(n_bytes: float) -> str:
+    """A byte count in decimal units, as file systems and Darshan state them."""
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n_bytes >= size:
+            return f"{n_bytes / size:.3g} {unit}"
+    return f"{n_bytes:.3g} bytes"
 
 
 def _machine_roofline(spec: SystemSpec, volumes: Mapping[str, float | FloatArray]) -> Roofline:
@@ -83,21 +151,40 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
                    field_name: FieldName = option_name) -> list[str]:
     """What an estimate whose query gives the volumes ``given`` says of its roofline law
     (:func:`roofline_for`): why there is none, or which of its terms the catalog turned
-    into time and which fall back. They depend on which volumes the query gives, not on
-    how much, and need no fit: a batch of queries each with its own volume fitted one
-    law per query for its notes alone. The notes are the estimate's, one query or a
-    batch row (:func:`perfpredict.estimate.estimates.estimate_notes`), naming the
-    volumes as the query names its fields (``field_name``: ``--io-bytes``, or a batch's
-    ``column 'io_bytes'``)."""
-    if not given:
+    into time and which fall back, and the I/O the runs recorded where the query gives
+    none. They depend on which volumes the query gives, not on how much, and need no
+    fit: a batch of queries each with its own volume fitted one law per query for its
+    notes alone. The notes are the estimate's, one query or a batch row
+    (:func:`perfpredict.estimate.estimates.estimate_notes`), naming the volumes as the
+    query names its fields (``field_name``: ``--io-bytes``, or a batch's ``column
+    'io_bytes'``).
+
+    Recorded I/O alone says nothing where the catalog cannot use it (a series in ranks,
+    a system outside the catalog or without a file-system bandwidth): every estimate of
+    the series would repeat it, and the user asked for no roofline."""
+    recorded = None if "io_bytes" in given else recorded_io(series, ctx)
+    if not given and recorded is None:
         return []
     spec, why_not = _roofline_machine(series, ctx, " and ".join(map(field_name, given)))
     if spec is None:
-        return [why_not] if why_not else []
+        return [why_not] if why_not and given else []
+    notes = []
+    if recorded is not None and spec.fs_bw_bytes_per_s:
+        if _usable_recorded_io(recorded, spec, ctx):
+            given = (*given, "io_bytes")
+            notes.append(f"roofline: I/O volume {recorded.words()}; {field_name('io_bytes')} "
+                         "gives another")
+        else:
+            notes.append(f"roofline: the runs at {recorded.at_nodes:g} nodes recorded more "
+                         f"I/O than {spec.name}'s file-system bandwidth moves in the time "
+                         "they took (node-local storage or caches serve it, or the counters "
+                         "count those too): their I/O time is inside the fitted terms")
+    if not given:
+        return notes
     from perfpredict.laws.roofline_terms import fallbacks_for, sources_for
 
     sources = sources_for(given, spec)
-    return ([f"roofline: {reason}" for reason in fallbacks_for(given, spec)]
+    return ([f"roofline: {reason}" for reason in fallbacks_for(given, spec)] + notes
             + ([f"roofline from {spec.name}'s catalog entry: {', '.join(sources)}"]
                if sources else []))
 
@@ -125,12 +212,12 @@ def _roofline_machine(series: Series, ctx: SeriesContext,
 
 def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
                        runtime_s: float) -> dict[str, float]:
-    """Where the time goes by the roofline law when the query gives a volume
-    (:func:`roofline_for`): serial, the on-node roof and the time above it (or compute),
-    communication, network volume and I/O; empty otherwise.
+    """Where the time goes by the roofline law when the query gives a volume or the
+    runs recorded their I/O (:func:`roofline_for`): serial, the on-node roof and the
+    time above it (or compute), communication, network volume and I/O; empty otherwise.
 
     The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    roofline = roofline_for(series, ctx, query)
+    roofline = roofline_for(series, ctx, query, scale)
     if roofline is None:
         return {}
     roofline.fit(ctx.scales, ctx.medians_s)

@@ -683,6 +683,64 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     assert any("calibrated on applications left out" in n for n in doc["notes"])
 
 
+def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """Runs that recorded their I/O (a Darshan log, accounting's disk counters, here an
+    io_bytes column) give an estimate that names no volume its roofline's I/O term: the
+    run's total for strong scaling, per node for weak scaling (at 64 nodes, 4x what the
+    runs at 16 did). A volume the query gives is used instead, and runs that moved more
+    bytes than the file system's bandwidth allows in their time give no I/O term, and
+    say why."""
+    def series(app: str, io_bytes: float, scaling: str) -> str:
+        return "".join(f"{app},Perlmutter-GPU,{n},{40 + 1000 / n + 2 * n.bit_length():.2f},"
+                       f"{io_bytes * (n if scaling == 'weak' else 1):g},{scaling}\n"
+                       for n in (1, 2, 4, 8, 16))
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s,io_bytes,scaling\n"
+                    + series("solver", 2e12, "strong") + series("cached", 1e15, "strong")
+                    + series("weakio", 1e11, "weak"))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+    query = ("estimate", "--nodes", "64", "--format", "json")
+    catalog = ("roofline from Perlmutter-GPU's catalog entry: I/O time from its file-system "
+               "bandwidth")
+
+    doc = json.loads(sqlite_cli(*query, "--app", "solver").stdout)
+    recorded = ("roofline: I/O volume 2 TB per run, as the runs at 16 nodes recorded it "
+                "(the same at any node count); --io-bytes gives another")
+    assert [n for n in doc["notes"] if "roofline" in n] == [recorded, catalog]
+    parts = doc["breakdown_s"]
+    assert sum(parts.values()) == pytest.approx(doc["predicted_runtime_s"])
+    # 2e12 B at 5e12 B/s (the file system's, below 64 nodes' injection) is 0.4 s, and
+    # the law's other terms take the rest of 1000 s / p at 64 nodes and 40 s serial
+    assert parts["io_s"] / parts["serial_s"] == pytest.approx(0.4 / 42, rel=0.25)
+    given = json.loads(sqlite_cli(*query, "--app", "solver", "--io-bytes", "2e13").stdout)
+    assert recorded not in given["notes"] and catalog in given["notes"]
+    assert given["breakdown_s"]["io_s"] > 5 * parts["io_s"]
+
+    weak = json.loads(sqlite_cli(*query, "--app", "weakio").stdout)
+    assert ("roofline: I/O volume 100 GB per node, as the runs at 16 nodes recorded it "
+            "(weak scaling: alike on every node); --io-bytes gives another") in weak["notes"]
+    # 64 x 1e11 B at 5e12 B/s
+    assert weak["breakdown_s"]["io_s"] == pytest.approx(1.28, rel=0.25)
+
+    cached = json.loads(sqlite_cli(*query, "--app", "cached").stdout)
+    assert "io_s" not in cached["breakdown_s"]
+    assert [n for n in cached["notes"] if "roofline" in n] == [
+        "roofline: the runs at 16 nodes recorded more I/O than Perlmutter-GPU's file-system "
+        "bandwidth moves in the time they took (node-local storage or caches serve it, or "
+        "the counters count those too): their I/O time is inside the fitted terms"]
+
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,io_bytes\nsolver,64,\nsolver,64,2e13\n")
+    batch = sqlite_cli("estimate", "--input", str(queries), "--format", "json")
+    assert batch.exit_code == 0, batch.output
+    recorded_row, given_row = json.loads(batch.stdout)
+    assert recorded_row["notes"] == [n.replace("--io-bytes", "column 'io_bytes'")
+                                     for n in doc["notes"]]
+    assert given_row["notes"] == given["notes"]
+
+
 def test_flops_memory_and_network_volumes_give_roofs_from_the_catalog(  # type: ignore[no-untyped-def]
         sqlite_cli, tmp_path: Path) -> None:
     """The roofline's compute, memory and network terms (DESIGN.md), from the query's
