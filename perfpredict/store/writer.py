@@ -280,8 +280,7 @@ class _FileIngest:
             raise DamagedStreamError(bad.reason, path=self.path, line_no=bad.line_no)
         if self.options.on_error == "fail":
             reason, whole_file = bad.reason, bad.whole_file
-            if not self.report.n_records and (other := other_format_fix(
-                    self.path, self.fmt, reason, self.options.read_as)):
+            if other := self.other_format(reason):
                 # a file of another format: no line of it is to fix, and the parser's
                 # fix is for a file of its own (SWF's extra fields, sacct's export)
                 reason, whole_file = other, True
@@ -298,6 +297,14 @@ class _FileIngest:
             self.report.first_rejects.append({"line_no": bad.line_no, "reason": bad.reason})
         self.pending_rejects.append(  # NUL as text: PostgreSQL keeps none
             (self.batch_id, bad.line_no, bad.raw[:10_000].replace("\x00", "\\x00"), bad.reason))
+
+    def other_format(self, reason: str) -> str | None:
+        """The format the file looks like where its parser refused it with ``reason``
+        before any good record (:func:`~perfpredict.ingest.registry.other_format_fix`),
+        else None."""
+        if self.report.n_records:
+            return None
+        return other_format_fix(self.path, self.fmt, reason, self.options.read_as)
 
     def store_rejects(self) -> None:
         """The rejects kept since the last call, inserted together, in the order they
@@ -862,6 +869,11 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         report.n_stored = n_stored - n_stored_before
         report.n_duplicates = report.n_records - report.n_stored - report.n_attached
         report.add_warnings()
+        if report.first_rejects and (
+                other := state.other_format(report.first_rejects[0]["reason"])):
+            # under --on-error skip, a file of another format is a reject per line, each
+            # with the fix for a line of this format
+            report.warnings.append(f"every record was rejected: {other}")
         report.warnings += state.zone_warning()
         if report.n_stored:
             report.warnings += state.case_twin_warnings()
