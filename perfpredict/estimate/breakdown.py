@@ -77,7 +77,7 @@ def roofline_for(series: Series, ctx: SeriesContext, query: Query,
     recorded = None if "io_bytes" in volumes else recorded_io(series, ctx)
     if not volumes and recorded is None:
         return None
-    spec, _ = _roofline_machine(series, ctx, "the volumes")
+    spec = _roofline_machine(series, ctx)
     if spec is None:
         return None
     if recorded is not None and _usable_recorded_io(recorded, spec, ctx):
@@ -137,7 +137,7 @@ def volumes_exceed_runs(series: Series, ctx: SeriesContext, volumes: dict[str, F
     into time (:func:`roofline_notes` says why)."""
     if not any(values.any() for values in volumes.values()):
         return np.zeros(len(scale), dtype=bool)
-    spec, _ = _roofline_machine(series, ctx, "the volumes")
+    spec = _roofline_machine(series, ctx)
     if spec is None:
         return np.zeros(len(scale), dtype=bool)
     roofline = _machine_roofline(spec, volumes)
@@ -165,9 +165,12 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
     recorded = None if "io_bytes" in given else recorded_io(series, ctx)
     if not given and recorded is None:
         return []
-    spec, why_not = _roofline_machine(series, ctx, " and ".join(map(field_name, given)))
+    spec = _roofline_machine(series, ctx)
     if spec is None:
-        return [why_not] if why_not and given else []
+        if not given:
+            return []
+        why_not = _why_no_machine(series, ctx, " and ".join(map(field_name, given)))
+        return [why_not] if why_not else []
     notes = []
     if recorded is not None and spec.fs_bw_bytes_per_s:
         if _usable_recorded_io(recorded, spec, ctx):
@@ -189,25 +192,31 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
                if sources else []))
 
 
-def _roofline_machine(series: Series, ctx: SeriesContext,
-                      given_as: str) -> tuple[SystemSpec | None, str]:
-    """The catalog entry whose numbers turn the series' volumes (``given_as``) into
-    time, or None and why not ("" where there is nothing to say: too few scales to fit
+def _roofline_machine(series: Series, ctx: SeriesContext) -> SystemSpec | None:
+    """The catalog entry whose numbers turn the series' volumes into time, or None
+    (:func:`_why_no_machine` says why)."""
+    from perfpredict.laws.roofline import Roofline
+
+    if ctx.scales.size < Roofline.min_scales or series.scale_unit != "nodes":
+        return None
+    from perfpredict.catalog import bundled_system
+
+    return bundled_system(series.key.system)
+
+
+def _why_no_machine(series: Series, ctx: SeriesContext, given_as: str) -> str | None:
+    """Why :func:`_roofline_machine` found no catalog entry to turn the volumes
+    ``given_as`` into time (None where there is nothing to say: too few scales to fit
     the law)."""
     from perfpredict.laws.roofline import Roofline
 
     if ctx.scales.size < Roofline.min_scales:
-        return None, ""
+        return None
     if series.scale_unit != "nodes":
-        return None, (f"the series is measured in ranks, not nodes, so {given_as} could not "
-                      "be turned into time (the catalog's numbers are per node)")
-    from perfpredict.catalog import bundled_system
-
-    spec = bundled_system(series.key.system)
-    if spec is None:
-        return None, (f"{series.key.system} is not in the shipped catalog, so {given_as} "
-                      "could not be turned into time")
-    return spec, ""
+        return (f"the series is measured in ranks, not nodes, so {given_as} could not be "
+                "turned into time (the catalog's numbers are per node)")
+    return (f"{series.key.system} is not in the shipped catalog, so {given_as} could not be "
+            "turned into time")
 
 
 def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
