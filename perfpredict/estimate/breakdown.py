@@ -40,9 +40,11 @@ class RecordedIO:
     at_nodes: float
     grows_with_nodes: bool
 
-    def io_bytes(self, nodes: float) -> float:
+    def io_bytes(self, nodes: FloatArray) -> FloatArray:
         """The run's I/O volume at ``nodes``, all nodes together."""
-        return self.bytes_per_node * (nodes if self.grows_with_nodes else self.at_nodes)
+        nodes = np.asarray(nodes, dtype=float)
+        return self.bytes_per_node * (nodes if self.grows_with_nodes
+                                      else np.full_like(nodes, self.at_nodes))
 
     def words(self) -> str:
         """The volume and where it comes from, for a note."""
@@ -81,7 +83,7 @@ def roofline_for(series: Series, ctx: SeriesContext, query: Query,
     if spec is None:
         return None
     if recorded is not None and _usable_recorded_io(recorded, spec, ctx):
-        volumes["io_bytes"] = recorded.io_bytes(scale)
+        volumes["io_bytes"] = float(recorded.io_bytes(np.array(scale)))
     return _machine_roofline(spec, volumes) if volumes else None
 
 
@@ -95,8 +97,34 @@ def _usable_recorded_io(recorded: RecordedIO, spec: SystemSpec, ctx: SeriesConte
     if not spec.fs_bw_bytes_per_s:
         return False
     at = np.array([recorded.at_nodes])
-    io_s = _machine_roofline(spec, {"io_bytes": recorded.io_bytes(recorded.at_nodes)}).io_s(at)
+    io_s = _machine_roofline(spec, {"io_bytes": recorded.io_bytes(at)}).io_s(at)
     return bool(io_s[0] <= ctx.medians_s[-1])
+
+
+def recorded_io_floor_s(series: Series, ctx: SeriesContext,
+                        scale: FloatArray) -> FloatArray | None:
+    """Seconds the file system needs at ``scale`` nodes for the I/O the series' runs
+    recorded (:func:`recorded_io`), at the catalog's bandwidth; None where they recorded
+    none or it is not usable (:func:`_usable_recorded_io`)."""
+    recorded = recorded_io(series, ctx)
+    spec = None if recorded is None else _roofline_machine(series, ctx)
+    if recorded is None or spec is None or not _usable_recorded_io(recorded, spec, ctx):
+        return None
+    return _machine_roofline(spec, {"io_bytes": recorded.io_bytes(scale)}).io_s(scale)
+
+
+def recorded_io_exceeds_estimate(series: Series, ctx: SeriesContext, io_bytes: FloatArray,
+                                 scale: FloatArray, runtime_s: FloatArray) -> NDArray[np.bool_]:
+    """Whether the I/O the runs recorded needs more time at ``scale`` nodes than the
+    estimate ``runtime_s`` there, for the queries of one series that give no I/O volume
+    (``io_bytes`` 0; a volume given is held to the bound by :func:`volumes_exceed_runs`).
+    The measured runs had the time for it (:func:`_usable_recorded_io`); an estimate
+    below it, where the nodes shrink the rest of the run but not the file system's
+    share, is optimistic."""
+    floor_s = recorded_io_floor_s(series, ctx, scale)
+    if floor_s is None:
+        return np.zeros(len(scale), dtype=bool)
+    return np.asarray((io_bytes == 0) & (runtime_s < floor_s), dtype=bool)
 
 
 def _bytes_words(n_bytes: float) -> str:

@@ -22,6 +22,8 @@ from perfpredict.counts import counted, python_number
 from perfpredict.errors import BadInputError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
     law_breakdown,
+    recorded_io_exceeds_estimate,
+    recorded_io_floor_s,
     roofline_breakdown,
     roofline_notes,
     volume_arrays,
@@ -61,18 +63,20 @@ BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "s
 #: Every column :meth:`LoadedPredictor.columns` gives, one value per query.
 COLUMNS = (*BATCH_COLUMNS, "scale", "overhead_coefficient", "extrapolation_log2",
            "beyond_calibration", "noise_floor", "peer_series", "at_widest_error",
-           "volumes_exceed_runs")
+           "volumes_exceed_runs", "recorded_io_exceeds_estimate")
 #: The columns an estimate's notes read (:func:`estimate_notes`), beside its series...
 NOTE_COLUMNS = ("scale", "extrapolation_log2", "beyond_measured_range",
                 "below_measured_range", "peer_series", "beyond_calibration",
-                "at_widest_error", "noise_floor", "volumes_exceed_runs")
+                "at_widest_error", "noise_floor", "volumes_exceed_runs",
+                "recorded_io_exceeds_estimate")
 #: ... and with its query's node count and which roofline volumes it gives (bit i for
 #: the i-th of :data:`~perfpredict.laws.roofline_terms.VOLUMES`), all they read of an
 #: estimate (the roofline's notes do not depend on how much: :func:`roofline_notes`).
 NOTE_READS = (*NOTE_COLUMNS, "nodes", "roofline_volumes")
 _TEXT_COLUMNS = ("law", "series", "notes")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
-                 "noise_floor", "at_widest_error", "volumes_exceed_runs")
+                 "noise_floor", "at_widest_error", "volumes_exceed_runs",
+                 "recorded_io_exceeds_estimate")
 _INT_COLUMNS = ("peer_series",)
 #: How a query is made, for a caller who handed in something else.
 QUERY_EXAMPLE = "perfpredict.estimate.Query(app='bert', nodes=64)"
@@ -390,7 +394,10 @@ class LoadedPredictor:
                     ("volumes_exceed_runs", volumes_exceed_runs(
                         series, ctx, {name: values[group.indices]
                                       for name, values in volumes.items()},
-                        p, pred.runtime_s))):
+                        p, pred.runtime_s)),
+                    ("recorded_io_exceeds_estimate", recorded_io_exceeds_estimate(
+                        series, ctx, volumes["io_bytes"][group.indices], p,
+                        pred.runtime_s))):
                 columns[name][group.indices] = values
         return columns, groups, volumes
 
@@ -570,6 +577,13 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                      "are not the measured runs'; check that they are the run's, all nodes "
                      "together, and the catalog's numbers ('perfpredict systems show "
                      f"{series.key.system}')")
+    floor_s = (recorded_io_floor_s(series, ctx, np.array([scale]))
+               if row["recorded_io_exceeds_estimate"] else None)
+    if floor_s is not None:
+        notes.append(f"the I/O the runs recorded needs {float(floor_s[0]):.3g} s at "
+                     f"{series.key.system}'s file-system bandwidth at {scale:g} nodes, more "
+                     "than this estimate: it is optimistic unless the I/O shrinks at this "
+                     "scale")
     if about.unseen_runs is not None:
         notes.append(about.unseen_runs)
     # no run measured a scale the machine does not have: only beyond them can it

@@ -9,6 +9,7 @@ import json
 import math
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -690,15 +691,19 @@ def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-
     run's total for strong scaling, per node for weak scaling (at 64 nodes, 4x what the
     runs at 16 did). A volume the query gives is used instead, and runs that moved more
     bytes than the file system's bandwidth allows in their time give no I/O term, and
-    say why."""
-    def series(app: str, io_bytes: float, scaling: str) -> str:
-        return "".join(f"{app},Perlmutter-GPU,{n},{40 + 1000 / n + 2 * n.bit_length():.2f},"
+    say why. An estimate faster than the file system allows for the recorded I/O says
+    it is optimistic."""
+    def series(app: str, io_bytes: float, scaling: str, work_s: float = 1000,
+               nodes: tuple[int, ...] = (1, 2, 4, 8, 16)) -> str:
+        return "".join(f"{app},Perlmutter-GPU,{n},{40 + work_s / n + 2 * n.bit_length():.2f},"
                        f"{io_bytes * (n if scaling == 'weak' else 1):g},{scaling}\n"
-                       for n in (1, 2, 4, 8, 16))
+                       for n in nodes)
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,nodes,runtime_s,io_bytes,scaling\n"
                     + series("solver", 2e12, "strong") + series("cached", 1e15, "strong")
-                    + series("weakio", 1e11, "weak"))
+                    + series("weakio", 1e11, "weak")
+                    # 50 s of I/O at 5e12 B/s, which the runs at 128 nodes (211 s) had
+                    + series("iobound", 2.5e14, "strong", 20000, (8, 16, 32, 64, 128)))
     assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
     assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
     query = ("estimate", "--nodes", "64", "--format", "json")
@@ -731,14 +736,31 @@ def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-
         "bandwidth moves in the time they took (node-local storage or caches serve it, or "
         "the counters count those too): their I/O time is inside the fitted terms"]
 
+    optimistic = ("the I/O the runs recorded needs 50 s at Perlmutter-GPU's file-system "
+                  "bandwidth at 8192 nodes, more than this estimate: it is optimistic unless "
+                  "the I/O shrinks at this scale")
+    far = json.loads(sqlite_cli("estimate", "--app", "iobound", "--nodes", "8192",
+                                "--format", "json").stdout)
+    assert far["predicted_runtime_s"] < 50 and optimistic in far["notes"]
+    near = json.loads(sqlite_cli("estimate", "--app", "iobound", "--nodes", "256",
+                                 "--format", "json").stdout)
+    def floor_notes(estimate: dict[str, Any]) -> list[str]:
+        return [n for n in estimate["notes"] if n.startswith("the I/O the runs recorded")]
+    assert near["predicted_runtime_s"] > 50 and floor_notes(near) == []
+    assert floor_notes(doc) == []
+
     queries = tmp_path / "q.csv"
-    queries.write_text("app,nodes,io_bytes\nsolver,64,\nsolver,64,2e13\n")
+    queries.write_text("app,nodes,io_bytes\nsolver,64,\nsolver,64,2e13\niobound,8192,\n"
+                       "iobound,8192,1e12\n")
     batch = sqlite_cli("estimate", "--input", str(queries), "--format", "json")
     assert batch.exit_code == 0, batch.output
-    recorded_row, given_row = json.loads(batch.stdout)
+    recorded_row, given_row, far_row, far_given_row = json.loads(batch.stdout)
     assert recorded_row["notes"] == [n.replace("--io-bytes", "column 'io_bytes'")
                                      for n in doc["notes"]]
     assert given_row["notes"] == given["notes"]
+    assert optimistic in far_row["notes"]
+    # the volume given replaces the recorded one, and is the bound's
+    assert floor_notes(far_given_row) == []
 
 
 def test_flops_memory_and_network_volumes_give_roofs_from_the_catalog(  # type: ignore[no-untyped-def]
