@@ -40,11 +40,12 @@ class RecordedIO:
     at_nodes: float
     grows_with_nodes: bool
 
-    def io_bytes(self, nodes: FloatArray) -> FloatArray:
-        """The run's I/O volume at ``nodes``, all nodes together."""
-        nodes = np.asarray(nodes, dtype=float)
-        return self.bytes_per_node * (nodes if self.grows_with_nodes
-                                      else np.full_like(nodes, self.at_nodes))
+    def volumes(self) -> dict[str, float]:
+        """The roofline law's I/O volume: each node's where it grows with the nodes,
+        else the run's."""
+        if self.grows_with_nodes:
+            return {"io_bytes_per_node": self.bytes_per_node}
+        return {"io_bytes": self.bytes_per_node * self.at_nodes}
 
     def words(self) -> str:
         """The volume and where it comes from, for a note."""
@@ -67,11 +68,10 @@ def recorded_io(series: Series, ctx: SeriesContext) -> RecordedIO | None:
     return RecordedIO(2.0 ** log2_per_node, ctx.scale_max, series.weak)
 
 
-def roofline_for(series: Series, ctx: SeriesContext, query: Query,
-                 scale: float) -> Roofline | None:
+def roofline_for(series: Series, ctx: SeriesContext, query: Query) -> Roofline | None:
     """The roofline law of the series for the volumes a query gives (I/O, network,
-    flops, memory bytes: :data:`~perfpredict.laws.roofline_terms.VOLUMES`) at ``scale``
-    nodes, with the I/O the series' runs recorded where the query gives none
+    flops, memory bytes: :data:`~perfpredict.laws.roofline_terms.VOLUMES`), with the
+    I/O the series' runs recorded where the query gives none
     (:func:`recorded_io`, where :func:`_usable_recorded_io` finds it usable), and the
     machine's numbers from the system catalog, not yet fitted; None where there is no
     volume or the catalog cannot turn them into time (:func:`roofline_notes` says why)."""
@@ -83,7 +83,7 @@ def roofline_for(series: Series, ctx: SeriesContext, query: Query,
     if spec is None:
         return None
     if recorded is not None and _usable_recorded_io(recorded, spec, ctx):
-        volumes["io_bytes"] = float(recorded.io_bytes(np.array(scale)))
+        volumes.update(recorded.volumes())
     return _machine_roofline(spec, volumes) if volumes else None
 
 
@@ -96,8 +96,7 @@ def _usable_recorded_io(recorded: RecordedIO, spec: SystemSpec, ctx: SeriesConte
     of their I/O time."""
     if not spec.fs_bw_bytes_per_s:
         return False
-    at = np.array([recorded.at_nodes])
-    io_s = _machine_roofline(spec, {"io_bytes": recorded.io_bytes(at)}).io_s(at)
+    io_s = _machine_roofline(spec, recorded.volumes()).io_s(np.array([recorded.at_nodes]))
     return bool(io_s[0] <= ctx.medians_s[-1])
 
 
@@ -110,7 +109,7 @@ def recorded_io_floor_s(series: Series, ctx: SeriesContext,
     spec = None if recorded is None else _roofline_machine(series, ctx)
     if recorded is None or spec is None or not _usable_recorded_io(recorded, spec, ctx):
         return None
-    return _machine_roofline(spec, {"io_bytes": recorded.io_bytes(scale)}).io_s(scale)
+    return _machine_roofline(spec, recorded.volumes()).io_s(scale)
 
 
 def recorded_io_exceeds_estimate(series: Series, ctx: SeriesContext, io_bytes: FloatArray,
@@ -254,7 +253,7 @@ def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: 
     time above it (or compute), communication, network volume and I/O; empty otherwise.
 
     The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    roofline = roofline_for(series, ctx, query, scale)
+    roofline = roofline_for(series, ctx, query)
     if roofline is None:
         return {}
     roofline.fit(ctx.scales, ctx.medians_s)

@@ -6,8 +6,9 @@ machine's numbers from the system catalog where it has them.
 
     node_roof_s = max(flops / peak_flops_per_node, mem_bytes / mem_bw_per_node)
 
-The volumes are the workload's, per run (all nodes together), as a query gives them;
-the bandwidths and the peak are the catalog's. The I/O and network-volume terms are not
+The volumes are the workload's, per run (all nodes together), as a query gives them,
+and the I/O may be per node too (weak scaling's, which grows with the nodes); the
+bandwidths and the peak are the catalog's. The I/O and network-volume terms are not
 fitted: they are the time the file system and the network need for the run's bytes at
 p nodes. The on-node term is fitted to what they leave, weighing relative error, and
 never below its roof: the time one node would need for the run's flops at its peak, or
@@ -40,8 +41,9 @@ class Roofline(ScalingLaw):
     communication term as a count of latency-bound collective steps), ``net_bytes``
     sent over the network per run, ``flops`` per run against ``peak_flops_per_node``,
     ``mem_bytes`` moved to and from memory per run against
-    ``mem_bw_bytes_per_s_per_node``. A fitted law takes a number per volume; its
-    :meth:`floor_s` takes one per run too.
+    ``mem_bw_bytes_per_s_per_node``; ``io_bytes_per_node``, each node's I/O, where it
+    grows with the nodes (weak scaling), on top of ``io_bytes``. A fitted law takes a
+    number per volume; its :meth:`floor_s` takes one per run too.
     """
 
     name = "roofline"
@@ -52,8 +54,10 @@ class Roofline(ScalingLaw):
                  net_latency_s: float | None = None, *, net_bytes: Volume = None,
                  flops: Volume = None, mem_bytes: Volume = None,
                  peak_flops_per_node: float | None = None,
-                 mem_bw_bytes_per_s_per_node: float | None = None) -> None:
+                 mem_bw_bytes_per_s_per_node: float | None = None,
+                 io_bytes_per_node: Volume = None) -> None:
         self.io_bytes = io_bytes
+        self.io_bytes_per_node = io_bytes_per_node
         self.fs_bw_bytes_per_s = fs_bw_bytes_per_s
         self.net_injection_bw_bytes_per_s = net_injection_bw_bytes_per_s
         self.net_latency_s = net_latency_s
@@ -66,12 +70,16 @@ class Roofline(ScalingLaw):
     def io_s(self, p: FloatArray) -> FloatArray:
         """Seconds the file system needs for the series' I/O at p nodes (0 if unknown)."""
         p = np.asarray(p, dtype=float)
-        if not _given(self.io_bytes) or not self.fs_bw_bytes_per_s:
+        if not self._io_given() or not self.fs_bw_bytes_per_s:
             return np.zeros_like(p)
         bandwidth = np.full_like(p, self.fs_bw_bytes_per_s)
         if self.net_injection_bw_bytes_per_s:
             bandwidth = np.minimum(bandwidth, p * self.net_injection_bw_bytes_per_s)
-        return _amount(self.io_bytes) / bandwidth
+        return (_amount(self.io_bytes) + _amount(self.io_bytes_per_node) * p) / bandwidth
+
+    def _io_given(self) -> bool:
+        """Whether an I/O volume is known, the run's or each node's."""
+        return _given(self.io_bytes) or _given(self.io_bytes_per_node)
 
     def network_s(self, p: FloatArray) -> FloatArray:
         """Seconds p nodes need to inject the run's network volume (0 if unknown)."""
@@ -111,7 +119,8 @@ class Roofline(ScalingLaw):
     def fallbacks(self) -> list[str]:
         """The terms that fall back to the fitted ones, and why
         (:func:`~perfpredict.laws.roofline_terms.fallbacks_for`)."""
-        given = [volume for volume in VOLUMES if _given(getattr(self, volume))]
+        given = [volume for volume in VOLUMES if _given(getattr(self, volume))
+                 or (volume == "io_bytes" and self._io_given())]
         return fallbacks_for(given, self)
 
     def _fit(self, p: FloatArray, t: FloatArray) -> None:
@@ -147,7 +156,7 @@ class Roofline(ScalingLaw):
         at = np.array([p], dtype=float)
         if _given(self.net_bytes) and self.net_injection_bw_bytes_per_s:
             parts["network_s"] = float(self.network_s(at)[0])
-        if _given(self.io_bytes) and self.fs_bw_bytes_per_s:
+        if self._io_given() and self.fs_bw_bytes_per_s:
             parts["io_s"] = float(self.io_s(at)[0])
         return parts
 
@@ -169,8 +178,12 @@ class Roofline(ScalingLaw):
             network = (f" + {self.net_bytes:.4g} B / (p * "
                        f"{self.net_injection_bw_bytes_per_s:.4g} B/s)")
         io = ""
-        if _given(self.io_bytes) and self.fs_bw_bytes_per_s:
-            io = f" + {self.io_bytes:.4g} B / min({self.fs_bw_bytes_per_s:.4g} B/s"
+        if self._io_given() and self.fs_bw_bytes_per_s:
+            run = [f"{self.io_bytes:.4g} B"] if _given(self.io_bytes) else []
+            volume = " + ".join(run)
+            if _given(self.io_bytes_per_node):
+                volume = f"({' + '.join([*run, f'{self.io_bytes_per_node:.4g} B * p'])})"
+            io = f" + {volume} / min({self.fs_bw_bytes_per_s:.4g} B/s"
             io += (f", p * {self.net_injection_bw_bytes_per_s:.4g} B/s)"
                    if self.net_injection_bw_bytes_per_s else ")")
         return (f"T(p) = {self.serial_s_:.4g} s + {compute} / p"

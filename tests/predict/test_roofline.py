@@ -32,6 +32,26 @@ def test_io_term_comes_from_the_catalog_and_the_rest_is_fitted() -> None:
     assert "B / min(" in law.formula()
 
 
+def test_io_per_node_grows_with_the_nodes() -> None:
+    """Weak scaling's I/O: each node's alike, so the run's grows with the nodes; bound by
+    each node's injection bandwidth (a constant time) until the file system's binds
+    (then growing). The fit takes it away at every measured scale as it was there."""
+    per_node = 1e10
+    law = Roofline(fs_bw_bytes_per_s=FS_BW, net_injection_bw_bytes_per_s=NODE_BW,
+                   io_bytes_per_node=per_node)
+    assert law.io_s(np.array([4.0, 16.0]))[0] == pytest.approx(per_node / NODE_BW)
+    assert law.io_s(np.array([64.0]))[0] == pytest.approx(64 * per_node / FS_BW)
+    t = 20 + 6400 / P + 3 * np.log2(P) + law.io_s(P)
+    law.fit(P, t)
+    assert law.fallbacks == []
+    assert law.params()["compute_s"] == pytest.approx(6400, rel=1e-3)
+    assert law.breakdown_s(128)["io_s"] == pytest.approx(128 * per_node / FS_BW)
+    assert "(1e+10 B * p) / min(" in law.formula()
+    both = Roofline(IO_BYTES, FS_BW, io_bytes_per_node=per_node)
+    assert both.io_s(np.array([8.0]))[0] == pytest.approx((IO_BYTES + 8 * per_node) / FS_BW)
+    assert "(4e+12 B + 1e+10 B * p) / min(" in both.fit(P, t).formula()
+
+
 def test_unknown_machine_numbers_fall_back_to_fitted_terms_and_say_so() -> None:
     law = Roofline(IO_BYTES, fs_bw_bytes_per_s=None).fit(P, 10 + 100 / P)
     assert law.io_s(P).sum() == 0
