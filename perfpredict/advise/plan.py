@@ -349,6 +349,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     """Sweep node counts, choose one by the objective under the efficiency floor, and work
     out its walltime and node-hours; see the module docstring."""
     from perfpredict.estimate import load_predictor
+    from perfpredict.estimate.breakdown import breakdown_note
     from perfpredict.estimate.lookup import scale_per_node as scale_per_node_of
 
     given(request, PlanRequest, PLAN_REQUEST_EXAMPLE).validate()
@@ -385,7 +386,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
 
     rec_query = request.query(rec.nodes)
     estimate = predictor.estimate(rec_query, request.confidence)
-    warnings = sweep_notes + estimate.notes
+    warnings = sweep_notes + [note for note in estimate.notes if not breakdown_note(note)]
     pricing = _Pricing(predictor, request, spec, entry.key.system, measured_nodes)
     recommended_class, limit = pricing.run_class(
         RunClass(RECOMMENDED_LABEL, rec.nodes, request.runs), rec)

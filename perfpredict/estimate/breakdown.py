@@ -219,6 +219,13 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
                if sources else []))
 
 
+def breakdown_note(note: str) -> bool:
+    """Whether an estimate's note is one of :func:`roofline_notes` that speaks of its
+    breakdown (where a volume comes from, which terms the catalog turned into time),
+    which advice, showing no breakdown and taking no ``--io-bytes``, leaves out."""
+    return note.startswith("roofline")
+
+
 def _roofline_machine(series: Series, ctx: SeriesContext) -> SystemSpec | None:
     """The catalog entry whose numbers turn the series' volumes into time, or None
     (:func:`_why_no_machine` says why)."""

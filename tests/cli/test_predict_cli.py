@@ -762,6 +762,16 @@ def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-
     # the volume given replaces the recorded one, and is the bound's
     assert floor_notes(far_given_row) == []
 
+    # advice shows no breakdown and takes no --io-bytes: the roofline's notes are the
+    # estimate's alone, the bound is the advice's too
+    advice = sqlite_cli("advise", "--app", "iobound", "--objective", "fastest",
+                        "--min-efficiency", "0.01", "--format", "json")
+    assert advice.exit_code == 0, advice.output
+    plan = json.loads(advice.stdout)
+    assert plan["recommended_nodes"] == 1792  # the whole machine
+    assert not any(w.startswith("roofline") for w in plan["warnings"])
+    assert floor_notes({"notes": plan["warnings"]}) == [optimistic.replace("8192", "1792")]
+
 
 def test_flops_memory_and_network_volumes_give_roofs_from_the_catalog(  # type: ignore[no-untyped-def]
         sqlite_cli, tmp_path: Path) -> None:
