@@ -26,7 +26,6 @@ from perfpredict.model.series import (
     unstudied_note,
     why_no_training_series,
 )
-from perfpredict.overhead.contexts import full_contexts
 from perfpredict.store.handle import Store, takes_store
 
 #: Fewest scheduler jobs (with submit times) worth fitting a walltime advisor on.
@@ -192,9 +191,7 @@ class TrainReport:
 def series_entries(series_list: list[Series]) -> list[dict[str, Any]]:
     """What an estimate needs to know about each series with two or more measured
     scales (:class:`SeriesEntry`, as JSON), all series' laws fitted at once."""
-    indices, contexts = full_contexts(series_list)
-    return [SeriesEntry.of(contexts.context(row, series_list[i])).to_dict()
-            for row, i in enumerate(indices.tolist())]
+    return [entry.to_dict() for entry in SeriesEntry.each_of(series_list)]
 
 
 def build_artifact(series_list: list[Series], n_runs: int,

@@ -175,6 +175,9 @@ class Match:
 
     entry: SeriesEntry
     notes: list[str]
+    #: fitted at the estimate from the store's runs, which the predictor was not trained
+    #: with (:class:`StoreSeries`)
+    fitted_now: bool = False
 
 
 #: How many of the other series that match a query its note names.
@@ -190,12 +193,13 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
     labels that contain it, a system also its catalog aliases), then by layout (a series
     of unknown layout fits any), and the best measured of the rest; a narrowing that
     leaves none is refused, naming what was measured, and a name two spellings match
-    alike is refused, naming both. An application with none says why, from its runs in
-    the store at ``db_url``."""
+    alike is refused, naming both. An application with none is refused with the names
+    it may have meant; the store's series of it that no predictor was trained with are
+    the caller's to add (:class:`WithStoreSeries`)."""
     found = list(entries.of_app(query.app.strip()))
     app = resolve_name(query.app, {e.key.app for e in found}, "application")
     if app is None:
-        raise _unknown_app(entries, query.app, db_url)
+        raise _unknown_app(entries, query.app)
     found = [e for e in found if e.key.app == app]
     for label, part, wanted in (("system", "system", query.system),
                                 ("problem size", "problem_size", query.problem_size),
@@ -296,10 +300,9 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
     return notes
 
 
-def _unknown_app(entries: SeriesEntries, app: str, db_url: str | None) -> NotFoundError:
-    reason = _why_untrained(db_url, app) if db_url is not None else None
-    if reason is not None:
-        return NotFoundError(f"no trained series for application {app!r}: {reason}")
+def _unknown_app(entries: SeriesEntries, app: str) -> NotFoundError:
+    """An application the predictor has no series of and the store no runs of (a typo,
+    most likely): the names it may have meant."""
     from perfpredict.names import close_names  # difflib, on a typo's path only
 
     apps = entries.apps()
@@ -310,21 +313,63 @@ def _unknown_app(entries: SeriesEntries, app: str, db_url: str | None) -> NotFou
                          "(ingest its runs and run 'perfpredict train')")
 
 
-def _why_untrained(db_url: str, app: str) -> str | None:
-    """Why the store's runs of ``app`` gave no trained series; None when it holds none
-    (or there is no store: asking must not create one)."""
-    from perfpredict.errors import NotFoundError
-    from perfpredict.model.series import why_no_series
+@dataclass(frozen=True)
+class StoreSeries:
+    """An application's series in a store that its predictor was not trained with, fitted
+    as ``train`` fits them (:meth:`SeriesEntry.each_of`): runs ingested after ``train``,
+    or any of a store answered by the shipped predictor. Where there are none, why the
+    store's runs of it give none (``why_none``; None: the store holds no runs of it)."""
+
+    entries: list[SeriesEntry]
+    why_none: str | None = None
+
+    def of_app(self, app: str) -> list[SeriesEntry]:
+        return [e for e in self.entries if e.key.app.casefold() == app.casefold()]
+
+    def holds(self, entry: SeriesEntry) -> bool:
+        return any(entry is mine for mine in self.entries)
+
+
+def store_series(db_url: str, app: str, trained: SeriesEntries) -> StoreSeries:
+    """The series of two or more scales that the store at ``db_url`` holds of ``app``
+    (found as every command finds a name) and ``trained`` has not, fitted now; none where
+    there is no store (asking must not create one). Reads the application's runs
+    through SQLAlchemy and pandas: asked only where no trained series answers."""
+    from perfpredict.model.series import build_series, why_no_series
     from perfpredict.store import open_store
     from perfpredict.store.queries import runs_frame, stored_apps
 
     try:
         store = open_store(db_url, create=False)
     except NotFoundError:
-        return None
+        return StoreSeries([])
     with store:
         stored = resolve_name(app, stored_apps(store), "application")
-        return why_no_series(runs_frame(store, app=stored)) if stored is not None else None
+        if stored is None:
+            return StoreSeries([])
+        frame = runs_frame(store, app=stored)
+    known = {e.key for e in trained.of_app(stored)}
+    series = [s for s in build_series(frame) if s.key not in known]
+    entries = SeriesEntry.each_of(series)
+    return StoreSeries(entries, None if entries or known else why_no_series(frame))
+
+
+class WithStoreSeries:
+    """A predictor's trained entries and the store's series it was not trained with
+    (:class:`StoreSeries`), looked up as one."""
+
+    def __init__(self, trained: SeriesEntries, untrained: StoreSeries) -> None:
+        self.trained, self.untrained = trained, untrained
+
+    def of_app(self, app: str) -> list[SeriesEntry]:
+        return self.trained.of_app(app) + self.untrained.of_app(app)
+
+    def apps(self) -> list[str]:
+        return sorted({*self.trained.apps(), *(e.key.app for e in self.untrained.entries)})
+
+    @property
+    def n_applications(self) -> int:
+        return len({app.casefold() for app in self.apps()})
 
 
 def scale_per_node(entry: SeriesEntry, query: Query) -> float:

@@ -83,6 +83,21 @@ class SeriesEntry:
             io_share=doc["io_share"], problem_size_num=doc["problem_size_num"],
             ranks_per_node=doc["ranks_per_node"], threads_per_rank=doc["threads_per_rank"])
 
+    @classmethod
+    def each_of(cls, series_list: list[Series]) -> list[SeriesEntry]:
+        """The entries of the series in ``series_list`` with two or more measured
+        scales, all series' laws fitted at once: what ``train`` stores of each, and what
+        an estimate fits of a series in the store that its predictor was not trained
+        with (:meth:`perfpredict.estimate.estimates.LoadedPredictor.find_series`), so
+        the two fit alike, to the bit."""
+        from perfpredict.overhead.contexts import full_contexts  # training's bulk fit
+
+        if not series_list:
+            return []
+        indices, contexts = full_contexts(series_list)
+        return [cls.of(contexts.context(row, series_list[i]))
+                for row, i in enumerate(indices.tolist())]
+
     def series(self) -> Series:
         """The series as its entry knows it: one run per measured scale, at its median."""
         return Series(key=self.key, scale_unit=self.scale_unit,

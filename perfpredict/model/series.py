@@ -236,11 +236,6 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
                 "study; run it on one input at several node counts and ingest those runs "
                 "as CSV with a problem_size column")
     series = build_series(studied)
-    if any(s.scales.size >= 2 for s in series):
-        return ("its runs form a series of 2+ scales that the predictor was not trained "
-                "with; run 'perfpredict train' (it learns from series of three or more "
-                "scales: where the store holds none, 'perfpredict datasets load' adds the "
-                "bundled ones)")
     found = "; ".join(f"{s.name}: {s.runtime_s.size} run(s) at {s.scales[0]:g} {s.scale_unit}"
                       for s in series[:6])
     more = f"; and {len(series) - 6} more" if len(series) > 6 else ""
@@ -266,6 +261,9 @@ def why_no_training_series(frame) -> str:  # type: ignore[no-untyped-def]
     if not studied.empty:
         most = max(s.scales.size for s in build_series(studied))
         why += f" (the most any has is {most})"
+        if most == 2:  # the predictor answering fits those at the estimate
+            why += ("; 'perfpredict estimate' answers its series of two node counts "
+                    "without training")
     if note := unstudied_note(*unstudied_jobs(usable)):
         why += f"; {note}"
     return (why + "; ingest runs of one input at three or more node counts as CSV with a "

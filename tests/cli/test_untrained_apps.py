@@ -120,11 +120,90 @@ def test_an_app_measured_at_one_scale_says_which_scales_and_layouts_were_found(
             "solo on opal [default size, 64 ranks/node]: 3 run(s) at 8 nodes") in err
 
 
-def test_runs_ingested_after_training_ask_to_train_again(store: tuple[str, Path]) -> None:
+def test_a_series_ingested_after_training_is_fitted_at_the_estimate(
+        store: tuple[str, Path]) -> None:
+    """A code's runs at a second node count, ingested after ``train``, answer at once:
+    the estimate fits the new series' laws as ``train`` would and says so, and ``train``
+    then answers the same (a series of two scales teaches the trees nothing, so here the
+    predictor does not change), without the note."""
     db, tmp = store
     more = tmp / "solo16.csv"
     more.write_text("app,system,nodes,ranks_per_node,runtime_s\nsolo,opal,16,32,55\n")
     assert _invoke(db, "ingest", "csv", str(more))[0] == 0
-    code, _, err = _invoke(db, "estimate", "--app", "solo", "--nodes", "32")
+    query = ("estimate", "--app", "solo", "--nodes", "32", "--format", "json")
+    code, out, err = _invoke(db, *query)
+    assert code == 0, err
+    now = json.loads(out)
+    assert now["series"] == "solo on opal [default size, 32 ranks/node]"
+    assert now["measured_scales"] == [8.0, 16.0] and now["n_runs"] == 4
+    (fitted,) = [note for note in now["notes"] if note.startswith("fitted now")]
+    assert fitted.startswith("fitted now: this predictor (trained ")
+    assert fitted.endswith("was not trained with this series, so its laws were fitted to "
+                           "the store's 4 runs of it for this estimate, the learned "
+                           "correction and the interval are the predictor's, and the "
+                           "interval may be too narrow; run 'perfpredict train' to learn "
+                           "from them")
+    assert not [note for note in now["notes"] if "ingested since" in note]
+    assert _invoke(db, "train", "--no-borrow-bundled")[0] == 0
+    code, out, err = _invoke(db, *query)
+    trained = json.loads(out)
+    assert not [note for note in trained["notes"] if note.startswith("fitted now")]
+    for field in ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "formula"):
+        assert trained[field] == now[field]
+
+
+def test_a_known_application_on_a_new_system_is_fitted_at_the_estimate(
+        store: tuple[str, Path]) -> None:
+    """Trained series of the application that the query's system leaves out give way to
+    the store's series on that system, fitted now, in one estimate and in a batch's rows
+    alike; a system the store has no runs on is still refused, naming those it has."""
+    db, tmp = store
+    quartz = tmp / "solo_quartz.csv"
+    quartz.write_text("app,system,nodes,ranks_per_node,runtime_s\n"
+                      "solo,quartz,4,32,210\nsolo,quartz,8,32,118\n")
+    assert _invoke(db, "ingest", "csv", str(quartz))[0] == 0
+    code, out, err = _invoke(db, "estimate", "--app", "solo", "--system", "quartz",
+                             "--nodes", "32", "--format", "json")
+    assert code == 0, err
+    one = json.loads(out)
+    assert one["series"] == "solo on quartz [default size, 32 ranks/node]"
+    assert any(note.startswith("fitted now: this predictor (trained ") for note in one["notes"])
+    queries = tmp / "queries.csv"
+    queries.write_text("app,system,nodes\nsolo,quartz,32\nsolo,quartz,64\n")
+    code, out, err = _invoke(db, "estimate", "--input", str(queries), "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert rows[0]["predicted_runtime_s"] == one["predicted_runtime_s"]
+    assert all(any(note.startswith("fitted now") for note in row["notes"]) for row in rows)
+    code, _, err = _invoke(db, "estimate", "--app", "solo", "--system", "nosuch",
+                           "--nodes", "32")
     assert code == 1
-    assert "that the predictor was not trained with; run 'perfpredict train'" in err
+    assert err.startswith("Error: solo has no runs with system 'nosuch'; measured: ")
+    assert "quartz" in err
+
+
+def test_a_new_codes_first_two_node_counts_answer_without_training(tmp_path: Path) -> None:
+    """A store holding a code run at two node counts has nothing to train on (the trees
+    learn from series of three or more), and ``train`` says that ``estimate`` answers
+    them anyway: the shipped predictor does, the series fitted at the estimate."""
+    db = f"sqlite:///{tmp_path}/store.db"
+    runs = tmp_path / "mycode.csv"
+    runs.write_text("app,system,problem_size,nodes,runtime_s\n"
+                    "mycode,Frontier,big,16,1000\nmycode,Frontier,big,32,540\n")
+    assert _invoke(db, "ingest", "csv", str(runs))[0] == 0
+    code, _, err = _invoke(db, "train")
+    assert code == 1
+    assert ("(the most any has is 2); 'perfpredict estimate' answers its series of two node "
+            "counts without training;") in err
+    code, out, err = _invoke(db, "estimate", "--app", "mycode", "--nodes", "128",
+                             "--format", "json")
+    assert code == 0, err
+    estimate = json.loads(out)
+    assert estimate["measured_scales"] == [16.0, 32.0]
+    assert 0 < estimate["lower_runtime_s"] < estimate["predicted_runtime_s"] < 540
+    assert [note for note in estimate["notes"] if note.startswith("fitted now")] == [
+        "fitted now: the predictor shipped with perfpredict was not trained with this "
+        "series, so its laws were fitted to the store's 2 runs of it for this estimate, "
+        "the learned correction and the interval are the predictor's, and the interval may "
+        "be too narrow; run 'perfpredict train' to learn from them"]
+    assert not [note for note in estimate["notes"] if "answered by the predictor shipped" in note]
