@@ -10,19 +10,43 @@
 - :mod:`.batch`: ``estimate --input``, a CSV of queries in, rows of answers out.
 
 An estimate imports none of pandas, scikit-learn, xgboost, matplotlib or SQLAlchemy (for
-a SQLite store): ``tests/cli/test_startup.py`` holds it to that.
+a SQLite store): ``tests/cli/test_startup.py`` holds it to that. The names below are
+resolved on first use (PEP 562), so that importing a submodule, as every estimate does,
+does not import the others: one query paid for :mod:`.batch` (about 3 ms of a start-up
+held to twice ``import numpy``).
 """
 
-from perfpredict.estimate.batch import BatchEstimates, estimate_batch, read_queries
-from perfpredict.estimate.estimates import (
-    BATCH_COLUMNS,
-    Estimate,
-    LoadedPredictor,
-    estimate,
-    load_predictor,
-)
-from perfpredict.estimate.lookup import Query, bundled_artifact_path, calibration_notes
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from perfpredict.estimate.batch import BatchEstimates, estimate_batch, read_queries
+    from perfpredict.estimate.estimates import (
+        BATCH_COLUMNS,
+        Estimate,
+        LoadedPredictor,
+        estimate,
+        load_predictor,
+    )
+    from perfpredict.estimate.lookup import Query, bundled_artifact_path, calibration_notes
+
+_LAZY = {
+    **dict.fromkeys(("BatchEstimates", "estimate_batch", "read_queries"),
+                    "perfpredict.estimate.batch"),
+    **dict.fromkeys(("BATCH_COLUMNS", "Estimate", "LoadedPredictor", "estimate",
+                     "load_predictor"), "perfpredict.estimate.estimates"),
+    **dict.fromkeys(("Query", "bundled_artifact_path", "calibration_notes"),
+                    "perfpredict.estimate.lookup"),
+}
 __all__ = ["BATCH_COLUMNS", "BatchEstimates", "Estimate", "LoadedPredictor", "Query",
            "bundled_artifact_path", "calibration_notes", "estimate", "estimate_batch",
            "load_predictor", "read_queries"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+

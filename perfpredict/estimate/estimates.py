@@ -36,13 +36,10 @@ from perfpredict.estimate.lookup import (
     Match,
     Query,
     SeriesEntries,
-    StoreSeries,
-    WithStoreSeries,
     find_series,
     load_artifact,
     scale_per_node,
     stale_layout,
-    store_series,
 )
 from perfpredict.laws.base import FloatArray
 from perfpredict.laws.roofline_terms import VOLUMES
@@ -58,6 +55,7 @@ from perfpredict.utc import utc_text
 
 if TYPE_CHECKING:
     from perfpredict.estimate.explain import Explanation
+    from perfpredict.estimate.untrained import StoreSeries
 
 #: Columns ``estimate --input`` appends to each input row.
 BATCH_COLUMNS = ("predicted_runtime_s", "lower_runtime_s", "upper_runtime_s", "speedup",
@@ -242,8 +240,8 @@ class LoadedPredictor:
         """The series that answers ``query``, and notes about the choice: a series the
         predictor was trained with (:func:`find_series`), else, where none of them
         answers, one of the store's series that it was not trained with, fitted now
-        (:meth:`store_series`): a code's first runs answer as soon as they are ingested,
-        and ``train`` makes them part of the predictor (the application's own
+        (:meth:`store_series`): a code's first runs answer as soon as they are
+        ingested, and ``train`` makes them part of the predictor (the application's own
         correction, its other series as peers)."""
         try:
             try:
@@ -258,8 +256,8 @@ class LoadedPredictor:
                     raise NotFoundError(f"no trained series for application {query.app!r}: "
                                         f"{untrained.why_none}") from None
                 raise refused
-            match = find_series(WithStoreSeries(self.entries, untrained), self.predictor,
-                                query, self.db_url)
+            match = find_series(untrained.beside(self.entries), self.predictor, query,
+                                self.db_url)
         except LAYOUT_ERRORS as exc:
             raise stale_layout(self.origin, exc) from exc
         if not untrained.holds(match.entry):
@@ -277,7 +275,10 @@ class LoadedPredictor:
 
     def store_series(self, app: str) -> StoreSeries:
         """The store's series of ``app`` that the predictor was not trained with, fitted
-        now (:func:`store_series`); read once per application."""
+        now (:func:`perfpredict.estimate.untrained.store_series`); read once per
+        application."""
+        from perfpredict.estimate.untrained import store_series
+
         wanted = app.strip().casefold()
         if wanted not in self._store_series:
             assert self.db_url is not None

@@ -83,6 +83,13 @@ class SeriesEntry:
             io_share=doc["io_share"], problem_size_num=doc["problem_size_num"],
             ranks_per_node=doc["ranks_per_node"], threads_per_rank=doc["threads_per_rank"])
 
+    @staticmethod
+    def app_of(doc: dict[str, Any]) -> str:
+        """The application of an entry as the artifact's JSON holds it, the rest unread:
+        an estimate reads one application's entries (a KeyError or TypeError: another
+        layout, as for :meth:`from_dict`)."""
+        return str(doc["key"][0])
+
     @classmethod
     def each_of(cls, series_list: list[Series]) -> list[SeriesEntry]:
         """The entries of the series in ``series_list`` with two or more measured

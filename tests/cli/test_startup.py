@@ -59,7 +59,8 @@ def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
         tmp_path: Path, store: str) -> None:
     """The bundled predictor answers; an empty SQLite store (schema, no artifact) is read
     through the standard library's sqlite3. Nor does it load the advice (its node
-    selection was imported to print an efficiency)."""
+    selection was imported to print an efficiency), the batch of ``--input`` or the
+    fitting of series the predictor was not trained with."""
     if store == "empty":
         from perfpredict.store import open_store
 
@@ -71,6 +72,8 @@ def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
     assert "numpy" in loaded  # the check sees what ran: the trees are evaluated
     assert loaded.isdisjoint({*HEAVY, "sqlalchemy"}), loaded & {*HEAVY, "sqlalchemy"}
     assert not [name for name in report["submodules"] if name.startswith("perfpredict.advise")]
+    assert not {"perfpredict.estimate.batch", "perfpredict.estimate.untrained",
+                "perfpredict.model.fit"} & set(report["submodules"])
 
 
 @pytest.mark.parametrize("extra", [["--io-bytes", "1e12"], ["--nodes", "65536"]],
