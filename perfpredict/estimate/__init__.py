@@ -7,7 +7,9 @@
 - :mod:`.explain`: an estimate as a chain of named steps that multiplies out to it
   (``estimate(..., explain=True).explanation``, ``estimate --explain``); imported only
   when asked for;
-- :mod:`.batch`: ``estimate --input``, a CSV of queries in, rows of answers out.
+- :mod:`.batch`: ``estimate --input``, a CSV of queries in, rows of answers out;
+- :mod:`.untrained`: the store's series that the predictor was not trained with, fitted
+  at the estimate where none of its own answers; imported only then.
 
 An estimate imports none of pandas, scikit-learn, xgboost, matplotlib or SQLAlchemy (for
 a SQLite store): ``tests/cli/test_startup.py`` holds it to that. The names below are
