@@ -182,23 +182,22 @@ def test_a_known_application_on_a_new_system_is_fitted_at_the_estimate(
     assert "quartz" in err
 
 
-def test_a_new_codes_first_two_node_counts_answer_without_training(tmp_path: Path) -> None:
+def test_a_new_codes_first_two_node_counts_answer_without_training(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A store holding a code run at two node counts has nothing to train on (the trees
     learn from series of three or more), and ``train`` says that ``estimate`` answers
-    them anyway: the shipped predictor does, the series fitted at the estimate."""
-    db = f"sqlite:///{tmp_path}/store.db"
+    them anyway: the shipped predictor does, the series fitted at the estimate, its runs
+    read from either backend."""
     runs = tmp_path / "mycode.csv"
     runs.write_text("app,system,problem_size,nodes,runtime_s\n"
                     "mycode,Frontier,big,16,1000\nmycode,Frontier,big,32,540\n")
-    assert _invoke(db, "ingest", "csv", str(runs))[0] == 0
-    code, _, err = _invoke(db, "train")
-    assert code == 1
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+    trained = cli("train")
+    assert trained.exit_code == 1
     assert ("(the most any has is 2); 'perfpredict estimate' answers its series of two node "
-            "counts without training;") in err
-    code, out, err = _invoke(db, "estimate", "--app", "mycode", "--nodes", "128",
-                             "--format", "json")
-    assert code == 0, err
-    estimate = json.loads(out)
+            "counts without training;") in trained.stderr
+    result = cli("estimate", "--app", "mycode", "--nodes", "128", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    estimate = json.loads(result.stdout)
     assert estimate["measured_scales"] == [16.0, 32.0]
     assert 0 < estimate["lower_runtime_s"] < estimate["predicted_runtime_s"] < 540
     assert [note for note in estimate["notes"] if note.startswith("fitted now")] == [
