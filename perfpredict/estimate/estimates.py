@@ -40,6 +40,7 @@ from perfpredict.estimate.lookup import (
     load_artifact,
     scale_per_node,
     stale_layout,
+    unknown_app,
 )
 from perfpredict.laws.base import FloatArray
 from perfpredict.laws.roofline_terms import VOLUMES
@@ -255,6 +256,10 @@ class LoadedPredictor:
                 if untrained.why_none is not None:
                     raise NotFoundError(f"no trained series for application {query.app!r}: "
                                         f"{untrained.why_none}") from None
+                if untrained.stored_apps and not self.entries.of_app(query.app.strip()):
+                    # a name neither knows: the store's applications are as likely meant
+                    raise unknown_app(query.app, [*self.entries.apps(),
+                                                  *untrained.stored_apps]) from None
                 raise refused
             match = find_series(untrained.beside(self.entries), self.predictor, query,
                                 self.db_url)

@@ -205,7 +205,7 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
     found = list(entries.of_app(query.app.strip()))
     app = resolve_name(query.app, {e.key.app for e in found}, "application")
     if app is None:
-        raise _unknown_app(entries, query.app)
+        raise unknown_app(query.app, entries.apps())
     found = [e for e in found if e.key.app == app]
     for label, part, wanted in (("system", "system", query.system),
                                 ("problem size", "problem_size", query.problem_size),
@@ -306,12 +306,12 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
     return notes
 
 
-def _unknown_app(entries: SeriesEntries, app: str) -> NotFoundError:
+def unknown_app(app: str, known: list[str]) -> NotFoundError:
     """An application the predictor has no series of and the store no runs of (a typo,
-    most likely): the names it may have meant."""
+    most likely): the names of ``known`` it may have meant."""
     from perfpredict.names import close_names  # difflib, on a typo's path only
 
-    apps = entries.apps()
+    apps = sorted(set(known))
     close = close_names(app, apps)  # without case, as the lookup matches
     hint = f"; did you mean {', '.join(close)}?" if close else (
         f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")

@@ -22,10 +22,12 @@ class StoreSeries:
     """An application's series in a store that its predictor was not trained with, fitted
     as ``train`` fits them (:meth:`SeriesEntry.each_of`): runs ingested after ``train``,
     or any of a store answered by the shipped predictor. Where there are none, why the
-    store's runs of it give none (``why_none``; None: the store holds no runs of it)."""
+    store's runs of it give none (``why_none``; None: the store holds no runs of it, and
+    ``stored_apps`` names those it holds, which a mistyped name may have meant)."""
 
     entries: list[SeriesEntry]
     why_none: str | None = None
+    stored_apps: tuple[str, ...] = ()
 
     def of_app(self, app: str) -> list[SeriesEntry]:
         return [e for e in self.entries if e.key.app.casefold() == app.casefold()]
@@ -51,9 +53,10 @@ def store_series(db_url: str, app: str, trained: SeriesEntries) -> StoreSeries:
     except NotFoundError:
         return StoreSeries([])
     with store:
-        stored = resolve_name(app, stored_apps(store), "application")
+        names = stored_apps(store)
+        stored = resolve_name(app, names, "application")
         if stored is None:
-            return StoreSeries([])
+            return StoreSeries([], stored_apps=tuple(names))
         frame = runs_frame(store, app=stored)
     known = {e.key for e in trained.of_app(stored)}
     series = [s for s in build_series(frame) if s.key not in known]

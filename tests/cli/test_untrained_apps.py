@@ -206,3 +206,7 @@ def test_a_new_codes_first_two_node_counts_answer_without_training(cli, tmp_path
         "the learned correction and the interval are the predictor's, and the interval may "
         "be too narrow; run 'perfpredict train' to learn from them"]
     assert not [note for note in estimate["notes"] if "answered by the predictor shipped" in note]
+    typo = cli("estimate", "--app", "mycod", "--nodes", "128")
+    assert typo.exit_code == 1
+    assert typo.stderr.startswith("Error: no trained series for application 'mycod'; did you "
+                                  "mean mycode?")
