@@ -36,7 +36,7 @@ def write_queries(path: Path, n_queries: int, seed: int = 0, io_bytes: bool = Fa
     """``n_queries`` random queries over the bundled predictor's series (``io_bytes``:
     each with an I/O volume of its own, in a last column)."""
     rng = np.random.default_rng(seed)
-    entries = artifact.read_file(bundled_artifact_path())["series"]
+    entries = artifact.series_entries(artifact.read_file(bundled_artifact_path()))
     picks = rng.integers(0, len(entries), n_queries)
     volumes = None
     if io_bytes:  # from a generator of their own: the same queries with or without them

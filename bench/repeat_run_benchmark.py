@@ -104,7 +104,7 @@ def once_per_scale_hits(pairs: list[tuple[RuntimeModel, Series]], sources: dict[
         once = series.select(first)
         ctx = fit_context(once)
         p, measured_s = series.scale[~first], series.runtime_s[~first]
-        pooled_floor = replace(model, noise_floor=replace(model.noise_floor, by_app={}))
+        pooled_floor = replace(model, noise_floor=model.noise_floor._replace(by_app={}))
         columns = [*_inside(model, once, ctx, p, measured_s, confidence),
                    *_inside(pooled_floor, once, ctx, p, measured_s, confidence)]
         rows.setdefault(sources[series.key], []).append(

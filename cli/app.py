@@ -8,7 +8,6 @@ import importlib
 import inspect
 import os
 import sys
-from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
@@ -17,12 +16,12 @@ from typer.core import TyperGroup
 from perfpredict.errors import PerfPredictError
 
 
-@dataclass
 class Context:
     """What the root options hand to every command."""
 
-    db_flag: str | None
-    debug: bool
+    def __init__(self, db_flag: str | None, debug: bool) -> None:
+        self.db_flag = db_flag
+        self.debug = debug
 
     def db_url(self) -> str:
         from perfpredict.config import resolve_db_url

@@ -30,7 +30,8 @@ def main() -> None:
 
 def relayout() -> None:
     """The shipped predictor written again from its learned state; every other part of
-    the document (series entries, training card, creation time) is kept as it is."""
+    the document (series entries, training card, creation time) is kept as it is, the
+    entries written as texts by application (:data:`perfpredict.artifact.SERIES_TEXTS`)."""
     from perfpredict import artifact
     from perfpredict.model.runtime import RuntimeModel
 
@@ -40,6 +41,8 @@ def relayout() -> None:
     # read back, the new layout holds exactly the state read from the old one
     assert RuntimeModel.from_dict(predictor).to_dict() == predictor
     body = {k: v for k, v in doc.items() if k != "sha256"}
+    if artifact.SERIES in body:  # the entries as texts by application, as build writes
+        body = artifact.with_series_texts(body)
     doc = artifact.seal({**body, "predictor": predictor})
     path.write_text(artifact.to_text(doc))
     (HERE / "predictor.md").write_text(model_card(doc))
@@ -49,7 +52,7 @@ def relayout() -> None:
 def build() -> None:
     from perfpredict import artifact, datasets
     from perfpredict.store import open_store
-    from perfpredict.store.artifacts import DIGESTS, SERIES, load_latest_runtime
+    from perfpredict.store.artifacts import DIGESTS, load_latest_runtime
     from perfpredict.train import train
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -59,9 +62,9 @@ def build() -> None:
             report = train(store)
         found = load_latest_runtime(url)
         assert found is not None and found[1] is not None
-        # the shipped file holds its series entries, as a document trained in memory does
+        # the shipped file holds its series entries, each application's as texts
         body = {k: v for k, v in found[0].items() if k not in ("sha256", DIGESTS)}
-        doc = artifact.seal({**body, SERIES: found[1].all()})
+        doc = artifact.seal(artifact.with_series_texts({**body, artifact.SERIES: found[1].all()}))
     (HERE / "predictor.json").write_text(artifact.to_text(doc))
     (HERE / "predictor.md").write_text(model_card(doc))
     print(json.dumps(report.as_dict(), indent=2))
@@ -69,6 +72,9 @@ def build() -> None:
 
 def model_card(doc: dict) -> str:  # type: ignore[type-arg]
     """The human-readable card shipped beside the artifact."""
+    from perfpredict import artifact
+
+    entries = artifact.series_entries(doc)
     predictor, training = doc["predictor"], doc["training"]
     corrections = ", ".join(f"{kind}: {'on' if on else 'off'}"
                             for kind, on in predictor["apply_correction"].items())
@@ -96,8 +102,8 @@ def model_card(doc: dict) -> str:  # type: ignore[type-arg]
   **Intervals calibrated by**: {calibration}; noise floor from
   {predictor["noise_floor"]["n_series"]} series with repeats; beyond the measured range
   no lower than ideal strong scaling for fixed work
-  ({sum(e["fixed_work"] and not e["weak"] for e in doc["series"])} of the
-  {len(doc["series"])} series; MLPerf's time-to-train, Training and HPC, is not fixed work).
+  ({sum(e["fixed_work"] and not e["weak"] for e in entries)} of the
+  {len(entries)} series; MLPerf's time-to-train, Training and HPC, is not fixed work).
 - **Nested-extrapolation mean |log error|** (cross-fitted by series): plain law
   {metrics["nested_mean_abs_log_error_plain"]:.3f}, hybrid
   {metrics["nested_mean_abs_log_error_hybrid"]:.3f}.

@@ -7,6 +7,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -84,6 +85,18 @@ def nasa_jobs(folder: Path, n_jobs: int) -> Path:
     swf = folder / "nasa.swf"
     swf.write_text("\n".join([*header, *jobs]) + "\n")
     return swf
+
+
+def bundled_doc_as_trained() -> dict[str, Any]:
+    """The shipped predictor's document, unsealed, with its series entries as one list:
+    the layout of a predictor trained in memory (and of every stored document before
+    schema revision 0003), where the shipped file holds them as texts by application."""
+    from perfpredict import artifact
+    from perfpredict.estimate import bundled_artifact_path
+
+    doc = artifact.read_file(bundled_artifact_path())
+    body = {k: v for k, v in doc.items() if k not in (artifact.SERIES_TEXTS, "sha256")}
+    return {**body, artifact.SERIES: artifact.series_entries(doc)}
 
 
 @pytest.fixture

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -25,8 +24,7 @@ if TYPE_CHECKING:
     from perfpredict.overhead.features import SeriesContext
 
 
-@dataclass(frozen=True)
-class RecordedIO:
+class RecordedIO(NamedTuple):
     """The I/O a series' runs recorded at its largest measured scale (Darshan logs,
     accounting's disk counters or an ``io_bytes`` column: the median per node there, which
     a trained predictor keeps), the I/O volume of a query that gives none.

@@ -12,8 +12,8 @@ they read.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, replace
-from typing import TYPE_CHECKING, Any
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -131,8 +131,7 @@ class Estimate:
         return values
 
 
-@dataclass
-class Group:
+class Group(NamedTuple):
     """The queries (their indices) that one series answers alike, with the choice's
     notes."""
 
@@ -158,7 +157,7 @@ class LoadedPredictor:
         self.trained_epoch_s = float(doc.get("created_epoch_s") or 0.0)
         try:
             self.predictor = RuntimeModel.from_dict(doc["predictor"])
-            self.entries = entries if entries is not None else InlineSeries(doc["series"])
+            self.entries = entries if entries is not None else InlineSeries.of_document(doc)
             self.trained = doc["training"]
         except LAYOUT_ERRORS as exc:
             raise stale_layout(origin, exc) from exc
@@ -272,7 +271,7 @@ class LoadedPredictor:
         # trained with (docs/accuracy.md, "A series the predictor was not trained with")
         predictor = (f"this predictor (trained {utc_text(self.trained_epoch_s)})"
                      if self.stored else "the predictor shipped with perfpredict")
-        return replace(match, fitted_now=True, notes=[*match.notes, (
+        return match._replace(fitted_now=True, notes=[*match.notes, (
             f"fitted now: {predictor} was not trained with this series, so its laws were "
             f"fitted to the store's {counted(match.entry.n_runs, 'run')} of it for this "
             "estimate, the learned correction and the interval are the predictor's, and the "
@@ -545,8 +544,7 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         notes=notes)
 
 
-@dataclass(frozen=True)
-class SeriesNotes:
+class SeriesNotes(NamedTuple):
     """What the notes of every estimate one series answers read beside the estimate's own
     row: the choice of the series (:attr:`Match.notes`), whether its scaling kind is
     corrected, the store's runs the predictor has not learned from, how its queries name

@@ -258,7 +258,7 @@ def _peers_detail(series: Series, ctx: SeriesContext, parts: PointParts, i: int,
     if said is None or weight == 0:
         return (f"none: no other series of {series.key.app} on this input measured from "
                 f"{_at(ctx.scale_max, unit)} toward {_at(scale, unit)}")
-    n_peers = int(said.count[i])
+    n_peers = int(said.n_peers[i])
     speedup = math.exp(-float(said.log_speedup[i]))
     peer_s = math.exp(float(parts.peer_log[i]))
     hybrid_s = math.exp(float(parts.hybrid_log[i]))

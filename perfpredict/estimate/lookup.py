@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from perfpredict import artifact
 from perfpredict.counts import MAX_COUNT, is_number, shown
@@ -141,25 +141,42 @@ class SeriesEntries(Protocol):
 
 
 class InlineSeries:
-    """The entries of an artifact document that holds them all (the shipped predictor),
-    read one application at a time, as the store's are: reading all 241 of the shipped
-    predictor's took 4.6 ms of every estimate, which reads one application's."""
+    """The entries of an artifact document that holds them all (the shipped predictor, a
+    predictor trained in memory), read one application at a time, as the store's are:
+    ``by_app`` holds each application's entry documents, or their JSON texts as the
+    shipped predictor keeps them (:data:`perfpredict.artifact.SERIES_TEXTS`), built
+    into entries when that application is asked for."""
 
-    def __init__(self, entries: list[dict[str, Any]]) -> None:
-        self._docs: dict[str, list[dict[str, Any]]] = {}
-        for doc in entries:
-            self._docs.setdefault(SeriesEntry.app_of(doc).casefold(), []).append(doc)
+    def __init__(self, by_app: Mapping[str, Sequence[dict[str, Any] | str]]) -> None:
+        self._names = sorted(by_app)
+        self._docs: dict[str, list[dict[str, Any] | str]] = {}
+        for app, docs in by_app.items():
+            self._docs.setdefault(app.casefold(), []).extend(docs)
         self._by_app: dict[str, list[SeriesEntry]] = {}
+
+    @classmethod
+    def of_document(cls, doc: dict[str, Any]) -> InlineSeries:
+        if artifact.SERIES_TEXTS in doc:
+            return cls(doc[artifact.SERIES_TEXTS])
+        return cls.of_entries(doc[artifact.SERIES])
+
+    @classmethod
+    def of_entries(cls, entries: list[dict[str, Any]]) -> InlineSeries:
+        by_app: dict[str, list[dict[str, Any]]] = {}
+        for doc in entries:
+            by_app.setdefault(SeriesEntry.app_of(doc), []).append(doc)
+        return cls(by_app)
 
     def of_app(self, app: str) -> list[SeriesEntry]:
         wanted = app.casefold()
         if wanted not in self._by_app:
-            self._by_app[wanted] = [SeriesEntry.from_dict(doc)
-                                    for doc in self._docs.get(wanted, [])]
+            self._by_app[wanted] = [
+                SeriesEntry.from_dict(json.loads(doc) if isinstance(doc, str) else doc)
+                for doc in self._docs.get(wanted, [])]
         return self._by_app[wanted]
 
     def apps(self) -> list[str]:
-        return sorted({SeriesEntry.app_of(doc) for docs in self._docs.values() for doc in docs})
+        return list(self._names)
 
     @property
     def n_applications(self) -> int:
@@ -175,8 +192,7 @@ def stale_layout(origin: str, exc: Exception) -> ArtifactError:
         f"reads ({type(exc).__name__}: {exc}); retrain with 'perfpredict train'")
 
 
-@dataclass
-class Match:
+class Match(NamedTuple):
     """The series that answers a query, and what the answer should say about the choice."""
 
     entry: SeriesEntry

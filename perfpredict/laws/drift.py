@@ -13,8 +13,7 @@ Fitted and evaluated with numpy alone: the estimate imports it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -34,8 +33,7 @@ def _isotonic_decreasing(values: FloatArray, weights: FloatArray) -> FloatArray:
     return -np.array(isotonic_increasing((-values).tolist(), weights.tolist()))
 
 
-@dataclass
-class SlopeDrift:
+class SlopeDrift(NamedTuple):
     """d s / d doubling as a function of s: ``slope`` (ascending) and ``drift``."""
 
     slope: FloatArray

@@ -9,11 +9,10 @@ without importing the law, which only the queries giving one need.
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class RooflineTerm:
+class RooflineTerm(NamedTuple):
     """One volume of a run, the catalog's number that turns it into time, and what the
     term is called where the estimate says it used it or could not."""
 

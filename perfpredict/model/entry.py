@@ -7,8 +7,7 @@ store and the estimate read it with :meth:`from_dict`, and nothing else looks in
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -20,8 +19,7 @@ if TYPE_CHECKING:
     from perfpredict.overhead.features import SeriesContext
 
 
-@dataclass(frozen=True)
-class SeriesEntry:
+class SeriesEntry(NamedTuple):
     """One series of a trained predictor, as its artifact stores it."""
 
     key: SeriesKey

@@ -19,7 +19,7 @@ design, and series whose input is unknown ('') may run different inputs.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -55,8 +55,7 @@ def _group(key: SeriesKey, scale_unit: str) -> PeerGroup:
     return key.app, key.problem_size, scale_unit
 
 
-@dataclass(frozen=True)
-class Curve:
+class Curve(NamedTuple):
     """One peer's measured curve: log of its distinct scales (ascending) and of the
     median runtime at each."""
 
@@ -65,11 +64,11 @@ class Curve:
     log_runtime: FloatArray
 
 
-@dataclass
 class PeerCurves:
     """The measured strong-scaling curves of a store, grouped by :data:`PeerGroup`."""
 
-    curves: dict[PeerGroup, list[Curve]] = field(default_factory=dict)
+    def __init__(self) -> None:
+        self.curves: dict[PeerGroup, list[Curve]] = {}
 
     @classmethod
     def of(cls, measured: Iterable[tuple[SeriesKey, str, bool, ArrayLike, ArrayLike]]
@@ -113,8 +112,7 @@ class PeerCurves:
         return PeerSpeedup.of(values, weights, tuple(c.key for c in peers))
 
 
-@dataclass(frozen=True)
-class PeerSpeedup:
+class PeerSpeedup(NamedTuple):
     """The peers' speed-up at each of some scales, as :meth:`PeerCurves.log_speedup`
     reads it.
 
@@ -133,7 +131,7 @@ class PeerSpeedup:
     #: is the k-th.
     ranked_weights: FloatArray
     #: Per scale, the number of peers with any weight there.
-    count: np.ndarray
+    n_peers: np.ndarray
     #: Each peer's series and, per peer (rows) and scale (columns), its log speed-up
     #: (NaN where it has no weight) and its weight: who said what, for an estimate
     #: explained step by step.
@@ -156,7 +154,7 @@ class PeerSpeedup:
                        for level in levels]
             log_speedup[j] = spans @ medians / levels[0]
         return cls(log_speedup=log_speedup, ranked_weights=-np.sort(-weights, axis=0).T,
-                   count=count, keys=keys, peer_log_speedups=values, peer_weights=weights)
+                   n_peers=count, keys=keys, peer_log_speedups=values, peer_weights=weights)
 
     @property
     def presence(self) -> FloatArray:

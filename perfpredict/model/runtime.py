@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -51,7 +51,8 @@ from perfpredict.overhead.features import (
     law_log_predictions,
 )
 from perfpredict.overhead.shrinkage import line_moments, pooled_exponent_log
-from perfpredict.overhead.trees import TablesByName, TreeEnsemble
+from perfpredict.overhead.trees import TreeEnsemble
+from perfpredict.packed import ReadByName
 from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES, DistanceConformal
 from perfpredict.uncertainty.noise import NoiseFloor
 
@@ -164,8 +165,7 @@ def features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,
                             app_rate * np.maximum(distance, 0.0), pooled_exponent_log])
 
 
-@dataclass
-class Prediction:
+class Prediction(NamedTuple):
     runtime_s: float
     lower_s: float
     upper_s: float
@@ -178,8 +178,7 @@ class Prediction:
     at_widest_error: bool
 
 
-@dataclass
-class Predictions:
+class Predictions(NamedTuple):
     """Predictions at many scales of one series, as columns: a batch estimate writes
     them as they are, without one :class:`Prediction` object per query.
 
@@ -217,8 +216,7 @@ class Predictions:
                     self.peer_series.tolist(), self.at_widest_error.tolist(), strict=True)]
 
 
-@dataclass
-class PointParts:
+class PointParts(NamedTuple):
     """What a point prediction is made of, per scale, in log runtime:
     ``base_log + offset_log + correction_log`` is ``hybrid_log``; weighed with the peers'
     ``peer_log`` (``peer_weight`` on it) it is ``blended_log``; for fixed work beyond the
@@ -259,8 +257,7 @@ class PointParts:
     narrowed: FloatArray
 
 
-@dataclass
-class _Point:
+class _Point(NamedTuple):
     """What every interval and probability of a series at some scales rests on."""
 
     runtime_s: FloatArray  # the point prediction
@@ -423,7 +420,7 @@ class RuntimeModel:
         if peers is not None and kind == "strong":
             said = peers.log_speedup(series.key, series.scale_unit, ctx.scale_max, p)
             beyond = distance > 0
-            n_peers = np.where(beyond, said.count, 0)
+            n_peers = np.where(beyond, said.n_peers, 0)
             # a fading peer weighs in with the chance that it does (PeerSpeedup)
             weight = PEER_WEIGHT * np.where(beyond, said.presence, 0.0)
             peer_log = np.log(ctx.medians_s[-1]) + np.nan_to_num(said.log_speedup)
@@ -735,7 +732,8 @@ class RuntimeModel:
             conformal={k: DistanceConformal.from_dict(c) for k, c in doc["conformal"].items()},
             calibrated_by=calibrated_by,
             correction_trees=_correction_trees(doc["correction_trees"]),
-            app_correction_trees=TablesByName(doc.get("app_correction_trees", {})),
+            app_correction_trees=ReadByName(doc.get("app_correction_trees", {}),
+                                             TreeEnsemble.from_table),
             spread_trees={method: TreeEnsemble.from_table(table)
                           for method, table in spread_tables.items()},
             noise_floor=NoiseFloor.from_dict(doc["noise_floor"]),

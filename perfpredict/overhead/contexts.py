@@ -15,6 +15,7 @@ through the same code, so training and prediction see the same fits, to the bit.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -65,8 +66,7 @@ def block_positions(sizes: IntArray) -> IntArray:
     return np.arange(total, dtype=np.int64) - starts
 
 
-@dataclass
-class SeriesTable:
+class SeriesTable(NamedTuple):
     """A list of series as flat columns: their runs, series after series, and their
     distinct scales (ascending within a series) with what the runs at each measured."""
 
@@ -154,8 +154,7 @@ def _io_medians(series_list: list[Series], series_of: IntArray, run_scale: Float
     return np.where(known > 0, median, np.nan)
 
 
-@dataclass
-class ContextBatch:
+class ContextBatch(NamedTuple):
     """Contexts as columns, one row per (series, k smallest scales) pair."""
 
     table: SeriesTable

@@ -19,7 +19,6 @@ two boosters of a predictor and packing its trees took about 10 ms of every esti
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -152,28 +151,3 @@ class TreeEnsemble:
             out[start:start + block.shape[0]] = (
                 self.base_score + self.threshold[node].sum(axis=1, dtype=np.float64))
         return out
-
-
-class TablesByName(Mapping[str, TreeEnsemble]):
-    """Tree ensembles by name, each read from its tree table the first time it is asked
-    for (:meth:`TreeEnsemble.from_table`).
-
-    An artifact holds a correction for each application that learned half of it alone
-    (seven in the bundled predictor: 1.0 of its 1.8 MB), and an estimate asks for one of
-    them; reading all of them took 2.2 ms of its start-up, against issue 5's budget of
-    twice ``import numpy``."""
-
-    def __init__(self, tables: Mapping[str, dict[str, Any]]) -> None:
-        self._tables = dict(tables)
-        self._read: dict[str, TreeEnsemble] = {}
-
-    def __getitem__(self, name: str) -> TreeEnsemble:
-        if name not in self._read:
-            self._read[name] = TreeEnsemble.from_table(self._tables[name])
-        return self._read[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._tables)
-
-    def __len__(self) -> int:
-        return len(self._tables)

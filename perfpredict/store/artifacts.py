@@ -23,9 +23,6 @@ from perfpredict.errors import ArtifactError, PerfPredictError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.store.reading import query_rows
 
-#: The key of a runtime predictor's series entries in its document as trained.
-SERIES = "series"
-
 #: The sealed document's digest of each application's entries (by casefolded name).
 DIGESTS = "series_sha256_by_app"
 
@@ -38,10 +35,6 @@ _ENTRIES = "SELECT entry FROM artifact_series WHERE artifact_id = ?"
 #: Every train added one and none ever went, so a shared store retrained nightly grew
 #: by a whole predictor a night (56 MB for a million runs), read by no one.
 KEPT_PER_KIND = 2
-
-
-def _entry_text(entry: dict[str, Any]) -> str:
-    return json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
 def _digest(texts: list[str]) -> str:
@@ -57,13 +50,13 @@ def save_artifact(store, doc: dict[str, Any]) -> dict[str, Any]:  # type: ignore
 
     from perfpredict.store.schema import artifact_series, artifacts
 
-    entries = [SeriesEntry.from_dict(e) for e in doc.get(SERIES) or []]
-    texts = [_entry_text(e.to_dict()) for e in entries]
-    if SERIES in doc:
+    entries = [SeriesEntry.from_dict(e) for e in doc.get(artifact.SERIES) or []]
+    texts = [artifact.entry_text(e.to_dict()) for e in entries]
+    if artifact.SERIES in doc:
         by_app: dict[str, list[str]] = {}
         for entry, text in zip(entries, texts, strict=True):
             by_app.setdefault(entry.key.app.casefold(), []).append(text)
-        body = {k: v for k, v in doc.items() if k not in (SERIES, "sha256")}
+        body = {k: v for k, v in doc.items() if k not in (artifact.SERIES, "sha256")}
         doc = artifact.seal({**body, DIGESTS: {app: _digest(t) for app, t in by_app.items()}})
     with store.engine.begin() as conn:
         artifact_id = conn.execute(artifacts.insert().values(

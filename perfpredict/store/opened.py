@@ -8,7 +8,6 @@ that take a store each import it without importing each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from perfpredict.config import redact_url
@@ -17,7 +16,6 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
 
-@dataclass
 class Store:
     """An open run store. ``url`` is kept for messages (use :attr:`safe_url` to print).
     ``read_only``: the user may read but not write it (a shared store: a SQLite file they
@@ -26,10 +24,12 @@ class Store:
     ``upgraded_from``: the schema revision an older store was migrated from on opening
     (``open_store(upgrade=True)``), None when it was not."""
 
-    engine: Engine
-    url: str
-    read_only: bool = False
-    upgraded_from: str | None = None
+    def __init__(self, engine: Engine, url: str, read_only: bool = False,
+                 upgraded_from: str | None = None) -> None:
+        self.engine = engine
+        self.url = url
+        self.read_only = read_only
+        self.upgraded_from = upgraded_from
 
     @property
     def safe_url(self) -> str:

@@ -16,8 +16,7 @@ query beyond every calibration distance is flagged and widened in proportion.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -54,8 +53,7 @@ def check_confidence(confidence: float) -> None:
                             f"ask for {WIDEST_CONFIDENCE:g} or less")
 
 
-@dataclass
-class ScoreBounds:
+class ScoreBounds(NamedTuple):
     """Conformal bounds on the (normalised) log residual at one distance."""
 
     lower: float

@@ -19,13 +19,13 @@ says how noisy it is itself: :class:`RepeatNoise`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from perfpredict.laws.base import FloatArray, IntArray
-from perfpredict.packed import pack, unpack
+from perfpredict.packed import ReadByName, pack, unpack
 
 #: Levels the floor's quantiles are kept at: every half percent, and finer in the tail,
 #: where a walltime's kill risk reads it. With half percents alone the quantile between
@@ -54,8 +54,11 @@ def _weighted_quantiles(deviation: FloatArray, weight: FloatArray) -> FloatArray
     return np.interp(_LEVELS, levels, deviation[order])
 
 
-@dataclass
-class NoiseFloor:
+def _unpack_quantiles(packed: dict[str, str]) -> FloatArray:
+    return unpack(packed, "<f8")
+
+
+class NoiseFloor(NamedTuple):
     """Quantiles of the absolute log deviation of a repeated run (empty: no training
     series had repeats, and the floor is zero), pooled over every training series with
     repeats and, for an application with :data:`MIN_APP_SERIES` or more of them, over
@@ -73,8 +76,8 @@ class NoiseFloor:
 
     quantiles: FloatArray
     n_series: int
-    by_app: dict[str, FloatArray]
-    levels: FloatArray = field(default_factory=lambda: _LEVELS)
+    by_app: Mapping[str, FloatArray]
+    levels: FloatArray = _LEVELS
 
     @classmethod
     def fit(cls, deviation_log: FloatArray, run_series: IntArray,
@@ -130,11 +133,10 @@ class NoiseFloor:
     def from_dict(cls, doc: dict[str, Any]) -> NoiseFloor:
         levels = unpack(doc["levels"], "<f8") if "levels" in doc else _LEVELS_BEFORE_TAIL
         return cls(unpack(doc["quantiles"], "<f8"), int(doc["n_series"]),
-                   {app: unpack(q, "<f8") for app, q in doc["by_app"].items()}, levels)
+                   ReadByName(doc["by_app"], _unpack_quantiles), levels)
 
 
-@dataclass(frozen=True)
-class RepeatNoise:
+class RepeatNoise(NamedTuple):
     """One series' own run-to-run noise: how far each of its repeated runs landed from the
     others at its scale (|log|, ascending; :attr:`perfpredict.overhead.contexts.SeriesTable.
     repeat_deviation_log`).

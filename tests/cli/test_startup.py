@@ -31,8 +31,23 @@ else:
     code = 0
 loaded = sorted({name.split(".")[0] for name in sys.modules})
 submodules = sorted(name for name in sys.modules if name.startswith(("perfpredict.", "numpy.")))
-print(json.dumps({"exit": code, "loaded": loaded, "submodules": submodules}), file=sys.stderr)
+dataclasses = sorted(f"{name}.{value.__qualname__}" for name in submodules
+                     for value in vars(sys.modules[name]).values()
+                     if isinstance(value, type) and value.__module__ == name
+                     and "__dataclass_fields__" in vars(value))
+print(json.dumps({"exit": code, "loaded": loaded, "submodules": submodules,
+                  "dataclasses": dataclasses}), file=sys.stderr)
 """
+
+#: The dataclasses a plain estimate makes at import: its query, its answer, and the series,
+#: its context and the model it answers from. Python 3.11 compiles each generated method of a
+#: dataclass apart, about a millisecond a class, and an estimate's budget is twice
+#: ``import numpy`` (issue 5): its other records are named tuples, made without
+#: compiling anything (docs/performance.md, "Start-up").
+ESTIMATE_DATACLASSES = {
+    "perfpredict.estimate.estimates.Estimate", "perfpredict.estimate.lookup.Query",
+    "perfpredict.model.series.Series",
+    "perfpredict.overhead.contexts.SeriesContext", "perfpredict.model.runtime.RuntimeModel"}
 
 
 def _report(*args: str, home: Path) -> dict[str, Any]:
@@ -110,3 +125,6 @@ def test_estimate_builds_only_its_own_command(tmp_path: Path) -> None:
     assert training.isdisjoint(report["submodules"]), training & set(report["submodules"])
     # np.unique and np.nanmedian import numpy.ma on first use: about 12 ms of a 2x budget
     assert "numpy.ma" not in report["submodules"]
+    assert "perfpredict.estimate.lookup.Query" in report["dataclasses"]  # the scan sees them
+    assert set(report["dataclasses"]) <= ESTIMATE_DATACLASSES, (
+        set(report["dataclasses"]) - ESTIMATE_DATACLASSES)

@@ -49,7 +49,7 @@ def test_the_peer_speedup_is_the_median_over_the_peers_that_measured_both_scales
     said = curves.log_speedup(_key("asked"), "nodes", 4.0, np.array([8.0, 16.0, 32.0, 64.0]))
     # at 8: a, b and c measured 4 and 8; at 16: a and c; at 32: c alone; at 64: none
     # (b and a ended a doubling or more before 16 and 32: faded out)
-    assert said.count.tolist() == [3, 2, 1, 0]
+    assert said.n_peers.tolist() == [3, 2, 1, 0]
     np.testing.assert_allclose(said.presence, [1, 1, 1, 0])
     np.testing.assert_allclose(said.log_speedup[:3],
                                [-np.log(1.5), -2 * np.log((1.9 * 1.2) ** 0.5), -3 * np.log(1.2)])
@@ -72,7 +72,7 @@ def test_the_median_over_peers_is_numpys_nanmedian(ratios: np.ndarray) -> None:
 def test_a_peer_is_read_between_its_measured_scales() -> None:
     curves = PeerCurves.of([_curve("a", [1, 4, 16], 2.0)])
     said = curves.log_speedup(_key("asked"), "nodes", 4.0, np.array([8.0]))
-    assert said.count.tolist() == [1]
+    assert said.n_peers.tolist() == [1]
     np.testing.assert_allclose(said.log_speedup, [-np.log(2.0)])  # linear in log-log
 
 
@@ -84,7 +84,7 @@ def test_a_peer_fades_over_the_doubling_beyond_its_largest_scale() -> None:
     past = np.array([0.25, 0.5, 1.0, 1.5]) * FADE_DOUBLINGS
     said = curves.log_speedup(_key("asked"), "nodes", 4.0, 8.0 * 2.0 ** past)
     np.testing.assert_allclose(said.presence, [0.75, 0.5, 0.0, 0.0])
-    assert said.count.tolist() == [1, 1, 0, 0]
+    assert said.n_peers.tolist() == [1, 1, 0, 0]
     np.testing.assert_allclose(said.log_speedup[:2], -np.log(2.0))  # its runtime at 8
 
 
@@ -148,7 +148,7 @@ def test_estimates_do_not_step_where_a_peer_ends() -> None:
 def test_series_that_cannot_be_peers_are_left_out(other, asked_input: str) -> None:  # type: ignore[no-untyped-def]
     curves = PeerCurves.of([other])
     said = curves.log_speedup(_key("asked", asked_input), "nodes", 4.0, np.array([8.0]))
-    assert said.count.tolist() == [0] and said.presence.tolist() == [0.0]
+    assert said.n_peers.tolist() == [0] and said.presence.tolist() == [0.0]
 
 
 @pytest.fixture(scope="module")

@@ -787,7 +787,7 @@ def test_names_told_apart_by_letter_case_each_find_their_own_series(  # type: ig
     for app, series in (("MyCode", relearn_series[0]), ("mycode", relearn_series[1])):
         named = dataclasses.replace(series, key=series.key._replace(app=app))
         entries.append(SeriesEntry.of(fit_context(named)).to_dict())
-    found = InlineSeries(entries)
+    found = InlineSeries.of_entries(entries)
     for app in ("MyCode", "mycode"):
         match = find_series(found, relearn_predictor.model_, Query(app=app, nodes=4))
         assert match.entry.key.app == app
@@ -816,14 +816,14 @@ def test_a_system_size_or_variant_is_found_as_an_application_is(  # type: ignore
     model = relearn_predictor.model_
     for name in ("Big Iron", "BIG IRON"):
         query = Query(app=series.key.app, nodes=4, **{part: name})  # type: ignore[arg-type]
-        assert getattr(find_series(InlineSeries(entries), model, query).entry.key, part) == name
+        assert getattr(find_series(InlineSeries.of_entries(entries), model, query).entry.key, part) == name
     query = Query(app=series.key.app, nodes=4, **{part: "big iron"})  # type: ignore[arg-type]
     label = part.replace("_", " ")
     with pytest.raises(BadInputError, match=rf"^{label} 'big iron' matches 'BIG IRON', "
                        "'Big Iron', which differ only in letter case or spacing; give one of "
                        "them exactly$"):
-        find_series(InlineSeries(entries), model, query)
-    one = InlineSeries(entries[:1])
+        find_series(InlineSeries.of_entries(entries), model, query)
+    one = InlineSeries.of_entries(entries[:1])
     assert getattr(find_series(one, model, query).entry.key, part) == "Big Iron"
     spaced = dataclasses.replace(query, **{part: " BIG IRON "})
     assert getattr(find_series(one, model, spaced).entry.key, part) == "Big Iron"
@@ -844,7 +844,7 @@ def test_a_system_is_found_by_an_alias_its_catalog_entry_gives(  # type: ignore[
     store.dispose()
     series = relearn_series[0]
     named = dataclasses.replace(series, key=series.key._replace(system="Xmachine"))
-    found = InlineSeries([SeriesEntry.of(fit_context(named)).to_dict()])
+    found = InlineSeries.of_entries([SeriesEntry.of(fit_context(named)).to_dict()])
     model = relearn_predictor.model_
     query = Query(app=series.key.app, nodes=4, system="Big_Iron")
     assert find_series(found, model, query, url).entry.key.system == "Xmachine"

@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 from perfpredict import artifact
 from perfpredict.cli.app import app
 from perfpredict.store import open_store
+from tests.conftest import bundled_doc_as_trained
 from tests.reliability._data import APPS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -170,18 +171,17 @@ def test_bundled_artifact_is_plain_verified_json() -> None:
 def test_a_stored_document_with_its_series_inside_asks_to_retrain(tmp_path: Path) -> None:
     """Stores trained before schema revision 0003 hold the series entries inside the
     document: refused with the command that replaces it, not read through a second path."""
-    from perfpredict.estimate import bundled_artifact_path
     from perfpredict.store import open_store
 
     db = tmp_path / "older.db"
     open_store(f"sqlite:///{db}").dispose()
-    doc = json.loads(bundled_artifact_path().read_text())
-    text = artifact.dumps({k: v for k, v in doc.items() if k != "sha256"})
+    text = artifact.dumps(bundled_doc_as_trained())
+    doc = json.loads(text)
     conn = sqlite3.connect(db)
     with conn:
         conn.execute("INSERT INTO artifacts (kind, created_epoch_s, format_version, sha256, "
                      "document) VALUES (?, 1.0, ?, ?, ?)",
-                     (doc["kind"], doc["format_version"], json.loads(text)["sha256"], text))
+                     (doc["kind"], doc["format_version"], doc["sha256"], text))
     conn.close()
     url = f"sqlite:///{db}"
     bert = CliRunner().invoke(app, ["--db", url, "estimate", "--app", "bert", "--nodes", "64"])
@@ -194,11 +194,10 @@ def test_an_artifact_of_an_earlier_layout_is_refused_with_a_retrain_message(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Format 4 (series entries without ``repeat_deviations_log``) is not read: the
     estimate says to retrain, in one line."""
-    from perfpredict.estimate import bundled_artifact_path
 
-    doc = json.loads(bundled_artifact_path().read_text())
+    doc = bundled_doc_as_trained()
     assert doc["format_version"] == artifact.FORMAT_VERSION == 5
-    for entry in doc["series"]:
+    for entry in doc[artifact.SERIES]:
         del entry["repeat_deviations_log"]
     earlier = tmp_path / "predictor.json"
     earlier.write_text(_resealed({**doc, "format_version": 4}))

@@ -154,11 +154,12 @@ def _store_predictor_as_0003_did(url: str, trained: dict[str, Any]) -> None:
     from perfpredict import artifact
 
     texts: dict[str, list[tuple[str, str]]] = {}
-    for entry in trained["series"]:
+    for entry in artifact.series_entries(trained):
         del entry["key"][3]  # the key as trained before variants: app, system, size, layout
         text = json.dumps(entry, sort_keys=True, separators=(",", ":"), allow_nan=False)
         texts.setdefault(entry["key"][0].casefold(), []).append((entry["key"][0], text))
-    body = {k: v for k, v in trained.items() if k not in ("series", "sha256")}
+    body = {k: v for k, v in trained.items()
+            if k not in (artifact.SERIES, artifact.SERIES_TEXTS, "sha256")}
     body["series_sha256_by_app"] = {
         app: hashlib.sha256("\n".join(t for _, t in rows).encode()).hexdigest()
         for app, rows in texts.items()}

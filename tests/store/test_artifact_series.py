@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from sqlalchemy import text
 
 from perfpredict import artifact
 from perfpredict.errors import ArtifactError, PerfPredictError
-from perfpredict.estimate import bundled_artifact_path
 from perfpredict.model.entry import SeriesEntry
-from perfpredict.store.artifacts import SERIES, load_latest_runtime, save_artifact
+from perfpredict.store.artifacts import load_latest_runtime, save_artifact
+from tests.conftest import bundled_doc_as_trained
 
 
 @pytest.fixture
 def trained_doc() -> dict:  # type: ignore[type-arg]
-    doc = json.loads(bundled_artifact_path().read_text())
-    return artifact.seal({k: v for k, v in doc.items() if k != "sha256"})
+    return artifact.seal(bundled_doc_as_trained())
 
 
 def test_entries_round_trip_per_application(store, trained_doc) -> None:  # type: ignore[no-untyped-def]
@@ -28,10 +25,10 @@ def test_entries_round_trip_per_application(store, trained_doc) -> None:  # type
     assert doc == stored  # what train reports is what is stored
     with store.engine.connect() as conn:
         assert conn.execute(text("SELECT sha256 FROM artifacts")).scalar_one() == doc["sha256"]
-    assert entries is not None and SERIES not in doc
+    assert entries is not None and artifact.SERIES not in doc
     assert doc["predictor"] == trained_doc["predictor"]
-    assert entries.all() == trained_doc[SERIES]
-    trained = [SeriesEntry.from_dict(e) for e in trained_doc[SERIES]]
+    assert entries.all() == trained_doc[artifact.SERIES]
+    trained = [SeriesEntry.from_dict(e) for e in trained_doc[artifact.SERIES]]
     assert entries.apps() == sorted({e.key.app for e in trained})
     bert = [e for e in trained if e.key.app == "bert"]
     assert entries.of_app("BERT") == bert and entries.of_app("no such app") == []
@@ -96,7 +93,7 @@ def test_a_train_keeps_the_newest_two_predictors_not_every_one(store, trained_do
     kept, owners = _artifact_rows(store)
     assert len(kept) == 2 and owners == set(kept)
     newest = load_latest_runtime(store_url)
-    assert newest is not None and newest[1].all() == trained_doc[SERIES]
+    assert newest is not None and newest[1].all() == trained_doc[artifact.SERIES]
     with store.engine.connect() as conn:
         assert conn.execute(text("SELECT COUNT(*) FROM artifacts WHERE kind = "
                                  "'another_kind'")).scalar_one() == 1
