@@ -42,8 +42,8 @@ print(json.dumps({"exit": code, "loaded": loaded, "submodules": submodules,
 #: The dataclasses a plain estimate makes at import: its query, its answer, and the series,
 #: its context and the model it answers from. Python 3.11 compiles each generated method of a
 #: dataclass apart, about a millisecond a class, and an estimate's budget is twice
-#: ``import numpy`` (issue 5): its other records are named tuples, made without
-#: compiling anything (docs/performance.md, "Start-up").
+#: ``import numpy`` (issue 5): its other records are named tuples, made in about a third of
+#: that (docs/performance.md, "Start-up").
 ESTIMATE_DATACLASSES = {
     "perfpredict.estimate.estimates.Estimate", "perfpredict.estimate.lookup.Query",
     "perfpredict.model.series.Series",
