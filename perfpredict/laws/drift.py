@@ -10,9 +10,10 @@ series' node counts or runtimes enter, only slopes and doublings.
 
 A non-increasing map pulls every slope toward the one where it crosses 0 (-0.51 in the
 bundled predictor), so a code that stopped scaling is continued as if it scaled again.
-Bounding the drift at 0 (slopes flatten or stay) lost on the HPC codes it was argued
-from: the correction trees learn from targets made with the drift, around its optimism
-(docs/accuracy.md, "Tried and rejected").
+Bounding the drift at 0 (slopes flatten or stay), or fitting it from central differences
+(noise that shares no endpoint with the slope), lost on VASP and on CP2K or Castro: the correction
+trees learn from targets made with the drift, around its optimism (docs/accuracy.md,
+"Tried and rejected").
 
 Fitted and evaluated with numpy alone: the estimate imports it.
 """
