@@ -16,7 +16,7 @@ import argparse
 
 import numpy as np
 
-from perfpredict.estimate.estimates import load_predictor
+from bench.estimate_shape import bundled_series
 
 #: Doublings beyond the largest measured scale at which the intervals are read.
 DISTANCES_LOG2 = np.array([0.0, 1 / 64, 1 / 8, 1 / 4, 1 / 2, 3 / 4, 1, 1.5, 2, 3, 4])
@@ -27,17 +27,12 @@ TOLERANCE_LOG = 0.01
 def interval_widths() -> list[tuple[str, bool, np.ndarray]]:
     """(series name, weak scaling, log widths at :data:`DISTANCES_LOG2`) per trained
     series of the bundled predictor with three or more scales."""
-    loaded = load_predictor(None)
+    loaded, trained = bundled_series()
     rows = []
-    for app in loaded.entries.apps():
-        for entry in loaded.entries.of_app(app):
-            if len(entry.scales) < 3:
-                continue
-            series, ctx = loaded.series_context(entry)
-            pred = loaded.predictor.predict_columns(
-                series, ctx.scale_max * 2.0 ** DISTANCES_LOG2, 0.9, ctx,
-                loaded.peers(series))
-            rows.append((series.name, entry.weak, np.log(pred.upper_s / pred.lower_s)))
+    for entry, series, ctx in trained:
+        pred = loaded.predictor.predict_columns(
+            series, ctx.scale_max * 2.0 ** DISTANCES_LOG2, 0.9, ctx, loaded.peers(series))
+        rows.append((series.name, entry.weak, np.log(pred.upper_s / pred.lower_s)))
     return rows
 
 

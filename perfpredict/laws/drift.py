@@ -8,12 +8,12 @@ integrated outward from the largest measured point. A series that still scales t
 borrows how other series' slopes turned toward saturation, in units free of scale: no
 series' node counts or runtimes enter, only slopes and doublings.
 
-A non-increasing map pulls every slope toward the one where it crosses 0 (-0.51 in the
-bundled predictor), so a code that stopped scaling is continued as if it scaled again.
-Bounding the drift at 0 (slopes flatten or stay), or fitting it from central differences
-(noise that shares no endpoint with the slope), lost on VASP and on CP2K or Castro: the correction
-trees learn from targets made with the drift, around its optimism (docs/accuracy.md,
-"Tried and rejected").
+A non-increasing map pulls every slope toward the one where it crosses 0 (-0.52 in the
+bundled predictor: ``python -m bench.estimate_shape``), so a code that stopped scaling
+is continued as if it scaled again. Bounding the drift at 0 (slopes flatten or stay),
+or fitting it from central differences (noise that shares no endpoint with the slope),
+lost on VASP and on CP2K or Castro: the correction trees learn from targets made with
+the drift, around its optimism (docs/accuracy.md, "Tried and rejected").
 
 Fitted and evaluated with numpy alone: the estimate imports it.
 """

@@ -1046,17 +1046,15 @@ def test_estimates_beyond_the_measured_range_are_continuous_in_the_node_count() 
     of a doubling, and rose and fell as the node count grew. Read off a grid of distances
     and blended between, no estimate moves by more than its slope does (at most 0.007
     per 1/256 of a doubling)."""
-    from perfpredict.estimate.estimates import load_predictor
+    from bench.estimate_shape import bundled_series
 
-    loaded = load_predictor(None)
+    loaded, trained = bundled_series()
     largest_steps = []
-    for app in loaded.entries.apps():
-        for entry in loaded.entries.of_app(app):
-            if entry.weak or len(entry.scales) < 3:
-                continue
-            series, ctx = loaded.series_context(entry)
-            p = ctx.scale_max * 2.0 ** (np.arange(1, 2 * 128) / 128)
-            runtime_s = loaded.predictor.predict_columns(series, p, 0.9, ctx).runtime_s
-            largest_steps.append(np.abs(np.diff(np.log(runtime_s))).max())
+    for entry, series, ctx in trained:
+        if entry.weak:
+            continue
+        p = ctx.scale_max * 2.0 ** (np.arange(1, 2 * 128) / 128)
+        runtime_s = loaded.predictor.predict_columns(series, p, 0.9, ctx).runtime_s
+        largest_steps.append(np.abs(np.diff(np.log(runtime_s))).max())
     assert len(largest_steps) > 100
     assert max(largest_steps) < 0.03, sorted(largest_steps)[-5:]
