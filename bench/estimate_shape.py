@@ -31,6 +31,7 @@ from perfpredict.model.series import Series
 
 if TYPE_CHECKING:
     from perfpredict.estimate.estimates import LoadedPredictor
+    from perfpredict.laws.drift import SlopeDrift
     from perfpredict.model.entry import SeriesEntry
     from perfpredict.overhead.contexts import SeriesContext
 
@@ -82,10 +83,10 @@ def bundled_series(min_scales: int = 3) -> tuple[LoadedPredictor,
                     if len(entry.scales) >= min_scales]
 
 
-def estimate_shapes() -> list[Shape]:
-    """The :class:`Shape` of each trained strong-scaling series of three or more scales
-    of the bundled predictor, estimates read with its peers as ``estimate`` reads them."""
-    loaded, trained = bundled_series()
+def estimate_shapes(loaded: LoadedPredictor,
+                    trained: list[tuple[SeriesEntry, Series, SeriesContext]]) -> list[Shape]:
+    """The :class:`Shape` of each strong-scaling series of ``trained``
+    (:func:`bundled_series`), estimates read with its peers as ``estimate`` reads them."""
     distances = np.arange(MAX_DOUBLINGS * READS_PER_DOUBLING + 1) / READS_PER_DOUBLING
     shapes = []
     for entry, series, ctx in trained:
@@ -97,13 +98,10 @@ def estimate_shapes() -> list[Shape]:
     return shapes
 
 
-def drift_fixed_point() -> float | None:
-    """The slope at which the bundled predictor's pooled slope drift crosses 0: every
-    slope beyond a series' range is pulled toward it. None without a drift, or where it
-    never changes sign."""
-    from perfpredict.estimate.estimates import load_predictor
-
-    drift = load_predictor(None).predictor.drift
+def drift_fixed_point(drift: SlopeDrift | None) -> float | None:
+    """The slope at which a predictor's pooled slope drift crosses 0: every slope beyond
+    a series' range is pulled toward it. None without a drift, or where it never changes
+    sign."""
     if drift is None or drift.drift.min() > 0 or drift.drift.max() < 0:
         return None
     return float(np.interp(0.0, -drift.drift, drift.slope))
@@ -174,7 +172,8 @@ def main(argv: list[str] | None = None) -> None:
     if parser.parse_args(argv).slope_turns:
         _print_slope_turns()
         return
-    shapes = estimate_shapes()
+    loaded, trained = bundled_series()
+    shapes = estimate_shapes(loaded, trained)
     rising = [s for s in shapes if s.rises_and_falls]
     steeper = [s for s in shapes if s.steeper_later]
     print(f"{len(shapes)} strong-scaling series, read every 1/{READS_PER_DOUBLING} doubling "
@@ -182,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     print(f"  rise and fall: {len(rising)}")
     print(f"  a doubling steeper than the one before it by more than {STEEPER_BY}: "
           f"{len(steeper)}")
-    fixed = drift_fixed_point()
+    fixed = drift_fixed_point(loaded.predictor.drift)
     print("  the slope drift pulls every slope toward "
           + ("nothing (it never changes sign)" if fixed is None else f"{fixed:.2f}"))
     for shape in rising:

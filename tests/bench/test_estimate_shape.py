@@ -58,7 +58,7 @@ def test_the_drift_holds_a_slope_at_its_fixed_point() -> None:
     from perfpredict.estimate.estimates import load_predictor
 
     drift = load_predictor(None).predictor.drift
-    fixed = drift_fixed_point()
+    fixed = drift_fixed_point(drift)
     assert drift is not None and fixed is not None
     assert drift.slope.min() < fixed < drift.slope.max()
     p = 100.0 * 2.0 ** np.array([1.0, 4.0])
@@ -73,9 +73,9 @@ def test_few_bundled_estimates_rise_and_fall_beyond_the_measured_range() -> None
     predictor's 129 strong-scaling series do within six doublings (97 of them before
     the trees were read on a grid, docs/accuracy.md, "The trees read on a grid of half
     doublings"). A change that makes more than a fifth do so has to say why."""
-    from bench.estimate_shape import estimate_shapes
+    from bench.estimate_shape import bundled_series, estimate_shapes
 
-    shapes = estimate_shapes()
+    shapes = estimate_shapes(*bundled_series())
     assert len(shapes) > 100
     rising = [shape.series for shape in shapes if shape.rises_and_falls]
     assert len(rising) <= len(shapes) / 5, rising
