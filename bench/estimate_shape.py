@@ -109,19 +109,19 @@ def drift_fixed_point(drift: SlopeDrift | None) -> float | None:
 
 def slope_turns(all_series: list[Series]) -> list[tuple[float, float]]:
     """(slope of an interval, its turn per doubling by the next interval) for every pair
-    of consecutive intervals of the strong-scaling series of three or more scales (those
-    the drift is fitted from), at their median runtimes."""
-    pairs = []
-    for series in all_series:
-        if series.weak or series.scales.size < 3:
-            continue
-        scales, medians_s = series.medians()
-        log_p, log_t = np.log(scales), np.log(medians_s)
-        slope = np.diff(log_t) / np.diff(log_p)
-        mid_log2 = (log_p[1:] + log_p[:-1]) / 2 / np.log(2)
-        pairs += list(zip(slope[:-1].tolist(), (np.diff(slope) / np.diff(mid_log2)).tolist(),
-                          strict=True))
-    return pairs
+    of consecutive intervals of the strong-scaling series of three or more scales, at
+    their median runtimes: what the drift is fitted from
+    (:func:`perfpredict.laws.drift.slope_turns`)."""
+    from perfpredict.laws.drift import slope_turns as turns_of
+
+    medians = [series.medians() for series in all_series if not series.weak]
+    if not medians:
+        return []
+    sizes = [scales.size for scales, _ in medians]
+    slope, turn, _ = turns_of(np.concatenate([scales for scales, _ in medians]),
+                              np.concatenate([runtime_s for _, runtime_s in medians]),
+                              np.concatenate([[0], np.cumsum(sizes)]))
+    return list(zip(slope.tolist(), turn.tolist(), strict=True))
 
 
 def data_set_series(name: str) -> list[Series]:

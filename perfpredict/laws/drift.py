@@ -40,6 +40,26 @@ def _isotonic_decreasing(values: FloatArray, weights: FloatArray) -> FloatArray:
     return -np.array(isotonic_increasing((-values).tolist(), weights.tolist()))
 
 
+def slope_turns(scales: FloatArray, medians_s: FloatArray,
+                scale_start: IntArray) -> tuple[FloatArray, FloatArray, IntArray]:
+    """For every pair of consecutive intervals between measured scales within a series
+    (laid out as in :class:`perfpredict.overhead.contexts.SeriesTable`): the slope
+    d ln T / d ln p of the first, how much it turned by the second per doubling between
+    their midpoints, and the series (its index). What the drift is fitted from."""
+    n_scales = np.diff(scale_start)
+    owner = np.repeat(np.arange(n_scales.size), n_scales)
+    log_p, log_t = np.log(scales), np.log(medians_s)
+    # slopes of consecutive intervals within a series
+    pair = np.flatnonzero(owner[1:] == owner[:-1])
+    slope = (log_t[pair + 1] - log_t[pair]) / (log_p[pair + 1] - log_p[pair])
+    mid = (log_p[pair + 1] + log_p[pair]) / 2
+    slope_owner = owner[pair]
+    # drift of the slope per doubling between consecutive intervals
+    step = np.flatnonzero(slope_owner[1:] == slope_owner[:-1])
+    turn = (slope[step + 1] - slope[step]) / ((mid[step + 1] - mid[step]) / np.log(2))
+    return slope[step], turn, slope_owner[step]
+
+
 class SlopeDrift(NamedTuple):
     """d s / d doubling as a function of s: ``slope`` (ascending) and ``drift``."""
 
@@ -53,23 +73,12 @@ class SlopeDrift(NamedTuple):
         :class:`perfpredict.overhead.contexts.SeriesTable` (``scale_start``: where each
         series' distinct scales begin, n_series + 1 entries), the ``strong`` ones; every
         series weighs one. None without a strong series of three scales."""
-        n_scales = np.diff(scale_start)
-        owner = np.repeat(np.arange(n_scales.size), n_scales)
-        log_p, log_t = np.log(scales), np.log(medians_s)
-        # slopes of consecutive intervals within a series
-        pair = np.flatnonzero(owner[1:] == owner[:-1])
-        slope = (log_t[pair + 1] - log_t[pair]) / (log_p[pair + 1] - log_p[pair])
-        mid = (log_p[pair + 1] + log_p[pair]) / 2
-        slope_owner = owner[pair]
-        # drift of the slope per doubling between consecutive intervals
-        step = np.flatnonzero((slope_owner[1:] == slope_owner[:-1])
-                              & strong[slope_owner[:-1]])
-        if not step.size:
+        x, y, series = slope_turns(scales, medians_s, scale_start)
+        keep = strong[series]
+        if not keep.any():
             return None
-        x = slope[step]
-        y = (slope[step + 1] - slope[step]) / ((mid[step + 1] - mid[step]) / np.log(2))
-        series = slope_owner[step]
-        weight = 1.0 / np.bincount(series, minlength=n_scales.size)[series]
+        x, y, series = x[keep], y[keep], series[keep]
+        weight = 1.0 / np.bincount(series, minlength=scale_start.size - 1)[series]
         order = np.argsort(x, kind="stable")
         bins = np.array_split(order, min(N_SLOPE_BINS, order.size))
         bin_weight = np.array([weight[b].sum() for b in bins])
