@@ -46,9 +46,9 @@ def estimate(
         "ending with the notes the estimate of its query prints.")] = None,
     confidence: Annotated[float, typer.Option(
         help="Interval confidence level, at most 0.9998 (the widest intervals).")] = 0.9,
-    fmt: Annotated[TableFormat, typer.Option(
-        "--format", help="table, json or csv; with --input, csv (the default there) or "
-        "json.")] = TableFormat.table,
+    fmt: Annotated[TableFormat | None, typer.Option(
+        "--format", help="table, json or csv [default: table]; with --input, csv (the "
+        "default there) or json.", show_default=False)] = None,
     explain: Annotated[bool, typer.Option(
         "--explain", help="Show how the estimate was made, step by step: each member "
         "law's runtime, their geometric mean, then each factor (the move onto the "
@@ -84,6 +84,9 @@ def estimate(
                                 "flops, mem_bytes) instead")
         from perfpredict.estimate import estimate_batch  # a batch's alone: 3 ms of each one
 
+        if fmt == TableFormat.table:  # said, not defaulted: a CSV in its place would surprise
+            raise BadInputError("--input writes one row per query as csv (the default) or "
+                                "json; pass --format csv or --format json")
         batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
         if fmt == TableFormat.json:  # one object per query, in the file's order
             print_json(batch.records())

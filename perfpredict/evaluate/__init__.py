@@ -83,8 +83,10 @@ def _fit_hybrid(pool: list[Series], random_state: int,
     scales or fewer)."""
     if not any(s.scales.size >= 3 for s in pool):
         raise NotTrainedError(
-            "no series the backtest may train on has three or more distinct scales; "
-            "ingest more runs")
+            "no series the backtest may train on has three or more distinct scales once "
+            "each tested series is cut to what the split keeps of it (extrapolate keeps "
+            "the lower half: two of four scales); --split fewshot keeps three, --protocol "
+            "by-series trains on the other series in full, or ingest runs at more scales")
     return HybridPredictor(random_state=random_state).fit(
         pool, borrowed_series=borrowed_pool)
 

@@ -114,8 +114,9 @@ def other_format_fix(path: Path, fmt: str, reason: str,
     place of the parser's reason, whose fix is for a file of its own format (SWF's
     extra fields for a PBS log's 23 words). None where the content says no other
     format, or the parser's ``reason`` names that reading already (sacct's parser tells
-    jobcomp and JSON itself). CSV is never the answer: commas are in too many lines of
-    other logs to say a file is one."""
+    jobcomp and JSON itself). Commas are in too many lines of other logs to say a file
+    is CSV, so CSV is the answer only where the file's name says so too (``runs.csv``
+    read as SWF)."""
     from perfpredict.ingest.fields import looks_binary
 
     try:
@@ -123,7 +124,9 @@ def other_format_fix(path: Path, fmt: str, reason: str,
     except (OSError, BadInputError):
         return None
     other = None if looks_binary(first) else _format_of_line(first)  # '|' in a Darshan log
-    if other in (None, fmt, "csv") or read_as(other) in reason:
+    if other == "csv" and not path.name.lower().removesuffix(".gz").endswith(".csv"):
+        other = None
+    if other in (None, fmt) or read_as(other) in reason:
         return None
     kind = _module(other).DESCRIPTION.split(" (")[0].split(",")[0]
     return f"the file looks like {kind} ({other}), not {fmt}; read it with {read_as(other)}"

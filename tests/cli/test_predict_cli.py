@@ -291,6 +291,9 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
          "--ranks-per-node, --io-bytes would be ignored; put them in the file's columns"),
         (["--input", "q.csv", "--flops", "1e18"], 2,
          "so --flops would be ignored; put it in the file's columns"),
+        # a table asked for by name came out as CSV, exit 0
+        (["--input", "q.csv", "--format", "table"], 2,
+         "--input writes one row per query as csv (the default) or json; pass --format csv"),
     ],
 )
 def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, message) -> None:  # type: ignore[no-untyped-def]
@@ -334,8 +337,9 @@ def test_estimate_input_answers_in_json_too(cli, tmp_path: Path) -> None:  # typ
     as_json = cli("estimate", "--input", str(queries), "--format", "json")
     assert as_json.exit_code == 0, as_json.output
     rows = json.loads(as_json.stdout)
-    as_csv = list(csv.DictReader(io.StringIO(
-        cli("estimate", "--input", str(queries), "--format", "csv").stdout)))
+    csv_text = cli("estimate", "--input", str(queries), "--format", "csv").stdout
+    assert cli("estimate", "--input", str(queries)).stdout == csv_text  # csv by default
+    as_csv = list(csv.DictReader(io.StringIO(csv_text)))
     assert [r["note"] for r in rows] == ["a", "b"]
     for row, cells in zip(rows, as_csv, strict=True):
         assert row["predicted_runtime_s"] == pytest.approx(float(cells["predicted_runtime_s"]),
@@ -655,6 +659,26 @@ def test_train_and_evaluate_name_an_application_the_store_lacks(cli, tmp_path: P
                                          "'Solvr'; did you mean solver?")
     result = cli("train", "--app", "lammps")
     assert result.stderr.strip().endswith("'lammps'; its applications: solver")
+
+
+def test_evaluate_of_series_cut_too_short_says_which_split_keeps_enough(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """Two applications of four scales each: extrapolation keeps two scales of every
+    series, too few to learn from (was "ingest more runs", which they had); the message
+    names the cut and the splits and protocol that keep enough, and few-shot runs."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"{app},Perlmutter-GPU,{n},{serial_s + 1000 / n:.2f}\n"
+        for app, serial_s in (("solver", 40), ("mesher", 90)) for n in (1, 2, 4, 8)))
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+    result = cli("evaluate", "--app", "solver", "--app", "mesher")
+    assert result.exit_code == 1
+    message = result.stderr.strip()
+    assert message.startswith("Error: ") and len(message.splitlines()) == 1
+    assert "extrapolate keeps the lower half: two of four scales" in message
+    assert "--split fewshot keeps three" in message and "--protocol by-series" in message
+    assert cli("evaluate", "--app", "solver", "--app", "mesher", "--split", "fewshot",
+               "--format", "json").exit_code == 0
 
 
 def _trained_solver(cli, tmp_path: Path, *train_options: str) -> None:  # type: ignore[no-untyped-def]

@@ -578,6 +578,27 @@ def test_a_scheduler_log_read_as_another_names_its_format(cli: Cli, fmt: str, lo
     assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
 
 
+@pytest.mark.parametrize("fmt", ["swf", "pbs", "lsf"])
+def test_benchmark_results_named_csv_read_as_a_log_name_ingest_csv(cli: Cli, tmp_path: Path,
+                                                                   fmt: str) -> None:
+    """'ingest swf runs.csv' said "expected 18 whitespace-separated SWF fields, found 1;
+    the line is truncated or not SWF": where the name and the commas both say CSV, the
+    command that reads it is named; commas alone do not say so (other logs have them)."""
+    rows = "app,system,nodes,runtime_s\nsolver,x,1,100\nsolver,x,2,55\n"
+    named = tmp_path / "runs.csv"
+    named.write_text(rows)
+    result = cli("ingest", fmt, str(named), "--system", "x")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(
+        f"Error: {named}:1: the file looks like benchmark results (csv), not {fmt}; read it "
+        "with 'perfpredict ingest csv'")
+    unnamed = tmp_path / "runs.txt"
+    unnamed.write_text(rows)
+    result = cli("ingest", fmt, str(unnamed), "--system", "x")
+    assert result.exit_code == 2 and "ingest csv" not in result.stderr
+    assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
+
+
 @pytest.mark.parametrize(("fmt", "log", "says"), [
     ("sacct", "sarc-sacct-json-slurm_23_2_6.json",
      "this is JSON (sacct --json output), not sacct -P text; read it with 'perfpredict "
