@@ -36,6 +36,10 @@ def print_json(payload: Any) -> None:
     typer.echo(json.dumps(payload, indent=2, default=str))
 
 
+#: A cell's two padding spaces and its rule.
+_BORDER = 3
+
+
 def _needed_width(label: str, cells: Sequence[str], console_width: int) -> int:
     """A column's width: every word of its label and cells whole (labels and text wrap at
     spaces, snake_case names are shown with spaces, numbers never wrap), and short cells
@@ -51,11 +55,23 @@ def _key_columns(cells: Sequence[Sequence[str]], widths: Sequence[int],
     apart (evaluate's "Every method" rows need the group and the method), at most three
     and no wider together than half the terminal; one where none do."""
     for n_keys in range(1, min(3, len(widths) - 1) + 1):
-        if sum(widths[:n_keys]) + 3 * n_keys > console_width // 2:
+        if sum(widths[:n_keys]) + _BORDER * n_keys > console_width // 2:
             break
         if len({tuple(row[:n_keys]) for row in cells}) == len(cells):
             return n_keys
     return 1
+
+
+def _fitted_widths(widths: Sequence[int], console_width: int, n_keys: int) -> list[int]:
+    """``widths`` narrowed so that each table :func:`_column_groups` makes fits the
+    terminal: the first ``n_keys`` columns within half of it, any other column within
+    what they leave. A word wider than that (a file's full path) folds within its own
+    cell; a table left wider than the terminal had rich narrow every column evenly, and
+    fold short ones too ('runs batches' showed batch 10 as "1" over "0")."""
+    key_room = max(1, console_width // 2 - _BORDER)
+    keys = [min(width, key_room) for width in widths[:n_keys]]
+    room = max(1, console_width - 1 - sum(width + _BORDER for width in keys) - _BORDER)
+    return keys + [min(width, room) for width in widths[n_keys:]]
 
 
 def _column_groups(widths: Sequence[int], console_width: int,
@@ -63,17 +79,16 @@ def _column_groups(widths: Sequence[int], console_width: int,
     """Column indexes split into tables that each fit ``console_width``, the first
     ``n_keys`` columns (what a row is about) repeated in every one, as pandas wraps a
     wide frame."""
-    border = 3  # a cell's two padding spaces and its rule
     keys = list(range(min(n_keys, len(widths))))
-    keys_width = 1 + sum(widths[i] + border for i in keys)
+    keys_width = 1 + sum(widths[i] + _BORDER for i in keys)
     groups: list[list[int]] = []
     used = console_width  # force a new group at the start
     for i in range(len(keys), len(widths)):
-        if used + widths[i] + border > console_width:
+        if used + widths[i] + _BORDER > console_width:
             groups.append(list(keys))
             used = keys_width
         groups[-1].append(i)
-        used += widths[i] + border
+        used += widths[i] + _BORDER
     return groups or [keys]
 
 
@@ -83,7 +98,8 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
 
     A table is never cut: every cell is shown whole and labels wrap at spaces; when the
     columns do not fit the terminal (80 columns, or $COLUMNS) together, they are shown
-    as several tables, each starting with the columns that tell the rows apart.
+    as several tables, each starting with the columns that tell the rows apart. A word
+    wider than the terminal leaves (a file's path) folds within its own cell.
     """
     columns = list(columns or (rows[0].keys() if rows else []))
     if fmt == "json":
@@ -102,6 +118,7 @@ def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] 
         widths = [_needed_width(label, [row[i] for row in cells], console.width)
                   for i, label in enumerate(labels)]
         n_keys = _key_columns(cells, widths, console.width)
+        widths = _fitted_widths(widths, console.width, n_keys)
         for n, group in enumerate(_column_groups(widths, console.width, n_keys)):
             table = Table(title=title if n == 0 else None)
             for i in group:

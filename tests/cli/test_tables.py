@@ -210,3 +210,31 @@ def test_every_reject_an_ingest_kept_is_listed_by_file_and_line(  # type: ignore
     assert missing.output.strip() == (
         f"Error: {tmp_path / 'never.csv'} was never ingested into this store; 'perfpredict "
         "runs rejects' without --file lists the rejects of every file it was")
+
+
+@pytest.mark.parametrize("columns", [40, 80, 120])
+def test_batch_ids_are_whole_beside_a_path_wider_than_the_terminal(  # type: ignore[no-untyped-def]
+        db_url: str, tmp_path: Path, columns: int) -> None:
+    """A file's path is one word longer than the terminal: its column was as wide, the
+    table wider than the terminal, and rich narrowed every column evenly to fit, folding
+    the batch column to one character (ID 10 read "1" over "0") for an admin to pass to
+    ``runs delete --batch``."""
+    folder = tmp_path / ("a_folder_with_a_long_name_" * 6)
+    folder.mkdir()
+    paths = []
+    for i in range(1, 13):
+        path = folder / f"runs_{i}.csv"
+        path.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
+                        f"runtime_s,job_id\nsolver,sys,p,{i},128,1,10.0,job-{i}\n")
+        paths.append(str(path))
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db_url, "ingest", "csv", *paths]).exit_code == 0
+
+    shown = runner.invoke(app, ["--db", db_url, "runs", "batches"],
+                          env={"COLUMNS": str(columns)})
+    assert shown.exit_code == 0, shown.output
+    assert max(len(line) for line in shown.stdout.splitlines()) <= columns
+    first_cells = [line.split("│")[1].strip() for line in shown.stdout.splitlines()
+                   if line.startswith("│")]
+    assert {cell for cell in first_cells if cell} == {str(i) for i in range(1, 13)}
+    assert "batch" in shown.stdout.split("┡")[0]  # the label whole too
