@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
 from typing import Any
 
@@ -34,6 +34,20 @@ def _cell(value: Any) -> str:
 
 def print_json(payload: Any) -> None:
     typer.echo(json.dumps(payload, indent=2, default=str))
+
+
+def _print_json_rows(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) -> None:
+    """The list of ``rows`` (``columns`` each, in that order) exactly as :func:`print_json`
+    prints it, written one row at a time: ``runs export --format json`` of 200k runs held
+    1.3 GB as one list and its text, where the CSV of them streams in 52 MB."""
+    opening = "["
+    for row in rows:
+        # a row's own lines indented one level more, as inside the list; JSON strings
+        # hold no raw newline, so every newline here is the layout's
+        text = json.dumps({c: row.get(c) for c in columns}, indent=2, default=str)
+        sys.stdout.write(f"{opening}\n  " + text.replace("\n", "\n  "))
+        opening = ","
+    sys.stdout.write("[]\n" if opening == "[" else "\n]\n")
 
 
 #: A cell's two padding spaces and its rule.
@@ -92,18 +106,24 @@ def _column_groups(widths: Sequence[int], console_width: int,
     return groups or [keys]
 
 
-def print_rows(rows: Sequence[dict[str, Any]], fmt: str, columns: Sequence[str] | None = None,
-               title: str | None = None) -> None:
-    """Print ``rows`` as a table, JSON list or CSV with the given column order.
+def print_rows(rows: Iterable[Mapping[str, Any]], fmt: str,
+               columns: Sequence[str] | None = None, title: str | None = None) -> None:
+    """Print ``rows`` as a table, JSON list or CSV with the given column order (by
+    default the first row's keys).
+
+    JSON and CSV are written as the rows come, so that an iterator of them (``runs
+    export`` of a store's every run) is never held in memory.
 
     A table is never cut: every cell is shown whole and labels wrap at spaces; when the
     columns do not fit the terminal (80 columns, or $COLUMNS) together, they are shown
     as several tables, each starting with the columns that tell the rows apart. A word
     wider than the terminal leaves (a file's path) folds within its own cell.
     """
-    columns = list(columns or (rows[0].keys() if rows else []))
+    if not columns:
+        listed = list(rows)
+        rows, columns = listed, list(listed[0].keys() if listed else [])
     if fmt == "json":
-        print_json([{c: r.get(c) for c in columns} for r in rows])
+        _print_json_rows(rows, columns)
     elif fmt == "csv":
         from perfpredict.report.csv_rows import write_csv
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import shlex
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -97,15 +96,10 @@ def export(
     from perfpredict.store.queries import export_runs
 
     # one export for every format, so that JSON and the table carry the CSV's fields
-    # (its run_key too, which JSON lacked)
+    # (its run_key too, which JSON lacked); CSV and JSON stream the rows as read
     store = ctx.obj.open_store()
     export = export_runs(store, app=stored_app_names(store, app), batch=batch)
-    if fmt.value == "csv":
-        from perfpredict.report.csv_rows import write_csv
-
-        write_csv(sys.stdout, export.columns, export.rows)
-    else:
-        print_rows(list(export.rows), fmt.value, export.columns)
+    print_rows(export.rows, fmt.value, export.columns)
 
 
 @runs_app.command("batches")

@@ -74,6 +74,48 @@ def test_runs_of_an_application_the_store_lacks_name_the_one_meant(  # type: ign
     assert cli(*command, "--app", "solver").stdout.count("TGV1024") == 3
 
 
+def test_runs_export_json_streams_the_document_it_printed_whole(  # type: ignore[no-untyped-def]
+        cli, db_url: str, tmp_path: Path) -> None:
+    """``runs export --format json`` listed every run and its text before printing (200k
+    runs: 1.3 GB); it writes them one by one now, and the document is the same: keys,
+    their order, numbers, nulls, extra fields, indentation, byte for byte."""
+    from perfpredict.store import open_store
+    from perfpredict.store.queries import export_runs
+
+    assert cli("runs", "export", "--format", "json").stdout == "[]\n"
+    path = tmp_path / "runs.csv"
+    path.write_text('app,system,problem_size,nodes,ranks_per_node,threads_per_rank,'
+                    'runtime_s,job_id,note,io_bytes\n'
+                    'solver,Perlmutter-CPU,TGV1024,1,128,1,1234.5678,job-1,"say ""hi"", ü",\n'
+                    'solver,Perlmutter-CPU,TGV1024,2,128,1,617.28391,job-2,,1e12\n'
+                    'lammps,Perlmutter-CPU,,4,64,2,0.1,job-3,plain,\n')
+    assert cli("ingest", "csv", str(path)).exit_code == 0
+    store = open_store(db_url)
+    try:
+        export = export_runs(store)
+        whole = json.dumps([{c: r.get(c) for c in export.columns} for r in export.rows],
+                           indent=2, default=str) + "\n"
+    finally:
+        store.dispose()
+    streamed = cli("runs", "export", "--format", "json")
+    assert streamed.exit_code == 0, streamed.output
+    assert streamed.stdout == whole
+    assert [r["note"] for r in json.loads(streamed.stdout)] == ['say "hi", ü', None, "plain"]
+
+
+def test_json_rows_are_written_as_they_come(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each row is out before the next is read: an iterator is never held whole."""
+    from cli.render import print_rows
+
+    def rows():  # type: ignore[no-untyped-def]
+        for i in range(3):
+            yield {"i": i, "x": i / 3}
+            assert capsys.readouterr().out.endswith(f'"x": {i / 3},\n    "i": {i}\n  }}')
+
+    print_rows(rows(), "json", ["x", "i"])
+    assert capsys.readouterr().out == "\n]\n"
+
+
 def test_advise_table_is_whole_at_80_columns() -> None:
     shown = _at_80_columns("advise", *BERT)
     table = shown[shown.index("Node counts considered"):]
