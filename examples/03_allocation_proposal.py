@@ -32,7 +32,7 @@ What it writes and prints, and the output to expect:
   with its 90% band, dashed ideal line, the recommended scale starred) and efficiency
   panel with the 70% floor; the CSV holds the plotted numbers, one row per node count
   (nodes, measured_runtime_s, predicted_runtime_s, lower/upper, ideal, efficiencies,
-  recommended).
+  recommended, run_class: the labels of any --run-class at that count).
 
 It prints proposal.md, classes.md, the first lines of
 proposal.tex and the CSV's recommended row.

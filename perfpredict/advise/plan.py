@@ -253,6 +253,14 @@ class Plan:
         """The rows of the requested-resources table (see the class docstring)."""
         return self.run_classes or [self.recommended_class]
 
+    def run_class_labels(self) -> dict[float, list[str]]:
+        """The ``--run-class`` labels by node count, in the order given (classes may share
+        a count): the requested scales the scaling evidence and the plot mark."""
+        labels: dict[float, list[str]] = {}
+        for run_class in self.run_classes:
+            labels.setdefault(float(run_class.nodes), []).append(run_class.label)
+        return labels
+
     @property
     def time_min_shortens(self) -> bool:
         """Whether a time-min was asked for and lies below the walltime: only then is

@@ -2,9 +2,10 @@
 
 Left: time to solution against nodes (log-log): measured medians as filled markers, the
 predicted curve as a line with its interval as a shaded band, ideal scaling dashed, the
-range beyond the largest measurement shaded, and the recommended node count starred.
-Right: parallel efficiency against the smallest measured configuration (100% there),
-measured and predicted, with the efficiency floor. PNG, SVG or PDF by the file's
+range beyond the largest measurement shaded, the recommended node count starred and
+each ``--run-class`` node count marked with an open diamond and the class's label. Right:
+parallel efficiency against the smallest measured configuration (100% there), measured
+and predicted, with the efficiency floor and the same marks. PNG, SVG or PDF by the file's
 extension; matplotlib is imported here only (Agg backend, no display needed).
 """
 
@@ -31,16 +32,29 @@ if TYPE_CHECKING:
 FORMATS = (".png", ".svg", ".pdf")
 CSV_COLUMNS = ("nodes", "measured_runtime_s", "predicted_runtime_s", "lower_runtime_s",
                "upper_runtime_s", "ideal_runtime_s", "measured_efficiency",
-               "predicted_efficiency", "recommended")
+               "predicted_efficiency", "recommended", "run_class")
+#: The header of an earlier version's plotted numbers, before the run classes' column: a
+#: file a new plot of that name writes over, as its own.
+_HEADER_BEFORE_RUN_CLASSES = ",".join(CSV_COLUMNS[:-1])
 #: Significant digits of the runtimes and efficiencies in the plot's CSV: a part in a
 #: million, finer than any figure shows or a job's timer measures, where the full floats
 #: carried the noise of medians and ratios (936.7470000000002). Significant digits, not
 #: decimals, so a 0.05 s runtime keeps its digits as a 5e5 s one does.
 CSV_FLOAT_FORMAT = ".6g"
+#: How a run class's node count is marked in both panels: an open diamond, so that the
+#: measured point or the recommended star at the same count shows through it.
+_RUN_CLASS_MARK: dict[str, Any] = {
+    "marker": "D", "markersize": 12, "markerfacecolor": "none",
+    "markeredgecolor": "tab:purple", "markeredgewidth": 2, "linestyle": "none", "zorder": 7,
+    "label": "run classes"}
+#: The white box behind a mark's label, which keeps it readable over the band and lines.
+_LABEL_BOX = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85}
 
 
 def plot_rows(plan: Plan) -> list[dict[str, Any]]:
-    """The plotted numbers, one row per node count (measured or predicted), ascending.
+    """The plotted numbers, one row per node count (measured, swept or a run class's),
+    ascending; ``run_class`` holds the labels of the ``--run-class`` classes at that
+    count ("; " between several), empty at the others.
 
     Efficiency is against the smallest measured configuration, 100% there by definition:
     measured runtimes against the measured runtime at that base, predicted ones against
@@ -64,6 +78,12 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
         rows.setdefault(float(c.nodes), {"nodes": c.nodes}).update(
             predicted_runtime_s=c.predicted_runtime_s, lower_runtime_s=c.lower_runtime_s,
             upper_runtime_s=c.upper_runtime_s)
+    for run_class in plan.run_classes:  # a class's count may lie off the sweep
+        rows.setdefault(float(run_class.nodes), {
+            "nodes": run_class.nodes, "predicted_runtime_s": run_class.predicted_runtime_s,
+            "lower_runtime_s": run_class.lower_runtime_s,
+            "upper_runtime_s": run_class.upper_runtime_s})
+    class_labels = plan.run_class_labels()
     out = []
     for nodes in sorted(rows):
         row = {column: None for column in CSV_COLUMNS} | rows[nodes]
@@ -71,6 +91,7 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
         row["predicted_efficiency"] = (ideal_s(nodes, base.predicted_runtime_s)
                                        / row["predicted_runtime_s"])
         row["recommended"] = nodes == plan.recommended.nodes
+        row["run_class"] = "; ".join(class_labels.get(nodes, [])) or None
         out.append(row)
     return out
 
@@ -117,7 +138,7 @@ def check_plot_path(path: str | Path) -> Path:
             header = fh.readline().rstrip("\r\n")
     except OSError:  # not there (or not readable, which writing it will say)
         return path
-    if header and header != ",".join(CSV_COLUMNS):
+    if header and header not in (",".join(CSV_COLUMNS), _HEADER_BEFORE_RUN_CLASSES):
         raise BadInputError(f"--plot {path}: its numbers go to {data_csv}, which holds "
                             f"another table (its header begins {header[:80]!r}); name the "
                             "figure otherwise, or move that file")
@@ -137,6 +158,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     rows = plot_rows(plan)
     nodes = [r["nodes"] for r in rows]
     measured = [r for r in rows if r["measured_runtime_s"] is not None]
+    run_classes = [r for r in rows if r["run_class"]]
     rec = plan.recommended
     pct = confidence_percent(plan.request.confidence)
     largest_measured = plan.measured[-1].nodes
@@ -172,9 +194,16 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     ax_time.annotate(f"{node_count(rec.nodes)}\n{format_seconds(rec.predicted_runtime_s)} s",
                      (rec.nodes, rec.predicted_runtime_s), textcoords="offset points",
                      xytext=(-12 if right_half else 12, 12), fontsize=9, color="tab:red",
-                     ha="right" if right_half else "left",
-                     bbox={"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none",
-                           "alpha": 0.85})
+                     ha="right" if right_half else "left", bbox=_LABEL_BOX)
+    if run_classes:
+        ax_time.plot([r["nodes"] for r in run_classes],
+                     [r["predicted_runtime_s"] for r in run_classes], **_RUN_CLASS_MARK)
+    for r in run_classes:  # below the mark, as the star's label is above its own
+        at_edge = {nodes[0]: "left", nodes[-1]: "right"}.get(r["nodes"], "center")
+        ax_time.annotate(f"{r['run_class']}\n{node_count(r['nodes'])}",
+                         (r["nodes"], r["predicted_runtime_s"]), textcoords="offset points",
+                         xytext=(0, -14), fontsize=9, color="tab:purple", ha=at_edge,
+                         va="top", bbox=_LABEL_BOX)
     # the ideal line may fall far below everything else; let it leave the frame rather
     # than squash the predictions into the top of the panel
     lowest = min([*(r["lower_runtime_s"] for r in rows),
@@ -196,6 +225,9 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     ax_eff.plot([rec.nodes], [next(r["predicted_efficiency"] for r in rows if r["recommended"])],
                 "*", color="tab:red", markersize=16,
                 markeredgecolor="black", zorder=6, label="recommended")
+    if run_classes:
+        ax_eff.plot([r["nodes"] for r in run_classes],
+                    [r["predicted_efficiency"] for r in run_classes], **_RUN_CLASS_MARK)
     top = max([1.05, *(r["predicted_efficiency"] for r in rows),
                *(r["measured_efficiency"] for r in measured)])
     ax_eff.set_ylim(0, min(top * 1.05, 2.0))

@@ -7,8 +7,9 @@ allocation proposal asks for, in Markdown and LaTeX ready to paste.
   the recommendation, or one per ``--run-class`` with a source column and their total;
   with ``--periods``, the totals' share of one allocation period.
 - **Scaling evidence** in OLCF's shape: nodes | time to solution, actual | time to
-  solution, ideal | predicted with its interval. Predicted rows (node counts never run)
-  are set apart: italics and a rule in LaTeX, italics in Markdown, and a source column.
+  solution, ideal | predicted with its interval. Predicted rows (node counts never run:
+  up to the recommendation, and each run class's) are set apart: italics and a rule in
+  LaTeX, italics in Markdown, and a source column.
 
 Every table carries the sentence saying which machine and measured node counts the figures
 rest on, and any conversion used.
@@ -22,7 +23,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
-from perfpredict.advise.selection import node_count, percent_apart
+from perfpredict.advise.selection import Candidate, node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.durations import format_seconds
 from perfpredict.percent import efficiency_percent
@@ -271,8 +272,11 @@ def resource_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]] | None:
 def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[bool]]:
     """The scaling-evidence table in OLCF's shape, its columns, and which rows are
     predicted. Measured rows come first (medians of the runs, with the prediction at the
-    same scale beside them); predicted rows follow: every node count beyond the largest
-    measured one up to the recommendation, and the recommendation itself."""
+    same scale beside them); predicted rows follow, by node count: every node count beyond
+    the largest measured one up to the recommendation, the recommendation itself, and
+    each ``--run-class`` node count never measured, the scales a proposal requests. The
+    source column names the requested scale a predicted row is ("predicted
+    (recommended)", "predicted (largest)")."""
     pct = confidence_percent(plan.request.confidence)
     first = plan.measured[0]
     ranks = plan.scale_unit == "ranks"
@@ -297,11 +301,21 @@ def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[boo
             for m in plan.measured]
     largest = plan.measured[-1].nodes
     rec = plan.recommended
-    for c in plan.candidates:
-        if not c.measured and (largest < c.nodes <= rec.nodes or c is rec):
-            source = "predicted (recommended)" if c is rec else "predicted"
-            rows.append(row(c.nodes, None, (c.predicted_runtime_s, c.lower_runtime_s,
-                                            c.upper_runtime_s), source))
+    unmeasured: dict[float, Candidate | RunClassPlan] = {
+        float(c.nodes): c for c in plan.candidates
+        if not c.measured and (largest < c.nodes <= rec.nodes or c is rec)}
+    for run_class in plan.run_classes:  # a class's count may lie off the sweep
+        if not run_class.measured:
+            unmeasured.setdefault(float(run_class.nodes), run_class)
+    class_labels = plan.run_class_labels()
+    for nodes in sorted(unmeasured):
+        prediction = unmeasured[nodes]
+        requested = (["recommended"] if nodes == rec.nodes else []) + class_labels.get(
+            nodes, [])
+        source = f"predicted ({', '.join(requested)})" if requested else "predicted"
+        rows.append(row(nodes, None, (prediction.predicted_runtime_s,
+                                      prediction.lower_runtime_s,
+                                      prediction.upper_runtime_s), source))
     predicted = [r["Source"] != "measured" for r in rows]
     return rows, list(rows[0]), predicted
 

@@ -86,6 +86,53 @@ def test_a_recommendation_of_one_node_is_labelled_in_the_singular(trained_store,
     assert not [t for t in texts if "1 nodes" in t], texts
 
 
+def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The figure marked only the recommendation, not the node counts the run classes
+    request: each is plotted (48 nodes, off the sweep, too), named in the numbers'
+    run_class column and marked in both panels with its label."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04",
+        run_classes=("largest=1024x2", "typical=48x10", "smallest=1x4", "also=1x1")))
+    figures: list = []  # the figure as drawn, caught where the plot closes it
+    monkeypatch.setattr(plt, "close", figures.append)
+    rows = read_csv(save_scaling_plot(plan, tmp_path / "classes.png").data_csv)
+    marked = {float(r["nodes"]): r for r in rows if r["run_class"]}
+    assert {n: r["run_class"] for n, r in marked.items()} == {
+        1: "smallest; also", 48: "typical", 1024: "largest"}
+    typical = plan.run_classes[1]
+    assert float(marked[48]["predicted_runtime_s"]) == pytest.approx(
+        typical.predicted_runtime_s, rel=SIX_DIGITS)
+    assert float(marked[48]["lower_runtime_s"]) == pytest.approx(
+        typical.lower_runtime_s, rel=SIX_DIGITS)
+
+    (figure,) = figures
+    ax_time, ax_eff = figure.axes
+    for ax, column in ((ax_time, "predicted_runtime_s"), (ax_eff, "predicted_efficiency")):
+        (marks,) = [line for line in ax.get_lines() if line.get_label() == "run classes"]
+        assert list(marks.get_xdata()) == [1, 48, 1024]
+        assert list(marks.get_ydata()) == pytest.approx(
+            [float(marked[n][column]) for n in (1, 48, 1024)], rel=SIX_DIGITS)
+    labels = {text.get_text() for text in ax_time.texts}
+    assert {"smallest; also\n1 node", "typical\n48 nodes", "largest\n1024 nodes"} <= labels
+    plt.close(figure)
+
+
+def test_an_earlier_plots_numbers_are_written_over(trained_store, tmp_path: Path) -> None:
+    """The numbers of a plot made before the run_class column are the plot's own: written
+    over, not refused as another table."""
+    earlier = tmp_path / "scaling.csv"
+    earlier.write_text(",".join(CSV_COLUMNS[:-1]) + "\n1,2,2,1,3,2,1,1,True\n")
+    plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+    save_scaling_plot(plan, tmp_path / "scaling.png")
+    assert list(read_csv(earlier)[0]) == list(CSV_COLUMNS)
+
+
 def test_pdf(advise_cli, tmp_path: Path) -> None:
     result = advise_cli("advise", *BERT, "--plot", str(tmp_path / "f.pdf"))
     assert result.exit_code == 0, result.output

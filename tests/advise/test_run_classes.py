@@ -127,6 +127,51 @@ def test_without_classes_the_totals_are_the_recommendations(trained_store) -> No
     assert plan.totals.periods == 1
 
 
+#: Classes beyond the measured counts (1024, a swept count past the recommendation), off
+#: the sweep between measured ones (48, no power of two) and at a measured one (1).
+EVIDENCE_CLASSES = ("largest=1024x2", "typical=48x10", "smallest=1x4")
+EVIDENCE_ARGS = [arg for text in EVIDENCE_CLASSES for arg in ("--run-class", text)]
+
+
+def _predicted_evidence(rows: list[dict[str, str]]) -> dict[str, tuple[str, str]]:
+    """The predicted rows of a scaling-evidence table: nodes -> (prediction, source)."""
+    return {r["Nodes"]: (r["Predicted (s) [90% interval]"], r["Source"]) for r in rows
+            if r["Source"] != "measured"}
+
+
+def test_the_evidence_predicts_each_class_never_measured(trained_store) -> None:
+    """With --run-class the scaling evidence listed only the measured counts (and the
+    recommendation's): the 1024 and 48 nodes a proposal asks for had no predicted row."""
+    from perfpredict.report.proposal import evidence_rows
+    from perfpredict.report.tables import format_value
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04", run_classes=EVIDENCE_CLASSES))
+    assert plan.recommended.nodes < 1024 and plan.recommended.measured
+    rows, _, predicted = evidence_rows(plan)
+    assert [r["Nodes"] for r in rows] == ["1", "8", "128", "512", "48", "1,024"]
+    assert predicted == [False] * 4 + [True] * 2  # measured first, then set apart
+    largest, typical, _ = plan.run_classes
+    assert _predicted_evidence(rows) == {
+        format_value(float(c.nodes)): (
+            f"{format_value(c.predicted_runtime_s)} [{format_value(c.lower_runtime_s)}, "
+            f"{format_value(c.upper_runtime_s)}]", f"predicted ({c.label})")
+        for c in (typical, largest)}
+
+
+def test_a_class_at_the_recommended_count_shares_its_evidence_row(trained_store) -> None:
+    from perfpredict.report.proposal import evidence_rows
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04", min_efficiency=0.01, max_nodes=1024,
+        run_classes=("same=1024x1", "also=1024x3", "mid=256x1")))
+    assert plan.recommended.nodes == 1024
+    sources = {nodes: source for nodes, (_, source) in
+               _predicted_evidence(evidence_rows(plan)[0]).items()}
+    assert sources == {"256": "predicted (mid)",
+                       "1,024": "predicted (recommended, same, also)"}
+
+
 @pytest.mark.parametrize("request_fields, fragment", [
     ({"run_classes": ("huge=4096x1",)}, "has 2048 nodes"),
     ({"run_classes": ("a=4x1", "a=8x1")}, "label 'a' is given twice"),
@@ -186,6 +231,28 @@ def test_latex_sets_the_total_apart(advise_cli) -> None:
     assert lines[total - 1] == r"\midrule"
     assert lines[total + 1].startswith("Per quarter (1/4) & 4 &")
     assert "Totals per quarter split evenly over 4 periods" in result.output
+
+
+def test_markdown_and_latex_carry_the_same_evidence_rows(advise_cli) -> None:
+    """The classes' predicted rows in both proposal formats, italic and after the
+    measured ones; the JSON carries each of their predictions with its interval."""
+    markdown = advise_cli("advise", *BERT, *EVIDENCE_ARGS, "--format", "markdown")
+    latex = advise_cli("advise", *BERT, *EVIDENCE_ARGS, "--format", "latex")
+    doc = json.loads(advise_cli("advise", *BERT, *EVIDENCE_ARGS, "--format", "json").stdout)
+    assert markdown.exit_code == latex.exit_code == 0, markdown.output + latex.output
+    evidence = markdown.stdout.split("### Scaling evidence")[1]
+    cells = [[c.strip() for c in line.split("|")[1:-1]] for line in evidence.splitlines()
+             if line.startswith("| ")]
+    assert [row[0] for row in cells[1:]] == ["1", "8", "128", "512", "*48*", "*1,024*"]
+    assert [row[-1] for row in cells[-2:]] == ["*predicted (typical)*",
+                                               "*predicted (largest)*"]
+    tabular = latex.stdout.split(r"\label{tab:resources-bert}")[1]
+    body = tabular.split("\\midrule\n")[2].split("\\bottomrule")[0].splitlines()
+    assert [line.split(" & ")[0] for line in body] == [r"\textit{48}", r"\textit{1,024}"]
+    assert body[1].endswith(r"\textit{predicted (largest)} \\")
+    by_label = {c["label"]: c for c in doc["run_classes"]}
+    for label in ("typical", "largest"):
+        assert by_label[label]["lower_runtime_s"] < by_label[label]["upper_runtime_s"]
 
 
 def test_table_prints_the_requested_resources(advise_cli) -> None:
