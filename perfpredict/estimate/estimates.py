@@ -49,6 +49,7 @@ from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.peers import PeerCurves
 from perfpredict.model.runtime import PEER_INTERVAL_MIN_PEERS, PEER_WEIGHT, RuntimeModel, kind_of
 from perfpredict.model.series import Series, SeriesKey
+from perfpredict.overhead.contexts import SUPERLINEAR_FACTOR
 from perfpredict.overhead.features import SeriesContext
 from perfpredict.store.handle import StoreLike, store_url_of
 from perfpredict.uncertainty.conformal import check_confidence
@@ -585,6 +586,13 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                          "series to learn one, or it did not beat the laws): the estimate "
                          "is the laws' mean, which ran optimistic for codes that stop "
                          "scaling; see what 'perfpredict train' said")
+    if ctx.laws_scale_min > ctx.scale_min:
+        before = float(ctx.scales[np.searchsorted(ctx.scales, ctx.laws_scale_min) - 1])
+        notes.append(f"the laws were fitted to the runs from {ctx.laws_scale_min:g} "
+                     f"{series.scale_unit} on: from {before:g} to {ctx.laws_scale_min:g} "
+                     f"the runs beat ideal scaling by more than {SUPERLINEAR_FACTOR - 1:.0%} "
+                     "(a cache effect, most likely), a step the laws would carry on "
+                     "without end")
     if row["below_measured_range"]:
         notes.append(f"{math.log2(ctx.scale_min / scale):.1f} doublings below the smallest "
                      f"measured scale ({ctx.scale_min:g} {series.scale_unit}): the laws "

@@ -28,6 +28,14 @@ from perfpredict.uncertainty.noise import RepeatNoise
 CANDIDATE_LAWS = ("amdahl", "amdahl_log", "gustafson", "power")
 #: The law that stands in for one a context has too few scales to determine.
 FALLBACK_LAW = "amdahl"
+#: An interval between consecutive measured scales of fixed work is a cache effect (the
+#: per-node working set dropped into cache) where its speed-up beats ideal scaling by
+#: more than this factor: 10%, beyond what the run-to-run noise of two medians makes
+#: (a few percent). The laws are fitted to the scales after the last such interval.
+SUPERLINEAR_FACTOR = 1.1
+#: Fewest scales left after a cache effect for the laws to be fitted to them alone: as
+#: many as every candidate law needs (Amdahl + log: three).
+MIN_SCALES_AFTER_CACHE = 3
 
 
 @dataclass
@@ -57,6 +65,13 @@ class SeriesContext:
     @property
     def scale_min(self) -> float:
         return float(self.scales[0])
+
+    @property
+    def laws_scale_min(self) -> float:
+        """The smallest scale the laws were fitted to: above :attr:`scale_min` where
+        they start after a cache effect (:func:`after_cache_effect`)."""
+        return min((law.fitted_scale_min_ for law in self.laws.values()),
+                   default=self.scale_min)
 
 
 def block_positions(sizes: IntArray) -> IntArray:
@@ -227,18 +242,26 @@ def fit_contexts(table: SeriesTable, series_list: list[Series], series_index: In
     states: dict[str, dict[str, FloatArray]] = {name: {} for name in CANDIDATE_LAWS}
     mean_slope = np.empty(n)
     holdout = np.full((n, len(CANDIDATE_LAWS)), np.nan)
+    fixed_work = np.array([not s.weak and s.fixed_work for s in series_list], dtype=bool)
+    law_start = np.zeros(n, dtype=np.int64)
     for k in np.unique(n_scales).tolist():
         rows = np.flatnonzero(n_scales == k)
         columns = start[rows, None] + np.arange(k)
         p, t = table.scales[columns], table.medians_s[columns]
+        law_start[rows] = after_cache_effect(p, t, fixed_work[series_index[rows]])
+        mean_slope[rows] = line_fit_rows(np.log2(p), np.log2(t))[0]
+    # the laws of contexts with the same scales and start, fitted together
+    for k, skip in sorted({(int(k), int(s)) for k, s in zip(n_scales, law_start, strict=True)}):
+        rows = np.flatnonzero((n_scales == k) & (law_start == skip))
+        columns = start[rows, None] + np.arange(skip, k)
+        p, t = table.scales[columns], table.medians_s[columns]
         for j, name in enumerate(CANDIDATE_LAWS):
-            if k < LAWS[name].min_scales:
+            if k - skip < LAWS[name].min_scales:
                 continue
             for key, values in LAWS[name].fit_rows(p, t).items():
                 states[name].setdefault(key, np.full(n, np.nan))[rows] = values
-            if k - 1 >= max(2, LAWS[name].min_scales):
+            if k - skip - 1 >= max(2, LAWS[name].min_scales):
                 holdout[rows, j] = _holdout_log_error(name, p, t)
-        mean_slope[rows] = line_fit_rows(np.log2(p), np.log2(t))[0]
     scale_max = table.scales[top]
     edge = _two_point_slope(table, top - 1)
     first = _two_point_slope(table, start)
@@ -247,6 +270,29 @@ def fit_contexts(table: SeriesTable, series_list: list[Series], series_index: In
         table.noise_log[top], np.log2(np.maximum(table.io_bytes_per_node[top], 1.0)),
         _series_columns(series_list)[series_index], holdout])
     return ContextBatch(table, series_index, n_scales, scale_max, summary, states)
+
+
+def after_cache_effect(p: FloatArray, t: FloatArray, fixed_work: np.ndarray) -> IntArray:
+    """Per row of scales ``p`` and median runtimes ``t`` (rows x k, increasing scales),
+    the first column the laws are fitted from: the one after the last interval that
+    beat ideal scaling by more than :data:`SUPERLINEAR_FACTOR`, for fixed work and where
+    :data:`MIN_SCALES_AFTER_CACHE` or more scales follow it; else 0.
+
+    DESIGN.md: "when the per-node working set drops into cache, runtime falls faster
+    than 1/p, then the curve turns. A law that cannot express it (Amdahl) is wrong in
+    both directions around the turn." Fitted across the turn, Amdahl's and Amdahl +
+    log's serial terms go to 0 (ideal scaling without end) and the power law's exponent
+    below -1 (faster than ideal without end): CP2K's LiH HFX on Jaguar, 6,569 s at 128
+    nodes and 1,370 s at 256 (4.8 times faster for twice the nodes), then 1.9 and 1.8
+    times per doubling to 1,024 nodes, was predicted 65 s at 8,192 nodes, where it ran
+    256 s. The regime after the turn is the one that goes on; the turn itself is a step
+    the laws cannot carry past the measured range. Time-to-train (not fixed work) beats
+    ideal scaling where batch sizes change, and is fitted whole."""
+    beat = (t[:, :-1] / t[:, 1:]) > SUPERLINEAR_FACTOR * (p[:, 1:] / p[:, :-1])
+    k = p.shape[1]
+    # the column after the last beating interval (0 where none beat ideal)
+    after = np.where(beat.any(axis=1), k - 1 - np.argmax(beat[:, ::-1], axis=1), 0)
+    return np.where(fixed_work & (k - after >= MIN_SCALES_AFTER_CACHE), after, 0)
 
 
 def _holdout_log_error(name: str, p: FloatArray, t: FloatArray) -> FloatArray:
