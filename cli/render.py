@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
@@ -175,3 +176,10 @@ def first_names(names: Sequence[str], *, shown: int = NAMES_SHOWN, where: str = 
         return sep.join(names)
     rest = f"{len(names)} in all; {where}" if where else f"{len(names)} in all"
     return f"{sep.join(names[:shown])} and {len(names) - shown} more ({rest})"
+
+
+def reread_command(fmt: str, path: str, system: str | None) -> str:
+    """The command that reads an ingested file again, storing what the store lacks of it
+    (``ingest --reread``), with the --system it was read with."""
+    return " ".join(["perfpredict ingest", fmt, "--reread", shlex.quote(path),
+                     *(["--system", shlex.quote(system)] if system else [])])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,12 +12,13 @@ from perfpredict.cli.render import (
     first_names,
     print_json,
     print_rows,
+    reread_command,
     stored_app_names,
 )
 from perfpredict.counts import counted
 
 if TYPE_CHECKING:
-    from perfpredict.store.batches import BatchesDeleted
+    from perfpredict.store.batches import BatchesDeleted, Reread
 
 runs_app = typer.Typer(help="List, summarise and export stored runs; take an ingested file "
                        "back out.", no_args_is_help=True)
@@ -163,15 +163,19 @@ def _print_deleted(deleted: BatchesDeleted) -> None:
     if deleted.systems:
         typer.echo(f"  {'would go' if deleted.dry_run else 'gone'} from the catalog too, as "
                    f"only these runs named them: {first_names(deleted.systems)}")
-    if deleted.rereads:
-        commands = [" ".join(["perfpredict ingest", fmt, "--reread", shlex.quote(path),
-                              *(["--system", shlex.quote(system)] if system else [])])
-                    for fmt, path, system in deleted.rereads]
-        typer.echo(f"  {counted(len(commands), 'file')} ingested after it met jobs already "
-                   "stored, which may be jobs that only the deleted file stored; to store "
-                   "them from there: " + first_names(
-                       commands, shown=REREADS_SHOWN, sep="; ",
-                       where="'perfpredict runs batches' lists them"))
+    deleted_file = "the deleted file" if len(deleted.batches) == 1 else "the deleted files"
+    met = [reread for reread in deleted.rereads if reread.n_records is not None]
+    if met:
+        n_records = sum(reread.n_records or 0 for reread in met)
+        _print_rereads(met, f"{counted(len(met), 'file')} held {counted(n_records, 'record')} "
+                       f"of runs only {deleted_file} stored (a job two files hold is stored "
+                       "once, from the first)")
+    unrecorded = [reread for reread in deleted.rereads if reread.n_records is None]
+    if unrecorded:
+        _print_rereads(unrecorded, f"{counted(len(unrecorded), 'file')} ingested after "
+                       f"{deleted_file} met runs already stored, which may be the deleted "
+                       f"ones: named as {'it was' if len(unrecorded) == 1 else 'they were'} "
+                       "ingested before the store recorded whose runs a file met")
     if deleted.trained_since_epoch_s is not None:
         from perfpredict.utc import utc_text
 
@@ -181,6 +185,14 @@ def _print_deleted(deleted: BatchesDeleted) -> None:
     if not deleted.dry_run:
         typer.echo(f"  {'the file' if len(deleted.batches) == 1 else 'the files'} can be "
                    "ingested again")
+
+
+def _print_rereads(rereads: list[Reread], why: str) -> None:
+    """The ``ingest --reread`` commands that store what ``rereads`` hold of the deleted
+    runs, a few of many (``why``: how they met them)."""
+    commands = [reread_command(r.format, r.path, r.system) for r in rereads]
+    typer.echo(f"  {why}; to store them from there: " + first_names(
+        commands, shown=REREADS_SHOWN, sep="; ", where="'perfpredict runs batches' lists them"))
 
 
 def _print_first(rows: list[dict[str, Any]], limit: int, fmt: TableFormat,

@@ -15,7 +15,8 @@ would leave its I/O on a job it no longer explains, and deleting the job's batch
 would take the log's I/O with it, so such batches are deleted together or not at all.
 A job that two files held was stored once, from the first; deleting that file's batch
 leaves the other file's record of it unstored, which ``ingest --reread`` of that file
-stores (:attr:`BatchesDeleted.rereads`).
+stores (:attr:`BatchesDeleted.rereads`: the files whose records met the deleted runs,
+as ingest recorded them in ``batch_overlaps``).
 
 The store keeps a record of each deleted batch (:func:`list_deleted_batches`): a shared
 store's users can see what left it, when and by whom, and an estimate can say that its
@@ -31,7 +32,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.engine import Connection
@@ -45,6 +46,7 @@ from perfpredict.store.schema import (
     artifacts,
     batch_deletion_apps,
     batch_deletions,
+    batch_overlaps,
     ingest_batches,
     rejects,
     runs,
@@ -63,6 +65,20 @@ DELETED_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "de
                    "deleted_by", "system"]
 
 
+class Reread(NamedTuple):
+    """A file whose records met runs a delete removes: ``ingest FORMAT --reread PATH
+    [--system SYSTEM]`` stores them from it."""
+
+    format: str
+    path: str
+    #: the --system it was read with
+    system: str | None
+    #: Its records that met the deleted runs; None where it was ingested before the
+    #: store recorded which batches' runs a file met (schema revision 0009), after a
+    #: deleted batch, and met runs already stored: they may be the deleted ones.
+    n_records: int | None
+
+
 @dataclass(frozen=True)
 class BatchesDeleted:
     """What deleting ingest batches removed (or, ``dry_run``, would remove)."""
@@ -75,10 +91,9 @@ class BatchesDeleted:
     #: Systems only the deleted runs named, added to the catalog by their ingest (origin
     #: ``ingest``, no details a user gave): they go with them.
     systems: list[str] = field(default_factory=list)
-    #: (format, file, the --system it was read with) of the files ingested after a
-    #: deleted one that met records already stored: they may hold jobs only a deleted
-    #: file stored, which ``ingest FORMAT --reread FILE`` stores (:func:`_rereads`).
-    rereads: list[tuple[str, str, str | None]] = field(default_factory=list)
+    #: The files whose records met runs of the deleted batches (stored once, from the
+    #: deleted file), which ``ingest FORMAT --reread FILE`` stores (:func:`_rereads`).
+    rereads: list[Reread] = field(default_factory=list)
     #: When a predictor or walltime advisor was trained after the earliest deleted file
     #: was ingested (epoch seconds of the newest such training): it learned from runs
     #: the store no longer holds, and answers with them until trained again.
@@ -127,6 +142,9 @@ def delete_batches(store: Store, batch_ids: Iterable[int] = (), *,
         named_only_here = _systems_named_only_by(conn, wanted)
         if not dry_run:
             _record_deletions(conn, listed)
+            # what other files met of these batches stays: their records of those jobs
+            # are unstored now (ingest_file says so when such a file comes again)
+            conn.execute(batch_overlaps.delete().where(batch_overlaps.c.batch_id.in_(wanted)))
             conn.execute(runs.delete().where(runs.c.batch_id.in_(wanted)))
             conn.execute(rejects.delete().where(rejects.c.batch_id.in_(wanted)))
             conn.execute(ingest_batches.delete().where(ingest_batches.c.id.in_(wanted)))
@@ -299,18 +317,26 @@ def _refuse_split_io(conn: Connection, deleted: set[int]) -> None:
         "again the files that were right")
 
 
-def _rereads(conn: Connection, deleted: Sequence[int]) -> list[tuple[str, str, str | None]]:
-    """The files ingested after the first deleted one that met records already stored
-    (their duplicates), where the deleted batches stored scheduler jobs: a job two files
-    held was stored once, from the first, so these may hold jobs the store now lacks,
-    which ``ingest --reread`` of them stores. A benchmark row is keyed by its own file's
-    checksum, so no other file held it."""
-    stored_jobs = conn.execute(select(runs.c.id).where(
-        runs.c.batch_id.in_(deleted), runs.c.job_id.is_not(None)).limit(1)).first()
-    if stored_jobs is None:
-        return []
-    return [(fmt, path, system) for fmt, path, system in conn.execute(
-        select(ingest_batches.c.format, ingest_batches.c.path, ingest_batches.c.system).where(
-            ingest_batches.c.id > min(deleted), ingest_batches.c.id.not_in(deleted),
-            ingest_batches.c.n_duplicates > 0)
-        .order_by(ingest_batches.c.id))]
+def _rereads(conn: Connection, deleted: Sequence[int]) -> list[Reread]:
+    """The files whose records met runs of the ``deleted`` batches: a job two files held
+    was stored once, from the first, so the store lacks their records of those jobs once
+    it is deleted, and ``ingest --reread`` of them stores them. Ingest records the
+    batches whose runs a file's records met (``batch_overlaps``); a file ingested before
+    it did (its one row names no batch) is named where it came after a deleted batch,
+    as it may have met its runs."""
+    n_met: dict[int, int | None] = {}
+    for batch_id, met_batch_id, n_records in conn.execute(
+            select(batch_overlaps.c.batch_id, batch_overlaps.c.met_batch_id,
+                   batch_overlaps.c.n_records).where(
+                batch_overlaps.c.batch_id.not_in(deleted),
+                batch_overlaps.c.met_batch_id.in_(deleted)
+                | (batch_overlaps.c.met_batch_id.is_(None)
+                   & (batch_overlaps.c.batch_id > min(deleted))))):
+        before = n_met.get(batch_id, 0)
+        n_met[batch_id] = (None if met_batch_id is None or before is None
+                           else before + n_records)
+    return [Reread(row.format, row.path, row.system, n_met[row.id])
+            for row in conn.execute(
+                select(ingest_batches.c.id, ingest_batches.c.format, ingest_batches.c.path,
+                       ingest_batches.c.system)
+                .where(ingest_batches.c.id.in_(n_met)).order_by(ingest_batches.c.id))]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Table
 from sqlalchemy.engine import Connection
@@ -27,11 +27,21 @@ def insert_ignoring_duplicates(conn: Connection, table: Table, *key_columns: str
     return sqlite_insert(table).on_conflict_do_nothing(index_elements=list(key_columns))
 
 
+class Inserted(NamedTuple):
+    """What :func:`insert_rows_ignoring_duplicates` did besides inserting."""
+
+    #: stored rows that took the empty columns of a row of the same key
+    n_filled: int
+    #: Whether some row may have been left out, its key stored already: only then need
+    #: a caller look up whose rows those keys are (an ingest meeting another file's jobs).
+    some_left_out: bool
+
+
 def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Sequence[str],
                                     rows: list[tuple[Any, ...]], *key_columns: str,
                                     replace_where: str | None = None,
                                     kept: Sequence[str] = (), kept_where: str = "TRUE",
-                                    filled_where: str | None = None) -> int:
+                                    filled_where: str | None = None) -> Inserted:
     """:func:`insert_ignoring_duplicates` of plain tuples, inside the connection's
     transaction, the fastest way each backend has: SQLite's ``executemany`` on the DBAPI
     cursor, PostgreSQL's ``COPY`` (:func:`_copy_rows`).
@@ -42,7 +52,8 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
     where ``kept_where`` (SQL as ``replace_where``) holds too. With ``filled_where`` (SQL
     as ``replace_where``) a row whose key is stored and that did not replace it, where the
     condition holds, fills the stored row's empty (NULL) columns with its values and
-    changes none the stored row has; the number of stored rows so filled is returned.
+    changes none the stored row has; the number of stored rows so filled is returned,
+    and whether some row may have been left out (:class:`Inserted`).
     Rows are taken in order: of two rows with one key, the second meets the first as the
     stored one.
 
@@ -78,7 +89,7 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
     insert = (f"INSERT INTO {target} ({names}) VALUES ({', '.join(['?'] * len(columns))}) "
               f"{on_conflict}")
     cursor = conn.connection.cursor()
-    n_filled = 0
+    n_filled, some_left_out = 0, False
     try:
         for round_rows in rounds:
             # Ignoring conflicts first, and only where some conflicted (the driver sums
@@ -89,13 +100,14 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
             cursor.executemany(insert + "DO NOTHING", round_rows)
             if cursor.rowcount == len(round_rows):
                 continue
+            some_left_out = True  # or replaced: SQLite's count does not tell them apart
             for clause in (replace, fill):
                 if clause is not None:
                     cursor.executemany(insert.removesuffix(on_conflict) + clause, round_rows)
             n_filled += int(cursor.rowcount) if fill is not None else 0
     finally:
         cursor.close()
-    return n_filled
+    return Inserted(n_filled, some_left_out)
 
 
 def _rounds(rows: list[tuple[Any, ...]],
@@ -155,12 +167,14 @@ def _copy_types(table: Table, columns: Sequence[str]) -> list[str]:
 
 
 def _copy_rows(conn: Connection, table: Table, columns: Sequence[str],
-               rounds: list[list[tuple[Any, ...]]], on_conflict: str, fill: str | None) -> int:
+               rounds: list[list[tuple[Any, ...]]], on_conflict: str, fill: str | None
+               ) -> Inserted:
     """PostgreSQL: each round of rows (:func:`_rounds`) ``COPY``-ed into a temporary
     staging table, then moved into ``table`` with one ``INSERT ... SELECT ... ON
     CONFLICT``, and moved in again with ``fill`` (an ``ON CONFLICT`` clause) where given,
     in the connection's transaction (the staging table goes at its end, so a failed
-    ingest leaves nothing). The number of stored rows ``fill`` updated is returned.
+    ingest leaves nothing). The number of stored rows ``fill`` updated is returned, and
+    whether the first statement left rows out (neither inserted nor replaced them).
 
     ``executemany`` made a statement of every row: a 1M-line sacct dump (250k runs) took
     4.4-7.1 times what ``psql``'s ``\\copy`` of the file takes, most of it waiting for the
@@ -173,7 +187,7 @@ def _copy_rows(conn: Connection, table: Table, columns: Sequence[str],
 
     driver: Any = conn.connection.driver_connection  # psycopg's, for its COPY
     cursor = driver.cursor()
-    n_filled = 0
+    n_filled, some_left_out = 0, False
     try:
         for round_rows in rounds:
             try:  # every column of the table, so rows of any columns fit; no constraints
@@ -194,7 +208,9 @@ def _copy_rows(conn: Connection, table: Table, columns: Sequence[str],
                 if clause is not None:
                     cursor.execute(f"INSERT INTO {target} ({names}) SELECT {names} "
                                    f"FROM {stage} {clause}")
+                    if clause is on_conflict:
+                        some_left_out |= cursor.rowcount != len(round_rows)
             n_filled += max(cursor.rowcount, 0) if fill is not None else 0
     finally:
         cursor.close()
-    return n_filled
+    return Inserted(n_filled, some_left_out)

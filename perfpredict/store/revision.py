@@ -8,7 +8,7 @@ from perfpredict.errors import PerfPredictError, SchemaOutOfDateError
 #: Every Alembic revision shipped in ``migrations/versions``, oldest first.
 SCHEMA_REVISIONS = ("0001_initial", "0002_artifacts", "0003_artifact_series",
                     "0004_run_variant", "0005_one_key_per_job", "0006_job_submit_key",
-                    "0007_runs_of_batch", "0008_batch_deletions")
+                    "0007_runs_of_batch", "0008_batch_deletions", "0009_batch_overlaps")
 #: The revision this perfpredict reads and writes.
 SCHEMA_REVISION = SCHEMA_REVISIONS[-1]
 

@@ -97,6 +97,24 @@ batch_deletion_apps = Table(
     Column("n_runs", Integer, nullable=False),
 )
 
+#: Which batches' runs each ingested file's records met (stored already, by an earlier
+#: file, so not stored again from it): a job two files held is stored once, from the
+#: first, and deleting that file leaves the later one's record of it unstored, which
+#: ``ingest --reread`` of the later file stores. ``met_batch_id`` outlives its batch
+#: (the record of what a deleted batch took from the files that met it); NULL where the
+#: file was ingested before this was recorded (revision 0009), holding the file's
+#: ``n_duplicates``, which may have met any batch ingested before it.
+batch_overlaps = Table(
+    "batch_overlaps",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("batch_id", Integer, ForeignKey("ingest_batches.id"), nullable=False),
+    Column("met_batch_id", Integer),
+    Column("n_records", Integer, nullable=False),
+    Index("ix_batch_overlaps_batch", "batch_id"),
+    Index("ix_batch_overlaps_met", "met_batch_id"),
+)
+
 runs = Table(
     "runs",
     metadata,

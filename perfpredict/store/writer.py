@@ -61,7 +61,13 @@ from perfpredict.store.job_identity import (
     clock_offset_text,
     same_job,
 )
-from perfpredict.store.schema import ingest_batches, rejects, runs, systems
+from perfpredict.store.schema import (
+    batch_overlaps,
+    ingest_batches,
+    rejects,
+    runs,
+    systems,
+)
 
 #: Encoded ``extra`` dicts kept for the rows and batches that follow (see _json_texts).
 JSON_CACHE_ENTRIES = 4096
@@ -266,6 +272,9 @@ class _FileIngest:
         self.replaced_readings: set[int] = set()
         #: Rejects not inserted yet, as rows of :data:`REJECT_COLUMNS` (:meth:`store_rejects`).
         self.pending_rejects: list[tuple[Any, ...]] = []
+        #: Records of this file that met another batch's run, by that batch
+        #: (:meth:`count_met`, kept as ``batch_overlaps``).
+        self.met: Counter[int] = Counter()
 
     def canonical_system(self, name: str) -> str:
         """The system a run naming ``name`` is stored under (:meth:`SystemNames.canonical`),
@@ -432,13 +441,39 @@ class _FileIngest:
         values["natural_key"] = natural_keys
         values["batch_id"] = [self.batch_id] * len(batch)
         values["source_line"] = batch.column("line_no")
-        self.report.n_filled += insert_rows_ignoring_duplicates(
+        inserted = insert_rows_ignoring_duplicates(
             self.conn, runs, list(values), list(zip(*values.values(), strict=True)),
             "natural_key", replace_where=LATER_INCARNATION, kept=("io_bytes",),
             kept_where=SAME_RUN, filled_where=SAME_RUN)
+        self.report.n_filled += inserted.n_filled
+        if inserted.some_left_out:
+            self.count_met(natural_keys)
         self.give_job_ids(batch, natural_keys)
         if self.io_only is not None:
             self.report.n_joined_io += self.io_only.join(systems, batch.column("job_id"))
+
+    def count_met(self, natural_keys: list[str]) -> None:
+        """Count the rows of ``natural_keys`` whose run is another batch's: left out as
+        stored already (or filling the stored run's empty fields), by that batch. Looked
+        up only where the insert left rows out, so a file that meets nothing stored
+        costs no lookup."""
+        distinct = sorted(set(natural_keys))
+        held_by: dict[str, int] = {}
+        for start in range(0, len(distinct), LOOKUP_CHUNK):
+            held_by.update((row.natural_key, row.batch_id) for row in self.conn.execute(
+                select(runs.c.natural_key, runs.c.batch_id).where(
+                    runs.c.natural_key.in_(distinct[start:start + LOOKUP_CHUNK]),
+                    runs.c.batch_id != self.batch_id)))
+        self.met.update(held_by[key] for key in natural_keys if key in held_by)
+
+    def store_overlaps(self) -> None:
+        """Keep :attr:`met` as this batch's ``batch_overlaps``, in place of what an
+        earlier reading of the file kept."""
+        self.conn.execute(batch_overlaps.delete().where(
+            batch_overlaps.c.batch_id == self.batch_id))
+        insert_rows(self.conn, batch_overlaps, ("batch_id", "met_batch_id", "n_records"),
+                    [(self.batch_id, met_batch_id, n_records)
+                     for met_batch_id, n_records in sorted(self.met.items())])
 
     def same_jobs(self, batch: RunBatch, systems: list[str],
                   natural_keys: list[str]) -> tuple[list[str], list[ZoneMatch]]:
@@ -627,8 +662,8 @@ class _FileIngest:
         where = (runs.c.natural_key == key if record.job_id is None
                  else (runs.c.system == system) & (runs.c.job_id == record.job_id))
         candidates = [row for row in self.conn.execute(
-            select(runs.c.id, runs.c.start_epoch_s, runs.c.end_epoch_s, runs.c.io_bytes,
-                   runs.c.total_ranks, runs.c.extra)
+            select(runs.c.id, runs.c.batch_id, runs.c.start_epoch_s, runs.c.end_epoch_s,
+                   runs.c.io_bytes, runs.c.total_ranks, runs.c.extra)
             .where(where)) if ran_inside(record.start_epoch_s, row.start_epoch_s,
                                          row.end_epoch_s)]
         if not candidates:
@@ -641,10 +676,12 @@ class _FileIngest:
                                       (target.extra or {}).get(DARSHAN_DETAILS),
                                       extra.get(DARSHAN_DETAILS))
         if (io_bytes, extra, total_ranks) != (target.io_bytes, target.extra or {},
-                                              target.total_ranks):  # else held already
+                                              target.total_ranks):
             self.conn.execute(update(runs).where(runs.c.id == target.id)
                               .values(io_bytes=io_bytes, extra=extra, total_ranks=total_ranks))
             self.report.n_attached += 1
+        elif target.batch_id != self.batch_id:  # held already, from another file
+            self.met[target.batch_id] += 1
         return True
 
     def ensure_system(self, name: str) -> None:
@@ -874,6 +911,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             # under --on-error skip, a file of another format is a reject per line, each
             # with the fix for a line of this format
             report.warnings.append(f"every record was rejected: {other}")
+        state.store_overlaps()
         report.warnings += state.zone_warning()
         if report.n_stored:
             report.warnings += state.case_twin_warnings()

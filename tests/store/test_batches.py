@@ -106,8 +106,9 @@ def test_a_delete_and_its_rereads_leave_the_store_the_other_files_make(
         for path in paths:
             ingest_file(store, "sacct", path, options)
         deleted = delete_batches(store, [gone + 1])
-        for fmt, path_text, system in deleted.rereads:
-            ingest_file(store, fmt, Path(path_text), IngestOptions(system=system, reread=True))
+        for reread in deleted.rereads:
+            ingest_file(store, reread.format, Path(reread.path),
+                        IngestOptions(system=reread.system, reread=True))
         for i, path in enumerate(paths):
             if i != gone:
                 ingest_file(others, "sacct", path, options)
@@ -192,7 +193,7 @@ def test_a_job_two_files_held_is_stored_again_from_the_other(store, tmp_path: Pa
     assert ingest_file(store, "sacct", second, options).n_duplicates == 1
 
     deleted = delete_batches(store, [1])
-    assert deleted.rereads == [("sacct", str(second.resolve()), "perlmutter")]
+    assert deleted.rereads == [("sacct", str(second.resolve()), "perlmutter", 1)]
     assert {r["job_id"] for r in iter_runs(store)} == {"3"}
     reread = ingest_file(store, "sacct", second, IngestOptions(system="perlmutter",
                                                                 reread=True))
@@ -377,5 +378,115 @@ def test_an_upgrade_that_would_leave_a_run_without_its_batch_changes_nothing(sql
     engine = create_engine(sqlite_url)
     try:
         assert stored_revision(engine) == "0007_runs_of_batch"
+    finally:
+        engine.dispose()
+
+
+def swf_jobs(path: Path, first: int, last: int) -> Path:
+    """Jobs ``first`` to ``last`` (1-based) of the real NASA iPSC/860 trace, with its
+    header: two slices that overlap hold the same jobs, as two dumps of one machine do."""
+    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
+    jobs = [line for line in lines if line.strip() and not line.startswith(";")]
+    path.write_text("\n".join([*(line for line in lines if line.startswith(";")),
+                               *jobs[first - 1:last]]) + "\n")
+    return path
+
+
+def test_a_delete_names_only_the_files_that_met_its_runs(cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Real logs, as the tester's store held them: slurm2sql's dump (1) and its second
+    dump of the same two jobs (5), a PBS log that repeats one of its own records (2),
+    two overlapping slices of the NASA trace (3, 4), and the apmpi Darshan log alone
+    (6). Deleting the first dump names the second dump alone (not the PBS log, which
+    met only itself, nor the trace, which met only its other slice); deleting a slice
+    names the other; deleting the Darshan log names none. Read again as told, the store
+    holds each job of the files left once, as those files alone make it."""
+    pytest.importorskip("darshan", reason="the darshan extra is not installed")
+    dump1 = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    dump2 = shared_path("logs", "slurm", "slurm2sql-test-data2.psv")
+    pbs = shared_path("logs", "pbs", "xdmod-accounting-logs.log")
+    apmpi = shared_path("logs", "darshan", "apmpi__darshan-apmpi-2nodes-64mpi.darshan")
+    slices = [swf_jobs(tmp_path / "nasa1.swf", 1, 50), swf_jobs(tmp_path / "nasa2.swf", 41, 80)]
+    for args in (("sacct", dump1, "--system", "alpha"), ("pbs", pbs, "--system", "alpha"),
+                 ("swf", slices[0]), ("swf", slices[1]),
+                 ("sacct", dump2, "--system", "alpha"), ("darshan", apmpi, "--system", "beta")):
+        assert cli("ingest", *map(str, args)).exit_code == 0
+    held = {r["batch"]: r["records"] - r["runs"]
+            for r in json.loads(cli("runs", "batches", "--format", "json").stdout)}
+    assert held == {1: 0, 2: 1, 3: 0, 4: 10, 5: 2, 6: 0}  # each met records stored already
+
+    gone = cli("runs", "delete", "--batch", "1", "--yes")
+    assert gone.exit_code == 0, gone.output
+    assert ("  1 file held 2 records of runs only the deleted file stored (a job two files "
+            "hold is stored once, from the first); to store them from there: perfpredict "
+            f"ingest sacct --reread {dump2} --system alpha\n") in gone.stdout
+    assert "pbs" not in gone.stdout and "nasa" not in gone.stdout
+    gone = cli("runs", "delete", "--batch", "3", "--yes")
+    assert f"to store them from there: perfpredict ingest swf --reread {slices[1]}\n" in gone.stdout
+    assert "sacct" not in gone.stdout and "pbs" not in gone.stdout
+    gone = cli("runs", "delete", "--batch", "6", "--yes")
+    assert gone.exit_code == 0 and "--reread" not in gone.stdout
+
+    for args in (("sacct", dump2, "--system", "alpha"), ("swf", slices[1])):
+        assert cli("ingest", args[0], "--reread", *map(str, args[1:])).exit_code == 0
+    from perfpredict.store import open_store
+
+    def jobs(store: Store) -> list[tuple[object, ...]]:
+        return sorted((r["system"], r["job_id"], r["submit_epoch_s"], r["runtime_s"])
+                      for r in iter_runs(store))
+
+    with open_store(db_url) as store, open_store(tmp_path / "others.db") as others:
+        for fmt, path, system in (("pbs", pbs, "alpha"), ("swf", slices[1], None),
+                                  ("sacct", dump2, "alpha")):
+            ingest_file(others, fmt, path, IngestOptions(system=system))
+        assert jobs(store) == jobs(others)
+        assert len(jobs(store)) == 8 + 40 + 2
+
+
+def test_a_file_read_before_the_store_recorded_what_it_met_is_named_by_its_rule(
+        cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A file ingested before revision 0009 (its batch_overlaps one row naming no batch,
+    as the upgrade leaves it) is named when it came after the deleted file and met runs
+    already stored, and the message says that is why."""
+    from sqlalchemy import create_engine, text
+
+    dump1 = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    dump2 = shared_path("logs", "slurm", "slurm2sql-test-data2.psv")
+    for dump in (dump1, dump2):
+        assert cli("ingest", "sacct", str(dump), "--system", "alpha").exit_code == 0
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            conn.execute(text("UPDATE batch_overlaps SET met_batch_id = NULL"))
+    finally:
+        engine.dispose()
+    gone = cli("runs", "delete", "--batch", "1", "--yes")
+    assert ("  1 file ingested after the deleted file met runs already stored, which may be "
+            "the deleted ones: named as it was ingested before the store recorded whose runs "
+            "a file met; to store them from there: perfpredict ingest sacct --reread "
+            f"{dump2} --system alpha\n") in gone.stdout
+
+
+def test_the_upgrade_keeps_what_each_file_met_as_not_recorded(db_url: str) -> None:
+    """A store at 0008: a file that met runs stored already gets one batch_overlaps row
+    naming no batch, holding its n_duplicates; one that met none gets none."""
+    from sqlalchemy import create_engine, text
+
+    from perfpredict.store import migrations
+
+    engine = create_engine(db_url)
+    try:
+        migrations.upgrade(engine, "0008_batch_deletions")
+        with engine.begin() as conn:
+            for batch_id, n_duplicates in ((1, 0), (2, 3)):
+                conn.execute(text(
+                    "INSERT INTO ingest_batches (path, sha256, format, started_epoch_s, "
+                    "n_records, n_stored, n_duplicates, n_rejected) VALUES "
+                    "(:path, :sha, 'sacct', 1.0, 3, 3, :dup, 0)"),
+                    {"path": f"/runs/{batch_id}.psv", "sha": str(batch_id) * 64,
+                     "dup": n_duplicates})
+        migrations.upgrade(engine, "0009_batch_overlaps")
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT batch_id, met_batch_id, n_records FROM "
+                                     "batch_overlaps")).all() == [(2, None, 3)]
     finally:
         engine.dispose()

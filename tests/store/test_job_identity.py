@@ -79,6 +79,7 @@ def test_a_job_read_with_and_without_its_submit_time_is_one_run(  # type: ignore
     for first, second in ((full, without), (without, full)):
         with store.engine.begin() as conn:
             conn.execute(runs.delete())
+            conn.exec_driver_sql("DELETE FROM batch_overlaps")
             conn.exec_driver_sql("DELETE FROM ingest_batches")
         assert ingest_file(store, "sacct", first, UB).n_stored == 2
         report = ingest_file(store, "sacct", second, UB)
