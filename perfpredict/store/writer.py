@@ -62,6 +62,7 @@ from perfpredict.store.job_identity import (
     same_job,
 )
 from perfpredict.store.schema import (
+    batch_deletions,
     batch_overlaps,
     ingest_batches,
     rejects,
@@ -110,6 +111,14 @@ class BatchReport:
     #: is fixed (a missing --system refused a whole file, and the rerun with it was
     #: skipped saying no more than "already ingested").
     n_rejected_earlier: int = 0
+    #: Of a file skipped as already ingested: its records that met jobs only a batch
+    #: deleted since had stored (:func:`_met_deleted`), which the store lacks until
+    #: --reread of the file stores them (a nightly re-ingest said "already ingested" and
+    #: left the gap).
+    n_met_deleted: int = 0
+    #: ``n_met_deleted`` is at most that many: the file was ingested before the store
+    #: recorded which batches' runs a file met (schema revision 0009).
+    met_deleted_at_most: bool = False
     #: Jobs not run yet (pending, running...), skipped.
     n_unfinished: int = 0
     #: Records with a runtime (a file whose records have none gets a warning).
@@ -880,6 +889,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
                 report.already_ingested = True
                 report.n_duplicates = stored.n_records
                 report.n_rejected_earlier = stored.n_rejected
+                report.n_met_deleted, report.met_deleted_at_most = _met_deleted(conn, stored.id)
                 return report
             batch_id = stored.id
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))
@@ -941,6 +951,29 @@ def _store_chunks(state: _FileIngest, chunks: Iterable[Chunk],
             state.store_rejects()
             if progress:
                 progress(len(chunk))
+
+
+def _met_deleted(conn: Connection, batch_id: int) -> tuple[int, bool]:
+    """The records of the batch ``batch_id`` that met runs of batches deleted since, and
+    whether that is only at most so many: a job two files held was stored once, from the
+    first, and deleting that file left this one's record of it unstored. Told by the
+    batch's ``batch_overlaps``; a file ingested before they were kept (one row, the batch
+    met unknown) may have met any batch ingested before it, and counts all its records
+    met where such a batch was deleted after it was ingested."""
+    rows = conn.execute(select(batch_overlaps.c.met_batch_id, batch_overlaps.c.n_records)
+                        .where(batch_overlaps.c.batch_id == batch_id)).all()
+    held = set(conn.execute(select(ingest_batches.c.id).where(ingest_batches.c.id.in_(
+        [row.met_batch_id for row in rows if row.met_batch_id is not None]))).scalars())
+    n_met = sum(row.n_records for row in rows
+                if row.met_batch_id is not None and row.met_batch_id not in held)
+    unrecorded = sum(row.n_records for row in rows if row.met_batch_id is None)
+    if unrecorded and conn.execute(select(batch_deletions.c.id).where(
+            batch_deletions.c.batch_id < batch_id,
+            batch_deletions.c.deleted_epoch_s >= select(ingest_batches.c.started_epoch_s)
+            .where(ingest_batches.c.id == batch_id).scalar_subquery())
+            .limit(1)).first() is not None:
+        return n_met + unrecorded, True
+    return n_met, False
 
 
 def _count_runs(conn: Connection, batch_id: int) -> int:

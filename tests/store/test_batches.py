@@ -446,7 +446,8 @@ def test_a_file_read_before_the_store_recorded_what_it_met_is_named_by_its_rule(
         cli, db_url: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A file ingested before revision 0009 (its batch_overlaps one row naming no batch,
     as the upgrade leaves it) is named when it came after the deleted file and met runs
-    already stored, and the message says that is why."""
+    already stored, and the message says that is why; read again, what it met is
+    recorded and a later delete tells exactly."""
     from sqlalchemy import create_engine, text
 
     dump1 = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
@@ -464,6 +465,43 @@ def test_a_file_read_before_the_store_recorded_what_it_met_is_named_by_its_rule(
             "the deleted ones: named as it was ingested before the store recorded whose runs "
             "a file met; to store them from there: perfpredict ingest sacct --reread "
             f"{dump2} --system alpha\n") in gone.stdout
+    again = cli("ingest", "sacct", str(dump2), "--system", "alpha")
+    assert again.exit_code == 0
+    assert again.stderr.startswith(f"Warning: {dump2}: up to 2 records of it met jobs that "
+                                   "only a file deleted since had stored")
+
+
+def test_a_file_whose_jobs_went_with_another_says_so_when_ingested_again(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """slurm2sql's two real dumps hold the same jobs, stored from the first. Deleted,
+    the second ingested again (a nightly job) said only "already ingested" while the
+    store held none of its jobs: it warns on stderr, in one line, with the --reread
+    that stores them (exit 0: the ingest did what it was asked), which brings them back
+    once, and then it warns no more."""
+    dump1 = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    dump2 = shared_path("logs", "slurm", "slurm2sql-test-data2.psv")
+    for dump in (dump1, dump2):
+        assert cli("ingest", "sacct", str(dump), "--system", "alpha").exit_code == 0
+    assert cli("runs", "delete", "--batch", "1", "--yes").exit_code == 0
+    assert json.loads(cli("runs", "export", "--format", "json").stdout) == []
+
+    nightly = cli("ingest", "sacct", str(dump2), "--system", "alpha")
+    assert nightly.exit_code == 0
+    assert nightly.stdout == f"{dump2}: already ingested (2 records); nothing stored.\n"
+    assert nightly.stderr.strip().splitlines() == [
+        f"Warning: {dump2}: 2 records of it met jobs that only a file deleted since had "
+        "stored, so the store lacks them; perfpredict ingest sacct --reread "
+        f"{dump2} --system alpha stores them"]
+    report, = json.loads(cli("ingest", "sacct", str(dump2), "--system", "alpha",
+                             "--format", "json").stdout)
+    assert (report["already_ingested"], report["n_met_deleted"]) == (True, 2)
+
+    reread = cli("ingest", "sacct", "--reread", str(dump2), "--system", "alpha")
+    assert reread.exit_code == 0 and "2 stored" in reread.stdout
+    assert sorted(r["job_id"] for r in json.loads(
+        cli("runs", "export", "--format", "json").stdout)) == ["43974388", "43977780"]
+    quiet = cli("ingest", "sacct", str(dump2), "--system", "alpha")
+    assert quiet.exit_code == 0 and quiet.stderr == ""
 
 
 def test_the_upgrade_keeps_what_each_file_met_as_not_recorded(db_url: str) -> None:
