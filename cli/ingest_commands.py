@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from perfpredict.cli.render import SummaryFormat, first_names, reread_command
-from perfpredict.counts import counted
+from perfpredict.cli.render import SummaryFormat, reread_command
+from perfpredict.counts import counted, first_names
 from perfpredict.ingest.registry import FORMATS
 
 if TYPE_CHECKING:

@@ -164,20 +164,6 @@ def stored_app_names(store: Any, app: list[str] | None) -> list[str]:
     return [name.stored for name in resolved]
 
 
-#: Names a summary line shows before it counts the rest (:func:`first_names`).
-NAMES_SHOWN = 5
-
-
-def first_names(names: Sequence[str], *, shown: int = NAMES_SHOWN, where: str = "",
-                sep: str = ", ") -> str:
-    """All ``names`` when few, else the first ``shown``, how many more and, ``where``,
-    what lists them all: hundreds of names made one unreadable line."""
-    if len(names) <= shown + 1:  # "and 1 more" would take the room of its name
-        return sep.join(names)
-    rest = f"{len(names)} in all; {where}" if where else f"{len(names)} in all"
-    return f"{sep.join(names[:shown])} and {len(names) - shown} more ({rest})"
-
-
 def reread_command(fmt: str, path: str, system: str | None) -> str:
     """The command that reads an ingested file again, storing what the store lacks of it
     (``ingest --reread``), with the --system it was read with."""

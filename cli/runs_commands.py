@@ -9,13 +9,12 @@ import typer
 
 from perfpredict.cli.render import (
     TableFormat,
-    first_names,
     print_json,
     print_rows,
     reread_command,
     stored_app_names,
 )
-from perfpredict.counts import counted
+from perfpredict.counts import counted, first_names
 
 if TYPE_CHECKING:
     from perfpredict.store.batches import BatchesDeleted, Reread

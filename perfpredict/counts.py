@@ -1,12 +1,14 @@
 """How large a count (nodes, ranks, GPUs) can be: the store keeps counts as INTEGER,
 32-bit on PostgreSQL, so ingest refuses larger ones and an estimate is not asked for them;
 what counts as a number a library caller gives; the one refusal of a count a user
-typed with an option; and how a message says a count of things. A module of its own so
-that an estimate, which imports no ingest code, reads the same rules."""
+typed with an option; and how a message says a count of things, or names a few of many.
+A module of its own so that an estimate, which imports no ingest code, reads the same
+rules."""
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Sequence
 from typing import Any
 
 from perfpredict.errors import BadInputError
@@ -78,3 +80,17 @@ def check_count(option: str, value: object, *, least: int = 1, most: int = MAX_C
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless one: "1 run", "3 runs", "0 files"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+#: Names a summary line shows before it counts the rest (:func:`first_names`).
+NAMES_SHOWN = 5
+
+
+def first_names(names: Sequence[str], *, shown: int = NAMES_SHOWN, where: str = "",
+                sep: str = ", ") -> str:
+    """All ``names`` when few, else the first ``shown``, how many more and, ``where``,
+    what lists them all: hundreds of names made one unreadable line."""
+    if len(names) <= shown + 1:  # "and 1 more" would take the room of its name
+        return sep.join(names)
+    rest = f"{len(names)} in all; {where}" if where else f"{len(names)} in all"
+    return f"{sep.join(names[:shown])} and {len(names) - shown} more ({rest})"

@@ -45,6 +45,11 @@ class BadInputError(PerfPredictError):
         spooled to a temporary file) is named as the user gave it."""
         return type(self)(self.reason, path=path, line_no=self.line_no)
 
+    def adding(self, note: str) -> BadInputError:
+        """The same error with ``note`` after its reason: what else it stopped (the
+        files given after a bad one, never read)."""
+        return type(self)(f"{self.reason}; {note}", path=self.path, line_no=self.line_no)
+
     def _compose(self) -> str:
         where = ""
         if self.path is not None:

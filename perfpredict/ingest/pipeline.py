@@ -32,6 +32,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from perfpredict.counts import counted, first_names
 from perfpredict.errors import BadInputError
 from perfpredict.ingest._text.lines import (
     STDIN_PATH,
@@ -55,6 +56,8 @@ from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 __all__ = ["BatchReport", "ingest_file", "ingest_paths"]
 
 CHUNK_RECORDS = 5_000
+#: Files an ingest stopped by a bad one names as not read; more are counted.
+UNREAD_SHOWN = 3
 
 
 def _chunks(items: Iterable[BatchItem], size: int,
@@ -124,7 +127,9 @@ def ingest_paths(store: Store, fmt: str, paths: str | os.PathLike[str] | Iterabl
                  progress: ProgressCallback | None = None,
                  on_report: Callable[[BatchReport], None] | None = None) -> list[BatchReport]:
     """Ingest several files, each in its own transaction (a bad one stops the rest, the
-    files before it stored). Every path is checked before any file is read, so a
+    files before it stored, and its error names the files after it, not read: a nightly
+    job's log must say which to ingest again). Every path is checked before any file is
+    read, so a
     mistyped one stores nothing; ``on_report`` is told of each file as it is stored, so
     that what was stored before a bad file is said. One path, a text or a Path, is one
     file (a text was read as paths of its letters, "/: is a directory", and a Path was
@@ -137,8 +142,16 @@ def ingest_paths(store: Store, fmt: str, paths: str | os.PathLike[str] | Iterabl
     for path in files:
         _check_input(fmt, path)
     reports = []
-    for path in files:
-        reports.append(ingest_file(store, fmt, path, options, progress))
+    for i, path in enumerate(files):
+        try:
+            reports.append(ingest_file(store, fmt, path, options, progress))
+        except BadInputError as exc:
+            unread = [str(later) for later in files[i + 1:]]
+            if not unread:
+                raise
+            were = "was" if len(unread) == 1 else "were"
+            raise exc.adding(f"{counted(len(unread), 'file')} given after it {were} not read: "
+                             f"{first_names(unread, shown=UNREAD_SHOWN)}") from exc
         if on_report is not None:
             on_report(reports[-1])
     return reports

@@ -651,3 +651,30 @@ def test_a_document_cut_after_jobs_stores_none_of_them(cli: Cli, tmp_path: Path)
     assert failed.exit_code == 2
     assert failed.stderr.startswith(f"Error: {path}:1: not valid JSON (")
     assert "nothing from this file was stored" in failed.stderr
+
+
+@pytest.mark.parametrize("n_after", [1, 5])
+def test_a_bad_file_names_the_files_after_it_that_were_not_read(
+        cli: Cli, tmp_path: Path, n_after: int) -> None:
+    """Real sacct dumps, the second with its '|' turned to commas: the first is stored
+    and listed, the second refused, and the error (one line) names the files after it,
+    never read (a few, then how many), which the store does not hold."""
+    first = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    bad = tmp_path / "commas.psv"
+    bad.write_text(shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+                   .read_text().replace("|", ","))
+    later = [tmp_path / f"later{i}.psv" for i in range(n_after)]
+    for i, path in enumerate(later):  # its jobs under other ids: stored, were it read
+        path.write_text(first.read_text().replace("4397", f"{i + 1}397"))
+    result = cli("ingest", "sacct", str(first), str(bad), *map(str, later),
+                 "--system", "ub-hpc", "--format", "json")
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {bad}:1: ")
+    if n_after == 1:
+        assert line.endswith(f"; 1 file given after it was not read: {later[0]}")
+    else:
+        assert line.endswith(f"; 5 files given after it were not read: {later[0]}, "
+                             f"{later[1]}, {later[2]} and 2 more (5 in all)")
+    assert [report["path"] for report in json.loads(result.stdout)] == [str(first)]
+    assert {row["job_id"] for row in exported(cli)} == {"43974388", "43977780"}
