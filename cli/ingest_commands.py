@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from perfpredict.cli.render import SummaryFormat, reread_command
+from perfpredict.cli.render import SummaryFormat
 from perfpredict.counts import counted, first_names
 from perfpredict.ingest.registry import FORMATS
 
@@ -90,27 +90,20 @@ def ingest(
                          on_report=lambda report: stored.append(report.as_dict()))
         return
     with record_counter(enabled=sys.stderr.isatty()) as progress:
-        ingest_paths(store, fmt.value, paths, options, progress,
-                     on_report=lambda report: _print_report(report, system))
+        ingest_paths(store, fmt.value, paths, options, progress, on_report=_print_report)
 
 
-def _print_report(r: BatchReport, system: str | None) -> None:
+def _print_report(r: BatchReport) -> None:
     """One file's summary, printed as soon as it is stored: a later file's error must
-    not hide what the earlier ones stored. ``system``: the --system it was read with."""
+    not hide what the earlier ones stored. Warnings go to stderr, which a nightly cron
+    job mails, where its summaries are logged."""
     if r.already_ingested:
         again = (f", {r.n_rejected_earlier} rejected then); nothing stored; --reread reads "
                  "it again once what rejected them is fixed (an option such as --system, or "
                  "a newer perfpredict)." if r.n_rejected_earlier else "); nothing stored.")
         typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records{again}")
-        if r.n_met_deleted:
-            # on stderr, which a nightly cron job mails, where its summaries are logged
-            at_most = ("up to ", " (it was ingested before the store recorded whose runs "
-                       "a file met: all it met then, as a file ingested before it was "
-                       "deleted since)") if r.met_deleted_at_most else ("", "")
-            typer.echo(f"Warning: {r.path}: {at_most[0]}{counted(r.n_met_deleted, 'record')} "
-                       "of it met jobs that only a file deleted since had stored, so the "
-                       f"store lacks them{at_most[1]}; "
-                       f"{reread_command(r.format, r.path, system)} stores them", err=True)
+        for warning in r.warnings:  # the records the store lacks since a delete
+            typer.echo(f"Warning: {r.path}: {warning}", err=True)
         return
     skipped = f", {counted(r.n_unfinished, 'non-terminal job')} skipped" if r.n_unfinished else ""
     joined = (f" ({r.n_joined_io} with the I/O of Darshan logs stored before them)"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
@@ -163,9 +162,3 @@ def stored_app_names(store: Any, app: list[str] | None) -> list[str]:
             typer.echo(f"note: {name.note}", err=True)
     return [name.stored for name in resolved]
 
-
-def reread_command(fmt: str, path: str, system: str | None) -> str:
-    """The command that reads an ingested file again, storing what the store lacks of it
-    (``ingest --reread``), with the --system it was read with."""
-    return " ".join(["perfpredict ingest", fmt, "--reread", shlex.quote(path),
-                     *(["--system", shlex.quote(system)] if system else [])])

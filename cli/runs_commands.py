@@ -11,7 +11,6 @@ from perfpredict.cli.render import (
     TableFormat,
     print_json,
     print_rows,
-    reread_command,
     stored_app_names,
 )
 from perfpredict.counts import counted, first_names
@@ -189,6 +188,8 @@ def _print_deleted(deleted: BatchesDeleted) -> None:
 def _print_rereads(rereads: list[Reread], why: str) -> None:
     """The ``ingest --reread`` commands that store what ``rereads`` hold of the deleted
     runs, a few of many (``why``: how they met them)."""
+    from perfpredict.ingest.records import reread_command
+
     commands = [reread_command(r.format, r.path, r.system) for r in rereads]
     typer.echo(f"  {why}; to store them from there: " + first_names(
         commands, shown=REREADS_SHOWN, sep="; ", where="'perfpredict runs batches' lists them"))

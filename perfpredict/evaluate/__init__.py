@@ -76,17 +76,33 @@ GROUP_BY = ("source", "app", "system", "distance")
 MAX_REPEATS = 100
 
 
+#: What each split keeps of a tested series, for the message of a cut too short to learn
+#: from (:func:`_too_short`).
+_KEPT_BY_SPLIT = {
+    "extrapolate": "the lower half of its scales (two of four)",
+    "fewshot": "its three smallest scales",
+    "random": "its scales but the held-out ones",
+    "time": "its runs submitted before the cut",
+}
+
+
+def _too_short(split: str, protocol: str) -> NotTrainedError:
+    """The domain error of a backtest whose training pool, as ``split`` and
+    ``protocol`` cut it, holds no series of three or more scales (a store of series of
+    four scales, cut to two in extrapolation: "ingest more runs" said nothing of the
+    cut), with the split and protocol that keep more where another would."""
+    fixes = [*(["--split fewshot keeps three scales"] if split != "fewshot" else []),
+             *(["--protocol by-series trains on the other series in full"]
+               if protocol != "by-series" and split != "time" else []),
+             "or ingest runs at more scales"]
+    return NotTrainedError(
+        "no series the backtest may train on has three or more distinct scales once each "
+        f"tested series is cut to {_KEPT_BY_SPLIT[split]}; " + ", ".join(fixes))
+
+
 def _fit_hybrid(pool: list[Series], random_state: int,
                 borrowed_pool: list[Series]) -> HybridPredictor:
-    """The hybrid trained on ``pool`` (borrowing from ``borrowed_pool``), or a domain
-    error when it has nothing to learn from (a cut can leave every series with two
-    scales or fewer)."""
-    if not any(s.scales.size >= 3 for s in pool):
-        raise NotTrainedError(
-            "no series the backtest may train on has three or more distinct scales once "
-            "each tested series is cut to what the split keeps of it (extrapolate keeps "
-            "the lower half: two of four scales); --split fewshot keeps three, --protocol "
-            "by-series trains on the other series in full, or ingest runs at more scales")
+    """The hybrid trained on ``pool`` (borrowing from ``borrowed_pool``)."""
     return HybridPredictor(random_state=random_state).fit(
         pool, borrowed_series=borrowed_pool)
 
@@ -121,6 +137,9 @@ def backtest(series_list: list[Series], split: str, group_of: GroupOf,
         leave_out_group = (None if leave_out_of is None
                            else lambda i: leave_out_of(series_list[i]))
         for training in training_rounds(plan, protocol, leave_out_group, n_folds, seed):
+            # a cut can leave every series it trains on with two scales or fewer
+            if not any(s.scales.size >= 3 for s in [*training.pool, *(extra_pool or [])]):
+                raise _too_short(split, protocol)
             _predict_round(outcomes, series_list, plan.holdouts, training,
                            extra_pool or [], borrow, group_of, confidence, seed)
     return outcomes

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import shlex
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -215,6 +216,13 @@ def in_line_order(batch: RunBatch | None, items: list[ParsedItem]) -> Iterator[B
 def ingest_command(input_format: str) -> str:
     """How a fix tells the user to read a file as ``input_format``: ingest's command."""
     return f"'perfpredict ingest {input_format}'"
+
+
+def reread_command(fmt: str, path: str, system: str | None) -> str:
+    """The command that reads an ingested file again, storing what the store lacks of it
+    (``ingest --reread``), with the --system it was read with."""
+    return " ".join(["perfpredict ingest", fmt, "--reread", shlex.quote(path),
+                     *(["--system", shlex.quote(system)] if system else [])])
 
 
 @dataclass

@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection
 
+from perfpredict.counts import counted
 from perfpredict.errors import BadInputError, DamagedStreamError
 from perfpredict.ingest.records import (
     DARSHAN_DETAILS,
@@ -39,6 +40,7 @@ from perfpredict.ingest.records import (
     RunRecord,
     Skipped,
     job_key,
+    reread_command,
 )
 from perfpredict.ingest.registry import WALL_CLOCK_FORMATS, other_format_fix
 from perfpredict.names import name_key
@@ -130,6 +132,17 @@ class BatchReport:
     new_systems: list[str] = field(default_factory=list)
     first_rejects: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+
+    def met_deleted_warning(self, system: str | None) -> str:
+        """What a file skipped as already ingested lacks since a delete (a nightly
+        re-ingest said "already ingested" and left the gap; ``--format json`` had only
+        the count), and the command that stores it."""
+        up_to, why = ("up to ", " (it was ingested before the store recorded whose runs a "
+                      "file met: all it met then, as a file ingested before it was deleted "
+                      "since)") if self.met_deleted_at_most else ("", "")
+        return (f"{up_to}{counted(self.n_met_deleted, 'record')} of it met jobs that only a "
+                f"file deleted since had stored, so the store lacks them{why}; "
+                f"{reread_command(self.format, self.path, system)} stores them")
 
     def add_warnings(self) -> None:
         """The warnings a user must see: a file that gave nothing, or no runtimes."""
@@ -890,6 +903,8 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
                 report.n_duplicates = stored.n_records
                 report.n_rejected_earlier = stored.n_rejected
                 report.n_met_deleted, report.met_deleted_at_most = _met_deleted(conn, stored.id)
+                if report.n_met_deleted:
+                    report.warnings.append(report.met_deleted_warning(options.system))
                 return report
             batch_id = stored.id
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))

@@ -671,12 +671,23 @@ def test_evaluate_of_series_cut_too_short_says_which_split_keeps_enough(  # type
         f"{app},Perlmutter-GPU,{n},{serial_s + 1000 / n:.2f}\n"
         for app, serial_s in (("solver", 40), ("mesher", 90)) for n in (1, 2, 4, 8)))
     assert cli("ingest", "csv", str(runs)).exit_code == 0
-    result = cli("evaluate", "--app", "solver", "--app", "mesher")
-    assert result.exit_code == 1
-    message = result.stderr.strip()
-    assert message.startswith("Error: ") and len(message.splitlines()) == 1
-    assert "extrapolate keeps the lower half: two of four scales" in message
-    assert "--split fewshot keeps three" in message and "--protocol by-series" in message
+    apps = ["--app", "solver", "--app", "mesher"]
+    for options, says in (
+            ((), "cut to the lower half of its scales (two of four); --split fewshot keeps "
+                 "three scales, --protocol by-series trains on the other series in full, or "
+                 "ingest runs at more scales"),
+            # the split and protocol asked for, not extrapolation's (a tester's --split
+            # random was told what extrapolate keeps, and --protocol by-series to use it)
+            (("--split", "random"), "cut to its scales but the held-out ones; --split "
+                                    "fewshot keeps three scales, --protocol by-series"),
+            # one series: by series, no other series to train on
+            (("--protocol", "by-series"), "(two of four); --split fewshot keeps three "
+                                          "scales, or ingest runs at more scales")):
+        result = cli("evaluate", *(apps[:2] if "by-series" in options else apps), *options)
+        assert result.exit_code == 1
+        message = result.stderr.strip()
+        assert message.startswith("Error: ") and len(message.splitlines()) == 1
+        assert says in message, message
     assert cli("evaluate", "--app", "solver", "--app", "mesher", "--split", "fewshot",
                "--format", "json").exit_code == 0
 

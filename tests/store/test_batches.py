@@ -418,7 +418,7 @@ def test_a_delete_names_only_the_files_that_met_its_runs(cli, db_url: str, tmp_p
     assert gone.exit_code == 0, gone.output
     assert ("  1 file held 2 records of runs only the deleted file stored (a job two files "
             "hold is stored once, from the first); to store them from there: perfpredict "
-            f"ingest sacct --reread {dump2} --system alpha\n") in gone.stdout
+            f"ingest sacct --reread {dump2.resolve()} --system alpha\n") in gone.stdout
     assert "pbs" not in gone.stdout and "nasa" not in gone.stdout
     gone = cli("runs", "delete", "--batch", "3", "--yes")
     assert f"to store them from there: perfpredict ingest swf --reread {slices[1]}\n" in gone.stdout
@@ -464,7 +464,7 @@ def test_a_file_read_before_the_store_recorded_what_it_met_is_named_by_its_rule(
     assert ("  1 file ingested after the deleted file met runs already stored, which may be "
             "the deleted ones: named as it was ingested before the store recorded whose runs "
             "a file met; to store them from there: perfpredict ingest sacct --reread "
-            f"{dump2} --system alpha\n") in gone.stdout
+            f"{dump2.resolve()} --system alpha\n") in gone.stdout
     again = cli("ingest", "sacct", str(dump2), "--system", "alpha")
     assert again.exit_code == 0
     assert again.stderr.startswith(f"Warning: {dump2}: up to 2 records of it met jobs that "
@@ -488,13 +488,15 @@ def test_a_file_whose_jobs_went_with_another_says_so_when_ingested_again(  # typ
     nightly = cli("ingest", "sacct", str(dump2), "--system", "alpha")
     assert nightly.exit_code == 0
     assert nightly.stdout == f"{dump2}: already ingested (2 records); nothing stored.\n"
-    assert nightly.stderr.strip().splitlines() == [
-        f"Warning: {dump2}: 2 records of it met jobs that only a file deleted since had "
-        "stored, so the store lacks them; perfpredict ingest sacct --reread "
-        f"{dump2} --system alpha stores them"]
+    warning = ("2 records of it met jobs that only a file deleted since had stored, so the "
+               f"store lacks them; perfpredict ingest sacct --reread {dump2} --system alpha "
+               "stores them")
+    assert nightly.stderr.strip().splitlines() == [f"Warning: {dump2}: {warning}"]
+    # a script reading --format json gets the command too, not only the count
     report, = json.loads(cli("ingest", "sacct", str(dump2), "--system", "alpha",
                              "--format", "json").stdout)
     assert (report["already_ingested"], report["n_met_deleted"]) == (True, 2)
+    assert report["warnings"] == [warning]
 
     reread = cli("ingest", "sacct", "--reread", str(dump2), "--system", "alpha")
     assert reread.exit_code == 0 and "2 stored" in reread.stdout

@@ -67,7 +67,7 @@ def _stored(engine: Engine, chunks: list[list[tuple[Any, ...]]]) -> list[tuple[A
         for chunk in chunks:
             n_filled += insert_rows_ignoring_duplicates(
                 conn, runs, COLUMNS, chunk, "natural_key", replace_where=LATER_INCARNATION,
-                kept=("io_bytes",), kept_where=SAME_RUN, filled_where=SAME_RUN)
+                kept=("io_bytes",), kept_where=SAME_RUN, filled_where=SAME_RUN).n_filled
         stored = conn.execute(select(*(runs.c[c] for c in COLUMNS))
                               .order_by(runs.c.natural_key)).all()
         conn.rollback()
