@@ -101,7 +101,7 @@ def _print_report(r: BatchReport) -> None:
         again = (f", {r.n_rejected_earlier} rejected then); nothing stored; --reread reads "
                  "it again once what rejected them is fixed (an option such as --system, or "
                  "a newer perfpredict)." if r.n_rejected_earlier else "); nothing stored.")
-        typer.echo(f"{r.path}: already ingested ({r.n_duplicates} records{again}")
+        typer.echo(f"{r.path}: already ingested ({counted(r.n_duplicates, 'record')}{again}")
         for warning in r.warnings:  # the records the store lacks since a delete
             typer.echo(f"Warning: {r.path}: {warning}", err=True)
         return
@@ -110,7 +110,7 @@ def _print_report(r: BatchReport) -> None:
               if r.n_joined_io else "")
     filled = (f" ({r.n_filled} of them given fields they lacked)" if r.n_filled else "")
     typer.echo(
-        f"{r.path}: {r.n_records} records, {r.n_stored} stored{joined}, "
+        f"{r.path}: {counted(r.n_records, 'record')}, {r.n_stored} stored{joined}, "
         f"{r.n_duplicates} already in the store{filled}, {r.n_attached} attached to stored "
         "jobs, "
         f"{r.n_rejected} rejected{skipped}."

@@ -174,7 +174,7 @@ def test_repeats_in_a_later_file_are_kept_and_the_same_file_stays_idempotent(
     first.write_text(header + row + row)
     second.write_text(header + row + "\n")  # the same measurement, repeated a day later
     assert "2 records, 2 stored" in cli("ingest", "csv", str(first)).stdout
-    assert "1 records, 1 stored, 0 already" in cli("ingest", "csv", str(second)).stdout
+    assert "1 record, 1 stored, 0 already" in cli("ingest", "csv", str(second)).stdout
     again = cli("ingest", "csv", str(first), str(second))
     assert again.stdout.count("already ingested") == 2
     assert len(exported(cli)) == 3
@@ -511,7 +511,7 @@ def test_several_files_say_what_each_stored_before_a_bad_one(cli: Cli, tmp_path:
     assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
     result = cli("ingest", "csv", str(good), str(bad))
     assert result.exit_code == 2
-    assert result.stdout.startswith(f"{good}: 1 records, 1 stored")
+    assert result.stdout.startswith(f"{good}: 1 record, 1 stored")
     assert result.stderr.startswith(f"Error: {bad}:2:")
     assert '"n_runs": 1' in cli("runs", "stats", "--format", "json").stdout
 

@@ -474,7 +474,7 @@ def test_a_job_with_a_bad_step_line_is_left_out_whole_and_named(
     path = slurm2sql_copy(tmp_path, line_no, damage)
     result = cli("ingest", "sacct", str(path), "--system", "x", "--on-error", "skip")
     assert result.exit_code == 0, result.output
-    assert f"{path}: 1 records, 1 stored" in result.stdout and "1 rejected" in result.stdout
+    assert f"{path}: 1 record, 1 stored" in result.stdout and "1 rejected" in result.stdout
     (rejected,) = [line for line in result.stdout.splitlines() if "rejected line" in line]
     assert rejected.startswith(f"  rejected line {line_no}: {reason}")
     assert "its job 43974388, line 2, is left out with it" in rejected

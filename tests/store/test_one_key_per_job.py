@@ -61,7 +61,7 @@ def test_ingest_says_which_jobs_took_a_logs_io(cli, tmp_path: Path) -> None:  # 
     dump = sacct_dump(tmp_path, "theta")
     result = cli("ingest", "sacct", str(dump))
     assert result.exit_code == 0, result.output
-    assert (f"{dump}: 1 records, 1 stored (1 with the I/O of Darshan logs stored before "
+    assert (f"{dump}: 1 record, 1 stored (1 with the I/O of Darshan logs stored before "
             "them), 0 already in the store") in result.stdout
 
 
@@ -392,14 +392,14 @@ def test_a_job_an_earlier_release_dropped_is_stored_by_reading_its_dump_again(
     result = runner.invoke(app, ["--db", url, "ingest", "sacct", str(dump), "--system",
                                  "theta", "--reread"])
     assert result.exit_code == 0, result.output
-    assert "1 records, 1 stored (1 with the I/O of Darshan logs" in result.stdout
+    assert "1 record, 1 stored (1 with the I/O of Darshan logs" in result.stdout
     store = open_store(url)
     (run,) = iter_runs(store)
     store.dispose()
     assert (run["nodes"], run["runtime_s"], run["io_bytes"]) == (4, 30.0, 4_294_971_481.0)
     again = runner.invoke(app, ["--db", url, "ingest", "sacct", str(dump), "--system",
                                 "theta", "--reread"])
-    assert "1 records, 0 stored, 1 already in the store" in again.stdout
+    assert "1 record, 0 stored, 1 already in the store" in again.stdout
 
 
 def test_two_spellings_of_a_system_in_a_file_read_again_store_nothing(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
