@@ -42,8 +42,9 @@ def estimate(
         help="Bytes the run moves to and from memory: a memory roof from the catalog's "
         "memory bandwidth.")] = None,
     input_csv: Annotated[Path | None, typer.Option(
-        "--input", help="CSV of queries (app, nodes, ...): one output row per input row, "
-        "ending with the notes the estimate of its query prints.")] = None,
+        "--input", help="CSV of queries (app, nodes, ...; - reads standard input): one "
+        "output row per input row, ending with the notes the estimate of its query "
+        "prints.")] = None,
     confidence: Annotated[float, typer.Option(
         help="Interval confidence level, at most 0.9998 (the widest intervals).")] = 0.9,
     fmt: Annotated[TableFormat | None, typer.Option(

@@ -40,16 +40,58 @@ def _read_queries(path: str | os.PathLike[str]
     (docs/performance.md). A row the reader refuses (a node count that is no number) is
     named before any row validation would refuse, wherever the two are in the file.
     ``path`` as ``ingest_file`` takes it, a text or a Path (a text was an AttributeError,
-    "'str' object has no attribute 'open'", and so was a DataFrame of queries)."""
-    import csv
-
+    "'str' object has no attribute 'open'", and so was a DataFrame of queries); ``-``
+    reads standard input."""
+    from perfpredict.ingest._text.lines import read_through, stream_name
     from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
 
     if not isinstance(path, str | os.PathLike):
         raise BadInputError(f"a query file is named by its path, not a "
                             f"{type(path).__name__}; for queries held in Python, call "
                             "load_predictor(store).estimate_many([Query(...), ...])")
-    path = Path(path)
+    shown = stream_name(Path(path))  # standard input (-) is named <stdin>
+    with read_through(Path(path)) as readable:
+        header, rows, line_nos = _csv_rows(readable)
+    if (twice := named_twice(header)) is not None:
+        raise BadInputError(twice, path=shown, line_no=1)
+    for needed in ("app", "nodes"):
+        if needed not in header:
+            fix = header_fix(header, ("app", "nodes", "system", "problem_size"),
+                             f"add the column '{needed}' to the header (see 'perfpredict "
+                             "estimate --help')")
+            raise BadInputError(f"the header has no '{needed}' column; a query file needs "
+                                f"at least app and nodes; {fix}", path=shown, line_no=1)
+    queries = []
+    for line_no, row in zip(line_nos, rows, strict=True):
+        if None in row:  # DictReader's cells past the header: a comma in a label, unquoted
+            raise BadInputError(f"expected {len(header)} fields as in the header, found "
+                                f"{len(header) + len(row[None])}; quote fields that contain "
+                                "commas", path=shown, line_no=line_no)
+        values: dict[str, Any] = {name: text for name in _TEXT_COLUMNS
+                                  if (text := (row.get(name) or "").strip())}
+        for name in _NUMBER_COLUMNS:
+            try:  # the one reader of numbers written in tables (ingest csv's too)
+                value = number(f"column {name!r}", row.get(name) or "")
+            except FieldError as exc:
+                raise BadInputError(str(exc), path=shown, line_no=line_no) from None
+            if value is not None:
+                values[name] = value
+        if missing := [name for name in ("app", "nodes") if name not in values]:
+            raise BadInputError(f"{' and '.join(map(column_name, missing))} "
+                                f"{'is' if len(missing) == 1 else 'are'} empty; every row "
+                                "needs an app and a node count", path=shown, line_no=line_no)
+        if values["nodes"] % 1:  # as --nodes takes them: 4.5 nodes is a typo
+            raise BadInputError(f"{column_name('nodes')} must be a whole number, got "
+                                f"{values['nodes']:g}", path=shown, line_no=line_no)
+        queries.append(Query(**values, field_name=column_name))
+    return header, rows, queries, line_nos
+
+
+def _csv_rows(path: Path) -> tuple[list[str], list[dict[Any, Any]], list[int]]:
+    """The header, the rows (keyed by column, cells past the header by None) and the
+    line each row ends on of the query CSV ``path``."""
+    import csv
+
     try:
         # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
         # after hand-written commas are not part of the column names
@@ -69,48 +111,19 @@ def _read_queries(path: str | os.PathLike[str]
         raise BadInputError(fix, path=path) from exc
     except OSError as exc:
         raise BadInputError(f"cannot read the query file: {exc}", path=path) from exc
-    if (twice := named_twice(header)) is not None:
-        raise BadInputError(twice, path=path, line_no=1)
-    for needed in ("app", "nodes"):
-        if needed not in header:
-            fix = header_fix(header, ("app", "nodes", "system", "problem_size"),
-                             f"add the column '{needed}' to the header (see 'perfpredict "
-                             "estimate --help')")
-            raise BadInputError(f"the header has no '{needed}' column; a query file needs "
-                                f"at least app and nodes; {fix}", path=path, line_no=1)
-    queries = []
-    for line_no, row in zip(line_nos, rows, strict=True):
-        if None in row:  # DictReader's cells past the header: a comma in a label, unquoted
-            raise BadInputError(f"expected {len(header)} fields as in the header, found "
-                                f"{len(header) + len(row[None])}; quote fields that contain "
-                                "commas", path=path, line_no=line_no)
-        values: dict[str, Any] = {name: text for name in _TEXT_COLUMNS
-                                  if (text := (row.get(name) or "").strip())}
-        for name in _NUMBER_COLUMNS:
-            try:  # the one reader of numbers written in tables (ingest csv's too)
-                value = number(f"column {name!r}", row.get(name) or "")
-            except FieldError as exc:
-                raise BadInputError(str(exc), path=path, line_no=line_no) from None
-            if value is not None:
-                values[name] = value
-        if missing := [name for name in ("app", "nodes") if name not in values]:
-            raise BadInputError(f"{' and '.join(map(column_name, missing))} "
-                                f"{'is' if len(missing) == 1 else 'are'} empty; every row "
-                                "needs an app and a node count", path=path, line_no=line_no)
-        if values["nodes"] % 1:  # as --nodes takes them: 4.5 nodes is a typo
-            raise BadInputError(f"{column_name('nodes')} must be a whole number, got "
-                                f"{values['nodes']:g}", path=path, line_no=line_no)
-        queries.append(Query(**values, field_name=column_name))
-    return header, rows, queries, line_nos
+    return header, rows, line_nos
 
 
 def _at_line(exc: PerfPredictError, path: str | os.PathLike[str],
              line_no: int) -> PerfPredictError:
     """``exc``, about one query of the file at ``path``, naming the file and the query's
     line: bad input by its ``path`` and ``line_no``, as every reader names them."""
+    from perfpredict.ingest._text.lines import stream_name
+
+    shown = stream_name(Path(path))
     if isinstance(exc, BadInputError):
-        return type(exc)(exc.reason, path=os.fspath(path), line_no=line_no)
-    return type(exc)(f"{path}:{line_no}: {exc}")
+        return type(exc)(exc.reason, path=shown, line_no=line_no)
+    return type(exc)(f"{shown}:{line_no}: {exc}")
 
 
 @dataclass(frozen=True)

@@ -346,6 +346,24 @@ def test_estimate_input_answers_in_json_too(cli, tmp_path: Path) -> None:  # typ
                                                            rel=1e-5)
 
 
+def test_estimate_input_reads_standard_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``--input -`` was taken for a file named "-" ("no such file"), where ``ingest`` and
+    ``advise walltime`` read standard input: the same answers as from the file, and a bad
+    row named ``<stdin>`` with its line."""
+    text = "app,nodes,note\nresnet,64,a\nbert,16,b\n"
+    queries = tmp_path / "q.csv"
+    queries.write_text(text)
+    piped = cli("estimate", "--input", "-", input=text)
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout == cli("estimate", "--input", str(queries)).stdout
+    bad = cli("estimate", "--input", "-", input="app,nodes\nresnet,64\nresnet,many\n")
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("Error: <stdin>:3: column 'nodes' must be a number")
+    unknown = cli("estimate", "--input", "-", input="app,nodes\nno-such-app,8\n")
+    assert unknown.exit_code == 1
+    assert unknown.stderr.startswith("Error: <stdin>:2: no trained series for application")
+
+
 def test_estimate_input_saved_as_csv_utf8_by_a_spreadsheet_is_read(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A spreadsheet's "CSV UTF-8" (the save the UTF-16 refusal advises) starts with a
     byte-order mark: the query file was refused as having no 'app' column, its header's

@@ -118,19 +118,10 @@ def read_jobs(path: str, input_format: str | None, system: str | None,
     for. A stream (``squeue ... | perfpredict advise walltime --input -``) is read from a
     temporary copy, as ingest reads one (:func:`~perfpredict.ingest._text.lines.spooled`),
     and errors name it as given."""
-    from perfpredict.ingest._text.lines import check_input, is_stream, spooled, stream_name
+    from perfpredict.ingest._text.lines import read_through
 
-    check_input(Path(path))
-    if not is_stream(Path(path)):
-        return _parsed_jobs(Path(path), input_format, system, swf_allow_extra_fields,
-                            timezone)
-    with spooled(Path(path)) as copy:
-        try:
-            return _parsed_jobs(copy, input_format, system, swf_allow_extra_fields, timezone)
-        except BadInputError as exc:
-            if exc.path != str(copy):
-                raise
-            raise exc.naming(stream_name(Path(path))) from exc
+    with read_through(Path(path)) as readable:
+        return _parsed_jobs(readable, input_format, system, swf_allow_extra_fields, timezone)
 
 
 def _parsed_jobs(path: Path, input_format: str | None, system: str | None,

@@ -120,6 +120,24 @@ def spooled(path: Path) -> Iterator[Path]:
         yield copy
 
 
+@contextmanager
+def read_through(path: Path) -> Iterator[Path]:
+    """``path`` as a file to read: itself, or a stream's temporary copy (:func:`spooled`),
+    refused first when it cannot be read (:func:`check_input`). Bad input about the copy
+    names the stream as the user gave it (``<stdin>``), not the copy."""
+    check_input(path)
+    if not is_stream(path):
+        yield path
+        return
+    with spooled(path) as copy:
+        try:
+            yield copy
+        except BadInputError as exc:
+            if exc.path != str(copy):
+                raise
+            raise exc.naming(stream_name(path)) from exc
+
+
 def open_binary(path: Path):  # type: ignore[no-untyped-def]
     """The file as a binary stream, decompressed when it is gzip (by content, not name),
     past a UTF-8 byte-order mark. Text in UTF-16 or UTF-32 (a spreadsheet's "Unicode
