@@ -170,6 +170,11 @@ class _ErrorTranslatingGroup(TyperGroup):
         except Exception as exc:  # a bug: say so in one line, keep the trace for --debug
             if _debug(ctx):
                 raise
+            if (full := _no_room(exc)) is not None:  # the machine's, not a bug
+                typer.echo(f"Error: {full}; free space on that disk, or send the output "
+                           "elsewhere, and run again", err=True)
+                _drop_unwritable_stdout()
+                raise typer.Exit(1) from None
             from perfpredict.config import redact_url
 
             typer.echo(
@@ -207,6 +212,33 @@ def _usage_error(exc: typer.TyperException) -> BaseException:
         message = f"{message.rstrip('.')}{stop} See '{ctx.command_path} --help'."
     typer.echo(f"Error: {message}", err=True)
     return typer.Exit(getattr(exc, "exit_code", 2))
+
+
+def _no_room(exc: BaseException) -> str | None:
+    """What ran out of room, when ``exc`` is a write that found the disk full: the
+    output (``runs export > file`` on a full disk), a plot, or the store (SQLite's
+    "database or disk is full", PostgreSQL's disk_full, SQLSTATE 53100), which rolls
+    the transaction back; None for any other error. It was reported as an internal
+    error, to be reported as a bug."""
+    import errno
+
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"cannot write {exc.filename or 'the output'}: {exc.strerror}"
+    driver_error = getattr(exc, "orig", None)  # SQLAlchemy's DBAPIError wraps the driver's
+    if "database or disk is full" in str(driver_error or ""):
+        return "the store's disk is full (SQLite: database or disk is full)"
+    if getattr(driver_error, "sqlstate", None) == "53100":
+        return "the PostgreSQL server's disk is full (SQLSTATE 53100, disk_full)"
+    return None
+
+
+def _drop_unwritable_stdout() -> None:
+    """Flush standard output now; if that fails too (it is what filled the disk), send
+    the rest to /dev/null, so that the flush at exit does not print a second error."""
+    try:
+        sys.stdout.flush()
+    except OSError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _debug(ctx: typer.Context) -> bool:

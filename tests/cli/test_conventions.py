@@ -178,3 +178,41 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(
     command.stdout.close()  # the command writes more than the pipe holds: it must notice
     _, stderr = command.communicate(timeout=120)
     assert (command.returncode, stderr.decode()) == (0, "")
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full (a disk always full) "
+                    "is Linux's")
+@pytest.mark.parametrize("args", [("runs", "export"), ("runs", "list"),
+                                  ("runs", "export", "--format", "json")],
+                         ids=" ".join)
+def test_a_full_disk_is_said_as_such_not_as_an_internal_error(
+        store_of_many_series: str, args: tuple[str, ...]) -> None:
+    """``runs export > file`` on a full disk was "internal error (OSError: [Errno 28] No
+    space left on device); rerun with --debug ... and report it": one line that says
+    what filled up and what to do, exit 1, and no second error from the flush at exit."""
+    with open("/dev/full", "w") as full:
+        command = subprocess.run([*PERFPREDICT, "--db", store_of_many_series, *args],
+                                 stdout=full, stderr=subprocess.PIPE, text=True,
+                                 timeout=120, check=False)
+    assert (command.returncode, command.stderr) == (1, (
+        "Error: cannot write the output: No space left on device; free space on that "
+        "disk, or send the output elsewhere, and run again\n"))
+
+
+def test_a_full_store_is_said_as_such(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """SQLite's own "database or disk is full" (a store whose file cannot grow: here a
+    page limit, as a full disk gives the same SQLITE_FULL), wrapped by SQLAlchemy as the
+    store raises it, is named as the store's disk, not as a bug."""
+    import sqlalchemy as sa
+
+    from perfpredict.cli.app import _no_room
+
+    engine = sa.create_engine(f"sqlite:///{tmp_path / 'full.db'}")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE runs (note TEXT)")
+        connection.exec_driver_sql("PRAGMA max_page_count = 2")
+        with pytest.raises(sa.exc.OperationalError) as raised:
+            connection.exec_driver_sql("INSERT INTO runs VALUES (?)", ("x" * 100_000,))
+    assert _no_room(raised.value) == ("the store's disk is full (SQLite: database or disk "
+                                      "is full)")
+    assert _no_room(ValueError("database or disk is full")) is None  # not a driver's
