@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import bindparam, func, select, update
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Row
 
 from perfpredict.counts import counted
 from perfpredict.errors import BadInputError, DamagedStreamError
@@ -880,21 +880,26 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     report = BatchReport(path=str(path), format=fmt)
     system_names = SystemNames.of(store)
     with store.engine.begin() as conn:
-        # Claiming the batch's unique (sha256, format) decides whether the file is new,
-        # also when another ingest of it runs at the same time (two cron jobs): this one
-        # waits for the other's outcome instead of failing on the unique index.
-        batch_id: int | None = conn.execute(
-            insert_ignoring_duplicates(conn, ingest_batches, "sha256", "format").values(
-                path=stored_as or str(path.resolve()), sha256=sha256, format=fmt,
-                system=options.system, started_epoch_s=time.time(), n_records=0,
-                n_stored=0, n_duplicates=0, n_rejected=0,
-            ).returning(ingest_batches.c.id)).scalar()
+        # Looked up first: a claim that finds the file stored uses up a batch id all the
+        # same (an insert ignored still draws from the sequence), and a nightly re-ingest
+        # of a folder left the ids of its batches with gaps of its files' count.
+        stored = _stored_batch(conn, sha256, fmt)
+        batch_id: int | None = None
+        if stored is None:
+            # Claiming the batch's unique (sha256, format) decides whether the file is
+            # new, also when another ingest of it runs at the same time (two cron jobs):
+            # this one waits for the other's outcome instead of failing on the unique
+            # index.
+            batch_id = conn.execute(
+                insert_ignoring_duplicates(conn, ingest_batches, "sha256", "format").values(
+                    path=stored_as or str(path.resolve()), sha256=sha256, format=fmt,
+                    system=options.system, started_epoch_s=time.time(), n_records=0,
+                    n_stored=0, n_duplicates=0, n_rejected=0,
+                ).returning(ingest_batches.c.id)).scalar()
+            if batch_id is None:  # the other ingest stored it first
+                stored = _stored_batch(conn, sha256, fmt)
         n_stored_before = 0
-        if batch_id is None:
-            stored = conn.execute(select(
-                ingest_batches.c.id, ingest_batches.c.n_records, ingest_batches.c.n_stored,
-                ingest_batches.c.n_rejected).where(
-                ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one()
+        if stored is not None:
             # A file of which only rejects were kept (--on-error skip of a file that named
             # no system) is read again: said to be ingested already, the file was never
             # stored once the user gave the --system its rejects asked for.
@@ -909,6 +914,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             batch_id = stored.id
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))
             n_stored_before = _count_runs(conn, batch_id)
+        assert batch_id is not None  # claimed above, or the stored batch's
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names, sha256)
         try:
             with conn.begin_nested():
@@ -947,6 +953,16 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             n_rejected=report.n_rejected,
         ))
     return report
+
+
+def _stored_batch(conn: Connection, sha256: str, fmt: str
+                  ) -> Row[Any, Any, Any, Any] | None:
+    """The batch that stored the file of checksum ``sha256`` as ``fmt``, if any: its id
+    and counts (:func:`write_file`)."""
+    return conn.execute(select(
+        ingest_batches.c.id, ingest_batches.c.n_records, ingest_batches.c.n_stored,
+        ingest_batches.c.n_rejected).where(
+        ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one_or_none()
 
 
 def _store_chunks(state: _FileIngest, chunks: Iterable[Chunk],

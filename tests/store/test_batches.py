@@ -183,6 +183,19 @@ def test_a_deleted_file_is_recorded_and_its_id_never_given_again(store, tmp_path
     assert [row["batch"] for row in list_batches(store)] == [1, 3]
 
 
+def test_a_file_already_ingested_uses_up_no_batch_id(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Re-ingesting a file already stored drew an id from the batches' sequence all the
+    same (its claim was an insert ignored): a nightly re-ingest of a folder left gaps of
+    its files' count between the batches it did store."""
+    options = IngestOptions(system="perlmutter")
+    feb = sacct_file(tmp_path / "feb.psv", 1, 2)
+    ingest_file(store, "sacct", feb, options)
+    for _ in range(3):
+        assert ingest_file(store, "sacct", feb, options).already_ingested
+    ingest_file(store, "sacct", sacct_file(tmp_path / "march.psv", 3), options)
+    assert [row["batch"] for row in list_batches(store)] == [1, 2]
+
+
 def test_a_job_two_files_held_is_stored_again_from_the_other(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Job 2 was in both dumps and stored once, from the first: deleting the first names
     the second for ``ingest --reread``, which stores job 2 from it."""
