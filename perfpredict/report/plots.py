@@ -26,6 +26,8 @@ from perfpredict.report.tables import confidence_percent
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
+    from matplotlib.text import Annotation
+    from matplotlib.transforms import Bbox
 
     from perfpredict.advise.plan import Plan
 
@@ -145,6 +147,23 @@ def check_plot_path(path: str | Path) -> Path:
     return path
 
 
+def _keep_apart(labels: list[Annotation]) -> None:
+    """Move each of ``labels`` (placed below their marks, left to right) further down
+    until it overlaps none before it: run classes a doubling or two apart, on an axis of
+    ten, had their labels written over each other."""
+    placed: list[Bbox] = []
+    for label in labels:
+        figure = label.get_figure()
+        assert figure is not None  # annotated on an axes of it
+        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+        box = label.get_window_extent(renderer)
+        while any(box.overlaps(other) for other in placed):
+            dx_pt, dy_pt = label.xyann
+            label.xyann = (dx_pt, dy_pt - box.height * 72 / figure.dpi - 2)
+            box = label.get_window_extent(renderer)
+        placed.append(box)
+
+
 def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
     same name with .csv (a proposal's reviewers ask for the numbers behind a figure)."""
@@ -198,12 +217,14 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     if run_classes:
         ax_time.plot([r["nodes"] for r in run_classes],
                      [r["predicted_runtime_s"] for r in run_classes], **_RUN_CLASS_MARK)
+    class_labels = []
     for r in run_classes:  # below the mark, as the star's label is above its own
         at_edge = {nodes[0]: "left", nodes[-1]: "right"}.get(r["nodes"], "center")
-        ax_time.annotate(f"{r['run_class']}\n{node_count(r['nodes'])}",
-                         (r["nodes"], r["predicted_runtime_s"]), textcoords="offset points",
-                         xytext=(0, -14), fontsize=9, color="tab:purple", ha=at_edge,
-                         va="top", bbox=_LABEL_BOX)
+        class_labels.append(ax_time.annotate(
+            f"{r['run_class']}\n{node_count(r['nodes'])}",
+            (r["nodes"], r["predicted_runtime_s"]), textcoords="offset points",
+            xytext=(0, -14), fontsize=9, color="tab:purple", ha=at_edge, va="top",
+            bbox=_LABEL_BOX))
     # the ideal line may fall far below everything else; let it leave the frame rather
     # than squash the predictions into the top of the panel
     lowest = min([*(r["lower_runtime_s"] for r in rows),
@@ -239,6 +260,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     kind = "Weak" if plan.weak else "Strong"
     fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10)
     fig.tight_layout()
+    _keep_apart(class_labels)
     try:
         fig.savefig(path, dpi=150)
     except OSError as exc:

@@ -123,6 +123,34 @@ def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
     plt.close(figure)
 
 
+def test_run_class_labels_close_together_do_not_overlap(trained_store, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    """Run classes a doubling or less apart, on an axis of ten, had their labels written
+    over each other: each is moved down below those before it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04",
+        run_classes=("production=32x10", "validation=48x2", "scaling=64x1", "largest=1024x1")))
+    figures: list = []  # the figure as drawn, caught where the plot closes it
+    monkeypatch.setattr(plt, "close", figures.append)
+    save_scaling_plot(plan, tmp_path / "classes.png")
+    (figure,) = figures
+    ax_time = figure.axes[0]
+    renderer = figure.canvas.get_renderer()
+    labels = [text for text in ax_time.texts if text.get_color() == "tab:purple"]
+    assert len(labels) == 4
+    boxes = [label.get_window_extent(renderer) for label in labels]
+    for i, box in enumerate(boxes):
+        for other in boxes[i + 1:]:
+            assert not box.overlaps(other)
+    plt.close(figure)
+
+
 def test_an_earlier_plots_numbers_are_written_over(trained_store, tmp_path: Path) -> None:
     """The numbers of a plot made before the run_class column are the plot's own: written
     over, not refused as another table."""
