@@ -52,6 +52,8 @@ def _print_json_rows(rows: Iterable[Mapping[str, Any]], columns: Sequence[str]) 
 
 #: A cell's two padding spaces and its rule.
 _BORDER = 3
+#: The narrowest a key column as wide as a file's path is folded to (:func:`_key_columns`).
+_FOLDED_KEY_WIDTH = 12
 
 
 def _needed_width(label: str, cells: Sequence[str], console_width: int) -> int:
@@ -66,10 +68,14 @@ def _needed_width(label: str, cells: Sequence[str], console_width: int) -> int:
 def _key_columns(cells: Sequence[Sequence[str]], widths: Sequence[int],
                  console_width: int) -> int:
     """How many leading columns say what a row is about: the fewest that tell every row
-    apart (evaluate's "Every method" rows need the group and the method), at most three
-    and no wider together than half the terminal; one where none do."""
+    apart (evaluate's "Every method" rows need the group and the method, ``runs
+    rejects``' the file and the line), at most three, that fit together in half the
+    terminal with the widest of them folded to :data:`_FOLDED_KEY_WIDTH` at most (a
+    file's path); one where none do."""
     for n_keys in range(1, min(3, len(widths) - 1) + 1):
-        if sum(widths[:n_keys]) + _BORDER * n_keys > console_width // 2:
+        keys = sorted(widths[:n_keys])
+        if (sum(keys[:-1]) + min(keys[-1], _FOLDED_KEY_WIDTH) + _BORDER * n_keys
+                > console_width // 2):
             break
         if len({tuple(row[:n_keys]) for row in cells}) == len(cells):
             return n_keys
@@ -78,12 +84,17 @@ def _key_columns(cells: Sequence[Sequence[str]], widths: Sequence[int],
 
 def _fitted_widths(widths: Sequence[int], console_width: int, n_keys: int) -> list[int]:
     """``widths`` narrowed so that each table :func:`_column_groups` makes fits the
-    terminal: the first ``n_keys`` columns within half of it, any other column within
-    what they leave. A word wider than that (a file's full path) folds within its own
-    cell; a table left wider than the terminal had rich narrow every column evenly, and
-    fold short ones too ('runs batches' showed batch 10 as "1" over "0")."""
-    key_room = max(1, console_width // 2 - _BORDER)
-    keys = [min(width, key_room) for width in widths[:n_keys]]
+    terminal: the first ``n_keys`` columns together within half of it (the widest of
+    them narrowed, the others whole), any other column within what they leave. A word
+    wider than that (a file's full path) folds within its own cell; a table left wider
+    than the terminal had rich narrow every column evenly, and fold short ones too
+    ('runs batches' showed batch 10 as "1" over "0")."""
+    keys = list(widths[:n_keys])
+    if keys:
+        widest = keys.index(max(keys))
+        others = sum(keys) - keys[widest]
+        keys[widest] = min(keys[widest], max(
+            1, console_width // 2 - _BORDER * len(keys) - others))
     room = max(1, console_width - 1 - sum(width + _BORDER for width in keys) - _BORDER)
     return keys + [min(width, room) for width in widths[n_keys:]]
 

@@ -280,3 +280,24 @@ def test_batch_ids_are_whole_beside_a_path_wider_than_the_terminal(  # type: ign
                    if line.startswith("│")]
     assert {cell for cell in first_cells if cell} == {str(i) for i in range(1, 13)}
     assert "batch" in shown.stdout.split("┡")[0]  # the label whole too
+
+
+def test_rejects_split_to_fit_keep_the_file_and_line_in_every_part(  # type: ignore[no-untyped-def]
+        db_url: str, tmp_path: Path) -> None:
+    """`runs rejects` of a file under a long path, split to fit 80 columns, repeated the
+    file alone in its later parts: which line a reason or raw text was of could not be
+    read there. The path folds so that the file, format and line fit in every part."""
+    folder = tmp_path / "a_folder_with_a_rather_long_name_for_its_rejects"
+    folder.mkdir()
+    bad = folder / "runs.csv"
+    bad.write_text("app,system,nodes,runtime_s\nx,s,1,10\nx,s,two,5\nx,s,4,-1\n")
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", db_url, "ingest", "csv", str(bad), "--on-error",
+                               "skip"]).exit_code == 0
+    shown = _at_80_columns("--db", db_url, "runs", "rejects")
+    _assert_fits_80_columns(shown)
+    chunks = _chunks(shown)
+    assert len(chunks) > 1
+    for chunk in chunks:
+        header = chunk.split("┡")[0]
+        assert "file" in header and "line" in header, chunk
