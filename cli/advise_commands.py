@@ -105,7 +105,8 @@ def advise(
         help="table, json, markdown, latex or csv. csv is the table of node counts "
         "considered, the advised one marked 'recommended', with the recommendation, its "
         "walltime and warnings on stderr (run classes and per-period totals are in the "
-        "other formats); json has every figure as fields.")
+        "other formats); markdown and latex are the proposal's tables, with the warnings "
+        "on stderr; json has every figure as fields.")
     ] = AdviceFormat.table,
     plot: Annotated[Path | None, typer.Option(
         help="Write the scaling figure (.png, .svg or .pdf) and its numbers (.csv).")] = None,
@@ -164,14 +165,16 @@ def advise(
         from perfpredict.advise.directives import directives, emit_warnings
 
         typer.echo(directives(plan, emit.value))
-        for warning in emit_warnings(plan, emit.value):
-            typer.echo(f"warning: {warning}", err=True)
+        _warn(emit_warnings(plan, emit.value))
     elif fmt == AdviceFormat.json:
         print_json(plan.as_dict())
-    elif fmt == AdviceFormat.markdown:
-        typer.echo(proposal.proposal_markdown(plan))
-    elif fmt == AdviceFormat.latex:
-        typer.echo(proposal.proposal_latex(plan))
+    elif fmt in (AdviceFormat.markdown, AdviceFormat.latex):
+        # the tables on stdout, to paste; the warnings (a walltime resting on an
+        # extrapolation, a series fitted now) aside, where the markdown had dropped them
+        render = (proposal.proposal_markdown if fmt == AdviceFormat.markdown
+                  else proposal.proposal_latex)
+        typer.echo(render(plan))
+        _warn(plan.warnings)
     elif fmt == AdviceFormat.csv:  # one table on stdout, as every csv; the rest said aside
         print_rows(proposal.candidate_rows(plan), "csv", proposal.CANDIDATE_COLUMNS)
         typer.echo("\n".join(proposal.summary_lines(plan)), err=True)
@@ -183,6 +186,13 @@ def advise(
             print_rows(rows, "table", columns, title="Requested resources")
         candidates, candidate_columns = proposal.candidate_table(plan)
         print_rows(candidates, "table", candidate_columns, title="Node counts considered")
+
+
+def _warn(warnings: list[str]) -> None:
+    """The advice's warnings on stderr, one line each, beside output that has no place
+    for them (directives, a proposal's tables)."""
+    for warning in warnings:
+        typer.echo(f"warning: {warning}", err=True)
 
 
 def _refuse_options_before(ctx: typer.Context, subcommand: str) -> None:

@@ -335,3 +335,16 @@ def test_a_class_in_a_queue_charged_at_a_multiple_says_so(trained_url, tmp_path)
     assert doc["queue"] != "large"  # the recommendation's queue charges the machine's rate
     assert "Run classes: largest at 512 nodes (measured at this node count; times 2 in " \
            "queue 'large')" in doc["basis"]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+def test_a_proposals_warnings_are_said_on_stderr(advise_cli, fmt: str) -> None:
+    """The markdown and latex proposals said none of the advice's warnings, anywhere (a
+    walltime resting on an extrapolation, a queue capping a class's walltime), where the
+    table, json, csv and --emit say them: on stderr, the tables to paste on stdout."""
+    doc = json.loads(advise_cli("advise", *BERT, *CLASS_ARGS, "--format", "json").stdout)
+    assert doc["warnings"]
+    result = advise_cli("advise", *BERT, *CLASS_ARGS, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines() == [f"warning: {w}" for w in doc["warnings"]]
+    assert "warning:" not in result.stdout
