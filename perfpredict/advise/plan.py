@@ -493,9 +493,11 @@ class _Pricing:
                     warnings: list[str]) -> list[RunClassPlan]:
         """Each of ``classes`` predicted at its node count (``medians``: the measured
         runtimes by node count) and priced; the walltime warnings of each added to
-        ``warnings``, named by class (a note every node count shares, once). A class
-        larger than the machine is refused, as the sweep stops there: a proposal asking
-        for nodes the machine does not have is."""
+        ``warnings``, named by class (a note every node count shares, once). The note
+        that a walltime rests on an extrapolation names the classes it is about, once:
+        unnamed, it read as the recommendation's, measured at its node count or not. A
+        class larger than the machine is refused, as the sweep stops there: a proposal
+        asking for nodes the machine does not have is."""
         if not classes:
             return []
         machine = _machine_nodes(self.spec, self.measured_nodes)
@@ -507,7 +509,7 @@ class _Pricing:
         nodes = sorted({c.nodes for c in classes})
         predicted = {c.nodes: c for c in _predicted(self.predictor, self.request, nodes,
                                                     medians)}
-        plans = []
+        plans, extrapolated = [], []
         for run_class in classes:
             plan, limit = self.run_class(run_class, predicted[run_class.nodes])
             for note in limit.warnings:
@@ -515,10 +517,12 @@ class _Pricing:
                     warnings.append(f"run class {run_class.label!r}: {note}")
             if (plan.beyond_measured_range
                     and plan.kill_probability > self.request.kill_risk / 2):
-                note = beyond_range_walltime_note(self.request.kill_risk)
-                if note not in warnings:
-                    warnings.append(note)
+                extrapolated.append(repr(run_class.label))
             plans.append(plan)
+        if extrapolated:
+            named = (f"run class {extrapolated[0]}" if len(extrapolated) == 1
+                     else f"run classes {', '.join(extrapolated)}")
+            warnings.append(f"{named}: {beyond_range_walltime_note(self.request.kill_risk)}")
         return plans
 
 

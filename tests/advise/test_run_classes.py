@@ -337,6 +337,20 @@ def test_a_class_in_a_queue_charged_at_a_multiple_says_so(trained_url, tmp_path)
            "queue 'large')" in doc["basis"]
 
 
+def test_a_walltime_beyond_the_measured_counts_names_its_class(trained_store) -> None:
+    """The note that a walltime rests on an extrapolation, raised by a run class, read
+    "the walltime rests on an extrapolation ...", as if about the recommendation, which
+    was measured at its node count: it names the class, and only the classes beyond."""
+    plan = advise_plan(trained_store, PlanRequest(
+        app="resnet", min_efficiency=0.01, max_nodes=16, kill_risk=0.3,
+        run_classes=("hero=4096x1", "huge=2048x2", "small=16x4")))
+    assert plan.recommended.nodes <= max(m.nodes for m in plan.measured)
+    (note,) = [w for w in plan.warnings if "rests on an extrapolation" in w]
+    assert note.startswith("run classes 'hero', 'huge': the walltime rests on an "
+                           "extrapolation"), plan.warnings
+    assert "--kill-risk 0.15" in note
+
+
 @pytest.mark.parametrize("fmt", ["markdown", "latex"])
 def test_a_proposals_warnings_are_said_on_stderr(advise_cli, fmt: str) -> None:
     """The markdown and latex proposals said none of the advice's warnings, anywhere (a
