@@ -99,11 +99,11 @@ def summary_lines(plan: Plan) -> list[str]:
         f"runtime/walltime {_ratio_text(rec.predicted_runtime_s / plan.walltime_s)}",
         *checkpoint_lines(plan),
         *([f"  queue {plan.queue_reason}"] if plan.queue_reason else []),
-        f"  node-hours per run {significant(rec.node_hours_p50)} (P50), "
-        f"{significant(rec.node_hours_p90)} "
+        f"  node-hours per run {format_value(rec.node_hours_p50)} (P50), "
+        f"{format_value(rec.node_hours_p90)} "
         "(P90)" + ("" if request.runs == 1 else  # the totals are the run's
-                   f"; for {request.runs} runs {significant(plan.node_hours_p50)} (P50), "
-                   f"{significant(plan.node_hours_p90)} (P90)") + _units_text(
+                   f"; for {request.runs} runs {format_value(plan.node_hours_p50)} (P50), "
+                   f"{format_value(plan.node_hours_p90)} (P90)") + _units_text(
             plan.allocation_unit, (plan.node_hours_p50, plan.node_hours_p90),
             (plan.allocation_units_p50, plan.allocation_units_p90)),
         *resource_lines(plan),
@@ -174,7 +174,7 @@ def _units_text(unit: str | None, node_hours: tuple[float, float],
     unit = unit or "allocation units"
     if math.isclose(units[0], node_hours[0]) and math.isclose(units[1], node_hours[1]):
         return f", charged one to one in {unit}"
-    return f" = {significant(units[0])} (P50), {significant(units[1])} (P90) {unit}"
+    return f" = {format_value(units[0])} (P50), {format_value(units[1])} (P90) {unit}"
 
 
 def resource_lines(plan: Plan) -> list[str]:
@@ -194,9 +194,11 @@ def resource_lines(plan: Plan) -> list[str]:
 
 
 def _figures_text(plan: Plan, figures: ResourceFigures) -> str:
-    """Node-hours at P50 and P90, and in allocation units where known."""
-    return (f"{significant(figures.node_hours_p50)} (P50), "
-            f"{significant(figures.node_hours_p90)} (P90) node-hours" + _units_text(
+    """Node-hours at P50 and P90, and in allocation units where known, written as the
+    tables write them (:func:`format_value`): to three significant digits, the summary
+    said a total of 1,220 node-hours above a table whose Total row said 1,219."""
+    return (f"{format_value(figures.node_hours_p50)} (P50), "
+            f"{format_value(figures.node_hours_p90)} (P90) node-hours" + _units_text(
                 plan.allocation_unit, (figures.node_hours_p50, figures.node_hours_p90),
                 (figures.allocation_units_p50, figures.allocation_units_p90)))
 

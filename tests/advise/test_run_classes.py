@@ -362,3 +362,18 @@ def test_a_proposals_warnings_are_said_on_stderr(advise_cli, fmt: str) -> None:
     assert result.exit_code == 0, result.output
     assert result.stderr.splitlines() == [f"warning: {w}" for w in doc["warnings"]]
     assert "warning:" not in result.stdout
+
+
+def test_the_summary_says_the_totals_as_the_tables_write_them(advise_cli) -> None:
+    """The summary wrote node-hours to three significant digits and the tables whole
+    numbers from 1,000: a total of 1,219.1 was "1,220" in the summary and "1,219" in the
+    Total row under it, and in the proposal pasted beside it."""
+    classes = ["--run-class", "largest=512x1000", "--run-class", "smallest=1x40"]
+    table = advise_cli("advise", *BERT, *classes)
+    markdown = advise_cli("advise", *BERT, *classes, "--format", "markdown")
+    assert table.exit_code == markdown.exit_code == 0, table.output + markdown.output
+    (total,) = [[c.strip() for c in line.split("|")[1:-1]]
+                for line in markdown.stdout.splitlines() if line.startswith("| Total |")]
+    p50, p90 = total[-4], total[-3]  # node-hours, then the allocation units
+    assert float(p50.replace(",", "")) >= 1000, total
+    assert f"1040 runs, {p50} (P50), {p90} (P90) node-hours" in table.stdout, table.stdout
