@@ -89,7 +89,8 @@ def add(
 
 @systems_app.command("export")
 def export(ctx: typer.Context) -> None:
-    """Write every system as TOML to stdout; 'systems add' reads it back."""
+    """Write every system of the catalog or added by you as TOML to stdout; 'systems add'
+    reads it back. The placeholders ingest made for systems a log named are left out."""
     from perfpredict.catalog import export_systems
 
     typer.echo(export_systems(ctx.obj.open_store()), nl=False)

@@ -214,5 +214,10 @@ def add_systems_from_file(store: Store, path: str | Path) -> list[SystemSpec]:
 
 @takes_store
 def export_systems(store: Store) -> str:
-    """All entries as one TOML document that ``systems add`` reads back unchanged."""
-    return many_to_toml(list_systems(store))
+    """The entries of the catalog and the user as one TOML document that ``systems add``
+    reads back unchanged. Ingest's placeholders are left out: they hold only what a log
+    named (``ingest`` makes them again from the runs), and read back they became the
+    user's entries, which must not share a name ignoring case, so the export of a store
+    holding MLPerf Training ('AS-2124GQ-NART+ (Supermicro)' beside
+    'as-2124gq-nart+ (Supermicro)') was refused whole by ``systems add``."""
+    return many_to_toml([spec for spec in list_systems(store) if spec.origin != "ingest"])
