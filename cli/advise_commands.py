@@ -176,7 +176,7 @@ def advise(
         typer.echo(render(plan))
         _warn(plan.warnings)
     elif fmt == AdviceFormat.csv:  # one table on stdout, as every csv; the rest said aside
-        print_rows(proposal.candidate_rows(plan), "csv", proposal.CANDIDATE_COLUMNS)
+        print_rows(plan.candidate_rows(), "csv", proposal.CANDIDATE_COLUMNS)
         typer.echo("\n".join(proposal.summary_lines(plan)), err=True)
     else:
         typer.echo("\n".join(proposal.summary_lines(plan)))

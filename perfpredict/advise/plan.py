@@ -288,6 +288,13 @@ class Plan:
         """:attr:`node_hours_p90` in the machine's allocation units."""
         return self.recommended_class.allocation_units_p90
 
+    def candidate_rows(self) -> list[dict[str, Any]]:
+        """One dict per node count considered, the advised one ``recommended``: the rows
+        of ``advise --format csv`` and the JSON's ``candidates``, which lacked the flag
+        the CSV's rows have, so a script of the JSON matched ``nodes`` against
+        ``recommended_nodes`` instead."""
+        return [{**asdict(c), "recommended": c is self.recommended} for c in self.candidates]
+
     def as_dict(self) -> dict[str, Any]:
         """The advice as JSON-ready data; the top-level keys are a stable contract."""
         from perfpredict.advise.walltime import slurm_time
@@ -323,7 +330,7 @@ class Plan:
             "measured_nodes": [plain(m.nodes) for m in self.measured],
             "n_runs_measured": self.n_runs_measured, "basis": self.basis,
             "warnings": self.warnings,
-            "candidates": [asdict(c) for c in self.candidates],
+            "candidates": self.candidate_rows(),
             # empty without --run-class; the totals are then the recommendation's
             "run_classes": [c.as_dict() for c in self.run_classes],
             "resource_totals": self.totals.as_dict(),

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.scheduler import pbs_time
@@ -57,9 +56,6 @@ _CANDIDATE_HEADERS = {
 }
 
 
-def candidate_rows(plan: Plan) -> list[dict[str, Any]]:
-    """One row per node count considered, with :data:`CANDIDATE_COLUMNS`."""
-    return [{**asdict(c), "recommended": c is plan.recommended} for c in plan.candidates]
 
 
 def candidate_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]]:
@@ -68,7 +64,7 @@ def candidate_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]]:
     intervals are in the JSON and CSV."""
     rows = []
     floor = plan.request.floor().min_efficiency
-    for row in candidate_rows(plan):
+    for row in plan.candidate_rows():
         verdict = ("advised" if row["recommended"] else
                    "ok" if row["meets_floor"] else "<floor")
         rows.append({**row, "efficiency": percent_apart(row["efficiency"], floor),

@@ -3,6 +3,8 @@ on the real bundled data through a predictor trained on it."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 import re
@@ -338,6 +340,18 @@ def test_json_has_the_contract_keys(advise_cli) -> None:
     assert sum(c["nodes"] == doc["recommended_nodes"] for c in doc["candidates"]) == 1
     # whole node counts are JSON integers, as the candidates' are ([1.0, 8.0, ...] were not)
     assert doc["measured_nodes"] and all(type(n) is int for n in doc["measured_nodes"])
+
+
+def test_json_candidates_mark_the_recommended_one_as_the_csv_rows_do(advise_cli) -> None:
+    """The CSV's candidate rows had a 'recommended' column and the JSON's candidates no
+    such key: a script reading the JSON matched nodes against recommended_nodes."""
+    doc = json.loads(advise_cli("advise", *BERT, "--format", "json").stdout)
+    rows = list(csv.DictReader(io.StringIO(
+        advise_cli("advise", *BERT, "--format", "csv").stdout)))
+    assert [c["recommended"] for c in doc["candidates"]] == [
+        row["recommended"] == "True" for row in rows]
+    (advised,) = [c for c in doc["candidates"] if c["recommended"]]
+    assert advised["nodes"] == doc["recommended_nodes"]
 
 
 def test_table_output_says_what_and_why(advise_cli) -> None:
