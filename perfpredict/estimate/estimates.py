@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from perfpredict.config import redact_url
-from perfpredict.counts import counted, python_number
+from perfpredict.counts import counted, plain, python_number
 from perfpredict.errors import BadInputError, NotFoundError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
     law_breakdown,
@@ -642,7 +642,8 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
         notes.append(about.unseen_runs)
     # no run measured a scale the machine does not have: only beyond them can it
     if beyond and machine_nodes is not None and row["nodes"] > machine_nodes:
-        notes.append(f"{row['nodes']:g} nodes are more than {series.key.system} has "
+        # plain, not :g: a query file's 1e6 (or 1000000) nodes read "1e+06 nodes"
+        notes.append(f"{plain(row['nodes'])} nodes are more than {series.key.system} has "
                      f"({machine_nodes:,} in the catalog): no job runs at this scale there")
     return notes
 

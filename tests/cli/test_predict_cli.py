@@ -42,6 +42,21 @@ def test_an_estimate_beyond_the_machine_says_so(cli) -> None:  # type: ignore[no
         assert (beyond in json.loads(result.stdout)["notes"]) is said
 
 
+def test_a_query_file_beyond_the_machine_names_the_node_count_as_written(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """A query file's 1e6 nodes were noted as "1e+06 nodes are more than Frontier has",
+    where --nodes 1000000 reads "1000000 nodes"."""
+    assert cli("systems", "list").exit_code == 0
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,system,nodes\nCastro-wdmerger,Frontier,1e6\n"
+                       "Castro-wdmerger,Frontier,1000000\n", encoding="utf-8")
+    result = cli("estimate", "--input", str(queries), "--format", "json")
+    assert result.exit_code == 0, result.output
+    said = ("1000000 nodes are more than Frontier has (9,856 in the catalog): no job runs "
+            "at this scale there")
+    assert [said in row["notes"] for row in json.loads(result.stdout)] == [True, True]
+
+
 def test_an_estimate_beyond_the_machine_says_so_without_a_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A new user, no store yet: the bundled predictor answers and the shipped catalog
