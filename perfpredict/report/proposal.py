@@ -284,7 +284,9 @@ def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[boo
 
     def row(nodes: float, actual_s: float | None, predicted: tuple[float, float, float],
             source: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"Nodes": format_value(float(nodes))}
+        # as the basis names the measured counts (:g), not to three digits: a series
+        # measured in ranks at 204.8 nodes read "205" in the table above "204.8"
+        out: dict[str, Any] = {"Nodes": f"{float(nodes):,g}"}
         if ranks:
             out["Ranks"] = format_value(float(nodes * plan.scale_per_node))
         mid, lo, hi = (format_value(float(v)) for v in predicted)
