@@ -409,6 +409,31 @@ def test_a_kill_risk_rarer_than_the_calibration_can_show_is_refused(cli) -> None
     assert "freed" not in summary
 
 
+def test_a_request_far_below_every_run_of_its_kind_is_likely_too_short(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The example center's jobs all asked for 12 hours and never came near it, so its
+    calibration maps were fitted on raw kill probabilities near 0 only, and read their
+    top value (0) above them: a 1-minute request of an openfoam job whose 16-node runs
+    all took 14 minutes or more was given "kill probability 0.0, not likely too short",
+    and a 15-minute one too, for a job predicted at about 17 minutes."""
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    assert cli("ingest", "sacct", str(examples / "synthetic_sacct.psv")).exit_code == 0
+    pending = tmp_path / "pending.csv"
+    pending.write_text(
+        "job_id,app,system,user,account,partition,nodes,requested_walltime_s,submit_time\n"
+        + "".join(f"{i},openfoam,demo-cluster,dave,eng,cpu,16,{request_s},"
+                  "2024-06-01T09:00:00\n" for i, request_s in enumerate((60, 900, 43200))))
+    result = cli("advise", "walltime", "--input", str(pending), "--format", "json")
+    assert result.exit_code == 0, result.output
+    one_minute, fifteen, twelve_hours = json.loads(result.stdout)
+    assert one_minute["predicted_runtime_s"] > 600
+    assert one_minute["kill_probability"] > 0.9 and one_minute["request_likely_too_short"]
+    assert fifteen["kill_probability"] > 0.5 and fifteen["request_likely_too_short"]
+    assert one_minute["kill_probability"] >= fifteen["kill_probability"]
+    # a request the window's evidence covers reads as before: not too short
+    assert not twelve_hours["request_likely_too_short"]
+    assert twelve_hours["kill_probability"] <= 0.05
+
+
 #: The real log's job array lines: a task, and pending remainders of 3, 2, 4, 4 and 9
 #: tasks (ranges, comma lists).
 ARRAY_TASKS = {"4103947": 1, "4103947_[1-3]": 3, "4103947_[1,5]": 2, "4103947_[9-11,20]": 4,

@@ -162,14 +162,23 @@ class Outcomes:
 class ShareMap:
     """The share of events as a non-decreasing function of the raw probability, fitted
     on a window's walltimes (:func:`_isotonic`), and the highest raw probability among
-    them (``highest_raw_p``; -inf when the window held none): above it the map only
-    repeats its top value, which no walltime of the window showed."""
+    them (``highest_raw_p``; -inf when the window held none).
+
+    Above ``highest_raw_p`` the fit only repeats its top value, which no walltime of the
+    window showed, so there the share read is the raw probability itself where that is
+    higher: the window holds no evidence to correct it with. Read as the top value, a
+    window of jobs that all asked for 12 hours and never came near it said a 1-minute
+    request of a job predicted at 17 minutes had no chance of being killed."""
 
     share: Callable[[np.ndarray], np.ndarray]
     highest_raw_p: float
 
     def __call__(self, raw_p: np.ndarray) -> np.ndarray:
-        return self.share(raw_p)
+        import numpy as np
+
+        share = self.share(raw_p)
+        # np.maximum keeps NaN: a window of none reads unknown everywhere
+        return np.where(raw_p > self.highest_raw_p, np.maximum(share, raw_p), share)
 
 
 def _isotonic_of_kind(raw_p: np.ndarray, happened: np.ndarray,
