@@ -223,8 +223,15 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
             f"no queue of {spec.name} accepts {node_count(nodes)}: such a job may pend "
             "forever; pick a node count a queue accepts (--max-nodes) or ask the center"])
     queue = choice.queue
+    # A queue that charges nothing (ARCHER2's lowpriority) takes large, long jobs no
+    # charged queue does: a proposal priced there leaves them out of its allocation units
+    # with no more than "times 0" in a footnote to say so.
+    free = ([f"queue {queue.name!r}, where jobs of {node_count(nodes)} this long go, "
+             "charges nothing (0x): the allocation-unit totals leave them out; check who "
+             f"may use it ('perfpredict systems show {spec.name}')"]
+            if queue.charge_multiplier == 0 and spec.charge_factor else [])
     if choice.fits or queue.max_walltime_s is None:
-        return WalltimeLimit(walltime_s, granularity_s, queue, 1, [], choice.default,
+        return WalltimeLimit(walltime_s, granularity_s, queue, 1, free, choice.default,
                              choice.reason)
     chained_jobs = math.ceil(quantile_s / queue.max_walltime_s)
     return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
@@ -232,5 +239,5 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
         f"({hours_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
         f"takes {node_count(nodes)}, the longest {hours_text(queue.max_walltime_s)} in queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
-        f"({chain_hint(spec.scheduler)})"],
+        f"({chain_hint(spec.scheduler)})", *free],
         choice.default, choice.reason)

@@ -62,7 +62,8 @@ def test_the_queue_is_one_whose_limit_holds_the_walltime_else_the_longest(
         queue, default, chained)
     assert limit.queue.accepts(nodes)
     if chained == 1:
-        assert limit.walltime_s >= runtime_h * HOUR_S and not limit.warnings
+        assert limit.walltime_s >= runtime_h * HOUR_S
+        assert len(limit.warnings) == (limit.queue.charge_multiplier == 0)  # said free
         assert limit.queue.max_walltime_s is None or limit.walltime_s <= limit.queue.max_walltime_s
     else:  # the longest limit of any queue taking the job, and said so
         longest = max(q.max_walltime_s or 0 for q in machine(system).queues if q.accepts(nodes))
@@ -93,6 +94,24 @@ def test_the_reason_names_the_queue_and_why() -> None:
     assert cheaper is not None and cheaper.reason.startswith(
         "'lowpriority' (1-2048 nodes, 24 h limit, charged at 0x): ")
     assert choose_queue(machine("Polaris"), 497, HOUR_S) is None
+
+
+def test_a_queue_that_charges_nothing_is_said_to_leave_its_runs_out_of_the_units() -> None:
+    """A 2048-node class of 16.9 h on ARCHER2 went to 'lowpriority' (charged at 0x, open
+    to some projects only): the proposal's CU total left out its ~50k node-hours, with
+    no more than "times 0 in queue 'lowpriority'" in the basis to say so."""
+    archer2 = machine("ARCHER2")
+    free = walltime_limit(16.9 * HOUR_S, 2048, archer2, 0.05, "ARCHER2")
+    assert free.queue is not None and free.queue.name == "lowpriority"
+    assert free.warnings == [
+        "queue 'lowpriority', where jobs of 2048 nodes this long go, charges nothing (0x): "
+        "the allocation-unit totals leave them out; check who may use it ('perfpredict "
+        "systems show ARCHER2')"]
+    chained = walltime_limit(60 * HOUR_S, 2048, archer2, 0.05, "ARCHER2")
+    assert chained.chained_jobs == 3 and chained.warnings[-1] == free.warnings[0]
+    charged = walltime_limit(10 * HOUR_S, 2048, archer2, 0.05, "ARCHER2")
+    assert charged.queue is not None and charged.queue.name == "largescale"
+    assert not charged.warnings
 
 
 def test_a_queue_without_a_documented_limit_takes_any_walltime() -> None:
