@@ -143,7 +143,9 @@ def print_rows(rows: Iterable[Mapping[str, Any]], fmt: str,
         from rich.console import Console
         from rich.table import Table
 
-        console = Console()
+        # cells are the user's text: a PBS job name like OOD-[hostname]_Jupyter_GPU
+        # read as rich markup lost its "[hostname]", and ":rocket:" became an emoji
+        console = Console(markup=False, emoji=False)
         labels = [c.replace("_", " ") for c in columns]
         cells = [[_cell(r.get(c)) for c in columns] for r in rows]
         widths = [_needed_width(label, [row[i] for row in cells], console.width)

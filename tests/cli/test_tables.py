@@ -13,6 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from perfpredict.cli.app import app
+from tests.conftest import shared_path
 
 BERT = ["--app", "bert", "--system", "dgxa100_ngc22.04"]
 
@@ -301,3 +302,13 @@ def test_rejects_split_to_fit_keep_the_file_and_line_in_every_part(  # type: ign
     for chunk in chunks:
         header = chunk.split("┡")[0]
         assert "file" in header and "line" in header, chunk
+
+
+def test_table_cells_show_names_with_brackets_as_they_are(cli) -> None:  # type: ignore[no-untyped-def]
+    """A PBS job name with a bracketed part (the real log's OOD-[hostname]_Jupyter_GPU)
+    is shown whole in a table, not read as rich markup, as in JSON and CSV."""
+    log = shared_path("logs", "pbs", "xdmod-accounting-logs.log")
+    assert cli("ingest", "pbs", str(log), "--system", "ub-hpc").exit_code == 0
+    for command in (("runs", "list"), ("runs", "stats")):
+        shown = cli(*command)
+        assert shown.exit_code == 0 and "OOD-[hostname]_Jupyter_GPU" in shown.stdout
