@@ -373,8 +373,9 @@ class _JsonText:
             reason = ("this is sacct -P text ('|'-separated fields), not JSON; read it with "
                       f"{self.read_as('sacct')}")
         else:
-            reason = (f"not valid JSON ({message} at column {column}); export again with "
-                      "sacct --json, the file may be cut short")
+            # json's "Unterminated string starting at" ends waiting for its position
+            reason = (f"not valid JSON ({message.removesuffix(' at')} at column {column}); "
+                      "export again with sacct --json, the file may be cut short")
         return _Malformed(BadRecord(line_no, line[:200], reason, whole_file=True))
 
 
