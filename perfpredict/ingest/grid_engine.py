@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
-from perfpredict.ingest._text.lines import numbered_lines
+from perfpredict.ingest._text.lines import CUT_SHORT_REASON, ended_lines
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord, job_key
 
@@ -196,8 +196,11 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             except FieldError as exc:
                 yield BadRecord(line_no, text, str(exc))
 
-    for line_no, text in numbered_lines(path):
+    for line_no, text, ended in ended_lines(path):
         if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        if not ended:
+            yield BadRecord(line_no, text, CUT_SHORT_REASON)
             continue
         values = split_record(text)
         if values is None:

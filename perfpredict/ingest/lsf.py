@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
-from perfpredict.ingest._text.lines import numbered_lines
+from perfpredict.ingest._text.lines import CUT_SHORT_REASON, ended_lines
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord, job_key
 
@@ -218,8 +218,11 @@ def _record(tokens: list[str], line_no: int, options: IngestOptions) -> RunRecor
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """Runs of the ``JOB_FINISH`` records of ``path``."""
     fields.check_app_from(options)
-    for line_no, text in numbered_lines(path):
+    for line_no, text, ended in ended_lines(path):
         if not text.strip():
+            continue
+        if not ended:
+            yield BadRecord(line_no, text, CUT_SHORT_REASON)
             continue
         event = _EVENT.match(text)
         if event is None:

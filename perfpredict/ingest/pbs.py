@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from perfpredict.ingest import fields
-from perfpredict.ingest._text.lines import numbered_lines
+from perfpredict.ingest._text.lines import CUT_SHORT_REASON, ended_lines
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import BadRecord, IngestOptions, ParsedItem, RunRecord, job_key
 
@@ -244,8 +244,11 @@ def _check_stamp(stamp: str) -> None:
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """Runs of the ``E`` records of ``path``; a line that is not a PBS record is bad."""
     fields.check_app_from(options)
-    for line_no, text in numbered_lines(path):
+    for line_no, text, ended in ended_lines(path):
         if not text.strip():
+            continue
+        if not ended:
+            yield BadRecord(line_no, text, CUT_SHORT_REASON)
             continue
         match = _RECORD.match(text)
         if match is None:

@@ -36,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from perfpredict.ingest import fields
-from perfpredict.ingest._text.lines import numbered_lines
+from perfpredict.ingest._text.lines import CUT_SHORT_REASON, ended_lines, numbered_lines
 from perfpredict.ingest.fields import FieldError
 from perfpredict.ingest.records import (
     BadRecord,
@@ -134,8 +134,11 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     fields.check_app_from(options)
     last_line = _last_lines(path)
     n_skipped = 0
-    for line_no, text in numbered_lines(path):
+    for line_no, text, ended in ended_lines(path):
         if not text.strip():
+            continue
+        if not ended:
+            yield BadRecord(line_no, text, CUT_SHORT_REASON)
             continue
         values = fields_of(text)
         missing = [f"{key}=" for key in _REQUIRED if key not in values]

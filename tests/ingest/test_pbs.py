@@ -67,8 +67,9 @@ def test_killed_at_walltime_is_censored_timeout() -> None:
 
 
 def write(tmp_path: Path, text: str) -> Path:
+    """``text`` as a PBS server writes it, each record ended by a newline."""
     path = tmp_path / "20240101"
-    path.write_text(text)
+    path.write_text(text + "\n")
     return path
 
 

@@ -678,3 +678,44 @@ def test_a_bad_file_names_the_files_after_it_that_were_not_read(
                              f"{later[1]}, {later[2]} and 2 more (5 in all)")
     assert [report["path"] for report in json.loads(result.stdout)] == [str(first)]
     assert {row["job_id"] for row in exported(cli)} == {"43974388", "43977780"}
+
+
+#: A real log of each format whose daemon ends every record with a newline, and a value
+#: in its last record that, cut short, still reads: the walltime of 10 h as 1 s, 64 CPUs
+#: as 6, the record before its run limit, a peak memory of 8.7 GiB as 93 bytes.
+CUT_INSIDE_A_VALUE = {
+    "pbs": (("pbs", "xdmod-accounting-logs.log"), "Resource_List.walltime=1"),
+    "jobcomp": (("slurm", "jobcomp-filetxt-quoted-lines.log"), "ProcCnt=6"),
+    "lsf": (("lsf", "xdmod-utf8-multibyte-chars.log"), '"span[ptile=16]" "" ""'),
+    "sge": (("uge", "xdmod-accounting-logs.log"), ":93"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
+def test_a_last_line_cut_short_is_refused_not_stored_wrong(
+        cli: Cli, tmp_path: Path, fmt: str) -> None:
+    """Today's accounting file, still being written, or a copy that stopped, ends inside
+    a record: read as a job, its values were the cut ones, and the whole file read the
+    next day changed none of them (a stored job only gains fields it lacks). Such a
+    last line is refused with its line number; under --on-error skip the records before
+    it are stored, and the whole file later stores that job with its own values."""
+    parts, cut_after = CUT_INSIDE_A_VALUE[fmt]
+    log = shared_path("logs", *parts)
+    text = log.read_text(encoding="utf-8")
+    last_line_no = len(text.splitlines())
+    cut = tmp_path / "accounting"
+    cut.write_text(text[:text.rindex(cut_after) + len(cut_after)], encoding="utf-8")
+    assert len(cut.read_text(encoding="utf-8").splitlines()) == last_line_no
+
+    refused = cli("ingest", fmt, str(cut), "--system", "site")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(f"Error: {cut}:{last_line_no}: the last line has no "
+                                     "newline at its end")
+    assert len(refused.stderr.splitlines()) == 1
+    assert cli("ingest", fmt, str(cut), "--system", "site", "--on-error", "skip").exit_code == 0
+    rejects = json.loads(cli("runs", "rejects", "--format", "json").stdout)
+    assert [reject["line"] for reject in rejects] == [last_line_no]
+
+    assert cli("ingest", fmt, str(log), "--system", "site").exit_code == 0
+    assert cli("ingest", fmt, str(log), "--system", "site", db="whole.db").exit_code == 0
+    assert exported(cli) == exported(cli, db="whole.db")

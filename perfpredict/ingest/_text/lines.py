@@ -203,11 +203,30 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     Invalid UTF-8 is replaced (U+FFFD) rather than rejected: a stray byte in a job name
     should not cost the job. A corrupt gzip stream is bad input at the line it breaks.
     """
+    return ((line_no, text) for line_no, text, _ in ended_lines(path))
+
+
+#: Why the last line of a scheduler daemon's log is not read when no newline ends it.
+#: The daemon ends every record with one (PBS, LSF, Grid Engine, Slurm's jobcomp), so
+#: the file was cut short or is still being written; the cut record read as a job of
+#: its own (``Resource_List.walltime=9`` of 96:00:00, ``ProcCnt=1`` of 16,
+#: ``Cluster=al`` of alex), and the whole record, read later, changed none of it.
+CUT_SHORT_REASON = ("the last line has no newline at its end, as every record of this "
+                    "log has: the file was cut short or is still being written, and the "
+                    "record may be cut inside a value; ingest the file again once it is "
+                    "whole")
+
+
+def ended_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
+    """:func:`numbered_lines` with whether each line was ended by a newline (all but,
+    perhaps, the last): a log whose every record ends with one refuses a last line
+    without it (:data:`CUT_SHORT_REASON`)."""
     line_no = 0
     with open_binary(path) as fh:
         try:
             for line_no, raw in enumerate(fh, start=1):  # noqa: B007 - used after the loop
-                yield line_no, raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                yield (line_no, raw.decode("utf-8", errors="replace").rstrip("\r\n"),
+                       raw.endswith(b"\n"))
         except STREAM_DAMAGE as exc:
             raise damaged_stream(path, line_no + 1, exc) from exc
 
