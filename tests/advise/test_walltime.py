@@ -472,3 +472,31 @@ def test_array_task_count_reads_slurms_index_syntax(job_id: str, n_tasks: int) -
     from perfpredict.ingest.sacct.rows import array_task_count
 
     assert array_task_count(job_id) == n_tasks
+
+
+def test_a_system_of_too_few_jobs_for_its_holdout_leaves_the_others_advised(
+        tmp_path: Path) -> None:
+    """A system needs 50 calibration jobs in its newest quarter: 200 jobs. A center's
+    small cluster of 150 passed the check of 100 and its advisor then refused ("needs
+    at least 100 ..., the store has 150"), which failed 'train' and the advice of every
+    system of the store. It is skipped now, and its jobs' advice says how many it needs."""
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+    from tests.conftest import nasa_jobs
+
+    def cli(*args: str) -> tuple[int, str]:
+        result = CliRunner().invoke(app, ["--db", f"sqlite:///{tmp_path / 'store.db'}", *args])
+        return result.exit_code, result.output
+
+    (tmp_path / "big").mkdir()
+    (tmp_path / "small").mkdir()
+    small = nasa_jobs(tmp_path / "small", 150)
+    assert cli("ingest", "swf", str(nasa_jobs(tmp_path / "big", 400)), "--system", "big")[0] == 0
+    assert cli("ingest", "swf", str(small), "--system", "small")[0] == 0
+    code, output = cli("train")
+    assert code == 0, output
+    code, output = cli("advise", "walltime", "--input", str(small), "--system", "small")
+    assert code == 1
+    assert ("no walltime advisor for system 'small': its history held 150 jobs with submit "
+            "time and runtime when the advisors were trained, 200 are needed") in output

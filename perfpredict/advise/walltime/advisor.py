@@ -46,6 +46,16 @@ QUEUE_COLUMNS = ("longest_queue", "queue_max_walltime_s")
 TIME_MIN_COLUMNS = ("time_min_kill_risk", "time_min_s", "time_min_slurm",
                     "time_min_kill_probability")
 
+#: Share of a system's jobs, its newest, kept out of training to calibrate on.
+HOLDOUT_FRACTION = 0.25
+
+
+def jobs_needed(holdout_fraction: float = HOLDOUT_FRACTION) -> int:
+    """The fewest jobs with submit time and runtime an advisor fits on: its holdout (the
+    newest ``holdout_fraction`` of them) and its training jobs each
+    :data:`MIN_CALIBRATION_JOBS` at least; 200 at the default quarter."""
+    return math.ceil(MIN_CALIBRATION_JOBS / min(holdout_fraction, 1.0 - holdout_fraction))
+
 
 def slurm_time(walltime_s: float) -> str:
     """Slurm ``--time`` as ``D-HH:MM:SS``, rounded up to whole minutes.
@@ -130,7 +140,7 @@ class WalltimeAdvisor:
     trees (the same store gives the same advisor on any machine).
     """
 
-    def __init__(self, *, holdout_fraction: float = 0.25, calibration_jobs: int = 2000,
+    def __init__(self, *, holdout_fraction: float = HOLDOUT_FRACTION, calibration_jobs: int = 2000,
                  max_train_jobs: int = 50_000, n_estimators: int = 100, max_depth: int = 6,
                  learning_rate: float = 0.1, method: str = "quantile", aft_scale: float = 1.0,
                  random_state: int = 0, n_threads: int = 2) -> None:
@@ -173,9 +183,9 @@ class WalltimeAdvisor:
         jobs = _frame(history)
         jobs = jobs[jobs["submit_epoch_s"].notna() & jobs["runtime_s"].notna()]
         n_train = int(len(jobs) * (1.0 - self.holdout_fraction))
-        if n_train < MIN_CALIBRATION_JOBS or len(jobs) - n_train < MIN_CALIBRATION_JOBS:
+        if len(jobs) < (needed := jobs_needed(self.holdout_fraction)):
             raise PerfPredictError(
-                f"walltime advice needs at least {2 * MIN_CALIBRATION_JOBS} past jobs with "
+                f"walltime advice needs at least {needed} past jobs with "
                 f"submit time and runtime to learn and calibrate on, the store has "
                 f"{len(jobs)}; ingest scheduler accounting (sacct, swf, pbs) first")
         train = jobs.iloc[max(0, n_train - self.max_train_jobs):n_train]

@@ -16,8 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from perfpredict import artifact
-from perfpredict.advise.walltime.advisor import WalltimeAdvisor
-from perfpredict.advise.walltime.calibration import MIN_CALIBRATION_JOBS
+from perfpredict.advise.walltime.advisor import HOLDOUT_FRACTION, WalltimeAdvisor, jobs_needed
 from perfpredict.errors import ArtifactError, NotTrainedError, PerfPredictError
 
 if TYPE_CHECKING:
@@ -25,8 +24,10 @@ if TYPE_CHECKING:
 
 SYSTEMS_ARTIFACT_KIND = "walltime_advisors"
 #: Usable jobs (submit time and runtime) a system needs: enough to learn on and to
-#: calibrate on the jobs after them (:class:`WalltimeAdvisor`'s holdout).
-MIN_SYSTEM_JOBS = 2 * MIN_CALIBRATION_JOBS
+#: calibrate on the jobs after them (:class:`WalltimeAdvisor`'s holdout, a quarter). At
+#: twice MIN_CALIBRATION_JOBS a system of 100-199 jobs passed, and its advisor's refusal
+#: ("needs at least 100 ..., the store has 150") failed train and advice for every system.
+MIN_SYSTEM_JOBS = jobs_needed()
 
 
 def usable_jobs(history: pd.DataFrame) -> pd.Series:
@@ -46,11 +47,11 @@ class SystemAdvisors:
         on that system's jobs alone (``n_jobs_`` of them in all); ``skipped_`` names the
         others and their counts."""
         counts = usable_jobs(history)
-        fitted = counts[counts >= MIN_SYSTEM_JOBS]
+        fitted = counts[counts >= self._jobs_needed()]
         self.skipped_ = {str(name): int(n) for name, n in counts.items() if name not in fitted}
         if fitted.empty:
             raise PerfPredictError(
-                f"walltime advice needs at least {MIN_SYSTEM_JOBS} past jobs of one system "
+                f"walltime advice needs at least {self._jobs_needed()} past jobs of one system "
                 "with submit time and runtime to learn and calibrate on; the store has "
                 + (", ".join(f"{n} of {name}" for name, n in counts.items()) or "none")
                 + "; ingest scheduler accounting (sacct, swf, pbs) first")
@@ -86,6 +87,10 @@ class SystemAdvisors:
         return (f"SystemAdvisors(systems={sorted(self.advisors_)!r}, n_jobs={self.n_jobs_}, "
                 f"skipped={self.skipped_!r})")
 
+    def _jobs_needed(self) -> int:
+        """The usable jobs a system needs for an advisor of these parameters."""
+        return jobs_needed(self.params.get("holdout_fraction", HOLDOUT_FRACTION))
+
     def _no_advisor(self, system: str) -> str:
         advised = ", ".join(self.advisors_)
         if system not in self.skipped_:
@@ -94,7 +99,7 @@ class SystemAdvisors:
                     "'perfpredict train' again")
         return (f"no walltime advisor for system {system!r}: its history held "
                 f"{self.skipped_[system]} jobs with submit time and runtime when the "
-                f"advisors were trained, {MIN_SYSTEM_JOBS} are needed to learn and calibrate "
+                f"advisors were trained, {self._jobs_needed()} are needed to learn and calibrate "
                 f"on (advised systems: {advised}); ingest more of its accounting and run "
                 "'perfpredict train' again")
 
