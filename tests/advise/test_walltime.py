@@ -500,3 +500,9 @@ def test_a_system_of_too_few_jobs_for_its_holdout_leaves_the_others_advised(
     assert code == 1
     assert ("no walltime advisor for system 'small': its history held 150 jobs with submit "
             "time and runtime when the advisors were trained, 200 are needed") in output
+    (tmp_path / "one").mkdir()
+    one = nasa_jobs(tmp_path / "one", 1)
+    assert cli("ingest", "swf", str(one), "--system", "one")[0] == 0
+    assert cli("train")[0] == 0
+    code, output = cli("advise", "walltime", "--input", str(one), "--system", "one")
+    assert code == 1 and "its history held 1 job with submit time" in output

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfpredict import artifact
 from perfpredict.advise.walltime.advisor import HOLDOUT_FRACTION, WalltimeAdvisor, jobs_needed
+from perfpredict.counts import counted
 from perfpredict.errors import ArtifactError, NotTrainedError, PerfPredictError
 
 if TYPE_CHECKING:
@@ -98,7 +99,7 @@ class SystemAdvisors:
                     f"advisors were trained (advised systems: {advised}); run "
                     "'perfpredict train' again")
         return (f"no walltime advisor for system {system!r}: its history held "
-                f"{self.skipped_[system]} jobs with submit time and runtime when the "
+                f"{counted(self.skipped_[system], 'job')} with submit time and runtime when the "
                 f"advisors were trained, {self._jobs_needed()} are needed to learn and calibrate "
                 f"on (advised systems: {advised}); ingest more of its accounting and run "
                 "'perfpredict train' again")
