@@ -96,6 +96,20 @@ _LSF_LINE = re.compile(r'^"[A-Z_]+" "[\d.]+" \d+ ')
 #: times (epoch seconds, or milliseconds in Univa's) as its 9th to 11th of 40 or more fields
 _SGE_LINE = re.compile(r"^(?:[^:]*:){8}\d+:\d+:\d+(?::[^:]*){29,}$")
 
+#: A Darshan log's first 16 bytes: its format version NUL-padded to 8 bytes ("3.41"), then
+#: the magic number 6567223 as a 64-bit integer, byte-swapped in logs of big-endian
+#: machines (FORMATS.md section 9.1).
+_DARSHAN_HEAD = re.compile(rb"\d\.\d\d\x00{4}(?:75d\x00{5}|\x00{5}d57)", re.DOTALL)
+
+
+def _is_darshan_log(path: Path) -> bool:
+    """Whether ``path`` starts as a Darshan log does."""
+    try:
+        with path.open("rb") as fh:
+            return _DARSHAN_HEAD.match(fh.read(16)) is not None
+    except OSError:
+        return False
+
 
 def _first_record(path: Path) -> str:
     """The file's first line that is not blank or a ``#`` comment, stripped ("" if none)."""
@@ -119,6 +133,12 @@ def other_format_fix(path: Path, fmt: str, reason: str,
     read as SWF)."""
     from perfpredict.ingest.fields import looks_binary
 
+    if fmt != "darshan" and _is_darshan_log(path):
+        # read by 'ingest darshan' alone, whatever command refused it (advise walltime's
+        # --input-format has no darshan); its bytes read as a jobs file said "damaged"
+        return None if "ingest darshan" in reason else (
+            f"the file is a Darshan I/O log, not {fmt}; read it with 'perfpredict ingest "
+            "darshan'")
     try:
         first = _first_record(path)
     except (OSError, BadInputError):

@@ -719,3 +719,18 @@ def test_a_last_line_cut_short_is_refused_not_stored_wrong(
     assert cli("ingest", fmt, str(log), "--system", "site").exit_code == 0
     assert cli("ingest", fmt, str(log), "--system", "site", db="whole.db").exit_code == 0
     assert exported(cli) == exported(cli, db="whole.db")
+
+
+@pytest.mark.parametrize("fmt", ["jobcomp", "lsf", "pbs", "sacct-json", "sge", "swf"])
+def test_a_darshan_log_given_to_a_scheduler_format_is_named(cli: Cli, fmt: str) -> None:
+    """A Darshan log in a folder of accounting files (``ingest pbs logs/*``) was refused
+    as a damaged or foreign record ("not a PBS accounting record", SWF's "the file is
+    damaged here", sacct-json's "Extra data at column 5"); it is named now, little- and
+    big-endian alike, with the command that reads it, and nothing is stored."""
+    for log in ("skew_io__skew-app.darshan", "release_logs__mpi-io-test-ppc64-3.1.8.darshan"):
+        path = shared_path("logs", "darshan", log)
+        result = cli("ingest", fmt, str(path), "--system", "site")
+        assert result.exit_code == 2
+        assert result.stderr.startswith(f"Error: {path}:1: the file is a Darshan I/O log, "
+                                        f"not {fmt}; read it with 'perfpredict ingest darshan'")
+    assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
