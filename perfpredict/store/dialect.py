@@ -41,7 +41,8 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
                                     rows: list[tuple[Any, ...]], *key_columns: str,
                                     replace_where: str | None = None,
                                     kept: Sequence[str] = (), kept_where: str = "TRUE",
-                                    filled_where: str | None = None) -> Inserted:
+                                    filled_where: str | None = None,
+                                    unfilled: Sequence[str] = ()) -> Inserted:
     """:func:`insert_ignoring_duplicates` of plain tuples, inside the connection's
     transaction, the fastest way each backend has: SQLite's ``executemany`` on the DBAPI
     cursor, PostgreSQL's ``COPY`` (:func:`_copy_rows`).
@@ -52,8 +53,9 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
     where ``kept_where`` (SQL as ``replace_where``) holds too. With ``filled_where`` (SQL
     as ``replace_where``) a row whose key is stored and that did not replace it, where the
     condition holds, fills the stored row's empty (NULL) columns with its values and
-    changes none the stored row has; the number of stored rows so filled is returned,
-    and whether some row may have been left out (:class:`Inserted`).
+    changes none the stored row has, except the columns ``unfilled`` (where the stored row
+    came from: its line in another file is no line of its own); the number of stored rows
+    so filled is returned, and whether some row may have been left out (:class:`Inserted`).
     Rows are taken in order: of two rows with one key, the second meets the first as the
     stored one.
 
@@ -76,7 +78,7 @@ def insert_rows_ignoring_duplicates(conn: Connection, table: Table, columns: Seq
         replace = f"{on_conflict}DO UPDATE SET {assignments} WHERE {replace_where}"
     fill = None
     if filled_where is not None:
-        filled = [c for c in columns if c not in key_columns]
+        filled = [c for c in columns if c not in key_columns and c not in unfilled]
         fill = (f"{on_conflict}DO UPDATE SET " + ", ".join(
             f"{quote(c)} = COALESCE({target}.{quote(c)}, excluded.{quote(c)})" for c in filled)
             + f" WHERE ({filled_where}) AND (" + " OR ".join(

@@ -466,7 +466,7 @@ class _FileIngest:
         inserted = insert_rows_ignoring_duplicates(
             self.conn, runs, list(values), list(zip(*values.values(), strict=True)),
             "natural_key", replace_where=LATER_INCARNATION, kept=("io_bytes",),
-            kept_where=SAME_RUN, filled_where=SAME_RUN)
+            kept_where=SAME_RUN, filled_where=SAME_RUN, unfilled=("batch_id", "source_line"))
         self.report.n_filled += inserted.n_filled
         if inserted.some_left_out:
             self.count_met(natural_keys)
