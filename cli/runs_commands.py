@@ -96,7 +96,8 @@ def export(
     # one export for every format, so that JSON and the table carry the CSV's fields
     # (its run_key too, which JSON lacked); CSV and JSON stream the rows as read
     store = ctx.obj.open_store()
-    export = export_runs(store, app=stored_app_names(store, app), batch=batch)
+    export = export_runs(store, app=stored_app_names(store, app), batch=batch,
+                         json_text=fmt != TableFormat.json)
     print_rows(export.rows, fmt.value, export.columns)
 
 

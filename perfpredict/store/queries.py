@@ -76,9 +76,10 @@ def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: in
             yield dict(row)
 
 
-def export_row(run: dict[str, Any]) -> dict[str, Any]:
+def export_row(run: dict[str, Any], json_text: bool = True) -> dict[str, Any]:
     """A stored run in the CSV contract's vocabulary (times as ISO 8601 UTC), with its
-    :data:`RUN_KEY` where ``run`` has its natural key."""
+    :data:`RUN_KEY` where ``run`` has its natural key; structured extra fields (a Darshan
+    log's details) as JSON text, or, not ``json_text``, as the objects they are."""
     out = {k: v for k, v in run.items()
            if k not in {"id", "extra", "natural_key", *_TIME_COLUMNS}}
     for column, name in _TIME_COLUMNS.items():
@@ -88,7 +89,7 @@ def export_row(run: dict[str, Any]) -> dict[str, Any]:
     for key, value in (run.get("extra") or {}).items():
         # structured fields (a Darshan log's details) as JSON, which ingest csv reads back
         out.setdefault(key, json.dumps(value, sort_keys=True)
-                       if isinstance(value, (dict, list)) else value)
+                       if json_text and isinstance(value, (dict, list)) else value)
     return out
 
 
@@ -102,7 +103,7 @@ class RunExport:
 
 @takes_store
 def export_runs(store: Store, *, app: str | Sequence[str] | None = None,
-                batch: int | None = None) -> RunExport:
+                batch: int | None = None, json_text: bool = True) -> RunExport:
     """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
     collect the extra fields' names and a second, lazy one for the rows.
 
@@ -111,6 +112,8 @@ def export_runs(store: Store, *, app: str | Sequence[str] | None = None,
     unchanged, and into one that holds the runs already (a restored backup, a merge, the
     scheduler log the export came from) without storing them twice. ``batch``: only the
     runs that ingest batch stored (a copy of what ``runs delete --batch`` removes).
+    ``json_text=False`` keeps structured extra fields as objects, for a JSON export: as
+    text there, a script had to decode a Darshan log's details from a string.
     """
     extra_keys: dict[str, None] = {}
     for run in iter_runs(store, app=app, batch=batch):
@@ -123,8 +126,8 @@ def export_runs(store: Store, *, app: str | Sequence[str] | None = None,
             base.append(name)
     base.append(RUN_KEY)
     columns = base + [k for k in extra_keys if k not in base]
-    return RunExport(columns, (export_row(run) for run in iter_runs(store, app=app,
-                                                                    keys=True, batch=batch)))
+    return RunExport(columns, (export_row(run, json_text) for run in iter_runs(
+        store, app=app, keys=True, batch=batch)))
 
 
 #: Columns of ``runs rejects``: where each reject is, why, and the line as read.

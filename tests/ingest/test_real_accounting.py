@@ -761,3 +761,16 @@ def sqlite_rows(db: Path) -> list[tuple[object, ...]]:
 
     with sqlite3.connect(db) as conn:
         return conn.execute("SELECT * FROM runs ORDER BY id").fetchall()
+
+
+def test_a_json_export_gives_a_darshan_logs_details_as_an_object(cli: Cli) -> None:
+    """The CSV export writes a Darshan log's details as JSON text, which ingest csv
+    reads back; the JSON export wrote the same text as a string inside the JSON, which
+    a script (jq '.darshan.posix_bytes_read') had to decode a second time."""
+    pytest.importorskip("darshan")
+    log = shared_path("logs", "darshan", "imbalanced_io__imbalanced-io.darshan")
+    assert cli("ingest", "darshan", str(log), "--system", "site").exit_code == 0
+    (as_csv,) = exported(cli)
+    (as_json,) = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert as_json["darshan"] == json.loads(as_csv["darshan"])
+    assert as_json["darshan"]["posix_partial"] is True
