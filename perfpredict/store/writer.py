@@ -16,6 +16,7 @@ import gc
 import hashlib
 import json
 import queue
+import shlex
 import threading
 import time
 from collections import Counter
@@ -42,7 +43,7 @@ from perfpredict.ingest.records import (
     job_key,
     reread_command,
 )
-from perfpredict.ingest.registry import WALL_CLOCK_FORMATS, other_format_fix
+from perfpredict.ingest.registry import WALL_CLOCK_FORMATS, names_system, other_format_fix
 from perfpredict.names import name_key
 from perfpredict.store import Store
 from perfpredict.store.dialect import (
@@ -143,6 +144,16 @@ class BatchReport:
         return (f"{up_to}{counted(self.n_met_deleted, 'record')} of it met jobs that only a "
                 f"file deleted since had stored, so the store lacks them{why}; "
                 f"{reread_command(self.format, self.path, system)} stores them")
+
+    def other_system_warning(self, stored_system: str, given_system: str) -> str:
+        """What a file skipped as already ingested under another ``--system`` of a log
+        that never names its machine (PBS, LSF, Grid Engine, Darshan) stored: a rerun
+        with the right system said "already ingested" alone, its runs left under the
+        wrong one."""
+        return (f"it was ingested with --system {stored_system}, and its runs are stored "
+                f"under {stored_system}, not {given_system}; to store them under "
+                f"{given_system}, take it out first (perfpredict runs delete --file "
+                f"{shlex.quote(self.path)}) and ingest it again")
 
     def add_warnings(self) -> None:
         """The warnings a user must see: a file that gave nothing, or no runtimes."""
@@ -859,6 +870,11 @@ class SystemNames:
             return self.catalog[key]
         return name if name in stored else self.placeholders.get(key, name)
 
+    def same(self, name: str, other: str) -> bool:
+        """Whether two names given with ``--system`` are one system ("frontier" and
+        "Frontier", a catalog entry and its alias)."""
+        return name_key(self.canonical(name, set())) == name_key(self.canonical(other, set()))
+
 
 def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestOptions,
                chunks: Iterable[Chunk],
@@ -910,6 +926,10 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
                 report.n_met_deleted, report.met_deleted_at_most = _met_deleted(conn, stored.id)
                 if report.n_met_deleted:
                     report.warnings.append(report.met_deleted_warning(options.system))
+                if (options.system and stored.system and not names_system(fmt)
+                        and not system_names.same(stored.system, options.system)):
+                    report.warnings.append(report.other_system_warning(stored.system,
+                                                                       options.system))
                 return report
             batch_id = stored.id
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))
@@ -956,12 +976,12 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
 
 
 def _stored_batch(conn: Connection, sha256: str, fmt: str
-                  ) -> Row[Any, Any, Any, Any] | None:
-    """The batch that stored the file of checksum ``sha256`` as ``fmt``, if any: its id
-    and counts (:func:`write_file`)."""
+                  ) -> Row[Any, Any, Any, Any, Any] | None:
+    """The batch that stored the file of checksum ``sha256`` as ``fmt``, if any: its id,
+    counts and the --system it was given (:func:`write_file`)."""
     return conn.execute(select(
         ingest_batches.c.id, ingest_batches.c.n_records, ingest_batches.c.n_stored,
-        ingest_batches.c.n_rejected).where(
+        ingest_batches.c.n_rejected, ingest_batches.c.system).where(
         ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one_or_none()
 
 

@@ -774,3 +774,24 @@ def test_a_json_export_gives_a_darshan_logs_details_as_an_object(cli: Cli) -> No
     (as_json,) = json.loads(cli("runs", "export", "--format", "json").stdout)
     assert as_json["darshan"] == json.loads(as_csv["darshan"])
     assert as_json["darshan"]["posix_partial"] is True
+
+
+def test_a_file_read_again_with_another_system_says_where_its_runs_are(cli: Cli) -> None:
+    """An LSF log read with the wrong --system, then with the right one, was "already
+    ingested" and nothing more: its runs stayed under the wrong system unsaid. The
+    rerun says where they are and how to move them; the same system in another
+    spelling says nothing more."""
+    log = shared_path("logs", "lsf", "xdmod-accounting-logs.log")
+    assert cli("ingest", "lsf", str(log), "--system", "wrong").exit_code == 0
+    same = cli("ingest", "lsf", str(log), "--system", "WRONG")
+    assert same.exit_code == 0 and not same.stderr
+    again = cli("ingest", "lsf", str(log), "--system", "right")
+    assert again.exit_code == 0
+    assert again.stdout.startswith(f"{log}: already ingested (2 records); nothing stored.")
+    assert again.stderr == (
+        f"Warning: {log}: it was ingested with --system wrong, and its runs are stored "
+        "under wrong, not right; to store them under right, take it out first "
+        f"(perfpredict runs delete --file {log}) and ingest it again\n")
+    assert cli("runs", "delete", "--file", str(log), "--yes").exit_code == 0
+    assert cli("ingest", "lsf", str(log), "--system", "right").exit_code == 0
+    assert {row["system"] for row in exported(cli)} == {"right"}
