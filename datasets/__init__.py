@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from perfpredict.errors import NotFoundError
 from perfpredict.names import given_names
-from perfpredict.store.handle import takes_store
+from perfpredict.store.handle import fills_store
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,7 +88,7 @@ def load(name: str) -> pd.DataFrame:
     return pd.read_csv(path(name))
 
 
-@takes_store
+@fills_store
 def ingest(store: Store, names: str | Iterable[str] = NAMES) -> list[BatchReport]:
     """Store the bundled data sets ``names`` (one name or several; :func:`named`),
     idempotently (a second call stores nothing), each replacing the runs of its earlier

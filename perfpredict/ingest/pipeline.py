@@ -50,7 +50,7 @@ from perfpredict.ingest.registry import (
     reads_stream,
 )
 from perfpredict.store import Store
-from perfpredict.store.handle import takes_store
+from perfpredict.store.handle import fills_store
 from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 
 __all__ = ["BatchReport", "ingest_file", "ingest_paths"]
@@ -89,7 +89,7 @@ def _check_input(fmt: str, path: Path) -> None:
                             "is kept with the run: give the log file", path=stream_name(path))
 
 
-@takes_store
+@fills_store
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None,
                 replaces: Sequence[str] = ()) -> BatchReport:
@@ -121,7 +121,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
             raise exc.naming(name) from exc
 
 
-@takes_store
+@fills_store
 def ingest_paths(store: Store, fmt: str, paths: str | os.PathLike[str] | Iterable[str | Path],
                  options: IngestOptions | None = None,
                  progress: ProgressCallback | None = None,

@@ -3,7 +3,9 @@ named by its URL or a SQLite file's path, as ``--db`` names it.
 
 A library caller holds whichever it has, and the functions took either one or the
 other: ``train(url)`` failed with an AttributeError, ``estimate(store, ...)`` said it
-wanted a URL. Now each takes both (:func:`takes_store`, :func:`store_url_of`).
+wanted a URL. Now each takes both (:func:`takes_store`, :func:`store_url_of`); a store
+named must be there, as one ``--db`` names must, but for the ingest calls
+(:func:`fills_store`), which create it as ``perfpredict ingest`` does.
 Importable without SQLAlchemy, so that an estimate, which reads a SQLite store through
 ``sqlite3``, can tell a Store from a URL for free.
 """
@@ -35,35 +37,53 @@ def store_url_of(store: StoreLike) -> str:
 
 
 @contextmanager
-def opened(store: StoreLike) -> Iterator[Store]:
-    """``store`` itself when it is open; else the store it names, opened as
-    :func:`~perfpredict.store.database.open_store` opens it by default and disposed of
-    on the way out (the caller's own Store is the caller's to dispose of)."""
+def opened(store: StoreLike, *, create: bool = False) -> Iterator[Store]:
+    """``store`` itself when it is open; else the store it names, opened and disposed of
+    on the way out (the caller's own Store is the caller's to dispose of).
+
+    A store named that is not there is created only with ``create`` (the calls that fill
+    one, as ``perfpredict ingest`` creates the store ``--db`` names); else it is "no
+    store at ...", as for every other command. ``runs_frame("runs.dbb")`` created an
+    empty store and returned no runs, and ``train`` or ``evaluate`` said that the store
+    held none, where ``estimate`` said there was no such store."""
     if isinstance(store, Store):
         yield store
         return
     from perfpredict.store.database import open_store
 
-    with open_store(store) as named:
+    with open_store(store, create=create) as named:
         yield named
 
 
 def takes_store(function: Callable[Concatenate[Store, P], R],
                 ) -> Callable[Concatenate[StoreLike, P], R]:
     """``function(store, ...)``, written for an open Store, taking a URL or a SQLite
-    file's path as well (:func:`opened`). A generator keeps the store it opened open
-    until it is exhausted or closed."""
+    file's path as well (:func:`opened`): the store named must be there."""
+    return _taking_store(function, create=False)
+
+
+def fills_store(function: Callable[Concatenate[Store, P], R],
+                ) -> Callable[Concatenate[StoreLike, P], R]:
+    """:func:`takes_store` for a call that fills a store (ingest): a store named that is
+    not there is created, as ``perfpredict ingest`` creates it."""
+    return _taking_store(function, create=True)
+
+
+def _taking_store(function: Callable[Concatenate[Store, P], R], *, create: bool,
+                  ) -> Callable[Concatenate[StoreLike, P], R]:
+    """``function`` taking a store open or named (:func:`opened` with ``create``). A
+    generator keeps the store it opened open until it is exhausted or closed."""
     if inspect.isgeneratorfunction(function):
         @functools.wraps(function)
         def generate(store: StoreLike, /, *args: P.args, **kwargs: P.kwargs) -> Any:
-            with opened(store) as open_one:
+            with opened(store, create=create) as open_one:
                 yield from function(open_one, *args, **kwargs)
 
         return generate
 
     @functools.wraps(function)
     def call(store: StoreLike, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with opened(store) as open_one:
+        with opened(store, create=create) as open_one:
             try:
                 return function(open_one, *args, **kwargs)
             except Exception as exc:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.estimate import Query, estimate, load_predictor
 from perfpredict.report.tables import format_value, significant
+from perfpredict.store import open_store
 
 BERT = {"app": "bert", "system": "dgxa100_ngc22.04_pytorch (NVIDIA)"}
 
@@ -163,6 +164,7 @@ def test_an_estimate_and_a_plan_of_numpy_numbers_write_as_json(tmp_path: Path) -
                           kill_risk=np.float32(0.1), confidence=np.float64(0.8),  # type: ignore[arg-type]
                           max_nodes=np.int64(64))  # type: ignore[arg-type]
     # an empty store: the advice of the bundled predictor, which it falls back to
+    open_store(tmp_path / "empty.db").dispose()
     advice = json.loads(json.dumps(advise_plan(tmp_path / "empty.db", request).as_dict()))
     assert (advice["runs"], advice["resource_totals"]["periods"]) == (3, 2)
     assert advice["kill_risk"] == pytest.approx(0.1)
@@ -202,6 +204,7 @@ def test_a_dict_for_a_query_or_a_plan_request_says_how_to_make_one(tmp_path: Pat
                            r"makes one of a dict$"):
             ask()  # type: ignore[no-untyped-call]
     store = tmp_path / "empty.db"
+    open_store(store).dispose()
     for advise in (advise_plan, plan_next_runs):
         with pytest.raises(BadInputError, match=r"^expected a PlanRequest, as perfpredict\."
                            r"advise\.plan\.PlanRequest\(app='bert'\), not a dict;"):

@@ -14,7 +14,7 @@ import pytest
 from perfpredict import datasets
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.catalog import get_system, list_systems
-from perfpredict.errors import BadInputError, NotTrainedError
+from perfpredict.errors import BadInputError, NotFoundError, NotTrainedError
 from perfpredict.estimate import Query, estimate
 from perfpredict.evaluate import evaluate
 from perfpredict.ingest import ingest_file, ingest_paths
@@ -146,3 +146,26 @@ def test_ingest_paths_takes_one_path_as_one_file(tmp_path: Path, timed_runs_csv:
     store = tmp_path / "store.db"
     assert [r.n_stored for r in ingest_paths(store, "csv", str(timed_runs_csv))] == [60]
     assert [r.already_ingested for r in ingest_paths(store, "csv", timed_runs_csv)] == [True]
+
+
+@pytest.mark.parametrize("call", sorted(CALLS))
+def test_a_store_named_that_is_not_there_is_not_created(tmp_path: Path, call: str) -> None:
+    """A mistyped path: ``runs_frame("runs.dbb")`` created an empty store and returned no
+    runs (``train`` and ``evaluate`` said the store held none), where ``estimate`` said
+    there was no such store, as every command but ``ingest`` and ``db init`` does."""
+    missing = tmp_path / "runs.dbb"
+    for given in (missing, f"sqlite:///{missing}"):
+        with pytest.raises(NotFoundError, match=f"^no store at {missing}; create it"):
+            CALLS[call](given)
+    with pytest.raises(NotFoundError, match="^no store at "):
+        train(missing)
+    assert not missing.exists()
+
+
+def test_the_ingest_calls_create_the_store_they_are_named(tmp_path: Path,
+                                                         timed_runs_csv: Path) -> None:
+    """As ``perfpredict ingest`` and ``datasets load`` create the store ``--db`` names."""
+    assert ingest_file(tmp_path / "a.db", "csv", timed_runs_csv).n_stored == 60
+    assert ingest_paths(tmp_path / "b.db", "csv", timed_runs_csv)[0].n_stored == 60
+    assert datasets.ingest(tmp_path / "c.db", "lulesh_thicket")[0].n_stored == 5
+    assert run_stats(tmp_path / "a.db")["n_runs"] == 60
