@@ -46,6 +46,7 @@ from perfpredict.evaluate.protocols import (
 from perfpredict.laws.base import FloatArray
 from perfpredict.model.fit import HybridPredictor, too_few_applications
 from perfpredict.model.series import (
+    NO_RUNS,
     SERIES_KEY,
     Series,
     SeriesKey,
@@ -238,6 +239,8 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
 
 def no_series_reason(frame) -> str:  # type: ignore[no-untyped-def]
     """Why a store's runs (a ``runs_frame``) hold no scaling series, for the message."""
+    if frame.empty:
+        return NO_RUNS
     usable = usable_runs(frame)
     if usable.empty:
         return (f"none of the store's {len(frame)} runs measured completed work (failed, "

@@ -244,14 +244,19 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
             "node count with the same input and layout")
 
 
+#: Why an empty store gives nothing to learn from, and what to do: ``train``'s and
+#: ``evaluate``'s (which said "none of the store's 0 runs measured completed work").
+NO_RUNS = ("the store holds no runs; ingest some ('perfpredict ingest') or the bundled data "
+           "sets ('perfpredict datasets load')")
+
+
 def why_no_training_series(frame) -> str:  # type: ignore[no-untyped-def]
     """Why a store's runs (a ``runs_frame``) gave the runtime predictor no series of three
     or more measured scales, for ``train``'s report: a store of scheduler accounting
     lists applications at many node counts (``runs stats``), and without this a user
     reads "no series with 3+ measured scales" as a fault in perfpredict."""
     if frame.empty:
-        return ("the store holds no runs; ingest some ('perfpredict ingest') or the bundled "
-                "data sets ('perfpredict datasets load')")
+        return NO_RUNS
     usable = usable_runs(frame)
     if usable.empty:
         return (f"none of its {len(frame)} runs measures completed work (failed, "

@@ -543,3 +543,16 @@ def test_leave_out_with_another_protocol_is_bad_input(timed_store) -> None:  # t
 
     with pytest.raises(BadInputError, match="--leave-out trains one predictor per source"):
         evaluate(timed_store, "extrapolate", protocol="by-series", leave_out="source")
+
+
+@pytest.mark.parametrize("split", ["extrapolate", "time"])
+def test_an_empty_store_says_to_ingest_as_train_does(sqlite_cli, split: str) -> None:  # type: ignore[no-untyped-def]
+    """It said "none of the store's 0 runs measured completed work (failed, cancelled,
+    ...)": a fault of the runs, and nothing to do next."""
+    result = sqlite_cli("evaluate", "--split", split)
+    assert result.exit_code == 1
+    assert result.stderr == ("Error: nothing to backtest: the store holds no runs; ingest "
+                             "some ('perfpredict ingest') or the bundled data sets "
+                             "('perfpredict datasets load')\n")
+    assert sqlite_cli("train").stderr.endswith(result.stderr.removeprefix(
+        "Error: nothing to backtest"))
