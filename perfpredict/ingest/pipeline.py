@@ -89,6 +89,19 @@ def _check_input(fmt: str, path: Path) -> None:
                             "is kept with the run: give the log file", path=stream_name(path))
 
 
+def _named_file(path: object) -> Path:
+    """``path``, a text or a Path, as a Path. Anything else is refused saying what to do:
+    a DataFrame of runs, the likeliest in a notebook, was a TypeError ("expected str,
+    bytes or os.PathLike object"), and ``ingest_paths`` read its column names as files
+    ("app: no such file")."""
+    if isinstance(path, str | os.PathLike):
+        return Path(path)
+    raise BadInputError(f"a file to ingest is named by its path, not a {type(path).__name__}; "
+                        "write runs held in Python to a CSV file first (frame.to_csv("
+                        "'runs.csv', index=False)) and ingest that file: its checksum is "
+                        "what keeps a second ingest of it from storing anything twice")
+
+
 @fills_store
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None,
@@ -97,7 +110,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     ``replaces``: checksums of earlier releases of the file, whose runs it replaces
     (:func:`~perfpredict.store.writer.write_file`)."""
     options = options or IngestOptions()
-    path = Path(path)
+    path = _named_file(path)
     parse = get_batch_parser(fmt)
     _check_input(fmt, path)
     stream = is_stream(path)
@@ -134,8 +147,11 @@ def ingest_paths(store: Store, fmt: str, paths: str | os.PathLike[str] | Iterabl
     that what was stored before a bad file is said. One path, a text or a Path, is one
     file (a text was read as paths of its letters, "/: is a directory", and a Path was
     a TypeError)."""
-    files = ([Path(paths)] if isinstance(paths, str | os.PathLike)
-             else [Path(p) for p in paths])
+    # a DataFrame is one table given, not the file names its iteration gives (its columns)
+    if isinstance(paths, str | os.PathLike) or hasattr(paths, "to_csv"):
+        files = [_named_file(paths)]
+    else:
+        files = [_named_file(p) for p in paths]
     if sum(str(path) == STDIN_PATH for path in files) > 1:
         raise BadInputError("'-' (standard input) is given more than once; it can be read "
                             "only once")

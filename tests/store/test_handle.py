@@ -169,3 +169,21 @@ def test_the_ingest_calls_create_the_store_they_are_named(tmp_path: Path,
     assert ingest_paths(tmp_path / "b.db", "csv", timed_runs_csv)[0].n_stored == 60
     assert datasets.ingest(tmp_path / "c.db", "lulesh_thicket")[0].n_stored == 5
     assert run_stats(tmp_path / "a.db")["n_runs"] == 60
+
+
+def test_a_dataframe_of_runs_is_refused_saying_how_to_ingest_it(tmp_path: Path,
+                                                                timed_runs_csv: Path) -> None:
+    """A notebook's frame of runs was a TypeError from ``ingest_file``, and
+    ``ingest_paths`` read its column names as files ("app: no such file")."""
+    import pandas as pd
+
+    frame = pd.read_csv(timed_runs_csv)
+    with open_store(tmp_path / "store.db") as store:
+        for ingest in (ingest_file, ingest_paths):
+            with pytest.raises(BadInputError, match=r"^a file to ingest is named by its path, "
+                               r"not a DataFrame; write runs held in Python to a CSV file "
+                               r"first \(frame\.to_csv\('runs\.csv', index=False\)\)"):
+                ingest(store, "csv", frame)
+        assert run_stats(store)["n_runs"] == 0
+        frame.to_csv(tmp_path / "runs.csv", index=False)
+        assert ingest_file(store, "csv", tmp_path / "runs.csv").n_stored == 60
