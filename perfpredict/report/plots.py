@@ -6,7 +6,8 @@ range beyond the largest measurement shaded, the recommended node count starred 
 each ``--run-class`` node count marked with an open diamond and the class's label. Right:
 parallel efficiency against the smallest measured configuration (100% there), measured
 and predicted, with the efficiency floor and the same marks. PNG, SVG or PDF by the file's
-extension; matplotlib is imported here only (Agg backend, no display needed).
+extension; matplotlib is imported here only, and its pyplot not at all (no display
+needed, and a notebook's backend and figures are left as they were).
 """
 
 from __future__ import annotations
@@ -168,10 +169,9 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
     same name with .csv (a proposal's reviewers ask for the numbers behind a figure)."""
     path = check_plot_path(path)
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    # a Figure of its own, not pyplot's: matplotlib.use("Agg") switched a notebook's
+    # backend, so that its own figures no longer showed, and pyplot holds every figure
+    from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
 
     rows = plot_rows(plan)
@@ -182,8 +182,8 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     pct = confidence_percent(plan.request.confidence)
     largest_measured = plan.measured[-1].nodes
 
-    fig, (ax_time, ax_eff) = plt.subplots(1, 2, figsize=(12, 5),
-                                          gridspec_kw={"width_ratios": [1.35, 1]})
+    fig = Figure(figsize=(12, 5))
+    ax_time, ax_eff = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.35, 1]})
     for ax in (ax_time, ax_eff):
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_locator(LogLocator(base=2))
@@ -266,8 +266,6 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     except OSError as exc:
         raise BadInputError(f"--plot {path}: cannot write it ({exc.strerror or exc}); "
                             "choose a folder that exists and you can write") from None
-    finally:
-        plt.close(fig)
 
     csv_path = path.with_suffix(".csv")
     with csv_path.open("w", newline="", encoding="utf-8") as fh:

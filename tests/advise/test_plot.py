@@ -91,16 +91,15 @@ def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
     """The figure marked only the recommendation, not the node counts the run classes
     request: each is plotted (48 nodes, off the sweep, too), named in the numbers'
     run_class column and marked in both panels with its label."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
     plan = advise_plan(trained_store, PlanRequest(
         app="bert", system="dgxa100_ngc22.04",
         run_classes=("largest=1024x2", "typical=48x10", "smallest=1x4", "also=1x1")))
-    figures: list = []  # the figure as drawn, caught where the plot closes it
-    monkeypatch.setattr(plt, "close", figures.append)
+    figures: list = []  # the figure as drawn, caught where the plot saves it
+    savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig",
+                        lambda fig, *a, **k: (figures.append(fig), savefig(fig, *a, **k)))
     rows = read_csv(save_scaling_plot(plan, tmp_path / "classes.png").data_csv)
     marked = {float(r["nodes"]): r for r in rows if r["run_class"]}
     assert {n: r["run_class"] for n, r in marked.items()} == {
@@ -120,7 +119,6 @@ def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
             [float(marked[n][column]) for n in (1, 48, 1024)], rel=SIX_DIGITS)
     labels = {text.get_text() for text in ax_time.texts}
     assert {"smallest; also\n1 node", "typical\n48 nodes", "largest\n1024 nodes"} <= labels
-    plt.close(figure)
 
 
 def test_run_class_labels_close_together_do_not_overlap(trained_store, tmp_path: Path,

@@ -103,3 +103,28 @@ def test_a_plot_does_not_write_its_numbers_over_another_table(tmp_path: Path) ->
     for _ in range(2):
         result = CliRunner().invoke(app, ["advise", *BERT, "--plot", str(again)])
         assert result.exit_code == 0, result.output
+
+
+def test_a_plot_drawn_from_python_leaves_a_notebook_s_matplotlib_as_it_was(
+        tmp_path: Path) -> None:
+    """``save_scaling_plot`` called ``matplotlib.use("Agg")``: in a notebook, the inline
+    backend was gone and the user's own figures no longer showed."""
+    import matplotlib.pyplot as plt
+
+    from perfpredict.advise.plan import PlanRequest, advise_plan
+    from perfpredict.report.plots import save_scaling_plot
+    from perfpredict.store import open_store
+
+    before = plt.get_backend()
+    plt.switch_backend("svg")  # a backend other than Agg, standing for the notebook's
+    mine = plt.figure()
+    try:
+        with open_store(tmp_path / "empty.db") as store:  # the bundled predictor answers
+            plan = advise_plan(store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+        written = save_scaling_plot(plan, tmp_path / "scaling.png")
+        assert written.figure.stat().st_size > 0 and written.data_csv.exists()
+        assert plt.get_backend() == "svg"
+        assert plt.get_fignums() == [mine.number]
+    finally:
+        plt.close(mine)
+        plt.switch_backend(before)
