@@ -379,6 +379,17 @@ def test_estimate_input_reads_standard_input(cli, tmp_path: Path) -> None:  # ty
     assert unknown.stderr.startswith("Error: <stdin>:2: no trained series for application")
 
 
+def test_estimate_input_that_is_not_there_is_said_as_every_missing_file_is(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """It was "cannot read the query file: [Errno 2] No such file or directory: ...",
+    the path named twice, where ingest, advise walltime and systems add say this."""
+    missing = tmp_path / "queries.csv"
+    for args in (["estimate", "--input"], ["ingest", "csv"]):
+        result = cli(*args, str(missing))
+        assert result.exit_code == 2
+        assert result.stderr == f"Error: {missing}: no such file; check the path\n"
+
+
 def test_estimate_input_saved_as_csv_utf8_by_a_spreadsheet_is_read(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A spreadsheet's "CSV UTF-8" (the save the UTF-16 refusal advises) starts with a
     byte-order mark: the query file was refused as having no 'app' column, its header's

@@ -183,7 +183,7 @@ def test_a_query_file_is_named_by_a_text_as_ingest_names_one(tmp_path: Path) -> 
     assert batch.records()[0]["predicted_runtime_s"] == pytest.approx(
         estimate(None, Query(**BERT, nodes=64)).predicted_runtime_s)
     assert read_queries(str(queries))[2] == batch.queries
-    with pytest.raises(BadInputError, match=r"nope\.csv: cannot read the query file"):
+    with pytest.raises(BadInputError, match=r"nope\.csv: no such file; check the path$"):
         estimate_batch(None, str(tmp_path / "nope.csv"))
     with pytest.raises(BadInputError, match=r"^a query file is named by its path, not a "
                        r"DataFrame; for queries held in Python, call load_predictor"):
