@@ -201,7 +201,8 @@ def evaluate(
     leave_out: Annotated[LeaveOut | None, typer.Option(
         help="Per data set (source) or system: train on that group cut and the rest "
              "of the store in full, then predict the group (transfer to a new center "
-             "or machine). Replaces --protocol.")] = None,
+             "or machine). Replaces --protocol. Not with --split time, which cuts the "
+             "whole store.")] = None,
     with_bundled: Annotated[bool, typer.Option(
         "--with-bundled",
         help="Add the bundled public data sets to every training pool, in full (never "

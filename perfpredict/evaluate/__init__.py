@@ -202,6 +202,14 @@ def frame_outcomes(frame, split: str = "extrapolate", group_by: str = "source", 
         raise BadInputError(f"--leave-out trains one predictor per {leave_out} left out (its "
                             f"series cut, the rest in full), a protocol of its own; drop "
                             f"--protocol {protocol}")
+    if leave_out is not None and split == "time":
+        # it ran the store cut and said nothing: the rest of the store "in full" would be
+        # its runs after the cut, which the time split shows to nothing
+        raise BadInputError(f"--leave-out {leave_out} with --split time: the time split "
+                            "is one cut of the whole store, nothing submitted after it seen "
+                            "by anything, so no group can be trained on in full; drop "
+                            "--leave-out, or leave out with a scale split (extrapolate, "
+                            "fewshot, random)")
     series_list = build_series(frame)
     if not series_list:
         raise NotTrainedError(f"nothing to backtest: {no_series_reason(frame)}")

@@ -556,3 +556,19 @@ def test_an_empty_store_says_to_ingest_as_train_does(sqlite_cli, split: str) -> 
                              "('perfpredict datasets load')\n")
     assert sqlite_cli("train").stderr.endswith(result.stderr.removeprefix(
         "Error: nothing to backtest"))
+
+
+def test_leave_out_with_the_time_split_is_bad_input(cli, timed_runs_csv, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """It ran the time split's store cut, the same table as without --leave-out, and
+    said nothing of the transfer asked for."""
+    two_systems = tmp_path / "two_systems.csv"
+    two_systems.write_text(re.sub(r"^(solver[345]),Perlmutter-CPU,", r"\1,Frontier,",
+                                  timed_runs_csv.read_text(), flags=re.M))
+    assert cli("ingest", "csv", str(two_systems)).exit_code == 0
+    result = cli("evaluate", "--split", "time", "--leave-out", "system")
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "Error: --leave-out system with --split time: the time split is one cut of the "
+        "whole store, nothing submitted after it seen by anything, so no group can be "
+        "trained on in full; drop --leave-out, or leave out with a scale split "
+        "(extrapolate, fewshot, random)\n")
