@@ -124,6 +124,10 @@ class PlanRequest:
         # JSON: runs=np.int64(3) from a frame made json.dumps fail on the advice
         for option in fields(self):
             setattr(self, option.name, python_number(getattr(self, option.name)))
+        # one class as text is that class, as app= takes one name: "largest=512x10" was
+        # read as classes of its letters ("--run-class 'l' is not LABEL=NODESxRUNS")
+        if isinstance(self.run_classes, str):
+            self.run_classes = (self.run_classes,)
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""
