@@ -14,8 +14,8 @@ What it prints, and the output to expect:
 2. ``train``: the predictor trained on the store ("trained on 197 runs, 34 series can be
    estimated"), saved in the store as ``perfpredict train`` saves it.
 3. ``estimate``: Castro's white-dwarf merger (1024^3 base grid) on Frontier at 4,096
-   nodes, three doublings beyond its largest measured scale (512 nodes): about 105 s,
-   with a 90% interval of about 18-870 s (a planning figure, not a walltime), and the
+   nodes, three doublings beyond its largest measured scale (512 nodes): about 106 s,
+   with a 90% interval of about 17-960 s (a planning figure, not a walltime), and the
    notes an estimate carries ("4 series match; using the best measured one",
    "extrapolating 3.0 doublings beyond the largest measured scale (512 nodes)").
 4. ``advise_plan``: the node count to ask for under a 70% efficiency floor (64 nodes,
