@@ -27,6 +27,7 @@ from perfpredict.report.tables import confidence_percent
 
 if TYPE_CHECKING:
     from matplotlib.axis import Axis
+    from matplotlib.figure import Figure
     from matplotlib.text import Annotation
     from matplotlib.transforms import Bbox
 
@@ -148,19 +149,20 @@ def check_plot_path(path: str | Path) -> Path:
     return path
 
 
-def _keep_apart(labels: list[Annotation]) -> None:
+def _keep_apart(fig: Figure, labels: list[Annotation]) -> None:
     """Move each of ``labels`` (placed below their marks, left to right) further down
     until it overlaps none before it: run classes a doubling or two apart, on an axis of
-    ten, had their labels written over each other."""
+    ten, had their labels written over each other. Measured as Agg draws ``fig``, whose
+    text a PDF or SVG sets alike."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
     placed: list[Bbox] = []
     for label in labels:
-        figure = label.get_figure()
-        assert figure is not None  # annotated on an axes of it
-        renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
         box = label.get_window_extent(renderer)
         while any(box.overlaps(other) for other in placed):
             dx_pt, dy_pt = label.xyann
-            label.xyann = (dx_pt, dy_pt - box.height * 72 / figure.dpi - 2)
+            label.xyann = (dx_pt, dy_pt - box.height * 72 / fig.dpi - 2)
             box = label.get_window_extent(renderer)
         placed.append(box)
 
@@ -260,7 +262,7 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     kind = "Weak" if plan.weak else "Strong"
     fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10)
     fig.tight_layout()
-    _keep_apart(class_labels)
+    _keep_apart(fig, class_labels)
     try:
         fig.savefig(path, dpi=150)
     except OSError as exc:

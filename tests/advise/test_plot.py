@@ -126,27 +126,25 @@ def test_run_class_labels_close_together_do_not_overlap(trained_store, tmp_path:
                                                         ) -> None:
     """Run classes a doubling or less apart, on an axis of ten, had their labels written
     over each other: each is moved down below those before it."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
     plan = advise_plan(trained_store, PlanRequest(
         app="bert", system="dgxa100_ngc22.04",
         run_classes=("production=32x10", "validation=48x2", "scaling=64x1", "largest=1024x1")))
-    figures: list = []  # the figure as drawn, caught where the plot closes it
-    monkeypatch.setattr(plt, "close", figures.append)
+    figures: list = []  # the figure as drawn, caught where the plot saves it
+    savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig",
+                        lambda fig, *a, **k: (figures.append(fig), savefig(fig, *a, **k)))
     save_scaling_plot(plan, tmp_path / "classes.png")
     (figure,) = figures
-    ax_time = figure.axes[0]
-    renderer = figure.canvas.get_renderer()
-    labels = [text for text in ax_time.texts if text.get_color() == "tab:purple"]
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    labels = [text for text in figure.axes[0].texts if text.get_color() == "tab:purple"]
     assert len(labels) == 4
     boxes = [label.get_window_extent(renderer) for label in labels]
     for i, box in enumerate(boxes):
         for other in boxes[i + 1:]:
             assert not box.overlaps(other)
-    plt.close(figure)
 
 
 def test_an_earlier_plots_numbers_are_written_over(trained_store, tmp_path: Path) -> None:
