@@ -17,6 +17,17 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 SIX_DIGITS = 5e-6
 
 
+def _figures_saved(monkeypatch: pytest.MonkeyPatch) -> list:
+    """The figures the plot draws, caught where it saves them (a Figure of its own)."""
+    from matplotlib.figure import Figure
+
+    figures: list = []
+    savefig = Figure.savefig
+    monkeypatch.setattr(Figure, "savefig",
+                        lambda fig, *a, **k: (figures.append(fig), savefig(fig, *a, **k)))
+    return figures
+
+
 def test_png_and_its_numbers(trained_store, tmp_path: Path) -> None:
     plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
     figure, csv_path = save_scaling_plot(plan, tmp_path / "scaling.png")
@@ -91,15 +102,10 @@ def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
     """The figure marked only the recommendation, not the node counts the run classes
     request: each is plotted (48 nodes, off the sweep, too), named in the numbers'
     run_class column and marked in both panels with its label."""
-    from matplotlib.figure import Figure
-
     plan = advise_plan(trained_store, PlanRequest(
         app="bert", system="dgxa100_ngc22.04",
         run_classes=("largest=1024x2", "typical=48x10", "smallest=1x4", "also=1x1")))
-    figures: list = []  # the figure as drawn, caught where the plot saves it
-    savefig = Figure.savefig
-    monkeypatch.setattr(Figure, "savefig",
-                        lambda fig, *a, **k: (figures.append(fig), savefig(fig, *a, **k)))
+    figures = _figures_saved(monkeypatch)
     rows = read_csv(save_scaling_plot(plan, tmp_path / "classes.png").data_csv)
     marked = {float(r["nodes"]): r for r in rows if r["run_class"]}
     assert {n: r["run_class"] for n, r in marked.items()} == {
@@ -127,15 +133,11 @@ def test_run_class_labels_close_together_do_not_overlap(trained_store, tmp_path:
     """Run classes a doubling or less apart, on an axis of ten, had their labels written
     over each other: each is moved down below those before it."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
     plan = advise_plan(trained_store, PlanRequest(
         app="bert", system="dgxa100_ngc22.04",
         run_classes=("production=32x10", "validation=48x2", "scaling=64x1", "largest=1024x1")))
-    figures: list = []  # the figure as drawn, caught where the plot saves it
-    savefig = Figure.savefig
-    monkeypatch.setattr(Figure, "savefig",
-                        lambda fig, *a, **k: (figures.append(fig), savefig(fig, *a, **k)))
+    figures = _figures_saved(monkeypatch)
     save_scaling_plot(plan, tmp_path / "classes.png")
     (figure,) = figures
     renderer = FigureCanvasAgg(figure).get_renderer()
