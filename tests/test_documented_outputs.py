@@ -40,6 +40,7 @@ BUNDLED_PREDICTOR_BLOCKS = [
     '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --threads-per-rank 16 --time-min-kill-risk 0.25 --signal-lead 5:00 --emit sbatch',
     '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --threads-per-rank 16 --time-min-kill-risk 0.25 --signal-lead 5:00 --emit pbs',
     "$ perfpredict estimate --app nosuch --nodes 4",
+    "$ perfpredict estimate --app Castro-wdmerger --system Frontier --problem-size 1024^3",
     '$ perfpredict advise --app maskrcnn --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --run-class',
 ]
 
@@ -62,19 +63,37 @@ def test_the_user_guide_quotes_the_bundled_predictor_as_printed(cli, start: str)
     assert shown and all(line in printed for line in shown), (command, printed)
 
 
-def test_the_user_guide_quotes_the_per_job_time_min_as_printed(  # type: ignore[no-untyped-def]
-        cli, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The ``advise walltime --time-min-kill-risk`` block, on the example center, run from
-    the repository as its paths are."""
+WALLTIME_BLOCK = ("$ perfpredict advise walltime --input examples/data/pending_jobs.csv "
+                  "--input-format csv --format csv")
+
+
+@pytest.mark.parametrize("start", [WALLTIME_BLOCK + "\n", WALLTIME_BLOCK + " --time-min-kill-risk"])
+def test_the_user_guide_quotes_advise_walltime_as_printed(  # type: ignore[no-untyped-def]
+        cli, monkeypatch: pytest.MonkeyPatch, start: str) -> None:
+    """The ``advise walltime`` blocks, with and without ``--time-min-kill-risk``, on the
+    example center, run from the repository as their paths are: the CSV header without
+    the option had kept the columns it had before the time-min ones were added."""
     monkeypatch.chdir(REPO)
     assert cli("ingest", "sacct", str(REPO / "examples" / "data" / "synthetic_sacct.psv")
                ).exit_code == 0
     page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
-    command, quoted = _quoted_block(page, "$ perfpredict advise walltime --input "
-                                          "examples/data/pending_jobs.csv --input-format csv "
-                                          "--format csv --time-min-kill-risk")
+    command, quoted = _quoted_block(page, start)
     result = cli(*shlex.split(command.removeprefix("$ perfpredict ")))
     assert result.exit_code == 0, result.output
     printed = (result.stdout + result.stderr).splitlines()
     shown = [line for line in quoted if line.strip() != "..."]
-    assert len(shown) > 3 and all(line in printed for line in shown), (command, printed)
+    assert len(shown) > 1 and all(line in printed for line in shown), (command, printed)
+
+
+def test_the_user_guide_quotes_the_batch_estimate_as_printed(  # type: ignore[no-untyped-def]
+        cli, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``estimate --input q.csv`` block, with ``q.csv`` as the block's ``cat`` shows it:
+    its BERT row had gone stale while the same query's ``--explain`` block was kept."""
+    page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    _, listed = _quoted_block(page, "$ cat q.csv")
+    index = listed.index("$ perfpredict estimate --input q.csv --format csv")
+    (tmp_path / "q.csv").write_text("\n".join(listed[:index]) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = cli(*shlex.split(listed[index].removeprefix("$ perfpredict ")))
+    assert result.exit_code == 0, result.output
+    assert listed[index + 1:] == result.stdout.splitlines()
