@@ -54,3 +54,19 @@ def test_the_commands_an_example_prints_paste_into_a_shell(
         result = CliRunner().invoke(app, ["--db", sqlite_url, *args], env={"COLUMNS": "100"})
         assert result.exit_code == 0, (command, result.output)
         assert result.stdout in done.stdout, command
+
+
+def test_example_01_quotes_its_extrapolated_estimate_as_printed(tmp_path: Path) -> None:
+    """The header of 01 quotes the estimate beyond the measured range (64 nodes) and its
+    overhead coefficient; they had gone stale when the bundled predictor was retrained,
+    while the user guide's block of the same query was kept."""
+    env = {**os.environ, "PERFPREDICT_HOME": str(tmp_path / "home"), "MPLBACKEND": "Agg"}
+    script = ROOT / "examples" / "01_plan_strong_scaling.py"
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("  64 nodes: ")]
+    (law,) = [x for x in done.stdout.splitlines() if "the pooled slope drift" in x]
+    header = " ".join(script.read_text(encoding="utf-8").split("What it prints")[1].split())
+    assert line.removeprefix("  64 nodes: ") in header
+    assert f"overhead coefficient {law.rsplit(' ', 1)[1]}" in header
