@@ -4,6 +4,7 @@ had gone stale in the user guide and in example 03 while every test passed."""
 
 from __future__ import annotations
 
+import json
 import shlex
 
 import pytest
@@ -124,3 +125,14 @@ def test_the_docs_prose_quotes_intervals_as_printed(  # type: ignore[no-untyped-
     interval = result.stdout.split("(90% interval ")[1].split(")")[0]
     text = _words((REPO / "docs" / page).read_text(encoding="utf-8"))
     assert interval in text or interval.replace(" - ", "-") in text, (query, interval)
+
+
+def test_efficiency_is_the_speedup_over_the_node_ratio_as_the_guide_says(cli) -> None:  # type: ignore[no-untyped-def]
+    """The guide reads "speedup 89.60x, parallel efficiency 18% against 1 node" as the
+    speedup over the smallest measured scale divided by the ratio of the node counts."""
+    result = cli("estimate", "--app", "bert", "--system", "dgxa100_ngc22.04_pytorch (NVIDIA)",
+                 "--nodes", "512", "--format", "json")
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    smallest = min(answer["measured_scales"])
+    assert answer["efficiency"] == pytest.approx(answer["speedup"] * smallest / 512)
