@@ -136,3 +136,23 @@ def test_efficiency_is_the_speedup_over_the_node_ratio_as_the_guide_says(cli) ->
     answer = json.loads(result.stdout)
     smallest = min(answer["measured_scales"])
     assert answer["efficiency"] == pytest.approx(answer["speedup"] * smallest / 512)
+
+
+@pytest.mark.slow
+def test_the_own_application_walk_through_prints_as_quoted(  # type: ignore[no-untyped-def]
+        cli, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The user guide's "Your own application" block, from ``cat runs.csv`` to the
+    estimate, run in an empty store: its train and estimate lines had gone stale."""
+    page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    _, lines = _quoted_block(page, "$ cat runs.csv")
+    commands = [i for i, line in enumerate(lines) if line.startswith("$ ")]
+    (tmp_path / "runs.csv").write_text("\n".join(lines[:commands[0]]) + "\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    printed: list[str] = []
+    for i in commands:
+        for command in lines[i].removeprefix("$ ").split(" && "):
+            result = cli(*shlex.split(command.removeprefix("perfpredict ")))
+            assert result.exit_code == 0, (command, result.output)
+            printed += (result.stdout + result.stderr).splitlines()
+    quoted = [line for line in lines[commands[0]:] if not line.startswith("$ ")]
+    assert [line for line in quoted if line not in printed] == []
