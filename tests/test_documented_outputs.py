@@ -54,10 +54,13 @@ def _quoted_block(page: str, start: str) -> tuple[str, list[str]]:
     return command, output
 
 
-@pytest.mark.parametrize("start", BUNDLED_PREDICTOR_BLOCKS)
-def test_the_user_guide_quotes_the_bundled_predictor_as_printed(cli, start: str) -> None:  # type: ignore[no-untyped-def]
-    page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
-    command, quoted = _quoted_block(page, start)
+@pytest.mark.parametrize(("page", "start"), [
+    *[("docs/user-guide.md", start) for start in BUNDLED_PREDICTOR_BLOCKS],
+    ("README.md", "$ perfpredict estimate --app bert --system"),  # the README's first answer
+])
+def test_the_docs_quote_the_bundled_predictor_as_printed(  # type: ignore[no-untyped-def]
+        cli, page: str, start: str) -> None:
+    command, quoted = _quoted_block((REPO / page).read_text(encoding="utf-8"), start)
     result = cli(*shlex.split(command.removeprefix("$ perfpredict ")))
     printed = (result.stdout + result.stderr).splitlines()
     shown = [line for line in quoted if line.strip() != "..."]
