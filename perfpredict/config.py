@@ -10,6 +10,7 @@ The user directory is ``$PERFPREDICT_HOME`` when set (tests set it so they never
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -117,8 +118,14 @@ def store_url(store: str | os.PathLike[str]) -> str:
     return store if "://" in store else f"sqlite:///{Path(store).expanduser()}"
 
 
+#: A password given as a query parameter (``...db?password=...``), which libpq reads as
+#: it reads one before the ``@``.
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#\s'\"]*", re.IGNORECASE)
+
+
 def redact_url(url: str) -> str:
     """``url`` with any password replaced by ``***``, safe to print in messages."""
+    url = _QUERY_PASSWORD.sub(r"\1***", url)
     scheme, sep, rest = url.partition("://")
     if not sep or "@" not in rest:
         return url

@@ -32,6 +32,16 @@ def test_password_never_in_output_or_errors(command: tuple[str, ...]) -> None:
     assert len(result.stderr.strip().splitlines()) == 1
 
 
+def test_password_in_the_query_never_in_output_or_errors() -> None:
+    """libpq takes the password as a query parameter too; it was printed whole."""
+    pytest.importorskip("psycopg")
+    url = f"postgresql+psycopg://alice@127.0.0.1:1/perfpredict?password={PASSWORD}"
+    result = CliRunner().invoke(app, ["--db", url, "runs", "stats"])
+    assert result.exit_code == 2
+    assert PASSWORD not in result.output
+    assert "password=***" in result.stderr
+
+
 @pytest.mark.parametrize("how", ["flag", "env"])
 def test_password_never_in_a_debug_traceback(tmp_path: Path, how: str) -> None:
     pytest.importorskip("psycopg")
@@ -50,6 +60,10 @@ def test_password_never_in_a_debug_traceback(tmp_path: Path, how: str) -> None:
     ("sqlite:////tmp/a@b.db", "sqlite:////tmp/a@b.db"),
     (f"postgresql://alice:{PASSWORD}@h/db?sslmode=require",
      "postgresql://alice:***@h/db?sslmode=require"),
+    (f"postgresql+psycopg://alice@h/db?sslmode=require&password={PASSWORD}",
+     "postgresql+psycopg://alice@h/db?sslmode=require&password=***"),
+    (f"postgresql+psycopg:///db?host=h&PASSWORD={PASSWORD}&user=alice",
+     "postgresql+psycopg:///db?host=h&PASSWORD=***&user=alice"),
 ])
 def test_redact_url(url: str, safe: str) -> None:
     assert redact_url(url) == safe
