@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, inspect, text
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import QueuePool
 
@@ -34,7 +34,12 @@ from perfpredict.store.location import (
     sqlite_uri,
 )
 from perfpredict.store.opened import Store
-from perfpredict.store.revision import SCHEMA_REVISION, SCHEMA_REVISIONS, check_revision
+from perfpredict.store.revision import (
+    SCHEMA_REVISION,
+    SCHEMA_REVISIONS,
+    check_revision,
+    upgrade_advice,
+)
 
 SQLITE_BUSY_TIMEOUT_MS = 60_000
 
@@ -249,6 +254,24 @@ def _server_read_only(engine: Engine, url: str, *, write: bool) -> bool:
     return bool(grants.unwritable)
 
 
+def _other_owner(engine: Engine, url: str) -> tuple[str, str] | None:
+    """The role owning a server's store and the store's URL as that role (password left
+    out), when the connecting role is not it, nor a member of it: PostgreSQL lets only
+    the owner alter a table, so a loader granted every write ran 'db upgrade' as told and
+    met "must be owner of table runs", which named no one."""
+    with engine.connect() as conn:
+        row = conn.execute(text(
+            "SELECT tableowner, pg_has_role(current_user, tableowner, 'USAGE') FROM "
+            "pg_tables WHERE schemaname = current_schema() AND tablename = "
+            "'alembic_version'")).first()
+    if row is None or row[1]:
+        return None
+    given = make_url(url).difference_update_query(["password"])
+    as_owner = URL.create(given.drivername, username=row[0], host=given.host,
+                          port=given.port, database=given.database, query=given.query)
+    return row[0], as_owner.render_as_string(hide_password=False)
+
+
 def _require_create(engine: Engine, url: str) -> None:
     """Refuse, in one line naming the privilege, to make a store in a server's empty
     database where the role may not create tables (its first DDL failed with
@@ -359,9 +382,14 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
         server = path is None and engine.dialect.name != "sqlite"
         if server and revision in SCHEMA_REVISIONS:  # other tables: the gate says so
             read_only = _server_read_only(engine, url, write=write)
-        migrate = revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1])
+        old = revision in SCHEMA_REVISIONS[:-1]
+        migrate = revision is None or (upgrade and old)
+        owner = _other_owner(engine, url) if server and old else None
         if server and revision is None:
             _require_create(engine, url)
+        if migrate and owner is not None:
+            raise BadInputError(f"your role may not upgrade the store at {redact_url(url)}; "
+                                + upgrade_advice(redact_url(url), owner=owner))
         if read_only and (write or migrate):
             raise BadInputError(
                 f"the store at {redact_url(url)} is read-only to you and this command "
@@ -378,7 +406,7 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
         engine.dispose()
         raise _cannot_open(url, exc) from exc
     try:
-        check_revision(revision, redact_url(url), read_only=read_only)
+        check_revision(revision, redact_url(url), read_only=read_only, owner=owner)
     except PerfPredictError:
         engine.dispose()
         raise

@@ -432,3 +432,34 @@ def test_a_relative_store_in_the_config_file_is_beside_it_from_any_folder(
     assert (config_path().parent / "center.db").exists()
     stats = CliRunner().invoke(app, ["runs", "stats", "--format", "json"])
     assert json.loads(stats.stdout)["n_runs"] == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(("args", "exit_code"), [(("db", "upgrade"), 2), (("runs", "stats"), 1)],
+                         ids=lambda a: " ".join(a) if isinstance(a, tuple) else str(a))
+def test_a_loader_of_an_older_store_is_sent_to_the_role_that_owns_it(
+        args: tuple[str, ...], exit_code: int) -> None:
+    """A loader granted every write was told to run 'db upgrade' itself, which failed
+    with "cannot open the store ...: must be owner of table runs; check --db, ..." (only
+    a table's owner may alter it); it is told whose upgrade it is, as that role's URL."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    from perfpredict.store import migrations
+
+    for url in _postgres_url():
+        engine = create_engine(url)
+        migrations.upgrade(engine, "0005_one_key_per_job")
+        with engine.connect() as conn:
+            owner = conn.execute(text("SELECT current_user")).scalar()
+        with _role(url, *ALL_BUT) as loader:
+            line = _one_line(_cli(loader, *args), exit_code=exit_code)
+        with engine.connect() as conn:
+            revision = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+        engine.dispose()
+        as_owner = f"{make_url(url).drivername}://{owner}@{url.rsplit('@', 1)[1]}"
+    assert revision == "0005_one_key_per_job"
+    assert line.endswith(f"only the role that owns its tables, {owner}, may upgrade it: ask "
+                         f"its owner to back it up and run: perfpredict --db '{as_owner}' "
+                         "db upgrade")
+    assert "must be owner" not in line
