@@ -20,7 +20,7 @@ from tests.conftest import _postgres_url
 LULESH = ("--app", "LULESH 2.0.3", "--ranks-per-node", "36")
 #: Commands a reader of a shared store runs, and that must not write to it.
 READS = [("runs", "stats"), ("estimate", *LULESH, "--nodes", "20"), ("advise", *LULESH),
-         ("systems", "show", "Frontier"), ("db", "init")]
+         ("systems", "show", "Frontier"), ("db", "init"), ("db", "upgrade")]
 
 
 def _cli(db: str, *args: str) -> Result:
@@ -85,7 +85,8 @@ def test_read_only_store_shows_the_shipped_catalog_it_lacks(read_only_copy: Path
     assert "Frontier" in result.stdout
 
 
-@pytest.mark.parametrize("args", [("train",), ("datasets", "load", "relearn")])
+@pytest.mark.parametrize("args", [("train",), ("datasets", "load", "relearn"),
+                                  ("runs", "delete", "--batch", "1")])
 def test_writing_to_a_read_only_sqlite_store_is_one_line(
         read_only_copy: Path, args: tuple[str, ...]) -> None:
     result = _cli(str(read_only_copy), *args)
