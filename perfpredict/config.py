@@ -94,8 +94,12 @@ def _beside_config(db: str | None) -> str | None:
 
 def where_stores_are_named() -> str:
     """Where a user names the store, for a message about the store named: a store read
-    from the config file was said to come from "--db and PERFPREDICT_DB", neither set."""
-    return f"--db, PERFPREDICT_DB and the db line of {config_path()}"
+    from the config file was said to come from "--db and PERFPREDICT_DB", neither set;
+    the config file is named where there is one (a store named with --db was sent to
+    "the db line of" a config file that did not exist)."""
+    if config_path().exists():
+        return f"--db, PERFPREDICT_DB and the db line of {config_path()}"
+    return "--db and PERFPREDICT_DB"
 
 
 def resolve_db_url(flag: str | None = None) -> str:

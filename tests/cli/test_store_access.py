@@ -464,3 +464,21 @@ def test_a_loader_of_an_older_store_is_sent_to_the_role_that_owns_it(
                          f"its owner to back it up and run: perfpredict --db '{as_owner}' "
                          "db upgrade")
     assert "must be owner" not in line
+
+
+@pytest.mark.parametrize("args", [("runs", "stats"), ("db", "status")], ids=" ".join)
+def test_a_store_named_with_db_sends_no_one_to_a_config_file_there_is_not(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
+    """An unreachable server or a missing file named with --db said "check --db,
+    PERFPREDICT_DB and the db line of HOME/config.toml", a file that did not exist."""
+    from perfpredict.config import config_path
+
+    monkeypatch.setenv("PERFPREDICT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PERFPREDICT_DB", raising=False)
+    for db in (str(tmp_path / "typo.db"), "postgresql+psycopg://alice@127.0.0.1:1/center"):
+        if db.startswith("postgresql"):
+            pytest.importorskip("psycopg")
+        result = _cli(db, *args)
+        assert result.exit_code in (1, 2) and "check --db and PERFPREDICT_DB" in result.stderr
+        assert "config.toml" not in result.stderr
+    assert not config_path().exists()
