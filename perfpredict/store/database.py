@@ -112,7 +112,7 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
     # printed it above the one line that says the connection was lost (lost_connection).
     logging.getLogger("psycopg").addHandler(logging.NullHandler())
     try:
-        return create_engine(url, pool_pre_ping=True)
+        return create_engine(url, pool_pre_ping=True, connect_args=_connect_timeout(url))
     except ModuleNotFoundError as exc:
         raise MissingDependencyError(
             f"the database driver for {redact_url(url)} is not installed ({exc.name}); "
@@ -123,6 +123,20 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
             f"cannot use database URL {redact_url(url)!r}: {type(exc).__name__}; "
             "give a URL like sqlite:///path/to/store.db or postgresql+psycopg://user@host/db"
         ) from exc
+
+
+#: Seconds a connection to a server may take, unless the URL (``?connect_timeout=N``) or
+#: ``PGCONNECT_TIMEOUT`` says otherwise: libpq waits forever by default, and a command on
+#: a server that accepted the connection but never answered (hung, or behind a firewall
+#: that drops its packets) hung with it, a nightly ingest included.
+CONNECT_TIMEOUT_S = 10
+
+
+def _connect_timeout(url: str) -> dict[str, int]:
+    """The driver's ``connect_timeout``, where the user set none (theirs wins)."""
+    if "connect_timeout=" in url.partition("?")[2] or os.environ.get("PGCONNECT_TIMEOUT"):
+        return {}
+    return {"connect_timeout": CONNECT_TIMEOUT_S}
 
 
 def _check_backend(url: str) -> None:

@@ -482,3 +482,39 @@ def test_a_store_named_with_db_sends_no_one_to_a_config_file_there_is_not(
         assert result.exit_code in (1, 2) and "check --db and PERFPREDICT_DB" in result.stderr
         assert "config.toml" not in result.stderr
     assert not config_path().exists()
+
+
+@contextmanager
+def _silent_server() -> Iterator[int]:
+    """The port of a server that accepts connections and never answers (a hung one)."""
+    import socket
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield listener.getsockname()[1]
+
+
+@pytest.mark.parametrize("how", ["default", "url", "environment"])
+def test_a_server_that_never_answers_is_one_line_not_a_hang(
+        how: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """libpq waits forever by default: 'runs stats' on a server that accepted the
+    connection and said nothing hung until killed. The user's wait wins over the
+    default (made 60 s for them, 2 s on its own, so that the test is quick)."""
+    import time
+
+    pytest.importorskip("psycopg")
+    monkeypatch.delenv("PGCONNECT_TIMEOUT", raising=False)
+    monkeypatch.setattr("perfpredict.store.database.CONNECT_TIMEOUT_S",
+                        2 if how == "default" else 60)
+    if how == "environment":
+        monkeypatch.setenv("PGCONNECT_TIMEOUT", "2")
+    with _silent_server() as port:
+        url = f"postgresql+psycopg://alice@127.0.0.1:{port}/center"
+        if how == "url":
+            url += "?connect_timeout=2"
+        started = time.monotonic()
+        line = _one_line(_cli(url, "runs", "stats"))
+        waited_s = time.monotonic() - started
+    assert "connection timeout expired" in line and "that the server is running" in line
+    assert waited_s < 8
