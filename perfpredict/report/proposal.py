@@ -56,8 +56,6 @@ _CANDIDATE_HEADERS = {
 }
 
 
-
-
 def candidate_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]]:
     """The candidates for a terminal (rows and column labels), narrow enough for 80
     columns: efficiency in percent and a verdict (advised, ok, or below the floor); the
