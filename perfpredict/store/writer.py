@@ -31,6 +31,7 @@ from sqlalchemy.engine import Connection, Row
 
 from perfpredict.counts import counted
 from perfpredict.errors import BadInputError, DamagedStreamError
+from perfpredict.ingest._text.lines import line_prefix_sha256s
 from perfpredict.ingest.records import (
     DARSHAN_DETAILS,
     DARSHAN_LOG_MARK,
@@ -127,6 +128,9 @@ class BatchReport:
     #: Records with a runtime (a file whose records have none gets a warning).
     n_with_runtime: int = 0
     already_ingested: bool = False
+    #: The earlier batch whose file this one is, grown by lines appended
+    #: (:func:`_grown_from`): its rows are known by the ones that batch stored.
+    grown_from_batch: int | None = None
     #: Runs of earlier releases of the file removed before it was stored (see
     #: :func:`write_file`'s ``replaces``).
     n_replaced: int = 0
@@ -935,7 +939,11 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))
             n_stored_before = _count_runs(conn, batch_id)
         assert batch_id is not None  # claimed above, or the stored batch's
-        state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names, sha256)
+        key_sha256 = sha256
+        if stored_as is None:
+            key_sha256, report.grown_from_batch = _grown_from(conn, path, fmt, sha256, batch_id)
+        state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
+                            key_sha256)
         try:
             with conn.begin_nested():
                 if replaces:
@@ -950,7 +958,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             # jobs found a zone apart, rejects pending).
             report = BatchReport(path=str(path), format=fmt)
             state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
-                                sha256)
+                                key_sha256)
             state.reject(BadRecord(damage.line_no, "", damage.reason, whole_file=True))
             state.store_rejects()
         n_stored = _count_runs(conn, batch_id)
@@ -973,6 +981,36 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             n_rejected=report.n_rejected,
         ))
     return report
+
+
+def _grown_from(conn: Connection, path: Path, fmt: str, sha256: str, batch_id: int
+                ) -> tuple[str, int | None]:
+    """The checksum that keys the benchmark rows of the file ``path`` (checksum
+    ``sha256``, batch ``batch_id``), and the earlier batch whose file it extends, if any.
+
+    A row without a job id is known by its content, its file's checksum and its
+    occurrence there (:func:`_content_key`), so that the same row in another file, a
+    measurement repeated, is kept. A file that grew by lines appended since it was
+    ingested (ingested from the same path before, and that file's content its first
+    lines) is no other file: its rows take the keys of the first version's, so the
+    nightly ingest of a results CSV a benchmark script appends to stores the lines
+    added, where it stored every earlier row again. Only an earlier batch that stored
+    such rows counts (one of a header alone would tie every later file to it)."""
+    earlier = conn.execute(select(ingest_batches.c.id, ingest_batches.c.sha256).where(
+        ingest_batches.c.path == str(path.resolve()), ingest_batches.c.format == fmt,
+        ingest_batches.c.id < batch_id, ingest_batches.c.sha256 != sha256,
+    ).order_by(ingest_batches.c.id)).all()
+    if not earlier:
+        return sha256, None
+    prefixes = line_prefix_sha256s(path, {row.sha256 for row in earlier})
+    for row in earlier:
+        if row.sha256 not in prefixes:
+            continue
+        key = conn.execute(select(runs.c.natural_key).where(
+            runs.c.batch_id == row.id, runs.c.natural_key.contains("|sha1:")).limit(1)).scalar()
+        if key is not None:  # system|sha1:<row digest>@<file checksum>#<occurrence>
+            return key.rpartition("@")[2].partition("#")[0], row.id
+    return sha256, None
 
 
 def _stored_batch(conn: Connection, sha256: str, fmt: str

@@ -180,6 +180,24 @@ def test_repeats_in_a_later_file_are_kept_and_the_same_file_stays_idempotent(
     assert len(exported(cli)) == 3
 
 
+def test_a_results_file_appended_to_stores_only_the_lines_added(cli: Cli, tmp_path: Path) -> None:
+    header = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+    results = tmp_path / "results.csv"
+    results.write_text(header + "lulesh,frontier,s100,8,8,7,812.5\n")
+    assert "1 record, 1 stored" in cli("ingest", "csv", str(results)).stdout
+    with results.open("a") as fh:  # the same measurement again, and a larger run
+        fh.write("lulesh,frontier,s100,8,8,7,812.5\nlulesh,frontier,s100,16,8,7,455.0")
+    grown = cli("ingest", "csv", str(results), "--format", "json")
+    (report,) = json.loads(grown.stdout)
+    assert (report["n_records"], report["n_stored"], report["grown_from_batch"]) == (3, 2, 1)
+    with results.open("a") as fh:  # the last line had no line break
+        fh.write("\nlulesh,frontier,s100,32,8,7,260.0\n")
+    assert "4 records, 1 stored, 3 already" in cli("ingest", "csv", str(results)).stdout
+    assert sorted(int(run["nodes"]) for run in exported(cli)) == [8, 8, 16, 32]
+    results.write_text(header + "lulesh,frontier,s100,32,8,7,260.0\n")  # rewritten
+    assert "1 record, 1 stored" in cli("ingest", "csv", str(results)).stdout
+
+
 # --- 5. runs export, then ingest csv, for every format ------------------------------------
 
 def _kth_excerpt(tmp_path: Path) -> Path:

@@ -12,7 +12,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -269,3 +269,28 @@ def file_sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def line_prefix_sha256s(path: Path, wanted: Collection[str]) -> set[str]:
+    """Which of the checksums ``wanted`` are those of the file's first lines, with or
+    without the last one's line break: earlier versions of a file that grew by lines
+    appended (a results CSV a benchmark script appends to, ingested every night)."""
+    found: set[str] = set()
+    digest = hashlib.sha256()
+
+    def check() -> None:
+        so_far = digest.copy().hexdigest()
+        if so_far in wanted:
+            found.add(so_far)
+
+    with path.open("rb") as fh:
+        for line in fh:
+            body = line.removesuffix(b"\n").removesuffix(b"\r")
+            digest.update(body)
+            if len(body) < len(line):
+                check()
+                digest.update(line[len(body):])
+            check()
+            if len(found) == len(wanted):
+                break
+    return found
