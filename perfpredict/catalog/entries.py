@@ -216,6 +216,17 @@ class _Reader:
                                         raw.get("charge_multiplier", 1.0), True),
         )
 
+    def queues_fit(self, queues: Sequence[Queue], nodes: int | None) -> None:
+        """Refuse a queue that takes more nodes than the machine has: one of the two
+        numbers is a typo, and the advice would recommend node counts no job can get."""
+        for index, queue in enumerate(queues):
+            bound = max(queue.min_nodes, queue.max_nodes or 0)
+            if nodes is not None and bound > nodes:
+                key = "max_nodes" if queue.max_nodes and queue.max_nodes > nodes else "min_nodes"
+                raise self.fail(f"queues[{index}].{key}",
+                                f"queue {queue.name!r} takes up to {bound} nodes, more than the "
+                                f"machine's {nodes} (key nodes); fix the one that is wrong")
+
     def spec(self, raw: Mapping[str, Any], origin: str) -> SystemSpec:
         self.unknown_keys(raw, TOP_LEVEL_KEYS, "")
         if "name" not in raw:
@@ -237,6 +248,7 @@ class _Reader:
         if not isinstance(queues, list):
             raise self.fail("queues", "expected an array of tables; write [[queues]] blocks")
         values["queues"] = tuple(self.queue(i, q) for i, q in enumerate(queues))
+        self.queues_fit(values["queues"], values.get("nodes"))
         aliases = raw.get("aliases", [])
         if not isinstance(aliases, list):
             raise self.fail("aliases", "expected an array of strings, e.g. [\"opal\"]")

@@ -106,6 +106,11 @@ def write(tmp_path: Path, text: str) -> Path:
     ('name = "X"\nnodes = 4\n', "key nodes", 2),  # no source
     ('name = "X"\n[[queues]]\nname = "q"\nmin_nodes = 8\nmax_nodes = 2\n'
      '[sources]\nqueues = "doc"\n', "key queues[0].max_nodes", 5),
+    # a queue larger than the machine: one of the two numbers is a typo
+    ('name = "X"\nnodes = 100\n[[queues]]\nname = "q"\nmax_nodes = 256\n'
+     '[sources]\nnodes = "doc"\nqueues = "doc"\n', "key queues[0].max_nodes", 5),
+    ('name = "X"\nnodes = 100\n[[queues]]\nname = "q"\nmin_nodes = 128\n'
+     '[sources]\nnodes = "doc"\nqueues = "doc"\n', "key queues[0].min_nodes", 5),
     ('name = "X"\n[sources]\nnodse = "doc"\n', "key sources.nodse", 3),
     ('nodes = 4\n', "key name", None),
     ('name = "X\nnodes = 4\n', "not valid TOML", 1),
@@ -135,17 +140,21 @@ text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size
 @st.composite
 def specs(draw: st.DrawFn) -> SystemSpec:
     values: dict[str, object] = {}
-    for name in ["nodes", "cores_per_node", "time_granularity_s"]:
+    nodes: int | None = draw(st.none() | st.integers(1, 10**7))
+    if nodes is not None:
+        values["nodes"] = nodes
+    for name in ["cores_per_node", "time_granularity_s"]:
         if draw(st.booleans()):
             values[name] = draw(st.integers(1, 10**7))
     for name in ["peak_flops_per_node", "fs_bw_bytes_per_s", "net_latency_s"]:
         if draw(st.booleans()):
             values[name] = draw(finite_positive)
+    most = nodes or 10**6  # no queue takes more nodes than the machine has
     queues = tuple(
-        Queue(name=draw(text), min_nodes=lo, max_nodes=draw(st.none() | st.integers(lo, 10**6)),
+        Queue(name=draw(text), min_nodes=lo, max_nodes=draw(st.none() | st.integers(lo, most)),
               max_walltime_s=draw(st.none() | finite_positive),
               charge_multiplier=draw(st.floats(0, 100)))
-        for lo in draw(st.lists(st.integers(1, 1000), max_size=3)))
+        for lo in draw(st.lists(st.integers(1, min(1000, most)), max_size=3)))
     spec = SystemSpec(name=draw(text).strip(), queues=queues, notes=draw(st.none() | text),
                       scheduler=draw(st.none() | text),
                       aliases=tuple(draw(st.lists(text, max_size=2))), **values)  # type: ignore[arg-type]
