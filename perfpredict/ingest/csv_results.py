@@ -74,9 +74,11 @@ _KNOWN = {*_INT_FIELDS, *_FLOAT_FIELDS, *_TEXT_FIELDS, *_TIME_FIELDS, "censored"
 
 def _typed(text: str, name: str) -> Any:
     """Extra fields as numbers where they are numbers, so JSON exports and the predictor
-    (data-staging seconds, batch sizes) see them as such; a Darshan log's details as the
-    object or list ``runs export`` writes as JSON (only those: any other column's text
-    is kept as it was stored before, which a benchmark row's content key hashes)."""
+    (data-staging seconds, batch sizes) see them as such; as written where the number
+    would not give the text back (a version "3.10" was stored as 3.1, and exported so);
+    a Darshan log's details as the object or list ``runs export`` writes as JSON (only
+    those: a benchmark row's content key hashes its extra fields, and any other text
+    that looks like JSON is kept as it was stored before)."""
     if name == DARSHAN_DETAILS and text[:1] in ("{", "["):
         try:
             found = json.loads(text)
@@ -94,7 +96,9 @@ def _typed(text: str, name: str) -> Any:
         return text  # "4103947_100", a Slurm array task, too
     if value.is_integer() and not any(c in text for c in ".eE"):
         return int(text)
-    return value if math.isfinite(value) else text
+    if not math.isfinite(value) or ("e" not in text.lower() and repr(value) != text.strip()):
+        return text  # "3.10", a version, is not 3.1; nor "1.500" 1.5, as written
+    return value
 
 
 def _record(row: dict[str, str], line_no: int, require_runtime: bool, zone: ZoneInfo,

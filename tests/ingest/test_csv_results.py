@@ -41,12 +41,12 @@ def test_extra_fields_are_numbers_only_as_tables_write_them(tmp_path: Path) -> N
     """A Slurm array task's id (``4103947_100``) stays text: read as Python reads
     numbers it became 4103947100, and a store exported and ingested again lost which
     task each job was."""
-    path = write(tmp_path, "app,system,nodes,runtime_s,task,count,share,label,big\n"
-                           "a,s,1,2.5,4103947_100,12,0.5,007,1e3\n")
+    path = write(tmp_path, "app,system,nodes,runtime_s,task,count,share,label,big,version\n"
+                           "a,s,1,2.5,4103947_100,12,0.5,007,1e3,3.10\n")
     (record,) = list(parse(path, IngestOptions()))
     assert isinstance(record, RunRecord)
     assert record.extra == {"task": "4103947_100", "count": 12, "share": 0.5, "label": "007",
-                            "big": 1000.0}
+                            "big": 1000.0, "version": "3.10"}
     assert type(record.extra["count"]) is int
 
 
