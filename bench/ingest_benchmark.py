@@ -421,6 +421,44 @@ def write_sacct_json(path: Path, n_bytes: int, log: Path = SACCT_JSON_LOG) -> No
         out.write('\n  ],\n  "warnings": [],\n  "errors": []\n}\n')
 
 
+def measure_grown(workdir: Path, n_rows: int, repeat: int) -> list[dict[str, object]]:
+    """A results CSV of ``n_rows`` ingested when it held half of them, then again once the
+    rest were appended (the nightly ingest of a file a benchmark script appends to),
+    against an ingest of the appended rows alone, as a file of their own, into a copy of
+    the same store, run right before it; and the scan that finds the file's earlier
+    version in it (:func:`~perfpredict.ingest._text.lines.line_prefix_sha256s`), timed
+    alone in this process. ``repeat`` rounds."""
+    from perfpredict.ingest._text.lines import file_sha256, line_prefix_sha256s
+
+    full = workdir / "full.csv"
+    write_csv(full, n_rows)
+    lines = full.read_bytes().splitlines(keepends=True)
+    cut = 1 + n_rows // 2
+    results, added = workdir / "results.csv", workdir / "added.csv"
+    added.write_bytes(lines[0] + b"".join(lines[cut:]))
+    rows = []
+    for _ in range(repeat):
+        grown_db, added_db = workdir / "grown.db", workdir / "added.db"
+        for db in (grown_db, added_db):
+            db.unlink(missing_ok=True)
+        results.write_bytes(b"".join(lines[:cut]))
+        earlier = file_sha256(results)
+        _run([sys.executable, "-c", _INGEST, f"sqlite:///{grown_db}", "csv", str(results),
+              "bench"])
+        shutil.copyfile(grown_db, added_db)
+        ref_s, _, _ = _run([sys.executable, "-c", _INGEST, f"sqlite:///{added_db}", "csv",
+                            str(added), "bench"])
+        shutil.copyfile(full, results)
+        ours_s, rss, out = _run([sys.executable, "-c", _INGEST, f"sqlite:///{grown_db}",
+                                 "csv", str(results), "bench"])
+        start = time.perf_counter()
+        assert line_prefix_sha256s(results, {earlier}) == {earlier}
+        scan_s = time.perf_counter() - start
+        rows.append({"lines": len(lines), "added_alone_s": ref_s, "grown_s": ours_s,
+                     "ratio": ours_s / ref_s, "scan_s": scan_s, "peak_mib": rss / 2**20})
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sacct", type=Path)
@@ -446,6 +484,9 @@ def main() -> None:
     parser.add_argument("--pyarrow-split", action="store_true",
                         help="sacct: --repeat rounds of the ingest as it is and with pyarrow "
                              "splitting, interleaved")
+    parser.add_argument("--grown", action="store_true",
+                        help="csv: a file of --csv-rows ingested at half, then grown; "
+                             "--repeat rounds")
     args = parser.parse_args()
     formats = set(args.formats.split(","))
     child = _SPLIT_SHARE if args.split_share else _INGEST
@@ -461,6 +502,13 @@ def main() -> None:
             for r in measure_readers(sacct, work, args.repeat):
                 print(f"| {r['reader']} | {r['lines']} | {r['sqlite3_import_s']:.2f} | "
                       f"{r['reader_s']:.2f} | {r['ratio']:.2f} | {r['peak_mib']:.0f} |")
+            return
+        if args.grown:
+            print("| lines | appended rows alone s | grown file s | ratio | prefix scan s | "
+                  "peak MiB |\n|---:|---:|---:|---:|---:|---:|")
+            for r in measure_grown(work, args.csv_rows, args.repeat):
+                print(f"| {r['lines']} | {r['added_alone_s']:.2f} | {r['grown_s']:.2f} | "
+                      f"{r['ratio']:.2f} | {r['scan_s']:.2f} | {r['peak_mib']:.0f} |")
             return
         if "sacct" in formats:
             sacct = args.sacct or work / "sacct.txt"

@@ -40,6 +40,10 @@ FORMATS: dict[str, str] = {
 #: Darshan's, whose logs describe a job's I/O.
 JOB_FORMATS = tuple(name for name in FORMATS if name != "darshan")
 
+#: Formats with records no job id names (benchmark rows), which the store knows by their
+#: content, file and occurrence (:func:`perfpredict.store.writer._grown_from`).
+CONTENT_KEYED_FORMATS = frozenset({"csv"})
+
 #: Formats whose times are wall-clock text without a zone (sacct's Submit/Start/End, the
 #: jobcomp log's, a CSV's ISO times), read in ``--timezone`` (UTC unless given): a dump
 #: written in local time and read as UTC is hours off. The others give epoch seconds

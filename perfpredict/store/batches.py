@@ -40,6 +40,7 @@ from sqlalchemy.engine import Connection
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import DARSHAN_DETAILS
 from perfpredict.store import Store
+from perfpredict.store.file_versions import earlier_versions
 from perfpredict.store.handle import takes_store
 from perfpredict.store.io_first import DARSHAN_FORMAT, logs_of
 from perfpredict.store.schema import (
@@ -184,9 +185,12 @@ def _batches_of(conn: Connection, sha256: str, path: str | os.PathLike[str]) -> 
     """The batches that ingested the file ``path`` whose checksum is ``sha256``: ingest
     knows a file by its content (in any format it was read as), so the same file under
     another name is found, and an edited one is not, which is a :class:`NotFoundError`
-    naming the batches ingested from that path before its content changed."""
-    found = list(conn.execute(select(ingest_batches.c.id).where(
-        ingest_batches.c.sha256 == sha256)).scalars())
+    naming the batches ingested from that path before its content changed. A file that
+    grew by lines appended since an earlier ingest from its path holds that batch's
+    rows too, which ingest stored once (:mod:`perfpredict.store.file_versions`): its
+    earlier versions' batches are the file's as well."""
+    found = [*earlier_versions(conn, Path(path), sha256), *conn.execute(
+        select(ingest_batches.c.id).where(ingest_batches.c.sha256 == sha256)).scalars()]
     if found:
         return found
     earlier = sorted(conn.execute(select(ingest_batches.c.id).where(

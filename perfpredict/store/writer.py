@@ -31,7 +31,6 @@ from sqlalchemy.engine import Connection, Row
 
 from perfpredict.counts import counted
 from perfpredict.errors import BadInputError, DamagedStreamError
-from perfpredict.ingest._text.lines import line_prefix_sha256s
 from perfpredict.ingest.records import (
     DARSHAN_DETAILS,
     DARSHAN_LOG_MARK,
@@ -44,7 +43,12 @@ from perfpredict.ingest.records import (
     job_key,
     reread_command,
 )
-from perfpredict.ingest.registry import WALL_CLOCK_FORMATS, names_system, other_format_fix
+from perfpredict.ingest.registry import (
+    CONTENT_KEYED_FORMATS,
+    WALL_CLOCK_FORMATS,
+    names_system,
+    other_format_fix,
+)
 from perfpredict.names import name_key
 from perfpredict.store import Store
 from perfpredict.store.dialect import (
@@ -52,6 +56,7 @@ from perfpredict.store.dialect import (
     insert_rows,
     insert_rows_ignoring_duplicates,
 )
+from perfpredict.store.file_versions import earlier_versions
 from perfpredict.store.io_first import (
     DARSHAN_FORMAT,
     IoOnlyRuns,
@@ -940,8 +945,8 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             n_stored_before = _count_runs(conn, batch_id)
         assert batch_id is not None  # claimed above, or the stored batch's
         key_sha256 = sha256
-        if stored_as is None:
-            key_sha256, report.grown_from_batch = _grown_from(conn, path, fmt, sha256, batch_id)
+        if stored_as is None and fmt in CONTENT_KEYED_FORMATS:
+            key_sha256, report.grown_from_batch = _grown_from(conn, path, fmt, sha256)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
                             key_sha256)
         try:
@@ -983,33 +988,25 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     return report
 
 
-def _grown_from(conn: Connection, path: Path, fmt: str, sha256: str, batch_id: int
+def _grown_from(conn: Connection, path: Path, fmt: str, sha256: str
                 ) -> tuple[str, int | None]:
     """The checksum that keys the benchmark rows of the file ``path`` (checksum
-    ``sha256``, batch ``batch_id``), and the earlier batch whose file it extends, if any.
+    ``sha256``), and the earlier batch whose file it extends, if any.
 
     A row without a job id is known by its content, its file's checksum and its
     occurrence there (:func:`_content_key`), so that the same row in another file, a
     measurement repeated, is kept. A file that grew by lines appended since it was
-    ingested (ingested from the same path before, and that file's content its first
-    lines) is no other file: its rows take the keys of the first version's, so the
-    nightly ingest of a results CSV a benchmark script appends to stores the lines
-    added, where it stored every earlier row again. Only an earlier batch that stored
-    such rows counts (one of a header alone would tie every later file to it)."""
-    earlier = conn.execute(select(ingest_batches.c.id, ingest_batches.c.sha256).where(
-        ingest_batches.c.path == str(path.resolve()), ingest_batches.c.format == fmt,
-        ingest_batches.c.id < batch_id, ingest_batches.c.sha256 != sha256,
-    ).order_by(ingest_batches.c.id)).all()
-    if not earlier:
-        return sha256, None
-    prefixes = line_prefix_sha256s(path, {row.sha256 for row in earlier})
-    for row in earlier:
-        if row.sha256 not in prefixes:
-            continue
+    ingested (:func:`~perfpredict.store.file_versions.earlier_versions`) is no other
+    file: its rows take the keys of the first version's, so the nightly ingest of a
+    results CSV a benchmark script appends to stores the lines added, where it stored
+    every earlier row again. Only an earlier batch that stored such rows counts (one of
+    a header alone would tie every later file to it)."""
+    for batch_id in earlier_versions(conn, path, sha256, fmt):
         key = conn.execute(select(runs.c.natural_key).where(
-            runs.c.batch_id == row.id, runs.c.natural_key.contains("|sha1:")).limit(1)).scalar()
+            runs.c.batch_id == batch_id, runs.c.natural_key.contains("|sha1:")).limit(1)
+        ).scalar()
         if key is not None:  # system|sha1:<row digest>@<file checksum>#<occurrence>
-            return key.rpartition("@")[2].partition("#")[0], row.id
+            return key.rpartition("@")[2].partition("#")[0], batch_id
     return sha256, None
 
 

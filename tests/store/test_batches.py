@@ -146,7 +146,7 @@ def test_a_file_is_deleted_by_its_content(store, tmp_path: Path) -> None:  # typ
 
     plan = delete_batches(store, files=[copy], dry_run=True)
     assert [row["batch"] for row in plan.batches] == [2]
-    wrong.write_text(wrong.read_text() + "5|solver|COMPLETED|00:05:00|5|2024-03-01T05:00:00\n")
+    wrong.write_text(wrong.read_text().replace("00:04:00", "00:04:30"))  # edited
     with pytest.raises(NotFoundError, match=r"march.psv: this store never ingested this "
                        r"file's content; its path was ingested as batch 2 when it held "
                        r"something else: delete it with --batch 2"):
@@ -158,6 +158,30 @@ def test_a_file_is_deleted_by_its_content(store, tmp_path: Path) -> None:  # typ
     deleted = delete_batches(store, files=[copy, copy])
     assert (deleted.n_runs, [row["batch"] for row in deleted.batches]) == (2, [2])
     assert {r["job_id"] for r in iter_runs(store)} == {"1", "2"}
+
+
+def test_a_results_file_grown_by_lines_is_stored_once_and_deleted_whole(
+        store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A results CSV a benchmark script appends to, ingested every night: each night
+    stores the lines added (the same measurement appended again is one more run), and
+    ``files=`` takes every night's batch back out, also once lines were appended since
+    the last ingest."""
+    results = tmp_path / "results.csv"
+    results.write_text("app,system,nodes,runtime_s\nlulesh,opal,1,80.0\nlulesh,opal,2,41.5\n")
+    ingest_file(store, "csv", results)
+    for row in ("lulesh,opal,4,22.0\n", "lulesh,opal,2,41.5\n"):
+        with results.open("a") as fh:
+            fh.write(row)
+        report = ingest_file(store, "csv", results)
+        assert (report.n_stored, report.grown_from_batch) == (1, 1)
+    assert sorted(r["nodes"] for r in iter_runs(store)) == [1, 2, 2, 4]
+    with results.open("a") as fh:
+        fh.write("lulesh,opal,8,12.5\n")  # not ingested yet
+
+    plan = delete_batches(store, files=[results], dry_run=True)
+    assert [row["batch"] for row in plan.batches] == [1, 2, 3]
+    assert delete_batches(store, files=[results]).n_runs == 4
+    assert list(iter_runs(store)) == []
 
 
 def test_a_deleted_file_is_recorded_and_its_id_never_given_again(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
