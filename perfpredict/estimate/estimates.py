@@ -12,13 +12,14 @@ they read.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from perfpredict.config import redact_url
-from perfpredict.counts import counted, plain, python_number
+from perfpredict.counts import counted, is_number, plain, python_number
 from perfpredict.errors import BadInputError, NotFoundError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
     law_breakdown,
@@ -83,6 +84,21 @@ _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibr
 _INT_COLUMNS = ("peer_series",)
 #: How a query is made, for a caller who handed in something else.
 QUERY_EXAMPLE = "perfpredict.estimate.Query(app='bert', nodes=64)"
+
+
+def query_list(queries: Iterable[Query]) -> list[Query]:
+    """``queries`` as the list a batch of estimates reads twice (once to check and group
+    them, once to make their answers): a generator, ``estimate_many(Query(...) for n in
+    nodes)`` as a notebook writes a sweep, or a tuple is taken as it comes. One Query, or
+    anything else that holds no queries, is refused saying what to pass, where it was a
+    TypeError from deep inside ("object of type 'Query' has no len()")."""
+    if isinstance(queries, Query):
+        raise BadInputError("expected queries, as a list of Query, not one Query; pass "
+                            "[query], or call estimate(query) for one")
+    if isinstance(queries, (str, bytes, dict)) or not isinstance(queries, Iterable):
+        raise BadInputError(f"expected queries, as a list of Query ([{QUERY_EXAMPLE}, "
+                            f"...]), not a {type(queries).__name__}")
+    return list(queries)
 
 
 @dataclass
@@ -317,13 +333,14 @@ class LoadedPredictor:
         spec = bundled_system(system)
         return int(spec.nodes) if spec is not None and spec.nodes else None
 
-    def estimate_many(self, queries: list[Query], confidence: float = 0.9,
+    def estimate_many(self, queries: Iterable[Query], confidence: float = 0.9,
                       explain: bool = False) -> list[Estimate]:
         """One :class:`Estimate` per query, in order, built from :meth:`columns`, each
         with the notes :meth:`estimate` gives its query (a node count the machine does
         not have too: a list of queries had it not, where one query and a batch's row
-        did); ``explain``: each with its :attr:`Estimate.explanation`."""
-        return self._estimates(queries, confidence, explain)
+        did); ``explain``: each with its :attr:`Estimate.explanation`. ``queries``: any
+        iterable of :class:`Query` (:func:`query_list`)."""
+        return self._estimates(query_list(queries), confidence, explain)
 
     def _estimates(self, queries: list[Query], confidence: float,
                    explain: bool) -> list[Estimate]:
@@ -349,13 +366,19 @@ class LoadedPredictor:
         return [e for e in out if e is not None]
 
     def exceedance(self, query: Query, runtime_s: float) -> float:
-        """P(runtime > ``runtime_s``) for ``query``, from the interval model directly."""
+        """P(runtime > ``runtime_s``) for ``query``, from the interval model directly.
+        ``runtime_s`` must be a positive number of seconds: a negative one or NaN was an
+        IndexError from inside the interval model."""
+        if not (is_number(runtime_s) and math.isfinite(runtime_s) and runtime_s > 0):
+            raise BadInputError(f"runtime_s must be a positive number of seconds, got "
+                                f"{runtime_s!r}")
         scales, [group] = self._group([query], 0.5)
         series, ctx = self.series_context(group.match.entry)
         return float(self.predictor.exceedance(series, scales, runtime_s, ctx,
                                                self.peers(series))[0])
 
-    def columns(self, queries: list[Query], confidence: float = 0.9) -> dict[str, np.ndarray]:
+    def columns(self, queries: Iterable[Query], confidence: float = 0.9
+                ) -> dict[str, np.ndarray]:
         """The :data:`COLUMNS` of the estimates for ``queries``, one array each in query
         order: what a batch writes, without an :class:`Estimate` per query (with their
         breakdowns and copies of the measured scales, those took most of the time of a
@@ -365,6 +388,7 @@ class LoadedPredictor:
         a time, filtered, sorted, split by application, loaded into a spreadsheet) with
         nothing printed beside them, where a line on stderr would be gone with the
         terminal; a row of the batch and the estimate of its query tell the same."""
+        queries = query_list(queries)
         columns, groups, volumes = self._columns(queries, confidence)
         columns["notes"] = self._notes(queries, columns, groups, volumes, confidence)
         return columns

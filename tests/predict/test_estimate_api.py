@@ -350,3 +350,37 @@ def test_a_batch_validates_each_query_once(tmp_path: Path, monkeypatch: pytest.M
     queries.write_text("app,nodes,io_bytes\nresnet,64,\nresnet,8,-1\n")
     with pytest.raises(BadInputError, match=r"queries\.csv:3: column 'io_bytes' must be zero"):
         read_queries(queries)  # the library's reader validates what it hands out
+
+
+def test_estimate_many_takes_any_iterable_of_queries_and_refuses_one_query() -> None:
+    """A sweep written as a generator, the way a notebook writes one, and a tuple are
+    answered as the list is; one Query, or a string, was a TypeError from inside
+    ("object of type 'Query' has no len()")."""
+    predictor = load_predictor(None)
+    nodes = (16, 32)
+    as_list = predictor.estimate_many([Query(**BERT, nodes=n) for n in nodes])
+    swept = predictor.estimate_many(Query(**BERT, nodes=n) for n in nodes)
+    assert [e.predicted_runtime_s for e in swept] == [e.predicted_runtime_s for e in as_list]
+    columns = predictor.columns(Query(**BERT, nodes=n) for n in nodes)
+    assert list(columns["predicted_runtime_s"]) == [e.predicted_runtime_s for e in as_list]
+    one = Query(**BERT, nodes=16)
+    for ask in (predictor.estimate_many, predictor.columns):
+        with pytest.raises(BadInputError, match=r"^expected queries, as a list of Query, not "
+                           r"one Query; pass \[query\], or call estimate\(query\) for one$"):
+            ask(one)  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=r"^expected queries, as a list of Query "
+                       r"\(\[perfpredict\.estimate\.Query\(app='bert', nodes=64\), \.\.\.\]\), "
+                       r"not a str$"):
+        predictor.estimate_many("bert")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("runtime_s", [-5.0, 0, float("nan"), "600", None])
+def test_exceedance_of_a_runtime_that_is_no_runtime_is_bad_input(runtime_s: object) -> None:
+    """A negative runtime or NaN was an IndexError from inside the interval model, and
+    text was read as a number where a Query's fields refuse it."""
+    predictor = load_predictor(None)
+    query = Query(**BERT, nodes=64)
+    assert 0 < predictor.exceedance(query, 60.0) < 1
+    with pytest.raises(BadInputError, match=r"^runtime_s must be a positive number of "
+                       r"seconds, got "):
+        predictor.exceedance(query, runtime_s)  # type: ignore[arg-type]
