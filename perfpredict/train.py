@@ -37,6 +37,14 @@ FEW_SERIES_PER_APPLICATION = 2
 
 @dataclass
 class TrainReport:
+    """What :func:`train` did, what ``perfpredict train --format json`` prints
+    (``as_dict``): ``n_runs`` read, ``n_series`` the predictor can estimate (of which
+    ``n_series_learned_from`` taught it), per scaling kind ("strong", "weak") the
+    ``base_law``, whether its learned correction applies (``apply_correction``) and what
+    its intervals were calibrated on (``calibrated_by``); the saved artifact's
+    ``artifact_sha256``, and the walltime advisor's jobs and systems. Where nothing could
+    be trained, ``untrained_because`` says why and what would train one."""
+
     n_runs: int
     n_series: int = 0
     n_series_learned_from: int = 0

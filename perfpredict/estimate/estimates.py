@@ -103,6 +103,26 @@ def query_list(queries: Iterable[Query]) -> list[Query]:
 
 @dataclass
 class Estimate:
+    """One query's answer, what ``perfpredict estimate --format json`` prints (``as_dict``).
+
+    - ``predicted_runtime_s`` and its interval ``lower_runtime_s`` .. ``upper_runtime_s``,
+      which holds the runtime with probability ``confidence`` (0.9: a 90% interval);
+    - ``series``, the measured curve that answers (app, system, problem size, variant and
+      layout), its ``n_runs`` at ``measured_scales`` (in ``scale_unit``, nodes or ranks);
+      ``nodes`` as asked, ``scale`` the same in that unit;
+    - ``speedup`` and ``efficiency`` against the smallest measured scale, in the sense
+      ``scaling`` says (strong: time there over time here; weak: Gustafson's);
+    - ``law`` and its ``formula``, the ``overhead_coefficient`` that corrects it, and
+      ``breakdown_s``, where the time goes (seconds by part);
+    - how far it reaches: ``extrapolation_doublings`` beyond the largest measured scale,
+      ``beyond_measured_range``, ``below_measured_range``, ``beyond_calibration``;
+    - ``notes``, the sentences that qualify it, as the command prints them.
+
+    >>> e = estimate(None, Query(app="bert", nodes=64))  # the bundled predictor
+    >>> round(e.predicted_runtime_s), round(e.lower_runtime_s), round(e.upper_runtime_s)
+    (103, 53, 180)
+    """
+
     app: str
     system: str
     problem_size: str
