@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import textwrap
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -26,6 +27,7 @@ from perfpredict.report.csv_rows import write_csv_cells
 from perfpredict.report.tables import confidence_percent
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.axis import Axis
     from matplotlib.figure import Figure
     from matplotlib.text import Annotation
@@ -153,10 +155,11 @@ def _keep_apart(fig: Figure, labels: list[Annotation]) -> None:
     """Move each of ``labels`` (placed below their marks, left to right) further down
     until it overlaps none before it: run classes a doubling or two apart, on an axis of
     ten, had their labels written over each other. Measured as Agg draws ``fig``, whose
-    text a PDF or SVG sets alike."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    text a PDF or SVG sets alike, by a renderer of its own: a canvas made for it would
+    have replaced the one of a notebook's figure, which then no longer showed."""
+    from matplotlib.backends.backend_agg import RendererAgg
 
-    renderer = FigureCanvasAgg(fig).get_renderer()
+    renderer = RendererAgg(int(fig.bbox.width), int(fig.bbox.height), fig.dpi)
     placed: list[Bbox] = []
     for label in labels:
         box = label.get_window_extent(renderer)
@@ -171,10 +174,45 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     """Draw ``plan`` to ``path`` (.png, .svg or .pdf) and write the plotted numbers to the
     same name with .csv (a proposal's reviewers ask for the numbers behind a figure)."""
     path = check_plot_path(path)
+    fig = draw_scaling_plot(plan)
+    try:
+        fig.savefig(path, dpi=150)
+    except OSError as exc:
+        raise BadInputError(f"--plot {path}: cannot write it ({exc.strerror or exc}); "
+                            "choose a folder that exists and you can write") from None
+
+    csv_path = path.with_suffix(".csv")
+    with csv_path.open("w", newline="", encoding="utf-8") as fh:
+        write_csv_cells(fh, CSV_COLUMNS, ([row[c] for c in CSV_COLUMNS]
+                                          for row in plot_rows(plan)),
+                        float_format=CSV_FLOAT_FORMAT)
+    return PlotFiles(path, csv_path)
+
+
+def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
+    """Draw ``plan``'s two panels, runtime and parallel efficiency, and return their
+    Figure. ``axes``: the two Axes to draw into, a notebook's own
+    (``fig, axes = plt.subplots(1, 2); draw_scaling_plot(plan, axes)``), whose figure's
+    title and layout are left to their owner; without them, a Figure of its own with
+    the series as its title, as ``advise --plot`` saves it (:func:`save_scaling_plot`).
+    """
     # a Figure of its own, not pyplot's: matplotlib.use("Agg") switched a notebook's
     # backend, so that its own figures no longer showed, and pyplot holds every figure
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, LogLocator, NullLocator
+
+    if axes is None:
+        fig = Figure(figsize=(12, 5))
+        ax_time, ax_eff = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.35, 1]})
+    else:
+        given = list(getattr(axes, "flat", axes)) if isinstance(axes, Iterable) else []
+        if len(given) != 2 or not all(isinstance(ax, Axes) for ax in given):
+            raise BadInputError("axes must be two matplotlib Axes, the runtime panel's and "
+                                "the efficiency panel's, as plt.subplots(1, 2) makes them; "
+                                f"got {type(axes).__name__}")
+        ax_time, ax_eff = given
+        fig = ax_time.get_figure()
 
     rows = plot_rows(plan)
     nodes = [r["nodes"] for r in rows]
@@ -184,8 +222,6 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     pct = confidence_percent(plan.request.confidence)
     largest_measured = plan.measured[-1].nodes
 
-    fig = Figure(figsize=(12, 5))
-    ax_time, ax_eff = fig.subplots(1, 2, gridspec_kw={"width_ratios": [1.35, 1]})
     for ax in (ax_time, ax_eff):
         ax.set_xscale("log", base=2)
         ax.xaxis.set_major_locator(LogLocator(base=2))
@@ -259,18 +295,9 @@ def save_scaling_plot(plan: Plan, path: str | Path) -> PlotFiles:
     ax_eff.set_title("Parallel efficiency", fontsize=11)
     ax_eff.legend(fontsize=8, loc="best")
 
-    kind = "Weak" if plan.weak else "Strong"
-    fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10)
-    fig.tight_layout()
+    if axes is None:
+        kind = "Weak" if plan.weak else "Strong"
+        fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10)
+        fig.tight_layout()
     _keep_apart(fig, class_labels)
-    try:
-        fig.savefig(path, dpi=150)
-    except OSError as exc:
-        raise BadInputError(f"--plot {path}: cannot write it ({exc.strerror or exc}); "
-                            "choose a folder that exists and you can write") from None
-
-    csv_path = path.with_suffix(".csv")
-    with csv_path.open("w", newline="", encoding="utf-8") as fh:
-        write_csv_cells(fh, CSV_COLUMNS, ([row[c] for c in CSV_COLUMNS] for row in rows),
-                        float_format=CSV_FLOAT_FORMAT)
-    return PlotFiles(path, csv_path)
+    return fig

@@ -9,7 +9,7 @@ import pytest
 
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.errors import BadInputError
-from perfpredict.report.plots import CSV_COLUMNS, save_scaling_plot
+from perfpredict.report.plots import CSV_COLUMNS, draw_scaling_plot, save_scaling_plot
 from tests.advise.conftest import BERT, RELEARN, read_csv
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -157,6 +157,36 @@ def test_an_earlier_plots_numbers_are_written_over(trained_store, tmp_path: Path
     plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
     save_scaling_plot(plan, tmp_path / "scaling.png")
     assert list(read_csv(earlier)[0]) == list(CSV_COLUMNS)
+
+
+def test_a_notebook_draws_the_plot_into_its_own_axes(trained_store, tmp_path: Path) -> None:
+    """The figure could only be saved to a file; a notebook draws it into the two Axes
+    it made, as it draws its own, and its figure's title, canvas and pyplot's figures
+    stay its own (a canvas made to measure the labels replaced the figure's)."""
+    import matplotlib.pyplot as plt
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04", run_classes=("largest=1024x2", "typical=48x10")))
+    rows = read_csv(save_scaling_plot(plan, tmp_path / "scaling.png").data_csv)
+    fig, axes = plt.subplots(1, 2)
+    try:
+        fig.suptitle("my study")
+        canvas = fig.canvas
+        assert draw_scaling_plot(plan, axes) is fig
+        assert fig.canvas is canvas and fig.get_suptitle() == "my study"
+        assert plt.get_fignums() == [fig.number]
+        (predicted,) = [line for line in axes[0].get_lines() if line.get_label() == "predicted"]
+        assert list(predicted.get_xdata()) == [float(r["nodes"]) for r in rows]
+        assert list(predicted.get_ydata()) == pytest.approx(
+            [float(r["predicted_runtime_s"]) for r in rows], rel=SIX_DIGITS)
+        assert axes[0].get_xscale() == "log" and axes[1].get_ylabel().startswith("Parallel")
+        for wrong in (axes[0], [axes[0]], "axes"):
+            with pytest.raises(BadInputError, match=r"^axes must be two matplotlib Axes, "
+                               r"the runtime panel's and the efficiency panel's"):
+                draw_scaling_plot(plan, wrong)  # type: ignore[arg-type]
+    finally:
+        plt.close(fig)
+    assert draw_scaling_plot(plan).get_suptitle().startswith("Strong scaling: bert")
 
 
 def test_pdf(advise_cli, tmp_path: Path) -> None:
