@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.engine import Connection
 
+from perfpredict.counts import is_number
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import DARSHAN_DETAILS
 from perfpredict.store import Store
@@ -110,17 +111,18 @@ def list_batches(store: Store) -> list[dict[str, Any]]:
 
 
 @takes_store
-def delete_batches(store: Store, batch_ids: Iterable[int] = (), *,
-                   files: Iterable[str | os.PathLike[str]] = (),
+def delete_batches(store: Store, batch_ids: int | Iterable[int] = (), *,
+                   files: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] = (),
                    dry_run: bool = False) -> BatchesDeleted:
     """Remove the runs and rejects the ingest batches ``batch_ids`` stored, and those of
-    the batches that ingested ``files`` (found by their content: :func:`_batches_of`),
+    the batches that ingested ``files`` (found by their content: :func:`_batches_of`;
+    each one or a list),
     and their records, in one transaction; with ``dry_run``, only say what would go. A
     batch the store does not hold is a :class:`NotFoundError`, as is a file it never
     ingested; batches that share a job's Darshan I/O with one not named, a
     :class:`BadInputError` naming them all, before anything is removed."""
-    checksums = {_file_checksum(path): path for path in files}
-    batch_ids = list(batch_ids)
+    checksums = {_file_checksum(path): path for path in _one_or_many(files, (str, PurePath))}
+    batch_ids = _batch_numbers(batch_ids)
     if not batch_ids and not checksums:
         raise BadInputError("name the ingest batch to delete (--batch ID, or --file PATH "
                             "for the file it was ingested from); 'perfpredict runs batches' "
@@ -166,6 +168,27 @@ def list_deleted_batches(store: Store) -> list[dict[str, Any]]:
                  "deleted": iso_utc(math.floor(row.deleted_epoch_s)),
                  "deleted_by": row.deleted_by, "system": row.system}
                 for row in conn.execute(select(batch_deletions).order_by(batch_deletions.c.id))]
+
+
+def _one_or_many(given: Any, one: type | tuple[type, ...]) -> list[Any]:
+    """``given`` as a list: one of kind ``one`` alone, as ``app=`` takes one name, else
+    what the iterable holds. A file named alone as text was read letter by letter (its
+    first, "/", refused as "a directory"), a batch number alone was a TypeError."""
+    if isinstance(given, one):
+        return [given]
+    return list(given) if isinstance(given, Iterable) else [given]
+
+
+def _batch_numbers(batch_ids: Any) -> list[int]:
+    """``batch_ids`` (one or many) as the whole numbers batches are numbered by, else a
+    :class:`BadInputError`: the text "12" named batches 1 and 2 and was refused as "no
+    ingest batch 1, 2" in a store that held both, and True was an SQLAlchemy error."""
+    numbers = _one_or_many(batch_ids, (int, str, bytes))
+    wrong = [n for n in numbers if not is_number(n, whole=True)]
+    if wrong:
+        raise BadInputError(f"batch_ids must be batch numbers, as [2] ('perfpredict runs "
+                            f"batches' lists them), got {wrong[0]!r}")
+    return [int(n) for n in numbers]
 
 
 def _file_checksum(path: str | os.PathLike[str]) -> str:

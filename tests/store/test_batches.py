@@ -133,6 +133,30 @@ def test_a_dry_run_and_a_refused_delete_change_nothing(store, tmp_path: Path) ->
     assert list_deleted_batches(store) == []
 
 
+def test_one_batch_or_file_is_named_alone_and_anything_else_is_refused(  # type: ignore[no-untyped-def]
+        store, tmp_path: Path) -> None:
+    """A notebook names one batch or one file without a list, as ``app=`` takes one
+    name: a batch number alone was a TypeError, a file's path as text was read letter by
+    letter ("/: cannot read it"), the text "12" named batches 1 and 2 and was refused as
+    "no ingest batch 1, 2" in a store holding both, and True was an SQLAlchemy error."""
+    import numpy as np
+
+    paths = [sacct_file(tmp_path / f"{name}.psv", *jobs)
+             for name, jobs in (("a", (1, 2)), ("b", (3,)))]
+    for path in paths:
+        ingest_file(store, "sacct", path, IngestOptions(system="perlmutter"))
+    before = exported(store)
+    for batch in (2, np.int64(2)):
+        assert [b["batch"] for b in delete_batches(store, batch, dry_run=True).batches] == [2]
+    for file in (str(paths[0]), paths[0]):
+        assert [b["batch"] for b in delete_batches(store, files=file, dry_run=True).batches] == [1]
+    for wrong in ("12", ["1"], [True], [1.5], 2.0):
+        with pytest.raises(BadInputError, match=r"^batch_ids must be batch numbers, as \[2\] "
+                           r"\('perfpredict runs batches' lists them\), got "):
+            delete_batches(store, wrong, dry_run=True)
+    assert exported(store) == before
+
+
 def test_a_file_is_deleted_by_its_content(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``files=`` finds the batches that ingested a file as ingest knows it, by its
     content: a copy under another name is the same file; an edited one is not, and the
