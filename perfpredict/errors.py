@@ -93,5 +93,6 @@ def given(value: object, kind: type[T], example: str) -> T:
     if isinstance(value, kind):
         return value
     how = f"; {kind.__name__}(**fields) makes one of a dict" if isinstance(value, dict) else ""
-    raise BadInputError(f"expected a {kind.__name__}, as {example}, not a "
+    article = "an" if kind.__name__[:1] in "AEIOU" else "a"
+    raise BadInputError(f"expected {article} {kind.__name__}, as {example}, not a "
                         f"{type(value).__name__}{how}")

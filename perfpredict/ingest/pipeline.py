@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from perfpredict.counts import counted, first_names
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, given
 from perfpredict.ingest._text.lines import (
     STDIN_PATH,
     check_input,
@@ -58,6 +58,8 @@ from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 __all__ = ["BatchReport", "ingest_file", "ingest_paths"]
 
 CHUNK_RECORDS = 5_000
+#: How ingest options are made, for a caller who handed in something else (a dict).
+OPTIONS_EXAMPLE = "perfpredict.ingest.records.IngestOptions(on_error='skip')"
 #: Files an ingest stopped by a bad one names as not read; more are counted.
 UNREAD_SHOWN = 3
 
@@ -111,7 +113,9 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees.
     ``replaces``: checksums of earlier releases of the file, whose runs it replaces
     (:func:`~perfpredict.store.writer.write_file`)."""
-    options = options or IngestOptions()
+    options = (IngestOptions() if options is None
+               else given(options, IngestOptions, OPTIONS_EXAMPLE))
+    options.validate()
     path = _named_file(path)
     parse = get_batch_parser(fmt)
     _check_input(fmt, path)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from perfpredict.errors import BadInputError
+
 #: ``runs export``'s column of a run's identity within its system (its natural key
 #: without the system), by which ``ingest csv`` keys the row again: a restored backup,
 #: a merge of stores, or the scheduler log an export came from stores nothing twice.
@@ -225,6 +227,11 @@ def reread_command(fmt: str, path: str, system: str | None) -> str:
                      *(["--system", shlex.quote(system)] if system else [])])
 
 
+#: What ``on_error`` may be (``--on-error``): refuse the file at its first bad record, or
+#: keep bad records as rejects and store the good ones.
+ON_ERROR_CHOICES = ("fail", "skip")
+
+
 @dataclass
 class IngestOptions:
     """Options every parser receives; each reads the ones it understands."""
@@ -246,3 +253,14 @@ class IngestOptions:
     #: ``advise walltime``, which reads its input with these parsers, names its own
     #: ``--input-format`` instead.
     read_as: Callable[[str], str] = ingest_command
+
+    def validate(self) -> None:
+        """Refuse what the CLI's choices would have: ``on_error="skp"`` read as "skip",
+        since only "fail" was looked for, and stored a file's good records without a
+        word about its bad ones."""
+        if self.on_error not in ON_ERROR_CHOICES:
+            raise BadInputError(f"on_error must be one of: {', '.join(ON_ERROR_CHOICES)}, "
+                                f"not {self.on_error!r}")
+        if self.system is not None and not isinstance(self.system, str):
+            raise BadInputError(f"system must be a machine's name, as text, not "
+                                f"{self.system!r}")

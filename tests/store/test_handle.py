@@ -187,3 +187,27 @@ def test_a_dataframe_of_runs_is_refused_saying_how_to_ingest_it(tmp_path: Path,
         assert run_stats(store)["n_runs"] == 0
         frame.to_csv(tmp_path / "runs.csv", index=False)
         assert ingest_file(store, "csv", tmp_path / "runs.csv").n_stored == 60
+
+
+def test_ingest_options_that_no_option_could_be_are_refused(tmp_path: Path,
+                                                            timed_runs_csv: Path) -> None:
+    """``on_error="skp"`` was read as "skip" (only "fail" was looked for), and a dict
+    of options an AttributeError ("'dict' object has no attribute 'system'"); nothing
+    is stored from either."""
+    from perfpredict.ingest.records import IngestOptions
+
+    with open_store(tmp_path / "store.db") as store:
+        for ingest in (ingest_file, ingest_paths):
+            with pytest.raises(BadInputError, match=r"^on_error must be one of: fail, skip, "
+                               r"not 'skp'$"):
+                ingest(store, "csv", timed_runs_csv, IngestOptions(on_error="skp"))  # type: ignore[arg-type]
+            with pytest.raises(BadInputError, match=r"^expected an IngestOptions, as "
+                               r"perfpredict\.ingest\.records\.IngestOptions\(on_error='skip'\), "
+                               r"not a dict; IngestOptions\(\*\*fields\) makes one of a dict$"):
+                ingest(store, "csv", timed_runs_csv, {"on_error": "skip"})  # type: ignore[arg-type]
+        with pytest.raises(BadInputError, match=r"^system must be a machine's name, as text, "
+                           r"not 5$"):
+            ingest_file(store, "csv", timed_runs_csv, IngestOptions(system=5))  # type: ignore[arg-type]
+        assert run_stats(store)["n_runs"] == 0
+        assert ingest_file(store, "csv", timed_runs_csv,
+                           IngestOptions(on_error="skip")).n_stored == 60
