@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import re
 
+from perfpredict.counts import is_number
 from perfpredict.errors import BadInputError
 
 # [DD-[HH:]]MM:SS[.mmm], as Slurm and PBS write a time: days only with hours (sacct never
@@ -51,18 +52,26 @@ def clock_seconds(text: str) -> float:
     return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
-def option_seconds(option: str, text: str) -> float:
-    """A duration option's value in seconds: a number of seconds (``600``) or a clock
-    duration (``10:00``, ``1:30:00``, ``1-00:00:00``), finite and above zero; else a
-    :class:`BadInputError` naming ``option``.
+def option_seconds(option: str, text: str | float) -> float:
+    """A duration option's value in seconds: a number of seconds (``600``, as text or,
+    from a library caller, as a number) or a clock duration (``10:00``, ``1:30:00``,
+    ``1-00:00:00``), finite and above zero; else a :class:`BadInputError` naming
+    ``option`` (a number was a TypeError, "argument of type 'int' is not iterable").
 
     >>> option_seconds("--signal-lead", "600"), option_seconds("--signal-lead", "1:30:00")
     (600.0, 5400.0)
+    >>> option_seconds("--signal-lead", 600)
+    600.0
     """
-    try:
-        value_s = clock_seconds(text) if ":" in text else float(text)
-    except ValueError:
+    if is_number(text):
+        value_s = float(text)
+    elif not isinstance(text, str):
         value_s = math.nan
+    else:
+        try:
+            value_s = clock_seconds(text) if ":" in text else float(text)
+        except ValueError:
+            value_s = math.nan
     if not (math.isfinite(value_s) and value_s > 0):
         raise BadInputError(f"{option} must be a duration above zero, in seconds (600) or as "
                             f"[DD-[HH:]]MM:SS (10:00, 1:30:00), got {text!r}")

@@ -39,7 +39,7 @@ def checkpoint_signal_lead_s(walltime_s: float) -> int:
     return int(min(CHECKPOINT_SIGNAL_LEAD_S, CHECKPOINT_SIGNAL_MAX_SHARE * walltime_s))
 
 
-def signal_lead_option_s(text: str) -> int:
+def signal_lead_option_s(text: str | float) -> int:
     """``--signal-lead`` in whole seconds, as Slurm's ``sig_time`` takes it: seconds or a
     clock duration (:func:`~perfpredict.durations.option_seconds`), at most
     :data:`SLURM_MAX_SIGNAL_LEAD_S`.

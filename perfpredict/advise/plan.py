@@ -111,8 +111,9 @@ class PlanRequest:
     confidence: float = 0.9
     #: The kill risk the user accepts at a time-min (None: no time-min).
     time_min_kill_risk: float | None = None
-    #: ``--signal-lead`` as given: seconds or a clock duration ("600", "10:00").
-    signal_lead: str | None = None
+    #: ``--signal-lead`` as given: seconds or a clock duration ("600", "10:00"), or a
+    #: number of seconds (600).
+    signal_lead: str | float | None = None
     #: ``--run-class`` values as given ("largest=512x10"): the classes a proposal plans.
     run_classes: tuple[str, ...] = ()
     #: Allocation periods the proposal's totals are split over, and what one is called.

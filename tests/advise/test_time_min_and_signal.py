@@ -59,6 +59,22 @@ def test_the_time_min_is_the_quantile_at_its_risk_rounded_as_the_walltime(store)
     assert plan.signal_lead_s is None  # one job, meant to end before its limit
 
 
+def test_a_library_caller_gives_the_signal_lead_as_a_number_of_seconds(store) -> None:  # type: ignore[no-untyped-def]
+    """``PlanRequest(signal_lead=300)``, seconds as a notebook holds them, was a TypeError
+    from inside ("argument of type 'int' is not iterable"); it is the lead "300" and
+    "5:00" give, and a number that is no duration is refused as text that is none is."""
+    import numpy as np
+
+    leads = {signal_lead: advise_plan(store, PlanRequest(
+        app="bert", system=XE8545, signal_lead=signal_lead)).signal_lead_s
+        for signal_lead in (300, 300.0, np.int64(300), "300", "5:00")}
+    assert set(leads.values()) == {300}, leads
+    for wrong in (-5, float("nan"), True, 300.5):
+        with pytest.raises(BadInputError, match=r"^--signal-lead must be (a duration above "
+                           r"zero|whole seconds)"):
+            advise_plan(store, PlanRequest(app="bert", system=XE8545, signal_lead=wrong))
+
+
 def test_a_time_min_that_rounds_up_to_the_walltime_is_said_and_not_written(advise_cli) -> None:  # type: ignore[no-untyped-def]
     """bert's 75th and 95th percentiles (180 and 189 s) both round up to the machine's
     5-minute granule: a --time-min equal to --time lets the scheduler cut nothing."""
