@@ -231,6 +231,19 @@ def test_a_library_callers_kill_risk_of_another_type(store, kth_parts) -> None: 
     assert {(row["kill_risk"], row["time_min_kill_risk"]) for row in rows} == {(0.25, 0.4)}
 
 
+def test_a_frame_of_jobs_is_refused_saying_to_write_it_to_a_file(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """A notebook's DataFrame of jobs was a TypeError ("expected str, bytes or
+    os.PathLike object, not DataFrame")."""
+    import pandas as pd
+
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    with pytest.raises(BadInputError, match=r"^the jobs to advise are named by their file's "
+                       r"path, not a DataFrame; write jobs held in Python to a CSV file first "
+                       r"\(frame\.to_csv\('jobs\.csv', index=False\)\) and name that file$"):
+        advise_walltime(store, pd.DataFrame({"job_id": [1], "nodes": [4]}))
+
+
 def test_cli_ingest_then_advise(cli, kth_parts) -> None:  # type: ignore[no-untyped-def]
     history, advised = kth_parts
     assert cli("ingest", "swf", str(history)).exit_code == 0

@@ -5,6 +5,7 @@ summary."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,16 +111,23 @@ def input_format_option(input_format: str) -> str:
             f"--input as {', '.join(INPUT_FORMATS[:-1])} or {INPUT_FORMATS[-1]})")
 
 
-def read_jobs(path: str, input_format: str | None, system: str | None,
+def read_jobs(path: str | os.PathLike[str], input_format: str | None, system: str | None,
               swf_allow_extra_fields: bool = False, timezone: str = "UTC") -> pd.DataFrame:
     """Jobs to advise, read with the ingest parser of ``input_format`` (not stored; None:
     told by the file's name or content), with ingest's options. Jobs not run yet are
     read too: sacct's PENDING jobs, which ingest skips, are what a walltime is advised
     for. A stream (``squeue ... | perfpredict advise walltime --input -``) is read from a
     temporary copy, as ingest reads one (:func:`~perfpredict.ingest._text.lines.spooled`),
-    and errors name it as given."""
+    and errors name it as given. ``path`` is a text or a Path; a DataFrame of jobs, the
+    likeliest in a notebook, was a TypeError ("expected str, bytes or os.PathLike
+    object")."""
     from perfpredict.ingest._text.lines import read_through
 
+    if not isinstance(path, str | os.PathLike):
+        raise BadInputError(f"the jobs to advise are named by their file's path, not a "
+                            f"{type(path).__name__}; write jobs held in Python to a CSV "
+                            "file first (frame.to_csv('jobs.csv', index=False)) and name "
+                            "that file")
     with read_through(Path(path)) as readable:
         return _parsed_jobs(readable, input_format, system, swf_allow_extra_fields, timezone)
 
@@ -256,7 +264,7 @@ def _first_of(what: str, job_ids: list[Any]) -> dict[str, Any]:
 
 
 @takes_store
-def advise_walltime(store: Store, path: str, *, input_format: str | None = None,
+def advise_walltime(store: Store, path: str | Path, *, input_format: str | None = None,
                     kill_risk: float = 0.05, system: str | None = None,
                     allow_above_request: bool = False,
                     time_min_kill_risk: float | None = None,
