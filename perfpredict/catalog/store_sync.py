@@ -24,9 +24,11 @@ from perfpredict.catalog.entries import (
     load_toml_systems,
     many_to_toml,
     name_key,
+    parse_toml,
     queue_dict,
+    to_toml,
 )
-from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.errors import BadInputError, NotFoundError, given
 from perfpredict.names import close_names
 from perfpredict.store import Store
 from perfpredict.store.dialect import insert_ignoring_duplicates
@@ -194,10 +196,28 @@ def require_system(store: Store, name: str) -> SystemSpec:
                         "'perfpredict systems add FILE.toml' adds one")
 
 
+def check_spec(spec: SystemSpec) -> None:
+    """Refuse ``spec`` where ``systems add`` would refuse its TOML (an empty name, a node
+    count below 1, a number without a source): it is read back as that file would be
+    (:func:`~perfpredict.catalog.entries.to_toml` writes one :func:`parse_toml` reads to
+    an equal spec), so the catalog has one set of rules. A SystemSpec made in Python
+    was stored as it came: ``SystemSpec(name="", nodes=-1)`` became a system."""
+    spec = given(spec, SystemSpec, "perfpredict.catalog.SystemSpec(name='Frontier', "
+                 "nodes=9408, sources={'nodes': 'URL'})")
+    try:
+        parse_toml(to_toml(spec), "<spec>", origin=spec.origin)
+    except BadInputError as exc:
+        raise BadInputError(f"SystemSpec {spec.name!r}: {exc.reason}") from None
+    except TypeError as exc:  # a value TOML has no form for (a dict for a number)
+        raise BadInputError(f"SystemSpec {spec.name!r}: {exc}") from None
+
+
 @takes_store
 def add_system(store: Store, spec: SystemSpec) -> None:
     """Store ``spec``, replacing any entry of the same name (a shipped one or an ingest
-    placeholder included): the user's file is the newest word on their machine."""
+    placeholder included): the user's file is the newest word on their machine. A spec
+    ``systems add`` would refuse as TOML is refused the same way (:func:`check_spec`)."""
+    check_spec(spec)
     with store.engine.begin() as conn:
         _upsert(conn, [spec])
 

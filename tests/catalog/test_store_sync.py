@@ -19,7 +19,7 @@ from perfpredict.catalog import (
     require_system,
     seed_catalog,
 )
-from perfpredict.errors import NotFoundError
+from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.store.schema import systems
 
 
@@ -66,6 +66,28 @@ def test_a_user_entry_replaces_an_ingest_placeholder(store) -> None:  # type: ig
     stored = get_system(store, "mycluster")
     assert stored == mine and stored is not None and stored.origin == "user"
     assert n_rows(store) == len(bundled_systems()) + 1
+
+
+def test_a_spec_made_in_python_is_held_to_the_rules_of_a_toml_file(store) -> None:  # type: ignore[no-untyped-def]
+    """``add_system(store, SystemSpec(name="", nodes=-1))`` stored a system of no name
+    and -1 nodes, which ``systems add`` of the same entry as TOML refuses; a dict was an
+    AttributeError. Each is refused as the file would be, and nothing is stored."""
+    before = list_systems(store)
+    for spec, reason in (
+            (SystemSpec(name="", nodes=-1), r"SystemSpec '': key name: expected a non-empty "
+                                            r"string, got str ''"),
+            (SystemSpec(name="x", nodes=-1, sources={"nodes": "d"}),
+             r"SystemSpec 'x': key nodes: -1 is below 1"),
+            (SystemSpec(name="x", nodes=4), r"SystemSpec 'x': key nodes: has no source; add "
+                                            r"nodes = \"URL or document title\""),
+            (SystemSpec(name="x", nodes={"a": 1}, sources={"nodes": "d"}),  # type: ignore[arg-type]
+             r"SystemSpec 'x': no TOML form for dict"),
+            ({"name": "x"}, r"expected a SystemSpec, as perfpredict\.catalog\.SystemSpec\(")):
+        with pytest.raises(BadInputError, match=rf"^{reason}"):
+            add_system(store, spec)  # type: ignore[arg-type]
+    assert list_systems(store) == before
+    add_system(store, SystemSpec(name="x", nodes=4, sources={"nodes": "d"}))
+    assert get_system(store, "x") == SystemSpec(name="x", nodes=4, sources={"nodes": "d"})
 
 
 def test_seeding_completes_a_placeholder_named_like_a_shipped_entry(store) -> None:  # type: ignore[no-untyped-def]
