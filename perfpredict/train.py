@@ -15,7 +15,7 @@ from typing import Any
 
 from perfpredict import __version__, artifact
 from perfpredict.deprecation import renamed_keyword
-from perfpredict.errors import NotTrainedError
+from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.fit import HybridPredictor, strong_applications, too_few_applications
 from perfpredict.model.runtime import kind_of
@@ -314,6 +314,9 @@ def train(store: Store, app: str | list[str] | None = None,
     """
     from perfpredict.store.queries import count_submitted_jobs, resolved_app_names, runs_frame
 
+    if dask is not None and not isinstance(dask, str):  # was "no attribute 'partition'"
+        raise BadInputError(f"dask must be a scheduler's address or 'local', as text "
+                            f"('tcp://host:8786', 'local:4'), not {dask!r}")
     # as every command finds an application (BERT is the store's bert), before a dask
     # cluster starts for a name the store does not hold
     app = resolved_app_names(store, app)

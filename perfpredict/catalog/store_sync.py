@@ -176,6 +176,8 @@ def get_system(store: Store, name: str) -> SystemSpec | None:
     (so a log's ``frontier``, "JUWELS Booster" and a data set's long label find their
     entry). An entry of the catalog or a user comes before an ingest placeholder of the
     same machine (which holds only what a log told), an exact name before an alias."""
+    if not isinstance(name, str):  # was "'int' object has no attribute 'casefold'"
+        raise BadInputError(f"a system is named by text, not {name!r}")
     candidates = [spec for spec in list_systems(store) if spec.known_as(name)]
     if not candidates:
         return None

@@ -211,3 +211,14 @@ def test_ingest_options_that_no_option_could_be_are_refused(tmp_path: Path,
         assert run_stats(store)["n_runs"] == 0
         assert ingest_file(store, "csv", timed_runs_csv,
                            IngestOptions(on_error="skip")).n_stored == 60
+
+
+def test_a_system_or_a_dask_address_that_is_no_text_is_bad_input(tmp_path: Path) -> None:
+    """``get_system(store, 5)`` and ``train(store, dask=5)`` were AttributeErrors from
+    inside ("'int' object has no attribute 'casefold'", "... 'partition'")."""
+    with open_store(tmp_path / "store.db") as store:
+        with pytest.raises(BadInputError, match=r"^a system is named by text, not 5$"):
+            get_system(store, 5)  # type: ignore[arg-type]
+        with pytest.raises(BadInputError, match=r"^dask must be a scheduler's address or "
+                           r"'local', as text \('tcp://host:8786', 'local:4'\), not 5$"):
+            train(store, dask=5)  # type: ignore[arg-type]
