@@ -110,8 +110,10 @@ class Estimate:
     - ``series``, the measured curve that answers (app, system, problem size, variant and
       layout), its ``n_runs`` at ``measured_scales`` (in ``scale_unit``, nodes or ranks);
       ``nodes`` as asked, ``scale`` the same in that unit;
-    - ``speedup`` and ``efficiency`` against the smallest measured scale, in the sense
-      ``scaling`` says (strong: time there over time here; weak: Gustafson's);
+    - ``speedup`` and ``efficiency`` against the smallest measured scale, as ``scaling``
+      says: strong, the speedup is the runtime there over the runtime here and the
+      efficiency that over the scale ratio; weak, the efficiency is that runtime ratio
+      and the speedup Gustafson's scaled speedup (the efficiency times the scale ratio);
     - ``law`` and its ``formula``, the ``overhead_coefficient`` that corrects it, and
       ``breakdown_s``, where the time goes (seconds by part);
     - how far it reaches: ``extrapolation_doublings`` beyond the largest measured scale,
