@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import Select, func, select, tuple_
 
+from perfpredict.counts import check_count
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import RUN_KEY
 from perfpredict.names import ResolvedName, given_names, resolve_name
@@ -51,6 +52,16 @@ def _of_apps(query: Select[Any], app: str | Iterable[str] | None) -> Select[Any]
     return query.where(runs.c.app.in_(names)) if names else query
 
 
+def _limited(query: Select[Any], limit: int | None) -> Select[Any]:
+    """``query`` with at most ``limit`` rows (None: all), as ``--limit`` takes it (0 or
+    more): -1 was no limit on SQLite and an error of PostgreSQL's, and the text "3" was
+    taken as a number."""
+    if limit is None:
+        return query
+    check_count("limit", limit, least=0)
+    return query.limit(limit)
+
+
 @takes_store
 def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: int | None = None,
               batch_rows: int = 10_000, keys: bool = False,
@@ -68,8 +79,7 @@ def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: in
     if batch is not None:
         require_batches(store, [batch])
         query = query.where(runs.c.batch_id == batch)
-    if limit is not None:
-        query = query.limit(limit)
+    query = _limited(query, limit)
     with store.engine.connect() as conn:
         result = conn.execution_options(yield_per=batch_rows).execute(query)
         for row in result.mappings():
@@ -157,9 +167,7 @@ def iter_rejects(store: Store, *, path: str | os.PathLike[str] | None = None,
                                     "'perfpredict runs rejects' without --file lists the "
                                     "rejects of every file it was")
             query = query.where(ingest_batches.c.path.in_(names))
-        if limit is not None:
-            query = query.limit(limit)
-        for row in conn.execute(query).mappings():
+        for row in conn.execute(_limited(query, limit)).mappings():
             yield dict(row)
 
 

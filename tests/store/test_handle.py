@@ -222,3 +222,18 @@ def test_a_system_or_a_dask_address_that_is_no_text_is_bad_input(tmp_path: Path)
         with pytest.raises(BadInputError, match=r"^dask must be a scheduler's address or "
                            r"'local', as text \('tcp://host:8786', 'local:4'\), not 5$"):
             train(store, dask=5)  # type: ignore[arg-type]
+
+
+def test_a_limit_of_rows_is_a_count_as_limit_takes_it(tmp_path: Path) -> None:
+    """``iter_runs(store, limit=-1)`` gave every run on SQLite (and is an error on
+    PostgreSQL), and ``limit="3"`` was taken as a number; 0 is no rows, as ``--limit 0``."""
+    from perfpredict.store.queries import iter_rejects
+
+    with open_store(tmp_path / "store.db") as store:
+        datasets.ingest(store, "lulesh_thicket")
+        assert [len(list(iter_runs(store, limit=n))) for n in (0, 2, None)] == [0, 2, 5]
+        for ask in (iter_runs, iter_rejects):
+            for wrong in (-1, "3", 2.5):
+                with pytest.raises(BadInputError, match=r"^limit must be a whole number "
+                                   r"from 0 to \d+, got "):
+                    list(ask(store, limit=wrong))  # type: ignore[operator]
