@@ -109,8 +109,9 @@ def batches(
         "--deleted", help="The batches deleted from the store instead: what each held, "
         "when it was ingested and deleted, and by whom.")] = False,
 ) -> None:
-    """The ingested files, one ingest batch each: when and how each was read, and how
-    many of its runs and rejects the store holds ('runs delete --batch ID' removes them)."""
+    """The ingested files, one ingest batch each: when and how each was read (its
+    --system as system_option), how many of its runs and rejects the store holds and the
+    systems its runs are in ('runs delete --batch ID' removes them)."""
     if deleted:
         from perfpredict.store.batches import DELETED_COLUMNS, list_deleted_batches
 

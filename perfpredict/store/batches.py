@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import Text, cast, func, select
 from sqlalchemy.engine import Connection
 
-from perfpredict.counts import is_number
+from perfpredict.counts import first_names, is_number
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import DARSHAN_DETAILS
 from perfpredict.store import Store
@@ -58,13 +58,18 @@ from perfpredict.utc import iso_utc
 
 #: Columns of ``runs batches``: which file, when and how it was read, and what of it the
 #: store holds now (runs and rejects counted as stored, not as the ingest reported them:
-#: a later file may have taken a job over).
+#: a later file may have taken a job over). ``system`` is the systems its stored runs
+#: are in, ``system_option`` the ``--system`` it was read with: a log that names its
+#: cluster (sacct's Cluster field) stores its runs there whatever --system said, and a
+#: listing that showed the option alone sent a user looking for runs under a system
+#: that held none of them.
 BATCH_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "system",
-                 "records"]
+                 "system_option", "records"]
 #: Columns of ``runs batches --deleted``: which file, what it held when it was deleted,
-#: when it was ingested and deleted, and by whom.
+#: when it was ingested and deleted, and by whom; ``system_option`` is the ``--system``
+#: it was read with, as in :data:`BATCH_COLUMNS`.
 DELETED_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "deleted",
-                   "deleted_by", "system"]
+                   "deleted_by", "system_option"]
 
 
 class Reread(NamedTuple):
@@ -166,7 +171,7 @@ def list_deleted_batches(store: Store) -> list[dict[str, Any]]:
                  "runs": row.n_runs, "rejects": row.n_rejects,
                  "ingested": iso_utc(math.floor(row.ingested_epoch_s)),
                  "deleted": iso_utc(math.floor(row.deleted_epoch_s)),
-                 "deleted_by": row.deleted_by, "system": row.system}
+                 "deleted_by": row.deleted_by, "system_option": row.system}
                 for row in conn.execute(select(batch_deletions).order_by(batch_deletions.c.id))]
 
 
@@ -265,6 +270,7 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
         return counted.subquery()
 
     n_runs, n_rejects = per_batch(runs), per_batch(rejects)
+    run_systems = _run_systems(conn, batch_ids)
     query = (select(ingest_batches, n_runs.c.n.label("n_runs"),
                     n_rejects.c.n.label("n_rejects_now"))
              .outerjoin(n_runs, n_runs.c.batch_id == ingest_batches.c.id)
@@ -274,10 +280,23 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
         query = query.where(ingest_batches.c.id.in_(batch_ids))
     return [{"batch": row.id, "file": row.path, "format": row.format,
              "runs": row.n_runs or 0, "rejects": row.n_rejects_now or 0,
-             "ingested": iso_utc(math.floor(row.started_epoch_s)), "system": row.system,
-             "records": row.n_records, "ingested_epoch_s": row.started_epoch_s,
-             "sha256": row.sha256}
+             "ingested": iso_utc(math.floor(row.started_epoch_s)),
+             "system": first_names(run_systems[row.id]) if run_systems.get(row.id) else None,
+             "system_option": row.system, "records": row.n_records,
+             "ingested_epoch_s": row.started_epoch_s, "sha256": row.sha256}
             for row in conn.execute(query)]
+
+
+def _run_systems(conn: Connection, batch_ids: Sequence[int] | None) -> dict[int, list[str]]:
+    """The systems the runs of each batch (``batch_ids``, or all) are stored under, in
+    name order: a few of the hundreds an MLPerf table names are shown by ``first_names``."""
+    query = select(runs.c.batch_id, runs.c.system).distinct()
+    if batch_ids is not None:
+        query = query.where(runs.c.batch_id.in_(batch_ids))
+    found: dict[int, list[str]] = {}
+    for batch_id, system in conn.execute(query.order_by(runs.c.batch_id, runs.c.system)):
+        found.setdefault(batch_id, []).append(system)
+    return found
 
 
 def _record_deletions(conn: Connection, listed: list[dict[str, Any]]) -> None:
@@ -293,7 +312,7 @@ def _record_deletions(conn: Connection, listed: list[dict[str, Any]]) -> None:
     for row in listed:
         deletion_id = conn.execute(batch_deletions.insert().values(
             batch_id=row["batch"], path=row["file"], sha256=row["sha256"],
-            format=row["format"], system=row["system"],
+            format=row["format"], system=row["system_option"],
             ingested_epoch_s=row["ingested_epoch_s"], deleted_epoch_s=deleted_s,
             deleted_by=deleted_by, n_runs=row["runs"], n_rejects=row["rejects"],
         ).returning(batch_deletions.c.id)).scalar_one()

@@ -61,9 +61,11 @@ def test_a_deleted_file_goes_whole_and_comes_back_the_same(store, tmp_path: Path
 
     listed = list_batches(store)
     assert [list(row) for row in listed] == [BATCH_COLUMNS] * 2
-    assert [(r["batch"], r["format"], r["system"], r["runs"], r["rejects"], r["records"])
-            for r in listed] == [(1, "sacct", "perlmutter", 2, 0, 2),
-                                 (2, "sacct", "perlmuter", 2, 1, 2)]
+    # the runs are where the catalog put them (its name for perlmutter), the option apart
+    assert [(r["batch"], r["format"], r["system"], r["system_option"], r["runs"],
+             r["rejects"], r["records"]) for r in listed] == [
+        (1, "sacct", "Perlmutter-GPU", "perlmutter", 2, 0, 2),
+        (2, "sacct", "perlmuter", "perlmuter", 2, 1, 2)]
     assert listed[1]["file"] == str(wrong.resolve())
     assert listed[1]["ingested"].endswith("Z")
 
@@ -221,9 +223,10 @@ def test_a_deleted_file_is_recorded_and_its_id_never_given_again(store, tmp_path
 
     (record,) = list_deleted_batches(store)
     assert list(record) == DELETED_COLUMNS
-    assert {k: record[k] for k in ("batch", "file", "format", "runs", "rejects", "system")} == {
+    assert {k: record[k] for k in ("batch", "file", "format", "runs", "rejects",
+                                   "system_option")} == {
         "batch": 2, "file": str(wrong.resolve()), "format": "sacct", "runs": 3, "rejects": 0,
-        "system": "perlmutter"}
+        "system_option": "perlmutter"}
     assert record["ingested"] == listed["ingested"] and record["deleted"] >= record["ingested"]
     assert record["deleted_by"] == getpass.getuser()
 
@@ -301,6 +304,26 @@ def test_a_predictor_trained_on_the_runs_is_named(store, timed_runs_csv: Path) -
     deleted = delete_batches(store, [1])
     assert deleted.trained_since_epoch_s is not None
     assert deleted.rereads == []  # benchmark rows are keyed by their own file
+
+
+def test_a_batch_shows_the_systems_its_runs_are_in_and_the_option_apart(cli) -> None:  # type: ignore[no-untyped-def]
+    """The real XDMoD sacct dump names its cluster (ub-hpc) on every line, so --system is
+    not used for its runs: 'runs batches' showed the option's 'testc' as the batch's
+    system, and a user looked for its runs under a system that held none. A file whose
+    jobs were all stored by an earlier one holds no runs, so no system."""
+    logs = shared_path("logs", "slurm")
+    for name in ("xdmod-sacct-accounting-logs-with-job-arrays.psv",
+                 "xdmod-sacct-accounting-logs.psv", "xdmod-sacct-utf8-multibyte-chars.psv"):
+        assert cli("ingest", "sacct", str(logs / name), "--system", "testc").exit_code == 0
+    rows = json.loads(cli("runs", "batches", "--format", "json").stdout)
+    assert [(r["runs"], r["system"], r["system_option"]) for r in rows] == [
+        (1, "ub-hpc", "testc"), (3, "ub-hpc", "testc"), (0, None, "testc")]
+    stored = json.loads(cli("runs", "list", "--format", "json").stdout)
+    assert {r["system"] for r in stored} == {"ub-hpc"}
+
+    assert cli("runs", "delete", "--batch", "1", "--yes").exit_code == 0
+    (record,) = json.loads(cli("runs", "batches", "--deleted", "--format", "json").stdout)
+    assert (record["batch"], record["system_option"]) == (1, "testc")
 
 
 def test_the_cli_lists_shows_asks_and_deletes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
