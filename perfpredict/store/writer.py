@@ -980,10 +980,15 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         if report.n_stored:
             report.warnings += state.case_twin_warnings()
         # The batch's row counts its runs in all (read again, the file's runs before too).
+        # A file first read without the --system its rejects asked for keeps the one it
+        # was read again with: 'runs batches' showed none for it, and the 'ingest
+        # --reread' a delete names for it left --system out, rejecting every record.
+        given_system = ({"system": options.system} if stored is not None
+                        and stored.system is None and options.system else {})
         conn.execute(ingest_batches.update().where(ingest_batches.c.id == batch_id).values(
             n_records=report.n_records, n_stored=n_stored,
             n_duplicates=max(report.n_records - n_stored - report.n_attached, 0),
-            n_rejected=report.n_rejected,
+            n_rejected=report.n_rejected, **given_system,
         ))
     return report
 

@@ -5,6 +5,7 @@ another format) is stored once; and the upgrade (0006) that rekeys an older stor
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from sqlalchemy import create_engine, select, text
@@ -168,6 +169,26 @@ def test_a_file_of_which_only_rejects_were_kept_is_read_again(cli) -> None:  # t
     assert "2 records, 2 stored" in result.stdout
     assert "already ingested" in cli("ingest", "sacct", dump, "--system", "aalto").stdout
     assert "runs: 2," in cli("runs", "stats").stdout
+    # the batch records the --system its runs were stored with, as a first read would
+    (batch,) = json.loads(cli("runs", "batches", "--format", "json").stdout)
+    assert (batch["runs"], batch["rejects"], batch["system"], batch["system_option"]) == (
+        2, 0, "aalto", "aalto")
+
+
+def test_a_file_read_again_for_its_rejects_is_named_with_its_system_for_a_reread(cli) -> None:  # type: ignore[no-untyped-def]
+    """Two dumps of the same jobs: the second read first without --system (its jobs all
+    rejects), then again with it, meeting the first's runs. Deleting the first named
+    'ingest sacct --reread SECOND' without --system, which rejects every record."""
+    first, second = (str(shared_path("logs", "slurm", f"slurm2sql-test-data{i}.psv"))
+                     for i in (1, 2))
+    assert cli("ingest", "sacct", first, "--system", "aalto").exit_code == 0
+    assert "2 rejected" in cli("ingest", "sacct", second, "--on-error", "skip").stdout
+    assert "2 already in the store" in cli("ingest", "sacct", second, "--system",
+                                           "aalto").stdout
+    deleted = cli("runs", "delete", "--batch", "1", "--yes")
+    assert deleted.exit_code == 0, deleted.output
+    assert (f"perfpredict ingest sacct --reread {Path(second).resolve()} --system aalto"
+            in deleted.stdout)
 
 
 # --- the upgrade ----------------------------------------------------------------------------
