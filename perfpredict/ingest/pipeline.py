@@ -133,7 +133,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
         try:
             return write_file(store, name, fmt, file_sha256(copy), options,
                               _chunks(parse(copy, options), CHUNK_RECORDS), progress,
-                              replaces, stored_as=str(name))
+                              replaces, stored_as=str(name), read_from=copy)
         except BadInputError as exc:
             if exc.path != str(copy):
                 raise

@@ -52,6 +52,12 @@ CONTENT_KEYED_FORMATS = frozenset({"csv"})
 #: (:meth:`perfpredict.store.writer._FileIngest.same_jobs`).
 WALL_CLOCK_FORMATS = frozenset({"sacct", "jobcomp", "csv"})
 
+#: Formats whose record is a line of text (a sacct job's own row, its steps after it):
+#: a record refused once parsed (no system, a text too long for the store) keeps that
+#: line as its reject's raw text. A sacct --json job spans many lines, a Darshan log is
+#: binary.
+LINE_FORMATS = frozenset({"csv", "sacct", "jobcomp", "swf", "pbs", "lsf", "sge"})
+
 
 def _module(fmt: str) -> ModuleType:
     try:

@@ -31,6 +31,7 @@ from sqlalchemy.engine import Connection, Row
 
 from perfpredict.counts import counted
 from perfpredict.errors import BadInputError, DamagedStreamError
+from perfpredict.ingest._text.lines import LineLookup
 from perfpredict.ingest.records import (
     DARSHAN_DETAILS,
     DARSHAN_LOG_MARK,
@@ -45,6 +46,7 @@ from perfpredict.ingest.records import (
 )
 from perfpredict.ingest.registry import (
     CONTENT_KEYED_FORMATS,
+    LINE_FORMATS,
     WALL_CLOCK_FORMATS,
     names_system,
     other_format_fix,
@@ -295,7 +297,7 @@ class _FileIngest:
 
     def __init__(self, conn: Connection, path: Path, fmt: str, options: IngestOptions,
                  report: BatchReport, batch_id: int, system_names: SystemNames,
-                 sha256: str) -> None:
+                 sha256: str, read_from: Path | None = None) -> None:
         self.conn, self.path, self.fmt, self.options = conn, path, fmt, options
         self.report, self.batch_id, self.sha256 = report, batch_id, sha256
         self.seen: Counter[str] = Counter()
@@ -317,11 +319,20 @@ class _FileIngest:
         #: Records of this file that met another batch's run, by that batch
         #: (:meth:`count_met`, kept as ``batch_overlaps``).
         self.met: Counter[int] = Counter()
+        #: The file's lines, for rejects (:meth:`refused`): a stream's are its copy's.
+        self.lines = LineLookup(read_from or path) if fmt in LINE_FORMATS else None
 
     def canonical_system(self, name: str) -> str:
         """The system a run naming ``name`` is stored under (:meth:`SystemNames.canonical`),
         so one machine is one system in the store."""
         return self.system_names.canonical(name, self.known_systems)
+
+    def refused(self, line_no: int | None, app: str, reason: str) -> BadRecord:
+        """A record refused once parsed, with its line as the raw text where the format
+        has one per record, else its application: ``runs rejects`` showed a sacct job's
+        name as the raw text of the line it named."""
+        line = self.lines.text(line_no) if self.lines and line_no else None
+        return BadRecord(line_no, app if line is None else line, reason)
 
     def reject(self, bad: BadRecord) -> None:
         if bad.whole_file and self.report.n_records:
@@ -387,9 +398,9 @@ class _FileIngest:
         ``--system`` names one."""
         system = given or self.options.system
         if not system:
-            self.reject(BadRecord(line_no, app, f"no system for this run; "
-                                  f"{_NAMES_SYSTEM_BY.get(self.fmt, 'add a system column')} "
-                                  "or pass --system NAME"))
+            self.reject(self.refused(line_no, app, f"no system for this run; "
+                                     f"{_NAMES_SYSTEM_BY.get(self.fmt, 'add a system column')} "
+                                     "or pass --system NAME"))
             return None
         return self.canonical_system(system)
 
@@ -397,7 +408,7 @@ class _FileIngest:
         """A record that belongs to a stored run (Darshan I/O), inserted when none is."""
         batch = RunBatch.of([record])
         if unfit := _unfit_texts(batch):
-            self.reject(BadRecord(record.line_no, record.app, unfit[0]))
+            self.reject(self.refused(record.line_no, record.app, unfit[0]))
             return
         system = self.system_of(record.system, record.line_no, record.app)
         if system is None:
@@ -417,8 +428,8 @@ class _FileIngest:
     def store_batch(self, batch: RunBatch) -> None:
         unfit = _unfit_texts(batch)
         for i, reason in unfit.items():
-            self.reject(BadRecord(batch.column("line_no")[i], batch.column("app")[i] or "",
-                                  reason))
+            self.reject(self.refused(batch.column("line_no")[i],
+                                     batch.column("app")[i] or "", reason))
         if unfit:  # rejected (--on-error skip): left out
             batch = batch.take([i for i in range(len(batch)) if i not in unfit])
         decided = self.systems_of(batch)
@@ -888,7 +899,8 @@ class SystemNames:
 def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestOptions,
                chunks: Iterable[Chunk],
                progress: ProgressCallback | None = None,
-               replaces: Sequence[str] = (), stored_as: str | None = None) -> BatchReport:
+               replaces: Sequence[str] = (), stored_as: str | None = None,
+               read_from: Path | None = None) -> BatchReport:
     """Store the parsed ``chunks`` of the file ``path`` (checksum ``sha256``) in one
     transaction; nothing when the file was ingested before, unless ``options.reread`` or
     nothing but rejects was kept of it: then its batch takes what the store lacks of it,
@@ -900,7 +912,9 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     a failed ingest leaves the earlier ones in place.
 
     ``stored_as``: the name the batch is stored under, for ``runs rejects --file``; by
-    default the resolved path (a stream's is its name: ``<stdin>``).
+    default the resolved path (a stream's is its name: ``<stdin>``). ``read_from``: the
+    file the chunks were parsed from where ``path`` names a stream (its temporary copy),
+    whose lines rejects keep.
     """
     report = BatchReport(path=str(path), format=fmt)
     system_names = SystemNames.of(store)
@@ -948,7 +962,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         if stored_as is None and fmt in CONTENT_KEYED_FORMATS:
             key_sha256, report.grown_from_batch = _grown_from(conn, path, fmt, sha256)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
-                            key_sha256)
+                            key_sha256, read_from)
         try:
             with conn.begin_nested():
                 if replaces:
@@ -963,7 +977,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             # jobs found a zone apart, rejects pending).
             report = BatchReport(path=str(path), format=fmt)
             state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
-                                key_sha256)
+                                key_sha256, read_from)
             state.reject(BadRecord(damage.line_no, "", damage.reason, whole_file=True))
             state.store_rejects()
         n_stored = _count_runs(conn, batch_id)

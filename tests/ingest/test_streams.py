@@ -106,6 +106,26 @@ def test_rejects_of_standard_input_are_listed_by_its_name(cli: Cli) -> None:
     assert [(r["file"], r["line"]) for r in json.loads(rejects.stdout)] == [("<stdin>", 2)]
 
 
+@pytest.mark.parametrize("piped", [False, True])
+def test_a_job_refused_for_want_of_a_system_keeps_its_line_as_raw_text(
+        cli: Cli, tmp_path: Path, piped: bool) -> None:
+    """slurm2sql's real dump names no cluster: its jobs, refused once parsed, were kept
+    with the job's name as their raw text ('spawner-jupyterhub'), not their line; the
+    line of a gzip file or of standard input is read from what was ingested."""
+    dump = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    lines = dump.read_text().splitlines()
+    data = gzip.compress(dump.read_bytes())
+    if piped:
+        result = cli("ingest", "sacct", "-", "--on-error", "skip", input=data)
+    else:
+        (tmp_path / "dump.psv.gz").write_bytes(data)
+        result = cli("ingest", "sacct", str(tmp_path / "dump.psv.gz"), "--on-error", "skip")
+    assert result.exit_code == 0, result.output
+    rejects = json.loads(cli("runs", "rejects", "--format", "json").stdout)
+    assert [(r["line"], r["raw"]) for r in rejects] == [(2, lines[1]), (5, lines[4])]
+    assert lines[1].startswith("43974388|43974388|spawner-jupyterhub|")
+
+
 def test_an_anonymous_pipe_is_ingested(cli: Cli) -> None:
     """``perfpredict ingest sacct <(sacct ...)``: a /dev/fd path to a pipe, fed by a writer
     that blocks until it is read (more than a pipe holds)."""

@@ -231,6 +231,27 @@ def ended_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
             raise damaged_stream(path, line_no + 1, exc) from exc
 
 
+class LineLookup:
+    """The text of numbered lines of a file, read forward: lines asked for in order cost
+    one read of the file in all, one asked for again (or before the last) starts over."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lines: Iterator[tuple[int, str]] | None = None
+        self._at = 0
+
+    def text(self, line_no: int) -> str | None:
+        """Line ``line_no`` (1-based) without its ending, or None past the file's end."""
+        if self._lines is None or line_no <= self._at:
+            self._lines, self._at = numbered_lines(self.path), 0
+        for at, text in self._lines:
+            self._at = at
+            if at == line_no:
+                return text
+        self._lines = None
+        return None
+
+
 def read_upto(path: Path, fh: BinaryIO, size: int | None = None,
               first_line_no: int = 1) -> bytes:
     """``size`` bytes of the stream ``fh`` of ``path`` (fewer only at its end; None: all
