@@ -40,7 +40,8 @@ def list_runs(
     limit: Annotated[int, typer.Option(min=0, help="At most this many runs.")] = 50,
     fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
 ) -> None:
-    """Show stored runs, oldest first."""
+    """Show stored runs in the order they were stored (by id: the order ingested, not
+    when the jobs ran)."""
     from perfpredict.store.queries import iter_runs
 
     store = ctx.obj.open_store()

@@ -614,3 +614,16 @@ def test_the_upgrade_keeps_what_each_file_met_as_not_recorded(db_url: str) -> No
                                      "batch_overlaps")).all() == [(2, None, 3)]
     finally:
         engine.dispose()
+
+
+def test_runs_list_is_in_the_order_stored_not_the_jobs_time(cli) -> None:  # type: ignore[no-untyped-def]
+    """Its help said 'oldest first': a center filling a store with this year's sacct JSON
+    and then 2015's dump saw the 2024 jobs first. It lists them as stored, and says so."""
+    logs = shared_path("logs", "slurm")
+    for name in ("sarc-sacct-json-slurm_22_5_9.json", "xdmod-sacct-accounting-logs.psv"):
+        fmt = "sacct-json" if name.endswith(".json") else "sacct"
+        assert cli("ingest", fmt, str(logs / name)).exit_code == 0
+    listed = json.loads(cli("runs", "list", "--format", "json").stdout)
+    assert [r["job_id"] for r in listed] == ["20247445", "4103947", "4107166", "4107219",
+                                             "5692623"]
+    assert "in the order they were stored" in " ".join(cli("runs", "list", "--help").stdout.split())
