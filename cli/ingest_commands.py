@@ -124,6 +124,11 @@ def _print_report(r: BatchReport) -> None:
     if r.n_rejected > len(r.first_rejects):
         typer.echo(f"  and {r.n_rejected - len(r.first_rejects)} more rejected; all of them: "
                    f"perfpredict runs rejects --file {shlex.quote(r.path)}")
+    if r.catalog_names:
+        renamed = first_names([f"{given} as {stored}" for given, stored
+                               in r.catalog_names.items()])
+        typer.echo(f"  stored under the catalog's names for them: {renamed} ('perfpredict "
+                   "systems show NAME' says what each is)")
     if r.new_systems:
         # an export of a store read into a fresh one names hundreds (MLPerf's 430), and
         # --format json gives the whole list

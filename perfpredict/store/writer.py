@@ -142,6 +142,10 @@ class BatchReport:
     #: :func:`write_file`'s ``replaces``).
     n_replaced: int = 0
     new_systems: list[str] = field(default_factory=list)
+    #: Systems the file (or --system) named that are stored under a catalog entry's
+    #: other name, by the name given ("perlmutter": "Perlmutter-GPU"): the runs of a
+    #: cluster are not where its name says, and only 'runs list' showed it.
+    catalog_names: dict[str, str] = field(default_factory=dict)
     first_rejects: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
@@ -325,7 +329,10 @@ class _FileIngest:
     def canonical_system(self, name: str) -> str:
         """The system a run naming ``name`` is stored under (:meth:`SystemNames.canonical`),
         so one machine is one system in the store."""
-        return self.system_names.canonical(name, self.known_systems)
+        system = self.system_names.canonical(name, self.known_systems)
+        if name_key(system) != name_key(name):
+            self.report.catalog_names.setdefault(name, system)
+        return system
 
     def refused(self, line_no: int | None, app: str, reason: str) -> BadRecord:
         """A record refused once parsed, with its line as the raw text where the format
@@ -456,7 +463,8 @@ class _FileIngest:
         ``runs export``), so the export ingested where its jobs are stores none twice;
         any other key as it is."""
         cluster, colon, job_id = key.partition(":")
-        if colon and cluster and self.canonical_system(cluster) == system:
+        if colon and cluster and self.system_names.canonical(cluster,
+                                                             self.known_systems) == system:
             return job_key(job_id, None)
         return key
 

@@ -516,3 +516,19 @@ def test_json_summary_names_the_files_stored_before_a_refused_one(cli, tmp_path:
     (stored,) = json.loads(result.stdout)
     assert (stored["path"], stored["n_stored"]) == (str(good), 2)
     assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 2
+
+
+def test_a_system_stored_under_a_catalog_entry_of_another_name_is_said(cli) -> None:  # type: ignore[no-untyped-def]
+    """NERSC's sacct names the cluster 'perlmutter', which the catalog keeps as
+    Perlmutter-GPU: the summary said nothing, and the runs were not where the name the
+    admin gave said. A spelling of the same name (FRONTIER) is not worth a line."""
+    dump = str(shared_path("logs", "slurm", "slurm2sql-test-data1.psv"))
+    result = cli("ingest", "sacct", dump, "--system", "perlmutter")
+    assert result.exit_code == 0, result.output
+    assert ("  stored under the catalog's names for them: perlmutter as Perlmutter-GPU "
+            "('perfpredict systems show NAME' says what each is)") in result.stdout.splitlines()
+    again = cli("ingest", "sacct", str(shared_path("logs", "slurm", "slurm2sql-test-data2.psv")),
+                "--system", "FRONTIER", "--format", "json")
+    assert json.loads(again.stdout)[0]["catalog_names"] == {}
+    assert {r["system"] for r in json.loads(
+        cli("runs", "export", "--batch", "1", "--format", "json").stdout)} == {"Perlmutter-GPU"}
