@@ -126,6 +126,29 @@ def test_local_times_around_a_clock_change_never_refuse_a_job(start: int, runtim
                         if wall_clock(t) == wall_clock(true)}
 
 
+@settings(max_examples=300, deadline=None)
+@given(start=st.integers(utc("2024-10-26T22:00:00"), utc("2024-10-27T02:00:00")),
+       runtime=st.integers(0, 3 * 3600))
+def test_local_times_around_a_clock_change_with_elapsed_are_the_instants_they_were(
+        start: int, runtime: int) -> None:
+    """Property: with the job's Elapsed, its Start and End are the instants they were,
+    also in the hour met twice: a job from 02:20 summer time to 02:40 winter time that
+    ran 80 minutes was read as ending an hour early (the first 02:40). Only a job whose
+    Start and End are both in that hour cannot be told from one an hour earlier."""
+    def wall_clock(epoch: int) -> str:
+        return datetime.fromtimestamp(epoch, _BERLIN).strftime("%Y-%m-%dT%H:%M:%S")
+
+    def met_twice(epoch: int) -> bool:
+        return wall_clock(epoch) in (wall_clock(epoch - 3600), wall_clock(epoch + 3600))
+
+    end = start + runtime
+    row = {"start": wall_clock(start), "end": wall_clock(end), "elapsedraw": str(runtime)}
+    start_s, end_s = sacct_rows.times(row, _BERLIN)[1:]
+    assert end_s is not None and start_s is not None and end_s - start_s == runtime
+    if not (met_twice(start) and met_twice(end)):
+        assert (start_s, end_s) == (start, end)
+
+
 def test_array_task_kept_and_pending_remainders_skipped_silently() -> None:
     items = list(parse(shared_path("logs", "slurm", "xdmod-sacct-accounting-logs-with-job-arrays.psv"),
                        IngestOptions()))

@@ -223,16 +223,33 @@ def key_id(display_id: str, job_id: str) -> str:
 def times(row: Row, zone: ZoneInfo) -> tuple[float | None, float | None, float | None]:
     """Submit, start and end in epoch seconds UTC.
 
-    An End in the hour clocks went back over is its second occurrence when the first
-    would precede the Start: a job that started at 02:50 summer time and ended at 02:10
-    winter time ran 20 minutes; read both as first occurrences it was refused as ending
-    before it started, and with it the whole file."""
+    A Start or End in the hour clocks went back over is the occurrence that makes End
+    less Start the job's Elapsed, where the dump has it: a job from 01:20 summer time to
+    01:40 winter time that ran 80 minutes ended at the second 01:40, and read as the
+    first it ended an hour early. Otherwise each is its first occurrence, End its second
+    where the first would precede the Start: a job that started at 02:50 summer time
+    and ended at 02:10 winter time ran 20 minutes; read both as first occurrences it was
+    refused as ending before it started, and with it the whole file."""
     start = fields.local_epoch_s("Start", row.get("start", ""), zone)
     end = fields.local_epoch_s("End", row.get("end", ""), zone)
-    if start is not None and end is not None and end < start:
-        end = fields.local_epoch_s("End", row.get("end", ""), zone, later=True)
+    if start is not None and end is not None:
+        start, end = _unfolded(row, zone, start, end)
     check_order(start, end, row)
     return fields.local_epoch_s("Submit", row.get("submit", ""), zone), start, end
+
+
+def _unfolded(row: Row, zone: ZoneInfo, start: float, end: float) -> tuple[float, float]:
+    """:func:`times`' Start and End, read first as their first occurrences."""
+    starts = [start, fields.local_epoch_s("Start", row.get("start", ""), zone, later=True)]
+    ends = [end, fields.local_epoch_s("End", row.get("end", ""), zone, later=True)]
+    if starts[0] == starts[1] and ends[0] == ends[1]:
+        return start, end  # neither is in an hour met twice
+    elapsed_s = runtime_s(row) if ELAPSED_COLUMNS & row.keys() else None
+    if elapsed_s is not None:
+        for first, last in ((s, e) for s in starts for e in ends):
+            if first is not None and last is not None and round(last - first) == elapsed_s:
+                return first, last
+    return start, end if end >= start else (ends[1] or end)
 
 
 def check_order(start: float | None, end: float | None, row: Row) -> None:
