@@ -199,8 +199,13 @@ def _batch_numbers(batch_ids: Any) -> list[int]:
 def _file_checksum(path: str | os.PathLike[str]) -> str:
     """The checksum ingest identifies the file at ``path`` by, or a :class:`BadInputError`
     where there is no file to read."""
-    from perfpredict.ingest._text.lines import file_sha256
+    from perfpredict.ingest._text.lines import STDIN_NAME, STDIN_PATH, file_sha256
 
+    if str(path) == STDIN_PATH:  # ingest reads it; here it answered "No such file"
+        raise BadInputError(f"{path}: standard input cannot name the file to delete; name "
+                            "the file its output was saved to, or the batch (--batch ID: "
+                            f"'perfpredict runs batches' lists what was piped in as "
+                            f"{STDIN_NAME})")
     try:
         return file_sha256(Path(path))
     except OSError as exc:

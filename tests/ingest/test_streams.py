@@ -182,3 +182,21 @@ def test_a_darshan_log_is_asked_for_as_its_file(cli: Cli) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith("Error: <stdin>: is a pipe; darshan logs are read from "
                                     "their own file")
+
+
+def test_a_batch_piped_in_is_deleted_by_its_batch_or_the_saved_file_not_by_dash(
+        cli: Cli) -> None:
+    """`runs delete --file -` answered '-: cannot read it (No such file or directory)'
+    for the '-' that ingest reads as standard input: it says what names such a batch."""
+    assert cli("ingest", "sacct", "-", input=log().read_bytes()).exit_code == 0
+    dash = cli("runs", "delete", "--file", "-", "--yes", input=log().read_bytes())
+    assert dash.exit_code == 2
+    assert dash.stderr.strip().splitlines() == [
+        "Error: -: standard input cannot name the file to delete; name the file its output "
+        "was saved to, or the batch (--batch ID: 'perfpredict runs batches' lists what was "
+        "piped in as <stdin>)"]
+    assert stats(cli)["n_runs"] == 4
+    saved = cli("runs", "delete", "--file", str(log()), "--yes")
+    assert saved.exit_code == 0, saved.output
+    assert "deleted batch 1: <stdin> (sacct" in saved.stdout
+    assert stats(cli)["n_runs"] == 0
