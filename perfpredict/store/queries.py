@@ -159,8 +159,11 @@ def iter_rejects(store: Store, *, path: str | os.PathLike[str] | None = None,
              .order_by(rejects.c.batch_id, rejects.c.line_no, rejects.c.id))
     with store.engine.connect() as conn:
         if path is not None:
-            # as ingest stored it: a file resolved, a stream by its name (<stdin>)
-            names = {str(Path(path).resolve()), str(path)}
+            from perfpredict.ingest._text.lines import stream_name
+
+            # as ingest stored it: a file resolved, a stream by its name (<stdin>, which
+            # '-' names as it does for ingest)
+            names = {str(Path(path).resolve()), str(path), stream_name(Path(path))}
             if conn.execute(select(ingest_batches.c.id).where(
                     ingest_batches.c.path.in_(names)).limit(1)).first() is None:
                 raise NotFoundError(f"{path} was never ingested into this store; "

@@ -101,9 +101,10 @@ def test_rejects_of_standard_input_are_listed_by_its_name(cli: Cli) -> None:
     lines[1] = lines[1].replace("2015-06-28T15:14:49", "garbage", 1)
     result = cli("ingest", "sacct", "-", "--on-error", "skip", input="".join(lines).encode())
     assert result.exit_code == 0, result.output
-    rejects = cli("runs", "rejects", "--file", "<stdin>", "--format", "json")
-    assert rejects.exit_code == 0, rejects.output
-    assert [(r["file"], r["line"]) for r in json.loads(rejects.stdout)] == [("<stdin>", 2)]
+    for named in ("<stdin>", "-"):  # '-' as ingest was given it: it was never ingested
+        rejects = cli("runs", "rejects", "--file", named, "--format", "json")
+        assert rejects.exit_code == 0, rejects.output
+        assert [(r["file"], r["line"]) for r in json.loads(rejects.stdout)] == [("<stdin>", 2)]
 
 
 @pytest.mark.parametrize("piped", [False, True])
