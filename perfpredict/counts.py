@@ -54,18 +54,23 @@ def plain(value: float) -> int | float:
 
 
 def shown(value: object) -> str:
-    """A value a user gave, as a message shows it: a number as ``{:g}`` writes it, an
-    integer past what a float holds (which ``{:g}`` cannot write) by its digits, anything
-    else as its ``repr``.
+    """A value a user gave, as a message shows it: a number as ``{:g}`` writes it where
+    that is the number itself, else in full (``{:g}`` wrote 1000001 as 1e+06, one past
+    the limit of --runs refused as if it were the limit), an integer past what a float
+    holds (which ``{:g}`` cannot write) by its count of digits, anything else as its
+    ``repr``.
 
-    >>> shown(1e11), shown(10**400), shown("4")
-    ('1e+11', 'a number of 401 digits', "'4'")
+    >>> shown(1e11), shown(1000001), shown(0.123456789), shown(10**400), shown("4")
+    ('1e+11', '1000001', '0.123456789', 'a number of 401 digits', "'4'")
     """
     if not is_number(value):
         return repr(value)
     if isinstance(value, numbers.Integral) and abs(int(value)) > 10**300:
         return f"a number of {len(str(abs(int(value))))} digits"
-    return f"{value:g}"
+    short = f"{value:g}"
+    if float(short) == value or value != value:  # nan equals nothing, itself included
+        return short
+    return str(int(value)) if isinstance(value, numbers.Integral) else repr(float(value))  # type: ignore[arg-type]
 
 
 def check_count(option: str, value: object, *, least: int = 1, most: int = MAX_COUNT) -> None:

@@ -480,7 +480,8 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
     # node-hours times 10^400 runs overflowed: an internal error
     (("--runs", "1" + "0" * 400), 2,
      "--runs must be a whole number from 1 to 1000000, got a number of 401 digits"),
-    (("--runs", "1000001"), 2, "--runs must be a whole number from 1 to 1000000"),
+    # one past the limit was said as 1e+06, the limit itself
+    (("--runs", "1000001"), 2, "--runs must be a whole number from 1 to 1000000, got 1000001"),
     # said as "nodes", the option's name never typed, of a power of two the sweep made
     (("--max-nodes", "100000000000"), 2,
      "--max-nodes must be a whole number from 1 to 2147483647, got 1e+11"),

@@ -1125,7 +1125,7 @@ def test_evaluate_unknown_split_is_a_usage_error(cli) -> None:  # type: ignore[n
     (("--seed", "-1"), "--seed must be a whole number from 0 to 2147483647, got -1"),
     # and XGBoost's "expect long" for a seed of 20 digits
     (("--seed", "99999999999999999999"),
-     "--seed must be a whole number from 0 to 2147483647, got 1e+20"),
+     "--seed must be a whole number from 0 to 2147483647, got 99999999999999999999"),
 ], ids=lambda a: " ".join(a) if isinstance(a, tuple) else None)
 def test_evaluate_repeats_and_seed_out_of_range_are_usage_errors(  # type: ignore[no-untyped-def]
         cli, args: tuple[str, ...], said: str) -> None:
