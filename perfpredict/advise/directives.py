@@ -91,6 +91,9 @@ def _time_min_lines(plan: Plan, directive: str, written: Callable[[float], str]
     if plan.time_min is None:
         return []
     name, risk = directive.split()[-1], plan.time_min.kill_risk
+    if plan.chained_jobs > 1:
+        return [f"# {name}: none, the run is chained across {plan.chained_jobs} jobs that "
+                f"each run to their limit, so there is nothing to shorten"]
     if not plan.time_min_shortens:
         return [f"# {name}: at --time-min-kill-risk {risk:g} the runtime quantile rounds "
                 f"up to the walltime itself, so there is nothing to shorten"]

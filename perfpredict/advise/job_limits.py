@@ -164,18 +164,29 @@ def time_min_limit(predictor: LoadedPredictor, query: Query, time_min_kill_risk:
     quantile at ``1 - time_min_kill_risk``, rounded up to the same granularity), so that
     its kill probability reads as the walltime's does (:func:`walltime_kill_probability`):
     at most the risk, or lower where rounding took it there; above it where the quantile
-    lies beyond the walltime and the time-min is the walltime itself."""
+    lies beyond the walltime and the time-min is the walltime itself.
+
+    A run chained across jobs has none: each job is meant to run to its limit and
+    checkpoint, and the quantile is of the whole run, not of one job (a queue capping
+    the walltime at 80 minutes, a quantile of 77 gave a time-min "killed with
+    probability at most 0.45" to a job of a chain the run needed two of)."""
     quantile_s = runtime_quantiles(predictor, [query], 1.0 - time_min_kill_risk)[0]
     rounded_s = rounded_limit_s(quantile_s, limit.granularity_s)
-    time_min_s = min(rounded_s, limit.walltime_s)
+    chained = limit.chained_jobs > 1
+    time_min_s = limit.walltime_s if chained else min(rounded_s, limit.walltime_s)
     reading = exceedance_probability(predictor, query, time_min_s)
     return TimeMin(time_min_kill_risk, time_min_s, quantile_s, walltime_kill_probability(
-        reading, time_min_kill_risk, capped=time_min_s < rounded_s))
+        reading, time_min_kill_risk, capped=chained or time_min_s < rounded_s))
 
 
-def time_min_note(time_min_kill_risk: float, quantile_s: float) -> str:
-    """Why no time-min is written: the quantile asked for rounds up to the walltime (or
-    lies beyond a walltime the queue caps), so the scheduler could shorten nothing."""
+def time_min_note(time_min_kill_risk: float, quantile_s: float, limit: WalltimeLimit) -> str:
+    """Why no time-min is written: the quantile asked for rounds up to the walltime, so
+    the scheduler could shorten nothing and a larger risk may give one; or the run is
+    chained across jobs that each run to the limit, which no risk changes."""
+    if limit.chained_jobs > 1:
+        return (f"no time-min is written: the run is chained across {limit.chained_jobs} "
+                f"jobs that each run to their limit and checkpoint, so there is nothing "
+                f"to shorten at any --time-min-kill-risk")
     return (f"at --time-min-kill-risk {time_min_kill_risk:g} the runtime quantile "
             f"({format_seconds(quantile_s)} s) rounds up to the walltime itself: there is "
             f"nothing to shorten, so no time-min is written (a larger "

@@ -419,7 +419,8 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     if request.time_min_kill_risk is not None:
         time_min = time_min_limit(predictor, rec_query, request.time_min_kill_risk, limit)
         if time_min.time_min_s >= limit.walltime_s:
-            warnings.append(time_min_note(request.time_min_kill_risk, time_min.quantile_s))
+            warnings.append(time_min_note(request.time_min_kill_risk, time_min.quantile_s,
+                                          limit))
     shortest_s = time_min.time_min_s if time_min else limit.walltime_s
     lead_s = signal_lead_for_job(request.signal_lead_s(), shortest_s,
                                  "time-min" if shortest_s < limit.walltime_s else "walltime",

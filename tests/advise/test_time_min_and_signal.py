@@ -23,7 +23,7 @@ from perfpredict.advise.job_limits import (
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.durations import option_seconds
 from perfpredict.errors import BadInputError
-from tests.advise.conftest import BERT, one_error_line
+from tests.advise.conftest import BERT, one_error_line, with_bert_machine
 
 XE8545 = "XE8545x4A100-SXM-40GB (Dell)"
 XE_BERT = ("advise", "--app", "bert", "--system", XE8545)
@@ -101,6 +101,45 @@ def test_a_chained_runs_time_min_is_its_capped_walltime(advise_cli) -> None:  # 
     doc = _json(advise_cli(*CHAINED, "--time-min-kill-risk", "0.25", "--format", "json"))
     assert doc["chained_jobs"] == 3 and doc["time_min_s"] == doc["walltime_s"] == 600
     assert doc["time_min_kill_probability"] == doc["kill_probability"] > 0.25
+
+
+def test_a_chained_run_gets_no_time_min_even_where_its_quantile_lies_below_the_limit(  # type: ignore[no-untyped-def]
+        trained_url: str, tmp_path) -> None:
+    """bert on one node, its 95th percentile (1,212 s) past a 20-minute queue and its
+    55th (1,133 s) below it: each job of the two-job chain was given a time-min of 19
+    minutes "killed with probability at most 0.45", and the note of a time-min that
+    rounds up to the walltime asked for a larger --time-min-kill-risk, which no risk
+    helps."""
+    import dataclasses
+
+    from typer.testing import CliRunner
+
+    from perfpredict.catalog import Queue
+    from perfpredict.cli.app import app
+
+    url = with_bert_machine(trained_url, tmp_path, lambda spec: dataclasses.replace(
+        spec, time_granularity_s=60, queues=(Queue("small", 1, 2, 1200.0),
+                                             *spec.queues[1:])))
+
+    def advise(*args: str):  # type: ignore[no-untyped-def]
+        return CliRunner().invoke(app, ["--db", url, *CHAINED, "--time-min-kill-risk", "0.45",
+                                        *args])
+
+    doc = _json(advise("--format", "json"))
+    assert doc["chained_jobs"] == 2 and doc["walltime_s"] == 1200
+    assert doc["time_min_quantile_s"] < doc["walltime_s"] < doc["walltime_quantile_s"]
+    assert doc["time_min_s"] == doc["walltime_s"]
+    assert doc["time_min_kill_probability"] == doc["kill_probability"]
+    (note,) = [w for w in doc["warnings"] if "time-min" in w]
+    assert note == ("no time-min is written: the run is chained across 2 jobs that each run "
+                    "to their limit and checkpoint, so there is nothing to shorten at any "
+                    "--time-min-kill-risk")
+    sbatch = advise("--emit", "sbatch").stdout.splitlines()
+    assert not any(line.startswith("#SBATCH --time-min") for line in sbatch)
+    assert ("# --time-min: none, the run is chained across 2 jobs that each run to their "
+            "limit, so there is nothing to shorten") in sbatch
+    pbs = advise("--emit", "pbs").stdout
+    assert "#PBS -l walltime=00:20:00" in pbs and "min_walltime=" not in pbs
 
 
 # --- Slurm and PBS directives ---------------------------------------------------------------
