@@ -76,10 +76,12 @@ def signal_lead_for_job(given_s: int | None, limit_s: float, limit_name: str,
     if given_s > most_s:
         when = ("as it starts" if given_s >= limit_s else
                 f"with {100 * (1 - given_s / limit_s):.0f}% of its time gone")
+        # a chained run's walltime is the queue's limit: no smaller risk lengthens it
+        longer = ("" if chained else
+                  f", or ask for a longer limit (a smaller --kill-risk"
+                  f"{', a smaller --time-min-kill-risk' if limit_name == 'time-min' else ''})")
         raise BadInputError(
             f"--signal-lead {given_s} s is more than a fifth of the job's "
             f"{pbs_time(limit_s)} {limit_name}: it would be told to checkpoint {when}; "
-            f"give at most "
-            f"{most_s} s, or ask for a longer limit (a smaller --kill-risk"
-            f"{', a smaller --time-min-kill-risk' if limit_name == 'time-min' else ''})")
+            f"give at most {most_s} s{longer}")
     return given_s

@@ -200,6 +200,16 @@ def test_a_signal_lead_for_a_chained_run_replaces_perfpredicts(advise_cli) -> No
     assert pbs[-1].endswith("with SECONDS 510")  # the 10-minute limit less 90 s
 
 
+
+def test_a_lead_too_long_for_a_chained_run_does_not_ask_for_a_smaller_risk(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """A chained run's walltime is its queue's limit, which no --kill-risk lengthens: the
+    refusal told the user to ask for a smaller one."""
+    result = advise_cli(*CHAINED, "--signal-lead", "150")
+    assert result.exit_code == 2
+    assert one_error_line(result) == (
+        "Error: --signal-lead 150 s is more than a fifth of the job's 00:10:00 walltime: it "
+        "would be told to checkpoint with 75% of its time gone; give at most 120 s")
+
 # --- JSON and the table ---------------------------------------------------------------------
 
 def test_json_carries_the_time_min_and_the_lead_with_units(cli) -> None:  # type: ignore[no-untyped-def]
