@@ -224,8 +224,8 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
                  f"no catalog entry matches {measured_system!r}")
         return WalltimeLimit(walltime_s, granularity_s, None, 1, [
             f"{where}: walltime rounded to {granularity_s} s, no queue limit checked (add "
-            "the machine's queues with 'perfpredict systems add FILE.toml', or pass "
-            "--system NAME of a catalog machine)"])
+            "the machine's queues with 'perfpredict systems add FILE.toml'; --system "
+            "chooses the runs to advise from, not the machine to run on)"])
     from perfpredict.advise.queues import choose_queue, hours_text
 
     choice = choose_queue(spec, nodes, walltime_s)

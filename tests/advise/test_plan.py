@@ -160,6 +160,20 @@ def test_walltime_covers_the_kill_risk_quantile_within_the_queue(trained_store) 
     assert plan.chained_jobs == 1
 
 
+def test_a_machine_without_queues_does_not_send_the_user_to_another_system(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """The warning said "or pass --system NAME of a catalog machine", read as the machine
+    to run on; --system chooses the runs, and LULESH has none on a machine with queues:
+    the command it suggested ends in "LULESH 2.0.3 has no runs with system 'Frontier'"."""
+    result = advise_cli("advise", "--app", "LULESH 2.0.3", "--ranks-per-node", "36")
+    assert result.exit_code == 0, result.output
+    assert ("warning: the catalog lists no queues for opal: walltime rounded to 60 s, no "
+            "queue limit checked (add the machine's queues with 'perfpredict systems add "
+            "FILE.toml'; --system chooses the runs to advise from, not the machine to run "
+            "on)") in " ".join(result.stdout.split())
+    assert advise_cli("advise", "--app", "LULESH 2.0.3", "--ranks-per-node", "36",
+                      "--system", "Frontier").exit_code == 1
+
+
 def test_walltime_is_capped_by_the_queue_with_a_chaining_warning(trained_store) -> None:
     # one or two nodes run 10-20 min; the fixture's queue for 1-2 nodes allows 10 min
     plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, objective="cheapest",
