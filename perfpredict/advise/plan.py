@@ -273,6 +273,13 @@ class Plan:
         return self.time_min is not None and self.time_min.time_min_s < self.walltime_s
 
     @property
+    def expected_runtime_over_walltime(self) -> float:
+        """The median runtime over the time reserved for it, Open XDMoD's
+        elapsed / limit: a chained run's over its chain's limits, which it is meant to
+        fill (over one job's limit, a run chained across two one-hour jobs read 1.27)."""
+        return self.recommended.predicted_runtime_s / (self.walltime_s * self.chained_jobs)
+
+    @property
     def node_hours_p50(self) -> float:
         """Node-hours for all ``--runs`` runs at the median runtime."""
         return self.recommended_class.node_hours_p50
@@ -319,7 +326,7 @@ class Plan:
             "walltime_pbs": pbs_time(self.walltime_s),
             "walltime_quantile_s": self.walltime_quantile_s,
             "kill_risk": self.request.kill_risk, "kill_probability": self.kill_probability,
-            "expected_runtime_over_walltime": rec.predicted_runtime_s / self.walltime_s,
+            "expected_runtime_over_walltime": self.expected_runtime_over_walltime,
             "queue": self.queue, "queue_max_walltime_s": self.queue_max_walltime_s,
             "default_queue": self.default_queue, "queue_reason": self.queue_reason,
             "chained_jobs": self.chained_jobs,

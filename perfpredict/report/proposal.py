@@ -90,7 +90,8 @@ def summary_lines(plan: Plan) -> list[str]:
         f"percentile {format_seconds(plan.walltime_quantile_s)} s rounded up to a multiple of "
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
         f"; {kill_text(plan)}, expected "
-        f"runtime/walltime {_ratio_text(rec.predicted_runtime_s / plan.walltime_s)}",
+        f"runtime/walltime {_ratio_text(plan.expected_runtime_over_walltime)}"
+        f"{f' over the {plan.chained_jobs} jobs' if plan.chained_jobs > 1 else ''}",
         *checkpoint_lines(plan),
         *([f"  queue {plan.queue_reason}"] if plan.queue_reason else []),
         f"  node-hours per run {format_value(rec.node_hours_p50)} (P50), "

@@ -619,6 +619,20 @@ def test_a_chained_run_says_each_job_reaches_the_limit(advise_cli) -> None:
             "probability ") in table.stdout
 
 
+def test_a_chained_runs_runtime_over_walltime_is_over_its_chain(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """The ratio was the run's median over one job's limit: 1.27 for a run chained
+    across two one-hour jobs, where Open XDMoD's elapsed / limit is at most 1."""
+    args = ("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2")
+    doc = json.loads(advise_cli(*args, "--format", "json").stdout)
+    jobs = doc["chained_jobs"]
+    assert jobs >= 2
+    assert doc["expected_runtime_over_walltime"] == pytest.approx(
+        doc["predicted_runtime_s"] / (jobs * doc["walltime_s"]))
+    assert 0 < doc["expected_runtime_over_walltime"] <= 1
+    said = f"{doc['expected_runtime_over_walltime']:.2f}"
+    assert f"expected runtime/walltime {said} over the {jobs} jobs" in advise_cli(*args).stdout
+
+
 @pytest.mark.parametrize("kill_risk", ["0.00001", "1e-9"])
 def test_a_kill_risk_rarer_than_the_intervals_resolve_is_refused(advise_cli,
                                                                  kill_risk: str) -> None:
