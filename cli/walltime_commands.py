@@ -96,6 +96,7 @@ def _table_columns(time_min: bool) -> tuple[str, ...]:
 
 def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     from perfpredict.advise.walltime import slurm_time
+    from perfpredict.durations import clock_text
 
     request = row["requested_walltime_s"]
     if row["request_above_queue_limit"]:
@@ -113,7 +114,7 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     time_min_p = row["time_min_kill_probability"]
     return {"job": row["job_id"], "--time": row["slurm_time"],
             "kill %": f"{row['kill_probability']:.1%}",
-            "predicted": slurm_time(row["predicted_runtime_s"]),
+            "predicted": clock_text(row["predicted_runtime_s"]),
             "request": "" if request is None else slurm_time(request), "note": note,
             "--time-min": row["time_min_slurm"],
             "min kill %": None if time_min_p is None else f"{time_min_p:.1%}"}

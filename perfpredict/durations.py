@@ -28,6 +28,20 @@ def format_seconds(value_s: float) -> str:
     return f"{value_s:,.1f}" if abs(value_s) >= 1 else f"{value_s:.3g}"
 
 
+def clock_text(value_s: float) -> str:
+    """``value_s`` as ``D-HH:MM:SS`` to the nearest second: a runtime shown beside a
+    ``--time``, which rounds up to whole minutes as a limit must; so rounded, a job
+    predicted to run 3 min 3 s read "0-00:04:00", and one of 49 s a full minute.
+
+    >>> clock_text(183.1), clock_text(48.6), clock_text(26845.6), clock_text(90061)
+    ('0-00:03:03', '0-00:00:49', '0-07:27:26', '1-01:01:01')
+    """
+    minutes, seconds = divmod(round(value_s), 60)
+    hours, minutes = divmod(minutes, 60)
+    days, hours = divmod(hours, 24)
+    return f"{days}-{hours:02d}:{minutes:02d}:{seconds:02d}"
+
+
 def clock_seconds(text: str) -> float:
     """Seconds of a clock duration ``[DD-[HH:]]MM:SS[.mmm]`` (Slurm's and PBS's form); a
     :class:`ValueError` whose message completes "<text> ..." when ``text`` is none.

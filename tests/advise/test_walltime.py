@@ -422,6 +422,25 @@ def test_a_kill_risk_rarer_than_the_calibration_can_show_is_refused(cli) -> None
     assert "freed" not in summary
 
 
+def test_the_table_shows_the_predicted_runtime_to_the_second(cli) -> None:  # type: ignore[no-untyped-def]
+    """The predicted runtime was rounded up to whole minutes as a --time is: 183 s read
+    "0-00:04:00", 49 s a full minute, beside walltimes of the same form."""
+    from perfpredict.durations import clock_seconds
+
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    assert cli("ingest", "sacct", str(examples / "synthetic_sacct.psv")).exit_code == 0
+    pending = str(examples / "pending_jobs.csv")
+    rows = list(csv.DictReader(io.StringIO(
+        cli("advise", "walltime", "--input", pending, "--format", "csv").stdout)))
+    table = cli("advise", "walltime", "--input", pending).stdout
+    for row in rows:
+        (line,) = [li for li in table.splitlines() if li.startswith(f"│ {row['job_id']} ")]
+        predicted = line.split("│")[4].strip()
+        assert abs(clock_seconds(predicted) - float(row["predicted_runtime_s"])) <= 0.55, (
+            predicted, row)
+    assert any(float(row["predicted_runtime_s"]) % 60 >= 1 for row in rows)
+
+
 def test_a_request_far_below_every_run_of_its_kind_is_likely_too_short(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The example center's jobs all asked for 12 hours and never came near it, so its
     calibration maps were fitted on raw kill probabilities near 0 only, and read their
