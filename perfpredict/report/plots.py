@@ -262,7 +262,7 @@ def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
             f"{r['run_class']}\n{node_count(r['nodes'])}",
             (r["nodes"], r["predicted_runtime_s"]), textcoords="offset points",
             xytext=(0, -14), fontsize=9, color="tab:purple", ha=at_edge, va="top",
-            bbox=_LABEL_BOX))
+            bbox=_LABEL_BOX, parse_math=False))
     # the ideal line may fall far below everything else; let it leave the frame rather
     # than squash the predictions into the top of the panel
     lowest = min([*(r["lower_runtime_s"] for r in rows),
@@ -297,7 +297,11 @@ def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
 
     if axes is None:
         kind = "Weak" if plan.weak else "Strong"
-        fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10)
+        # the labels a user typed and the series a data set named, drawn as written: a
+        # '$' in them was read as mathtext, and an unpaired one ended the plot in an
+        # internal error
+        fig.suptitle(textwrap.fill(f"{kind} scaling: {plan.series}", 110), fontsize=10,
+                     parse_math=False)
         fig.tight_layout()
     _keep_apart(fig, class_labels)
     return fig

@@ -127,6 +127,18 @@ def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
     assert {"smallest; also\n1 node", "typical\n48 nodes", "largest\n1024 nodes"} <= labels
 
 
+def test_a_dollar_in_a_run_class_label_is_drawn_as_typed(advise_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A label is what the user typed, not mathtext: --run-class 'x$^$=8x1' ended the
+    plot in "internal error (ValueError: ... ParseSyntaxException ...)", exit 1."""
+    figure = tmp_path / "dollars.png"
+    result = advise_cli("advise", *BERT, "--run-class", "cost$5=8x2", "--run-class",
+                        "x$^$=16x1", "--plot", str(figure))
+    assert result.exit_code == 0, result.output
+    assert figure.read_bytes().startswith(PNG_MAGIC)
+    assert [r["run_class"] for r in read_csv(figure.with_suffix(".csv")) if r["run_class"]] == [
+        "cost$5", "x$^$"]
+
+
 def test_run_class_labels_close_together_do_not_overlap(trained_store, tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch
                                                         ) -> None:
