@@ -25,7 +25,14 @@ import numpy as np
 from perfpredict.advise.job_limits import quantile_confidence
 from perfpredict.advise.plan import P90, PLAN_REQUEST_EXAMPLE, PlanRequest, sweep_nodes
 from perfpredict.advise.selection import node_count
-from perfpredict.counts import check_count, is_number, plain, python_number, shown
+from perfpredict.counts import (
+    check_count,
+    counted,
+    is_number,
+    plain,
+    python_number,
+    shown,
+)
 from perfpredict.errors import BadInputError, given
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
@@ -108,7 +115,7 @@ class NextRunsPlan:
                 f"{self.spread_now:.3f} (measured at "
                 f"{', '.join(f'{n:g}' for n in self.measured_nodes)} nodes). ")
         if self.steps:
-            text += (f"With {budget}, {len(self.steps)} benchmark run(s) costing "
+            text += (f"With {budget}, {counted(len(self.steps), 'benchmark run')} costing "
                      f"{self.spent_node_hours_p90:,.4g} node-hours (P90) would bring it to "
                      f"{self.spread_after:.3f}.")
         else:

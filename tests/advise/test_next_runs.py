@@ -105,6 +105,11 @@ def test_cli_table_json_and_csv(advise_cli) -> None:
     assert doc["measured_nodes"] and all(type(n) is int for n in doc["measured_nodes"])
     rows = list(csv.DictReader(io.StringIO(advise_cli(*args, "--format", "csv").output)))
     assert list(rows[0]) == list(NEXT_RUN_COLUMNS) and len(rows) == len(doc["runs"])
+    # "1 benchmark run(s)": the count said in its own number
+    runs = len(doc["runs"])
+    said = " ".join(table.output.split())
+    assert f", {runs} benchmark run{'' if runs == 1 else 's'} costing " in said
+    assert "run(s)" not in said
 
 
 def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
