@@ -39,6 +39,7 @@ from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_cont
 from perfpredict.store.handle import takes_store
 
 if TYPE_CHECKING:
+    from perfpredict.catalog import SystemSpec
     from perfpredict.estimate import LoadedPredictor
     from perfpredict.store import Store
 
@@ -229,6 +230,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                                     spread_after=after))
         spread = after
         remaining.discard(n)
+    result.notes += _runs_no_queue_holds(result.steps, p90, spec)
     if budget_node_hours is not None and not result.steps:
         cheapest = min(cost_p90, key=lambda n: cost_p90[n])
         if cost_p90[cheapest] > budget_node_hours:
@@ -236,3 +238,29 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                                 f"{cost_p90[cheapest]:,.4g} node-hours (P90), more than the "
                                 "budget")
     return result
+
+
+def _runs_no_queue_holds(steps: list[NextRun], p90_s: dict[int, float],
+                         spec: SystemSpec | None) -> list[str]:
+    """A note for each chosen benchmark whose P90 runtime is longer than any queue taking
+    its node count allows. A run is advised to chain jobs with checkpoint and restart
+    there; a benchmark seldom has them, and one suggested without a word needed 27 chained
+    15-minute jobs. A shorter one (fewer steps or iterations) measures the same scaling."""
+    from perfpredict.advise.queues import choose_queue, hours_text
+
+    if spec is None or not spec.queues:
+        return []
+    notes = []
+    for step in steps:
+        runtime_s = p90_s[step.nodes]
+        choice = choose_queue(spec, step.nodes, runtime_s)
+        if choice is None or choice.fits or choice.queue.max_walltime_s is None:
+            continue
+        limit_s = choice.queue.max_walltime_s
+        notes.append(f"the run at {node_count(step.nodes)} may take {hours_text(runtime_s)} "
+                     f"(P90), longer than any queue of {spec.name} taking it allows (at most "
+                     f"{hours_text(limit_s)}, queue {choice.queue.name!r}): shorten the "
+                     "benchmark (fewer steps or iterations) or chain "
+                     f"{math.ceil(runtime_s / limit_s)} jobs with checkpoint and restart")
+    return notes
+

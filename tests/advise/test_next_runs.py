@@ -169,3 +169,25 @@ def test_a_target_below_the_measured_range_says_what_to_ask_for(advise_cli) -> N
     assert result.exit_code == 2
     assert one_error_line(result) == ("Error: --target-nodes 1 is below the smallest "
                                       "measured configuration (2 nodes); ask for 2 or more")
+
+
+def test_a_run_no_queue_holds_says_so(trained_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A benchmark longer than any queue taking its node count allows was suggested
+    without a word (a tester's: 27 chained 15-minute jobs)."""
+    import dataclasses
+
+    from perfpredict.store import open_store
+    from tests.advise.conftest import with_bert_machine
+
+    url = with_bert_machine(trained_url, tmp_path, lambda spec: dataclasses.replace(
+        spec, queues=tuple(dataclasses.replace(q, max_walltime_s=1.0) for q in spec.queues)))
+    store = open_store(url)
+    try:
+        plan = plan_next_runs(store, BERT_REQUEST, target_nodes=1024, budget_node_hours=20)
+    finally:
+        store.dispose()
+    assert plan.steps, plan.summary()
+    for step in plan.steps:
+        (note,) = [n for n in plan.notes if n.startswith(f"the run at {step.nodes} node")]
+        assert "(P90), longer than any queue of" in note
+        assert "at most 0.000278 h" in note and "shorten the benchmark" in note
