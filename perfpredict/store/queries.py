@@ -10,11 +10,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Select, func, select, tuple_
+from sqlalchemy import ColumnElement, Select, and_, case, func, select, tuple_
 
 from perfpredict.counts import check_count
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.ingest.records import RUN_KEY
+from perfpredict.ingest.registry import FORMATS
 from perfpredict.names import ResolvedName, given_names, resolve_name
 from perfpredict.store import Store
 from perfpredict.store.batches import require_batches
@@ -30,6 +31,9 @@ EXPORT_COLUMNS = [
 ]
 _TIME_COLUMNS = {"submit_epoch_s": "submit_time", "start_epoch_s": "start_time",
                  "end_epoch_s": "end_time"}
+#: The column of ``runs export`` naming the format each run was read from, which ``ingest
+#: csv`` keeps as an extra field (:func:`source_format`).
+SOURCE_FORMAT = "source_format"
 #: (application, system) pairs asked for per query by ``runs_frame(app_systems=...)``:
 #: PostgreSQL reads a list of row values as a chain of ORs, which ran out of stack at
 #: 17,000 pairs (and 32,768 pairs bind more parameters than a statement may), and a
@@ -62,19 +66,40 @@ def _limited(query: Select[Any], limit: int | None) -> Select[Any]:
     return query.limit(limit)
 
 
+def source_format() -> ColumnElement[str]:
+    """The format a run was read from: its ingest batch's, or, for a run of a CSV that
+    is another store's export, the format that store had read it from.
+
+    Training tells benchmark rows from scheduler jobs by it
+    (:func:`perfpredict.model.series.scaling_study_runs`): a store moved from SQLite to
+    PostgreSQL by ``runs export`` and ``ingest csv`` had every sacct, PBS and SWF job
+    come back as a benchmark row, and ``train`` fitted 421 series where the store it
+    came from fitted 241. A value that names no ingest format other than csv is a
+    user's own column, not an export's, and changes nothing.
+    """
+    exported = runs.c.extra[SOURCE_FORMAT].as_string()
+    return case((and_(ingest_batches.c.format == "csv",
+                      exported.in_([name for name in FORMATS if name != "csv"])), exported),
+                else_=ingest_batches.c.format).label(SOURCE_FORMAT)
+
+
 @takes_store
 def iter_runs(store: Store, *, app: str | Sequence[str] | None = None, limit: int | None = None,
               batch_rows: int = 10_000, keys: bool = False,
-              batch: int | None = None) -> Iterator[dict[str, Any]]:
+              batch: int | None = None, formats: bool = False) -> Iterator[dict[str, Any]]:
     """Stored runs as dicts in id order, streamed so an export of millions stays small;
     with ``keys``, each with its ``natural_key`` too; with ``batch``, only the runs that
     ingest batch stored (what ``runs delete --batch`` would remove). An application
     ``app`` names that the store holds no runs of is a :class:`NotFoundError`, and one it
     holds in another letter case is found (:func:`resolve_apps`): ``runs export --app
-    BERT > bert.csv`` wrote a header alone and exit 0. So is a batch it does not hold."""
+    BERT > bert.csv`` wrote a header alone and exit 0. So is a batch it does not hold.
+    With ``formats``, each with its :func:`source_format` too."""
     apps = resolved_app_names(store, app)
     names = ["id", *RUN_FIELDS, *(["natural_key"] if keys else [])]
     query = select(*[runs.c[name] for name in names]).order_by(runs.c.id)
+    if formats:
+        query = query.add_columns(source_format()).join(
+            ingest_batches, runs.c.batch_id == ingest_batches.c.id)
     query = _of_apps(query, apps)
     if batch is not None:
         require_batches(store, [batch])
@@ -117,11 +142,12 @@ def export_runs(store: Store, *, app: str | Sequence[str] | None = None,
     """Every stored job in the CSV contract's vocabulary (:func:`export_row`), one pass to
     collect the extra fields' names and a second, lazy one for the rows.
 
-    The columns are the contract's, then the other run columns and :data:`RUN_KEY`, then
-    the union of extra fields, so that a CSV of them ingests back into another store
-    unchanged, and into one that holds the runs already (a restored backup, a merge, the
-    scheduler log the export came from) without storing them twice. ``batch``: only the
-    runs that ingest batch stored (a copy of what ``runs delete --batch`` removes).
+    The columns are the contract's, then the other run columns, :data:`RUN_KEY` and
+    :data:`SOURCE_FORMAT`, then the union of extra fields, so that a CSV of them ingests
+    back into another store unchanged (a store moved to PostgreSQL trains as it did), and
+    into one that holds the runs already (a restored backup, a merge, the scheduler log
+    the export came from) without storing them twice. ``batch``: only the runs that
+    ingest batch stored (a copy of what ``runs delete --batch`` removes).
     ``json_text=False`` keeps structured extra fields as objects, for a JSON export: as
     text there, a script had to decode a Darshan log's details from a string.
     """
@@ -134,10 +160,10 @@ def export_runs(store: Store, *, app: str | Sequence[str] | None = None,
         name = _TIME_COLUMNS.get(name, name)
         if name not in base and name != "extra":
             base.append(name)
-    base.append(RUN_KEY)
+    base += [RUN_KEY, SOURCE_FORMAT]
     columns = base + [k for k in extra_keys if k not in base]
     return RunExport(columns, (export_row(run, json_text) for run in iter_runs(
-        store, app=app, keys=True, batch=batch)))
+        store, app=app, keys=True, batch=batch, formats=True)))
 
 
 #: Columns of ``runs rejects``: where each reject is, why, and the line as read.
@@ -350,7 +376,7 @@ def runs_frame(store: Store, *, app: str | Sequence[str] | None = None,  # type:
 
     columns: list[Any] = [runs.c[name] for name in ["id", *RUN_FIELDS]]
     # benchmark rows or scheduler jobs (perfpredict.model.series.scaling_study_runs)
-    columns.append(ingest_batches.c.format.label("source_format"))
+    columns.append(source_format())
     if with_source:
         columns.append(ingest_batches.c.path.label("source"))
     query = select(*columns).select_from(

@@ -216,3 +216,54 @@ def test_every_function_taking_an_application_finds_it_as_the_commands_do(  # ty
                  lambda: jobs_frame(store, "lulesh 2.0.3")):
         with pytest.raises(BadInputError, match=both):
             read()
+
+
+def test_a_store_moved_by_export_keeps_its_scheduler_jobs_apart(cli, db_url: str,  # type: ignore[no-untyped-def]
+                                                                 tmp_path: Path) -> None:
+    """Moving a SQLite store to PostgreSQL by ``runs export`` and ``ingest csv`` made
+    every sacct, PBS and SWF job a benchmark row of the new store, and ``train`` fitted
+    421 series there where the SQLite store fitted 241. The export names the format
+    each run was read from, and the store it is ingested into reads its runs as that."""
+    from collections import Counter
+
+    from perfpredict.model.series import unstudied_jobs
+    from perfpredict.store import open_store
+    from tests.conftest import _cli_on, shared_path
+
+    source_url = f"sqlite:///{tmp_path / 'source.db'}"
+    source = _cli_on(source_url)
+    assert source("datasets", "load", "lulesh_thicket").exit_code == 0
+    for fmt, log in (("sacct", ("slurm", "xdmod-sacct-accounting-logs.psv")),
+                     ("pbs", ("pbs", "xdmod-accounting-logs.log"))):
+        assert source("ingest", fmt, str(shared_path("logs", *log)),
+                      "--system", fmt).exit_code == 0
+    exported = source("runs", "export", "--format", "csv")
+    assert exported.exit_code == 0 and "source_format" in exported.stdout.splitlines()[0]
+    moved = tmp_path / "moved.csv"
+    moved.write_text(exported.stdout)
+    assert cli("ingest", "csv", str(moved)).exit_code == 0
+    assert cli("runs", "export", "--format", "csv").stdout == exported.stdout
+
+    def formats(url: str) -> tuple[Counter[tuple[str, str]], tuple[int, list[str]]]:
+        opened = open_store(url)
+        try:
+            frame = runs_frame(opened)
+        finally:
+            opened.dispose()
+        return Counter(zip(frame.app, frame.source_format, strict=True)), unstudied_jobs(frame)
+
+    before = formats(source_url)
+    assert before[1][1] == ["pbs", "sacct"]
+    assert formats(db_url) == before
+
+
+def test_a_users_own_source_format_column_is_an_extra_field(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Only an ingest format other than csv marks a CSV row as another store's job: a
+    benchmark table's own ``source_format`` column leaves its rows benchmark rows."""
+    path = tmp_path / "runs.csv"
+    path.write_text("app,system,nodes,runtime_s,source_format\n"
+                    "a,x,1,10,benchmark\na,x,2,5,CSV\n")
+    ingest_file(store, "csv", path)
+    frame = runs_frame(store)
+    assert list(frame.source_format) == ["csv", "csv"]
+    assert [run["source_format"] for run in frame.extra] == ["benchmark", "CSV"]
