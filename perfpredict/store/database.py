@@ -106,7 +106,11 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
         engine = create_engine(url)
         event.listen(engine, "connect", _sqlite_pragmas(read_only=False))
         return engine
-    _check_backend(url)
+    try:
+        _check_backend(url)
+    except BadInputError as exc:
+        # a URL the config file gave was refused naming no file, to a user who gave none
+        raise exc.adding(f"check {where_stores_are_named()}") from None
     # psycopg logs the error it ignores closing a lost connection's pipeline ("error
     # ignored terminating <psycopg.Pipeline [BAD]>"); with no logging set up, Python
     # printed it above the one line that says the connection was lost (lost_connection).
@@ -121,7 +125,8 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
     except Exception as exc:  # sqlalchemy.exc.ArgumentError and friends
         raise BadInputError(
             f"cannot use database URL {redact_url(url)!r}: {type(exc).__name__}; "
-            "give a URL like sqlite:///path/to/store.db or postgresql+psycopg://user@host/db"
+            "give a URL like sqlite:///path/to/store.db or postgresql+psycopg://user@host/db "
+            f"in {where_stores_are_named()}"
         ) from exc
 
 

@@ -412,6 +412,26 @@ def test_a_missing_store_named_in_the_config_file_says_where_it_was_named(
     assert result.stderr.rstrip().endswith(f"the db line of {config_path()}")
 
 
+@pytest.mark.parametrize("db_line", ["postgresql+psycopg://loader:Top@S3cr3t@dbhost/center",
+                                     "mysql://loader@dbhost/center",
+                                     "postgresql+psycopg://loader@dbhost:port/center"])
+def test_a_bad_url_in_the_config_file_says_where_it_was_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_line: str) -> None:
+    """A URL the config file gave that cannot name a store (a password not
+    percent-encoded, another database, a port that is not a number) was refused naming
+    only the URL, to a user who had given none: where it came from is said."""
+    from perfpredict.config import config_path
+
+    pytest.importorskip("psycopg")
+    monkeypatch.setenv("PERFPREDICT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PERFPREDICT_DB", raising=False)
+    config_path().parent.mkdir(parents=True)
+    config_path().write_text(f'db = "{db_line}"\n')
+    line = _one_line(CliRunner().invoke(app, ["runs", "stats"]), exit_code=2)
+    assert line.startswith("Error: cannot use database URL ")
+    assert f"the db line of {config_path()}" in line and "S3cr3t" not in line
+
+
 @pytest.mark.parametrize("db_line", ["center.db", "sqlite:///center.db"])
 def test_a_relative_store_in_the_config_file_is_beside_it_from_any_folder(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, db_line: str) -> None:
