@@ -127,6 +127,22 @@ def store_url(store: str | os.PathLike[str]) -> str:
 _QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#\s'\"]*", re.IGNORECASE)
 
 
+def command_url(url: str) -> str:
+    """``url`` with any password left out, shell-quoted, for a command a message asks the
+    user to run: with ``***`` in its place the command failed to authenticate as pasted
+    (the driver reads the password from ``~/.pgpass`` or ``PGPASSWORD``, as psql does),
+    and a path with a space or a URL with ``&`` was two words to the shell. Takes a URL
+    whose password :func:`redact_url` hid as well."""
+    base, mark, query = url.partition("?")
+    kept = [part for part in query.split("&") if not part.lower().startswith("password=")]
+    url = base + (mark + "&".join(kept) if kept else "")
+    scheme, sep, rest = url.partition("://")
+    if sep and "@" in rest:
+        credentials, _, host = rest.rpartition("@")
+        url = f"{scheme}://{credentials.split(':', 1)[0]}@{host}"
+    return "'" + url.replace("'", "'\"'\"'") + "'"
+
+
 def redact_url(url: str) -> str:
     """``url`` with any password replaced by ``***``, safe to print in messages."""
     url = _QUERY_PASSWORD.sub(r"\1***", url)

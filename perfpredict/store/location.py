@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from urllib.parse import quote
 
-from perfpredict.config import where_stores_are_named
+from perfpredict.config import command_url, where_stores_are_named
 from perfpredict.errors import NotFoundError
 
 
@@ -36,9 +36,9 @@ def missing_store(where: str) -> NotFoundError:
     there: they never create one by accident (a mistyped ``--db`` would otherwise answer
     from an empty store, or from the bundled predictor, without a word)."""
     return NotFoundError(
-        f"no store at {where}; create it with 'perfpredict --db {where} db init' or by "
-        f"ingesting into it ('perfpredict --db ... ingest FORMAT FILE'), or check "
-        f"{where_stores_are_named()}")
+        f"no store at {where}; create it with \"perfpredict --db {command_url(where)} db "
+        "init\" or by ingesting into it (\"perfpredict --db ... ingest FORMAT FILE\"), or "
+        f"check {where_stores_are_named()}")
 
 
 def require_sqlite_file(path: Path) -> None:

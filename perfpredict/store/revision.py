@@ -3,6 +3,7 @@ passes. Importable without SQLAlchemy or Alembic (an estimate's fast path uses i
 
 from __future__ import annotations
 
+from perfpredict.config import command_url
 from perfpredict.errors import PerfPredictError, SchemaOutOfDateError
 
 #: Every Alembic revision shipped in ``migrations/versions``, oldest first.
@@ -11,10 +12,6 @@ SCHEMA_REVISIONS = ("0001_initial", "0002_artifacts", "0003_artifact_series",
                     "0007_runs_of_batch", "0008_batch_deletions", "0009_batch_overlaps")
 #: The revision this perfpredict reads and writes.
 SCHEMA_REVISION = SCHEMA_REVISIONS[-1]
-
-
-def _shell_quoted(text: str) -> str:
-    return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def check_revision(revision: str | None, safe_url: str, *, read_only: bool = False,
@@ -54,8 +51,8 @@ def upgrade_advice(safe_url: str, *, read_only: bool = False,
     if owner is not None:
         role, owner_url = owner
         return (f"only the role that owns its tables, {role}, may upgrade it: ask its "
-                f"owner to back it up and run: perfpredict --db {_shell_quoted(owner_url)} "
+                f"owner to back it up and run: perfpredict --db {command_url(owner_url)} "
                 "db upgrade")
-    upgrade = f"perfpredict --db {_shell_quoted(safe_url)} db upgrade"
+    upgrade = f"perfpredict --db {command_url(safe_url)} db upgrade"
     return (f"it is read-only to you: ask its owner to back it up and run: {upgrade}"
             if read_only else f"back it up, then run: {upgrade}")

@@ -486,6 +486,41 @@ def test_a_loader_of_an_older_store_is_sent_to_the_role_that_owns_it(
     assert "must be owner" not in line
 
 
+@pytest.mark.postgres
+def test_the_commands_a_message_gives_run_as_pasted(tmp_path: Path) -> None:
+    """"create it with 'perfpredict --db URL db init'" and "back it up, then run:
+    perfpredict --db URL db upgrade" gave the URL with ``***`` for its password, which
+    failed to authenticate as pasted, and a path with a space unquoted inside quotes: the
+    command leaves the password out (the driver reads ~/.pgpass or PGPASSWORD) and is
+    one shell word per argument."""
+    import shlex
+
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+
+    from perfpredict.store import migrations
+
+    def command(line: str, before: str, after: str = "") -> list[str]:
+        return shlex.split(line.split(before, 1)[1].rsplit(after, 1)[0] if after
+                           else line.split(before, 1)[1])
+
+    missing = tmp_path / "my store.db"
+    line = _one_line(_cli(str(missing), "runs", "stats"), exit_code=1)
+    assert command(line, 'create it with "', '" or by') == [
+        "perfpredict", "--db", str(missing), "db", "init"]
+    for url in _postgres_url():
+        given = make_url(url).set(password="S3cr3t").render_as_string(hide_password=False)
+        empty = _one_line(_cli(given, "runs", "stats"), exit_code=1)
+        engine = create_engine(url)
+        migrations.upgrade(engine, "0005_one_key_per_job")
+        engine.dispose()
+        old = _one_line(_cli(given, "runs", "stats"), exit_code=1)
+    assert command(empty, 'create it with "', '" or by') == [
+        "perfpredict", "--db", url, "db", "init"]
+    assert command(old, "then run: ") == ["perfpredict", "--db", url, "db", "upgrade"]
+    assert "S3cr3t" not in empty + old
+
+
 @pytest.mark.parametrize("args", [("runs", "stats"), ("db", "status")], ids=" ".join)
 def test_a_store_named_with_db_sends_no_one_to_a_config_file_there_is_not(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]) -> None:
