@@ -333,11 +333,15 @@ def _readable_revision(engine: Engine, url: str) -> str | None:
         raise
 
 
-def _migrate(engine: Engine, *, upgrade: bool) -> None:
-    """Create a new store, or with ``upgrade`` migrate an older one, under a lock.
+def _migrate(engine: Engine, *, upgrade: bool) -> str | None:
+    """Create a new store, or with ``upgrade`` migrate an older one, under a lock, and
+    return the revision it migrated from (None when it created the store or changed
+    nothing).
 
     Several processes may open a new store at once (parallel ingests): the first to take
-    the lock creates it, the others find it created when they get the lock.
+    the lock creates it, the others find it created when they get the lock. So with two
+    ``db upgrade`` at once: the second finds the store upgraded, and says so, where both
+    said they had upgraded it from the old revision.
     """
     from perfpredict.store import migrations
 
@@ -354,8 +358,9 @@ def _migrate(engine: Engine, *, upgrade: bool) -> None:
             elif conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(hashtext('perfpredict-migrate'))"))
             revision = stored_revision(conn)
+            old = upgrade and revision in SCHEMA_REVISIONS[:-1]
             # Only forwards: a newer or foreign store is left alone for the gate to refuse.
-            if revision is None or (upgrade and revision in SCHEMA_REVISIONS[:-1]):
+            if revision is None or old:
                 migrations.upgrade(conn)
                 if sqlite:
                     _refuse_dangling_keys(conn, str(engine.url))
@@ -363,6 +368,7 @@ def _migrate(engine: Engine, *, upgrade: bool) -> None:
         finally:
             if sqlite:
                 conn.invalidate()
+    return revision if old else None
 
 
 def _refuse_dangling_keys(conn: Connection, url: str) -> None:
@@ -414,9 +420,9 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
                 f"the store at {redact_url(url)} is read-only to you and this command "
                 "writes to it; ask its owner for write access, or use a store of your own "
                 "with --db")
-        upgraded_from = revision if migrate else None
+        upgraded_from = None
         if migrate:
-            _migrate(engine, upgrade=upgrade)
+            upgraded_from = _migrate(engine, upgrade=upgrade)
             revision = stored_revision(engine)
     except PerfPredictError:
         engine.dispose()

@@ -176,6 +176,27 @@ def _store_predictor_as_0003_did(url: str, trained: dict[str, Any]) -> None:
     conn.close()
 
 
+def test_a_db_upgrade_that_lost_the_race_to_another_says_nothing_to_upgrade(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two ``db upgrade`` at once (two administrators, or a cron job and one): both read
+    the old revision, the second took the lock after the first had upgraded and changed
+    nothing, yet both printed "upgraded from schema revision 0004_run_variant". The
+    revision read before the lock is the old one here, as the second one read it."""
+    from perfpredict.store import database
+
+    path = tmp_path / "store.db"
+    url = build_golden_store(path)
+    first = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
+    assert first.exit_code == 0 and f"from schema revision {OLD_REVISION}" in first.stdout
+    before = _rows(path)
+    monkeypatch.setattr(database, "_readable_revision", lambda engine, url: OLD_REVISION)
+    second = CliRunner().invoke(app, ["--db", url, "db", "upgrade"])
+    assert second.exit_code == 0, second.output
+    assert second.stdout.strip().endswith(f"is at the current schema ({SCHEMA_REVISION}); "
+                                          "nothing to upgrade.")
+    assert _rows(path) == before and _revision(path) == SCHEMA_REVISION
+
+
 def test_an_upgrade_to_variants_keeps_the_runs_and_asks_to_retrain_the_predictor(
         tmp_path: Path) -> None:
     """A predictor trained before 0004 keys its series without a variant: an estimate
