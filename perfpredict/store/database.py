@@ -178,6 +178,20 @@ def _check_credentials(url: str) -> None:
                             "parse.quote('PASSWORD', safe=''))\" prints it)")
 
 
+#: What the server's answer to a connection says was wrong, and what to check instead of
+#: whether it runs: it answered, and "password authentication failed ...; check ... that
+#: the server is running" sent a user to the wrong place. libpq's English wording; a
+#: server or client in another language gets the general advice.
+_SERVER_ANSWERED = (
+    (re.compile(r"password authentication failed|no password supplied"),
+     "the role's name and password (percent-encoded in the URL, or left out of it and "
+     "kept in ~/.pgpass, mode 600, or PGPASSWORD)"),
+    (re.compile(r'database "[^"]*" does not exist'),
+     "the database's name (its owner creates it with createdb, then runs 'perfpredict db "
+     "init')"),
+)
+
+
 def _cannot_open(url: str, exc: Exception) -> BadInputError:
     """What a user sees when the store cannot be reached, password hidden. Only a
     server's store can be down: a SQLite file's message names the file's permissions."""
@@ -192,7 +206,8 @@ def _cannot_open(url: str, exc: Exception) -> BadInputError:
         check = ("that the database is a perfpredict store (it lacks its tables; "
                  "'perfpredict db init' makes one in an empty database)")
     else:
-        check = "that the server is running"
+        check = next((advice for pattern, advice in _SERVER_ANSWERED
+                      if pattern.search(first_line)), "that the server is running")
     return BadInputError(
         f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
         f"{redact_url(first_line)}; check {where_stores_are_named()}, and {check}")

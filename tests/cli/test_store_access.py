@@ -256,6 +256,37 @@ def _one_line(result: Result, exit_code: int = 2) -> str:
 
 
 @pytest.mark.postgres
+def test_a_database_that_is_not_there_is_not_sent_to_the_server() -> None:
+    """The server answered 'database "x" does not exist', and the advice was to check
+    that the server is running."""
+    for url in _postgres_url():
+        missing = url.rsplit("/", 1)[0] + "/no_such_center"
+        line = _one_line(_cli(missing, "runs", "stats"))
+    assert 'database "no_such_center" does not exist' in line
+    assert line.endswith("and the database's name (its owner creates it with createdb, "
+                         "then runs 'perfpredict db init')")
+
+
+@pytest.mark.parametrize("answer", [
+    'connection to server at "127.0.0.1", port 5432 failed: FATAL:  password '
+    'authentication failed for user "loader"',
+    'connection to server at "127.0.0.1", port 5432 failed: fe_sendauth: no password '
+    "supplied"])
+def test_a_refused_password_is_sent_to_the_password_not_the_server(answer: str) -> None:
+    """libpq's answers to a wrong or missing password (as a server with password
+    authentication gives them; the test server may trust every role) were followed by
+    "check ... that the server is running", which had answered."""
+    from perfpredict.store.database import _cannot_open
+
+    error = _cannot_open("postgresql+psycopg://loader:S3cr3t@dbhost/center",
+                         RuntimeError(answer))
+    assert str(error).endswith("and the role's name and password (percent-encoded in the "
+                               "URL, or left out of it and kept in ~/.pgpass, mode 600, or "
+                               "PGPASSWORD)")
+    assert "S3cr3t" not in str(error) and "server is running" not in str(error)
+
+
+@pytest.mark.postgres
 @pytest.mark.parametrize("args", ESTIMATE_INGEST_STATS, ids=lambda a: a[0])
 def test_a_database_of_other_tables_is_said_not_to_be_a_store(args: tuple[str, ...],
                                                               tmp_path: Path) -> None:
