@@ -65,10 +65,10 @@ def ingest(
     """Ingest benchmark results, scheduler accounting or Darshan logs into the store.
 
     Re-ingesting a file stores nothing twice, nor does one grown by lines appended (the
-    same path) store its earlier rows again; identical rows without a job id in another
-    file are repeated measurements and are kept. Jobs not finished yet (pending, running)
-    are skipped and counted. A bad record refuses the whole file (exit 2, file and line
-    named) unless --on-error skip.
+    same path, or piped in again) store its earlier rows again; identical rows without a
+    job id in another file are repeated measurements and are kept. Jobs not finished yet
+    (pending, running) are skipped and counted. A bad record refuses the whole file (exit
+    2, file and line named) unless --on-error skip.
     """
     from perfpredict.cli.progress import record_counter
     from perfpredict.ingest import IngestOptions, ingest_paths

@@ -11,8 +11,9 @@ Guarantees a user relies on:
   while the same file ingested again stores nothing (an edited file is a new file, so
   its rows are stored again, unless it is ingested as replacing the earlier file's
   checksum, as a bundled data set's new release is: then the earlier runs go). A file
-  grown by lines appended since it was ingested from the same path is the same file:
-  only the lines added are stored (:mod:`perfpredict.store.file_versions`).
+  grown by lines appended since it was ingested from the same path (or standard input)
+  is the same file: only the lines added are stored
+  (:mod:`perfpredict.store.file_versions`).
 * Jobs the parser skipped as not run yet (pending, running) are counted, and a file
   that yields nothing, or no runtime at all, gets a warning.
 * ``on_error="fail"`` (default): the first bad record refuses the whole file with its

@@ -222,8 +222,9 @@ def _batches_of(conn: Connection, sha256: str, path: str | os.PathLike[str]) -> 
     grew by lines appended since an earlier ingest from its path holds that batch's
     rows too, which ingest stored once (:mod:`perfpredict.store.file_versions`): its
     earlier versions' batches are the file's as well."""
-    found = [*earlier_versions(conn, Path(path), sha256), *conn.execute(
-        select(ingest_batches.c.id).where(ingest_batches.c.sha256 == sha256)).scalars()]
+    same = conn.execute(select(ingest_batches.c.id).where(ingest_batches.c.sha256 == sha256))
+    found = [*earlier_versions(conn, str(Path(path).resolve()), Path(path), sha256),
+             *same.scalars()]
     if found:
         return found
     earlier = sorted(conn.execute(select(ingest_batches.c.id).where(

@@ -15,18 +15,19 @@ from perfpredict.ingest._text.lines import line_prefix_sha256s
 from perfpredict.store.schema import ingest_batches
 
 
-def earlier_versions(conn: Connection, path: Path, sha256: str, fmt: str | None = None
-                     ) -> list[int]:
-    """The batches ingested from ``path`` (resolved) before, as ``fmt`` if given, whose
-    file was the one there now (checksum ``sha256``) less lines appended since, oldest
-    first. The file is read only where such batches exist (one pass: 0.2-0.5 s for 200k
-    lines, docs/performance.md)."""
+def earlier_versions(conn: Connection, stored_path: str, file: Path, sha256: str,
+                     fmt: str | None = None) -> list[int]:
+    """The batches ingested from ``stored_path`` (a resolved path, or ``<stdin>``: the
+    same script's output piped in every night) before, as ``fmt`` if given, whose file
+    was ``file`` (checksum ``sha256``) less lines appended since, oldest first. The file
+    is read only where such batches exist (one pass: 0.2-0.5 s for 200k lines,
+    docs/performance.md)."""
     query = select(ingest_batches.c.id, ingest_batches.c.sha256).where(
-        ingest_batches.c.path == str(path.resolve()), ingest_batches.c.sha256 != sha256)
+        ingest_batches.c.path == stored_path, ingest_batches.c.sha256 != sha256)
     if fmt is not None:
         query = query.where(ingest_batches.c.format == fmt)
     earlier = conn.execute(query.order_by(ingest_batches.c.id)).all()
     if not earlier:
         return []
-    prefixes = line_prefix_sha256s(path, {row.sha256 for row in earlier})
+    prefixes = line_prefix_sha256s(file, {row.sha256 for row in earlier})
     return [row.id for row in earlier if row.sha256 in prefixes]

@@ -967,8 +967,9 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             n_stored_before = _count_runs(conn, batch_id)
         assert batch_id is not None  # claimed above, or the stored batch's
         key_sha256 = sha256
-        if stored_as is None and fmt in CONTENT_KEYED_FORMATS:
-            key_sha256, report.grown_from_batch = _grown_from(conn, path, fmt, sha256)
+        if fmt in CONTENT_KEYED_FORMATS:
+            key_sha256, report.grown_from_batch = _grown_from(
+                conn, stored_as or str(path.resolve()), read_from or path, fmt, sha256)
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
                             key_sha256, read_from)
         try:
@@ -1015,10 +1016,11 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     return report
 
 
-def _grown_from(conn: Connection, path: Path, fmt: str, sha256: str
+def _grown_from(conn: Connection, stored_path: str, file: Path, fmt: str, sha256: str
                 ) -> tuple[str, int | None]:
-    """The checksum that keys the benchmark rows of the file ``path`` (checksum
-    ``sha256``), and the earlier batch whose file it extends, if any.
+    """The checksum that keys the benchmark rows of ``file`` (checksum ``sha256``; its
+    batch's path ``stored_path``, ``<stdin>`` for a stream), and the earlier batch whose
+    file it extends, if any.
 
     A row without a job id is known by its content, its file's checksum and its
     occurrence there (:func:`_content_key`), so that the same row in another file, a
@@ -1028,7 +1030,7 @@ def _grown_from(conn: Connection, path: Path, fmt: str, sha256: str
     results CSV a benchmark script appends to stores the lines added, where it stored
     every earlier row again. Only an earlier batch that stored such rows counts (one of
     a header alone would tie every later file to it)."""
-    for batch_id in earlier_versions(conn, path, sha256, fmt):
+    for batch_id in earlier_versions(conn, stored_path, file, sha256, fmt):
         key = conn.execute(select(runs.c.natural_key).where(
             runs.c.batch_id == batch_id, runs.c.natural_key.contains("|sha1:")).limit(1)
         ).scalar()

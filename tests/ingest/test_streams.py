@@ -201,3 +201,16 @@ def test_a_batch_piped_in_is_deleted_by_its_batch_or_the_saved_file_not_by_dash(
     assert saved.exit_code == 0, saved.output
     assert "deleted batch 1: <stdin> (sacct" in saved.stdout
     assert stats(cli)["n_runs"] == 0
+
+
+def test_a_results_table_piped_in_again_with_rows_appended_stores_the_rows_added(
+        cli: Cli) -> None:
+    """A nightly ``ssh host cat results.csv | perfpredict ingest csv -``: the table grew
+    by rows appended, and only those are stored (a repeat appended is one more run)."""
+    table = "app,system,nodes,runtime_s\nlulesh,opal,1,80.0\nlulesh,opal,2,41.5\n"
+    assert "2 stored" in cli("ingest", "csv", "-", input=table.encode()).stdout
+    table += "lulesh,opal,4,22.0\nlulesh,opal,2,41.5\n"
+    grown = cli("ingest", "csv", "-", input=table.encode())
+    assert "<stdin>: 4 records, 2 stored, 2 already in the store" in grown.stdout
+    other = cli("ingest", "csv", "-", input=b"app,system,nodes,runtime_s\nlulesh,opal,2,41.5\n")
+    assert "1 record, 1 stored" in other.stdout  # another table: a repeated measurement
