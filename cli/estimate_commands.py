@@ -107,8 +107,10 @@ def estimate(
     if fmt == TableFormat.json:
         print_json(values)
     elif fmt == TableFormat.csv:
+        # notes last, joined as a batch row's are: a CSV reader must not lose the warnings
+        # (beyond the machine, fitted now, not trained since) the table and json show
         flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
-        print_rows([flat], "csv")
+        print_rows([{**flat, "notes": "; ".join(result.notes)}], "csv")
     else:
         pct = confidence_percent(confidence)
         typer.echo(f"{result.series}")

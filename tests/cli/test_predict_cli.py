@@ -42,6 +42,21 @@ def test_an_estimate_beyond_the_machine_says_so(cli) -> None:  # type: ignore[no
         assert (beyond in json.loads(result.stdout)["notes"]) is said
 
 
+def test_one_estimate_as_csv_keeps_its_notes(cli) -> None:  # type: ignore[no-untyped-def]
+    """``--format csv`` of one query dropped every note (a list), so a script reading it
+    never saw "more than Frontier has" or "extrapolating N doublings"; its last column
+    is now ``notes``, joined with "; " as a query file's row is."""
+    assert cli("systems", "list").exit_code == 0
+    query = ["estimate", "--app", "Castro-wdmerger", "--system", "Frontier", "--nodes",
+             "20000"]
+    result = cli(*query, "--format", "csv")
+    assert result.exit_code == 0, result.output
+    header, row = csv.reader(io.StringIO(result.stdout))
+    assert header[-1] == "notes"
+    assert row[-1] == "; ".join(json.loads(cli(*query, "--format", "json").stdout)["notes"])
+    assert "20000 nodes are more than Frontier has" in row[-1]
+
+
 def test_a_query_file_beyond_the_machine_names_the_node_count_as_written(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
     """A query file's 1e6 nodes were noted as "1e+06 nodes are more than Frontier has",
