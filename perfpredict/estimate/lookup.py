@@ -236,9 +236,8 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
             spellings = catalog_spellings(db_url, wanted)  # an alias of its machine
             narrowed = [e for e in found if name_key(e.key.system) in spellings]
         if not narrowed:
-            options = sorted({getattr(e.key, part) for e in found} - {""})
-            raise NotFoundError(f"{app} has no runs with {label} {wanted!r}; "
-                                f"measured: {'; '.join(options[:10]) or f'no {label} named'}")
+            raise _unmeasured(app, label, wanted, {getattr(e.key, part) for e in found},
+                              query.field_name(part))
         found = narrowed
     for part, wanted_num in (("ranks_per_node", query.ranks_per_node),
                              ("threads_per_rank", query.threads_per_rank)):
@@ -264,6 +263,30 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
         notes.append(f"{len(found)} series match; using the best measured one (most "
                      f"scales, then most runs), not {others} (narrow with {narrow})")
     return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
+
+
+#: How many measured labels the refusal of an unmeasured one names.
+_MEASURED_NAMED = 10
+
+
+def _unmeasured(app: str, label: str, wanted: str, measured: set[str],
+                field: str) -> NotFoundError:
+    """A system, problem size or variant no series of ``app`` was measured with: the
+    measured labels closest to ``wanted`` first, then the rest in order, and how many
+    are left out. VASP's 211 variants listed alphabetically put ten ARCHER builds first,
+    none of them the one a typo in an ARCHER2 build meant."""
+    from perfpredict.names import close_names  # difflib, on a typo's path only
+
+    options = sorted(measured - {""})
+    if not options:
+        return NotFoundError(f"{app} has no runs with {label} {wanted!r}; no run of it "
+                             f"names a {label}: leave {field} out")
+    close = close_names(wanted, options)
+    named = [*close, *(o for o in options if o not in close)][:_MEASURED_NAMED]
+    more = f"; and {len(options) - len(named)} more" if len(options) > len(named) else ""
+    return NotFoundError(f"{app} has no runs with {label} {wanted!r}; measured: "
+                         f"{'; '.join(named)}{more} (give one of those, or part of one, "
+                         f"in {field})")
 
 
 def catalog_spellings(db_url: str, system: str) -> set[str]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -98,6 +99,19 @@ def test_an_unmeasured_variant_is_refused_with_those_measured(trained_db: str) -
     assert code == 1
     assert "VASP has no runs with variant 'NCORE=999'; measured: " in err
     assert LIBSCI in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_mistyped_variant_is_refused_naming_the_closest_first(trained_db: str) -> None:
+    """29 variants trained: the ten named used to be the first ten alphabetically, none
+    of them the MKL build a KPAR typo meant."""
+    meant = "build=ARCHER2_VASP642_MKL19.5_OFI NCORE=64 KPAR=1"
+    code, _, err = _invoke(trained_db, "estimate", "--app", "VASP", "--nodes", "8",
+                           "--variant", meant.replace("KPAR=1", "KPAR=2"))
+    assert code == 1
+    assert err.startswith(f"Error: VASP has no runs with variant "
+                          f"'{meant.replace('KPAR=1', 'KPAR=2')}'; measured: {meant}; ")
+    assert re.search(r"; and \d+ more \(give one of those, or part of one, in --variant\)$",
+                     err.rstrip())
 
 
 def test_advise_plans_for_the_variant_asked_for(trained_db: str) -> None:
