@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -230,8 +231,7 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
             continue
         name = resolve_name(wanted, {getattr(e.key, part) for e in found}, label)
         narrowed = ([e for e in found if getattr(e.key, part) == name] if name is not None
-                    else [e for e in found
-                          if wanted.strip().casefold() in getattr(e.key, part).casefold()])
+                    else _containing(wanted, found, part))
         if not narrowed and part == "system" and db_url is not None:
             spellings = catalog_spellings(db_url, wanted)  # an alias of its machine
             narrowed = [e for e in found if name_key(e.key.system) in spellings]
@@ -263,6 +263,18 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
         notes.append(f"{len(found)} series match; using the best measured one (most "
                      f"scales, then most runs), not {others} (narrow with {narrow})")
     return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
+
+
+def _containing(wanted: str, found: list[SeriesEntry], part: str) -> list[SeriesEntry]:
+    """The series whose ``part`` label contains ``wanted``, case aside: those where it
+    stands as whole words if any do, else all. "NREP=1" is CP2K's "H2O-dft-ls NREP=1 (96
+    atoms)", not also its NREP=10 to NREP=19, and VASP's "NCORE=4" not "NCORE=48", which
+    the best-measured rule would otherwise pick whenever it has more scales."""
+    needle = wanted.strip().casefold()
+    containing = [e for e in found if needle in getattr(e.key, part).casefold()]
+    # not preceded or followed by a letter or digit (an underscore or a dash bounds too)
+    whole = re.compile(rf"(?<![^\W_]){re.escape(needle)}(?![^\W_])")
+    return [e for e in containing if whole.search(getattr(e.key, part).casefold())] or containing
 
 
 #: How many measured labels the refusal of an unmeasured one names.

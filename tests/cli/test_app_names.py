@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -127,3 +128,30 @@ def test_a_system_and_a_problem_size_are_found_as_an_application_is(twins: str) 
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(
         "RELeARN on Lichtenberg [9000 neurons/rank, theta=0.3, 1 threads/rank]")
+
+
+def test_a_label_part_prefers_the_labels_holding_it_as_whole_words(tmp_path: Path) -> None:
+    """CP2K's real runs (read from ../shared, GPL: never copied into the project), NREP=1
+    cut to two node counts: ``--problem-size NREP=1`` is contained in NREP=10's label
+    too, which, measured at more node counts, the best-measured rule picked."""
+    from tests.conftest import shared_path
+
+    with shared_path("datasets", "cp2k_readme", "runs.csv").open(newline="") as fh:
+        reader = csv.DictReader(fh)
+        rows = [r for r in reader if r["problem_size"] == "H2O-dft-ls NREP=10 (96000 atoms)"
+                or (r["problem_size"] == "H2O-dft-ls NREP=1 (96 atoms)" and r["nodes"] in ("1", "2"))]
+        header = list(reader.fieldnames or [])
+    runs = tmp_path / "cp2k.csv"
+    with runs.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=header)
+        writer.writeheader()
+        writer.writerows(rows)
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    assert _invoke(db, "ingest", "csv", str(runs)).exit_code == 0
+    result = _invoke(db, "estimate", "--app", "CP2K", "--problem-size", "NREP=1", "--nodes",
+                     "4", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["problem_size"] == "H2O-dft-ls NREP=1 (96 atoms)"
+    result = _invoke(db, "estimate", "--app", "CP2K", "--problem-size", "NREP", "--nodes",
+                     "4", "--format", "json")  # whole words in both: the best measured
+    assert json.loads(result.stdout)["problem_size"] == "H2O-dft-ls NREP=10 (96000 atoms)"
