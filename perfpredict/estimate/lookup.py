@@ -283,22 +283,26 @@ _MEASURED_NAMED = 10
 
 def _unmeasured(app: str, label: str, wanted: str, measured: set[str],
                 field: str) -> NotFoundError:
-    """A system, problem size or variant no series of ``app`` was measured with: the
-    measured labels closest to ``wanted`` first, then the rest in order, and how many
-    are left out. VASP's 211 variants listed alphabetically put ten ARCHER builds first,
-    none of them the one a typo in an ARCHER2 build meant."""
+    """A system, problem size or variant no series of ``app`` was measured with (at two
+    or more scales; a run at one scale is no series): the measured labels closest to
+    ``wanted`` first, then the rest in order, and how many are left out. VASP's 211
+    variants listed alphabetically put ten ARCHER builds first, none of them the one a
+    typo in an ARCHER2 build meant."""
     from perfpredict.names import close_names  # difflib, on a typo's path only
 
+    # "series", not "runs": the store may hold a run or two of it, at one scale, which
+    # no law can be fitted to (CP2K's NREP=13, one run at 2048 nodes)
+    missing = (f"{app} has no series with {label} {wanted!r} (runs at two or more "
+               "scales, which a law needs)")
     options = sorted(measured - {""})
     if not options:
-        return NotFoundError(f"{app} has no runs with {label} {wanted!r}; no run of it "
-                             f"names a {label}: leave {field} out")
+        return NotFoundError(f"{missing}; no series of it names a {label}: leave {field} "
+                             "out")
     close = close_names(wanted, options)
     named = [*close, *(o for o in options if o not in close)][:_MEASURED_NAMED]
     more = f"; and {len(options) - len(named)} more" if len(options) > len(named) else ""
-    return NotFoundError(f"{app} has no runs with {label} {wanted!r}; measured: "
-                         f"{'; '.join(named)}{more} (give one of those, or part of one, "
-                         f"in {field})")
+    return NotFoundError(f"{missing}; measured: {'; '.join(named)}{more} (give one of "
+                         f"those, or part of one, in {field})")
 
 
 def catalog_spellings(db_url: str, system: str) -> set[str]:

@@ -155,3 +155,19 @@ def test_a_label_part_prefers_the_labels_holding_it_as_whole_words(tmp_path: Pat
     result = _invoke(db, "estimate", "--app", "CP2K", "--problem-size", "NREP", "--nodes",
                      "4", "--format", "json")  # whole words in both: the best measured
     assert json.loads(result.stdout)["problem_size"] == "H2O-dft-ls NREP=10 (96000 atoms)"
+
+
+def test_a_label_measured_at_one_scale_is_not_said_to_have_no_runs(tmp_path: Path) -> None:
+    """CP2K's NREP=13, one run at 2048 nodes, is stored: "CP2K has no runs with problem
+    size 'NREP=13'" was untrue; no series (two or more scales) is what is missing."""
+    from tests.conftest import shared_path
+
+    db = f"sqlite:///{tmp_path / 'store.db'}"
+    assert _invoke(db, "ingest", "csv", str(shared_path("datasets", "cp2k_readme",
+                                                        "runs.csv"))).exit_code == 0
+    result = _invoke(db, "estimate", "--app", "CP2K", "--problem-size", "NREP=13",
+                     "--nodes", "4096")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(
+        "Error: CP2K has no series with problem size 'NREP=13' (runs at two or more scales, "
+        "which a law needs); measured: H2O-dft-ls NREP=1")

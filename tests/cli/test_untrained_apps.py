@@ -178,7 +178,8 @@ def test_a_known_application_on_a_new_system_is_fitted_at_the_estimate(
     code, _, err = _invoke(db, "estimate", "--app", "solo", "--system", "nosuch",
                            "--nodes", "32")
     assert code == 1
-    assert err.startswith("Error: solo has no runs with system 'nosuch'; measured: ")
+    assert err.startswith("Error: solo has no series with system 'nosuch' (runs at two or "
+                          "more scales, which a law needs); measured: ")
     assert "quartz" in err
 
 

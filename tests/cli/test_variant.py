@@ -97,7 +97,8 @@ def test_an_unmeasured_variant_is_refused_with_those_measured(trained_db: str) -
     code, _, err = _invoke(trained_db, "estimate", "--app", "VASP", "--nodes", "8",
                            "--variant", "NCORE=999")
     assert code == 1
-    assert "VASP has no runs with variant 'NCORE=999'; measured: " in err
+    assert ("VASP has no series with variant 'NCORE=999' (runs at two or more scales, which "
+            "a law needs); measured: ") in err
     assert LIBSCI in err and len(err.strip().splitlines()) == 1
 
 
@@ -108,8 +109,9 @@ def test_a_mistyped_variant_is_refused_naming_the_closest_first(trained_db: str)
     code, _, err = _invoke(trained_db, "estimate", "--app", "VASP", "--nodes", "8",
                            "--variant", meant.replace("KPAR=1", "KPAR=2"))
     assert code == 1
-    assert err.startswith(f"Error: VASP has no runs with variant "
-                          f"'{meant.replace('KPAR=1', 'KPAR=2')}'; measured: {meant}; ")
+    assert err.startswith(f"Error: VASP has no series with variant "
+                          f"'{meant.replace('KPAR=1', 'KPAR=2')}' (runs at two or more "
+                          f"scales, which a law needs); measured: {meant}; ")
     assert re.search(r"; and \d+ more \(give one of those, or part of one, in --variant\)$",
                      err.rstrip())
 
