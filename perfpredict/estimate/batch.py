@@ -52,6 +52,9 @@ def _read_queries(path: str | os.PathLike[str]
     shown = stream_name(Path(path))  # standard input (-) is named <stdin>
     with read_through(Path(path)) as readable:
         header, rows, line_nos = _csv_rows(readable)
+    if not header:  # said so, not "the header has no 'app' column" of a header not there
+        raise BadInputError("the query file is empty; give a header line (at least app,nodes) "
+                            "and one row per query", path=shown, line_no=1)
     if (twice := named_twice(header)) is not None:
         raise BadInputError(twice, path=shown, line_no=1)
     for needed in ("app", "nodes"):

@@ -57,6 +57,17 @@ def test_one_estimate_as_csv_keeps_its_notes(cli) -> None:  # type: ignore[no-un
     assert "20000 nodes are more than Frontier has" in row[-1]
 
 
+def test_an_empty_query_file_is_said_to_be_empty(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An empty file (a script's query generator that wrote nothing) was refused as "the
+    header has no 'app' column", of a header that is not there."""
+    queries = tmp_path / "q.csv"
+    queries.write_text("", encoding="utf-8")
+    result = cli("estimate", "--input", str(queries))
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {queries}:1: the query file is empty; give a header "
+                             "line (at least app,nodes) and one row per query\n")
+
+
 def test_a_query_file_beyond_the_machine_names_the_node_count_as_written(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
     """A query file's 1e6 nodes were noted as "1e+06 nodes are more than Frontier has",
