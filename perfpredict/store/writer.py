@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.engine import Connection, Row
@@ -58,7 +58,7 @@ from perfpredict.store.dialect import (
     insert_rows,
     insert_rows_ignoring_duplicates,
 )
-from perfpredict.store.file_versions import earlier_versions
+from perfpredict.store.file_versions import batches_from, line_prefixes
 from perfpredict.store.io_first import (
     DARSHAN_FORMAT,
     IoOnlyRuns,
@@ -966,12 +966,13 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             conn.execute(rejects.delete().where(rejects.c.batch_id == batch_id))
             n_stored_before = _count_runs(conn, batch_id)
         assert batch_id is not None  # claimed above, or the stored batch's
-        key_sha256 = sha256
+        row_keys = _RowKeys(sha256)
         if fmt in CONTENT_KEYED_FORMATS:
-            key_sha256, report.grown_from_batch = _grown_from(
-                conn, stored_as or str(path.resolve()), read_from or path, fmt, sha256)
+            row_keys = _grown_from(conn, stored_as or str(path.resolve()), read_from or path,
+                                   fmt, sha256)
+            report.grown_from_batch = row_keys.grown_from
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
-                            key_sha256, read_from)
+                            row_keys.sha256, read_from)
         try:
             with conn.begin_nested():
                 if replaces:
@@ -986,7 +987,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             # jobs found a zone apart, rejects pending).
             report = BatchReport(path=str(path), format=fmt)
             state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
-                                key_sha256, read_from)
+                                row_keys.sha256, read_from)
             state.reject(BadRecord(damage.line_no, "", damage.reason, whole_file=True))
             state.store_rejects()
         n_stored = _count_runs(conn, batch_id)
@@ -1002,6 +1003,9 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         report.warnings += state.zone_warning()
         if report.n_stored:
             report.warnings += state.case_twin_warnings()
+        if report.n_stored and row_keys.edited_from and stored_as is None:
+            # a stream's name is every stream's: another table piped in is no edit
+            report.warnings.append(_edited_warning(row_keys.edited_from))
         # The batch's row counts its runs in all (read again, the file's runs before too).
         # A file first read without the --system its rejects asked for keeps the one it
         # was read again with: 'runs batches' showed none for it, and the 'ingest
@@ -1016,27 +1020,61 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     return report
 
 
+class _RowKeys(NamedTuple):
+    """How the benchmark rows of a file are keyed (:func:`_grown_from`)."""
+
+    #: the checksum in their keys: the file's own, or the first version's it extends
+    sha256: str
+    #: the earlier batch from the same path that this file extends, if any
+    grown_from: int | None = None
+    #: else the earlier batches from the same path whose rows are still stored: this
+    #: file is an edit of theirs, and its rows are stored again beside them
+    edited_from: tuple[int, ...] = ()
+
+
 def _grown_from(conn: Connection, stored_path: str, file: Path, fmt: str, sha256: str
-                ) -> tuple[str, int | None]:
-    """The checksum that keys the benchmark rows of ``file`` (checksum ``sha256``; its
-    batch's path ``stored_path``, ``<stdin>`` for a stream), and the earlier batch whose
-    file it extends, if any.
+                ) -> _RowKeys:
+    """How the benchmark rows of ``file`` (checksum ``sha256``; its batch's path
+    ``stored_path``, ``<stdin>`` for a stream) are keyed: by the earlier batch whose
+    file it extends, if any, or else by its own checksum, with the batches it is an edit
+    of.
 
     A row without a job id is known by its content, its file's checksum and its
     occurrence there (:func:`_content_key`), so that the same row in another file, a
     measurement repeated, is kept. A file that grew by lines appended since it was
-    ingested (:func:`~perfpredict.store.file_versions.earlier_versions`) is no other
-    file: its rows take the keys of the first version's, so the nightly ingest of a
-    results CSV a benchmark script appends to stores the lines added, where it stored
-    every earlier row again. Only an earlier batch that stored such rows counts (one of
-    a header alone would tie every later file to it)."""
-    for batch_id in earlier_versions(conn, stored_path, file, sha256, fmt):
+    ingested (:mod:`perfpredict.store.file_versions`) is no other file: its rows take
+    the keys of the first version's, so the nightly ingest of a results CSV a benchmark
+    script appends to stores the lines added, where it stored every earlier row again.
+    Only an earlier batch that stored such rows counts (one of a header alone would tie
+    every later file to it)."""
+    earlier = batches_from(conn, stored_path, sha256, fmt)
+    versions = set(line_prefixes(earlier, file))
+    edited_from: list[int] = []
+    for batch_id, _ in earlier:
         key = conn.execute(select(runs.c.natural_key).where(
             runs.c.batch_id == batch_id, runs.c.natural_key.contains("|sha1:")).limit(1)
         ).scalar()
-        if key is not None:  # system|sha1:<row digest>@<file checksum>#<occurrence>
-            return key.rpartition("@")[2].partition("#")[0], batch_id
-    return sha256, None
+        if key is None:
+            continue
+        if batch_id not in versions:
+            edited_from.append(batch_id)
+            continue
+        # system|sha1:<row digest>@<file checksum>#<occurrence>
+        return _RowKeys(key.rpartition("@")[2].partition("#")[0], batch_id)
+    return _RowKeys(sha256, edited_from=tuple(edited_from))
+
+
+def _edited_warning(earlier_batches: tuple[int, ...]) -> str:
+    """What an ingest of a file edited since it was ingested from the same path says: a
+    results table with one runtime corrected stored every row again, the uncorrected ones
+    twice, which a fit then weighs as repeated measurements, without a word."""
+    ids = ", ".join(map(str, earlier_batches))
+    delete = " ".join(f"--batch {batch}" for batch in earlier_batches)
+    return (f"it was ingested before from this path with other content ("
+            f"{'batch' if len(earlier_batches) == 1 else 'batches'} {ids}), not grown by "
+            "lines appended, so its rows without a job id are stored again beside those, "
+            "as repeated measurements; if this file replaces it, 'perfpredict runs delete "
+            f"{delete}' takes the earlier runs out")
 
 
 def _stored_batch(conn: Connection, sha256: str, fmt: str

@@ -198,6 +198,32 @@ def test_a_results_file_appended_to_stores_only_the_lines_added(cli: Cli, tmp_pa
     assert "1 record, 1 stored" in cli("ingest", "csv", str(results)).stdout
 
 
+def test_a_results_file_edited_since_its_ingest_says_its_rows_are_stored_again(
+        cli: Cli, tmp_path: Path) -> None:
+    """Castro's real wdmerger table, one runtime corrected and ingested again from the same
+    path: every row is stored again (an edited file is a new file), the uncorrected ones
+    beside their first copies, which went without a word; the warning names the batch to
+    delete, and deleting it leaves the corrected table alone."""
+    lines = shared_path("datasets", "castro_scaling", "runs.csv").read_text().splitlines()
+    results = tmp_path / "results.csv"
+    results.write_text("\n".join(lines[:5]) + "\n")
+    first = cli("ingest", "csv", str(results))
+    assert "4 records, 4 stored" in first.stdout and first.stderr == ""
+    fields = lines[4].split(",")
+    fields[8] = "60.0"  # runtime_s corrected
+    results.write_text("\n".join([*lines[:4], ",".join(fields)]) + "\n")
+    edited = cli("ingest", "csv", str(results))
+    assert "4 records, 4 stored" in edited.stdout
+    assert edited.stderr == (
+        f"Warning: {results}: it was ingested before from this path with other content "
+        "(batch 1), not grown by lines appended, so its rows without a job id are stored "
+        "again beside those, as repeated measurements; if this file replaces it, "
+        "'perfpredict runs delete --batch 1' takes the earlier runs out\n")
+    assert cli("runs", "delete", "--batch", "1", "--yes").exit_code == 0
+    assert sorted(float(run["runtime_s"]) for run in exported(cli)) == sorted(
+        float(line.split(",")[8]) for line in [*lines[1:4], ",".join(fields)])
+
+
 # --- 5. runs export, then ingest csv, for every format ------------------------------------
 
 def _kth_excerpt(tmp_path: Path) -> Path:
