@@ -543,7 +543,7 @@ def _store_changed_note(app: str, trained_epoch_s: float, n_new: int, n_gone: in
     new = (f"the store holds {counted(n_new, 'run')} of {app} ingested since this predictor "
            f"was trained ({trained}), which it has not learned from")
     if not n_gone:
-        return f"{new}; run 'perfpredict train' to use them"
+        return f"{new}; run 'perfpredict train' to use {'it' if n_new == 1 else 'them'}"
     retrain = "run 'perfpredict train' to answer from the runs it holds"
     if not n_new:
         return (f"the store no longer holds {counted(n_gone, 'run')} of {app} that this "

@@ -987,7 +987,7 @@ def test_an_estimate_names_the_runs_ingested_since_training(cli, timed_runs_csv,
     (note,) = unseen(cli(*query))
     assert note.startswith("the store holds 1 run of solver0 ingested since this predictor "
                            "was trained (")
-    assert note.endswith("which it has not learned from; run 'perfpredict train' to use them")
+    assert note.endswith("which it has not learned from; run 'perfpredict train' to use it")
     # a batch's rows say it too, each of its application's (it is read a row at a time)
     queries = tmp_path / "q.csv"
     queries.write_text("app,nodes\nsolver0,32\nsolver1,32\nsolver0,8\n")
