@@ -214,3 +214,4 @@ def test_a_results_table_piped_in_again_with_rows_appended_stores_the_rows_added
     assert "<stdin>: 4 records, 2 stored, 2 already in the store" in grown.stdout
     other = cli("ingest", "csv", "-", input=b"app,system,nodes,runtime_s\nlulesh,opal,2,41.5\n")
     assert "1 record, 1 stored" in other.stdout  # another table: a repeated measurement
+    assert "ingested before from this path" not in other.stderr  # no edit of the first
