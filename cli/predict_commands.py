@@ -208,10 +208,11 @@ def evaluate(
         help="Add the bundled public data sets to every training pool, in full (never "
              "a series that is also in the store, so none is seen beyond its cut).")] = False,
     no_borrow_bundled: NoBorrowBundled = False,
-    group_by: Annotated[GroupBy, typer.Option(
+    group_by: Annotated[GroupBy | None, typer.Option(
         help="Rows per ingested file (source), application, system, or band of distance "
              "beyond the largest scale each prediction knew (0-1, 1-2, 2-3, 3+ "
-             "doublings; inside the measured range).")] = GroupBy.source,
+             "doublings; inside the measured range). Default: the --leave-out group, "
+             "else source.", show_default=False)] = None,
     app: Annotated[list[str] | None, typer.Option(
         "--app", help="Backtest these applications alone (repeat for more): the rest of "
                       "the store is neither tested nor trained on.")] = None,
@@ -227,12 +228,15 @@ def evaluate(
 ) -> None:
     """Backtest the hybrid against each law, Extra-P and black-box XGBoost on the store."""
     from perfpredict.evaluate import evaluate as run_evaluation
+    from perfpredict.evaluate import grouping
     from perfpredict.evaluate.metrics import verdict_rows
     from perfpredict.report.tables import format_value, markdown_table
 
+    group = grouping(group_by.value if group_by else None,
+                     leave_out.value if leave_out else None)
     store = ctx.obj.open_store()
     rows = run_evaluation(
-        store, split.value, group_by=group_by.value, confidence=confidence,
+        store, split.value, group_by=group, confidence=confidence,
         app=stored_app_names(store, app),
         repeats=repeats, protocol=protocol.value,
         leave_out=leave_out.value if leave_out else None, with_bundled=with_bundled,
@@ -243,12 +247,12 @@ def evaluate(
         # what a reader looks for first, then every method's figures, to three digits;
         # a store of one source (or one application, system, band) has pooled figures
         # that repeat its own, which the verdicts keep for the pooled acceptance alone
-        verdicts = verdict_rows(rows, label=group_by.value, confidence=confidence)
+        verdicts = verdict_rows(rows, label=group, confidence=confidence)
         one_group = len({r["group"] for r in rows} - {"all"}) == 1
         every_method = [r for r in rows if r["group"] != "all"] if one_group else rows
         for table, title in (
                 (verdicts, f"The hybrid against the best single baseline, per "
-                           f"{group_by.value} (%; coverage of the {confidence:.0%} "
+                           f"{group} (%; coverage of the {confidence:.0%} "
                            f"intervals, series bootstrap)"),
                 (every_method, "Every method")):
             print_rows([{k: format_value(v) for k, v in r.items()} for r in table], "table",

@@ -287,14 +287,30 @@ def bundled_series(exclude: set[str] | frozenset[str] = frozenset()) -> list[Ser
     return datasets.series([n for n in datasets.NAMES if n not in exclude])
 
 
+def grouping(group_by: str | None, leave_out: str | None) -> str:
+    """The rows' grouping: ``group_by`` where given, else the group ``leave_out`` names,
+    else source. Per source, a store of one center left out system by system showed
+    its transfer to each machine as one row.
+
+    >>> grouping(None, "system"), grouping(None, None), grouping("app", "system")
+    ('system', 'source', 'app')
+    """
+    if group_by is not None:
+        return group_by
+    return leave_out if leave_out in GROUP_BY else "source"
+
+
 @takes_store
-def evaluate(store: Store, split: str = "extrapolate", group_by: str = "source",
+def evaluate(store: Store, split: str = "extrapolate", group_by: str | None = None,
              confidence: float = 0.9, app: str | list[str] | None = None, repeats: int = 1,
              protocol: str = "store-cut", leave_out: str | None = None,
              with_bundled: bool = False, random_state: int = 0,
              borrow_bundled: bool = True) -> list[dict[str, Any]]:
-    """Backtest the store's runs; see the module docstring."""
+    """Backtest the store's runs; see the module docstring. ``group_by`` None: as
+    :func:`grouping` says."""
     from perfpredict.store.queries import runs_frame
+
+    group_by = grouping(group_by, leave_out)
 
     if split not in SPLITS:
         raise BadInputError(f"--split must be one of: {', '.join(SPLITS)}, not {split!r}")

@@ -409,6 +409,9 @@ def test_evaluate_command_takes_a_protocol_and_a_group_to_leave_out(  # type: ig
         assert {"hybrid", "power", "blackbox_xgboost"} <= set(rows)
         assert rows["hybrid"]["n_series"] == 6
         figures[args[-1]] = rows
+        groups = {r["group"] for r in json.loads(result.output)} - {"all"}
+        # per source by default; a system left out is read per system
+        assert len(groups) == (2 if args[0] == "--leave-out" else 1), groups
     # the laws see only each series' context, whatever the protocol
     law_mape = [f["amdahl"]["mape_pct"] for f in figures.values()]
     assert law_mape == pytest.approx([law_mape[0]] * 2)
