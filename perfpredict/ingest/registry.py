@@ -41,7 +41,7 @@ FORMATS: dict[str, str] = {
 JOB_FORMATS = tuple(name for name in FORMATS if name != "darshan")
 
 #: Formats with records no job id names (benchmark rows), which the store knows by their
-#: content, file and occurrence (:func:`perfpredict.store.writer._grown_from`).
+#: content, file and occurrence (:func:`perfpredict.store.writer._row_keys`).
 CONTENT_KEYED_FORMATS = frozenset({"csv"})
 
 #: Formats whose times are wall-clock text without a zone (sacct's Submit/Start/End, the

@@ -136,7 +136,7 @@ class BatchReport:
     n_with_runtime: int = 0
     already_ingested: bool = False
     #: The earlier batch whose file this one is, grown by lines appended
-    #: (:func:`_grown_from`): its rows are known by the ones that batch stored.
+    #: (:func:`_row_keys`): its rows are known by the ones that batch stored.
     grown_from_batch: int | None = None
     #: Runs of earlier releases of the file removed before it was stored (see
     #: :func:`write_file`'s ``replaces``).
@@ -968,7 +968,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         assert batch_id is not None  # claimed above, or the stored batch's
         row_keys = _RowKeys(sha256)
         if fmt in CONTENT_KEYED_FORMATS:
-            row_keys = _grown_from(conn, stored_as or str(path.resolve()), read_from or path,
+            row_keys = _row_keys(conn, stored_as or str(path.resolve()), read_from or path,
                                    fmt, sha256)
             report.grown_from_batch = row_keys.grown_from
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
@@ -1021,7 +1021,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
 
 
 class _RowKeys(NamedTuple):
-    """How the benchmark rows of a file are keyed (:func:`_grown_from`)."""
+    """How the benchmark rows of a file are keyed (:func:`_row_keys`)."""
 
     #: the checksum in their keys: the file's own, or the first version's it extends
     sha256: str
@@ -1032,7 +1032,7 @@ class _RowKeys(NamedTuple):
     edited_from: tuple[int, ...] = ()
 
 
-def _grown_from(conn: Connection, stored_path: str, file: Path, fmt: str, sha256: str
+def _row_keys(conn: Connection, stored_path: str, file: Path, fmt: str, sha256: str
                 ) -> _RowKeys:
     """How the benchmark rows of ``file`` (checksum ``sha256``; its batch's path
     ``stored_path``, ``<stdin>`` for a stream) are keyed: by the earlier batch whose
