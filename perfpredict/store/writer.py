@@ -969,7 +969,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
         row_keys = _RowKeys(sha256)
         if fmt in CONTENT_KEYED_FORMATS:
             row_keys = _row_keys(conn, stored_as or str(path.resolve()), read_from or path,
-                                   fmt, sha256)
+                                 fmt, sha256)
             report.grown_from_batch = row_keys.grown_from
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
                             row_keys.sha256, read_from)
