@@ -1033,7 +1033,7 @@ class _RowKeys(NamedTuple):
 
 
 def _row_keys(conn: Connection, stored_path: str, file: Path, fmt: str, sha256: str
-                ) -> _RowKeys:
+              ) -> _RowKeys:
     """How the benchmark rows of ``file`` (checksum ``sha256``; its batch's path
     ``stored_path``, ``<stdin>`` for a stream) are keyed: by the earlier batch whose
     file it extends, if any, or else by its own checksum, with the batches it is an edit
