@@ -848,9 +848,9 @@ def test_a_system_is_found_by_an_alias_its_catalog_entry_gives(  # type: ignore[
     model = relearn_predictor.model_
     query = Query(app=series.key.app, nodes=4, system="Big_Iron")
     assert find_series(found, model, query, url).entry.key.system == "Xmachine"
-    with pytest.raises(NotFoundError, match="no runs with system 'Big_Iron'"):
+    with pytest.raises(NotFoundError, match="no series with system 'Big_Iron'"):
         find_series(found, model, query, None)  # no store: no catalog to ask
-    with pytest.raises(NotFoundError, match="no runs with system 'other'"):
+    with pytest.raises(NotFoundError, match="no series with system 'other'"):
         find_series(found, model, dataclasses.replace(query, system="other"), url)
 
 
