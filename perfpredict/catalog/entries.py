@@ -156,9 +156,8 @@ class _Reader:
         self.path, self.text, self.prefix = path, text, prefix
 
     def fail(self, key: str, reason: str) -> BadInputError:
-        leaf = re.sub(r"\[\d+\]", "", key).rsplit(".", 1)[-1]
         return BadInputError(f"key {self.prefix}{key}: {reason}", path=self.path,
-                             line_no=_line_of(self.text, leaf))
+                             line_no=_line_of(self.text, f"{self.prefix}{key}"))
 
     def unknown_keys(self, table: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
         for key in table:
@@ -271,11 +270,54 @@ def _shown(value: Any) -> str:
     return f"{type(value).__name__} {value!r}"[:80]
 
 
+#: A TOML table header, ``[sources]`` or ``[[systems.queues]]``: dotted bare or quoted
+#: names only, so that a line of a multi-line array (``["a", "b"]``) is not taken for one.
+_HEADER = re.compile(r"""^\s*(\[\[?)\s*([\w\-."' ]+?)\s*\]\]?\s*(#.*)?$""")
+#: One step of a key path: ``queues[3]`` is ("queues", 3), ``sources`` is ("sources", None).
+_Step = tuple[str, "int | None"]
+
+
+def _steps(dotted: str) -> tuple[_Step, ...]:
+    found = (re.fullmatch(r"([^\[]+)(?:\[(\d+)\])?", part) for part in dotted.split("."))
+    return tuple((m.group(1), None if m.group(2) is None else int(m.group(2)))
+                 for m in found if m)
+
+
+def _header_table(header: re.Match[str], counts: dict[tuple[Any, ...], int]) -> tuple[_Step, ...]:
+    """The table a header opens, as steps; ``counts`` tracks how many blocks of each array
+    of tables came before, so the third ``[[systems.queues]]`` after the fifth
+    ``[[systems]]`` is ``systems[4].queues[2]`` (TOML attaches it to the latest entry)."""
+    names = [name.strip().strip("\"'") for name in header.group(2).split(".")]
+    table: tuple[_Step, ...] = ()
+    for name in names[:-1]:
+        seen = counts.get((*table, name))
+        table = (*table, (name, None if seen is None else seen - 1))
+    if header.group(1) == "[[":
+        counts[(*table, names[-1])] = counts.get((*table, names[-1]), 0) + 1
+        return (*table, (names[-1], counts[(*table, names[-1])] - 1))
+    return (*table, (names[-1], None))
+
+
 def _line_of(text: str, key: str) -> int | None:
-    """1-based line where ``key`` is first assigned, so errors point into the file."""
-    pattern = re.compile(rf"^\s*\"?{re.escape(key)}\"?\s*=", re.MULTILINE)
-    match = pattern.search(text)
-    return text.count("\n", 0, match.start()) + 1 if match else None
+    """1-based line of ``key``, a path such as ``systems[4].queues[3].max_nodes``, looked
+    up in its own table: in an export of fifteen entries, the fifth entry's ``nodes`` is
+    not the first entry's. A key its table lacks (a queue without a name) points at the
+    table's header; one with no table at all, nowhere."""
+    *tables, leaf = key.split(".")
+    wanted = _steps(".".join(tables)) if tables else ()
+    assignment = re.compile(rf"^\s*\"?{re.escape(_steps(leaf)[0][0])}\"?\s*=")
+    counts: dict[tuple[Any, ...], int] = {}
+    table: tuple[_Step, ...] = ()
+    header_line = None
+    for line_no, line in enumerate(text.split("\n"), start=1):
+        header = _HEADER.match(line)
+        if header:
+            table = _header_table(header, counts)
+            if table == wanted and header_line is None:
+                header_line = line_no
+        elif table == wanted and assignment.match(line):
+            return line_no
+    return header_line
 
 
 def parse_toml(text: str, path: str | Path, *, origin: str = "user") -> list[SystemSpec]:

@@ -103,6 +103,30 @@ def test_export_of_a_store_with_the_bundled_data_is_re_addable(cli, tmp_path: Pa
         entry["name"] for entry in listed if entry["origin"] == "ingest"}
 
 
+@pytest.mark.parametrize(("entry", "old", "new", "key"), [
+    ("LUMI-C", "nodes = 2048\n", "nodes = -2048\n", "nodes"),
+    ("Frontier", "max_walltime_s = 21600.0", "max_walltime_s = -1.0",
+     "queues[1].max_walltime_s"),
+    ("Polaris", 'name = "debug"\n', "", "queues[3].name"),
+])
+def test_a_mistake_in_an_edited_export_names_its_own_line(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, entry: str, old: str, new: str, key: str) -> None:
+    """Errors named the line where the key was first set in the file: in an export of
+    fifteen entries, LUMI-C's nodes pointed at ARCHER2's (line 3), and a queue's limit at
+    the first queue's. A missing key points at its block's header."""
+    text = cli("systems", "export").stdout
+    index = [s["name"] for s in tomllib.loads(text)["systems"]].index(entry)
+    start = text.index(f'name = "{entry}"')
+    at = text.index(old, start)
+    path = tmp_path / "all.toml"
+    path.write_text(text[:at] + new + text[at + len(old):], encoding="utf-8")
+    result = cli("systems", "add", str(path))
+    assert result.exit_code == 2
+    line_no = text.count("\n", 0, at) + 1 - (new == "")  # a removed key: its [[...]] header
+    assert result.output.startswith(
+        f"Error: {path}:{line_no}: key systems[{index}].{key}: "), result.output
+
+
 @pytest.mark.parametrize(("text", "clash"), [
     ('name = "FRONTIER"\nnodes = 64\n[sources]\nnodes = "ours"\n', "'frontier' with 'Frontier'"),
     ('name = "mine"\naliases = ["Frontier"]\n', "'frontier' with 'Frontier'"),
