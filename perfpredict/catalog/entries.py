@@ -138,6 +138,10 @@ FLOAT_FIELDS: dict[str, bool] = {
     "node_memory_bytes": False, "net_injection_bw_bytes_per_s": False,
     "net_latency_s": False, "fs_bw_bytes_per_s": False, "charge_factor": True,
 }
+#: The largest whole number a store keeps (PostgreSQL's INTEGER; SQLite's is wider, but an
+#: entry exported from SQLite must add to a PostgreSQL store too), and far more than any
+#: machine's nodes, cores or seconds of time granularity.
+MAX_WHOLE_NUMBER = 2**31 - 1
 NUMERIC_FIELDS = [*INT_FIELDS, *FLOAT_FIELDS]
 STR_FIELDS = ["allocation_unit", "scheduler", "notes"]
 #: The most characters of a system's name (the store's ``systems.name`` column).
@@ -175,6 +179,9 @@ class _Reader:
         if value < minimum:
             raise self.fail(key, f"{value} is below {minimum}; give the documented value or "
                             "leave the key out if unknown")
+        if value > MAX_WHOLE_NUMBER:
+            raise self.fail(key, f"{value} is above {MAX_WHOLE_NUMBER}, the most a store "
+                            "keeps; give the documented value or leave the key out if unknown")
         return value
 
     def real(self, key: str, value: Any, zero_ok: bool) -> float:

@@ -45,6 +45,12 @@ def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-
     ('name = "X"\nnet_injection_bw_bytes_per_s = -1.0e9\n'
      '[sources]\nnet_injection_bw_bytes_per_s = "doc"\n', "key net_injection_bw_bytes_per_s"),
     ('name = "X"\nmystery = 1\n', "key mystery: unknown key"),
+    # past any store's INTEGER: an internal OverflowError on SQLite, exit 1
+    ('name = "X"\nnodes = 99999999999999999999\n[sources]\nnodes = "doc"\n',
+     "key nodes: 99999999999999999999 is above 2147483647"),
+    # fits SQLite but not PostgreSQL, which an export may be added to
+    ('name = "X"\n[[queues]]\nname = "q"\nmax_nodes = 2147483648\n[sources]\nqueues = "doc"\n',
+     "key queues[0].max_nodes: 2147483648 is above 2147483647"),
 ])
 def test_add_bad_file_is_one_line_and_exit_2(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
                                              expected: str) -> None:
