@@ -222,6 +222,17 @@ class _Reader:
                                         raw.get("charge_multiplier", 1.0), True),
         )
 
+    def queues_distinct(self, queues: Sequence[Queue]) -> None:
+        """Refuse a queue name given twice: a copied block whose name was not changed, and
+        advice naming that queue would not say which of the two limits it used."""
+        first_of: dict[str, int] = {}
+        for index, queue in enumerate(queues):
+            earlier = first_of.setdefault(queue.name, index)
+            if earlier != index:
+                raise self.fail(f"queues[{index}].name",
+                                f"queue {queue.name!r} is also queues[{earlier}]; give each "
+                                "[[queues]] block the name its scheduler takes, or remove one")
+
     def queues_fit(self, queues: Sequence[Queue], nodes: int | None) -> None:
         """Refuse a queue that takes more nodes than the machine has: one of the two
         numbers is a typo, and the advice would recommend node counts no job can get."""
@@ -254,6 +265,7 @@ class _Reader:
         if not isinstance(queues, list):
             raise self.fail("queues", "expected an array of tables; write [[queues]] blocks")
         values["queues"] = tuple(self.queue(i, q) for i, q in enumerate(queues))
+        self.queues_distinct(values["queues"])
         self.queues_fit(values["queues"], values.get("nodes"))
         aliases = raw.get("aliases", [])
         if not isinstance(aliases, list):

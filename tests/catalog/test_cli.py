@@ -51,6 +51,10 @@ def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-
     # fits SQLite but not PostgreSQL, which an export may be added to
     ('name = "X"\n[[queues]]\nname = "q"\nmax_nodes = 2147483648\n[sources]\nqueues = "doc"\n',
      "key queues[0].max_nodes: 2147483648 is above 2147483647"),
+    # a copied [[queues]] block whose name was left: advice named 'q' for either limit
+    ('name = "X"\n[[queues]]\nname = "q"\nmax_walltime_s = 3600\n[[queues]]\nname = "q"\n'
+     'max_walltime_s = 86400\n[sources]\nqueues = "doc"\n',
+     ":6: key queues[1].name: queue 'q' is also queues[0]"),
 ])
 def test_add_bad_file_is_one_line_and_exit_2(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
                                              expected: str) -> None:

@@ -150,11 +150,13 @@ def specs(draw: st.DrawFn) -> SystemSpec:
         if draw(st.booleans()):
             values[name] = draw(finite_positive)
     most = nodes or 10**6  # no queue takes more nodes than the machine has
+    lows = draw(st.lists(st.integers(1, min(1000, most)), max_size=3))
+    names = draw(st.lists(text, min_size=len(lows), max_size=len(lows), unique=True))
     queues = tuple(
-        Queue(name=draw(text), min_nodes=lo, max_nodes=draw(st.none() | st.integers(lo, most)),
+        Queue(name=name, min_nodes=lo, max_nodes=draw(st.none() | st.integers(lo, most)),
               max_walltime_s=draw(st.none() | finite_positive),
               charge_multiplier=draw(st.floats(0, 100)))
-        for lo in draw(st.lists(st.integers(1, min(1000, most)), max_size=3)))
+        for name, lo in zip(names, lows, strict=True))  # a queue name given twice is refused
     spec = SystemSpec(name=draw(text).strip(), queues=queues, notes=draw(st.none() | text),
                       scheduler=draw(st.none() | text),
                       aliases=tuple(draw(st.lists(text, max_size=2))), **values)  # type: ignore[arg-type]
