@@ -30,7 +30,8 @@ NAMES = ("mlperf_training", "mlperf_hpc", "relearn", "lulesh_thicket", "castro_s
          "pencilffts_jeanzay")
 DESCRIPTIONS = {
     "mlperf_training": "MLPerf Training v0.7-v4.0 time-to-train, 1-1536 nodes (Apache-2.0)",
-    "mlperf_hpc": "MLPerf HPC v0.7-v3.0, 8-16384 nodes, with data-staging time (Apache-2.0)",
+    "mlperf_hpc": "MLPerf HPC v0.7-v3.0, 2-16384 nodes per model trained, with data-staging "
+                  "time (Apache-2.0)",
     "relearn": "RELeARN weak scaling, 32-512 ranks, 2 repetitions (BSD-3-Clause)",
     "lulesh_thicket": "LULESH 2.0.3 weak scaling, 27-343 ranks (MIT)",
     "castro_scaling": "Castro strong scaling on Summit and Frontier, 16-2048 nodes, time per "

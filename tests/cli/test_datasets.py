@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -324,6 +325,29 @@ def test_datasets_list_gives_json_and_csv_for_scripts(tmp_path: Path) -> None:
     rows = list(csv.DictReader(out.splitlines()))
     assert list(rows[0]) == ["name", "in_store", "description", "path"]
     assert [r["name"] for r in rows] == list(datasets.NAMES)
+
+
+def test_each_description_states_its_files_range_and_its_sources_licence(
+        tmp_path: Path) -> None:
+    """MLPerf HPC was listed as "8-16384 nodes" while 699 of its runs, the instances of
+    weak-scaling submissions, ran on 2 or 4 nodes: a user choosing data by the list was
+    told of no run below 8 nodes."""
+    db = f"sqlite:///{tmp_path}/store.db"
+    assert _invoke(db, "db", "init")[0] == 0
+    code, out, err = _invoke(db, "datasets", "list", "--format", "json")
+    assert code == 0, err
+    for entry in json.loads(out):
+        rows = _rows(Path(entry["path"]))
+        low, high, unit = re.search(r"(\d+)-(\d+) (nodes|ranks)", entry["description"]).groups()
+        counts = [float(r["nodes" if unit == "nodes" else "total_ranks"]) for r in rows]
+        assert (min(counts), max(counts)) == (float(low), float(high)), entry["name"]
+        rounds = re.search(r"(v[\d.]+)-(v[\d.]+)", entry["description"])
+        if rounds:
+            held = sorted({r["round"] for r in rows}, key=lambda v: [int(x) for x in v[1:].split(".")])
+            assert (held[0], held[-1]) == rounds.groups(), entry["name"]
+        licence = re.search(r"\(([^()]*)\)$", entry["description"]).group(1).split()[0]
+        source = (Path(entry["path"]).parent / "SOURCE.txt").read_text(encoding="utf-8")
+        assert re.search(rf"^license: {re.escape(licence)}\b", source, re.MULTILINE), entry["name"]
 
 
 def test_one_data_set_by_name_is_that_data_set_not_its_letters(store) -> None:  # type: ignore[no-untyped-def]
