@@ -222,6 +222,16 @@ class _Reader:
                                         raw.get("charge_multiplier", 1.0), True),
         )
 
+    def names_compare(self, name: str, aliases: Sequence[str]) -> None:
+        """Refuse a name or alias of punctuation only: names compare ignoring case and
+        punctuation (:func:`name_key`), so ``--`` would be every such name, and a log's
+        system ``?`` would be stored as this machine."""
+        for key, value in [("name", name), *((f"aliases[{i}]", a) for i, a in enumerate(aliases))]:
+            if not name_key(value):
+                raise self.fail(key, f"{value!r} has no letter or digit, and names compare "
+                                "ignoring case and punctuation, so it would stand for any such "
+                                "name; give the name that logs and users write")
+
     def queues_distinct(self, queues: Sequence[Queue]) -> None:
         """Refuse a queue name given twice: a copied block whose name was not changed, and
         advice naming that queue would not say which of the two limits it used."""
@@ -271,6 +281,7 @@ class _Reader:
         if not isinstance(aliases, list):
             raise self.fail("aliases", "expected an array of strings, e.g. [\"opal\"]")
         values["aliases"] = tuple(self.string(f"aliases[{i}]", a) for i, a in enumerate(aliases))
+        self.names_compare(values["name"], values["aliases"])
         sources = raw.get("sources", {})
         if not isinstance(sources, dict):
             raise self.fail("sources", "expected a table; write a [sources] block")

@@ -55,6 +55,9 @@ def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-
     ('name = "X"\n[[queues]]\nname = "q"\nmax_walltime_s = 3600\n[[queues]]\nname = "q"\n'
      'max_walltime_s = 86400\n[sources]\nqueues = "doc"\n',
      ":6: key queues[1].name: queue 'q' is also queues[0]"),
+    # punctuation only: a log's system '?' was stored as this machine
+    ('name = "mine"\naliases = ["--"]\n', ":2: key aliases[0]: '--' has no letter or digit"),
+    ('name = "++"\n', ":1: key name: '++' has no letter or digit"),
 ])
 def test_add_bad_file_is_one_line_and_exit_2(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
                                              expected: str) -> None:

@@ -22,6 +22,7 @@ from perfpredict.catalog import (
 )
 from perfpredict.catalog.entries import NUMERIC_FIELDS, many_to_toml
 from perfpredict.errors import BadInputError
+from perfpredict.names import name_key
 
 REQUIRED_SYSTEMS = {"Frontier", "Aurora", "Perlmutter-GPU", "Perlmutter-CPU", "Polaris",
                     "ARCHER2", "LUMI-G", "JUWELS-Booster", "Fugaku", "opal", "Lichtenberg",
@@ -135,6 +136,8 @@ finite_positive = st.floats(min_value=1e-9, max_value=1e21, allow_nan=False,
                             allow_infinity=False)
 text = st.text(st.characters(blacklist_categories=("Cs",)), min_size=1, max_size=40).filter(
     str.strip)
+#: A system's name or alias: one of punctuation only is refused (it compares equal to any).
+system_name = text.filter(name_key)
 
 
 @st.composite
@@ -157,9 +160,9 @@ def specs(draw: st.DrawFn) -> SystemSpec:
               max_walltime_s=draw(st.none() | finite_positive),
               charge_multiplier=draw(st.floats(0, 100)))
         for name, lo in zip(names, lows, strict=True))  # a queue name given twice is refused
-    spec = SystemSpec(name=draw(text).strip(), queues=queues, notes=draw(st.none() | text),
-                      scheduler=draw(st.none() | text),
-                      aliases=tuple(draw(st.lists(text, max_size=2))), **values)  # type: ignore[arg-type]
+    spec = SystemSpec(name=draw(system_name).strip(), queues=queues,
+                      notes=draw(st.none() | text), scheduler=draw(st.none() | text),
+                      aliases=tuple(draw(st.lists(system_name, max_size=2))), **values)  # type: ignore[arg-type]
     return SystemSpec(**{**spec.__dict__,
                          "sources": {k: draw(text) for k in spec.sourced_fields()}})
 
