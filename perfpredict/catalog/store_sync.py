@@ -89,7 +89,9 @@ def _check_clashes(conn: Connection, specs: list[SystemSpec],
     compare ignoring case and punctuation, as lookups do) or another entry added with
     them: "FRONTIER" beside the shipped "Frontier" made a second machine that hid the
     first from every lookup, and an alias two machines share found whichever came
-    first. The same name replaces its entry; an ingest placeholder may be completed."""
+    first. The same name replaces its entry; an ingest placeholder may be completed. Two
+    entries of one file never share a name, the same name included: the later replaced
+    the earlier, and 'added 2 system(s): a1, a1' kept one."""
     from perfpredict.catalog import bundled_systems
 
     stored = [row_to_spec(row) for row in conn.execute(select(systems)).mappings()]
@@ -98,17 +100,24 @@ def _check_clashes(conn: Connection, specs: list[SystemSpec],
     for i, spec in enumerate(specs):
         if spec.origin == "ingest":  # a log's name for a machine, never a new machine
             continue
-        others = [(s, "in the catalog") for s in stored
-                  if s.name != spec.name and s.origin != "ingest"]
-        others += [(s, "in this file") for s in specs[:i] if s.name != spec.name]
-        for other, where in others:
-            shared = _names(spec) & _names(other)
-            if shared:
-                raise BadInputError(
-                    f"system {spec.name!r} shares the name or alias {sorted(shared)[0]!r} "
-                    f"with {other.name!r} {where} (names compare ignoring case and "
-                    f"punctuation); to change that machine, name it {other.name!r} "
-                    "exactly, else give this one names of its own", path=path)
+        for other in stored:
+            if other.name != spec.name and other.origin != "ingest":
+                _refuse_shared_names(spec, other, "in the catalog", path,
+                                     f"to change that machine, name it {other.name!r} "
+                                     "exactly, else give this one names of its own")
+        for other in specs[:i]:  # the same name too: the later entry replaced the earlier
+            _refuse_shared_names(spec, other, "earlier in this file", path,
+                                 "give each machine one entry, with names of its own")
+
+
+def _refuse_shared_names(spec: SystemSpec, other: SystemSpec, where: str,
+                         path: str | Path | None, fix: str) -> None:
+    shared = _names(spec) & _names(other)
+    if shared:
+        raise BadInputError(
+            f"system {spec.name!r} shares the name or alias {sorted(shared)[0]!r} with "
+            f"{other.name!r} {where} (names compare ignoring case and punctuation); {fix}",
+            path=path)
 
 
 def _upsert(conn: Connection, specs: Iterable[SystemSpec],

@@ -145,6 +145,8 @@ def test_a_mistake_in_an_edited_export_names_its_own_line(  # type: ignore[no-un
     ('name = "mine"\naliases = ["Frontier"]\n', "'frontier' with 'Frontier'"),
     ('[[systems]]\nname = "a1"\naliases = ["shared"]\n'
      '[[systems]]\nname = "a2"\naliases = ["shared"]\n', "'shared' with 'a1'"),
+    ('[[systems]]\nname = "shared"\n[[systems]]\nname = "shared"\n',
+     "'shared' with 'shared' earlier in this file"),
 ])
 def test_names_another_machine_has_are_refused(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
                                                clash: str) -> None:
