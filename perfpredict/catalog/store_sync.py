@@ -10,6 +10,7 @@ unknown system) or ``user`` (``systems add``).
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -133,22 +134,28 @@ def _upsert(conn: Connection, specs: Iterable[SystemSpec],
 
 
 def seed_catalog(store: Store) -> list[str]:
-    """Insert the shipped entries the store lacks, and complete ingest placeholders that
-    carry a shipped entry's name; returns the names written.
+    """Insert the shipped entries the store lacks, and bring up to date those it holds as
+    shipped by an earlier perfpredict or as ingest placeholders of a shipped name; returns
+    the names written.
 
-    Called before every read so that a fresh store shows the catalog. Cheap when nothing is
-    missing (one SELECT of names), idempotent, and it never overwrites an entry a user
+    A shipped entry the store holds unedited (origin ``catalog``) follows the shipped
+    catalog: a store seeded before Aurora's queues were recorded listed Aurora with none,
+    so ``advise`` capped no walltime there, in every later release. Called before every
+    read so that a fresh store shows the catalog. Cheap when nothing changed (one SELECT
+    of the shipped names' rows), idempotent, and it never overwrites an entry a user
     added or edited.
     """
     from perfpredict.catalog import bundled_systems
 
     if store.read_only:  # a shared store: list_systems shows the shipped entries instead
         return []
+    shipped = bundled_systems()
     with store.engine.connect() as conn:
-        origin_by_name = dict(conn.execute(select(systems.c.name, systems.c.origin)).all())
-    absent = [s for s in bundled_systems() if s.name not in origin_by_name]
-    placeholders = [s for s in bundled_systems() if origin_by_name.get(s.name) == "ingest"]
-    if not absent and not placeholders:
+        held = {spec.name: spec for spec in map(row_to_spec, conn.execute(
+            select(systems).where(systems.c.name.in_([s.name for s in shipped]))).mappings())}
+    absent = [s for s in shipped if s.name not in held]
+    stale = [s for s in shipped if s.name in held and _follows_the_catalog(held[s.name], s)]
+    if not absent and not stale:
         return []
     with store.engine.begin() as conn:
         # Conflict-tolerant statements: two commands seeding one fresh store at once
@@ -156,11 +163,17 @@ def seed_catalog(store: Store) -> list[str]:
         if absent:
             conn.execute(insert_ignoring_duplicates(conn, systems, "name"),
                          [spec_to_row(s) for s in absent])
-        for spec in placeholders:
+        for spec in stale:
             conn.execute(update(systems).where(systems.c.name == spec.name,
-                                               systems.c.origin == "ingest")
+                                               systems.c.origin.in_(["ingest", "catalog"]))
                          .values(**spec_to_row(spec)))
-    return [s.name for s in [*absent, *placeholders]]
+    return [s.name for s in [*absent, *stale]]
+
+
+def _follows_the_catalog(held: SystemSpec, shipped: SystemSpec) -> bool:
+    """Whether the stored ``held`` is to be replaced by the ``shipped`` entry of its name:
+    an ingest placeholder, or an entry an earlier release shipped (never the user's)."""
+    return held.origin == "ingest" or (held.origin == "catalog" and held != shipped)
 
 
 @takes_store
@@ -174,7 +187,7 @@ def list_systems(store: Store) -> list[SystemSpec]:
                                                     conn.execute(select(systems)).mappings())}
     if store.read_only:  # what seeding would have written, kept in memory
         for spec in bundled_systems():
-            if spec.name not in by_name or by_name[spec.name].origin == "ingest":
+            if spec.name not in by_name or _follows_the_catalog(by_name[spec.name], spec):
                 by_name[spec.name] = spec
     return sorted(by_name.values(), key=lambda s: s.name.casefold())
 
@@ -227,10 +240,13 @@ def check_spec(spec: SystemSpec) -> None:
 def add_system(store: Store, spec: SystemSpec) -> None:
     """Store ``spec``, replacing any entry of the same name (a shipped one or an ingest
     placeholder included): the user's file is the newest word on their machine. A spec
-    ``systems add`` would refuse as TOML is refused the same way (:func:`check_spec`)."""
+    ``systems add`` would refuse as TOML is refused the same way (:func:`check_spec`).
+    One of origin ``catalog`` (a SystemSpec's default) is stored as the user's: a stored
+    entry of the catalog's origin follows the shipped one (:func:`seed_catalog`), which
+    would undo the user's edit of Frontier."""
     check_spec(spec)
     with store.engine.begin() as conn:
-        _upsert(conn, [spec])
+        _upsert(conn, [replace(spec, origin="user") if spec.origin == "catalog" else spec])
 
 
 @takes_store

@@ -19,6 +19,7 @@ from perfpredict.catalog import (
     require_system,
     seed_catalog,
 )
+from perfpredict.catalog.store_sync import spec_to_row
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.store.schema import systems
 
@@ -101,6 +102,21 @@ def test_seeding_never_overwrites_a_user_edit(store) -> None:  # type: ignore[no
     add_system(store, edited)
     seed_catalog(store)
     assert get_system(store, "Frontier") == edited
+
+
+def test_a_shipped_entry_an_earlier_release_seeded_follows_the_catalog(store) -> None:  # type: ignore[no-untyped-def]
+    """A store seeded before Aurora's queues were shipped kept Aurora without queues in
+    every later release (seeding only added what was absent), so advice there capped no
+    walltime. An entry the user added under a shipped name stays theirs (the test above)."""
+    shipped = next(s for s in bundled_systems() if s.name == "Aurora")
+    seed_catalog(store)
+    earlier = SystemSpec(**{**shipped.__dict__, "queues": ()})
+    with store.engine.begin() as conn:
+        conn.execute(systems.update().where(systems.c.name == "Aurora")
+                     .values(**spec_to_row(earlier)))
+    assert seed_catalog(store) == ["Aurora"]
+    assert get_system(store, "aurora") == shipped and len(shipped.queues) == 6
+    assert seed_catalog(store) == []
 
 
 def test_export_then_add_gives_identical_specs(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
