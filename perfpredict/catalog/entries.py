@@ -222,6 +222,23 @@ class _Reader:
                                         raw.get("charge_multiplier", 1.0), True),
         )
 
+    def source(self, key: str, value: Any, values: Mapping[str, Any]) -> str:
+        """The source of ``key``, refused where it is not text or the entry does not set
+        ``key``: both are most often a fact written below the ``[sources]`` header, which
+        TOML files under it (``allocation_unit = "CU"`` there was stored as the source of
+        an allocation unit the entry lacked, with no word)."""
+        moved = (f"keys below the [sources] header belong to it, so write {key} = ... "
+                 "above that header")
+        if not isinstance(value, str):
+            raise self.fail(f"sources.{key}", f"expected the URL or document title {key} "
+                            f"comes from, got {_shown(value)}; {moved}, and its source here "
+                            "in quotes")
+        if values.get(key) in (None, ()):  # () is no queues
+            fix = "add the [[queues]] blocks it documents" if key == "queues" else moved
+            raise self.fail(f"sources.{key}", f"gives a source for {key}, which this entry "
+                            f"does not set; {fix}, or remove this line")
+        return self.string(f"sources.{key}", value)
+
     def names_compare(self, name: str, aliases: Sequence[str]) -> None:
         """Refuse a name or alias of punctuation only: names compare ignoring case and
         punctuation (:func:`name_key`), so ``--`` would be every such name, and a log's
@@ -286,7 +303,7 @@ class _Reader:
         if not isinstance(sources, dict):
             raise self.fail("sources", "expected a table; write a [sources] block")
         self.unknown_keys(sources, SOURCE_KEYS, "sources.")
-        values["sources"] = {k: self.string(f"sources.{k}", v) for k, v in sources.items()}
+        values["sources"] = {k: self.source(k, v, values) for k, v in sources.items()}
         spec = SystemSpec(**values, origin=origin)
         missing = spec.unsourced_fields()
         if missing:

@@ -55,6 +55,14 @@ def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-
     ('name = "X"\n[[queues]]\nname = "q"\nmax_walltime_s = 3600\n[[queues]]\nname = "q"\n'
      'max_walltime_s = 86400\n[sources]\nqueues = "doc"\n',
      ":6: key queues[1].name: queue 'q' is also queues[0]"),
+    # a fact written below [sources] was taken for a source, silently or with "quote it"
+    ('name = "X"\n[sources]\nallocation_unit = "CU"\n',
+     ":3: key sources.allocation_unit: gives a source for allocation_unit, which this entry "
+     "does not set; keys below the [sources] header belong to it"),
+    ('name = "X"\nnodes = 8\n[sources]\nnodes = "doc"\ncores_per_node = 64\n',
+     ":5: key sources.cores_per_node: expected the URL or document title cores_per_node comes "
+     "from, got int 64; keys below the [sources] header belong to it"),
+    ('name = "X"\n[sources]\nqueues = "doc"\n', "add the [[queues]] blocks it documents"),
     # punctuation only: a log's system '?' was stored as this machine
     ('name = "mine"\naliases = ["--"]\n', ":2: key aliases[0]: '--' has no letter or digit"),
     ('name = "++"\n', ":1: key name: '++' has no letter or digit"),
