@@ -165,6 +165,12 @@ class _Reader:
 
     def unknown_keys(self, table: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
         for key in table:
+            if where and key in TOP_LEVEL_KEYS and key not in allowed:
+                # TOML files a key under the last header: the entry's nodes below a queue
+                table_name = "[[queues]]" if where.startswith("queues") else "[sources]"
+                raise self.fail(f"{where}{key}", f"is a key of the entry, but below a "
+                                f"{table_name} header TOML reads it as that table's; move it "
+                                "above the entry's first [...] header")
             if key not in allowed:
                 close = difflib.get_close_matches(key, allowed, n=1)
                 hint = f"did you mean '{close[0]}'?" if close else (

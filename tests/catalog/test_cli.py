@@ -63,6 +63,9 @@ def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-
      ":5: key sources.cores_per_node: expected the URL or document title cores_per_node comes "
      "from, got int 64; keys below the [sources] header belong to it"),
     ('name = "X"\n[sources]\nqueues = "doc"\n', "add the [[queues]] blocks it documents"),
+    ('name = "X"\n[[queues]]\nname = "q"\nnodes = 64\n[sources]\nqueues = "doc"\n',
+     ":4: key queues[0].nodes: is a key of the entry, but below a [[queues]] header TOML reads "
+     "it as that table's; move it above the entry's first [...] header"),
     # punctuation only: a log's system '?' was stored as this machine
     ('name = "mine"\naliases = ["--"]\n', ":2: key aliases[0]: '--' has no letter or digit"),
     ('name = "++"\n', ":1: key name: '++' has no letter or digit"),
