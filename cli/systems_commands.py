@@ -65,7 +65,7 @@ def show(
     elif fmt.value == "toml":
         typer.echo(to_toml(spec), nl=False)
     else:
-        facts = spec.to_dict()
+        facts = {**spec.to_dict(), "aliases": ", ".join(spec.aliases)}  # not "['lumi']"
         rows = [{"field": key, "value": facts[key], "source": spec.sources.get(key, "")}
                 for key in facts if key not in {"queues", "sources"}]
         print_rows(rows, "table", ["field", "value", "source"], title=spec.name)

@@ -31,6 +31,8 @@ def test_show_formats(cli) -> None:  # type: ignore[no-untyped-def]
     as_toml = cli("systems", "show", "Frontier", "--format", "toml").output
     assert tomllib.loads(as_toml)["name"] == "Frontier"
     assert "Frontier" in cli("systems", "show", "Frontier").output
+    table = cli("systems", "show", "LUMI-G").output
+    assert "lumi, lumi-g, lumig" in table and "['lumi'" not in table  # a Python list's repr
 
 
 def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-untyped-def]
