@@ -30,7 +30,6 @@ why:
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -105,6 +104,18 @@ PREPARE = {
 }
 
 
+def bundled_note(name: str, n_raw_rows: int, n_runs: int) -> str:
+    """The lines above a bundled SOURCE.txt's copy of the raw one: that text describes the
+    raw extraction (MLPerf's ``duplicate_of`` and ``run_status`` columns, its "aborted rows
+    kept, flagged"), which this file's runs no longer hold, so it says what was done."""
+    kept = (" (unique, successful runs only: no duplicate_of or run_status column)"
+            if PREPARE[name] is _mlperf else "")
+    return (f"bundled: {name}/runs.csv.gz, made by datasets/prepare.py from the raw rows "
+            f"described below ({n_raw_rows} raw rows -> {n_runs} runs{kept}, in the "
+            "'ingest csv' columns); its docstring says what it changes and why. The rest of "
+            "this file is the raw data's SOURCE.txt.\n\n")
+
+
 def main() -> int:
     if not SHARED.is_dir():
         print(f"{SHARED} not found: the raw data sets live in the development workspace",
@@ -117,7 +128,9 @@ def main() -> int:
         frame = prepare(raw)
         frame.to_csv(out_dir / "runs.csv.gz", index=False,
                      compression={"method": "gzip", "mtime": 0})
-        shutil.copy(SHARED / name / "SOURCE.txt", out_dir / "SOURCE.txt")
+        (out_dir / "SOURCE.txt").write_text(
+            bundled_note(name, len(raw), len(frame))
+            + (SHARED / name / "SOURCE.txt").read_text(encoding="utf-8"), encoding="utf-8")
         print(f"{name}: {len(raw)} raw rows -> {len(frame)} runs, sha256 "
               f"{file_sha256(out_dir / 'runs.csv.gz')}")
     return 0

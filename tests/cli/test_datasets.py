@@ -350,6 +350,22 @@ def test_each_description_states_its_files_range_and_its_sources_licence(
         assert re.search(rf"^license: {re.escape(licence)}\b", source, re.MULTILINE), entry["name"]
 
 
+@pytest.mark.parametrize("name", ["mlperf_training", "mlperf_hpc", "relearn"])
+def test_a_bundled_source_says_how_its_file_was_made_from_the_raw_one(name: str) -> None:
+    """The bundled SOURCE.txt was the raw one copied: MLPerf's said that aborted runs are
+    "kept, flagged" and to keep the rows without a ``duplicate_of``, where the bundled
+    file has neither column and holds only unique, successful runs."""
+    raw_source = shared_path("datasets", name, "SOURCE.txt").read_text(encoding="utf-8")
+    bundled = (REPO / "datasets" / name / "SOURCE.txt").read_text(encoding="utf-8")
+    note, rest = bundled.split("\n\n", 1)
+    assert rest == raw_source
+    n_runs = len(_rows(REPO / "datasets" / name / "runs.csv.gz"))
+    n_raw = len(_rows(shared_path("datasets", name, "runs.csv")))
+    assert note.startswith(f"bundled: {name}/runs.csv.gz, made by datasets/prepare.py")
+    assert f"({n_raw} raw rows -> {n_runs} runs" in note
+    assert ("no duplicate_of or run_status column" in note) == name.startswith("mlperf")
+
+
 def test_one_data_set_by_name_is_that_data_set_not_its_letters(store) -> None:  # type: ignore[no-untyped-def]
     """``datasets.ingest(store, "castro_scaling")`` read the name letter by letter ("no
     bundled data set 'c'"), as did ``runs_frame`` and ``series``; one name is one data
