@@ -204,6 +204,9 @@ class _Reader:
     def string(self, key: str, value: Any) -> str:
         if not isinstance(value, str) or not value.strip():
             raise self.fail(key, f"expected a non-empty string, got {_shown(value)}; quote it")
+        if "\x00" in value:  # PostgreSQL's text refuses it: an internal error there
+            raise self.fail(key, "holds a NUL character (\\u0000), which a store cannot "
+                            "keep; remove it")
         return value
 
     def queue(self, index: int, raw: Any) -> Queue:

@@ -68,6 +68,8 @@ def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-
     ('name = "X"\n[[queues]]\nname = "q"\nnodes = 64\n[sources]\nqueues = "doc"\n',
      ":4: key queues[0].nodes: is a key of the entry, but below a [[queues]] header TOML reads "
      "it as that table's; move it above the entry's first [...] header"),
+    # stored on SQLite (shown as "x y"), an internal error on PostgreSQL
+    ('name = "x\\u0000y"\n', ":1: key name: holds a NUL character"),
     # punctuation only: a log's system '?' was stored as this machine
     ('name = "mine"\naliases = ["--"]\n', ":2: key aliases[0]: '--' has no letter or digit"),
     ('name = "++"\n', ":1: key name: '++' has no letter or digit"),
