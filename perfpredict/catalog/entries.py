@@ -178,12 +178,15 @@ class _Reader:
                 raise self.fail(f"{where}{key}", f"unknown key; remove it or fix its spelling "
                                 f"({hint}); see docs/catalog.md")
 
-    def integer(self, key: str, value: Any, minimum: int) -> int:
+    def integer(self, key: str, value: Any, minimum: int, minimum_from: str = "") -> int:
+        """A whole number from ``minimum`` on; ``minimum_from`` names the key that set the
+        minimum ("5 is below min_nodes 10", not a bare "below 10")."""
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, f"expected a whole number, got {_shown(value)}; write it "
                             "without quotes or decimals, or leave the key out if unknown")
         if value < minimum:
-            raise self.fail(key, f"{value} is below {minimum}; give the documented value or "
+            below = f"{minimum_from} {minimum}" if minimum_from else str(minimum)
+            raise self.fail(key, f"{value} is below {below}; give the documented value or "
                             "leave the key out if unknown")
         if value > MAX_WHOLE_NUMBER:
             raise self.fail(key, f"{value} is above {MAX_WHOLE_NUMBER}, the most a store "
@@ -219,7 +222,7 @@ class _Reader:
         min_nodes = self.integer(f"{where}.min_nodes", raw.get("min_nodes", 1), 1)
         max_nodes = raw.get("max_nodes")
         if max_nodes is not None:
-            max_nodes = self.integer(f"{where}.max_nodes", max_nodes, min_nodes)
+            max_nodes = self.integer(f"{where}.max_nodes", max_nodes, min_nodes, "min_nodes")
         walltime = raw.get("max_walltime_s")
         return Queue(
             name=self.string(f"{where}.name", raw["name"]),

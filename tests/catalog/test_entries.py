@@ -106,7 +106,7 @@ def write(tmp_path: Path, text: str) -> Path:
     ('name = "X"\nnodes = 4.5\n[sources]\nnodes = "doc"\n', "key nodes", 2),
     ('name = "X"\nnodes = 4\n', "key nodes", 2),  # no source
     ('name = "X"\n[[queues]]\nname = "q"\nmin_nodes = 8\nmax_nodes = 2\n'
-     '[sources]\nqueues = "doc"\n', "key queues[0].max_nodes", 5),
+     '[sources]\nqueues = "doc"\n', "key queues[0].max_nodes: 2 is below min_nodes 8", 5),
     # a queue larger than the machine: one of the two numbers is a typo
     ('name = "X"\nnodes = 100\n[[queues]]\nname = "q"\nmax_nodes = 256\n'
      '[sources]\nnodes = "doc"\nqueues = "doc"\n', "key queues[0].max_nodes", 5),
