@@ -16,12 +16,15 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from perfpredict.errors import BadInputError
-from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem
 
-Parser = Callable[[Path, IngestOptions], Iterator[ParsedItem]]
-BatchParser = Callable[[Path, IngestOptions], Iterator[BatchItem]]
+if TYPE_CHECKING:  # the records' dataclasses cost every ``--help`` about 3 ms to build
+    from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem
+
+Parser = Callable[[Path, "IngestOptions"], Iterator["ParsedItem"]]
+BatchParser = Callable[[Path, "IngestOptions"], Iterator["BatchItem"]]
 
 #: format name -> module implementing it
 FORMATS: dict[str, str] = {

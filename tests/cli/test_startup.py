@@ -69,6 +69,16 @@ def test_help_imports_nothing_heavy(tmp_path: Path) -> None:
     assert loaded.isdisjoint({*HEAVY, "sqlalchemy", "numpy"}), loaded & {*HEAVY, "sqlalchemy"}
 
 
+def test_help_builds_no_ingest_records(tmp_path: Path) -> None:
+    """``--help`` names the ingest formats (``perfpredict.ingest.registry``) but makes no
+    record: the records' dataclasses, which the registry needs only for its type aliases,
+    cost every help about 3 ms to build."""
+    report = _report("--help", home=tmp_path)
+    assert report["exit"] == 0
+    assert "perfpredict.ingest.registry" in report["submodules"]  # the check sees the formats
+    assert report["dataclasses"] == [], report["dataclasses"]
+
+
 @pytest.mark.parametrize("store", ["empty", "absent"])
 def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
         tmp_path: Path, store: str) -> None:
