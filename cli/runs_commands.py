@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from itertools import chain, islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,6 +17,8 @@ from perfpredict.cli.render import (
 from perfpredict.counts import counted, first_names
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from perfpredict.store.batches import BatchesDeleted, Reread
 
 runs_app = typer.Typer(help="List, summarise and export stored runs; take an ingested file "
@@ -45,8 +48,8 @@ def list_runs(
     from perfpredict.store.queries import iter_runs
 
     store = ctx.obj.open_store()
-    _print_first(list(iter_runs(store, app=stored_app_names(store, app), limit=limit + 1,
-                                batch=batch)), limit,
+    _print_first(iter_runs(store, app=stored_app_names(store, app), limit=limit + 1,
+                           batch=batch), limit,
                  fmt, LIST_COLUMNS, "runs", "'perfpredict runs stats' counts them, "
                  "'perfpredict runs export' writes them all")
 
@@ -80,7 +83,7 @@ def list_rejects(
     """Show the records ingest kept as rejects (--on-error skip): file, line and reason."""
     from perfpredict.store.queries import REJECT_COLUMNS, iter_rejects
 
-    _print_first(list(iter_rejects(ctx.obj.open_store(), path=file, limit=limit + 1)),
+    _print_first(iter_rejects(ctx.obj.open_store(), path=file, limit=limit + 1),
                  limit, fmt, REJECT_COLUMNS, "rejects", "'perfpredict runs stats' counts them")
 
 
@@ -199,13 +202,19 @@ def _print_rereads(rereads: list[Reread], why: str) -> None:
         commands, shown=REREADS_SHOWN, sep="; ", where="'perfpredict runs batches' lists them"))
 
 
-def _print_first(rows: list[dict[str, Any]], limit: int, fmt: TableFormat,
+def _print_first(rows: Iterator[dict[str, Any]], limit: int, fmt: TableFormat,
                  columns: list[str], noun: str, elsewhere: str) -> None:
     """The first ``limit`` of ``rows`` (read one over, to tell), and under a table a note
     that there are more (``elsewhere``: what counts or writes them all): a table of the
-    first 50 of 17,226 runs must not read as the whole store."""
-    print_rows(rows[:limit], fmt.value, columns)
-    if fmt == TableFormat.table and len(rows) > limit:
+    first 50 of 17,226 runs must not read as the whole store. CSV and JSON are written
+    as the rows are read: held whole, ``--limit 1000000 --format csv`` peaked at 1.5 GB."""
+    rows = chain(list(islice(rows, 1)), rows)  # its refusal (an unknown app) before output
+    if fmt != TableFormat.table:
+        print_rows(islice(rows, limit), fmt.value, columns)
+        return
+    listed = list(islice(rows, limit + 1))
+    print_rows(listed[:limit], fmt.value, columns)
+    if len(listed) > limit:
         typer.echo(f"the first {limit} {noun}; --limit N shows more, {elsewhere}", err=True)
 
 
