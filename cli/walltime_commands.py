@@ -41,8 +41,10 @@ def walltime(
         "--kill-risk, e.g. 0.25). Default: none.")] = None,
     allow_above_request: Annotated[bool, typer.Option(
         "--allow-above-request",
-        help="Advise more than the job's own request where the request is likely too "
-             "short (otherwise the advice never exceeds it).")] = False,
+        help="Let the advice exceed the job's own request wherever a longer walltime is "
+             "worth its kill risk at the price --kill-risk sets, not only where the "
+             "request is likely too short (otherwise the advice never exceeds it).")
+    ] = False,
     system: Annotated[str | None, typer.Option(
         help="System of the jobs when the file does not say (the name used at ingest).")
     ] = None,

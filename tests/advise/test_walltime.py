@@ -540,25 +540,28 @@ def test_a_system_of_too_few_jobs_for_its_holdout_leaves_the_others_advised(
     assert code == 1 and "its history held 1 job with submit time" in output
 
 
-def test_a_walltime_below_the_request_never_reads_less_likely_killed_than_the_request() -> None:
-    """Two maps read them (choices below a request, choices at one): a shorter limit kills
-    every job the request kills, so the walltime's probability is raised to the
-    request's; at or without a request it is left as read."""
-    from perfpredict.advise.walltime.advisor import at_least_request_p
+def test_a_walltime_is_never_read_likelier_killed_than_a_shorter_limit() -> None:
+    """The walltime and its request are read through different maps: a shorter limit
+    kills every job a longer one kills, so below the request the walltime's probability
+    is raised to the request's and above it lowered to it; at or without a request it
+    is left as read."""
+    from perfpredict.advise.walltime.advisor import bounded_by_request_p
 
-    kill_p = np.array([0.0, 0.03, 0.02, 0.01])
-    overrun_p = np.array([0.005, 0.01, 0.02, np.nan])
-    chosen_s = np.array([3600.0, 600.0, 7200.0, 600.0])
-    requests_s = np.array([3900.0, 1200.0, 7200.0, np.nan])
-    assert at_least_request_p(kill_p, overrun_p, chosen_s, requests_s).tolist() == [
-        0.005, 0.03, 0.02, 0.01]
+    kill_p = np.array([0.0, 0.03, 0.02, 0.01, 0.0078, 0.001])
+    overrun_p = np.array([0.005, 0.01, 0.02, np.nan, 0.0025, 0.6])
+    chosen_s = np.array([3600.0, 600.0, 7200.0, 600.0, 14400.0, 14400.0])
+    requests_s = np.array([3900.0, 1200.0, 7200.0, np.nan, 13800.0, 600.0])
+    assert bounded_by_request_p(kill_p, overrun_p, chosen_s, requests_s).tolist() == [
+        0.005, 0.03, 0.02, 0.01, 0.0025, 0.001]
 
 
 @pytest.mark.slow
-def test_a_longer_request_is_never_reported_likelier_killed_than_its_advice(
+def test_a_longer_limit_is_never_reported_likelier_killed_than_a_shorter_one(
         tmp_path: Path) -> None:
-    """KTH-SP2's first 70% stored, the next 300 jobs advised at a risk of 0.01: job 20070
-    was advised 1 h at 0.0 while its request of 65 min read 0.0033."""
+    """KTH-SP2's first 70% stored, the next 300 jobs advised: at a risk of 0.01, job 20070
+    was advised 1 h at 0.0 while its request of 65 min read 0.0033; with
+    --allow-above-request at 0.05, job 19948 was advised 4 h at 0.0078 while its request
+    of 3 h 50 min read 0.0025."""
     from typer.testing import CliRunner
 
     from perfpredict.cli.app import app
@@ -566,11 +569,18 @@ def test_a_longer_request_is_never_reported_likelier_killed_than_its_advice(
     history, advised = kth_files(tmp_path, 19933, 300)
     db = ["--db", f"sqlite:///{tmp_path / 'store.db'}"]
     assert CliRunner().invoke(app, [*db, "ingest", "swf", str(history)]).exit_code == 0
-    result = CliRunner().invoke(app, [*db, "advise", "walltime", "--input", str(advised),
-                                      "--kill-risk", "0.01", "--format", "csv"])
-    assert result.exit_code == 0, result.output
-    rows = list(csv.DictReader(io.StringIO(result.stdout)))
-    below = [r for r in rows if float(r["walltime_s"]) < float(r["requested_walltime_s"])]
-    assert "20070" in {r["job_id"] for r in below}
-    for row in below:
-        assert float(row["kill_probability"]) >= float(row["request_kill_probability"]), row
+    for args, job_id in ((["--kill-risk", "0.01"], "20070"),
+                         (["--kill-risk", "0.05", "--allow-above-request"], "19948")):
+        result = CliRunner().invoke(app, [*db, "advise", "walltime", "--input", str(advised),
+                                          *args, "--format", "csv"])
+        assert result.exit_code == 0, result.output
+        rows = list(csv.DictReader(io.StringIO(result.stdout)))
+        unequal = [r for r in rows if r["walltime_s"] != r["requested_walltime_s"]]
+        assert job_id in {r["job_id"] for r in unequal}
+        for row in unequal:
+            walltime_p = float(row["kill_probability"])
+            request_p = float(row["request_kill_probability"])
+            if float(row["walltime_s"]) < float(row["requested_walltime_s"]):
+                assert walltime_p >= request_p, row
+            else:
+                assert walltime_p <= request_p, row
