@@ -16,7 +16,8 @@ COLUMNS = ("job_id", "walltime_s", "slurm_time", "predicted_runtime_s", "kill_ri
            "kill_probability", "expected_runtime_over_walltime", "requested_walltime_s",
            "capped_at_request", "request_kill_probability", "request_likely_too_short",
            "queue_max_walltime_s", "capped_by_queue", "request_above_queue_limit",
-           "time_min_kill_risk", "time_min_s", "time_min_slurm", "time_min_kill_probability")
+           "time_min_kill_risk", "time_min_s", "time_min_slurm", "time_min_kill_probability",
+           "no_queue_takes_nodes")
 
 
 JobsFormat = Enum("JobsFormat", {name: name for name in JOB_FORMATS}, type=str)  # type: ignore[misc]
@@ -101,7 +102,9 @@ def _table_row(row: dict[str, Any]) -> dict[str, Any]:
     from perfpredict.durations import clock_text
 
     request = row["requested_walltime_s"]
-    if row["request_above_queue_limit"]:
+    if row["no_queue_takes_nodes"]:
+        note = "no queue takes it"
+    elif row["request_above_queue_limit"]:
         note = "request over limit"
     elif row["capped_by_queue"]:
         note = "at queue limit"

@@ -116,7 +116,10 @@ def test_the_example_centers_30_day_advice_is_capped_once_its_queues_are_in_the_
     result = example_center(*args)
     rows = _rows(result)
     limits = {"cpu": 24 * HOUR_S, "large": 12 * HOUR_S}
-    assert rows.pop("4190009")["queue_max_walltime_s"] == ""
+    alone = rows.pop("4190009")  # said of the job itself, not only of the first in the summary
+    assert (alone["queue_max_walltime_s"], alone["no_queue_takes_nodes"]) == ("", "True")
+    assert {row["no_queue_takes_nodes"] for row in rows.values()} == {"False"}
+    assert "no queue takes it" in example_center(*args[:-2]).stdout  # the table's note
     for job in csv.DictReader(io.StringIO((EXAMPLES / "pending_jobs.csv").read_text())):
         row, queue = rows[job["job_id"]], "cpu" if int(job["nodes"]) <= 8 else "large"
         assert float(row["walltime_s"]) <= limits[queue]
@@ -200,7 +203,8 @@ def test_a_system_not_in_the_catalog_is_advised_as_before(
     assert columns[after:after + 3] == [
         "queue_max_walltime_s", "capped_by_queue", "request_above_queue_limit"]
     assert {(row["queue_max_walltime_s"], row["capped_by_queue"],
-             row["request_above_queue_limit"]) for row in rows.values()} == {("", "", "")}
+             row["request_above_queue_limit"], row["no_queue_takes_nodes"])
+            for row in rows.values()} == {("", "", "", "")}
     assert "warning" not in result.stderr
     # the advice of examples/02_sacct_walltime.py's docstring
     assert [rows[j]["slurm_time"] for j in ("4190001", "4190002", "4190007")] == [

@@ -39,8 +39,9 @@ if TYPE_CHECKING:
 
 ARTIFACT_KIND = "walltime_advisor"
 #: Columns jobs to advise may carry (the service looks them up in the catalog): the name of
-#: the queue allowing the longest jobs of the job's node count, and that limit.
-QUEUE_COLUMNS = ("longest_queue", "queue_max_walltime_s")
+#: the queue allowing the longest jobs of the job's node count, that limit, and whether no
+#: queue takes the node count (the job may pend forever; None where it cannot be told).
+QUEUE_COLUMNS = ("longest_queue", "queue_max_walltime_s", "no_queue_takes_nodes")
 #: The time-min fields of an advice row (None without ``time_min_kill_risk``), named as
 #: ``advise``'s JSON names them.
 TIME_MIN_COLUMNS = ("time_min_kill_risk", "time_min_s", "time_min_slurm",
@@ -308,6 +309,7 @@ class WalltimeAdvisor:
                                               if has_request and has_limit else None),
                 **_time_min_fields(time_min_kill_risk, None if time_min is None else (
                     time_min[0][position], time_min[1][position])),
+                "no_queue_takes_nodes": _flag(queries.at[index, "no_queue_takes_nodes"]),
                 "nodes": _positive(queries.at[index, "nodes"]),
                 "total_ranks": _positive(queries.at[index, "total_ranks"]),
             }
@@ -539,6 +541,11 @@ def _time_min_fields(time_min_kill_risk: float | None,
     return {"time_min_kill_risk": time_min_kill_risk, "time_min_s": time_min_s,
             "time_min_slurm": slurm_time(time_min_s),
             "time_min_kill_probability": round(kill_p, 4)}
+
+
+def _flag(value: Any) -> bool | None:
+    """A yes/no column of the jobs as a row's bool, None where unknown (None or NaN)."""
+    return None if value is None or value != value else bool(value)
 
 
 def _positive(value: Any) -> float | None:

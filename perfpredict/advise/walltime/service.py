@@ -313,17 +313,19 @@ def advise_walltime(store: Store, path: str | Path, *, input_format: str | None 
     finished = jobs[jobs["runtime_s"].notna()]
     finished = finished[~_stored_mask(store, finished)]
     history = pd.concat([stored, finished.reindex(columns=stored.columns)], ignore_index=True)
-    jobs, no_queue_ids = with_queue_limits(store, jobs)
+    jobs = with_queue_limits(store, jobs)
     rows = advisor.advise(history, jobs, kill_risk, allow_above_request=allow_above_request,
                           time_min_kill_risk=time_min_kill_risk)
     return WalltimeAdvice(rows, summarize(
         rows, kill_risk, n_without_submit_time=int(jobs["submit_epoch_s"].isna().sum()),
-        no_queue_job_ids=no_queue_ids, time_min_kill_risk=time_min_kill_risk))
+        no_queue_job_ids=[r["job_id"] for r in rows if r["no_queue_takes_nodes"]],
+        time_min_kill_risk=time_min_kill_risk))
 
 
-def with_queue_limits(store: Store, jobs: pd.DataFrame) -> tuple[pd.DataFrame, list[Any]]:
-    """``jobs`` with :data:`QUEUE_COLUMNS` (what caps their advice), and the ids of the
-    jobs no queue takes at their node count (they may pend forever).
+def with_queue_limits(store: Store, jobs: pd.DataFrame) -> pd.DataFrame:
+    """``jobs`` with :data:`QUEUE_COLUMNS`: what caps their advice, and whether no queue
+    takes a job's node count (it may pend forever; None where that cannot be told: no
+    catalog entry with queues, no node count).
 
     Per job, the queue of its system's catalog entry that allows the longest jobs of its
     node count, and that queue's limit: the entry ``advise`` reads
@@ -340,16 +342,14 @@ def with_queue_limits(store: Store, jobs: pd.DataFrame) -> tuple[pd.DataFrame, l
     specs = {name: get_system(store, name) for name in dict.fromkeys(jobs["system"])}
     names: list[str | None] = []
     limits_s: list[float | None] = []
-    no_queue_ids = []
-    for system, nodes, job_id in zip(jobs["system"], jobs["nodes"], jobs["job_id"],
-                                     strict=True):
+    no_queue: list[bool | None] = []
+    for system, nodes in zip(jobs["system"], jobs["nodes"], strict=True):
         accepting = _accepting_queues(specs[system], nodes)
-        if accepting == []:
-            no_queue_ids.append(job_id)
+        no_queue.append(None if accepting is None else not accepting)
         longest = longest_queue(accepting) if accepting else None
         names.append(longest.name if longest else None)
         limits_s.append(longest.max_walltime_s if longest else None)
-    return jobs.assign(**dict(zip(QUEUE_COLUMNS, (names, limits_s), strict=True))), no_queue_ids
+    return jobs.assign(**dict(zip(QUEUE_COLUMNS, (names, limits_s, no_queue), strict=True)))
 
 
 def _accepting_queues(spec: SystemSpec | None, nodes: float | None) -> list[Queue] | None:
