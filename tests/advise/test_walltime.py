@@ -466,6 +466,32 @@ def test_a_request_far_below_every_run_of_its_kind_is_likely_too_short(cli, tmp_
     assert twelve_hours["kill_probability"] <= 0.05
 
 
+def test_a_job_that_outruns_every_walltime_up_to_its_request_keeps_its_request(
+        cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A postproc job predicted at about 9 minutes asking for 90 s: every candidate up to
+    its request was a certain kill, and the first of them, 1 minute, was advised."""
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    assert cli("ingest", "sacct", str(examples / "synthetic_sacct.psv")).exit_code == 0
+    pending = tmp_path / "pending.csv"
+    pending.write_text("job_id,app,system,user,account,partition,nodes,total_ranks,"
+                       "requested_walltime_s,submit_time\n"
+                       "2,postproc,demo-cluster,erin,eng,cpu,1,48,90,2024-06-01T09:00:00\n")
+    result = cli("advise", "walltime", "--input", str(pending), "--format", "json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)
+    assert row["predicted_runtime_s"] > 300 and row["request_likely_too_short"]
+    assert (row["walltime_s"], row["capped_at_request"]) == (90.0, True)
+
+
+def test_among_candidates_worth_the_same_the_longest_is_chosen() -> None:
+    from perfpredict.advise.walltime.distribution import choose
+
+    gain = np.array([[0.0, 0.0, 0.0], [0.2, 0.5, 0.4]])
+    raw_p = np.array([[1.0, 1.0, 1.0], [0.5, 0.1, 0.0]])
+    assert choose(gain, raw_p, np.array([1.0, 1.0])).tolist() == [2, 2]
+    assert choose(gain, raw_p, np.array([1.0, 0.5])).tolist() == [2, 1]
+
+
 #: The real log's job array lines: a task, and pending remainders of 3, 2, 4, 4 and 9
 #: tasks (ranges, comma lists).
 ARRAY_TASKS = {"4103947": 1, "4103947_[1-3]": 3, "4103947_[1,5]": 2, "4103947_[9-11,20]": 4,
