@@ -47,6 +47,7 @@ from perfpredict.ingest._text.lines import (
 )
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
 from perfpredict.ingest.registry import (
+    first_record,
     get_batch_parser,
     names_system,
     other_format_fix,
@@ -123,10 +124,14 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     stream = is_stream(path)
     name = Path(stream_name(path)) if stream else path
     if not options.system and not names_system(fmt):
-        # a log of another format says so first: --system would not make it readable
-        why = ((None if stream else other_format_fix(path, fmt, "", options.read_as))
-               or f"{fmt} logs do not name the machine their jobs ran on; pass --system NAME")
-        raise BadInputError(f"{why} (nothing from this file was stored)", path=name)
+        # a log of another format says so first, at its first record (as it does once
+        # --system is given): --system would not make it readable
+        other = None if stream else other_format_fix(path, fmt, "", options.read_as)
+        if other:
+            raise BadInputError(f"{other} (nothing from this file was stored)", path=name,
+                                line_no=first_record(path)[0])
+        raise BadInputError(f"{fmt} logs do not name the machine their jobs ran on; pass "
+                            "--system NAME (nothing from this file was stored)", path=name)
     if not stream:
         return write_file(store, path, fmt, file_sha256(path), options,
                           _chunks(parse(path, options), CHUNK_RECORDS), progress, replaces)

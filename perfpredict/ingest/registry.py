@@ -124,12 +124,14 @@ def _is_darshan_log(path: Path) -> bool:
         return False
 
 
-def _first_record(path: Path) -> str:
-    """The file's first line that is not blank or a ``#`` comment, stripped ("" if none)."""
+def first_record(path: Path) -> tuple[int, str]:
+    """The file's first line that is not blank or a ``#`` comment: its 1-based number,
+    which a refusal of the file for its format names, and its text, stripped ((0, "")
+    if none)."""
     from perfpredict.ingest._text.lines import numbered_lines
 
-    return next((text.strip() for _, text in numbered_lines(path)
-                 if text.strip() and not text.lstrip().startswith("#")), "")
+    return next(((line_no, text.strip()) for line_no, text in numbered_lines(path)
+                 if text.strip() and not text.lstrip().startswith("#")), (0, ""))
 
 
 def other_format_fix(path: Path, fmt: str, reason: str,
@@ -153,7 +155,7 @@ def other_format_fix(path: Path, fmt: str, reason: str,
             f"the file is a Darshan I/O log, not {fmt}; read it with 'perfpredict ingest "
             "darshan'")
     try:
-        first = _first_record(path)
+        _, first = first_record(path)
     except (OSError, BadInputError):
         return None
     other = None if looks_binary(first) else _format_of_line(first)  # '|' in a Darshan log
@@ -202,7 +204,7 @@ def sniff_format(path: Path, choices: tuple[str, ...] = tuple(FORMATS),
     by_name = next((fmt for suffix, fmt in _SUFFIXES.items() if name.endswith(suffix)), None)
     if by_name in choices:
         return by_name
-    by_content = _format_of_line(_first_record(path))
+    by_content = _format_of_line(first_record(path)[1])
     if by_content in choices:
         return by_content
     values = f"{', '.join(choices[:-1])} or {choices[-1]}" if len(choices) > 1 else choices[0]

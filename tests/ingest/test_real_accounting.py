@@ -605,7 +605,8 @@ def test_a_scheduler_log_read_as_another_names_its_format(cli: Cli, fmt: str, lo
     (fix the line, or pass --on-error skip ...)': no line of it is to fix. Its first
     record names its format, and the command that reads it; under --on-error skip too,
     where it was a reject per line, each with a PBS line's fix; and without --system,
-    which a PBS log needs but would not make this file readable."""
+    which a PBS log needs but would not make this file readable (at the same line: it
+    had named none there)."""
     folder = shared_path("logs", log)
     path = next(folder.glob("*.swf")) if log == "swf" else folder / "xdmod-accounting-logs.log"
     result = cli("ingest", fmt, str(path), "--system", "x")
@@ -617,8 +618,8 @@ def test_a_scheduler_log_read_as_another_names_its_format(cli: Cli, fmt: str, lo
     assert f"Warning: {path}: every record was rejected: {looks_like}\n" in skipped.stderr
     unnamed = cli("ingest", fmt, str(path), "--reread")
     assert unnamed.exit_code == 2
-    assert unnamed.stderr.startswith("Error: ")
-    assert looks_like in unnamed.stderr and "--system" not in unnamed.stderr
+    assert unnamed.stderr.startswith(f"Error: {path}:1: {looks_like}")  # the line, as above
+    assert "--system" not in unnamed.stderr
     assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
 
 
