@@ -50,7 +50,7 @@ def list_runs(
     store = ctx.obj.open_store()
     _print_first(iter_runs(store, app=stored_app_names(store, app), limit=limit + 1,
                            batch=batch), limit,
-                 fmt, LIST_COLUMNS, "runs", "'perfpredict runs stats' counts them, "
+                 fmt, LIST_COLUMNS, "run", "'perfpredict runs stats' counts them, "
                  "'perfpredict runs export' writes them all")
 
 
@@ -84,7 +84,7 @@ def list_rejects(
     from perfpredict.store.queries import REJECT_COLUMNS, iter_rejects
 
     _print_first(iter_rejects(ctx.obj.open_store(), path=file, limit=limit + 1),
-                 limit, fmt, REJECT_COLUMNS, "rejects", "'perfpredict runs stats' counts them")
+                 limit, fmt, REJECT_COLUMNS, "reject", "'perfpredict runs stats' counts them")
 
 
 @runs_app.command("export")
@@ -205,9 +205,10 @@ def _print_rereads(rereads: list[Reread], why: str) -> None:
 def _print_first(rows: Iterator[dict[str, Any]], limit: int, fmt: TableFormat,
                  columns: list[str], noun: str, elsewhere: str) -> None:
     """The first ``limit`` of ``rows`` (read one over, to tell), and under a table a note
-    that there are more (``elsewhere``: what counts or writes them all): a table of the
-    first 50 of 17,226 runs must not read as the whole store. CSV and JSON are written
-    as the rows are read: held whole, ``--limit 1000000 --format csv`` peaked at 1.5 GB."""
+    that there are more (``noun``: one row, singular; ``elsewhere``: what counts or writes
+    them all): a table of the first 50 of 17,226 runs must not read as the whole store.
+    CSV and JSON are written as the rows are read: held whole, ``--limit 1000000 --format
+    csv`` peaked at 1.5 GB."""
     rows = chain(list(islice(rows, 1)), rows)  # its refusal (an unknown app) before output
     if fmt != TableFormat.table:
         print_rows(islice(rows, limit), fmt.value, columns)
@@ -215,7 +216,8 @@ def _print_first(rows: Iterator[dict[str, Any]], limit: int, fmt: TableFormat,
     listed = list(islice(rows, limit + 1))
     print_rows(listed[:limit], fmt.value, columns)
     if len(listed) > limit:
-        typer.echo(f"the first {limit} {noun}; --limit N shows more, {elsewhere}", err=True)
+        typer.echo(f"the first {counted(limit, noun)}; --limit N shows more, {elsewhere}",
+                   err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -58,6 +58,7 @@ def test_runs_list_says_when_it_shows_the_first_runs_only(cli, runs_csv: Path) -
     cut = cli("runs", "list", "--limit", "2")
     assert cut.exit_code == 0 and cut.stdout.count("TGV1024") == 2
     assert "the first 2 runs; --limit N shows more" in cut.stderr
+    assert "the first 1 run; --limit N" in cli("runs", "list", "--limit", "1").stderr
     whole = cli("runs", "list", "--limit", "3")
     assert whole.stdout.count("TGV1024") == 3 and not whole.stderr
     assert not cli("runs", "list", "--limit", "2", "--format", "csv").stderr  # scripts
