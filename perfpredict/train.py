@@ -236,7 +236,9 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
     hold, but those whose key a stored series has (a copy ingested from elsewhere); and
     of a data set it holds (in any release), the applications ``stored`` has none of,
     which ``train --app`` left out (the held copy's series of a trained application are
-    the store's own; borrowed as well they would count twice)."""
+    the store's own; borrowed as well they would count twice). A data set none of whose
+    series is left out is not named: a store moved by ``runs export`` and ``ingest csv``
+    holds the bundled runs from its export, and ``train`` said it borrowed them."""
     # installed from datasets/ (pyproject's package-dir), which mypy does not map
     from perfpredict import datasets  # type: ignore[attr-defined]
 
@@ -246,7 +248,7 @@ def _bundled_series(store,  # type: ignore[no-untyped-def]
     for name in datasets.NAMES:
         mine = [s for s in datasets.series([name]) if s.key not in keys
                 and (name not in held or s.key.app not in apps)]
-        if mine or name not in held:
+        if mine:
             found += mine
             names.append(name)
     return found, names

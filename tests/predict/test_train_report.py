@@ -43,3 +43,21 @@ def test_a_store_of_many_codes_measured_once_or_twice_points_to_the_bundled_data
     few = replace(center, n_strong_applications=7, n_series_by_kind={"strong": 10})
     assert not few.could_learn_with_bundled()
     assert not replace(few, borrowed_datasets=["castro_scaling"]).could_learn_with_bundled()
+
+
+def test_a_data_set_the_store_holds_from_an_export_is_not_named_as_borrowed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A store moved by 'runs export' and 'ingest csv' holds the bundled runs from its
+    export, not from the data set's file: none of their series is borrowed again, and
+    train said it borrowed that data set."""
+    from perfpredict import datasets  # type: ignore[attr-defined]
+    from perfpredict.store import open_store
+    from perfpredict.train import _bundled_series
+
+    store = open_store(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        stored = datasets.series(["relearn"])
+        found, names = _bundled_series(store, stored)
+    finally:
+        store.dispose()
+    assert "relearn" not in names and "castro_scaling" in names
+    assert not {s.key for s in found} & {s.key for s in stored}
