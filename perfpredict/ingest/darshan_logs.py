@@ -20,6 +20,9 @@ accounting comes and takes it over (:mod:`perfpredict.store.io_first`).
 libdarshan-util aborts the process on some damaged logs (a failed assertion or double
 free while closing), which no ``try`` can catch. Each log is therefore read in a child
 Python process; a crash there is one bad record naming the log, not a dead ingest.
+It also reads only the regions asked for: a log cut short in a module perfpredict does
+not read (DXT traces, APMPI) opens without complaint, so its header's region lengths are
+held against the file's size (:func:`_check_complete`).
 """
 
 from __future__ import annotations
@@ -62,11 +65,27 @@ _LAYERS = {"POSIX": "POSIX", "STDIO": "STDIO", "MPI-IO": "MPIIO"}
 _RESULT_MARKER = "perfpredict-darshan-summary:"
 
 
+class _DamagedLog(Exception):
+    """A log the library opens that is not whole; its message is the reason given."""
+
+
+def _check_complete(path: str, modules: dict[str, dict[str, Any]]) -> None:
+    """Refuse a log shorter than its header's module regions (compressed bytes on disk):
+    a partial copy whose cut region is one perfpredict does not read would otherwise be
+    stored, and a whole copy of it later counted as a second log of the job."""
+    region_bytes = sum(int(info.get("len") or 0) for info in modules.values())
+    file_bytes = os.path.getsize(path)
+    if region_bytes > file_bytes:
+        raise _DamagedLog(f"the log is truncated: its header lists {region_bytes} bytes of "
+                          f"module data, the file has {file_bytes} bytes in all")
+
+
 def _summary(path: str) -> dict[str, Any]:
     """What perfpredict needs from one log, as JSON-ready data (runs in the child)."""
     import darshan
 
     with darshan.DarshanReport(path, read_all=False) as report:
+        _check_complete(path, report.modules)
         layers: dict[str, dict[str, Any]] = {}
         for module, prefix in _LAYERS.items():
             if module not in report.modules:
@@ -206,6 +225,9 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
 if __name__ == "__main__":  # the isolated reader behind _read_isolated
     try:
         result = _summary(sys.argv[1])
+    except _DamagedLog as exc:
+        print(exc, file=sys.stderr)
+        sys.exit(1)
     except Exception as exc:  # noqa: BLE001 - any failure is reported to the parent
         print(f"{type(exc).__name__}: {exc}", file=sys.stderr)
         sys.exit(1)

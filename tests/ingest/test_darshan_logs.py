@@ -106,6 +106,20 @@ def test_damaged_logs_are_one_bad_record(tmp_path: Path, label: str, cut: int) -
     assert bad.reason.startswith("not a readable Darshan log")
 
 
+def test_a_log_cut_in_a_module_it_does_not_read_is_refused(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # The first 30% of the APMPI log still holds its job, STDIO and name regions, so
+    # libdarshan-util reads it without complaint; only the APMPI region is cut.
+    whole = log("apmpi__darshan-apmpi-2nodes-64mpi.darshan").read_bytes()
+    path = tmp_path / "apmpi-partial-copy.darshan"
+    path.write_bytes(whole[: len(whole) * 3 // 10])
+    result = cli("ingest", "darshan", str(path), "--system", "theta")
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: {path}: not a readable Darshan log: the log is truncated")
+    assert "nothing from this file was stored" in line
+    assert cli("runs", "export", "--format", "csv").stdout.strip().count("\n") == 0
+
+
 def test_flipped_bytes_never_raise(tmp_path: Path) -> None:
     original = log("release_logs__mpi-io-test-x86_64-3.1.8.darshan")
     for i, (_label, data) in enumerate(mutants(original.read_bytes(), seed=5, count=6)):
