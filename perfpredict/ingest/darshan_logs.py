@@ -122,7 +122,10 @@ def _read_isolated(path: Path) -> dict[str, Any] | str:
     except subprocess.TimeoutExpired:
         return f"darshan did not finish reading the log within {READ_TIMEOUT_S:g} s"
     errors = [line.strip() for line in child.stderr.splitlines() if line.strip()]
-    library_errors = [line for line in errors if line.startswith("Error:")]
+    # libdarshan-util's own lines, without its "Error: " and full stop, as the reason is
+    # one clause of perfpredict's error line
+    library_errors = [line.removeprefix("Error:").strip().rstrip(".")
+                      for line in errors if line.startswith("Error:")]
     if child.returncode < 0:
         name = signal.Signals(-child.returncode).name
         detail = f" ({library_errors[0]})" if library_errors else ""
@@ -206,14 +209,34 @@ def _record(path: Path, summary: dict[str, Any], options: IngestOptions) -> RunR
     )
 
 
+def _unreadable(path: Path, reason: str) -> str:
+    """Why the log at ``path`` is refused, and what to do: a log of a format the library
+    does not read says so by the version its header starts with, as re-copying it would
+    not help."""
+    try:
+        with path.open("rb") as log_file:
+            version = log_file.read(8).rstrip(b"\0").decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        version = ""
+    major = version.partition(".")[0]
+    if "incompatible darshan file" in reason and major.isdigit():
+        import darshan
+
+        fix = ("a log of Darshan 2 is read by Darshan 2's own darshan-parser"
+               if int(major) < 3 else "a newer darshan may read it: pip install -U darshan")
+        return (f"not a readable Darshan log: its header says log format {version}, which "
+                f"the installed darshan package ({darshan.__version__}) does not read; {fix}")
+    return (f"not a readable Darshan log: {reason}; re-copy it, or check it with "
+            "'python -m darshan info'")
+
+
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """One attach record for the log at ``path``, or one bad record saying why not."""
     require("darshan", "darshan")
     fields.check_app_from(options)
     summary = _read_isolated(path)
     if isinstance(summary, str):
-        yield BadRecord(None, path.name, f"not a readable Darshan log: {summary}; "
-                        "re-copy it, or check it with 'python -m darshan info'", whole_file=True)
+        yield BadRecord(None, path.name, _unreadable(path, summary), whole_file=True)
         return
     try:
         yield _record(path, summary, options)

@@ -120,6 +120,18 @@ def test_a_log_cut_in_a_module_it_does_not_read_is_refused(cli, tmp_path: Path) 
     assert cli("runs", "export", "--format", "csv").stdout.strip().count("\n") == 0
 
 
+@pytest.mark.parametrize(("version", "fix"), [(b"2.06", "Darshan 2's own darshan-parser"),
+                                              (b"9.99", "pip install -U darshan")])
+def test_a_log_of_another_format_says_which(cli, tmp_path: Path, version: bytes, fix: str) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "other-format.darshan"
+    path.write_bytes(version + log("release_logs__mpi-io-test-x86_64-3.5.0.darshan").read_bytes()[4:])
+    result = cli("ingest", "darshan", str(path), "--system", "theta")
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert f"its header says log format {version.decode()}, which the installed darshan" in line
+    assert fix in line and "re-copy" not in line and "Error: incompatible" not in line
+
+
 def test_flipped_bytes_never_raise(tmp_path: Path) -> None:
     original = log("release_logs__mpi-io-test-x86_64-3.1.8.darshan")
     for i, (_label, data) in enumerate(mutants(original.read_bytes(), seed=5, count=6)):
