@@ -212,7 +212,8 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
     from perfpredict.laws.roofline_terms import fallbacks_for, sources_for
 
     sources = sources_for(given, spec)
-    return ([f"roofline: {reason}" for reason in fallbacks_for(given, spec)] + notes
+    return ([f"roofline: {reason}"
+             for reason in fallbacks_for(given, spec, "the shipped catalog")] + notes
             + ([f"roofline from {spec.name}'s catalog entry: {', '.join(sources)}"]
                if sources else []))
 
@@ -247,8 +248,8 @@ def _why_no_machine(series: Series, ctx: SeriesContext, given_as: str) -> str | 
     if series.scale_unit != "nodes":
         return (f"the series is measured in ranks, not nodes, so {given_as} could not be "
                 "turned into time (the catalog's numbers are per node)")
-    return (f"{series.key.system} is not in the shipped catalog, so {given_as} could not be "
-            "turned into time")
+    return (f"{series.key.system} is not in the shipped catalog (the roofline reads no entry "
+            f"added with 'systems add'), so {given_as} could not be turned into time")
 
 
 def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,

@@ -43,15 +43,18 @@ TERMS = (
 VOLUMES = tuple(term.volume for term in TERMS)
 
 
-def fallbacks_for(given: Collection[str], machine: object) -> list[str]:
+def fallbacks_for(given: Collection[str], machine: object,
+                  catalog: str = "the catalog") -> list[str]:
     """The terms of the volumes ``given`` whose catalog number ``machine`` lacks (an
     attribute None or 0), and what holds instead: known from which volumes a workload
     gives and which numbers the machine has, not from their values or a fit, so an
-    estimate says them without fitting the law."""
+    estimate says them without fitting the law. ``catalog`` names where ``machine``'s
+    numbers were read (an estimate's, the shipped catalog: not the store's entry a user
+    may have given the number in)."""
     if not given:
         return ["no workload volume (I/O, network, flops, memory bytes) for this series: "
                 "all its time is in the fitted serial, compute and communication terms"]
-    return [f"the catalog has no {term.machine_words} for this system: {term.without}"
+    return [f"{catalog} has no {term.machine_words} for this system: {term.without}"
             for term in TERMS
             if term.volume in given and not getattr(machine, term.machine, None)]
 

@@ -808,6 +808,25 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     assert any("calibrated on applications left out" in n for n in doc["notes"])
 
 
+def test_a_store_entrys_bandwidth_is_not_taken_for_the_shipped_catalogs(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """The roofline reads the shipped catalog: an I/O volume on a machine whose shipped
+    entry has no file-system bandwidth says the shipped catalog lacks it, not "the
+    catalog", which read as a lie next to 'systems show' of an entry 'systems add' gave
+    one."""
+    entry = cli("systems", "show", "Frontier", "--format", "toml").stdout
+    entry = entry.replace("[sources]\n", "fs_bw_bytes_per_s = 1e13\n[sources]\n"
+                          'fs_bw_bytes_per_s = "OLCF: Orion, 10 TB/s"\n', 1)
+    (tmp_path / "frontier.toml").write_text(entry)
+    assert cli("systems", "add", str(tmp_path / "frontier.toml")).exit_code == 0
+    assert "1e+13" in cli("systems", "show", "Frontier").stdout
+    result = cli("estimate", "--app", "Castro-wdmerger", "--system", "Frontier", "--nodes",
+                 "1024", "--io-bytes", "1e12", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert ("roofline: the shipped catalog has no file-system bandwidth for this system: I/O "
+            "time is inside the fitted terms") in json.loads(result.stdout)["notes"]
+
+
 def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-def]
         sqlite_cli, tmp_path: Path) -> None:
     """Runs that recorded their I/O (a Darshan log, accounting's disk counters, here an
@@ -920,7 +939,7 @@ def test_flops_memory_and_network_volumes_give_roofs_from_the_catalog(  # type: 
     assert parts["compute_s"] / parts["above_roof_s"] == pytest.approx(500 / 436, rel=0.05)
     assert parts["compute_s"] / parts["network_s"] == pytest.approx(500 / 64, rel=0.05)
     assert sum(parts.values()) == pytest.approx(doc["predicted_runtime_s"])
-    assert ("roofline: the catalog has no memory bandwidth for this system: the on-node "
+    assert ("roofline: the shipped catalog has no memory bandwidth for this system: the on-node "
             "time has no memory roof") in doc["notes"]
     assert ("roofline from Perlmutter-GPU's catalog entry: network time from its network "
             "injection bandwidth, a compute roof from its peak flop rate") in doc["notes"]
