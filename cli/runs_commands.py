@@ -25,9 +25,10 @@ runs_app = typer.Typer(help="List, summarise and export stored runs; take an ing
                        "back out.", no_args_is_help=True)
 
 #: The scale (nodes, or ranks where a benchmark table gives core counts) and the runtime
-#: first, so that a table split at 80 columns keeps them with the run's name.
+#: first, so that a table split at 80 columns keeps them with the run's name; the I/O
+#: volume last, so that a Darshan log's ingest shows in the list what it gave its job.
 LIST_COLUMNS = ["id", "app", "system", "problem_size", "nodes", "total_ranks", "runtime_s",
-                "ranks_per_node", "threads_per_rank", "state", "job_id"]
+                "ranks_per_node", "threads_per_rank", "state", "job_id", "io_bytes"]
 
 AppOption = Annotated[list[str] | None, typer.Option("--app", help="Only these applications.")]
 BatchOption = Annotated[int | None, typer.Option(

@@ -64,6 +64,17 @@ def test_runs_list_says_when_it_shows_the_first_runs_only(cli, runs_csv: Path) -
     assert not cli("runs", "list", "--limit", "2", "--format", "csv").stderr  # scripts
 
 
+def test_runs_list_shows_the_io_a_darshan_log_gave(cli) -> None:  # type: ignore[no-untyped-def]
+    """What a Darshan log gives its job is its I/O volume: the list left it to
+    'runs export', so an ingest showed nothing of it in the list."""
+    pytest.importorskip("darshan")
+    log = shared_path("logs", "darshan", "skew_io__skew-app.darshan")
+    assert cli("ingest", "darshan", str(log), "--system", "Frontier").exit_code == 0
+    (run,) = csv.DictReader(io.StringIO(cli("runs", "list", "--format", "csv").stdout))
+    assert (run["job_id"], run["io_bytes"]) == ("75746776", "43637372528.0")
+    assert "4.36374e+10" in cli("runs", "list").stdout
+
+
 @pytest.mark.parametrize("fmt", ["csv", "json"])
 def test_runs_list_writes_each_run_before_reading_the_next(  # type: ignore[no-untyped-def]
         cli, runs_csv: Path, monkeypatch: pytest.MonkeyPatch, fmt: str) -> None:
