@@ -74,7 +74,7 @@ def roofline_for(series: Series, ctx: SeriesContext, query: Query) -> Roofline |
     machine's numbers from the system catalog, not yet fitted; None where there is no
     volume or the catalog cannot turn them into time (:func:`roofline_notes` says why)."""
     volumes: dict[str, float] = dict(query.roofline_volumes())
-    recorded = None if "io_bytes" in volumes else recorded_io(series, ctx)
+    recorded = None if query.io_bytes is not None else recorded_io(series, ctx)
     if not volumes and recorded is None:
         return None
     spec = _roofline_machine(series, ctx)
@@ -110,18 +110,20 @@ def recorded_io_floor_s(series: Series, ctx: SeriesContext,
     return _machine_roofline(spec, recorded.volumes()).io_s(scale)
 
 
-def recorded_io_exceeds_estimate(series: Series, ctx: SeriesContext, io_bytes: FloatArray,
-                                 scale: FloatArray, runtime_s: FloatArray) -> NDArray[np.bool_]:
+def recorded_io_exceeds_estimate(series: Series, ctx: SeriesContext,
+                                 io_bytes_given: NDArray[np.bool_], scale: FloatArray,
+                                 runtime_s: FloatArray) -> NDArray[np.bool_]:
     """Whether the I/O the runs recorded needs more time at ``scale`` nodes than the
     estimate ``runtime_s`` there, for the queries of one series that give no I/O volume
-    (``io_bytes`` 0; a volume given is held to the bound by :func:`volumes_exceed_runs`).
+    (:func:`io_bytes_given`; a volume given is held to the bound by
+    :func:`volumes_exceed_runs`).
     The measured runs had the time for it (:func:`_usable_recorded_io`); an estimate
     below it, where the nodes shrink the rest of the run but not the file system's
     share, is optimistic."""
     floor_s = recorded_io_floor_s(series, ctx, scale)
     if floor_s is None:
         return np.zeros(len(scale), dtype=bool)
-    return np.asarray((io_bytes == 0) & (runtime_s < floor_s), dtype=bool)
+    return np.asarray(~io_bytes_given & (runtime_s < floor_s), dtype=bool)
 
 
 def _bytes_words(n_bytes: float) -> str:
@@ -150,6 +152,13 @@ def volume_arrays(queries: list[Query]) -> dict[str, FloatArray]:
             for volume in VOLUMES}
 
 
+def io_bytes_given(queries: list[Query]) -> NDArray[np.bool_]:
+    """Whether each query gives its I/O volume, 0 included: a run said to read and write
+    nothing (``--io-bytes 0``) is not given the I/O the series' runs recorded, which
+    stands in only for a volume not given (:func:`recorded_io`)."""
+    return np.fromiter((query.io_bytes is not None for query in queries), bool, len(queries))
+
+
 def volumes_exceed_runs(series: Series, ctx: SeriesContext, volumes: dict[str, FloatArray],
                          scale: FloatArray, runtime_s: FloatArray) -> NDArray[np.bool_]:
     """Whether the volumes each query gives (:func:`volume_arrays`) need more time than
@@ -173,7 +182,7 @@ def volumes_exceed_runs(series: Series, ctx: SeriesContext, volumes: dict[str, F
 
 
 def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
-                   field_name: FieldName = option_name) -> list[str]:
+                   field_name: FieldName = option_name, io_given: bool = False) -> list[str]:
     """What an estimate whose query gives the volumes ``given`` says of its roofline law
     (:func:`roofline_for`): why there is none, or which of its terms the catalog turned
     into time and which fall back, and the I/O the runs recorded where the query gives
@@ -186,8 +195,10 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
 
     Recorded I/O alone says nothing where the catalog cannot use it (a series in ranks,
     a system outside the catalog or without a file-system bandwidth): every estimate of
-    the series would repeat it, and the user asked for no roofline."""
-    recorded = None if "io_bytes" in given else recorded_io(series, ctx)
+    the series would repeat it, and the user asked for no roofline. ``io_given``: the
+    query gives an I/O volume of 0, which ``given`` (the volumes that make terms) leaves
+    out, and which the recorded I/O does not replace."""
+    recorded = None if "io_bytes" in given or io_given else recorded_io(series, ctx)
     if not given and recorded is None:
         return []
     spec = _roofline_machine(series, ctx)

@@ -22,6 +22,7 @@ from perfpredict.config import redact_url
 from perfpredict.counts import counted, is_number, plain, python_number
 from perfpredict.errors import BadInputError, NotFoundError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
+    io_bytes_given,
     law_breakdown,
     recorded_io_exceeds_estimate,
     recorded_io_floor_s,
@@ -75,8 +76,9 @@ NOTE_COLUMNS = ("scale", "extrapolation_log2", "beyond_measured_range",
                 "recorded_io_exceeds_estimate")
 #: ... and with its query's node count and which roofline volumes it gives (bit i for
 #: the i-th of :data:`~perfpredict.laws.roofline_terms.VOLUMES`), all they read of an
-#: estimate (the roofline's notes do not depend on how much: :func:`roofline_notes`).
-NOTE_READS = (*NOTE_COLUMNS, "nodes", "roofline_volumes")
+#: estimate (the roofline's notes do not depend on how much: :func:`roofline_notes`),
+#: and whether it gives an I/O volume, 0 included (:func:`io_bytes_given`).
+NOTE_READS = (*NOTE_COLUMNS, "nodes", "roofline_volumes", "io_bytes_given")
 _TEXT_COLUMNS = ("law", "series", "notes")
 _BOOL_COLUMNS = ("beyond_measured_range", "below_measured_range", "beyond_calibration",
                  "noise_floor", "at_widest_error", "volumes_exceed_runs",
@@ -431,7 +433,7 @@ class LoadedPredictor:
         read = np.column_stack(
             [columns[name].astype(float) for name in NOTE_COLUMNS]
             + [np.fromiter(map(attrgetter("nodes"), queries), float, len(queries)),
-               _volume_bits(volumes)])
+               _volume_bits(volumes), io_bytes_given(queries)])
         sizes: dict[str, int | None] = {}
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
@@ -465,6 +467,7 @@ class LoadedPredictor:
                    for name in COLUMNS if name != "notes"}  # made apart: _notes
         scales, groups = self._group(queries, confidence)
         volumes = volume_arrays(queries)
+        io_given = io_bytes_given(queries)
         for group in groups:
             series, ctx = self.series_context(group.match.entry)
             p = scales[group.indices]
@@ -490,8 +493,7 @@ class LoadedPredictor:
                                       for name, values in volumes.items()},
                         p, pred.runtime_s)),
                     ("recorded_io_exceeds_estimate", recorded_io_exceeds_estimate(
-                        series, ctx, volumes["io_bytes"][group.indices], p,
-                        pred.runtime_s))):
+                        series, ctx, io_given[group.indices], p, pred.runtime_s))):
                 columns[name][group.indices] = values
         return columns, groups, volumes
 
@@ -669,7 +671,8 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                      f"{series.key.app}'s own where three or more have them)")
     volumes = tuple(volume for bit, volume in enumerate(VOLUMES)
                     if int(row["roofline_volumes"]) >> bit & 1)
-    notes.extend(roofline_notes(series, ctx, volumes, about.field_name))
+    notes.extend(roofline_notes(series, ctx, volumes, about.field_name,
+                                bool(row["io_bytes_given"])))
     if row["volumes_exceed_runs"]:
         notes.append(f"the volumes given need more time on {series.key.system} than the "
                      "measured runs or this estimate took (the flops at its peak, the memory "

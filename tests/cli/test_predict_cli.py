@@ -808,6 +808,32 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     assert any("calibrated on applications left out" in n for n in doc["notes"])
 
 
+def test_io_bytes_0_is_a_run_without_io_not_the_io_the_runs_recorded(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """``--io-bytes 0`` (a run staged to node-local storage) was taken for no volume
+    given: the breakdown had the runs' recorded 2 TB as its I/O term, and the note said
+    '--io-bytes gives another' to a user who had given one."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s,io_bytes\n" + "".join(
+        f"solver,Perlmutter-GPU,{n},{40 + 1000 / n + 2 * n.bit_length():.2f},2e12\n"
+        for n in (1, 2, 4, 8, 16)))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+    query = ("estimate", "--app", "solver", "--nodes", "64", "--format", "json")
+    recorded = json.loads(sqlite_cli(*query).stdout)
+    assert "io_s" in recorded["breakdown_s"]
+    zero = json.loads(sqlite_cli(*query, "--io-bytes", "0").stdout)
+    assert "io_s" not in zero["breakdown_s"]
+    assert sum(zero["breakdown_s"].values()) == pytest.approx(zero["predicted_runtime_s"])
+    assert not any("roofline" in note for note in zero["notes"])
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,io_bytes\nsolver,64,0\nsolver,64,\n")
+    zero_row, recorded_row = json.loads(
+        sqlite_cli("estimate", "--input", str(queries), "--format", "json").stdout)
+    assert zero_row["notes"] == zero["notes"]
+    assert any("as the runs at 16 nodes recorded it" in n for n in recorded_row["notes"])
+
+
 def test_a_store_entrys_bandwidth_is_not_taken_for_the_shipped_catalogs(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
     """The roofline reads the shipped catalog: an I/O volume on a machine whose shipped
