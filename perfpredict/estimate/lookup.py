@@ -113,7 +113,9 @@ class Query:
                                 "per node that makes whole ranks")
         for part in VOLUMES:
             value = getattr(self, part)
-            if value is not None and not (math.isfinite(value) and value >= 0):
+            if value is not None and not math.isfinite(value):  # was "must be zero or more"
+                raise BadInputError(f"{name(part)} must be finite, got {value:g}")
+            if value is not None and value < 0:
                 raise BadInputError(f"{name(part)} must be zero or more, got {value:g}")
 
     def roofline_volumes(self) -> dict[str, float]:

@@ -473,6 +473,14 @@ BAD_QUERIES = [
 ]
 
 
+@pytest.mark.parametrize("value", ["inf", "1e400", "nan"])
+def test_a_volume_that_is_not_finite_is_refused_as_such(cli, value: str) -> None:  # type: ignore[no-untyped-def]
+    """'--io-bytes inf' was refused as "must be zero or more, got inf", which it is."""
+    result = cli("estimate", "--app", "bert", "--nodes", "4", "--io-bytes", value)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"Error: --io-bytes must be finite, got {float(value):g}"
+
+
 @pytest.mark.parametrize(("options", "header", "row", "wrong"), BAD_QUERIES)
 def test_a_bad_query_names_the_option_typed_or_the_column_written(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, options: list[str], header: str, row: str, wrong: str) -> None:
