@@ -169,7 +169,11 @@ def _require_scheduler(scheduler: str) -> None:
     dask's protocol (a web server, `python -m http.server`), it waited for the
     scheduler's reply forever. The scheduler is asked who it is (its ``identity``),
     which a worker's address answers too, as a worker. In a thread with an event loop
-    of its own, so that a caller inside a running loop (a notebook) can call it too."""
+    of its own, so that a caller inside a running loop (a notebook) can call it too.
+
+    A server that speaks first (an SSH port's banner, an HTTP proxy's "426 Upgrade
+    Required") sends bytes dask reads as the length of its first message: dask then
+    asked numpy for exabytes, and train ended in an internal MemoryError."""
     distributed = require("distributed", "dask")
     # the TLS settings of dask's configuration, as a Client would connect with
     connection_args = distributed.Security().get_connection_args("client")
@@ -192,6 +196,9 @@ def _require_scheduler(scheduler: str) -> None:
         except TimeoutError:
             raise _no_scheduler(scheduler, f"nothing answered in dask's protocol within "
                                            f"{CONNECT_TIMEOUT_S:g} s") from None
+        except MemoryError:
+            raise _no_scheduler(scheduler, "a server answered that does not speak "
+                                           "dask's protocol") from None
         except (OSError, ValueError) as exc:
             raise _no_scheduler(scheduler, exc) from None
     kind = reply.get("type") if isinstance(reply, dict) else None

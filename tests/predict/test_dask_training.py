@@ -277,6 +277,35 @@ def test_a_server_that_never_answers_as_a_scheduler_is_bad_input_in_time(
         "default), or 'local' to start one on this machine"]
 
 
+def test_a_server_that_speaks_first_is_no_scheduler_not_an_internal_error(
+        cli) -> None:  # type: ignore[no-untyped-def]
+    """An SSH port (``--dask tcp://login1:22``) greets with a banner, which dask read as
+    the length of its first message: "internal error (MemoryError: Unable to allocate
+    3.07 EiB ...)"."""
+    pytest.importorskip("dask.distributed")
+    import socket
+    import threading
+
+    with socket.socket() as ssh:
+        ssh.bind(("127.0.0.1", 0))
+        ssh.listen()
+        address = f"tcp://127.0.0.1:{ssh.getsockname()[1]}"
+
+        def greet() -> None:
+            connection, _ = ssh.accept()
+            with connection:
+                connection.sendall(b"SSH-2.0-OpenSSH_9.2p1 Debian-2\r\n" + b"x" * 64)
+                connection.recv(1)  # until the client hangs up
+
+        threading.Thread(target=greet, daemon=True).start()
+        result = _in_time(lambda: cli("train", "--dask", address), 30)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: --dask {address}: no dask scheduler answers there (a server answered "
+        "that does not speak dask's protocol); give its address as tcp://HOST:PORT (8786 "
+        "by default), or 'local' to start one on this machine"]
+
+
 def test_dask_without_the_extras_dataframe_is_refused_before_any_work(
         cli, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     """dask and distributed installed alone (not perfpredict[dask], which brings
