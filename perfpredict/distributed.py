@@ -380,12 +380,17 @@ def balanced_groups(sizes: list[tuple[str, str, int]],
 def _read_partition(db_url: str, pairs: list[tuple[str, str]]) -> tuple[list[Series], int]:
     """On a worker: the series of ``pairs`` and how many runs they were built from.
     A store this worker cannot open is an error naming the worker's host: never a new,
-    empty store created in its place."""
+    empty store created in its place. A SQLite file it cannot see is said as such: the
+    store's own "no store at PATH; create it with ... db init" told the user to create,
+    on the host where train runs, the store that is already there."""
     from perfpredict.model.series import build_series
     from perfpredict.store import open_store
     from perfpredict.store.queries import runs_frame
 
+    path = sqlite_file(db_url)
     try:
+        if path is not None and not path.is_file():
+            raise PerfPredictError(f"there is no file {path} on that host")
         store = open_store(db_url, create=False)
     except PerfPredictError as exc:
         raise BadInputError(
