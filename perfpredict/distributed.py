@@ -70,6 +70,7 @@ def dask_training(scheduler: str) -> Iterator[Any]:
     client_log = logging.getLogger("distributed.client")
     with client, _dropped(client_log, _SCHEDULER_LOST):
         if n_local is None:
+            _require_workers(client, scheduler)
             require_same_perfpredict(client, scheduler)
         workers = set(client.scheduler_info()["workers"])
         try:
@@ -208,6 +209,20 @@ def _require_scheduler(scheduler: str) -> None:
             "(the address 'dask worker' was started with, tcp://HOST:8786 by default)")
     if kind != "Scheduler":
         raise _no_scheduler(scheduler, f"a {kind or 'server'} answered, not a scheduler")
+
+
+def _require_workers(client: Any, scheduler: str) -> None:
+    """Refuse a scheduler that has no worker within :data:`CONNECT_TIMEOUT_S`.
+
+    Its first task waits for a worker: with none (their batch job still queued, or
+    started against another address) train waited forever without a word."""
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_TIMEOUT_S)
+    except TimeoutError:
+        raise BadInputError(
+            f"--dask {scheduler}: the scheduler has no workers (none joined within "
+            f"{CONNECT_TIMEOUT_S:g} s); start them with 'dask worker {scheduler}' and "
+            "train again, or use 'local' to start a cluster on this machine") from None
 
 
 def require_same_perfpredict(client: Any, scheduler: str) -> None:

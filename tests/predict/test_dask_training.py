@@ -403,6 +403,28 @@ def test_a_scheduler_gone_while_training_is_a_failure_of_the_training() -> None:
                 raise OSError("Timed out during handshake while connecting")
 
 
+def test_a_scheduler_without_workers_is_refused_in_time(
+        cli, store, db_url: str, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    """A scheduler whose workers have not started (their batch job still queued): train
+    waited for them forever, without a word, at its first task (reading the store)."""
+    distributed = pytest.importorskip("dask.distributed")
+    from perfpredict import distributed as perfpredict_distributed
+    from perfpredict.store.artifacts import load_latest_runtime
+
+    datasets.ingest(store, ["lulesh_thicket"])
+    monkeypatch.setattr(perfpredict_distributed, "CONNECT_TIMEOUT_S", 1.0)
+    with distributed.LocalCluster(n_workers=0, processes=False,
+                                  dashboard_address=None) as cluster:
+        address = cluster.scheduler_address
+        result = _in_time(lambda: cli("train", "--dask", address), 60)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"Error: --dask {address}: the scheduler has no workers (none joined within 1 s); "
+        f"start them with 'dask worker {address}' and train again, or use 'local' to "
+        "start a cluster on this machine"]
+    assert load_latest_runtime(db_url) is None
+
+
 def test_a_scheduler_killed_while_training_is_said_once(
         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
     """A scheduler process killed mid-training: dask's client logged "Failed to reconnect
@@ -412,6 +434,8 @@ def test_a_scheduler_killed_while_training_is_said_once(
     import socket
     import subprocess
     import sys
+
+    from dask.distributed import Client
 
     from perfpredict import distributed
     from perfpredict.errors import PerfPredictError
@@ -424,13 +448,19 @@ def test_a_scheduler_killed_while_training_is_said_once(
         [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
          "--port", str(port), "--no-dashboard"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    address = f"tcp://127.0.0.1:{port}"
+    worker = subprocess.Popen(  # train refuses a scheduler without workers
+        [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+         "--no-nanny", "--no-dashboard"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        address = f"tcp://127.0.0.1:{port}"
         for _ in range(100):  # until it listens
             with socket.socket() as probe:
                 if probe.connect_ex(("127.0.0.1", port)) == 0:
                     break
             time.sleep(0.2)
+        with Client(address, timeout="30s") as waiting:
+            waiting.wait_for_workers(1, timeout=60)
         with pytest.raises(PerfPredictError, match="training stopped, as the scheduler "
                            "went away"):
             with distributed.dask_training(address) as client:
@@ -439,8 +469,9 @@ def test_a_scheduler_killed_while_training_is_said_once(
                 time.sleep(1)  # the client noticed: a task now waits until it gives up
                 client.submit(sum, [1, 2]).result(timeout=30)
     finally:
-        scheduler.kill()
-        scheduler.wait()
+        for process in (worker, scheduler):
+            process.kill()
+            process.wait()
     assert not [record for record in caplog.records
                 if "Failed to reconnect" in record.getMessage()]
     assert not logging.getLogger("distributed.client").filters  # as it was after
