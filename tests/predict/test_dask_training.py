@@ -494,6 +494,34 @@ def test_a_worker_that_cannot_open_the_store_creates_none(tmp_path: Path) -> Non
     assert not missing.exists()
 
 
+def test_workers_that_see_another_store_at_its_path_are_refused(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A SQLite path whose file on the workers' nodes is another store (a stale copy on
+    node-local disk): train fitted the predictor on the copy's runs and saved it into
+    this store, exit 0."""
+    distributed = pytest.importorskip("dask.distributed")
+    from perfpredict import distributed as perfpredict_distributed
+    from perfpredict.errors import BadInputError
+    from perfpredict.store import open_store
+
+    here, on_the_nodes = tmp_path / "center.db", tmp_path / "stale.db"
+    for path, names in ((here, ["relearn", "lulesh_thicket"]), (on_the_nodes, ["relearn"])):
+        store = open_store(f"sqlite:///{path}")
+        datasets.ingest(store, names)
+        store.dispose()
+    read_on_a_node = perfpredict_distributed._read_partition
+    monkeypatch.setattr(perfpredict_distributed, "_read_partition",
+                        lambda _url, pairs: read_on_a_node(f"sqlite:///{on_the_nodes}", pairs))
+    with (distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                   dashboard_address=None) as cluster,
+          distributed.Client(cluster) as client,
+          pytest.raises(BadInputError) as refused):
+        perfpredict_distributed.read_series(client, f"sqlite:///{here}")
+    assert str(refused.value).startswith(
+        f"the dask workers read 244 runs from the store at sqlite:///{here}, which holds "
+        "249 of them here: they see another store at that path")
+
+
 @pytest.mark.slow
 def test_workers_in_another_directory_read_a_relative_sqlite_store(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
