@@ -271,11 +271,7 @@ def test_a_server_that_never_answers_as_a_scheduler_is_bad_input_in_time(
         silent.listen()
         address = f"tcp://127.0.0.1:{silent.getsockname()[1]}"
         result = _in_time(lambda: cli("train", "--dask", address), 30)
-    assert result.exit_code == 2, result.output
-    assert result.output.strip().splitlines() == [
-        f"Error: --dask {address}: no dask scheduler answers there (nothing answered in "
-        "dask's protocol within 1 s); give its address as tcp://HOST:PORT (8786 by "
-        "default), or 'local' to start one on this machine"]
+    _refused_as_no_scheduler(result, address, "nothing answered in dask's protocol within 1 s")
 
 
 def test_a_server_that_speaks_first_is_no_scheduler_not_an_internal_error(
@@ -300,11 +296,17 @@ def test_a_server_that_speaks_first_is_no_scheduler_not_an_internal_error(
 
         threading.Thread(target=greet, daemon=True).start()
         result = _in_time(lambda: cli("train", "--dask", address), 30)
+    _refused_as_no_scheduler(result, address,
+                             "a server answered that does not speak dask's protocol")
+
+
+def _refused_as_no_scheduler(result, address: str, why: str) -> None:  # type: ignore[no-untyped-def]
+    """``train --dask address`` refused in one line, exit 2, saying why no scheduler."""
     assert result.exit_code == 2, result.output
     assert result.output.strip().splitlines() == [
-        f"Error: --dask {address}: no dask scheduler answers there (a server answered "
-        "that does not speak dask's protocol); give its address as tcp://HOST:PORT (8786 "
-        "by default), or 'local' to start one on this machine"]
+        f"Error: --dask {address}: no dask scheduler answers there ({why}); give its "
+        "address as tcp://HOST:PORT (8786 by default), or 'local' to start one on this "
+        "machine"]
 
 
 def test_dask_without_the_extras_dataframe_is_refused_before_any_work(
