@@ -1,33 +1,31 @@
 """The catalog in the store's ``systems`` table: seeding the shipped entries, listing,
-looking up, adding and exporting.
-
-Scalar facts live in columns (so SQL and the laws can use them directly); queues, sources,
-scheduler, aliases and notes live in the JSON ``details`` column. ``origin`` says where a
-row came from: ``catalog`` (shipped), ``ingest`` (a placeholder created when a log named an
-unknown system) or ``user`` (``systems add``).
+looking up, adding and exporting (the rows' shape and the rules of a lookup:
+:mod:`perfpredict.catalog.rows`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import delete, select, update
 from sqlalchemy.engine import Connection
 
 from perfpredict.catalog.entries import (
-    INGEST_SOURCE,
-    NUMERIC_FIELDS,
-    Queue,
     SystemSpec,
     load_toml_systems,
     many_to_toml,
     name_key,
     parse_toml,
-    queue_dict,
     to_toml,
+)
+from perfpredict.catalog.rows import (
+    entry_named,
+    follows_the_catalog,
+    row_to_spec,
+    spec_to_row,
+    with_shipped,
 )
 from perfpredict.errors import BadInputError, NotFoundError, given
 from perfpredict.names import close_names
@@ -35,49 +33,6 @@ from perfpredict.store import Store
 from perfpredict.store.dialect import insert_ignoring_duplicates
 from perfpredict.store.handle import takes_store
 from perfpredict.store.schema import systems
-
-_COLUMNS = [*NUMERIC_FIELDS, "allocation_unit"]
-
-
-def spec_to_row(spec: SystemSpec) -> dict[str, Any]:
-    """The ``systems`` row for ``spec``."""
-    row: dict[str, Any] = {"name": spec.name, "origin": spec.origin}
-    row.update({column: getattr(spec, column) for column in _COLUMNS})
-    row["details"] = {
-        "scheduler": spec.scheduler,
-        "queues": [queue_dict(q) for q in spec.queues],
-        "sources": dict(spec.sources),
-        "aliases": list(spec.aliases),
-        "notes": spec.notes,
-    }
-    return row
-
-
-def row_to_spec(row: Mapping[Any, Any]) -> SystemSpec:
-    """A stored row as a spec. Ingest placeholders carry their note under ``note`` and no
-    sources; their log-derived numbers are attributed to the ingest so that an export of
-    them stays re-addable."""
-    details = dict(row.get("details") or {})
-    origin = row.get("origin") or "catalog"
-    sources = dict(details.get("sources") or {})
-    if origin == "ingest":
-        for column in NUMERIC_FIELDS:
-            if row.get(column) is not None:
-                sources.setdefault(column, INGEST_SOURCE)
-    values: dict[str, Any] = {column: row.get(column) for column in _COLUMNS}
-    for column in ("nodes", "cores_per_node", "gpus_per_node", "time_granularity_s"):
-        if values[column] is not None:
-            values[column] = int(values[column])
-    return SystemSpec(
-        name=row["name"],
-        **values,
-        scheduler=details.get("scheduler"),
-        queues=tuple(Queue(**q) for q in details.get("queues") or []),
-        sources=sources,
-        aliases=tuple(details.get("aliases") or []),
-        notes=details.get("notes") or details.get("note"),
-        origin=origin,
-    )
 
 
 def _names(spec: SystemSpec) -> set[str]:
@@ -154,7 +109,7 @@ def seed_catalog(store: Store) -> list[str]:
         held = {spec.name: spec for spec in map(row_to_spec, conn.execute(
             select(systems).where(systems.c.name.in_([s.name for s in shipped]))).mappings())}
     absent = [s for s in shipped if s.name not in held]
-    stale = [s for s in shipped if s.name in held and _follows_the_catalog(held[s.name], s)]
+    stale = [s for s in shipped if s.name in held and follows_the_catalog(held[s.name], s)]
     if not absent and not stale:
         return []
     with store.engine.begin() as conn:
@@ -170,12 +125,6 @@ def seed_catalog(store: Store) -> list[str]:
     return [s.name for s in [*absent, *stale]]
 
 
-def _follows_the_catalog(held: SystemSpec, shipped: SystemSpec) -> bool:
-    """Whether the stored ``held`` is to be replaced by the ``shipped`` entry of its name:
-    an ingest placeholder, or an entry an earlier release shipped (never the user's)."""
-    return held.origin == "ingest" or (held.origin == "catalog" and held != shipped)
-
-
 @takes_store
 def list_systems(store: Store) -> list[SystemSpec]:
     """Every system in the store (the shipped catalog included), by name."""
@@ -183,12 +132,9 @@ def list_systems(store: Store) -> list[SystemSpec]:
 
     seed_catalog(store)
     with store.engine.connect() as conn:
-        by_name = {spec.name: spec for spec in map(row_to_spec,
-                                                    conn.execute(select(systems)).mappings())}
-    if store.read_only:  # what seeding would have written, kept in memory
-        for spec in bundled_systems():
-            if spec.name not in by_name or _follows_the_catalog(by_name[spec.name], spec):
-                by_name[spec.name] = spec
+        stored = list(map(row_to_spec, conn.execute(select(systems)).mappings()))
+    # a read-only store is not seeded: what seeding would have written, kept in memory
+    by_name = with_shipped(stored, bundled_systems() if store.read_only else ())
     return sorted(by_name.values(), key=lambda s: s.name.casefold())
 
 
@@ -200,10 +146,7 @@ def get_system(store: Store, name: str) -> SystemSpec | None:
     same machine (which holds only what a log told), an exact name before an alias."""
     if not isinstance(name, str):  # was "'int' object has no attribute 'casefold'"
         raise BadInputError(f"a system is named by text, not {name!r}")
-    candidates = [spec for spec in list_systems(store) if spec.known_as(name)]
-    if not candidates:
-        return None
-    return min(candidates, key=lambda spec: (spec.origin == "ingest", spec.name != name))
+    return entry_named(list_systems(store), name)
 
 
 @takes_store

@@ -6,7 +6,7 @@ law says so, plus the data-staging share the series measured."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
@@ -22,6 +22,12 @@ if TYPE_CHECKING:
     from perfpredict.laws.roofline import Roofline
     from perfpredict.model.series import Series
     from perfpredict.overhead.features import SeriesContext
+
+#: The catalog entry of a system by its name, None where there is none: the store's
+#: where it has one, else the shipped one (:meth:`LoadedPredictor.machine
+#: <perfpredict.estimate.estimates.LoadedPredictor.machine>`), called only where a
+#: volume is to be turned into time, so that an estimate without one reads no catalog.
+MachineLookup = Callable[[str], "SystemSpec | None"]
 
 
 class RecordedIO(NamedTuple):
@@ -66,18 +72,20 @@ def recorded_io(series: Series, ctx: SeriesContext) -> RecordedIO | None:
     return RecordedIO(2.0 ** log2_per_node, ctx.scale_max, series.weak)
 
 
-def roofline_for(series: Series, ctx: SeriesContext, query: Query) -> Roofline | None:
+def roofline_for(series: Series, ctx: SeriesContext, machine: MachineLookup,
+                 query: Query) -> Roofline | None:
     """The roofline law of the series for the volumes a query gives (I/O, network,
     flops, memory bytes: :data:`~perfpredict.laws.roofline_terms.VOLUMES`), with the
     I/O the series' runs recorded where the query gives none
     (:func:`recorded_io`, where :func:`_usable_recorded_io` finds it usable), and the
-    machine's numbers from the system catalog, not yet fitted; None where there is no
-    volume or the catalog cannot turn them into time (:func:`roofline_notes` says why)."""
+    machine's numbers from its catalog entry (``machine``), not yet fitted; None where
+    there is no volume or the catalog cannot turn them into time (:func:`roofline_notes`
+    says why)."""
     volumes: dict[str, float] = dict(query.roofline_volumes())
     recorded = None if query.io_bytes is not None else recorded_io(series, ctx)
     if not volumes and recorded is None:
         return None
-    spec = _roofline_machine(series, ctx)
+    spec = _roofline_machine(series, ctx, machine)
     if spec is None:
         return None
     if recorded is not None and _usable_recorded_io(recorded, spec, ctx):
@@ -98,19 +106,19 @@ def _usable_recorded_io(recorded: RecordedIO, spec: SystemSpec, ctx: SeriesConte
     return bool(io_s[0] <= ctx.medians_s[-1])
 
 
-def recorded_io_floor_s(series: Series, ctx: SeriesContext,
+def recorded_io_floor_s(series: Series, ctx: SeriesContext, machine: MachineLookup,
                         scale: FloatArray) -> FloatArray | None:
     """Seconds the file system needs at ``scale`` nodes for the I/O the series' runs
     recorded (:func:`recorded_io`), at the catalog's bandwidth; None where they recorded
     none or it is not usable (:func:`_usable_recorded_io`)."""
     recorded = recorded_io(series, ctx)
-    spec = None if recorded is None else _roofline_machine(series, ctx)
+    spec = None if recorded is None else _roofline_machine(series, ctx, machine)
     if recorded is None or spec is None or not _usable_recorded_io(recorded, spec, ctx):
         return None
     return _machine_roofline(spec, recorded.volumes()).io_s(scale)
 
 
-def recorded_io_exceeds_estimate(series: Series, ctx: SeriesContext,
+def recorded_io_exceeds_estimate(series: Series, ctx: SeriesContext, machine: MachineLookup,
                                  io_bytes_given: NDArray[np.bool_], scale: FloatArray,
                                  runtime_s: FloatArray) -> NDArray[np.bool_]:
     """Whether the I/O the runs recorded needs more time at ``scale`` nodes than the
@@ -120,7 +128,7 @@ def recorded_io_exceeds_estimate(series: Series, ctx: SeriesContext,
     The measured runs had the time for it (:func:`_usable_recorded_io`); an estimate
     below it, where the nodes shrink the rest of the run but not the file system's
     share, is optimistic."""
-    floor_s = recorded_io_floor_s(series, ctx, scale)
+    floor_s = recorded_io_floor_s(series, ctx, machine, scale)
     if floor_s is None:
         return np.zeros(len(scale), dtype=bool)
     return np.asarray(~io_bytes_given & (runtime_s < floor_s), dtype=bool)
@@ -159,8 +167,9 @@ def io_bytes_given(queries: list[Query]) -> NDArray[np.bool_]:
     return np.fromiter((query.io_bytes is not None for query in queries), bool, len(queries))
 
 
-def volumes_exceed_runs(series: Series, ctx: SeriesContext, volumes: dict[str, FloatArray],
-                         scale: FloatArray, runtime_s: FloatArray) -> NDArray[np.bool_]:
+def volumes_exceed_runs(series: Series, ctx: SeriesContext, machine: MachineLookup,
+                         volumes: dict[str, FloatArray], scale: FloatArray,
+                         runtime_s: FloatArray) -> NDArray[np.bool_]:
     """Whether the volumes each query gives (:func:`volume_arrays`) need more time than
     the series took: more than the estimate ``runtime_s`` at ``scale`` nodes (the
     roofline's floor, fitting nothing: :meth:`~perfpredict.laws.roofline.Roofline.floor_s`),
@@ -171,7 +180,7 @@ def volumes_exceed_runs(series: Series, ctx: SeriesContext, volumes: dict[str, F
     into time (:func:`roofline_notes` says why)."""
     if not any(values.any() for values in volumes.values()):
         return np.zeros(len(scale), dtype=bool)
-    spec = _roofline_machine(series, ctx)
+    spec = _roofline_machine(series, ctx, machine)
     if spec is None:
         return np.zeros(len(scale), dtype=bool)
     roofline = _machine_roofline(spec, volumes)
@@ -181,8 +190,9 @@ def volumes_exceed_runs(series: Series, ctx: SeriesContext, volumes: dict[str, F
     return unmet
 
 
-def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
-                   field_name: FieldName = option_name, io_given: bool = False) -> list[str]:
+def roofline_notes(series: Series, ctx: SeriesContext, machine: MachineLookup,
+                   given: tuple[str, ...], field_name: FieldName = option_name,
+                   io_given: bool = False) -> list[str]:
     """What an estimate whose query gives the volumes ``given`` says of its roofline law
     (:func:`roofline_for`): why there is none, or which of its terms the catalog turned
     into time and which fall back, and the I/O the runs recorded where the query gives
@@ -201,7 +211,7 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
     recorded = None if "io_bytes" in given or io_given else recorded_io(series, ctx)
     if not given and recorded is None:
         return []
-    spec = _roofline_machine(series, ctx)
+    spec = _roofline_machine(series, ctx, machine)
     if spec is None:
         if not given:
             return []
@@ -223,10 +233,25 @@ def roofline_notes(series: Series, ctx: SeriesContext, given: tuple[str, ...],
     from perfpredict.laws.roofline_terms import fallbacks_for, sources_for
 
     sources = sources_for(given, spec)
-    return ([f"roofline: {reason}"
-             for reason in fallbacks_for(given, spec, "the shipped catalog")] + notes
-            + ([f"roofline from {spec.name}'s catalog entry: {', '.join(sources)}"]
-               if sources else []))
+    where, entry = _entry_words(spec)
+    return ([f"roofline: {reason}" for reason in fallbacks_for(given, spec, where)] + notes
+            + ([f"roofline from {entry}: {', '.join(sources)}"] if sources else []))
+
+
+def _entry_words(spec: SystemSpec) -> tuple[str, str]:
+    """Where the roofline's machine numbers were read, as the subject of "has no ..."
+    and as "roofline from ...": the shipped catalog, or the store's entry a user gave
+    (``systems add``, over a shipped one of the name too) or ingest made, so that a note
+    never blames the shipped catalog for a number the user's entry lacks, nor credits it
+    with one the user gave."""
+    if spec.origin == "user":
+        return ("the store's entry added with 'systems add'",
+                f"{spec.name}'s entry added with 'systems add'")
+    if spec.origin == "ingest":  # holds what a log told: its node count at most
+        return ("the store's placeholder that ingest made from the logs (complete it with "
+                "'perfpredict systems add FILE.toml')",
+                f"{spec.name}'s placeholder that ingest made from the logs")
+    return "the shipped catalog", f"{spec.name}'s catalog entry"
 
 
 def breakdown_note(note: str) -> bool:
@@ -236,16 +261,15 @@ def breakdown_note(note: str) -> bool:
     return note.startswith("roofline")
 
 
-def _roofline_machine(series: Series, ctx: SeriesContext) -> SystemSpec | None:
-    """The catalog entry whose numbers turn the series' volumes into time, or None
-    (:func:`_why_no_machine` says why)."""
+def _roofline_machine(series: Series, ctx: SeriesContext,
+                      machine: MachineLookup) -> SystemSpec | None:
+    """The catalog entry whose numbers turn the series' volumes into time (``machine``'s
+    for the series' system), or None (:func:`_why_no_machine` says why)."""
     from perfpredict.laws.roofline import Roofline
 
     if ctx.scales.size < Roofline.min_scales or series.scale_unit != "nodes":
         return None
-    from perfpredict.catalog import bundled_system
-
-    return bundled_system(series.key.system)
+    return machine(series.key.system)
 
 
 def _why_no_machine(series: Series, ctx: SeriesContext, given_as: str) -> str | None:
@@ -259,18 +283,19 @@ def _why_no_machine(series: Series, ctx: SeriesContext, given_as: str) -> str | 
     if series.scale_unit != "nodes":
         return (f"the series is measured in ranks, not nodes, so {given_as} could not be "
                 "turned into time (the catalog's numbers are per node)")
-    return (f"{series.key.system} is not in the shipped catalog (the roofline reads no entry "
-            f"added with 'systems add'), so {given_as} could not be turned into time")
+    return (f"{series.key.system} is in neither the shipped catalog nor the store's, so "
+            f"{given_as} could not be turned into time (describe the machine with "
+            "'perfpredict systems add FILE.toml')")
 
 
-def roofline_breakdown(series: Series, ctx: SeriesContext, query: Query, scale: float,
-                       runtime_s: float) -> dict[str, float]:
+def roofline_breakdown(series: Series, ctx: SeriesContext, machine: MachineLookup,
+                       query: Query, scale: float, runtime_s: float) -> dict[str, float]:
     """Where the time goes by the roofline law when the query gives a volume or the
     runs recorded their I/O (:func:`roofline_for`): serial, the on-node roof and the
     time above it (or compute), communication, network volume and I/O; empty otherwise.
 
     The parts are scaled to the hybrid's prediction, which stays the estimate."""
-    roofline = roofline_for(series, ctx, query)
+    roofline = roofline_for(series, ctx, machine, query)
     if roofline is None:
         return {}
     roofline.fit(ctx.scales, ctx.medians_s)

@@ -22,6 +22,7 @@ from perfpredict.config import redact_url
 from perfpredict.counts import counted, is_number, plain, python_number
 from perfpredict.errors import BadInputError, NotFoundError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
+    MachineLookup,
     io_bytes_given,
     law_breakdown,
     recorded_io_exceeds_estimate,
@@ -58,6 +59,7 @@ from perfpredict.uncertainty.conformal import check_confidence
 from perfpredict.utc import utc_text
 
 if TYPE_CHECKING:
+    from perfpredict.catalog.entries import SystemSpec
     from perfpredict.estimate.explain import Explanation
     from perfpredict.estimate.untrained import StoreSeries
 
@@ -206,6 +208,7 @@ class LoadedPredictor:
         self._peers: dict[str, PeerCurves] = {}
         self._unseen_notes: dict[str, str | None] = {}
         self._store_series: dict[str, StoreSeries] = {}
+        self._machines: dict[str, SystemSpec | None] = {}
 
     def __repr__(self) -> str:
         # what a notebook shows of load_predictor(store): where the predictor came from,
@@ -344,17 +347,22 @@ class LoadedPredictor:
                                 f"got {query.nodes:g}")
         return self._estimates([query], confidence, explain)[0]
 
+    def machine(self, system: str) -> SystemSpec | None:
+        """The catalog entry of ``system`` whose numbers the roofline and the machine's
+        size read: the store's where it has one (``systems add``), else the shipped one,
+        which a new user's estimate of a known machine reads too
+        (:func:`perfpredict.catalog.lookup.system_entry`); None where neither has one.
+        Read once per system, and only by the estimates that need it."""
+        if system not in self._machines:
+            from perfpredict.catalog.lookup import system_entry
+
+            self._machines[system] = system_entry(self.db_url, system)
+        return self._machines[system]
+
     def machine_nodes(self, system: str) -> int | None:
-        """The node count the catalog gives ``system``: the store's (with the entries
-        users added), or without a store the shipped one, which a new user's estimate of
-        a known machine reads too; None where it gives none."""
-        if self.db_url is not None:
-            from perfpredict.store import reading
-
-            return reading.machine_nodes(self.db_url, system)
-        from perfpredict.catalog import bundled_system
-
-        spec = bundled_system(system)
+        """The node count the catalog gives ``system`` (:meth:`machine`); None where it
+        gives none."""
+        spec = self.machine(system)
         return int(spec.nodes) if spec is not None and spec.nodes else None
 
     def estimate_many(self, queries: Iterable[Query], confidence: float = 0.9,
@@ -377,8 +385,8 @@ class LoadedPredictor:
                                                 self.peers(series)) if explain else None)
             for k, i in enumerate(group.indices.tolist()):
                 row = {name: values[i] for name, values in columns.items()}
-                result = _make_estimate(queries[i], group.match, series, ctx, row,
-                                        confidence, list(notes[i]))
+                result = _make_estimate(queries[i], group.match, series, ctx, self.machine,
+                                        row, confidence, list(notes[i]))
                 if parts is not None:
                     from perfpredict.estimate.explain import explain as explain_one
 
@@ -441,7 +449,7 @@ class LoadedPredictor:
                                 self.predictor.apply_correction[kind_of(series)],
                                 None if group.match.fitted_now
                                 else self.unseen_runs_note(series.key.app),
-                                queries[group.indices[0]].field_name)
+                                queries[group.indices[0]].field_name, self.machine)
             system = series.key.system
             slots: dict[tuple[float, ...], int] = {}
             alike = np.fromiter((slots.setdefault(values, len(slots)) for values in
@@ -489,11 +497,11 @@ class LoadedPredictor:
                     ("noise_floor", pred.noise_floor), ("peer_series", pred.peer_series),
                     ("at_widest_error", pred.at_widest_error),
                     ("volumes_exceed_runs", volumes_exceed_runs(
-                        series, ctx, {name: values[group.indices]
+                        series, ctx, self.machine, {name: values[group.indices]
                                       for name, values in volumes.items()},
                         p, pred.runtime_s)),
                     ("recorded_io_exceeds_estimate", recorded_io_exceeds_estimate(
-                        series, ctx, io_given[group.indices], p, pred.runtime_s))):
+                        series, ctx, self.machine, io_given[group.indices], p, pred.runtime_s))):
                 columns[name][group.indices] = values
         return columns, groups, volumes
 
@@ -556,9 +564,10 @@ def _store_changed_note(app: str, trained_epoch_s: float, n_new: int, n_gone: in
 
 
 def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContext,
-                   row: dict[str, Any], confidence: float, notes: list[str]) -> Estimate:
+                   machine: MachineLookup, row: dict[str, Any], confidence: float,
+                   notes: list[str]) -> Estimate:
     """One query's estimate from its row of :meth:`LoadedPredictor.columns` and its notes
-    (:func:`estimate_notes`)."""
+    (:func:`estimate_notes`), its roofline's breakdown from ``machine``'s entry."""
     runtime_s, scale = float(row["predicted_runtime_s"]), float(row["scale"])
     law_name = str(row["law"])
     # The geometric mean has no parts of its own: its time is split in the proportions of
@@ -587,7 +596,7 @@ def _make_estimate(query: Query, match: Match, series: Series, ctx: SeriesContex
         beyond_calibration=bool(row["beyond_calibration"]),
         peer_series=int(row["peer_series"]),
         n_runs=match.entry.n_runs, measured_scales=[float(s) for s in ctx.scales],
-        breakdown_s=(roofline_breakdown(series, ctx, query, scale, runtime_s)
+        breakdown_s=(roofline_breakdown(series, ctx, machine, query, scale, runtime_s)
                      or law_breakdown(ctx.laws[parts_law].params(), parts_law, scale,
                                       runtime_s, match.entry.io_share)),
         notes=notes)
@@ -606,6 +615,8 @@ class SeriesNotes(NamedTuple):
     unseen_runs: str | None
     #: how the queries name their fields (:attr:`Query.field_name`)
     field_name: FieldName
+    #: the catalog entry of a system (:meth:`LoadedPredictor.machine`), for the roofline
+    machine: MachineLookup
 
 
 def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
@@ -671,7 +682,7 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                      f"{series.key.app}'s own where three or more have them)")
     volumes = tuple(volume for bit, volume in enumerate(VOLUMES)
                     if int(row["roofline_volumes"]) >> bit & 1)
-    notes.extend(roofline_notes(series, ctx, volumes, about.field_name,
+    notes.extend(roofline_notes(series, ctx, about.machine, volumes, about.field_name,
                                 bool(row["io_bytes_given"])))
     if row["volumes_exceed_runs"]:
         notes.append(f"the volumes given need more time on {series.key.system} than the "
@@ -680,7 +691,7 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                      "are not the measured runs'; check that they are the run's, all nodes "
                      "together, and the catalog's numbers ('perfpredict systems show "
                      f"{series.key.system}')")
-    floor_s = (recorded_io_floor_s(series, ctx, np.array([scale]))
+    floor_s = (recorded_io_floor_s(series, ctx, about.machine, np.array([scale]))
                if row["recorded_io_exceeds_estimate"] else None)
     if floor_s is not None:
         notes.append(f"the I/O the runs recorded needs {float(floor_s[0]):.3g} s at "

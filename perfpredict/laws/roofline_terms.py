@@ -49,8 +49,8 @@ def fallbacks_for(given: Collection[str], machine: object,
     attribute None or 0), and what holds instead: known from which volumes a workload
     gives and which numbers the machine has, not from their values or a fit, so an
     estimate says them without fitting the law. ``catalog`` names where ``machine``'s
-    numbers were read (an estimate's, the shipped catalog: not the store's entry a user
-    may have given the number in)."""
+    numbers were read (an estimate's: the shipped catalog, or the store's entry a user
+    gave with ``systems add``)."""
     if not given:
         return ["no workload volume (I/O, network, flops, memory bytes) for this series: "
                 "all its time is in the fitted serial, compute and communication terms"]

@@ -1,6 +1,6 @@
 """Reading a few rows of a store without SQLAlchemy where it is a SQLite file: an
 estimate must not pay SQLAlchemy's import time (about as long as numpy's) for the few
-SELECTs it makes (its predictor, one application's series, the machine's size)."""
+SELECTs it makes (its predictor, one application's series, the machine's catalog entry)."""
 
 from __future__ import annotations
 
@@ -43,13 +43,6 @@ def query_rows(db_url: str, sql: str, *params: Any) -> list[tuple[Any, ...]] | N
     with open_store(db_url, create=False) as store, store.engine.connect() as sa_conn:
         result = sa_conn.execute(text(sql), dict(zip(names, params, strict=True)))
         return [tuple(row) for row in result]
-
-
-def machine_nodes(db_url: str, system: str) -> int | None:
-    """The node count the store's catalog gives ``system``; None where it gives none,
-    or the store has no catalog yet."""
-    rows = query_rows(db_url, "SELECT nodes FROM systems WHERE name = ?", system)
-    return int(rows[0][0]) if rows and rows[0][0] else None
 
 
 def runs_by_batch_checksum(db_url: str, app: str,

@@ -842,23 +842,78 @@ def test_io_bytes_0_is_a_run_without_io_not_the_io_the_runs_recorded(  # type: i
     assert any("as the runs at 16 nodes recorded it" in n for n in recorded_row["notes"])
 
 
-def test_a_store_entrys_bandwidth_is_not_taken_for_the_shipped_catalogs(  # type: ignore[no-untyped-def]
+def test_a_store_entrys_bandwidth_is_the_rooflines(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
-    """The roofline reads the shipped catalog: an I/O volume on a machine whose shipped
-    entry has no file-system bandwidth says the shipped catalog lacks it, not "the
-    catalog", which read as a lie next to 'systems show' of an entry 'systems add' gave
-    one."""
+    """The roofline reads the store's entry of the machine, as 'systems show' and
+    'advise' do: a file-system bandwidth 'systems add' gave Frontier, whose shipped entry
+    has none, turns an I/O volume into time, and the note says whose number it is. The
+    roofline read the shipped catalog alone, and said it lacked the number."""
+    query = ("estimate", "--app", "Castro-wdmerger", "--system", "Frontier", "--nodes",
+             "1024", "--io-bytes", "1e12", "--format", "json")
+    shipped = json.loads(cli(*query).stdout)
+    assert ("roofline: the shipped catalog has no file-system bandwidth for this system: I/O "
+            "time is inside the fitted terms") in shipped["notes"]
+    assert "io_s" not in shipped["breakdown_s"]
     entry = cli("systems", "show", "Frontier", "--format", "toml").stdout
     entry = entry.replace("[sources]\n", "fs_bw_bytes_per_s = 1e13\n[sources]\n"
                           'fs_bw_bytes_per_s = "OLCF: Orion, 10 TB/s"\n', 1)
     (tmp_path / "frontier.toml").write_text(entry)
     assert cli("systems", "add", str(tmp_path / "frontier.toml")).exit_code == 0
-    assert "1e+13" in cli("systems", "show", "Frontier").stdout
-    result = cli("estimate", "--app", "Castro-wdmerger", "--system", "Frontier", "--nodes",
-                 "1024", "--io-bytes", "1e12", "--format", "json")
+    result = cli(*query)
     assert result.exit_code == 0, result.output
-    assert ("roofline: the shipped catalog has no file-system bandwidth for this system: I/O "
-            "time is inside the fitted terms") in json.loads(result.stdout)["notes"]
+    doc = json.loads(result.stdout)
+    assert doc["breakdown_s"]["io_s"] > 0
+    assert [n for n in doc["notes"] if n.startswith("roofline")] == [
+        "roofline from Frontier's entry added with 'systems add': I/O time from its "
+        "file-system bandwidth"]
+    assert not any("shipped catalog" in n for n in doc["notes"])
+
+
+def test_a_machine_systems_add_described_gets_a_roofline(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """A machine no shipped entry knows, described with 'systems add' (here under a name
+    of its own, with the logs' name as an alias), turns an I/O volume into time with
+    the file-system bandwidth its user gave, from the store's entry over ingest's
+    placeholder of the logs' name, with no retraining: the trained predictor carries no
+    catalog. Before, the estimate said the roofline reads no entry 'systems add' added."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"labcode,lab7,{n},{40 + 1000 / n + 2 * n.bit_length():.2f}\n"
+        for n in (1, 2, 4, 8, 16)))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+    query = ("estimate", "--app", "labcode", "--nodes", "32", "--io-bytes", "1e11",
+             "--format", "json")
+    unknown = json.loads(sqlite_cli(*query).stdout)
+    assert ("roofline: the store's placeholder that ingest made from the logs (complete it "
+            "with 'perfpredict systems add FILE.toml') has no file-system bandwidth for this "
+            "system: I/O time is inside the fitted terms") in unknown["notes"]
+    assert "io_s" not in unknown["breakdown_s"]
+
+    (tmp_path / "lab.toml").write_text(
+        '[[systems]]\nname = "Lab-Cluster-7"\naliases = ["lab7"]\nnodes = 64\n'
+        "fs_bw_bytes_per_s = 1e10\n[systems.sources]\nnodes = \"the lab's wiki\"\n"
+        'fs_bw_bytes_per_s = "IOR, 2026-11"\n')
+    assert sqlite_cli("systems", "add", str(tmp_path / "lab.toml")).exit_code == 0
+    doc = json.loads(sqlite_cli(*query).stdout)
+    assert [n for n in doc["notes"] if "roofline" in n] == [
+        "roofline from Lab-Cluster-7's entry added with 'systems add': I/O time from its "
+        "file-system bandwidth"]
+    parts = doc["breakdown_s"]
+    assert sum(parts.values()) == pytest.approx(doc["predicted_runtime_s"])
+    # 1e11 B at the entry's 1e10 B/s is 10 s, beside the runs' 40 s serial less what
+    # the fitted terms leave to the I/O term (about 32 s)
+    assert parts["io_s"] / parts["serial_s"] == pytest.approx(10 / 32, rel=0.3)
+    # the machine's size comes from the same entry
+    beyond = sqlite_cli("estimate", "--app", "labcode", "--nodes", "128")
+    assert "128 nodes are more than lab7 has (64 in the catalog)" in beyond.stdout
+    # a row of a batch reads it as the one query does
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes,io_bytes\nlabcode,32,1e11\n")
+    [row] = list(csv.DictReader(io.StringIO(
+        sqlite_cli("estimate", "--input", str(queries)).stdout)))
+    assert ("roofline from Lab-Cluster-7's entry added with 'systems add': I/O time from "
+            "its file-system bandwidth") in row["notes"]
 
 
 def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-def]

@@ -315,11 +315,12 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
     for kind in ("31 series match", "extrapolating 5.0 doublings beyond",
                  "doublings below the smallest", "other series of bert on this input",
                  "as wide as the widest error", "run-to-run noise",
-                 "no other series of LULESH 2.0.3", "not in the shipped catalog"):
+                 "no other series of LULESH 2.0.3", "in neither the shipped catalog"):
         assert kind in said
     assert expected[3] == []
-    catalog = ("dgxa100_ngc22.04_pytorch (NVIDIA) is not in the shipped catalog (the roofline "
-               "reads no entry added with 'systems add'), so {} could not be turned into time")
+    catalog = ("dgxa100_ngc22.04_pytorch (NVIDIA) is in neither the shipped catalog nor the "
+               "store's, so {} could not be turned into time (describe the machine with "
+               "'perfpredict systems add FILE.toml')")
     assert catalog.format("column 'io_bytes'") in expected[6]
     assert catalog.format("--io-bytes") in estimate(None, NOTED_QUERIES[6][1], 0.99).notes
     narrow = "(narrow with {} / {} / {})"
