@@ -325,6 +325,9 @@ class _FileIngest:
         self.met: Counter[int] = Counter()
         #: The file's lines, for rejects (:meth:`refused`): a stream's are its copy's.
         self.lines = LineLookup(read_from or path) if fmt in LINE_FORMATS else None
+        #: The most processes a record of this file ran on each system beyond what the
+        #: machine's catalog entry can hold (:meth:`check_ranks`).
+        self.beyond_machine: dict[str, int] = {}
 
     def canonical_system(self, name: str) -> str:
         """The system a run naming ``name`` is stored under (:meth:`SystemNames.canonical`),
@@ -420,6 +423,7 @@ class _FileIngest:
         system = self.system_of(record.system, record.line_no, record.app)
         if system is None:
             return
+        self.check_ranks(system, record.total_ranks)
         self.count_records(batch)
         key = self.natural_keys(batch, [system])[0]
         if not self.attach(system, key, record):
@@ -649,6 +653,26 @@ class _FileIngest:
                               .values(n_stored=ingest_batches.c.n_stored - 1))
             self.zone_offsets_s[-match.shift.named_s] += 1
 
+    def check_ranks(self, system: str, total_ranks: float | None) -> None:
+        """Note a record of more processes than ``system``'s machine has hardware threads
+        (:attr:`SystemNames.threads`): a Darshan log, which names no machine, read with
+        the ``--system`` of another (its hostname is not in it, and its mount points and
+        file-system types are nowhere in the catalog to be held against)."""
+        limit = self.system_names.threads.get(system)
+        if limit is not None and total_ranks is not None and total_ranks > limit:
+            self.beyond_machine[system] = max(int(total_ranks),
+                                              self.beyond_machine.get(system, 0))
+
+    def machine_warnings(self) -> list[str]:
+        """What :meth:`check_ranks` found, once per system: the records are stored (a
+        catalog entry may be wrong too), and the user told which to check."""
+        return [f"a record of this file ran {total_ranks:,} processes, more than "
+                f"{system} has hardware threads ({self.system_names.threads[system]:,}: "
+                f"its catalog entry's nodes x cores per node x {MAX_THREADS_PER_CORE}): it "
+                f"cannot have run on {system}; check that --system names the machine it "
+                f"ran on ('perfpredict systems show {system}')"
+                for system, total_ranks in self.beyond_machine.items()]
+
     def zone_warning(self) -> list[str]:
         """What :meth:`settle_zones` did, and how to read such a dump: the offsets of the
         wall-clock readings from the epoch times (or, where both were wall-clock, from
@@ -862,6 +886,19 @@ def _parsed_ahead(chunks: Iterable[Chunk], server: bool) -> Iterator[Iterator[Ch
         parser.join()
 
 
+#: The most hardware threads a core of any machine runs (POWER8 and POWER9's SMT8; x86
+#: and Arm cores run 1 to 4): a bound on what a job may run without oversubscribing
+#: every thread, generous enough that no real job of the machine passes it.
+MAX_THREADS_PER_CORE = 8
+
+
+def hardware_threads(nodes: int | None, cores_per_node: int | None) -> int | None:
+    """The most processes a job of a machine of ``nodes`` nodes of ``cores_per_node``
+    cores runs, at :data:`MAX_THREADS_PER_CORE` a core; None where the catalog lacks
+    either number."""
+    return nodes * cores_per_node * MAX_THREADS_PER_CORE if nodes and cores_per_node else None
+
+
 @dataclass(frozen=True)
 class SystemNames:
     """The store's systems by :func:`~perfpredict.catalog.name_key` (case, spaces and
@@ -871,16 +908,22 @@ class SystemNames:
 
     catalog: dict[str, str]
     placeholders: dict[str, str]
+    #: The hardware threads of each machine the catalog gives the size of
+    #: (:func:`hardware_threads`), which no job's processes outnumber.
+    threads: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, store: Store) -> SystemNames:
         from perfpredict.catalog import list_systems
 
         specs = list_systems(store)
-        return cls({name_key(alias): spec.name for spec in specs if spec.origin != "ingest"
+        described = [spec for spec in specs if spec.origin != "ingest"]
+        return cls({name_key(alias): spec.name for spec in described
                     for alias in (spec.name, *spec.aliases)},
                    {name_key(spec.name): spec.name for spec in specs
-                    if spec.origin == "ingest"})
+                    if spec.origin == "ingest"},
+                   {spec.name: threads for spec in described
+                    if (threads := hardware_threads(spec.nodes, spec.cores_per_node))})
 
     def canonical(self, name: str, stored: set[str]) -> str:
         """The system a run naming ``name`` is stored under: the catalog entry it names
@@ -1001,6 +1044,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             report.warnings.append(f"every record was rejected: {other}")
         state.store_overlaps()
         report.warnings += state.zone_warning()
+        report.warnings += state.machine_warnings()
         if report.n_stored:
             report.warnings += state.case_twin_warnings()
         if report.n_stored and row_keys.edited_from and stored_as is None:

@@ -260,3 +260,33 @@ def _log(nprocs: int, start: float | None, end: float | None) -> dict[str, objec
 def test_peak_ranks_counts_the_logs_running_at_once(
         logs: list[dict[str, object]], expected: int | None) -> None:
     assert peak_ranks(logs) == expected
+
+
+SKEW_APP = "skew_io__skew-app.darshan"  # 65,536 processes
+
+
+def test_a_log_of_more_processes_than_the_machine_has_threads_is_warned_of(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """A log names no machine (no hostname; its mount points and file-system types are
+    in no catalog entry), so ``--system`` says which: a log of more processes than that
+    machine has hardware threads (nodes x cores x 8, the most threads any core runs)
+    cannot be of it, and is stored with a warning saying so. A log that fits, or a
+    machine whose entry gives no cores per node, is stored without one."""
+    (tmp_path / "tiny.toml").write_text(
+        '[[systems]]\nname = "tiny"\nnodes = 4\ncores_per_node = 16\n'
+        '[systems.sources]\nnodes = "the lab wiki"\ncores_per_node = "the lab wiki"\n'
+        '[[systems]]\nname = "sizeless"\nnodes = 4\n[systems.sources]\nnodes = "wiki"\n')
+    assert cli("systems", "add", str(tmp_path / "tiny.toml")).exit_code == 0
+    result = cli("ingest", "darshan", str(log(SKEW_APP)), "--system", "tiny")
+    assert result.exit_code == 0, result.output
+    assert (f"Warning: {log(SKEW_APP)}: a record of this file ran 65,536 processes, more "
+            "than tiny has hardware threads (512: its catalog entry's nodes x cores per "
+            "node x 8): it cannot have run on tiny; check that --system names the machine "
+            "it ran on ('perfpredict systems show tiny')") in result.stderr
+    assert "1 stored" in result.stdout
+    fits = cli("ingest", "darshan", str(log(MPI_IO_TEST)), "--system", "tiny")
+    assert fits.exit_code == 0 and "Warning" not in fits.stderr, fits.output
+    # another file (four bytes appended, which libdarshan-util reads past)
+    (tmp_path / "copy.darshan").write_bytes(log(SKEW_APP).read_bytes() + b"\0\0\0\0")
+    unsized = cli("ingest", "darshan", str(tmp_path / "copy.darshan"), "--system", "sizeless")
+    assert unsized.exit_code == 0 and "Warning" not in unsized.stderr, unsized.output
