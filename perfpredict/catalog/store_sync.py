@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 from sqlalchemy.engine import Connection
 
 from perfpredict.catalog.entries import (
@@ -32,7 +32,7 @@ from perfpredict.names import close_names
 from perfpredict.store import Store
 from perfpredict.store.dialect import insert_ignoring_duplicates
 from perfpredict.store.handle import takes_store
-from perfpredict.store.schema import systems
+from perfpredict.store.schema import runs, systems
 
 
 def _names(spec: SystemSpec) -> set[str]:
@@ -47,7 +47,9 @@ def _check_clashes(conn: Connection, specs: list[SystemSpec],
     first from every lookup, and an alias two machines share found whichever came
     first. The same name replaces its entry; an ingest placeholder may be completed. Two
     entries of one file never share a name, the same name included: the later replaced
-    the earlier, and 'added 2 system(s): a1, a1' kept one."""
+    the earlier, and 'added 2 system(s): a1, a1' kept one. Nor does an entry take, under
+    another name, the name of a system ingest made that holds runs
+    (:func:`_refuse_splitting_runs`)."""
     from perfpredict.catalog import bundled_systems
 
     stored = [row_to_spec(row) for row in conn.execute(select(systems)).mappings()]
@@ -61,9 +63,31 @@ def _check_clashes(conn: Connection, specs: list[SystemSpec],
                 _refuse_shared_names(spec, other, "in the catalog", path,
                                      f"to change that machine, name it {other.name!r} "
                                      "exactly, else give this one names of its own")
+            elif other.name != spec.name and name_key(other.name) in _names(spec):
+                _refuse_splitting_runs(conn, spec, other.name, path)
         for other in specs[:i]:  # the same name too: the later entry replaced the earlier
             _refuse_shared_names(spec, other, "earlier in this file", path,
                                  "give each machine one entry, with names of its own")
+
+
+def _refuse_splitting_runs(conn: Connection, spec: SystemSpec, placeholder: str,
+                           path: str | Path | None) -> None:
+    """Refuse ``spec`` where it names, under another name, the system ``placeholder``
+    that ingest made for a log's name and that holds runs: ingest stores a run naming it
+    under the entry's name from then on, and the runs stored before stayed under the
+    log's, two systems of one machine, each with part of its curves ("lab7" at 1 and 2
+    nodes, "Lab-Cluster-7" at 4 and 8, from an entry "Lab-Cluster-7" with the alias
+    "lab7"). Completing the placeholder under its own name keeps them one system."""
+    n_runs = conn.execute(select(func.count()).select_from(runs)
+                          .where(runs.c.system == placeholder)).scalar_one()
+    if n_runs:
+        raise BadInputError(
+            f"system {spec.name!r} takes the name {placeholder!r}, which the store holds "
+            f"{n_runs} run(s) under (a system ingest made for a log's name): runs "
+            f"ingested from now on would be stored under {spec.name!r} and those stay "
+            f"under {placeholder!r}, one machine split in two; name the entry "
+            f"{placeholder!r} (with {spec.name!r} among its aliases) to complete that "
+            "system", path=path)
 
 
 def _refuse_shared_names(spec: SystemSpec, other: SystemSpec, where: str,

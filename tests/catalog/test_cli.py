@@ -177,3 +177,34 @@ def test_names_another_machine_has_are_refused(cli, tmp_path: Path, text: str,  
     same.write_text('name = "Frontier"\nnodes = 9000\n[sources]\nnodes = "ours"\n',
                     encoding="utf-8")
     assert cli("systems", "add", str(same)).exit_code == 0
+
+
+def test_a_placeholder_with_runs_is_completed_under_its_own_name(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """An entry taking, as an alias, the name of a system ingest made that holds runs
+    split the machine in two: later runs naming it went to the entry's name, the earlier
+    stayed under the log's, each with part of the curve. It is refused, naming the fix;
+    the entry under the placeholder's name completes it, and later runs naming the other
+    name join the earlier ones."""
+    first = tmp_path / "first.csv"
+    first.write_text("app,system,nodes,runtime_s\nc,lab7,1,100\nc,lab7,2,60\n")
+    assert cli("ingest", "csv", str(first)).exit_code == 0
+    entry = tmp_path / "lab.toml"
+    entry.write_text('name = "Lab-Cluster-7"\naliases = ["lab7"]\nnodes = 64\n'
+                     '[sources]\nnodes = "wiki"\n')
+    refused = cli("systems", "add", str(entry))
+    assert refused.exit_code == 2
+    assert refused.stderr.strip() == (
+        f"Error: {entry}: system 'Lab-Cluster-7' takes the name 'lab7', which the store "
+        "holds 2 run(s) under (a system ingest made for a log's name): runs ingested from "
+        "now on would be stored under 'Lab-Cluster-7' and those stay under 'lab7', one "
+        "machine split in two; name the entry 'lab7' (with 'Lab-Cluster-7' among its "
+        "aliases) to complete that system")
+    assert "Lab-Cluster-7" not in cli("systems", "list", "--format", "csv").stdout
+    entry.write_text('name = "lab7"\naliases = ["Lab-Cluster-7"]\nnodes = 64\n'
+                     '[sources]\nnodes = "wiki"\n')
+    assert cli("systems", "add", str(entry)).exit_code == 0
+    later = tmp_path / "later.csv"
+    later.write_text("app,system,nodes,runtime_s\nc,Lab-Cluster-7,4,40\n")
+    assert cli("ingest", "csv", str(later)).exit_code == 0
+    stored = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert {run["system"] for run in stored} == {"lab7"}

@@ -871,11 +871,11 @@ def test_a_store_entrys_bandwidth_is_the_rooflines(  # type: ignore[no-untyped-d
 
 def test_a_machine_systems_add_described_gets_a_roofline(  # type: ignore[no-untyped-def]
         sqlite_cli, tmp_path: Path) -> None:
-    """A machine no shipped entry knows, described with 'systems add' (here under a name
-    of its own, with the logs' name as an alias), turns an I/O volume into time with
-    the file-system bandwidth its user gave, from the store's entry over ingest's
-    placeholder of the logs' name, with no retraining: the trained predictor carries no
-    catalog. Before, the estimate said the roofline reads no entry 'systems add' added."""
+    """A machine no shipped entry knows, described with 'systems add' (completing the
+    placeholder ingest made for the logs' name), turns an I/O volume into time with the
+    file-system bandwidth its user gave, with no retraining: the trained predictor
+    carries no catalog. Before, the estimate said the roofline reads no entry 'systems
+    add' added."""
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,nodes,runtime_s\n" + "".join(
         f"labcode,lab7,{n},{40 + 1000 / n + 2 * n.bit_length():.2f}\n"
@@ -891,13 +891,13 @@ def test_a_machine_systems_add_described_gets_a_roofline(  # type: ignore[no-unt
     assert "io_s" not in unknown["breakdown_s"]
 
     (tmp_path / "lab.toml").write_text(
-        '[[systems]]\nname = "Lab-Cluster-7"\naliases = ["lab7"]\nnodes = 64\n'
+        '[[systems]]\nname = "lab7"\naliases = ["Lab-Cluster-7"]\nnodes = 64\n'
         "fs_bw_bytes_per_s = 1e10\n[systems.sources]\nnodes = \"the lab's wiki\"\n"
         'fs_bw_bytes_per_s = "IOR, 2026-11"\n')
     assert sqlite_cli("systems", "add", str(tmp_path / "lab.toml")).exit_code == 0
     doc = json.loads(sqlite_cli(*query).stdout)
     assert [n for n in doc["notes"] if "roofline" in n] == [
-        "roofline from Lab-Cluster-7's entry added with 'systems add': I/O time from its "
+        "roofline from lab7's entry added with 'systems add': I/O time from its "
         "file-system bandwidth"]
     parts = doc["breakdown_s"]
     assert sum(parts.values()) == pytest.approx(doc["predicted_runtime_s"])
@@ -912,8 +912,8 @@ def test_a_machine_systems_add_described_gets_a_roofline(  # type: ignore[no-unt
     queries.write_text("app,nodes,io_bytes\nlabcode,32,1e11\n")
     [row] = list(csv.DictReader(io.StringIO(
         sqlite_cli("estimate", "--input", str(queries)).stdout)))
-    assert ("roofline from Lab-Cluster-7's entry added with 'systems add': I/O time from "
-            "its file-system bandwidth") in row["notes"]
+    assert ("roofline from lab7's entry added with 'systems add': I/O time from its "
+            "file-system bandwidth") in row["notes"]
 
 
 def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-def]
