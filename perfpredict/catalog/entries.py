@@ -205,8 +205,10 @@ class _Reader:
         return number
 
     def string(self, key: str, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
+        if not isinstance(value, str):
             raise self.fail(key, f"expected a non-empty string, got {_shown(value)}; quote it")
+        if not value.strip():  # quoted already: "quote it" sent the user looking for quotes
+            raise self.fail(key, f"is {'empty' if not value else 'blank'}; give its text")
         if "\x00" in value:  # PostgreSQL's text refuses it: an internal error there
             raise self.fail(key, "holds a NUL character (\\u0000), which a store cannot "
                             "keep; remove it")

@@ -73,6 +73,10 @@ def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-
     # punctuation only: a log's system '?' was stored as this machine
     ('name = "mine"\naliases = ["--"]\n', ":2: key aliases[0]: '--' has no letter or digit"),
     ('name = "++"\n', ":1: key name: '++' has no letter or digit"),
+    # quoted already: "quote it" sent the user looking for missing quotes
+    ('name = "  "\n', ":1: key name: is blank; give its text"),
+    ('name = "X"\nnodes = 8\n[sources]\nnodes = ""\n',
+     ":4: key sources.nodes: is empty; give its text"),
 ])
 def test_add_bad_file_is_one_line_and_exit_2(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
                                              expected: str) -> None:

@@ -75,8 +75,7 @@ def test_a_spec_made_in_python_is_held_to_the_rules_of_a_toml_file(store) -> Non
     AttributeError. Each is refused as the file would be, and nothing is stored."""
     before = list_systems(store)
     for spec, reason in (
-            (SystemSpec(name="", nodes=-1), r"SystemSpec '': key name: expected a non-empty "
-                                            r"string, got str ''"),
+            (SystemSpec(name="", nodes=-1), r"SystemSpec '': key name: is empty; give its text$"),
             (SystemSpec(name="x", nodes=-1, sources={"nodes": "d"}),
              r"SystemSpec 'x': key nodes: -1 is below 1"),
             (SystemSpec(name="x", nodes=4), r"SystemSpec 'x': key nodes: has no source; add "
