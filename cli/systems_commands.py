@@ -78,7 +78,8 @@ def show(
 def add(
     ctx: typer.Context,
     path: Annotated[Path, typer.Argument(help="TOML file with one entry, or \\[\\[systems]] "
-                                         "blocks as 'systems export' writes them.")],
+                                         "blocks as 'systems export' writes them; - reads "
+                                         "standard input.")],
 ) -> None:
     """Add or replace systems from a TOML file (see docs/catalog.md for the fields)."""
     from perfpredict.catalog import add_systems_from_file

@@ -410,7 +410,22 @@ def parse_toml(text: str, path: str | Path, *, origin: str = "user") -> list[Sys
 
 
 def load_toml_systems(path: str | Path, *, origin: str = "user") -> list[SystemSpec]:
-    """Every entry in the TOML file at ``path``, validated."""
+    """Every entry in the TOML file at ``path``, validated; ``-`` reads standard input, as
+    ``ingest`` and ``estimate --input`` do (``perfpredict systems export | perfpredict
+    --db OTHER systems add -`` copies a catalog; it was "-: no such file")."""
+    from perfpredict.ingest._text.lines import STDIN_NAME, STDIN_PATH
+
+    if str(path) == STDIN_PATH:
+        if sys.stdin is None or sys.stdin.isatty():  # nothing piped in: it would wait
+            raise BadInputError("standard input is a terminal, not a pipe; pipe the TOML in "
+                                "(perfpredict systems export | perfpredict --db OTHER "
+                                "systems add -) or give a file", path=STDIN_NAME)
+        try:
+            text = sys.stdin.read().removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            raise BadInputError("cannot read it (UnicodeDecodeError); give UTF-8 TOML",
+                                path=STDIN_NAME) from exc
+        return parse_toml(text, STDIN_NAME, origin=origin)
     path = Path(path)
     try:  # an editor's "UTF-8 with BOM" too: the mark is no TOML, and nothing shows it
         text = path.read_text(encoding="utf-8-sig")

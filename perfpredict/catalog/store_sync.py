@@ -218,11 +218,13 @@ def add_system(store: Store, spec: SystemSpec) -> None:
 
 @takes_store
 def add_systems_from_file(store: Store, path: str | Path) -> list[SystemSpec]:
-    """Validate every entry in the TOML file first, then store them all in one
-    transaction (a file with one bad entry changes nothing)."""
+    """Validate every entry in the TOML file first (``-``: standard input), then store
+    them all in one transaction (a file with one bad entry changes nothing)."""
+    from perfpredict.ingest._text.lines import stream_name
+
     specs = load_toml_systems(path, origin="user")
-    with store.engine.begin() as conn:
-        _upsert(conn, specs, path)
+    with store.engine.begin() as conn:  # a clash names standard input as the reading did
+        _upsert(conn, specs, stream_name(Path(path)))
     return specs
 
 

@@ -212,3 +212,19 @@ def test_a_placeholder_with_runs_is_completed_under_its_own_name(cli, tmp_path: 
     assert cli("ingest", "csv", str(later)).exit_code == 0
     stored = json.loads(cli("runs", "export", "--format", "json").stdout)
     assert {run["system"] for run in stored} == {"lab7"}
+
+
+def test_add_reads_standard_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``systems export | perfpredict --db OTHER systems add -`` copies a catalog, as
+    ``-`` reads standard input for ``ingest`` and ``estimate --input``: it was "-: no such
+    file". A bad document names <stdin> and its line."""
+    entry = 'name = "piped"\nnodes = 4\n[sources]\nnodes = "wiki"\n'
+    result = cli("systems", "add", "-", input=entry)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "added 1 system(s): piped\n"
+    assert '"piped"' in cli("systems", "show", "piped", "--format", "toml").stdout
+    bad = cli("systems", "add", "-", input='name = "piped"\nnodes = -1\n')
+    assert bad.exit_code == 2
+    assert bad.stderr.startswith("Error: <stdin>:2: key nodes: -1 is below 1")
+    clash = cli("systems", "add", "-", input='name = "FRONTIER"\n')
+    assert clash.exit_code == 2 and clash.stderr.startswith("Error: <stdin>: system 'FRONTIER'")
