@@ -117,6 +117,30 @@ def test_estimate_reads_the_shipped_catalog_without_sqlalchemy(
     assert set(report["loaded"]).isdisjoint({*HEAVY, "sqlalchemy"})
 
 
+def test_estimate_reads_the_stores_catalog_entry_without_sqlalchemy(tmp_path: Path) -> None:
+    """A SQLite store's entry of the machine (here a file-system bandwidth 'systems add'
+    gave Frontier) is read through the standard library's sqlite3, as the predictor is:
+    the roofline reads it without the store's side of the catalog (SQLAlchemy)."""
+    from dataclasses import replace
+
+    from perfpredict.catalog import add_system, bundled_system
+    from perfpredict.store import open_store
+
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store = open_store(url)
+    frontier = bundled_system("Frontier")
+    assert frontier is not None
+    add_system(store, replace(frontier, fs_bw_bytes_per_s=1e13,
+                              sources={**frontier.sources, "fs_bw_bytes_per_s": "Orion"}))
+    store.dispose()
+    report = _report("--db", url, "estimate", "--app", "Castro-wdmerger", "--system",
+                     "Frontier", "--nodes", "1024", "--io-bytes", "1e12", "--format", "json",
+                     home=tmp_path)
+    assert report["exit"] == 0
+    assert "perfpredict.catalog.rows" in report["submodules"]  # the store's entry was read
+    assert set(report["loaded"]).isdisjoint({*HEAVY, "sqlalchemy"})
+
+
 def test_estimate_builds_only_its_own_command(tmp_path: Path) -> None:
     """Commands are built when invoked (``cli/app.py``): the other command modules, and
     the ingest parsers they name, stay unimported."""
