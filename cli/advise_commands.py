@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from perfpredict.cli.render import TableFormat
+from perfpredict.cli.render import TableFormat, TableFormatOption
 
 advise_app = typer.Typer(
     help="Advice from predictions: node counts, walltimes, allocation tables.",
@@ -230,8 +230,7 @@ def next_runs(
     target_nodes: Annotated[int | None, typer.Option(
         help="Scale whose prediction should tighten (default: what 'advise' recommends).")
     ] = None,
-    fmt: Annotated[TableFormat, typer.Option("--format", help="Output format.")
-                   ] = TableFormat.table,
+    fmt: TableFormatOption = TableFormat.table,
 ) -> None:
     """Benchmarks to run next that tighten the advised request most, within a budget.
 

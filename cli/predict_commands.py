@@ -11,6 +11,7 @@ import typer
 from perfpredict.cli.render import (
     SummaryFormat,
     TableFormat,
+    TableFormatOption,
     print_json,
     print_rows,
     stored_app_names,
@@ -65,7 +66,9 @@ NoBorrowBundled = Annotated[bool, typer.Option(
 def train(
     ctx: typer.Context,
     app: Annotated[list[str] | None, typer.Option("--app", help="Train only on these.")] = None,
-    fmt: Annotated[SummaryFormat, typer.Option("--format")] = SummaryFormat.text,
+    fmt: Annotated[SummaryFormat, typer.Option(
+        "--format", help="text: the summary for people; json: its figures as fields, "
+        "for a script.")] = SummaryFormat.text,
     dask: Annotated[str | None, typer.Option(
         "--dask", metavar="SCHEDULER",
         help="Train on dask.distributed: a scheduler address, or 'local' for a cluster "
@@ -224,7 +227,9 @@ def evaluate(
              "random draws) and pool the predictions: one seed's figure says something "
              "about the seed. At most 100: each repeat is a whole backtest.")] = 1,
     seed: Annotated[int, typer.Option(help="The first seed.")] = 0,
-    fmt: Annotated[ReportFormat, typer.Option("--format")] = ReportFormat.table,
+    fmt: Annotated[ReportFormat, typer.Option(
+        "--format", help="table: the verdicts, then every method; json, csv or "
+        "markdown: every method's row per group, for a script or a report.")] = ReportFormat.table,
 ) -> None:
     """Backtest the hybrid against each law, Extra-P and black-box XGBoost on the store."""
     from perfpredict.evaluate import evaluate as run_evaluation
@@ -268,7 +273,7 @@ datasets_app = typer.Typer(help="The real data sets shipped with perfpredict.",
 @datasets_app.command("list")
 def datasets_list(
     ctx: typer.Context,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+    fmt: TableFormatOption = TableFormat.table,
 ) -> None:
     """Name, description and file of each bundled data set, and whether the store holds
     it (an earlier release is replaced by 'datasets load')."""

@@ -6,7 +6,7 @@ import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -15,6 +15,12 @@ class TableFormat(str, Enum):
     table = "table"
     json = "json"
     csv = "csv"
+
+
+#: ``--format`` of a command that prints rows: what the option does is not said by its
+#: choices alone (which of them is for a script, and that the columns stay put).
+TableFormatOption = Annotated[TableFormat, typer.Option(
+    "--format", help="table for people; json or csv for scripts, with stable column names.")]
 
 
 class SummaryFormat(str, Enum):

@@ -10,6 +10,7 @@ import typer
 
 from perfpredict.cli.render import (
     TableFormat,
+    TableFormatOption,
     print_json,
     print_rows,
     stored_app_names,
@@ -42,7 +43,7 @@ def list_runs(
     app: AppOption = None,
     batch: BatchOption = None,
     limit: Annotated[int, typer.Option(min=0, help="At most this many runs.")] = 50,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+    fmt: TableFormatOption = TableFormat.table,
 ) -> None:
     """Show stored runs in the order they were stored (by id: the order ingested, not
     when the jobs ran)."""
@@ -58,7 +59,7 @@ def list_runs(
 @runs_app.command("stats")
 def stats(
     ctx: typer.Context,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+    fmt: TableFormatOption = TableFormat.table,
 ) -> None:
     """Counts of runs, applications, systems, ingest batches and rejects, per series."""
     from perfpredict.store.queries import run_stats
@@ -79,7 +80,7 @@ def list_rejects(
     file: Annotated[Path | None, typer.Option(
         "--file", help="Only the rejects of this ingested file.")] = None,
     limit: Annotated[int, typer.Option(min=0, help="At most this many rejects.")] = 50,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+    fmt: TableFormatOption = TableFormat.table,
 ) -> None:
     """Show the records ingest kept as rejects (--on-error skip): file, line and reason."""
     from perfpredict.store.queries import REJECT_COLUMNS, iter_rejects
@@ -93,7 +94,7 @@ def export(
     ctx: typer.Context,
     app: AppOption = None,
     batch: BatchOption = None,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.csv,
+    fmt: TableFormatOption = TableFormat.csv,
 ) -> None:
     """Write every stored job to stdout: CSV (ingestable with 'ingest csv'), JSON or a table."""
     from perfpredict.store.queries import export_runs
@@ -109,7 +110,7 @@ def export(
 @runs_app.command("batches")
 def batches(
     ctx: typer.Context,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+    fmt: TableFormatOption = TableFormat.table,
     deleted: Annotated[bool, typer.Option(
         "--deleted", help="The batches deleted from the store instead: what each held, "
         "when it was ingested and deleted, and by whom.")] = False,

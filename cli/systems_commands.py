@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from perfpredict.cli.render import TableFormat, print_json, print_rows
+from perfpredict.cli.render import TableFormat, TableFormatOption, print_json, print_rows
 
 systems_app = typer.Typer(
     help="The system catalog: node counts, per-node peaks and bandwidths, queue limits and "
@@ -37,7 +37,7 @@ class ShowFormat(str, Enum):
 @systems_app.command("list")
 def list_command(
     ctx: typer.Context,
-    fmt: Annotated[TableFormat, typer.Option("--format")] = TableFormat.table,
+    fmt: TableFormatOption = TableFormat.table,
 ) -> None:
     """Show every system, the store's and the shipped catalog's (json: whole entries)."""
     from perfpredict.catalog import list_systems
@@ -54,7 +54,9 @@ def list_command(
 def show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="System name or alias (case-insensitive).")],
-    fmt: Annotated[ShowFormat, typer.Option("--format")] = ShowFormat.table,
+    fmt: Annotated[ShowFormat, typer.Option(
+        "--format", help="table: each field with its source; json; toml: an entry "
+        "'systems add' reads back.")] = ShowFormat.table,
 ) -> None:
     """Show one system with its queues and the source of every number."""
     from perfpredict.catalog import require_system, to_toml
