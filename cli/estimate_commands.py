@@ -48,7 +48,7 @@ def estimate(
     confidence: Annotated[float, typer.Option(
         help="Interval confidence level, at most 0.9998 (the widest intervals).")] = 0.9,
     fmt: Annotated[TableFormat | None, typer.Option(
-        "--format", help="table, json or csv [default: table]; with --input, csv (the "
+        "--format", help="table, json or csv \\[default: table]; with --input, csv (the "
         "default there) or json.", show_default=False)] = None,
     explain: Annotated[bool, typer.Option(
         "--explain", help="Show how the estimate was made, step by step: each member "

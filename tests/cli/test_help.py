@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
@@ -74,6 +76,21 @@ def test_every_option_says_what_it_does() -> None:
             if (names := [p.opts[0] for p in command.params
                           if p.param_type_name == "option" and not p.help])}
     assert bare == {}
+
+
+def test_bracketed_help_text_survives_rich_markup() -> None:
+    """A terminal's --help renders help text as Rich markup, which takes '[word: ...]'
+    for a tag and drops it: estimate's --format said "table, json or csv ; with --input
+    ..." there, its '[default: table]' gone (the plain cli-reference.md still had it)."""
+    lost = {}
+    for path, command in _commands(get_command(app)):
+        shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "1000"}).stdout
+        said = (getattr(p, "help", None) or "" for p in command.params)
+        if gone := [bracketed for text in said
+                    for bracketed in re.findall(r"\[[^\]]*\]", text.replace("\\[", "["))
+                    if bracketed not in shown]:
+            lost[" ".join(path)] = gone
+    assert lost == {}
 
 
 def test_catalog_alias_in_a_log_is_stored_under_the_catalog_name(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
