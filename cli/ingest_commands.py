@@ -41,6 +41,7 @@ def ingest(
     ctx: typer.Context,
     fmt: Annotated[IngestFormat, typer.Argument(metavar="FORMAT", help=_FORMAT_HELP)],
     paths: Annotated[list[Path], typer.Argument(
+        metavar="PATH...",
         help="Files to ingest (gzip is read as is); - (standard input) or a pipe is copied "
         "to a temporary file first.")],
     system: Annotated[str | None, typer.Option(help="System name for records without one.")] = None,

@@ -286,7 +286,8 @@ def datasets_list(
 @datasets_app.command("load")
 def datasets_load(
     ctx: typer.Context,
-    names: Annotated[list[str] | None, typer.Argument(help="Data sets (default: all).")] = None,
+    names: Annotated[list[str] | None, typer.Argument(
+        metavar="[NAME]...", help="Data sets (default: all).")] = None,
 ) -> None:
     """Ingest bundled data sets into the store (idempotent). A data set corrected since
     the store loaded it replaces the runs of the earlier release."""

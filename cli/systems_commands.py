@@ -53,7 +53,8 @@ def list_command(
 @systems_app.command("show")
 def show(
     ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="System name or alias (case-insensitive).")],
+    name: Annotated[str, typer.Argument(
+        metavar="NAME", help="System name or alias (case-insensitive).")],
     fmt: Annotated[ShowFormat, typer.Option(
         "--format", help="table: each field with its source; json; toml: an entry "
         "'systems add' reads back.")] = ShowFormat.table,
@@ -79,9 +80,9 @@ def show(
 @systems_app.command("add")
 def add(
     ctx: typer.Context,
-    path: Annotated[Path, typer.Argument(help="TOML file with one entry, or \\[\\[systems]] "
-                                         "blocks as 'systems export' writes them; - reads "
-                                         "standard input.")],
+    path: Annotated[Path, typer.Argument(
+        metavar="FILE.toml", help="TOML file with one entry, or \[\[systems]] blocks as "
+        "'systems export' writes them; - reads standard input.")],
 ) -> None:
     """Add or replace systems from a TOML file (see docs/catalog.md for the fields)."""
     from perfpredict.catalog import add_systems_from_file

@@ -93,6 +93,17 @@ def test_bracketed_help_text_survives_rich_markup() -> None:
     assert lost == {}
 
 
+@pytest.mark.parametrize("path", PATHS, ids=[" ".join(p) or "root" for p in PATHS])
+def test_usage_names_arguments_as_the_docs_do(path: tuple[str, ...]) -> None:
+    """Typer names an argument by its parameter: 'ingest [OPTIONS] {FORMAT} {paths}...',
+    'systems add [OPTIONS] {path}', where the README, the user guide and the catalog's
+    page say PATH..., NAME and FILE.toml, and a missing one was "Missing argument
+    'paths'"."""
+    usage = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "200"}).stdout
+    line = next(line for line in usage.splitlines() if "Usage:" in line)
+    assert not re.search(r"[{\[][a-z]", line.split("[OPTIONS]")[-1]), line
+
+
 def test_catalog_alias_in_a_log_is_stored_under_the_catalog_name(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
     runs = tmp_path / "runs.csv"
     runs.write_text("app,system,nodes,runtime_s\nx,FRONTIER,2,10\n")
