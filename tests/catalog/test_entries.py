@@ -182,3 +182,41 @@ def test_a_queue_is_an_instance_of_its_class() -> None:
     queues = [queue for spec in bundled_systems() for queue in spec.queues]
     assert queues and all(isinstance(queue, Queue) for queue in queues)
     assert Queue(name="debug") is not Queue(name="debug")
+
+
+#: How docs/catalog.md's "unknown" column names each field an entry leaves out (any of
+#: the words; "bandwidths" covers the memory and network ones, "network" the latency).
+_UNKNOWN_WORDS = {
+    "nodes": ("nodes",), "cores_per_node": ("cores",), "gpus_per_node": ("gpus",),
+    "peak_flops_per_node": ("peak",),
+    "mem_bw_bytes_per_s_per_node": ("memory bandwidth", "bandwidths"),
+    "node_memory_bytes": ("node memory",),
+    "net_injection_bw_bytes_per_s": ("network", "bandwidths"),
+    "net_latency_s": ("latency", "network"), "fs_bw_bytes_per_s": ("file system",),
+    "charge_factor": ("charge",), "time_granularity_s": ("time granularity",),
+    "scheduler": ("scheduler",), "queues": ("queues",),
+}
+
+
+def _documented_unknowns() -> dict[str, str]:
+    """Each shipped system's "unknown" cell in docs/catalog.md, by the system's name."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "catalog.md").read_text()
+    table = page.split("## Shipped systems", 1)[1]
+    rows = [line.split("|")[1:-1] for line in table.splitlines() if line.startswith("| ")]
+    header = [cell.strip() for cell in rows[0]]
+    return {cells[0].split(" (")[0].strip(): cells[header.index("unknown")].strip().lower()
+            for cells in rows[1:]}
+
+
+@pytest.mark.parametrize("spec", bundled_systems(), ids=lambda s: s.name)
+def test_the_catalog_page_names_every_field_a_shipped_entry_leaves_out(spec: SystemSpec) -> None:
+    """El Capitan's row did not say its time granularity is unknown, nor Eos's and
+    Selene's their scheduler and time granularity, nor opal's and Lichtenberg's their
+    queues, though Aurora's, Polaris's and Fugaku's did: a reader took them for known."""
+    said = _documented_unknowns()[spec.name]
+    left_out = [field for field in _UNKNOWN_WORDS
+                if getattr(spec, field) is None or getattr(spec, field) in ("", (), [])]
+    if said.startswith("every number"):  # opal, Lichtenberg ("every number but ...")
+        left_out = [field for field in left_out if field not in NUMERIC_FIELDS]
+    assert [field for field in left_out
+            if not any(word in said for word in _UNKNOWN_WORDS[field])] == []
