@@ -34,11 +34,11 @@ What it prints, and the output to expect:
        4190008  frank  gromacs       4  1-00:00:00  0-15:00:00  1-00:00:00  0.027
 
    Requests shrink 1.6-7x at a 5% kill risk. At 1% most advice is the request: the store's
-   calibration window holds 132 recent jobs, and ``(kills + 1) / (n + 1) <= 0.01`` then
+   calibration window holds 133 recent jobs, and ``(kills + 1) / (n + 1) <= 0.01`` then
    allows no kill at all, which only the requests meet. Advice never exceeds the user's
    own request (unless ``--allow-above-request``). ``kill_probability`` is calibrated: the
    model's raw probability mapped to the share of such choices killed among the recent
-   jobs (see docs/walltime.md); on 132 jobs it takes few distinct values.
+   jobs (see docs/walltime.md); on 133 jobs it takes few distinct values.
 """
 
 from __future__ import annotations

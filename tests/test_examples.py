@@ -70,3 +70,20 @@ def test_example_01_quotes_its_extrapolated_estimate_as_printed(tmp_path: Path) 
     header = " ".join(script.read_text(encoding="utf-8").split("What it prints")[1].split())
     assert line.removeprefix("  64 nodes: ") in header
     assert f"overhead coefficient {law.rsplit(' ', 1)[1]}" in header
+
+
+@pytest.mark.slow  # fits the walltime advisor on the example's 530 jobs
+def test_example_02_quotes_the_calibration_window_it_runs_on(sqlite_cli) -> None:  # type: ignore[no-untyped-def]
+    """The header of 02 explains its 1% advice by the size of the window of recent jobs
+    that calibrates it; it said 132 where the example's store holds 133 (the refusal of
+    a rarer --kill-risk, and docs/walltime.md, say 133)."""
+    data = ROOT / "examples" / "data"
+    assert sqlite_cli("ingest", "sacct", str(data / "synthetic_sacct.psv")).exit_code == 0
+    refused = sqlite_cli("advise", "walltime", "--input", str(data / "pending_jobs.csv"),
+                         "--kill-risk", "0.001")
+    assert refused.exit_code == 2
+    n_jobs = refused.stderr.split(" recent jobs that calibrate")[0].rsplit(" ", 1)[1]
+    header = " ".join((ROOT / "examples" / "02_sacct_walltime.py").read_text(
+        encoding="utf-8").split("What it prints")[1].split())
+    assert f"window holds {n_jobs} recent jobs" in header
+    assert f"on {n_jobs} jobs it takes" in header
