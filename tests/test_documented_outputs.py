@@ -159,3 +159,22 @@ def test_the_own_application_walk_through_prints_as_quoted(  # type: ignore[no-u
             printed += (result.stdout + result.stderr).splitlines()
     quoted = [line for line in lines[commands[0]:] if not line.startswith("$ ")]
     assert [line for line in quoted if line not in printed] == []
+
+
+def test_the_user_guide_quotes_systems_list_at_the_width_it_names(sqlite_url: str) -> None:
+    """The guide's ``systems list`` block is one table of eight columns, as 100 columns
+    print it; in an 80-column terminal its last two columns come in a second table, and
+    the page did not say at what width its block was printed."""
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+    from perfpredict.store import open_store
+
+    open_store(sqlite_url).dispose()
+    page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    assert "as printed 100 columns wide" in _words(page)
+    _, quoted = _quoted_block(page, "$ perfpredict systems list")
+    result = CliRunner().invoke(app, ["--db", sqlite_url, "systems", "list"],
+                                env={"COLUMNS": "100"})
+    shown = [line for line in quoted if line.strip() != "..."]
+    assert result.stdout.splitlines()[:len(shown)] == shown
