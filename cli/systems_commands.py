@@ -81,7 +81,7 @@ def show(
 def add(
     ctx: typer.Context,
     path: Annotated[Path, typer.Argument(
-        metavar="FILE.toml", help="TOML file with one entry, or \[\[systems]] blocks as "
+        metavar="FILE.toml", help="TOML file with one entry, or \\[\\[systems]] blocks as "
         "'systems export' writes them; - reads standard input.")],
 ) -> None:
     """Add or replace systems from a TOML file (see docs/catalog.md for the fields)."""
