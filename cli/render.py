@@ -146,6 +146,10 @@ def print_rows(rows: Iterable[Mapping[str, Any]], fmt: str,
 
         write_csv(sys.stdout, columns, rows)
     elif columns:  # a table of no columns (no rows, none named) shows nothing
+        cells = [[_cell(r.get(c)) for c in columns] for r in rows]
+        if not cells:  # said as psql says it: empty boxes said nothing, split in two
+            typer.echo(f"{title}: (0 rows)" if title else "(0 rows)")
+            return
         from rich.console import Console
         from rich.table import Table
 
@@ -153,7 +157,6 @@ def print_rows(rows: Iterable[Mapping[str, Any]], fmt: str,
         # read as rich markup lost its "[hostname]", and ":rocket:" became an emoji
         console = Console(markup=False, emoji=False)
         labels = [c.replace("_", " ") for c in columns]
-        cells = [[_cell(r.get(c)) for c in columns] for r in rows]
         widths = [_needed_width(label, [row[i] for row in cells], console.width)
                   for i, label in enumerate(labels)]
         n_keys = _key_columns(cells, widths, console.width)

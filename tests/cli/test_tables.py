@@ -53,6 +53,14 @@ def test_runs_list_and_systems_list_are_whole_at_80_columns(cli, db_url: str, ru
     assert "Frontier node-hours" in systems
 
 
+def test_an_empty_table_says_it_has_no_rows(sqlite_cli) -> None:  # type: ignore[no-untyped-def]
+    """A new store's lists: one line, as psql says it, not empty boxes split in two at
+    80 columns."""
+    for args in (("runs", "list"), ("runs", "rejects"), ("runs", "batches")):
+        result = sqlite_cli(*args)
+        assert result.exit_code == 0 and result.stdout == "(0 rows)\n", args
+
+
 def test_runs_list_says_when_it_shows_the_first_runs_only(cli, runs_csv: Path) -> None:  # type: ignore[no-untyped-def]
     assert cli("ingest", "csv", str(runs_csv)).exit_code == 0
     cut = cli("runs", "list", "--limit", "2")
