@@ -66,6 +66,7 @@ from perfpredict.advise.run_classes import (
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose, node_count
 from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_kill_risk
+from perfpredict.catalog import outgrown_note
 from perfpredict.counts import check_count, is_number, plain, python_number
 from perfpredict.errors import BadInputError, given
 from perfpredict.store.handle import takes_store
@@ -551,14 +552,17 @@ def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
     """The largest node count to sweep, and a note when the user's ``--max-nodes`` was
     cut to the machine: a proposal asking for more nodes than the machine has is
     refused, however the runtime scales. A catalog count below a measured run is out of
-    date (the machine grew) and bounds nothing."""
+    date (the machine grew) and bounds nothing, as a note says (:func:`outgrown_note`)."""
     machine = _machine_nodes(spec, measured_nodes)
+    outgrown = (outgrown_note(spec.name, int(spec.nodes), max(measured_nodes))
+                if spec is not None and spec.nodes else None)
+    notes = [outgrown] if outgrown else []
     if max_nodes is None:
-        return machine or int(SWEEP_BEYOND_MEASURED * max(measured_nodes)), []
+        return machine or int(SWEEP_BEYOND_MEASURED * max(measured_nodes)), notes
     if machine is not None and spec is not None and max_nodes > machine:
         return machine, [f"--max-nodes {max_nodes} is more than the {machine} nodes "
                          f"{spec.name} has (the catalog): the sweep stops at {machine}"]
-    return max_nodes, []
+    return max_nodes, notes
 
 
 def _machine_nodes(spec: SystemSpec | None, measured_nodes: list[float]) -> int | None:

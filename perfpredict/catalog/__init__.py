@@ -55,7 +55,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "Queue", "SystemSpec", "add_system", "add_systems_from_file", "bundled_system",
     "bundled_systems", "charge", "export_systems", "get_system", "list_systems", "load_toml",
-    "load_toml_systems", "name_key",
+    "load_toml_systems", "name_key", "outgrown_note",
     "parse_toml", "queue_for", "require_system", "seed_catalog", "to_toml",
 ]
 
@@ -95,6 +95,19 @@ def bundled_system(name: str) -> SystemSpec | None:
     key = name_key(name)
     return next((spec for file_name, text, keyed in _shipped_files() if key in keyed
                  for spec in _file_entries(file_name, text) if spec.known_as(name)), None)
+
+
+def outgrown_note(name: str, machine_nodes: int, measured_nodes: float) -> str | None:
+    """What an estimate and advice say where the catalog gives ``name`` fewer nodes
+    (``machine_nodes``) than a stored run measured (``measured_nodes``): the entry is
+    out of date (the machine grew, or the entry describes a partition) and bounds no node
+    count. None where it does not. Said the same by both: ``estimate`` called a scale
+    beyond the runs more than the machine has where ``advise`` swept past it unsaid."""
+    if machine_nodes >= measured_nodes:
+        return None
+    return (f"{name} has {machine_nodes:,} nodes in the catalog, fewer than the "
+            f"{measured_nodes:g} a stored run measured: the entry is out of date and bounds "
+            "no node count ('perfpredict systems add' corrects it)")
 
 
 def queue_for(spec: SystemSpec, nodes: int, queue_name: str | None = None) -> Queue | None:

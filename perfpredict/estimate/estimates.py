@@ -701,7 +701,14 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
     if about.unseen_runs is not None:
         notes.append(about.unseen_runs)
     # no run measured a scale the machine does not have: only beyond them can it
-    if beyond and machine_nodes is not None and row["nodes"] > machine_nodes:
+    outgrown = None
+    if beyond and machine_nodes is not None and series.scale_unit == "nodes":
+        from perfpredict.catalog import outgrown_note  # read only where a size is known
+
+        outgrown = outgrown_note(series.key.system, machine_nodes, ctx.scale_max)
+    if outgrown:  # the rule advice sweeps by: the entry bounds nothing
+        notes.append(outgrown)
+    elif beyond and machine_nodes is not None and row["nodes"] > machine_nodes:
         # plain, not :g: a query file's 1e6 (or 1000000) nodes read "1e+06 nodes"
         notes.append(f"{plain(row['nodes'])} nodes are more than {series.key.system} has "
                      f"({machine_nodes:,} in the catalog): no job runs at this scale there")

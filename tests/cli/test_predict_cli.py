@@ -916,6 +916,30 @@ def test_a_machine_systems_add_described_gets_a_roofline(  # type: ignore[no-unt
             "file-system bandwidth") in row["notes"]
 
 
+def test_an_entry_smaller_than_a_measured_run_is_said_out_of_date(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """A catalog entry of fewer nodes than the runs measured is out of date: advice
+    swept past it unsaid, while an estimate beyond the runs called the scale more than the
+    machine has. Both say the same now, and neither bounds a node count by it."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"labcode,lab7,{n},{40 + 1000 / n:.2f}\n" for n in (1, 2, 4, 8, 16)))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+    (tmp_path / "lab.toml").write_text(
+        '[[systems]]\nname = "lab7"\nnodes = 8\n[systems.sources]\nnodes = "wiki, 2019"\n')
+    assert sqlite_cli("systems", "add", str(tmp_path / "lab.toml")).exit_code == 0
+    said = ("lab7 has 8 nodes in the catalog, fewer than the 16 a stored run measured: the "
+            "entry is out of date and bounds no node count ('perfpredict systems add' "
+            "corrects it)")
+    estimate = sqlite_cli("estimate", "--app", "labcode", "--nodes", "32")
+    assert estimate.exit_code == 0 and said in estimate.stdout
+    assert "more than lab7 has" not in estimate.stdout
+    advice = sqlite_cli("advise", "--app", "labcode", "--format", "json")
+    assert advice.exit_code == 0, advice.output
+    assert said in json.loads(advice.stdout)["warnings"]
+
+
 def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-def]
         sqlite_cli, tmp_path: Path) -> None:
     """Runs that recorded their I/O (a Darshan log, accounting's disk counters, here an
