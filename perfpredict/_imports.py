@@ -9,7 +9,9 @@ an actionable message instead of a traceback.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable, Iterable
 from types import ModuleType
+from typing import Any
 
 from perfpredict.errors import MissingDependencyError
 
@@ -23,3 +25,12 @@ def require(module: str, extra: str) -> ModuleType:
             f"this feature needs the '{module}' package ({exc}); "
             f"install it with: pip install 'perfpredict[{extra}]'"
         ) from exc
+
+
+def listing(namespace: dict[str, Any], lazy_names: Iterable[str]) -> Callable[[], list[str]]:
+    """A package's ``__dir__`` (PEP 562) when it loads names on first use: its own names
+    and ``lazy_names`` (its ``__all__``). Without it, ``dir()`` of the package, which a
+    notebook's tab completion lists, showed ``importlib`` and ``TYPE_CHECKING`` and none
+    of ``estimate``, ``Query`` or ``open_store``. ``namespace`` is the package's
+    ``globals()``, read at each call: a submodule imported since is listed too."""
+    return lambda: sorted({*namespace, *lazy_names})

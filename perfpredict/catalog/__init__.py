@@ -14,6 +14,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfpredict._imports import listing
 from perfpredict.names import name_key
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ __all__ = [
     "load_toml_systems", "name_key", "outgrown_note",
     "parse_toml", "queue_for", "require_system", "seed_catalog", "to_toml",
 ]
+__dir__ = listing(globals(), __all__)
 
 
 #: The shipped entries, a TOML file per machine, beside this module (as the bundled data

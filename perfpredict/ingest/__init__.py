@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from perfpredict._imports import listing
+
 _LAZY = {
     "BatchReport": "perfpredict.store.writer",
     "ingest_file": "perfpredict.ingest.pipeline",
@@ -26,3 +28,6 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(name)
+
+
+__dir__ = listing(globals(), __all__)

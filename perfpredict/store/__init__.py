@@ -11,6 +11,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from perfpredict._imports import listing
+
 if TYPE_CHECKING:
     from perfpredict.store.database import open_store
     from perfpredict.store.handle import StoreLike
@@ -25,3 +27,6 @@ def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__dir__ = listing(globals(), __all__)
