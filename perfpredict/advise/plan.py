@@ -254,6 +254,16 @@ class Plan:
     basis: str
     warnings: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # what a notebook shows of advise_plan(...): the advice, where the dataclass's
+        # repr spelled out every candidate, measured point and run class (9,000
+        # characters for one series); as_dict() and candidate_rows() hold them all
+        rec = self.recommended
+        return (f"Plan(series={self.series!r}, recommended_nodes={rec.nodes}, "
+                f"predicted_runtime_s={rec.predicted_runtime_s:.4g}, "
+                f"walltime_s={self.walltime_s:g}, node_hours_p90={self.node_hours_p90:.4g}, "
+                f"rule={self.rule!r}, n_candidates={len(self.candidates)})")
+
     @property
     def resource_classes(self) -> list[RunClassPlan]:
         """The rows of the requested-resources table (see the class docstring)."""

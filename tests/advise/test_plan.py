@@ -645,3 +645,16 @@ def test_a_kill_risk_rarer_than_the_intervals_resolve_is_refused(advise_cli,
         f"Error: --kill-risk {float(kill_risk):g} is rarer than the predictor's intervals "
         "resolve (their widest, 99.98%, leaves 0.0001 above it); ask for 0.0001 or more")
     assert advise_cli("advise", *BERT, "--kill-risk", "0.0001").exit_code == 0
+
+
+def test_a_plan_shows_its_advice_in_a_notebook_not_every_field(trained_store) -> None:
+    """``advise_plan(...)`` as a notebook cell's value: the dataclass's repr spelled out
+    every candidate and measured point, thousands of characters before the answer."""
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, min_efficiency=0.7))
+    shown = repr(plan)
+    assert len(shown) < 400
+    assert shown.startswith(f"Plan(series={plan.series!r}, "
+                            f"recommended_nodes={plan.recommended.nodes}, ")
+    assert f"walltime_s={plan.walltime_s:g}" in shown
+    assert "rule='min_efficiency 0.7'" in shown
+    assert f"n_candidates={len(plan.candidates)})" in shown
