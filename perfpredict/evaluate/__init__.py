@@ -306,8 +306,19 @@ def evaluate(store: Store, split: str = "extrapolate", group_by: str | None = No
              protocol: str = "store-cut", leave_out: str | None = None,
              with_bundled: bool = False, random_state: int = 0,
              borrow_bundled: bool = True) -> list[dict[str, Any]]:
-    """Backtest the store's runs; see the module docstring. ``group_by`` None: as
-    :func:`grouping` says."""
+    """Backtest the store's runs (the splits, protocols and pools: the module docstring)
+    and return the evaluate table, one dict per group and method
+    (:func:`~perfpredict.evaluate.metrics.summarise`; ``pandas.DataFrame(rows)`` makes
+    it a frame). Each dict holds ``group`` ("all" pools every group; ``group_by`` None:
+    as :func:`grouping` says), ``method`` ("hybrid", each law alone, "extrap",
+    "blackbox_xgboost"), ``n_series`` and ``n_runs`` tested, the errors in percent of
+    the measured runtime (``mape_pct``, ``median_ape_pct``, ``trimmed_mape_pct``, and
+    the signed median ``bias_pct``, above 0 where the method predicts too long),
+    ``within_10pct_series`` (a share, 0-1), and for the methods with intervals (at
+    ``confidence``, else None) the share of runs inside them, ``coverage``, with its
+    bootstrap 95% interval (``coverage_ci_low``, ``coverage_ci_high``), the percent of
+    runs below and above (``below_pct``, ``above_pct``) and ``median_rel_width``, the
+    interval's width over the prediction (:mod:`perfpredict.evaluate.metrics`)."""
     from perfpredict.store.queries import runs_frame
 
     group_by = grouping(group_by, leave_out)

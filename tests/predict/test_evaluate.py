@@ -575,3 +575,12 @@ def test_leave_out_with_the_time_split_is_bad_input(cli, timed_runs_csv, tmp_pat
         "whole store, nothing submitted after it seen by anything, so no group can be "
         "trained on in full; drop --leave-out, or leave out with a scale split "
         "(extrapolate, fewshot, random)\n")
+
+
+def test_help_of_evaluate_names_every_figure_of_its_rows() -> None:
+    """``help(evaluate)`` in a notebook said "see the module docstring" and nothing of
+    what it returns: each row's keys are named there, with their units."""
+    doc = evaluate.__doc__ or ""
+    assert "pandas.DataFrame" in doc
+    for key in _row(_outcomes({"a": [True, False], "b": [True]})):
+        assert f"``{key}``" in doc, key
