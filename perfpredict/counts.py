@@ -76,10 +76,16 @@ def shown(value: object) -> str:
 def check_count(option: str, value: object, *, least: int = 1, most: int = MAX_COUNT) -> None:
     """Refuse ``value`` unless it is a whole number from ``least`` to ``most``, naming
     the ``option`` the user typed it with (a node count refused as "nodes" deep in a sweep
-    of --max-nodes said nothing the user had typed)."""
+    of --max-nodes said nothing the user had typed). A float of a whole value, such as a
+    library caller takes from a frame's column, is refused as the float it is: "got
+    256" read as if 256 itself were refused."""
     if not (is_number(value, whole=True) and least <= value <= most):  # type: ignore[operator]
+        got = shown(value)
+        if is_number(value) and least <= value <= most and float(value).is_integer():  # type: ignore[arg-type,operator]
+            whole = float(value)  # type: ignore[arg-type]
+            got = f"{whole!r}, a float; give it as an int, {int(whole)}"
         raise BadInputError(f"{option} must be a whole number from {least} to {most}, got "
-                            f"{shown(value)}")
+                            f"{got}")
 
 
 def counted(n: int, noun: str) -> str:

@@ -134,6 +134,23 @@ def test_library_requests_of_the_wrong_type_are_bad_input() -> None:
             PlanRequest(app="bert", **fields).validate()  # type: ignore[arg-type]
 
 
+def test_a_count_given_as_a_whole_float_is_refused_as_the_float_it_is() -> None:
+    """``max_nodes=256.0`` (a frame's column holds floats) was refused as "got 256",
+    which reads as if 256 itself were out of range."""
+    from perfpredict.advise.plan import PlanRequest
+
+    for fields, said in (({"max_nodes": 256.0}, "--max-nodes must be a whole number from 1 "
+                                                "to 2147483647, got 256.0, a float; give it "
+                                                "as an int, 256"),
+                         ({"runs": np.float64(3)}, "--runs must be a whole number from 1 to "
+                                                   "1000000, got 3.0, a float; give it as an "
+                                                   "int, 3"),
+                         ({"max_nodes": 0.0}, "--max-nodes must be a whole number from 1 to "
+                                              "2147483647, got 0$")):
+        with pytest.raises(BadInputError, match=said):
+            PlanRequest(app="bert", **fields).validate()  # type: ignore[arg-type]
+
+
 def test_an_estimate_of_a_numpy_node_count_writes_as_json() -> None:
     import json
 
