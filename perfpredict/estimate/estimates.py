@@ -95,10 +95,17 @@ def query_list(queries: Iterable[Query]) -> list[Query]:
     them, once to make their answers): a generator, ``estimate_many(Query(...) for n in
     nodes)`` as a notebook writes a sweep, or a tuple is taken as it comes. One Query, or
     anything else that holds no queries, is refused saying what to pass, where it was a
-    TypeError from deep inside ("object of type 'Query' has no len()")."""
+    TypeError from deep inside ("object of type 'Query' has no len()"); so is a
+    DataFrame of queries, saying how to make its rows queries."""
     if isinstance(queries, Query):
         raise BadInputError("expected queries, as a list of Query, not one Query; pass "
                             "[query], or call estimate(query) for one")
+    if hasattr(queries, "to_dict") and hasattr(queries, "columns"):
+        # a DataFrame of queries, a notebook's likeliest, iterates as its column names:
+        # "expected a Query ..., not a str"
+        raise BadInputError("expected queries, as a list of Query, not a "
+                            f"{type(queries).__name__}; make one Query per row, its empty cells "
+                            "left out: [Query(**row.dropna()) for _, row in frame.iterrows()]")
     if isinstance(queries, (str, bytes, dict)) or not isinstance(queries, Iterable):
         raise BadInputError(f"expected queries, as a list of Query ([{QUERY_EXAMPLE}, "
                             f"...]), not a {type(queries).__name__}")

@@ -392,6 +392,26 @@ def test_estimate_many_takes_any_iterable_of_queries_and_refuses_one_query() -> 
         predictor.estimate_many("bert")  # type: ignore[arg-type]
 
 
+def test_a_frame_of_queries_is_refused_saying_how_to_make_its_rows_queries() -> None:
+    """A DataFrame of queries iterates as its column names: refused as "not a str",
+    which said nothing of the frame given. The recipe the message gives answers its
+    rows, an empty cell (NaN) left out."""
+    import pandas as pd
+
+    predictor = load_predictor(None)
+    frame = pd.DataFrame({"app": ["bert", "bert"], "nodes": [16, 32],
+                          "system": [BERT["system"], None]})
+    for ask in (predictor.estimate_many, predictor.columns):
+        with pytest.raises(BadInputError, match=r"^expected queries, as a list of Query, "
+                           r"not a DataFrame; make one Query per row, its empty cells left "
+                           r"out: \[Query\(\*\*row\.dropna\(\)\) for _, row in "
+                           r"frame\.iterrows\(\)\]$"):
+            ask(frame)  # type: ignore[arg-type]
+    answers = predictor.estimate_many([Query(**row.dropna()) for _, row in frame.iterrows()])
+    assert [e.nodes for e in answers] == [16, 32]
+    assert answers[0].system == BERT["system"]
+
+
 @pytest.mark.parametrize("runtime_s", [-5.0, 0, float("nan"), "600", None])
 def test_exceedance_of_a_runtime_that_is_no_runtime_is_bad_input(runtime_s: object) -> None:
     """A negative runtime or NaN was an IndexError from inside the interval model, and
