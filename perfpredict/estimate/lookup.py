@@ -51,6 +51,19 @@ def column_name(field: str) -> str:
     return f"column {field!r}"
 
 
+#: What to do with a text field that holds a missing value: a frame's empty cell is NaN
+#: (pandas' NA in a text column), which ``Query(**row)`` of the frame's row hands in.
+MISSING_FIX = (", a missing value (a frame's empty cell): give None to leave it out, as "
+               "Query(**row.dropna()) does")
+
+
+def missing(value: object) -> bool:
+    """Whether ``value`` is a missing value as pandas and numpy write one (NaN, pandas'
+    NA, NaT), told without importing pandas."""
+    return (type(value).__name__ in ("NAType", "NaTType")  # whose == is no bool
+            or (is_number(value) and value != value))
+
+
 @dataclass
 class Query:
     """What a user asks: an application at a node count, optionally narrowed down."""
@@ -83,7 +96,8 @@ class Query:
         for part in ("app", "system", "problem_size", "variant"):
             value = getattr(self, part)
             if value is not None and not isinstance(value, str):
-                raise BadInputError(f"{name(part)} must be text, got {value!r}")
+                raise BadInputError(f"{name(part)} must be text, got {value!r}"
+                                    f"{MISSING_FIX if missing(value) else ''}")
         if not self.app:
             raise BadInputError(f"{name('app')} is empty; give the application's name")
         if self.nodes is None:

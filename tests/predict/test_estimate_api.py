@@ -392,6 +392,22 @@ def test_estimate_many_takes_any_iterable_of_queries_and_refuses_one_query() -> 
         predictor.estimate_many("bert")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("empty", ["nan", "pd.NA"])
+def test_a_text_field_of_a_frames_empty_cell_says_to_leave_it_out(empty: str) -> None:
+    """``Query(**row)`` of a frame's row with no system is ``system=nan`` (pandas' NA
+    in a text column): "--system must be text, got nan" did not say it was read as a
+    missing value, nor how to leave it out."""
+    import pandas as pd
+
+    value = float("nan") if empty == "nan" else pd.NA
+    with pytest.raises(BadInputError, match=r"^--system must be text, got (nan|<NA>), a "
+                       r"missing value \(a frame's empty cell\): give None to leave it "
+                       r"out, as Query\(\*\*row\.dropna\(\)\) does$"):
+        estimate(None, Query(app="bert", system=value, nodes=16))
+    with pytest.raises(BadInputError, match=r"^--system must be text, got 5$"):
+        estimate(None, Query(app="bert", system=5, nodes=16))  # type: ignore[arg-type]
+
+
 def test_a_frame_of_queries_is_refused_saying_how_to_make_its_rows_queries() -> None:
     """A DataFrame of queries iterates as its column names: refused as "not a str",
     which said nothing of the frame given. The recipe the message gives answers its
