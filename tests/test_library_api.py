@@ -32,3 +32,19 @@ def test_dir_of_a_lazy_package_lists_its_public_names(name: str) -> None:
     assert listed == sorted(listed)
     for public in package.__all__:
         assert getattr(package, public) is not None
+
+
+def test_the_user_guides_frame_of_estimates_runs_as_quoted() -> None:
+    """The user guide's "As pandas frames" block, run as it stands on the bundled
+    predictor (``store = None``): how to get many estimates as a DataFrame, which the
+    guide had not said, from a frame of queries with an empty cell."""
+    page = (REPO / "docs" / "user-guide.md").read_text(encoding="utf-8")
+    section = page.split("### As pandas frames", 1)[1]
+    block = section.split("```python\n", 1)[1].split("```", 1)[0]
+    namespace: dict[str, object] = {"store": None}
+    exec(block, namespace)  # noqa: S102 - the documented code itself
+    frame = namespace["frame"]
+    assert list(frame["nodes"]) == [16, 64, 256]  # type: ignore[index]
+    assert (frame["lower_runtime_s"] < frame["predicted_runtime_s"]).all()  # type: ignore[index]
+    for call in ("candidate_rows()", "records()", "as_dict()"):
+        assert call in section.split("\n## ", 1)[0]
