@@ -1,11 +1,14 @@
-"""The library as a notebook meets it: what ``dir()`` and tab completion list."""
+"""The library as a notebook meets it: what help(), dir() and tab completion show, and
+the user guide's Python as it runs."""
 
 from __future__ import annotations
 
 import importlib
+import re
 
 import pytest
 
+import perfpredict
 from tests.conftest import REPO
 
 #: The packages that load their names on first use (PEP 562 ``__getattr__``), found in
@@ -48,3 +51,20 @@ def test_the_user_guides_frame_of_estimates_runs_as_quoted() -> None:
     assert (frame["lower_runtime_s"] < frame["predicted_runtime_s"]).all()  # type: ignore[index]
     for call in ("candidate_rows()", "records()", "as_dict()"):
         assert call in section.split("\n## ", 1)[0]
+
+
+def test_help_of_the_package_names_the_calls_where_they_are() -> None:
+    """``help(perfpredict)`` said one sentence and ``dir(perfpredict)`` listed nothing,
+    so a notebook had to find the calls in the docs: the docstring maps each command to
+    the call that does it, each name resolving where it says."""
+    doc = perfpredict.__doc__ or ""
+    named = re.findall(r"``(perfpredict(?:\.\w+)+)\(", doc)
+    assert len(named) >= 9
+    for dotted in named:
+        module, _, name = dotted.rpartition(".")
+        if name == "estimate_many":  # a method of what load_predictor returns
+            continue
+        assert callable(getattr(importlib.import_module(module), name)), dotted
+    for command in ("ingest", "train", "estimate", "advise", "evaluate"):
+        assert f"``perfpredict {command}``" in doc
+
