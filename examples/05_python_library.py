@@ -17,7 +17,9 @@ What it prints, and the output to expect:
    nodes, three doublings beyond its largest measured scale (512 nodes): about 106 s,
    with a 90% interval of about 17-960 s (a planning figure, not a walltime), and the
    notes an estimate carries ("4 series match; using the best measured one",
-   "extrapolating 3.0 doublings beyond the largest measured scale (512 nodes)").
+   "extrapolating 3.0 doublings beyond the largest measured scale (512 nodes)"); then
+   the sweep from 512 to 4,096 nodes in one call (``load_predictor(url).estimate_many``)
+   as a pandas DataFrame, one row per node count.
 4. ``advise_plan``: the node count to ask for under a 70% efficiency floor (64 nodes,
    about 570 s), its walltime (780 s) and node-hours, and why.
 5. ``evaluate``: the store-cut backtest of that application, the hybrid against the best
@@ -32,9 +34,11 @@ import os
 import tempfile
 from pathlib import Path
 
+import pandas as pd
+
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.errors import BadInputError
-from perfpredict.estimate import Query, estimate
+from perfpredict.estimate import Query, estimate, load_predictor
 from perfpredict.evaluate import evaluate
 from perfpredict.ingest import ingest_file
 from perfpredict.store import open_store
@@ -66,6 +70,11 @@ def main() -> None:
                   f"(90% interval {est.lower_runtime_s:.0f}-{est.upper_runtime_s:.0f} s)")
             for note in est.notes:
                 print(f"   note: {note}")
+            sweep = load_predictor(url).estimate_many(
+                Query(nodes=n, **WDMERGER) for n in (512, 1024, 2048, 4096))
+            frame = pd.DataFrame([e.as_dict() for e in sweep])
+            print(frame[["nodes", "predicted_runtime_s", "lower_runtime_s", "upper_runtime_s",
+                         "efficiency"]].round(2).to_string(index=False))
 
             plan = advise_plan(store, PlanRequest(min_efficiency=0.7, **WDMERGER))
             chosen = plan.recommended
