@@ -88,6 +88,19 @@ def test_advice_is_capped_positive_and_explained(store, kth_parts) -> None:  # t
                 s["expected_runtime_over_walltime"] == r["expected_runtime_over_walltime"])
 
 
+def test_a_walltime_advice_shows_its_summary_in_a_notebook_not_every_row(  # type: ignore[no-untyped-def]
+        store, kth_parts) -> None:
+    """``advise_walltime(...)`` as a notebook cell's value wrote every job's row (a
+    center's file of 10,000 jobs, megabytes of text); its rows are a frame's rows."""
+    import pandas as pd
+
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    advice = advise_walltime(store, str(advised), input_format="swf")
+    assert repr(advice) == f"WalltimeAdvice(n_rows={N_ADVISED}, summary={advice.summary!r})"
+    assert len(pd.DataFrame(advice.rows)) == N_ADVISED
+
+
 def test_saved_advisor_round_trips_through_json(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
     history, advised = kth_parts
     ingest_file(store, "swf", history)

@@ -370,6 +370,21 @@ def test_a_batch_validates_each_query_once(tmp_path: Path, monkeypatch: pytest.M
         read_queries(queries)  # the library's reader validates what it hands out
 
 
+def test_a_batch_of_estimates_shows_its_size_in_a_notebook_not_every_row(
+        tmp_path: Path) -> None:
+    """``estimate_batch(...)`` as a notebook cell's value wrote every row, query and
+    note: 1.6 MB of text for 1,000 queries."""
+    import pandas as pd
+
+    from perfpredict.estimate import estimate_batch
+
+    queries = tmp_path / "queries.csv"
+    queries.write_text("app,nodes\n" + "".join(f"bert,{n}\n" for n in range(1, 201)))
+    batch = estimate_batch(None, queries)
+    assert repr(batch) == f"BatchEstimates(n_rows=200, columns={batch.columns!r})"
+    assert list(pd.DataFrame(batch.records())["nodes"]) == list(range(1, 201))
+
+
 def test_estimate_many_takes_any_iterable_of_queries_and_refuses_one_query() -> None:
     """A sweep written as a generator, the way a notebook writes one, and a tuple are
     answered as the list is; one Query, or a string, was a TypeError from inside

@@ -180,6 +180,12 @@ class WalltimeAdvice:
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
 
+    def __repr__(self) -> str:
+        # what a notebook shows of advise_walltime(...): the summary, where the
+        # dataclass's repr wrote every job's row too (a center's file of 10,000 jobs,
+        # megabytes); pandas.DataFrame(advice.rows) is the table of them
+        return f"WalltimeAdvice(n_rows={len(self.rows)}, summary={self.summary!r})"
+
 
 def summarize(rows: list[dict[str, Any]], kill_risk: float,
               n_without_submit_time: int = 0,
