@@ -385,7 +385,12 @@ def catalog_entry(store: Store, *names: str | None) -> SystemSpec | None:
 @takes_store
 def advise_plan(store: Store, request: PlanRequest) -> Plan:
     """Sweep node counts, choose one by the objective under the efficiency floor, and work
-    out its walltime and node-hours; see the module docstring."""
+    out its walltime and node-hours (the steps: the module docstring). ``store`` open,
+    or its URL or path; ``request`` a :class:`PlanRequest`. The :class:`Plan` returned
+    holds the ``recommended`` candidate (its ``nodes``, ``predicted_runtime_s`` and
+    interval, ``efficiency``), the ``walltime_s`` to request, ``node_hours_p50`` and
+    ``node_hours_p90`` for all ``runs``, the ``reason`` for the choice, and every
+    node count considered (``candidate_rows()``: one dict each)."""
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.breakdown import breakdown_note
     from perfpredict.estimate.lookup import scale_per_node as scale_per_node_of

@@ -750,8 +750,11 @@ def load_predictor(db_url: StoreLike | None) -> LoadedPredictor:
 
 def estimate(db_url: StoreLike | None, query: Query, confidence: float = 0.9,
              explain: bool = False) -> Estimate:
-    """One estimate from the predictor :func:`load_predictor` finds for ``db_url``; see
-    :class:`Estimate` for what it holds (``explain``: with its
-    :attr:`~Estimate.explanation`, the steps it was made in, which multiply out to it).
-    For many, load the predictor once and call its ``estimate``."""
+    """One estimate from the predictor :func:`load_predictor` finds for ``db_url`` (a
+    store open, its URL or a SQLite file's path; None: the bundled predictor) for
+    ``query`` (:class:`Query`), its interval holding the runtime with probability
+    ``confidence`` (0.9: a 90% interval); see :class:`Estimate` for what it holds,
+    runtimes in seconds (``explain``: with its :attr:`~Estimate.explanation`, the steps
+    it was made in, which multiply out to it). For many, load the predictor once and
+    call its ``estimate_many``."""
     return load_predictor(db_url).estimate(query, confidence, explain)

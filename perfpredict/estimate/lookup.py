@@ -66,7 +66,20 @@ def missing(value: object) -> bool:
 
 @dataclass
 class Query:
-    """What a user asks: an application at a node count, optionally narrowed down."""
+    """What a user asks: an application at a node count, optionally narrowed down.
+
+    ``app`` (the application's name, as stored or bundled) at ``nodes`` (a whole number
+    of nodes), narrowed where several series match by ``system``, ``problem_size`` and
+    ``variant`` (the exact label, else part of it), and by the layout,
+    ``ranks_per_node`` and ``threads_per_rank``. The run's volumes, all nodes
+    together, turn into time through the system's catalog entry (the roofline law):
+    ``io_bytes`` read and written, ``net_bytes`` sent over the network, ``flops``
+    (FP64 operations) and ``mem_bytes`` moved to and from memory. None leaves a field
+    out; a frame's empty cell (NaN) is refused, saying so.
+
+    >>> Query(app="bert", nodes=64, system="dgxa100")  # doctest: +ELLIPSIS
+    Query(app='bert', nodes=64, system='dgxa100', ...)
+    """
 
     app: str
     nodes: float
