@@ -264,3 +264,6 @@ class IngestOptions:
         if self.system is not None and not isinstance(self.system, str):
             raise BadInputError(f"system must be a machine's name, as text, not "
                                 f"{self.system!r}")
+        if not isinstance(self.timezone, str):  # a TypeError from inside zoneinfo
+            raise BadInputError(f"timezone must be an IANA zone's name, as text ('UTC', "
+                                f"'Europe/Berlin'), not {self.timezone!r}")

@@ -244,6 +244,18 @@ def test_a_library_callers_kill_risk_of_another_type(store, kth_parts) -> None: 
     assert {(row["kill_risk"], row["time_min_kill_risk"]) for row in rows} == {(0.25, 0.4)}
 
 
+def test_a_library_callers_system_or_timezone_of_another_type(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
+    """The options the jobs are read with are checked as ingest checks them: a system
+    of 5 was ignored, and a time zone of 5 a TypeError from inside zoneinfo."""
+    history, advised = kth_parts
+    ingest_file(store, "swf", history)
+    with pytest.raises(BadInputError, match=r"^system must be a machine's name, as text, "
+                       r"not 5$"):
+        advise_walltime(store, advised, system=5)  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=r"^timezone must be an IANA zone's name"):
+        advise_walltime(store, advised, timezone=5)  # type: ignore[arg-type]
+
+
 def test_a_frame_of_jobs_is_refused_saying_to_write_it_to_a_file(store, kth_parts) -> None:  # type: ignore[no-untyped-def]
     """A notebook's DataFrame of jobs was a TypeError ("expected str, bytes or
     os.PathLike object, not DataFrame")."""

@@ -208,6 +208,11 @@ def test_ingest_options_that_no_option_could_be_are_refused(tmp_path: Path,
         with pytest.raises(BadInputError, match=r"^system must be a machine's name, as text, "
                            r"not 5$"):
             ingest_file(store, "csv", timed_runs_csv, IngestOptions(system=5))  # type: ignore[arg-type]
+        # a TypeError from inside zoneinfo where the format reads local times (sacct),
+        # and ignored where it does not
+        with pytest.raises(BadInputError, match=r"^timezone must be an IANA zone's name, as "
+                           r"text \('UTC', 'Europe/Berlin'\), not 5$"):
+            ingest_file(store, "csv", timed_runs_csv, IngestOptions(timezone=5))  # type: ignore[arg-type]
         assert run_stats(store)["n_runs"] == 0
         assert ingest_file(store, "csv", timed_runs_csv,
                            IngestOptions(on_error="skip")).n_stored == 60

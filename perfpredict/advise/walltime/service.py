@@ -144,10 +144,12 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
 
     input_format = input_format or sniff_format(path, INPUT_FORMATS)
     parse = get_parser(input_format)
+    options = IngestOptions(system=system, require_runtime=False, timezone=timezone,
+                            swf_allow_extra_fields=swf_allow_extra_fields,
+                            read_as=input_format_option)
+    options.validate()  # as ingest does: system=5 was ignored, timezone=5 a TypeError
     rows: list[dict[str, Any]] = []
-    for item in parse(path, IngestOptions(
-            system=system, require_runtime=False, timezone=timezone,
-            swf_allow_extra_fields=swf_allow_extra_fields, read_as=input_format_option)):
+    for item in parse(path, options):
         if isinstance(item, BadRecord):
             other = None if rows else other_format_fix(path, input_format, item.reason,
                                                         input_format_option)
