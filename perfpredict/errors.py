@@ -8,6 +8,7 @@ train on). Messages are sentences that say what is wrong and what to do next.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TypeVar
 
@@ -96,3 +97,14 @@ def given(value: object, kind: type[T], example: str) -> T:
     article = "an" if kind.__name__[:1] in "AEIOU" else "a"
     raise BadInputError(f"expected {article} {kind.__name__}, as {example}, not a "
                         f"{type(value).__name__}{how}")
+
+
+def named_path(value: object, what: str) -> str | os.PathLike[str]:
+    """``value`` when it names a file as a library caller may (a text or a Path); anything
+    else is refused naming ``what`` it was to name, where it was a TypeError from inside
+    pathlib ("expected str, bytes or os.PathLike object, not int")."""
+    if isinstance(value, str | os.PathLike):
+        return value
+    kind = type(value).__name__
+    article = "an" if kind[:1].lower() in "aeiou" else "a"
+    raise BadInputError(f"{what} is named by its path, a text or a Path, not {article} {kind}")

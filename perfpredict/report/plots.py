@@ -22,7 +22,7 @@ from perfpredict.advise.plan import ranks_per_node_text
 from perfpredict.advise.selection import floor_percent, node_count
 from perfpredict.counts import plain
 from perfpredict.durations import format_seconds
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, named_path
 from perfpredict.report.csv_rows import write_csv_cells
 from perfpredict.report.tables import confidence_percent
 
@@ -135,7 +135,7 @@ def check_plot_path(path: str | Path) -> Path:
     numbers go beside it under the same name with .csv, a file the user did not name:
     one there that is not an earlier plot's (``--plot runs.png`` beside the runs.csv it
     plots) is refused rather than written over."""
-    path = Path(path)
+    path = Path(named_path(path, "the figure file"))
     if path.suffix.lower() not in FORMATS:
         raise BadInputError(f"--plot {path}: the file must end in {', '.join(FORMATS)}")
     data_csv = path.with_suffix(".csv")

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, and_, case, func, select, tuple_
 
 from perfpredict.counts import check_count
-from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.errors import BadInputError, NotFoundError, named_path
 from perfpredict.ingest.records import RUN_KEY
 from perfpredict.ingest.registry import FORMATS
 from perfpredict.names import ResolvedName, given_names, resolve_name
@@ -187,6 +187,7 @@ def iter_rejects(store: Store, *, path: str | os.PathLike[str] | None = None,
         if path is not None:
             from perfpredict.ingest._text.lines import stream_name
 
+            path = named_path(path, "the file whose rejects to list")
             # as ingest stored it: a file resolved, a stream by its name (<stdin>, which
             # '-' names as it does for ingest)
             names = {str(Path(path).resolve()), str(path), stream_name(Path(path))}

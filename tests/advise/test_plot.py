@@ -9,7 +9,12 @@ import pytest
 
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.errors import BadInputError
-from perfpredict.report.plots import CSV_COLUMNS, draw_scaling_plot, save_scaling_plot
+from perfpredict.report.plots import (
+    CSV_COLUMNS,
+    check_plot_path,
+    draw_scaling_plot,
+    save_scaling_plot,
+)
 from tests.advise.conftest import BERT, RELEARN, read_csv
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -238,3 +243,11 @@ def test_a_log_runtime_axis_labels_at_least_two_runtimes(bottom: float, top: flo
         plt.close(fig)
     assert len(labels) >= 2, labels
     assert all(bottom <= float(text) <= top for text in labels), labels  # 40, not 4x10^1
+
+
+def test_a_figure_file_that_is_no_path_is_bad_input() -> None:
+    """``save_scaling_plot(plan, 5)`` was a TypeError from inside pathlib; the file is
+    checked before the figure is drawn."""
+    with pytest.raises(BadInputError, match=r"^the figure file is named by its path, a "
+                       r"text or a Path, not an int$"):
+        check_plot_path(5)  # type: ignore[arg-type]

@@ -242,3 +242,13 @@ def test_a_limit_of_rows_is_a_count_as_limit_takes_it(tmp_path: Path) -> None:
                 with pytest.raises(BadInputError, match=r"^limit must be a whole number "
                                    r"from 0 to \d+, got "):
                     list(ask(store, limit=wrong))  # type: ignore[operator]
+
+
+def test_a_file_of_rejects_that_is_no_path_is_bad_input(tmp_path: Path) -> None:
+    """``iter_rejects(store, path=5)`` was a TypeError from inside pathlib."""
+    from perfpredict.store.queries import iter_rejects
+
+    with open_store(tmp_path / "store.db") as store:
+        with pytest.raises(BadInputError, match=r"^the file whose rejects to list is named "
+                           r"by its path, a text or a Path, not an int$"):
+            list(iter_rejects(store, path=5))  # type: ignore[arg-type]
