@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, named_path
 from perfpredict.names import name_key
 
 #: Where a system's record came from: the shipped catalog, a log that named an unknown
@@ -415,7 +415,7 @@ def load_toml_systems(path: str | Path, *, origin: str = "user") -> list[SystemS
     --db OTHER systems add -`` copies a catalog; it was "-: no such file")."""
     from perfpredict.ingest._text.lines import STDIN_NAME, STDIN_PATH
 
-    if str(path) == STDIN_PATH:
+    if str(named_path(path, "a catalog's TOML file")) == STDIN_PATH:
         if sys.stdin is None or sys.stdin.isatty():  # nothing piped in: it would wait
             raise BadInputError("standard input is a terminal, not a pipe; pipe the TOML in "
                                 "(perfpredict systems export | perfpredict --db OTHER "

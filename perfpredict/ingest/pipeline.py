@@ -159,8 +159,10 @@ def ingest_paths(store: Store, fmt: str, paths: str | os.PathLike[str] | Iterabl
     that what was stored before a bad file is said. One path, a text or a Path, is one
     file (a text was read as paths of its letters, "/: is a directory", and a Path was
     a TypeError)."""
-    # a DataFrame is one table given, not the file names its iteration gives (its columns)
-    if isinstance(paths, str | os.PathLike) or hasattr(paths, "to_csv"):
+    # a DataFrame is one table given, not the file names its iteration gives (its columns);
+    # what is no path and holds none (5) is one thing given too, refused as no path
+    if (isinstance(paths, str | os.PathLike) or hasattr(paths, "to_csv")
+            or not isinstance(paths, Iterable)):
         files = [_named_file(paths)]
     else:
         files = [_named_file(p) for p in paths]

@@ -38,7 +38,7 @@ from sqlalchemy import Text, cast, func, select
 from sqlalchemy.engine import Connection
 
 from perfpredict.counts import first_names, is_number
-from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.errors import BadInputError, NotFoundError, named_path
 from perfpredict.ingest.records import DARSHAN_DETAILS
 from perfpredict.store import Store
 from perfpredict.store.file_versions import earlier_versions
@@ -201,6 +201,7 @@ def _file_checksum(path: str | os.PathLike[str]) -> str:
     where there is no file to read."""
     from perfpredict.ingest._text.lines import STDIN_NAME, STDIN_PATH, file_sha256
 
+    path = named_path(path, "a file whose batches to delete")
     if str(path) == STDIN_PATH:  # ingest reads it; here it answered "No such file"
         raise BadInputError(f"{path}: standard input cannot name the file to delete; name "
                             "the file its output was saved to, or the batch (--batch ID: "

@@ -127,6 +127,13 @@ def test_bad_files_name_the_file_key_and_line(tmp_path: Path, text: str, key: st
     assert ";" in caught.value.reason  # a fix follows the reason
 
 
+def test_a_file_that_is_no_path_is_bad_input() -> None:
+    """``load_toml(5)`` was a TypeError from inside pathlib."""
+    with pytest.raises(BadInputError, match=r"^a catalog's TOML file is named by its path, "
+                       r"a text or a Path, not an int$"):
+        load_toml(5)  # type: ignore[arg-type]
+
+
 def test_unknown_key_suggests_the_close_one(tmp_path: Path) -> None:
     with pytest.raises(BadInputError, match="did you mean 'cores_per_node'"):
         load_toml(write(tmp_path, 'name = "X"\ncore_per_node = 4\n'))

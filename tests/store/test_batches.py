@@ -156,6 +156,10 @@ def test_one_batch_or_file_is_named_alone_and_anything_else_is_refused(  # type:
         with pytest.raises(BadInputError, match=r"^batch_ids must be batch numbers, as \[2\] "
                            r"\('perfpredict runs batches' lists them\), got "):
             delete_batches(store, wrong, dry_run=True)
+    for wrong_file in (5, [5]):  # a TypeError from inside pathlib
+        with pytest.raises(BadInputError, match=r"^a file whose batches to delete is named "
+                           r"by its path, a text or a Path, not an int$"):
+            delete_batches(store, files=wrong_file, dry_run=True)  # type: ignore[arg-type]
     assert exported(store) == before
 
 

@@ -213,6 +213,10 @@ def test_ingest_options_that_no_option_could_be_are_refused(tmp_path: Path,
         with pytest.raises(BadInputError, match=r"^timezone must be an IANA zone's name, as "
                            r"text \('UTC', 'Europe/Berlin'\), not 5$"):
             ingest_file(store, "csv", timed_runs_csv, IngestOptions(timezone=5))  # type: ignore[arg-type]
+        # one thing that is no path, as ingest_file refuses it ('int' is not iterable)
+        with pytest.raises(BadInputError, match=r"^a file to ingest is named by its path, "
+                           r"not a int"):
+            ingest_paths(store, "csv", 5)  # type: ignore[arg-type]
         assert run_stats(store)["n_runs"] == 0
         assert ingest_file(store, "csv", timed_runs_csv,
                            IngestOptions(on_error="skip")).n_stored == 60
