@@ -36,6 +36,7 @@ a walltime that at most ``kill_risk`` of runs outlive is the upper bound at conf
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -128,8 +129,8 @@ class PlanRequest:
             setattr(self, option.name, python_number(getattr(self, option.name)))
         # one class as text is that class, as app= takes one name: "largest=512x10" was
         # read as classes of its letters ("--run-class 'l' is not LABEL=NODESxRUNS")
-        if isinstance(self.run_classes, str):
-            self.run_classes = (self.run_classes,)
+        if isinstance(self.run_classes, str) or not isinstance(self.run_classes, Iterable):
+            self.run_classes = (self.run_classes,)  # 5 refused as a class, not "not iterable"
 
     def validate(self) -> None:
         """Refuse values that would make the advice meaningless, naming the option."""

@@ -52,7 +52,8 @@ class RunClass:
 def check_label(option: str, label: str) -> None:
     """Refuse a label that would break the tables it heads a row of: empty, or holding a
     line break or another control character."""
-    if not label.strip() or any(not ch.isprintable() for ch in label):
+    if (not isinstance(label, str) or not label.strip()
+            or any(not ch.isprintable() for ch in label)):
         raise BadInputError(f"{option} needs a label of printable text on one line, got "
                             f"{label!r}")
 
@@ -64,7 +65,7 @@ def parse_run_class(text: str) -> RunClass:
     >>> parse_run_class("largest=512x10")
     RunClass(label='largest', nodes=512, runs=10)
     """
-    match = _RUN_CLASS.fullmatch(text.strip())
+    match = _RUN_CLASS.fullmatch(text.strip()) if isinstance(text, str) else None
     if match is None:
         raise BadInputError(f"--run-class {text!r} is not {_FORM}")
     label, nodes, runs = match["label"].strip(), int(match["nodes"]), int(match["runs"])

@@ -129,7 +129,13 @@ def test_library_requests_of_the_wrong_type_are_bad_input() -> None:
                                              "1000000, got a number of 401 digits"),
                          ({"kill_risk": "0.1"}, "--kill-risk must be a finite number, got '0.1'"),
                          ({"kill_risk": float("inf")}, "--kill-risk must be a finite number, got inf"),
-                         ({"max_nodes": float("nan")}, "--max-nodes must be a whole number")):
+                         ({"max_nodes": float("nan")}, "--max-nodes must be a whole number"),
+                         # an AttributeError ('int' object has no attribute 'strip') and
+                         # a TypeError ('int' object is not iterable)
+                         ({"period_label": 5}, "--period-label needs a label of printable "
+                                               "text on one line, got 5"),
+                         ({"run_classes": 5}, "--run-class 5 is not LABEL=NODESxRUNS"),
+                         ({"run_classes": [5]}, "--run-class 5 is not LABEL=NODESxRUNS")):
         with pytest.raises(BadInputError, match=said):
             PlanRequest(app="bert", **fields).validate()  # type: ignore[arg-type]
 
