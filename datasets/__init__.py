@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from perfpredict.errors import NotFoundError
 from perfpredict.names import given_names
-from perfpredict.store.handle import fills_store
+from perfpredict.store.handle import fills_store, takes_store
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from perfpredict.ingest.pipeline import BatchReport
     from perfpredict.model.series import Series
-    from perfpredict.store import Store
+    from perfpredict.store import Store, StoreLike
 
 NAMES = ("mlperf_training", "mlperf_hpc", "relearn", "lulesh_thicket", "castro_scaling",
          "pencilffts_jeanzay")
@@ -128,6 +128,7 @@ def series(names: str | Iterable[str] = NAMES) -> list[Series]:
     return build_series(runs_frame(wanted)) if wanted else []
 
 
+@takes_store
 def releases_in(store: Store) -> dict[str, str]:
     """For each bundled data set ``store`` holds (the very files ingested, by checksum),
     ``"current"`` or ``"earlier"``: which release of its file it loaded. An earlier
@@ -144,10 +145,10 @@ def releases_in(store: Store) -> dict[str, str]:
     return found
 
 
-def describe(store: Store | None = None) -> list[dict[str, Any]]:
-    """Name, description and file of each data set, and with ``store`` whether it holds
-    the data set: ``yes``, ``an earlier release`` (``datasets load`` replaces it) or
-    ``no``."""
+def describe(store: StoreLike | None = None) -> list[dict[str, Any]]:
+    """Name, description and file of each data set, and with ``store`` (open, or named
+    by its URL or path, as every call takes one) whether it holds the data set: ``yes``,
+    ``an earlier release`` (``datasets load`` replaces it) or ``no``."""
     held = releases_in(store) if store is not None else {}
     in_store = {"current": "yes", "earlier": "an earlier release"}
     return [{"name": n,

@@ -37,6 +37,8 @@ CALLS: dict[str, Callable[[Any], Any]] = {
     "advise_plan": lambda store: advise_plan(store, PlanRequest(**BERT)).recommended.nodes,
     "evaluate": lambda store: len(evaluate(store, "extrapolate", app=["solver0"],
                                            borrow_bundled=False)),
+    # an AttributeError for a store named ("'str' object has no attribute 'engine'")
+    "datasets.describe": lambda store: [row["in_store"] for row in datasets.describe(store)],
 }
 
 
