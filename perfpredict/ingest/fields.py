@@ -484,7 +484,7 @@ def check_app_from(options: IngestOptions) -> None:
     source = options.app_from
     if source in {"jobname", "comment"}:
         return
-    if not source.startswith("regex:"):
+    if not isinstance(source, str) or not source.startswith("regex:"):
         raise BadInputError(f"--app-from {source!r} is not one of jobname, comment, "
                             "regex:PATTERN")
     try:

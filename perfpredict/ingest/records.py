@@ -257,7 +257,7 @@ class IngestOptions:
     def validate(self) -> None:
         """Refuse what the CLI's choices would have: ``on_error="skp"`` read as "skip",
         since only "fail" was looked for, and stored a file's good records without a
-        word about its bad ones."""
+        word about its bad ones; and an unknown time zone or ``app_from``."""
         if self.on_error not in ON_ERROR_CHOICES:
             raise BadInputError(f"on_error must be one of: {', '.join(ON_ERROR_CHOICES)}, "
                                 f"not {self.on_error!r}")
@@ -267,3 +267,9 @@ class IngestOptions:
         if not isinstance(self.timezone, str):  # a TypeError from inside zoneinfo
             raise BadInputError(f"timezone must be an IANA zone's name, as text ('UTC', "
                                 f"'Europe/Berlin'), not {self.timezone!r}")
+        # said before the file is read: its parser said it, and a file already ingested
+        # is not read, so a mistyped --timezone or --app-from on it was taken in silence
+        from perfpredict.ingest import fields  # which imports this module
+
+        fields.timezone(self)
+        fields.check_app_from(self)

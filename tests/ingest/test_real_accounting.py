@@ -156,6 +156,25 @@ def test_jobstats_layout_gives_runtimes_from_epoch_start_and_end(cli: Cli, tmp_p
     assert (cancelled["runtime_s"], cancelled["state_detail"]) == ("11540.0", "CANCELLED by 223988")
 
 
+@pytest.mark.parametrize(("option", "said"), [
+    (("--timezone", "Mars/Olympus"), "Error: unknown time zone 'Mars/Olympus'; pass an IANA "
+                                     "name such as UTC or Europe/Berlin with --timezone"),
+    (("--app-from", "jobnme"), "Error: --app-from 'jobnme' is not one of jobname, comment, "
+                               "regex:PATTERN"),
+])
+def test_a_mistyped_option_is_refused_on_a_file_already_ingested(
+        cli: Cli, option: tuple[str, str], said: str) -> None:
+    """Only the parser checked these, and a file already ingested is not parsed: the
+    nightly re-ingest with a typo said "already ingested" and exited 0."""
+    path = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    assert cli("ingest", "sacct", str(path)).exit_code == 0
+    before = exported(cli)
+    result = cli("ingest", "sacct", str(path), *option)
+    assert result.exit_code == 2
+    assert result.output.strip() == said
+    assert exported(cli) == before
+
+
 def test_a_dump_without_any_runtime_is_warned_about(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "no-times.psv"
     path.write_text("JobIDRaw|State|NNodes|JobName\n7|COMPLETED|2|a\n8|FAILED|4|b\n")
