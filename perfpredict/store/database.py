@@ -186,6 +186,11 @@ _SERVER_ANSWERED = (
     (re.compile(r"password authentication failed|no password supplied"),
      "the role's name and password (percent-encoded in the URL, or left out of it and "
      "kept in ~/.pgpass, mode 600, or PGPASSWORD)"),
+    # "role does not exist" is no server down either: the URL's user name is wrong, or
+    # the server's administrator has not created the role yet
+    (re.compile(r'role "[^"]*" does not exist'),
+     "the role's name in the URL (the user before the @; the server's administrator "
+     "creates a role with createuser)"),
     (re.compile(r'database "[^"]*" does not exist'),
      "the database's name (its owner creates it with createdb, then runs 'perfpredict db "
      "init')"),

@@ -267,6 +267,20 @@ def test_a_database_that_is_not_there_is_not_sent_to_the_server() -> None:
                          "then runs 'perfpredict db init')")
 
 
+@pytest.mark.postgres
+def test_a_role_that_is_not_there_is_not_sent_to_the_server() -> None:
+    """The server answered 'role "x" does not exist', and the advice was to check that
+    the server is running: a misspelt user name in a center's URL is the usual cause."""
+    for url in _postgres_url():
+        scheme, _, rest = url.partition("://")
+        unknown = f"{scheme}://no_such_loader@{rest.rpartition('@')[2]}"
+        line = _one_line(_cli(unknown, "runs", "stats"))
+    assert 'role "no_such_loader" does not exist' in line
+    assert "server is running" not in line
+    assert line.endswith("and the role's name in the URL (the user before the @; the "
+                         "server's administrator creates a role with createuser)")
+
+
 @pytest.mark.parametrize("answer", [
     'connection to server at "127.0.0.1", port 5432 failed: FATAL:  password '
     'authentication failed for user "loader"',
