@@ -55,6 +55,8 @@ ingest_batches = Table(
     Column("sha256", String(64), nullable=False),
     Column("format", String(40), nullable=False),
     Column("system", String(200)),
+    # when the batch's runs were last stored: set at the claim, and again as the last
+    # statement of an ingest that claimed it or stored runs into it (see write_file)
     Column("started_epoch_s", Float, nullable=False),
     Column("n_records", Integer, nullable=False, default=0),
     # the runs whose batch_id is this batch (recounted at the end of each ingest of it)
