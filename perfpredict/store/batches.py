@@ -41,6 +41,7 @@ from perfpredict.counts import first_names, is_number
 from perfpredict.errors import BadInputError, NotFoundError, named_path
 from perfpredict.ingest.records import DARSHAN_DETAILS
 from perfpredict.store import Store
+from perfpredict.store.dialect import wait_for_writers
 from perfpredict.store.file_versions import earlier_versions
 from perfpredict.store.handle import takes_store
 from perfpredict.store.io_first import DARSHAN_FORMAT, logs_of
@@ -136,6 +137,11 @@ def delete_batches(store: Store, batch_ids: int | Iterable[int] = (), *,
         raise BadInputError(f"the store at {store.safe_url} is read-only for you; deleting "
                             "from it needs a role or file permissions that may write it")
     with store.engine.begin() as conn:
+        if not dry_run:
+            # An ingest under way that met these batches' runs commits first: decided
+            # before it did, the delete named no file to reread, and the jobs that ingest
+            # found stored were lost with the deleted runs without a word.
+            wait_for_writers(conn)
         wanted = sorted({*batch_ids, *(batch for sha256, path in checksums.items()
                                        for batch in _batches_of(conn, sha256, path))})
         listed = _batch_rows(conn, wanted)

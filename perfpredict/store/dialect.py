@@ -27,6 +27,20 @@ def insert_ignoring_duplicates(conn: Connection, table: Table, *key_columns: str
     return sqlite_insert(table).on_conflict_do_nothing(index_elements=list(key_columns))
 
 
+def wait_for_writers(conn: Connection) -> None:
+    """Wait, as the first statement of ``conn``'s transaction, until no other transaction
+    writes to the store's runs, and keep new ones from writing them until this one ends:
+    for a delete, which must see the runs and overlaps of an ingest under way before it
+    decides what goes and which files to name for ``ingest --reread``. SQLite takes its
+    one write lock (its busy timeout bounds the wait); PostgreSQL a table lock that its
+    readers (estimate, train, runs list) do not wait for, and that an ingest waits for at
+    its first run stored, holding nothing the delete takes."""
+    if conn.dialect.name == "sqlite":
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+    else:
+        conn.exec_driver_sql("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
+
+
 class Inserted(NamedTuple):
     """What :func:`insert_rows_ignoring_duplicates` did besides inserting."""
 

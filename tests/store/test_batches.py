@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import getpass
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,7 @@ from perfpredict.store import Store
 from perfpredict.store.batches import (
     BATCH_COLUMNS,
     DELETED_COLUMNS,
+    BatchesDeleted,
     delete_batches,
     list_batches,
     list_deleted_batches,
@@ -267,6 +270,41 @@ def test_a_job_two_files_held_is_stored_again_from_the_other(store, tmp_path: Pa
                                                                 reread=True))
     assert reread.n_stored == 1
     assert {r["job_id"] for r in iter_runs(store)} == {"2", "3"}
+
+
+def test_a_delete_beside_an_ingest_that_meets_its_jobs_names_that_file_to_reread(
+        store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A delete run while another file's ingest met its jobs (a real sacct dump, and the
+    week's dump that repeats its first job) decided before that ingest committed: it
+    named no file to reread, and the job both files held was gone from the store without
+    a word. It waits for the ingest now, names its file, and the reread stores the job."""
+    dump = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
+    repeat = tmp_path / "repeat.psv"
+    repeat.write_text("".join(dump.read_text().splitlines(keepends=True)[:4]))
+    options = IngestOptions(system="perlmutter")
+    ingest_file(store, "sacct", dump, options)
+    deletes: list[BatchesDeleted] = []
+
+    def delete_while_stored(_n_records: int) -> None:
+        # the delete starts while the ingest's transaction is open, and is given time to
+        # decide before it commits
+        thread = threading.Thread(target=lambda: deletes.append(delete_batches(store, [1])))
+        thread.start()
+        threads.append(thread)
+        time.sleep(1.0)
+
+    threads: list[threading.Thread] = []
+    met = ingest_file(store, "sacct", repeat, options, progress=delete_while_stored)
+    for thread in threads:
+        thread.join(timeout=120)
+    assert met.n_duplicates == 1
+    ((deleted,),) = [deletes]
+    assert deleted.rereads == [("sacct", str(repeat.resolve()), "perlmutter", 1)]
+    assert not list(iter_runs(store))
+    reread = ingest_file(store, "sacct", repeat, IngestOptions(system="perlmutter",
+                                                                reread=True))
+    assert reread.n_stored == 1
+    assert [r["job_id"] for r in iter_runs(store)] == ["43974388"]
 
 
 @pytest.mark.parametrize("log_first", [False, True])
