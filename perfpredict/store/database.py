@@ -163,6 +163,7 @@ def _check_backend(url: str) -> None:
                             f"postgres extra installs psycopg (version 3), not {driver}; "
                             "write postgresql+psycopg://user@host/db")
     _check_credentials(url)
+    _check_database_named(url)
 
 
 def _check_credentials(url: str) -> None:
@@ -176,6 +177,30 @@ def _check_credentials(url: str) -> None:
                             "the password's special characters (@ as %40, % as %25, : as "
                             "%3A, / as %2F; python -c \"import urllib.parse; print(urllib."
                             "parse.quote('PASSWORD', safe=''))\" prints it)")
+
+
+def _check_database_named(url: str) -> None:
+    """A server's URL names its port as a number and the store's database. A port that
+    is no number was refused as a bare "ValueError"; a URL that named no database
+    (``postgresql+psycopg://user@host:5432``) connected to the one named after the role,
+    on most servers ``postgres``, the administrators' own, and the advice was to create
+    the store there with 'db init'. libpq's own ways to name it (``?dbname=``,
+    ``?service=``, PGDATABASE, PGSERVICE) are left to it."""
+    safe = redact_url(url)
+    try:
+        parsed = make_url(url)
+    except ValueError:
+        raise BadInputError(f"cannot use database URL {safe!r}: its port (after the host's "
+                            "colon) is not a number; write postgresql+psycopg://user@host:"
+                            "5432/db, with a password's special characters percent-encoded "
+                            "(: as %3A)") from None
+    if parsed.database or {"dbname", "service"} & set(parsed.query) or any(
+            os.environ.get(name) for name in ("PGDATABASE", "PGSERVICE")):
+        return
+    raise BadInputError(f"cannot use database URL {safe!r}: it names no database, and the "
+                        "server would take the one named after your role (often 'postgres', "
+                        "the administrators' own); name the store's database after the last "
+                        "/: postgresql+psycopg://user@host/DBNAME")
 
 
 #: What the server's answer to a connection says was wrong, and what to check instead of

@@ -202,6 +202,40 @@ def test_a_database_that_cannot_hold_a_store_is_bad_usage(url: str, said: str) -
     assert "pip install" not in line
 
 
+@pytest.mark.parametrize(("url", "said"), [
+    ("postgresql+psycopg://loader@db.example:5432", "it names no database"),
+    ("postgresql+psycopg://loader@db.example/", "it names no database"),
+    ("postgresql+psycopg://loader:S3cr3t@db.example:543two/center", "its port (after the "
+     "host's colon) is not a number"),
+])
+@pytest.mark.parametrize("args", [("runs", "stats"), ("db", "init")], ids=" ".join)
+def test_a_server_url_without_a_database_or_a_numeric_port_is_bad_usage(
+        url: str, said: str, args: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A URL without a database connected to the one named after the role (the test
+    server's and most centers' 'postgres', the administrators' own), and 'no store there;
+    create it with db init' sent the user to fill it; a port that is no number was a bare
+    'ValueError'. Both are refused before any connection, saying what to write."""
+    for name in ("PGDATABASE", "PGSERVICE"):
+        monkeypatch.delenv(name, raising=False)
+    line = _one_line(_cli(url, *args))
+    assert line.startswith(f"Error: cannot use database URL '{url.replace('S3cr3t', '***')}': "
+                           f"{said}")
+    assert "postgresql+psycopg://user@host" in line
+    assert "S3cr3t" not in line and "ValueError" not in line and "db init" not in line
+
+
+def test_a_server_url_may_leave_the_database_to_libpq(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``?dbname=`` and PGDATABASE name the database as libpq reads them: such a URL is
+    not refused for naming none (here the server it names is not there)."""
+    monkeypatch.setenv("PGCONNECT_TIMEOUT", "2")
+    line = _one_line(_cli("postgresql+psycopg://loader@127.0.0.1:1?dbname=center", "runs",
+                          "stats"))
+    assert "names no database" not in line and "cannot open the store" in line
+    monkeypatch.setenv("PGDATABASE", "center")
+    line = _one_line(_cli("postgresql+psycopg://loader@127.0.0.1:1", "runs", "stats"))
+    assert "names no database" not in line and "cannot open the store" in line
+
+
 @pytest.mark.parametrize("password", ["TopSecret@evil", "50%off"])
 def test_a_password_not_percent_encoded_says_how_and_shows_none_of_it(password: str) -> None:
     """An '@' left in a password made its rest part of the host, which the driver's error
