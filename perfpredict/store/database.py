@@ -216,6 +216,10 @@ _SERVER_ANSWERED = (
     (re.compile(r'role "[^"]*" does not exist'),
      "the role's name in the URL (the user before the @; the server's administrator "
      "creates a role with createuser)"),
+    # the server answered without SSL where the URL's sslmode required it
+    (re.compile(r"server does not support SSL"),
+     "the URL's sslmode (this server offers no SSL: ask its administrator to enable it, "
+     "or use sslmode=prefer or leave sslmode out on a network you trust)"),
     (re.compile(r'database "[^"]*" does not exist'),
      "the database's name (its owner creates it with createdb, then runs 'perfpredict db "
      "init')"),

@@ -315,6 +315,18 @@ def test_a_role_that_is_not_there_is_not_sent_to_the_server() -> None:
                          "server's administrator creates a role with createuser)")
 
 
+@pytest.mark.postgres
+def test_ssl_required_of_a_server_without_it_is_sent_to_the_sslmode() -> None:
+    """A URL with ?sslmode=require on a server that offers no SSL (the test server) was
+    told to check that the server is running, which had answered."""
+    for url in _postgres_url():
+        line = _one_line(_cli(f"{url}?sslmode=require", "runs", "stats"))
+    assert "server does not support SSL" in line and "server is running" not in line
+    assert line.endswith("and the URL's sslmode (this server offers no SSL: ask its "
+                         "administrator to enable it, or use sslmode=prefer or leave sslmode "
+                         "out on a network you trust)")
+
+
 @pytest.mark.parametrize("answer", [
     'connection to server at "127.0.0.1", port 5432 failed: FATAL:  password '
     'authentication failed for user "loader"',
