@@ -41,6 +41,23 @@ def wait_for_writers(conn: Connection) -> None:
         conn.exec_driver_sql("LOCK TABLE runs IN SHARE ROW EXCLUSIVE MODE")
 
 
+#: The first key of the PostgreSQL advisory locks an ingest takes per file path (the
+#: two-key form, apart from the migration's one-key lock): "pp" in ASCII.
+PATH_LOCK_SPACE = 0x7070
+
+
+def wait_for_ingests_of(conn: Connection, path: str) -> None:
+    """Wait, in ``conn``'s transaction, until no other ingest of the file stored as ``path``
+    is under way, and keep new ones waiting until this one ends. A results CSV a script
+    appends to, ingested by two processes at once a line apart, was read as two files:
+    neither saw the other's batch to extend, and each stored every row. SQLite needs
+    nothing: an ingest claims its batch, its first write, under the store's one write
+    lock, and looks for the earlier versions after."""
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%(space)s, hashtext(%(path)s))",
+                             {"space": PATH_LOCK_SPACE, "path": path})
+
+
 class Inserted(NamedTuple):
     """What :func:`insert_rows_ignoring_duplicates` did besides inserting."""
 

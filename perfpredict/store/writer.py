@@ -57,6 +57,7 @@ from perfpredict.store.dialect import (
     insert_ignoring_duplicates,
     insert_rows,
     insert_rows_ignoring_duplicates,
+    wait_for_ingests_of,
 )
 from perfpredict.store.file_versions import batches_from, line_prefixes
 from perfpredict.store.io_first import (
@@ -970,6 +971,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
     report = BatchReport(path=str(path), format=fmt)
     system_names = SystemNames.of(store)
     with store.engine.begin() as conn:
+        wait_for_ingests_of(conn, stored_as or str(path.resolve()))
         # Looked up first: a claim that finds the file stored uses up a batch id all the
         # same (an insert ignored still draws from the sequence), and a nightly re-ingest
         # of a folder left the ids of its batches with gaps of its files' count.

@@ -26,6 +26,7 @@ from perfpredict.store.batches import (
     list_deleted_batches,
 )
 from perfpredict.store.queries import export_runs, iter_runs, run_stats
+from perfpredict.store.writer import BatchReport
 from tests.conftest import shared_path
 
 MPI_IO_TEST = ("mpi_io_test_with_dxt__treddy_mpi-io-test_id4373053_6-2-60198-"
@@ -191,6 +192,35 @@ def test_a_file_is_deleted_by_its_content(store, tmp_path: Path) -> None:  # typ
     deleted = delete_batches(store, files=[copy, copy])
     assert (deleted.n_runs, [row["batch"] for row in deleted.batches]) == (2, [2])
     assert {r["job_id"] for r in iter_runs(store)} == {"1", "2"}
+
+
+def test_a_results_file_grown_while_it_is_ingested_is_stored_once(
+        store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two ingests of a results CSV a line apart, at once (the nightly cron job, and a
+    user after the benchmark script appended a line): the second did not see the first's
+    batch to extend and stored every row again, 117,122 runs of a 58,561-line file. It
+    waits for the first now, and stores the line added."""
+    results = tmp_path / "results.csv"
+    results.write_text("app,system,nodes,runtime_s\nlulesh,opal,1,80.0\nlulesh,opal,2,41.5\n")
+    reports: list[BatchReport] = []
+    threads: list[threading.Thread] = []
+
+    def grow_and_ingest_again(_n_records: int) -> None:
+        # the first ingest has read the file and stored its runs, and has not committed
+        with results.open("a") as fh:
+            fh.write("lulesh,opal,4,22.0\n")
+        thread = threading.Thread(target=lambda: reports.append(
+            ingest_file(store, "csv", results)))
+        thread.start()
+        threads.append(thread)
+        time.sleep(1.0)
+
+    first = ingest_file(store, "csv", results, progress=grow_and_ingest_again)
+    for thread in threads:
+        thread.join(timeout=120)
+    ((grown,),) = [reports]
+    assert (first.n_stored, grown.n_stored, grown.grown_from_batch) == (2, 1, 1)
+    assert sorted(r["nodes"] for r in iter_runs(store)) == [1, 2, 4]
 
 
 def test_a_results_file_grown_by_lines_is_stored_once_and_deleted_whole(
