@@ -514,6 +514,7 @@ class _Pricing:
             label=run_class.label, nodes=nodes, runs=run_class.runs,
             measured=candidate.measured,
             beyond_measured_range=candidate.beyond_measured_range,
+            below_measured_range=nodes < min(self.measured_nodes),
             predicted_runtime_s=candidate.predicted_runtime_s,
             lower_runtime_s=candidate.lower_runtime_s,
             upper_runtime_s=candidate.upper_runtime_s,
@@ -555,12 +556,27 @@ class _Pricing:
             if (plan.beyond_measured_range
                     and plan.kill_probability > self.request.kill_risk / 2):
                 extrapolated.append(repr(run_class.label))
+            if plan.below_measured_range:
+                warnings.append(self._below_range_note(plan))
             plans.append(plan)
         if extrapolated:
             named = (f"run class {extrapolated[0]}" if len(extrapolated) == 1
                      else f"run classes {', '.join(extrapolated)}")
             warnings.append(f"{named}: {beyond_range_walltime_note(self.request.kill_risk)}")
         return plans
+
+
+    def _below_range_note(self, plan: RunClassPlan) -> str:
+        """Why a class below every measured node count is a guess: the recommendation
+        never is one (the sweep starts at the smallest measured count), so the estimate's
+        own note on it went unsaid, and the class's row read as an interpolation."""
+        smallest = min(self.measured_nodes)
+        return (f"run class {plan.label!r} at {node_count(plan.nodes)} is "
+                f"{math.log2(smallest / plan.nodes):.1f} doublings below the smallest "
+                f"measured node count ({smallest:g}): the laws extrapolated downward, which "
+                f"no backtest measures, and the interval is the one calibrated between "
+                f"measured scales; measure a run nearer {node_count(plan.nodes)} before "
+                f"budgeting on it")
 
 
 def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,

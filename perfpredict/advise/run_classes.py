@@ -111,14 +111,17 @@ class RunClassPlan:
     the interval at the plan's confidence, P90, the walltime at ``--kill-risk`` in the
     queue chosen for the node count, and allocation units per run through the catalog's
     charge factor (None without one). ``measured``: the node count was run;
-    ``beyond_measured_range``: it lies above every measured count; ``basis`` says which
-    measured counts the figures rest on (:func:`rests_on`)."""
+    ``beyond_measured_range``: it lies above every measured count;
+    ``below_measured_range``: below every one, where the laws extrapolate downward and no
+    backtest measures the error; ``basis`` says which measured counts the figures rest on
+    (:func:`rests_on`)."""
 
     label: str
     nodes: int
     runs: int
     measured: bool
     beyond_measured_range: bool
+    below_measured_range: bool
     predicted_runtime_s: float
     lower_runtime_s: float
     upper_runtime_s: float
@@ -137,7 +140,10 @@ class RunClassPlan:
         """How the row is known, as the scaling evidence's source column says it."""
         if self.measured:
             return "measured"
-        return "predicted, beyond measured" if self.beyond_measured_range else "predicted"
+        if self.beyond_measured_range:
+            return "predicted, beyond measured"
+        # a class below every measured count read "predicted", as one between two did
+        return "predicted, below measured" if self.below_measured_range else "predicted"
 
     @property
     def node_hours_per_run_p50(self) -> float:
@@ -175,6 +181,7 @@ class RunClassPlan:
         return {
             "label": self.label, "nodes": self.nodes, "runs": self.runs,
             "measured": self.measured, "beyond_measured_range": self.beyond_measured_range,
+            "below_measured_range": self.below_measured_range,
             "source": self.source,
             "predicted_runtime_s": self.predicted_runtime_s,
             "lower_runtime_s": self.lower_runtime_s, "upper_runtime_s": self.upper_runtime_s,

@@ -386,3 +386,21 @@ def test_the_summary_says_the_totals_as_the_tables_write_them(advise_cli) -> Non
     p50, p90 = total[-4], total[-3]  # node-hours, then the allocation units
     assert float(p50.replace(",", "")) >= 1000, total
     assert f"1040 runs, {p50} (P50), {p90} (P90) node-hours" in table.stdout, table.stdout
+
+
+def test_a_class_below_the_measured_counts_is_marked_and_warned(advise_cli) -> None:
+    """LULESH measured at 27-343 ranks is 3.375-42.9 nodes at 8 ranks per node: a class on
+    1 node is a downward extrapolation, which read "predicted" as an interpolation did,
+    with no warning."""
+    args = ("advise", "--app", "LULESH 2.0.3", "--ranks-per-node", "8",
+            "--run-class", "tiny=1x2", "--run-class", "mid=8x1")
+    result = advise_cli(*args, "--format", "markdown")
+    assert result.exit_code == 0, result.output
+    assert "| tiny | 2 | 1 | predicted, below measured |" in result.output
+    assert "| mid | 1 | 8 | measured |" in result.output
+    assert ("warning: run class 'tiny' at 1 node is 1.8 doublings below the smallest "
+            "measured node count (3.375)") in result.output
+    doc = json.loads(advise_cli(*args, "--format", "json").stdout)
+    tiny, mid = doc["run_classes"]
+    assert tiny["below_measured_range"] and not mid["below_measured_range"]
+    assert sum("below the smallest measured node count" in w for w in doc["warnings"]) == 1
