@@ -635,3 +635,23 @@ def test_a_longer_limit_is_never_reported_likelier_killed_than_a_shorter_one(
                 assert walltime_p >= request_p, row
             else:
                 assert walltime_p <= request_p, row
+
+
+def test_a_store_without_scheduler_jobs_says_there_is_nothing_to_learn_from(
+        cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A store of scaling runs (data sets, CSV results) holds no job with a submit time;
+    its jobs' system was refused as unknown, "(its systems: none yet); the file names
+    'Frontier' itself", exit 2, though the store held Frontier's runs."""
+    results = tmp_path / "runs.csv"
+    results.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,"
+                       "runtime_s\n" + "".join(f"lbm,Frontier,L,{n},8,1,{4000 / n}\n"
+                                               for n in (1, 2, 4)))
+    assert cli("ingest", "csv", str(results)).exit_code == 0
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text("job_id,app,system,nodes,requested_walltime_s\n1,lbm,Frontier,4,3600\n")
+    result = cli("advise", "walltime", "--input", str(jobs))
+    assert result.exit_code == 1, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("Error: walltime advice learns from the store's past scheduler "
+                           "jobs (runs with a submit time), and it holds none"), line
+    assert "ingest the system's accounting first" in line and "none yet" not in line

@@ -20,7 +20,7 @@ from perfpredict.advise.walltime.features import JOB_COLUMNS
 from perfpredict.advise.walltime.systems import SYSTEMS_ARTIFACT_KIND, SystemAdvisors
 from perfpredict.counts import python_number
 from perfpredict.deprecation import renamed_keyword
-from perfpredict.errors import BadInputError
+from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.ingest.registry import JOB_FORMATS
 from perfpredict.store.handle import takes_store
 
@@ -299,12 +299,20 @@ def advise_walltime(store: Store, path: str | Path, *, input_format: str | None 
     jobs = read_jobs(path, input_format, system, swf_allow_extra_fields, timezone)
     stored = jobs_frame(store)
     known_systems = set(stored["system"].dropna())
+    if not known_systems:
+        # nothing to learn from, whatever the file says: naming its system as unknown read
+        # as a typo in it ("its systems: none yet"), exit 2, in a store of data sets
+        raise NotTrainedError(
+            "walltime advice learns from the store's past scheduler jobs (runs with a "
+            "submit time), and it holds none: data sets and CSV results without "
+            "submit_time are not jobs; ingest the system's accounting first ('perfpredict "
+            "ingest' sacct, sacct-json, jobcomp, swf, pbs, lsf or sge)")
     # each job under the system ingest stored its history under: a sacct dump's Cluster
     # "frontier" is the catalog's Frontier in the store, and was "no history" here
     names = SystemNames.of(store)
     jobs["system"] = jobs["system"].map(lambda name: names.canonical(name, known_systems),
                                         na_action="ignore")
-    hint = ", ".join(sorted(known_systems)) or "none yet"
+    hint = ", ".join(sorted(known_systems))
     if jobs["system"].isna().any():
         raise BadInputError(f"the file does not name the system its jobs run on; pass "
                             f"--system NAME (the store's systems: {hint})", path=path)
