@@ -2,7 +2,8 @@
 
 Left: time to solution against nodes (log-log): measured medians as filled markers, the
 predicted curve as a line with its interval as a shaded band, ideal scaling dashed, the
-range beyond the largest measurement shaded, the recommended node count starred and
+ranges outside the measurements shaded (beyond the largest, and below the smallest where a
+run class lies there), the recommended node count starred and
 each ``--run-class`` node count marked with an open diamond and the class's label. Right:
 parallel efficiency against the smallest measured configuration (100% there), measured
 and predicted, with the efficiency floor and the same marks. PNG, SVG or PDF by the file's
@@ -220,7 +221,10 @@ def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
     run_classes = [r for r in rows if r["run_class"]]
     rec = plan.recommended
     pct = confidence_percent(plan.request.confidence)
-    largest_measured = plan.measured[-1].nodes
+    # a run class below the smallest measured count extends the axis down there: the
+    # laws extrapolate downward, so that range is shaded as the one above the largest
+    outside = [(lo, hi) for lo, hi in ((nodes[0], plan.measured[0].nodes),
+                                       (plan.measured[-1].nodes, nodes[-1])) if lo < hi]
 
     for ax in (ax_time, ax_eff):
         ax.set_xscale("log", base=2)
@@ -230,9 +234,9 @@ def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
         ax.set_xlabel("Nodes" + (f" ({ranks_per_node_text(plan.scale_per_node)})"
                                  if plan.scale_unit == "ranks" else ""))
         ax.grid(True, which="major", alpha=0.3)
-        if nodes[-1] > largest_measured:
-            ax.axvspan(largest_measured, nodes[-1], color="0.93", zorder=0,
-                       label="beyond the measurements")
+        for i, (lo, hi) in enumerate(outside):  # one legend entry for both
+            ax.axvspan(lo, hi, color="0.93", zorder=0,
+                       label="_nolegend_" if i else "beyond the measurements")
 
     ax_time.set_yscale("log")
     ax_time.fill_between(nodes, [r["lower_runtime_s"] for r in rows],

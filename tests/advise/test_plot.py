@@ -251,3 +251,27 @@ def test_a_figure_file_that_is_no_path_is_bad_input() -> None:
     with pytest.raises(BadInputError, match=r"^the figure file is named by its path, a "
                        r"text or a Path, not an int$"):
         check_plot_path(5)  # type: ignore[arg-type]
+
+
+def test_a_run_class_below_the_measurements_lies_in_a_shaded_range(
+        trained_store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """LULESH measured at 27-343 ranks is 3.375-42.9 nodes at 8 ranks per node: a class on
+    1 node extends the axis down to a range the laws extrapolate into, which was drawn
+    unshaded, as if measured; only the range above the largest was shaded."""
+    from matplotlib.colors import to_rgba
+
+    plan = advise_plan(trained_store, PlanRequest(
+        app="LULESH 2.0.3", ranks_per_node=8, run_classes=("tiny=1x2",)))
+    smallest, largest = plan.measured[0].nodes, plan.measured[-1].nodes
+    figures = _figures_saved(monkeypatch)
+    save_scaling_plot(plan, tmp_path / "below.png")
+    (figure,) = figures
+    for ax in figure.axes:
+        spans = sorted(
+            (float(min(xs)), float(max(xs))) for patch in ax.patches
+            if patch.get_facecolor() == to_rgba("0.93")
+            for xs in [patch.get_patch_transform().transform(patch.get_path().vertices)[:, 0]])
+        assert spans == [(1.0, smallest), (largest, float(plan.candidates[-1].nodes))]
+        legend = ax.get_legend()
+        assert [t.get_text() for t in legend.get_texts()].count(
+            "beyond the measurements") == 1
