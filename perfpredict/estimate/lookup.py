@@ -135,7 +135,7 @@ class Query:
                                 f"{self.threads_per_rank:g}")
         if self.ranks_per_node is not None and (self.nodes * self.ranks_per_node) % 1:
             raise BadInputError(f"{name('ranks_per_node')} {self.ranks_per_node:g} on "
-                                f"{self.nodes:g} nodes is "
+                                f"{self.nodes:g} node{'' if self.nodes == 1 else 's'} is "
                                 f"{self.nodes * self.ranks_per_node:g} ranks; give a ranks "
                                 "per node that makes whole ranks")
         for part in VOLUMES:

@@ -458,6 +458,10 @@ BAD_QUERIES = [
     (["--app", "bert", "--nodes", "3", "--ranks-per-node", "0.5"], "app,nodes,ranks_per_node",
      "bert,3,0.5", "{ranks_per_node} 0.5 on 3 nodes is 1.5 ranks; give a ranks per node "
      "that makes whole ranks"),
+    # advise sweeps from one node: it read "0.5 on 1 nodes"
+    (["--app", "bert", "--nodes", "1", "--ranks-per-node", "0.5"], "app,nodes,ranks_per_node",
+     "bert,1,0.5", "{ranks_per_node} 0.5 on 1 node is 0.5 ranks; give a ranks per node "
+     "that makes whole ranks"),
     (["--app", "bert", "--nodes", "4", "--io-bytes", "-1"], "app,nodes,io_bytes", "bert,4,-1",
      "{io_bytes} must be zero or more, got -1"),
     (["--app", "bert", "--nodes", "4", "--mem-bytes", "-5e9"], "app,nodes,mem_bytes",
