@@ -505,7 +505,7 @@ class _Pricing:
         query = request.query(nodes)
         quantile_s = runtime_quantiles(self.predictor, [query], 1.0 - request.kill_risk)[0]
         limit = walltime_limit(quantile_s, nodes, self.spec, request.kill_risk,
-                               self.measured_system)
+                               self.measured_system, request.signal_lead_s())
         kill_probability = walltime_kill_probability(
             exceedance_probability(self.predictor, query, limit.walltime_s),
             request.kill_risk, capped=limit.chained_jobs > 1)

@@ -182,7 +182,9 @@ def test_walltime_is_capped_by_the_queue_with_a_chaining_warning(trained_store) 
     assert plan.recommended.nodes <= 2 and plan.queue == "small"
     assert plan.walltime_s == plan.queue_max_walltime_s == 600
     assert plan.walltime_quantile_s > plan.walltime_s
-    assert plan.chained_jobs == math.ceil(plan.walltime_quantile_s / 600) >= 2
+    # each job works until its checkpoint signal, a fifth of the 10 min before the limit
+    assert plan.signal_lead_s == 120
+    assert plan.chained_jobs == math.ceil(plan.walltime_quantile_s / (600 - 120)) >= 2
     assert any("chain" in w and "checkpoint" in w for w in plan.warnings)
     assert plan.kill_probability > plan.request.kill_risk
 
@@ -201,8 +203,8 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
     spec = SystemSpec(name="m", nodes=64, scheduler=scheduler,
                       queues=(Queue("short", 1, 64, 600.0),))
     limit = walltime_limit(1500.0, 8, spec, 0.05, "m")
-    assert limit.chained_jobs == 3
-    assert limit.warnings[0].endswith(f"checkpoint and chain 3 jobs {chain}")
+    assert limit.chained_jobs == 4  # jobs of 480 s of work, checkpointing 120 s early
+    assert limit.warnings[0].endswith(f"checkpoint and chain 4 jobs {chain}")
 
 
 @pytest.mark.parametrize(("nodes", "said"), [(1, "1 node"), (8, "8 nodes")])
@@ -658,3 +660,17 @@ def test_a_plan_shows_its_advice_in_a_notebook_not_every_field(trained_store) ->
     assert f"walltime_s={plan.walltime_s:g}" in shown
     assert "rule='min_efficiency 0.7'" in shown
     assert f"n_candidates={len(plan.candidates)})" in shown
+
+
+@pytest.mark.parametrize(("signal_lead_s", "chained_jobs"), [(None, 8), (60, 7), (600, 8)])
+def test_a_chain_counts_the_work_each_job_does_before_its_checkpoint_signal(
+        signal_lead_s: int | None, chained_jobs: int) -> None:
+    """A run of 6.06 h under a 1 h limit was "chain 7 jobs" beside a signal 600 s before
+    each limit: seven jobs that checkpoint there do 5.8 h of its work."""
+    from perfpredict.advise.job_limits import walltime_limit
+    from perfpredict.catalog import Queue, SystemSpec
+
+    spec = SystemSpec(name="m", nodes=64, queues=(Queue("debug", 1, 64, 3600.0),))
+    limit = walltime_limit(21817.0, 2, spec, 0.05, "m", signal_lead_s)
+    assert limit.walltime_s == 3600 and limit.chained_jobs == chained_jobs
+    assert f"chain {chained_jobs} jobs" in limit.warnings[0]

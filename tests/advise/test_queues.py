@@ -33,7 +33,8 @@ def machine(name: str) -> SystemSpec:
     ("Frontier", 32, 10, "extended", "batch (bin 5)", 1),
     ("Frontier", 64, 23.9, "extended", "batch (bin 5)", 1),
     ("Frontier", 4, 65, "extended", "batch (bin 5)", 3),  # 24 h jobs, not 33 of 2 h
-    ("Frontier", 80, 10, "batch (bin 5)", "batch (bin 5)", 5),  # 'extended' ends at 64
+    # 'extended' ends at 64; each 2 h job works until its signal 10 min before the limit
+    ("Frontier", 80, 10, "batch (bin 5)", "batch (bin 5)", 6),
     ("Frontier", 100, 10, "batch (bin 4)", "batch (bin 4)", 2),
     ("Frontier", 500, 11, "batch (bin 3)", "batch (bin 3)", 1),
     # ARCHER2: 'standard' 24 h, 'long' 1-64 nodes 96 h; 'lowpriority' also 24 h: not longer
