@@ -91,11 +91,15 @@ def check_time_min_kill_risk(time_min_kill_risk: float | None, kill_risk: float)
         return
     check_kill_risk(time_min_kill_risk, "--time-min-kill-risk")
     if time_min_kill_risk <= kill_risk:
+        # the example must itself be allowed: at --kill-risk 0.3, "0.25 accepts..." was
+        # a value refused in turn
+        example = ("0.25 accepts that one run in four is killed if the job is given only "
+                   "that long" if kill_risk < 0.25 else
+                   f"give one between {kill_risk:g} and 0.5")
         raise BadInputError(
             f"--time-min-kill-risk must be larger than --kill-risk ({kill_risk:g}), got "
             f"{time_min_kill_risk:g}: the time-min is a shorter limit than the walltime, "
-            f"which more runs outlive; 0.25 accepts that one run in four is killed if the "
-            f"job is given only that long")
+            f"which more runs outlive; {example}")
 
 
 def check_resolvable(kill_risk: float, n_calibration_jobs: int) -> None:
