@@ -655,3 +655,19 @@ def test_a_store_without_scheduler_jobs_says_there_is_nothing_to_learn_from(
     assert line.startswith("Error: walltime advice learns from the store's past scheduler "
                            "jobs (runs with a submit time), and it holds none"), line
     assert "ingest the system's accounting first" in line and "none yet" not in line
+
+
+def test_a_job_of_a_system_without_history_names_its_line(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A typo in a job's system ('demo-clustr') was refused naming neither the line nor
+    the fix: "the file names 'demo-clustr' itself"."""
+    examples = Path(__file__).parents[2] / "examples" / "data"
+    assert cli("ingest", "sacct", str(examples / "synthetic_sacct.psv")).exit_code == 0
+    jobs = tmp_path / "jobs.csv"
+    jobs.write_text("job_id,app,system,nodes,requested_walltime_s\n"
+                    "1,relearn,demo-cluster,4,3600\n2,relearn,demo-clustr,4,3600\n")
+    result = cli("advise", "walltime", "--input", str(jobs))
+    assert result.exit_code == 2
+    (line,) = result.output.strip().splitlines()
+    assert line == (f"Error: {jobs}:3: jobs for system 'demo-clustr' have no history in the "
+                    "store (its systems: demo-cluster); correct the system the file gives "
+                    "there, or ingest that system's accounting first")

@@ -316,15 +316,20 @@ def advise_walltime(store: Store, path: str | Path, *, input_format: str | None 
     if jobs["system"].isna().any():
         raise BadInputError(f"the file does not name the system its jobs run on; pass "
                             f"--system NAME (the store's systems: {hint})", path=path)
-    unknown = sorted(set(jobs["system"]) - known_systems)
-    if unknown:
+    unknown = jobs[~jobs["system"].isin(known_systems)]
+    if not unknown.empty:
+        first = unknown.iloc[0]
         # --system names only the jobs the file does not: where the file names them,
-        # another --system changes nothing
-        fix = ("pass the --system its history was ingested with" if unknown[0] == system
-               else f"the file names {unknown[0]!r} itself")
+        # another --system changes nothing, and the line to correct is the fix (a typo
+        # such as 'demo-cluste' was told "the file names 'demo-cluste' itself", no line)
+        named_by_option = first["system"] == system
+        fix = ("pass the --system its history was ingested with" if named_by_option
+               else "correct the system the file gives there")
+        line_no = first["line_no"]
         raise BadInputError(
-            f"jobs for system {unknown[0]!r} have no history in the store (its systems: "
-            f"{hint}); {fix}, or ingest that system's accounting first", path=path)
+            f"jobs for system {first['system']!r} have no history in the store (its "
+            f"systems: {hint}); {fix}, or ingest that system's accounting first", path=path,
+            line_no=None if named_by_option or pd.isna(line_no) else int(line_no))
     advisor = load_walltime_advisor(store) or SystemAdvisors().fit(stored)
     finished = jobs[jobs["runtime_s"].notna()]
     finished = finished[~_stored_mask(store, finished)]
