@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from perfpredict.cli.render import TableFormat, print_json, print_rows
+from perfpredict.cli.render import TableFormat, print_json, print_rows, whole_output
 from perfpredict.counts import counted
 
 if TYPE_CHECKING:
@@ -83,18 +83,20 @@ def estimate(
                                 "columns (app, nodes, system, problem_size, variant, "
                                 "ranks_per_node, threads_per_rank, io_bytes, net_bytes, "
                                 "flops, mem_bytes) instead")
-        from perfpredict.estimate import estimate_batch  # a batch's alone: 3 ms of each one
+        from perfpredict.estimate import estimate_batches  # a batch's alone: 3 ms of each one
 
         if fmt == TableFormat.table:  # said, not defaulted: a CSV in its place would surprise
             raise BadInputError("--input writes one row per query as csv (the default) or "
                                 "json; pass --format csv or --format json")
-        batch = estimate_batch(ctx.obj.url_to_read(), input_csv, confidence)
-        if fmt == TableFormat.json:  # one object per query, in the file's order
-            print_json(batch.records())
-        else:  # a table of 100k rows is a CSV: the format scripts read (DESIGN.md)
-            from perfpredict.report.csv_rows import write_csv_cells
+        # answered and rendered a chunk of queries at a time: 1M queries held 1.3 GiB at once
+        batch = estimate_batches(ctx.obj.url_to_read(), input_csv, confidence)
+        with whole_output():
+            if fmt == TableFormat.json:  # one object per query, in the file's order
+                print_rows(batch.records(), "json", batch.columns)
+            else:  # a table of 100k rows is a CSV: the format scripts read (DESIGN.md)
+                from perfpredict.report.csv_rows import write_csv_cells
 
-            write_csv_cells(sys.stdout, batch.columns, batch.rows, float_format=".6g")
+                write_csv_cells(sys.stdout, batch.columns, batch.rows(), float_format=".6g")
         return
     if app is None or nodes is None:
         raise BadInputError("pass --app and --nodes (or --input queries.csv)")

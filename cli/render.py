@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, redirect_stdout
 from enum import Enum
 from typing import Annotated, Any
 
@@ -36,6 +37,23 @@ def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)
+
+
+@contextmanager
+def whole_output() -> Iterator[None]:
+    """Standard output written inside this context goes to a temporary file, copied out
+    once the context ends without an error: output rendered as it is made (``estimate
+    --input`` answering a chunk of queries at a time) that fails part way prints
+    nothing, not the rows before the failure, which a script's ``> out.csv`` would keep
+    as if complete."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryFile("w+", encoding="utf-8", newline="") as whole:
+        with redirect_stdout(whole):
+            yield
+        whole.seek(0)
+        shutil.copyfileobj(whole, sys.stdout)
 
 
 def print_json(payload: Any) -> None:

@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING, Any
 from perfpredict._imports import listing
 
 if TYPE_CHECKING:
-    from perfpredict.estimate.batch import BatchEstimates, estimate_batch, read_queries
+    from perfpredict.estimate.batch import (
+        BatchEstimates,
+        StreamedEstimates,
+        estimate_batch,
+        estimate_batches,
+        read_queries,
+    )
     from perfpredict.estimate.estimates import (
         BATCH_COLUMNS,
         Estimate,
@@ -37,7 +43,8 @@ if TYPE_CHECKING:
     from perfpredict.estimate.lookup import Query, bundled_artifact_path, calibration_notes
 
 _LAZY = {
-    **dict.fromkeys(("BatchEstimates", "estimate_batch", "read_queries"),
+    **dict.fromkeys(("BatchEstimates", "StreamedEstimates", "estimate_batch",
+                     "estimate_batches", "read_queries"),
                     "perfpredict.estimate.batch"),
     **dict.fromkeys(("BATCH_COLUMNS", "Estimate", "LoadedPredictor", "estimate",
                      "load_predictor"), "perfpredict.estimate.estimates"),
@@ -45,8 +52,8 @@ _LAZY = {
                     "perfpredict.estimate.lookup"),
 }
 __all__ = ["BATCH_COLUMNS", "BatchEstimates", "Estimate", "LoadedPredictor", "Query",
-           "bundled_artifact_path", "calibration_notes", "estimate", "estimate_batch",
-           "load_predictor", "read_queries"]
+           "StreamedEstimates", "bundled_artifact_path", "calibration_notes", "estimate",
+           "estimate_batch", "estimate_batches", "load_predictor", "read_queries"]
 
 
 def __getattr__(name: str) -> Any:

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfpredict.counts import plain
 from perfpredict.errors import BadInputError, PerfPredictError
@@ -14,14 +18,36 @@ from perfpredict.estimate.lookup import Query, column_name
 from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.store.handle import StoreLike
 
+if TYPE_CHECKING:
+    import csv
+
+    from perfpredict.estimate.estimates import LoadedPredictor
+
 _TEXT_COLUMNS = ("app", "system", "problem_size", "variant")
 _NUMBER_COLUMNS = ("nodes", "ranks_per_node", "threads_per_rank", *VOLUMES)
+
+
+#: Queries read and answered together by :func:`estimate_batches`: a batch's memory
+#: grows with this, not with the file (1M queries answered at once peaked at 1.3 GiB;
+#: in chunks of 100k, 326 MiB; of 250k, 694 MiB), and its time with the number of
+#: chunks, since each chunk answers its queries series by series, at a cost per series
+#: it touches (about 1.2 s a chunk over the bundled predictor's series: 1M queries took
+#: 50 s of CPU in chunks of 100k, 40 s in chunks of 250k, 34 s at once). A file of up to
+#: this many queries is one chunk, answered as it was at once (docs/performance.md).
+CHUNK_QUERIES = 100_000
 
 
 def read_queries(path: str | os.PathLike[str]
                  ) -> tuple[list[str], list[dict[str, str]], list[Query]]:
     """The query CSV's header, raw rows and parsed queries; bad rows name their line."""
-    header, rows, queries, line_nos = _read_queries(path)
+    rows: list[dict[str, str]] = []
+    queries: list[Query] = []
+    line_nos: list[int] = []
+    with _query_file(path) as (header, parsed):
+        for line_no, row, query in parsed:
+            rows.append(row)
+            queries.append(query)
+            line_nos.append(line_no)
     for query, line_no in zip(queries, line_nos, strict=True):
         try:
             query.validate()
@@ -30,28 +56,39 @@ def read_queries(path: str | os.PathLike[str]
     return header, rows, queries
 
 
-def _read_queries(path: str | os.PathLike[str]
-                  ) -> tuple[list[str], list[dict[str, str]], list[Query], list[int]]:
-    """:func:`read_queries`, and the line each row ends on (blank lines are skipped), the
-    queries not yet validated (:meth:`Query.validate`): the estimate validates each query
-    before it answers any, and a bad one's error, which says which query it is, is named
-    by its line then (:func:`estimate_batch`). Validated here too, 100k queries were
-    validated twice: reading them took 1.17 s of CPU rather than 0.80 s, of a 4.8 s batch
-    (docs/performance.md). A row the reader refuses (a node count that is no number) is
-    named before any row validation would refuse, wherever the two are in the file.
-    ``path`` as ``ingest_file`` takes it, a text or a Path (a text was an AttributeError,
-    "'str' object has no attribute 'open'", and so was a DataFrame of queries); ``-``
-    reads standard input."""
+_Parsed = tuple[int, dict[str, str], Query]
+
+
+@contextmanager
+def _query_file(path: str | os.PathLike[str]
+                ) -> Iterator[tuple[list[str], Iterator[_Parsed]]]:
+    """The query CSV's header, and its rows as they are read: each with the line it ends
+    on (blank lines are skipped) and its query, not yet validated (:meth:`Query.validate`):
+    the estimate validates each query of a chunk before it answers any, and a bad one's
+    error, which says which query it is, is named by its line then
+    (:func:`estimate_batches`).
+    Validated here too, 100k queries were validated twice: reading them took 1.17 s of CPU
+    rather than 0.80 s, of a 4.8 s batch (docs/performance.md). A row the reader refuses
+    (a node count that is no number) is refused as it is read. ``path`` as
+    ``ingest_file`` takes it, a text or a Path (a text was an AttributeError, "'str'
+    object has no attribute 'open'", and so was a DataFrame of queries); ``-`` reads
+    standard input, copied to a temporary file that lasts as long as this context."""
     from perfpredict.ingest._text.lines import read_through, stream_name
-    from perfpredict.ingest.fields import FieldError, header_fix, named_twice, number
 
     if not isinstance(path, str | os.PathLike):
         raise BadInputError(f"a query file is named by its path, not a "
                             f"{type(path).__name__}; for queries held in Python, call "
                             "load_predictor(store).estimate_many([Query(...), ...])")
     shown = stream_name(Path(path))  # standard input (-) is named <stdin>
-    with read_through(Path(path)) as readable:
-        header, rows, line_nos = _csv_rows(readable)
+    with read_through(Path(path)) as readable, _csv_rows(readable) as (header, rows):
+        _check_header(header, shown)
+        yield header, _queries(header, rows, shown)
+
+
+def _check_header(header: list[str], shown: str) -> None:
+    """Refuse a query file whose header lacks what every query needs."""
+    from perfpredict.ingest.fields import header_fix, named_twice
+
     if not header:  # said so, not "the header has no 'app' column" of a header not there
         raise BadInputError("the query file is empty; give a header line (at least app,nodes) "
                             "and one row per query", path=shown, line_no=1)
@@ -64,8 +101,15 @@ def _read_queries(path: str | os.PathLike[str]
                              "estimate --help')")
             raise BadInputError(f"the header has no '{needed}' column; a query file needs "
                                 f"at least app and nodes; {fix}", path=shown, line_no=1)
-    queries = []
-    for line_no, row in zip(line_nos, rows, strict=True):
+
+
+def _queries(header: list[str], rows: Iterator[tuple[int, dict[Any, Any]]],
+             shown: str) -> Iterator[_Parsed]:
+    """Each row with its line and its query; a row that is no query is refused naming
+    its line."""
+    from perfpredict.ingest.fields import FieldError, number
+
+    for line_no, row in rows:
         if None in row:  # DictReader's cells past the header: a comma in a label, unquoted
             raise BadInputError(f"expected {len(header)} fields as in the header, found "
                                 f"{len(header) + len(row[None])}; quote fields that contain "
@@ -86,26 +130,43 @@ def _read_queries(path: str | os.PathLike[str]
         if values["nodes"] % 1:  # as --nodes takes them: 4.5 nodes is a typo
             raise BadInputError(f"{column_name('nodes')} must be a whole number, got "
                                 f"{values['nodes']:g}", path=shown, line_no=line_no)
-        queries.append(Query(**values, field_name=column_name))
-    return header, rows, queries, line_nos
+        yield line_no, row, Query(**values, field_name=column_name)
 
 
-def _csv_rows(path: Path) -> tuple[list[str], list[dict[Any, Any]], list[int]]:
-    """The header, the rows (keyed by column, cells past the header by None) and the
-    line each row ends on of the query CSV ``path``."""
+@contextmanager
+def _csv_rows(path: Path
+              ) -> Iterator[tuple[list[str], Iterator[tuple[int, dict[Any, Any]]]]]:
+    """The header of the query CSV ``path``, and its rows as they are read (keyed by
+    column, cells past the header by None), each with the line it ends on."""
     import csv
 
-    try:
-        # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
-        # after hand-written commas are not part of the column names
-        with path.open(newline="", encoding="utf-8-sig") as fh:
+    with _read_errors_named(path):
+        fh = path.open(newline="", encoding="utf-8-sig")
+    with fh:
+        with _read_errors_named(path):
+            # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
+            # after hand-written commas are not part of the column names
             reader = csv.DictReader(fh)
             header = [name.strip() for name in reader.fieldnames or []]
             reader.fieldnames = header
-            rows, line_nos = [], []
-            for row in reader:
-                rows.append(row)
-                line_nos.append(reader.line_num)
+        yield header, _numbered_rows(reader, path)
+
+
+def _numbered_rows(reader: csv.DictReader[str], path: Path
+                   ) -> Iterator[tuple[int, dict[Any, Any]]]:
+    """``reader``'s rows with the line each ends on; a file that cannot be read on is
+    bad input naming it (only what reading raises: not what the caller does between
+    rows)."""
+    with _read_errors_named(path):
+        for row in reader:
+            yield reader.line_num, row
+
+
+@contextmanager
+def _read_errors_named(path: Path) -> Iterator[None]:
+    """A query file that cannot be read, or is not UTF-8 text, as bad input naming it."""
+    try:
+        yield
     except UnicodeDecodeError as exc:
         from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, wide_text
 
@@ -114,7 +175,6 @@ def _csv_rows(path: Path) -> tuple[list[str], list[dict[Any, Any]], list[int]]:
         raise BadInputError(fix, path=path) from exc
     except OSError as exc:
         raise BadInputError(f"cannot read the query file: {exc}", path=path) from exc
-    return header, rows, line_nos
 
 
 def _at_line(exc: PerfPredictError, path: str | os.PathLike[str],
@@ -165,6 +225,26 @@ class BatchEstimates:
         return records
 
 
+@dataclass(frozen=True)
+class StreamedEstimates:
+    """``estimate --input``'s answer as it is made, chunk by chunk: the columns (the
+    input's, then :data:`BATCH_COLUMNS`) and the :class:`BatchEstimates` of each chunk of
+    queries, in the file's order, made as ``chunks`` is read (:func:`estimate_batches`)."""
+
+    columns: list[str]
+    chunks: Iterator[BatchEstimates]
+
+    def rows(self) -> Iterator[tuple[Any, ...]]:
+        """Every row's cells (:attr:`BatchEstimates.rows`), chunk after chunk."""
+        for chunk in self.chunks:
+            yield from chunk.rows
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        """Every row as a dict (:meth:`BatchEstimates.records`), chunk after chunk."""
+        for chunk in self.chunks:
+            yield from chunk.records()
+
+
 def estimate_batch(db_url: StoreLike | None, path: str | os.PathLike[str],
                    confidence: float = 0.9) -> BatchEstimates:
     """Answer every row of a query CSV: its own cells, then the estimate's columns, the
@@ -173,22 +253,71 @@ def estimate_batch(db_url: StoreLike | None, path: str | os.PathLike[str],
 
     An input column named like an answer is dropped (the answer, after the input's
     columns, takes its name); ``runtime_s`` is kept as it was, not used. A bad row, or
-    one the predictor cannot answer, fails the batch naming its line.
+    one the predictor cannot answer, fails the batch naming its line. Every row is held
+    in memory, so they are answered as one chunk (each series once);
+    :func:`estimate_batches` gives the same rows a chunk at a time.
     """
-    header, rows, queries, line_nos = _read_queries(path)
-    try:
-        answers = load_predictor(db_url).columns(queries, confidence)
-    except PerfPredictError as exc:  # a bad query, an unknown application: its line
-        if exc.query_index is None:
-            raise
-        raise _at_line(exc, path, line_nos[exc.query_index]) from None
+    streamed = estimate_batches(db_url, path, confidence, chunk_queries=sys.maxsize)
+    [whole] = streamed.chunks
+    return whole
+
+
+def estimate_batches(db_url: StoreLike | None, path: str | os.PathLike[str],
+                     confidence: float = 0.9,
+                     chunk_queries: int = CHUNK_QUERIES) -> StreamedEstimates:
+    """:func:`estimate_batch`'s rows, answered ``chunk_queries`` at a time as the file is
+    read, so that a batch of millions of queries holds one chunk's in memory. The rows do
+    not depend on the chunk size. A bad header is refused here; a bad row, or one the
+    predictor cannot answer, when its chunk is reached, naming its line, after the rows
+    of the chunks before it were given (``estimate --input`` prints nothing until every
+    row is answered). Within a chunk, a row the reader refuses (a node count that is no
+    number) is named before any query the predictor refuses; so is it in a file of one
+    chunk, wherever the two are in it."""
+    if chunk_queries < 1:
+        raise BadInputError(f"chunk_queries must be 1 or more, got {chunk_queries}")
+    opened = ExitStack()
+    header, parsed = opened.enter_context(_query_file(path))
     kept = [c for c in header if c not in BATCH_COLUMNS]
     columns = [*kept, *BATCH_COLUMNS]
-    cells = {c: answers[c].tolist() for c in BATCH_COLUMNS}
-    notes = cells["notes"]
-    joined = {id(said): "; ".join(said) for said in notes}  # rows alike share a tuple
-    cells["notes"] = [joined[id(said)] for said in notes]
-    values = zip(*(cells[c] for c in BATCH_COLUMNS), strict=True)
-    return BatchEstimates(columns, [(*(row.get(c) for c in kept), *answer)
-                                    for row, answer in zip(rows, values, strict=True)],
-                          queries, notes)
+    return StreamedEstimates(columns, _answered(opened, db_url, path, parsed, columns,
+                                                chunk_queries, confidence))
+
+
+def _answered(opened: ExitStack, db_url: StoreLike | None, path: str | os.PathLike[str],
+              parsed: Iterator[_Parsed], columns: list[str], chunk_queries: int,
+              confidence: float) -> Iterator[BatchEstimates]:
+    """The rows of ``parsed`` answered a chunk at a time; ``opened`` (the query file) is
+    closed at the end. The predictor is loaded once the first chunk is read, so that a
+    bad row there is named before a store without a predictor; a file without rows is
+    answered as a chunk of none, which checks the store and the confidence all the
+    same."""
+    kept = columns[:-len(BATCH_COLUMNS)]
+    predictor: LoadedPredictor | None = None
+    with opened:
+        for chunk in _chunked(parsed, chunk_queries):
+            predictor = predictor or load_predictor(db_url)
+            queries = [query for _, _, query in chunk]
+            try:
+                answers = predictor.columns(queries, confidence)
+            except PerfPredictError as exc:  # a bad query, an unknown application: its line
+                if exc.query_index is None:
+                    raise
+                raise _at_line(exc, path, chunk[exc.query_index][0]) from None
+            cells = {c: answers[c].tolist() for c in BATCH_COLUMNS}
+            notes = cells["notes"]
+            joined = {id(said): "; ".join(said) for said in notes}  # rows alike share a tuple
+            cells["notes"] = [joined[id(said)] for said in notes]
+            values = zip(*(cells[c] for c in BATCH_COLUMNS), strict=True)
+            yield BatchEstimates(columns,
+                                 [(*(row.get(c) for c in kept), *answer)
+                                  for (_, row, _), answer in zip(chunk, values, strict=True)],
+                                 queries, notes)
+
+
+def _chunked(parsed: Iterator[_Parsed], size: int) -> Iterator[list[_Parsed]]:
+    """``parsed`` in lists of ``size`` (the last may be shorter); one empty list where
+    ``parsed`` holds nothing."""
+    chunk = list(islice(parsed, size))
+    yield chunk
+    while chunk := list(islice(parsed, size)):
+        yield chunk

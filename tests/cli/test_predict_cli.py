@@ -1295,3 +1295,18 @@ def test_evaluate_repeats_and_seed_out_of_range_are_usage_errors(  # type: ignor
     result = cli("evaluate", *args)
     assert result.exit_code == 2
     assert result.stderr.strip() == f"Error: {said}"
+
+
+def test_estimate_input_prints_nothing_when_a_later_chunk_has_a_bad_row(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """Queries are answered and written a chunk at a time (1M at once held 1.3 GiB); a
+    bad row past the first chunk must still leave standard output empty, not holding the
+    rows before it as if the batch were complete."""
+    from perfpredict.estimate.batch import CHUNK_QUERIES
+
+    queries = tmp_path / "q.csv"
+    queries.write_text("app,nodes\n" + "resnet,8\n" * CHUNK_QUERIES + "resnet,many\n")
+    result = sqlite_cli("estimate", "--input", str(queries))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {queries}:{CHUNK_QUERIES + 2}: column 'nodes'")
+    assert result.stdout == ""
