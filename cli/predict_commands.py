@@ -16,7 +16,7 @@ from perfpredict.cli.render import (
     print_rows,
     stored_app_names,
 )
-from perfpredict.counts import counted
+from perfpredict.counts import counted, first_names
 
 if TYPE_CHECKING:  # imports numpy, which --help does not load
     from perfpredict.train import TrainReport
@@ -65,7 +65,9 @@ NoBorrowBundled = Annotated[bool, typer.Option(
 
 def train(
     ctx: typer.Context,
-    app: Annotated[list[str] | None, typer.Option("--app", help="Train only on these.")] = None,
+    app: Annotated[list[str] | None, typer.Option(
+        "--app", help="Train only on these. The predictor trained replaces the store's, "
+        "that of every application: those left out are fitted at each estimate.")] = None,
     fmt: Annotated[SummaryFormat, typer.Option(
         "--format", help="text: the summary for people; json: its figures as fields, "
         "for a script.")] = SummaryFormat.text,
@@ -164,6 +166,12 @@ def train(
                        "applications too (docs/accuracy.md)")
         if note := report.unstudied_note():
             typer.echo(f"  note: {note}")
+        if replaced := report.replaced_applications:
+            typer.echo(f"  note: this predictor replaced the store's, which had series of "
+                       f"{counted(len(replaced), 'application')} --app left out "
+                       f"({first_names(replaced)}): their series are fitted at each estimate "
+                       "from now on, as runs ingested since training are; 'perfpredict "
+                       "train' without --app trains every application")
     else:
         typer.echo(f"  runtime predictor: not trained: {report.untrained_because}")
     skipped = "".join(f"; {name} has too few jobs ({n})"

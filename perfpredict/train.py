@@ -88,6 +88,9 @@ class TrainReport:
     #: are read in this process: not by a ``dask`` training that fits no walltime advisor
     n_unstudied_jobs: int = 0
     unstudied_formats: list[str] = field(default_factory=list)
+    #: with ``app``: the applications the store's predictor before this one had series
+    #: of and this one has none of (its series fitted at each estimate from now on)
+    replaced_applications: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
@@ -314,6 +317,7 @@ def train(store: Store, app: str | list[str] | None = None,
     intervals too and teach half of the correction, the rest of the predictor the
     store's own.
     """
+    from perfpredict.store.artifacts import trained_applications
     from perfpredict.store.queries import count_submitted_jobs, resolved_app_names, runs_frame
 
     if dask is not None and not isinstance(dask, str):  # was "no attribute 'partition'"
@@ -322,6 +326,7 @@ def train(store: Store, app: str | list[str] | None = None,
     # as every command finds an application (BERT is the store's bert), before a dask
     # cluster starts for a name the store does not hold
     app = resolved_app_names(store, app)
+    before = trained_applications(store.url) if app is not None else []
     frame = None
     read_epoch_s = time.time()  # before the read: a file ingested while it trains is unseen
     if dask is None:
@@ -335,6 +340,9 @@ def train(store: Store, app: str | list[str] | None = None,
             report = _train_runtime(store, *read_series(client, store.url, app),
                                     with_bundled, borrow_bundled, read_epoch_s,
                                     client=client)
+    if before and report.artifact_sha256 is not None:
+        now = {name.casefold() for name in trained_applications(store.url)}
+        report.replaced_applications = [a for a in before if a.casefold() not in now]
     n_jobs = count_submitted_jobs(store, app=app)
     if frame is None and (n_jobs >= MIN_WALLTIME_JOBS or report.artifact_sha256 is None):
         # the walltime advisor is fitted, and why nothing else was said, in this process

@@ -122,9 +122,7 @@ class StoredSeries:
         return len(self._digests)
 
     def apps(self) -> list[str]:
-        rows = query_rows(self._db_url, "SELECT DISTINCT app FROM artifact_series "
-                     "WHERE artifact_id = ?", self._artifact_id)
-        return sorted(app for (app,) in rows or [])
+        return _apps_of(self._db_url, self._artifact_id)
 
     def all(self) -> list[dict[str, Any]]:
         """Every entry, in training order, each application's checked as in :meth:`of_app`."""
@@ -154,6 +152,22 @@ def load_latest_artifact(db_url: str, kind: str = artifact.KIND_RUNTIME) -> dict
     in it: see :func:`load_latest_runtime`."""
     found = _latest(db_url, kind)
     return None if found is None else found[1]
+
+
+def trained_applications(db_url: str) -> list[str]:
+    """The applications the store's newest runtime predictor has series of, sorted; none
+    where it has no predictor. ``train --app`` replaces the predictor of a shared store
+    as a whole: what it says of those it leaves out is read from this."""
+    found = _latest(db_url, artifact.KIND_RUNTIME)
+    if found is None:
+        return []
+    return _apps_of(db_url, found[0])
+
+
+def _apps_of(db_url: str, artifact_id: int) -> list[str]:
+    rows = query_rows(db_url, "SELECT DISTINCT app FROM artifact_series WHERE artifact_id = ?",
+                      artifact_id)
+    return sorted(app for (app,) in rows or [])
 
 
 def load_latest_runtime(db_url: str) -> tuple[dict[str, Any], StoredSeries] | None:

@@ -709,6 +709,25 @@ def test_train_app_borrows_the_loaded_data_sets_it_leaves_out(  # type: ignore[n
     assert "lulesh_thicket, castro_scaling" in with_bundled.stdout.splitlines()[1]
 
 
+def test_train_app_says_which_applications_the_replaced_predictor_covered(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """A shared store's predictor is one: 'train --app' replaced the center's, and the
+    applications it left out were silently fitted at each estimate from then on."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"{app},lab7,{n},{40 * k + 1000 / n:.2f}\n"
+        for k, app in enumerate(("solver", "mesher", "viz"), 1) for n in (1, 2, 4, 8)))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+    one = sqlite_cli("train", "--app", "solver", "--no-borrow-bundled")
+    assert one.exit_code == 0, one.output
+    assert ("note: this predictor replaced the store's, which had series of 2 applications "
+            "--app left out (mesher, viz): their series are fitted at each estimate from "
+            "now on") in one.stdout
+    again = sqlite_cli("train", "--app", "solver", "--no-borrow-bundled", "--format", "json")
+    assert json.loads(again.stdout)["replaced_applications"] == []
+
+
 def test_train_names_the_applications_that_learned_half_their_correction_alone(  # type: ignore[no-untyped-def]
         sqlite_cli) -> None:
     assert sqlite_cli("datasets", "load", "castro_scaling", "pencilffts_jeanzay").exit_code == 0
