@@ -326,7 +326,7 @@ def train(store: Store, app: str | list[str] | None = None,
     # as every command finds an application (BERT is the store's bert), before a dask
     # cluster starts for a name the store does not hold
     app = resolved_app_names(store, app)
-    before = trained_applications(store.url) if app is not None else []
+    before = trained_applications(store.url) if app else []  # [] trains every one
     frame = None
     read_epoch_s = time.time()  # before the read: a file ingested while it trains is unseen
     if dask is None:

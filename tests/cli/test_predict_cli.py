@@ -726,6 +726,13 @@ def test_train_app_says_which_applications_the_replaced_predictor_covered(  # ty
             "now on") in one.stdout
     again = sqlite_cli("train", "--app", "solver", "--no-borrow-bundled", "--format", "json")
     assert json.loads(again.stdout)["replaced_applications"] == []
+    # a training of every application leaves none out, whatever the predictor before had
+    assert sqlite_cli("runs", "delete", "--batch", "1", "--yes").exit_code == 0
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"mesher,lab7,{n},{80 + 1000 / n:.2f}\n" for n in (1, 2, 4, 8)))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    every = sqlite_cli("train", "--no-borrow-bundled", "--format", "json")
+    assert json.loads(every.stdout)["replaced_applications"] == []
 
 
 def test_train_names_the_applications_that_learned_half_their_correction_alone(  # type: ignore[no-untyped-def]
