@@ -130,6 +130,39 @@ def test_the_docs_prose_quotes_intervals_as_printed(  # type: ignore[no-untyped-
     assert interval in text or interval.replace(" - ", "-") in text, (query, interval)
 
 
+@pytest.mark.parametrize(("confidence", "interval", "quoted"), [
+    ("0.975", "10.3 - 15.2 s", "10.3 - 15.2 s at `--confidence 0.975`"),
+    ("0.98", "4.8 - 28.7 s", "4.8 - 28.7 s at 0.98"),
+])
+def test_the_guide_quotes_the_jump_of_a_repeat_interval_as_printed(  # type: ignore[no-untyped-def]
+        cli, confidence: str, interval: str, quoted: str) -> None:
+    """At a measured node count the interval is the repeats' own up to the confidence
+    their n deviations resolve, n / (n + 1), and the one calibrated between scales above
+    it: BERT's 40 repeats at 512 nodes jump between 0.975 and 0.98, which the guide had
+    not said."""
+    result = cli("estimate", "--app", "bert", "--system", "dgxa100_ngc22.04_pytorch (NVIDIA)",
+                 "--nodes", "512", "--confidence", confidence)
+    assert result.exit_code == 0, result.output
+    assert f"interval {interval})" in result.stdout
+    assert quoted in _words((REPO / "docs" / "user-guide.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(("kill_risk", "walltime"), [("0.0125", "0-00:04:00"),
+                                                     ("0.012", "0-00:05:00")])
+def test_the_guide_quotes_the_jump_of_a_walltime_at_a_measured_count_as_printed(  # type: ignore[no-untyped-def]
+        cli, kill_risk: str, walltime: str) -> None:
+    """The same jump read as a walltime: below a kill risk of 1 / (2 (n + 1)) BERT's
+    advice at 8 nodes, a measured count, comes off the interval calibrated between
+    scales."""
+    result = cli("advise", "--app", "bert", "--system", "dgxa100_ngc22.04_pytorch (NVIDIA)",
+                 "--kill-risk", kill_risk)
+    assert result.exit_code == 0, result.output
+    assert "Recommendation: 8 nodes." in result.stdout
+    assert f"walltime {walltime} (Slurm --time)" in result.stdout
+    page = _words((REPO / "docs" / "user-guide.md").read_text(encoding="utf-8"))
+    assert ("writes 4 minutes at `--kill-risk 0.0125` and 5 at 0.012" in page)
+
+
 def test_efficiency_is_the_speedup_over_the_node_ratio_as_the_guide_says(cli) -> None:  # type: ignore[no-untyped-def]
     """The guide reads "speedup 89.60x, parallel efficiency 18% against 1 node" as the
     speedup over the smallest measured scale divided by the ratio of the node counts."""
