@@ -8,8 +8,9 @@ Data: examples/data/synthetic_sacct.psv, a SYNTHETIC `sacct -P` dump of a fictio
 examples/data/pending_jobs.csv, 8 jobs about to be submitted with the users' habitual
 requests. Both are written by examples/data/make_synthetic_sacct.py (seeded, so they are
 the same on every run); the runtimes of its `relearn` jobs are real RELeARN measurements
-from the bundled data set, everything else is invented. Runs in 8-18 s on a
-shared 2-core machine (it depends on the machine) in a throw-away PERFPREDICT_HOME.
+from the bundled data set, everything else is invented. Runs in 7 s of CPU (10-40 s
+wall on a shared 2-core machine, depending on its load; examples/README.md) in a
+throw-away PERFPREDICT_HOME.
 
 What it prints, and the output to expect:
 
