@@ -11,10 +11,14 @@ For each file, two child processes run side by side in the same loop:
 * perfpredict: ``ingest_file`` into a fresh store (checksum, parse, fold steps, natural
   keys, insert in one transaction): a SQLite file, or a fresh database on that server.
 
-Figures are the perfpredict/reference time ratio, perfpredict's rows/s, and the child's
-peak resident memory (``ru_maxrss`` from ``os.wait4``), so machine noise cancels out of
-the ratio and no measurement includes this script's own memory. With ``--pg`` the
-server's own work (COPY, indexes) is in both times and in neither memory figure.
+Figures are the perfpredict/reference time ratio, perfpredict's rows/s, and each
+child's peak resident memory with their ratio, so machine noise cancels out of the
+ratios. A child's peak is GNU time's (``/usr/bin/time -f %M``, the child's own
+``ru_maxrss``), not this script's ``os.wait4`` of it: Linux carries the high-water mark
+of the process that starts a child into it across ``exec``, so every child of this
+script peaked at no less than the script (the ``--grown`` file's lines, a generated
+document), a sqlite3 ``.import`` of a few MiB included. With ``--pg`` the server's own
+work (COPY, indexes) is in both times and in neither memory figure.
 
 ``sacct-json`` (not in the default ``--formats``) is measured against Python's own
 ``json.load`` of the same file in a child, there being no bulk load of a JSON document
@@ -259,17 +263,20 @@ def arrow_column(array):
 
 
 def _run(argv: list[str]) -> tuple[float, int, str]:
-    """Wall seconds, peak RSS in bytes (Linux reports KiB) and stdout of one child."""
-    start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stderr is not None
-    out, err = proc.stdout.read(), proc.stderr.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    elapsed = time.perf_counter() - start
-    if proc.returncode:
-        raise RuntimeError(f"{argv[:3]} failed: {err.strip()}")
-    return elapsed, usage.ru_maxrss * 1024, out
+    """Wall seconds, peak RSS in bytes and stdout of one child, its peak measured by GNU
+    time, a process of a few MiB between this script and the child (see the module doc:
+    ``os.wait4`` here gave no child less than this script's own peak)."""
+    gnu_time = shutil.which("time", path="/usr/bin:/bin") or shutil.which("time")
+    if gnu_time is None:
+        raise SystemExit("GNU time measures each child's peak memory: apt-get install time")
+    with tempfile.NamedTemporaryFile(prefix="peak-", suffix=".kib") as peak:
+        start = time.perf_counter()
+        done = subprocess.run([gnu_time, "-f", "%M", "-o", peak.name, *argv],
+                              capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+        if done.returncode:
+            raise RuntimeError(f"{argv[:3]} failed: {done.stderr.strip()}")
+        return elapsed, int(Path(peak.name).read_text().split()[-1]) * 1024, done.stdout
 
 
 def _sqlite_import(fmt: str, path: Path, db: Path) -> list[str]:
@@ -369,7 +376,7 @@ def measure(fmt: str, path: Path, system: str, workdir: Path, child: str = _INGE
             "parts": parts.strip(),
             "reference_s": ref_s, "perfpredict_s": ours_s, "ratio": ours_s / ref_s,
             "lines_per_s": n_lines / ours_s, "peak_mib": ours_rss / 2**20,
-            "reference_peak_mib": ref_rss / 2**20}
+            "reference_peak_mib": ref_rss / 2**20, "peak_ratio": ours_rss / ref_rss}
 
 
 def measure_readers(path: Path, workdir: Path, repeat: int) -> list[dict[str, object]]:
@@ -446,8 +453,8 @@ def measure_grown(workdir: Path, n_rows: int, repeat: int) -> list[dict[str, obj
         _run([sys.executable, "-c", _INGEST, f"sqlite:///{grown_db}", "csv", str(results),
               "bench"])
         shutil.copyfile(grown_db, added_db)
-        ref_s, _, _ = _run([sys.executable, "-c", _INGEST, f"sqlite:///{added_db}", "csv",
-                            str(added), "bench"])
+        ref_s, ref_rss, _ = _run([sys.executable, "-c", _INGEST, f"sqlite:///{added_db}",
+                                  "csv", str(added), "bench"])
         shutil.copyfile(full, results)
         ours_s, rss, out = _run([sys.executable, "-c", _INGEST, f"sqlite:///{grown_db}",
                                  "csv", str(results), "bench"])
@@ -455,7 +462,8 @@ def measure_grown(workdir: Path, n_rows: int, repeat: int) -> list[dict[str, obj
         assert line_prefix_sha256s(results, {earlier}) == {earlier}
         scan_s = time.perf_counter() - start
         rows.append({"lines": len(lines), "added_alone_s": ref_s, "grown_s": ours_s,
-                     "ratio": ours_s / ref_s, "scan_s": scan_s, "peak_mib": rss / 2**20})
+                     "ratio": ours_s / ref_s, "scan_s": scan_s, "peak_mib": rss / 2**20,
+                     "peak_ratio": rss / ref_rss})
     return rows
 
 
@@ -505,10 +513,11 @@ def main() -> None:
             return
         if args.grown:
             print("| lines | appended rows alone s | grown file s | ratio | prefix scan s | "
-                  "peak MiB |\n|---:|---:|---:|---:|---:|---:|")
+                  "peak MiB | peak ratio |\n|---:|---:|---:|---:|---:|---:|---:|")
             for r in measure_grown(work, args.csv_rows, args.repeat):
                 print(f"| {r['lines']} | {r['added_alone_s']:.2f} | {r['grown_s']:.2f} | "
-                      f"{r['ratio']:.2f} | {r['scan_s']:.2f} | {r['peak_mib']:.0f} |")
+                      f"{r['ratio']:.2f} | {r['scan_s']:.2f} | {r['peak_mib']:.0f} | "
+                      f"{r['peak_ratio']:.2f} |")
             return
         if "sacct" in formats:
             sacct = args.sacct or work / "sacct.txt"
@@ -539,14 +548,15 @@ def main() -> None:
                                 "sacct-json (reference: json.load)", args.pg))
     reference = "psql \\copy" if args.pg else "sqlite3 .import"
     print(f"| format | file | lines | runs stored | {reference} s | perfpredict s | ratio |"
-          " lines/s | peak MiB | reference peak MiB |"
+          " lines/s | peak MiB | reference peak MiB | peak ratio |"
           + (" inside the ingest |" if args.split_share else "")
-          + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+          + "\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
           + ("---|" if args.split_share else ""))
     for r in rows:
         print(f"| {r['format']} | {r['file']} | {r['lines']} | {r['runs']} | "
               f"{r['reference_s']:.2f} | {r['perfpredict_s']:.2f} | {r['ratio']:.2f} | "
-              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} | {r['reference_peak_mib']:.0f} |"
+              f"{r['lines_per_s']:,.0f} | {r['peak_mib']:.0f} | {r['reference_peak_mib']:.0f} | "
+              f"{r['peak_ratio']:.1f} |"
               + (f" {r['parts']} |" if args.split_share else ""))
 
 
