@@ -73,6 +73,7 @@ from perfpredict.store.job_identity import (
     clock_offset_text,
     same_job,
 )
+from perfpredict.store.occurrences import Occurrences
 from perfpredict.store.schema import (
     batch_deletions,
     batch_overlaps,
@@ -239,12 +240,12 @@ def content_digests(batch: RunBatch, rows: list[int]) -> list[str]:
             for values, variant in zip(rows_values, variants, strict=True)]
 
 
-def _content_key(system: str, digest: str, file_sha256: str, seen: Counter[str]) -> str:
+def _content_key(system: str, digest: str, file_sha256: str, occurrence: int) -> str:
     """The natural key of a row identified by its content: the content digest, the
-    file's sha256 and the occurrence of that content in the file. Identical benchmark
-    rows are genuine repetitions, within a file or in a later one: both are kept."""
-    seen[digest] += 1
-    return f"{system}|sha1:{digest}@{file_sha256}#{seen[digest]}"
+    file's sha256 and the occurrence of that content in the file
+    (:class:`~perfpredict.store.occurrences.Occurrences`). Identical benchmark rows are
+    genuine repetitions, within a file or in a later one: both are kept."""
+    return f"{system}|sha1:{digest}@{file_sha256}#{occurrence}"
 
 
 def _json_texts(values: list[Any], cache: dict[int, tuple[Any, str]]) -> list[str | None]:
@@ -305,7 +306,7 @@ class _FileIngest:
                  sha256: str, read_from: Path | None = None) -> None:
         self.conn, self.path, self.fmt, self.options = conn, path, fmt, options
         self.report, self.batch_id, self.sha256 = report, batch_id, sha256
-        self.seen: Counter[str] = Counter()
+        self.seen = Occurrences()
         self.json_cache: dict[int, tuple[Any, str]] = {}
         self.known_systems = set(conn.execute(select(systems.c.name)).scalars())
         self.system_names = system_names
@@ -458,8 +459,10 @@ class _FileIngest:
                    else f"{system}|{self.job_key(key, system)}"
                    for system, key in zip(systems, keys, strict=True)]
         unkeyed = [i for i, key in enumerate(keys) if key is None]
-        for i, digest in zip(unkeyed, content_digests(batch, unkeyed), strict=True):
-            natural[i] = _content_key(systems[i], digest, self.sha256, self.seen)
+        digests = content_digests(batch, unkeyed)
+        for i, digest, occurrence in zip(unkeyed, digests, self.seen.count(digests),
+                                         strict=True):
+            natural[i] = _content_key(systems[i], digest, self.sha256, occurrence)
         return natural
 
     def job_key(self, key: str, system: str) -> str:
