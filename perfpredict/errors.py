@@ -65,6 +65,14 @@ class DamagedStreamError(BadInputError):
     ``--on-error skip`` (which keeps it as a reject and goes on with the other files)."""
 
 
+class ChangedWhileReadError(PerfPredictError):
+    """A file changed while it was ingested (a results file a benchmark script appends
+    to): the checksum its batch would keep is of what it held before, its runs of what it
+    held after, and a later ingest took the file for an edited one and stored every row
+    again. Raised inside the ingest's transaction, which it undoes, and caught by
+    :func:`perfpredict.ingest.pipeline.ingest_file`, which ingests a copy instead."""
+
+
 class NotFoundError(PerfPredictError):
     """Something named does not exist: an application, a system, a stored artifact."""
 

@@ -36,10 +36,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 from perfpredict.counts import counted, first_names
-from perfpredict.errors import BadInputError, given
+from perfpredict.errors import BadInputError, ChangedWhileReadError, given
 from perfpredict.ingest._text.lines import (
     STDIN_PATH,
     check_input,
+    drop_unfinished_line,
     file_sha256,
     is_stream,
     spooled,
@@ -47,6 +48,7 @@ from perfpredict.ingest._text.lines import (
 )
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
 from perfpredict.ingest.registry import (
+    LINE_FORMATS,
     first_record,
     get_batch_parser,
     names_system,
@@ -62,6 +64,10 @@ __all__ = ["BatchReport", "ingest_file", "ingest_paths"]
 CHUNK_RECORDS = 5_000
 #: How ingest options are made, for a caller who handed in something else (a dict).
 OPTIONS_EXAMPLE = "perfpredict.ingest.records.IngestOptions(on_error='skip')"
+#: What an ingest of a file that changed while it was read says (:func:`ingest_file`).
+CHANGED_WHILE_READ = ("it changed while it was read (lines appended?), so a copy of it taken "
+                      "after was ingested, up to its last complete line; what is written "
+                      "since is stored by its next ingest")
 #: Files an ingest stopped by a bad one names as not read; more are counted.
 UNREAD_SHOWN = 3
 
@@ -132,18 +138,64 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
                                 line_no=first_record(path)[0])
         raise BadInputError(f"{fmt} logs do not name the machine their jobs ran on; pass "
                             "--system NAME (nothing from this file was stored)", path=name)
-    if not stream:
+    if stream:
+        return _ingest_copy(store, path, name, fmt, options, progress, replaces,
+                            stored_as=str(name))
+    as_read = _file_state(path)
+    try:
         return write_file(store, path, fmt, file_sha256(path), options,
-                          _chunks(parse(path, options), CHUNK_RECORDS), progress, replaces)
+                          _chunks(_unchanged(parse(path, options), path, as_read),
+                                  CHUNK_RECORDS), progress, replaces)
+    except ChangedWhileReadError:
+        pass  # nothing of it was stored: its copy, taken now, is ingested instead
+    except BadInputError:
+        if _file_state(path) == as_read:
+            raise
+        # refused, perhaps at a line still being written: its copy is read up to the last
+        # whole line (a bad line before it is refused again, in the copy)
+    check_input(path)  # moved away meanwhile: said as for a file never there
+    report = _ingest_copy(store, path, name, fmt, options, progress, replaces,
+                          whole_lines=fmt in LINE_FORMATS)
+    report.warnings.append(CHANGED_WHILE_READ)
+    return report
+
+
+def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, options: IngestOptions,
+                 progress: ProgressCallback | None, replaces: Sequence[str],
+                 stored_as: str | None = None, whole_lines: bool = False) -> BatchReport:
+    """Ingest a copy of ``path`` (:func:`~perfpredict.ingest._text.lines.spooled`), whose
+    checksum is of what is parsed, whatever is written to ``path`` meanwhile; up to its
+    last line break where ``whole_lines``. Bad input in the copy names ``name``."""
     with spooled(path) as copy:
+        if whole_lines:
+            drop_unfinished_line(copy)
         try:
             return write_file(store, name, fmt, file_sha256(copy), options,
-                              _chunks(parse(copy, options), CHUNK_RECORDS), progress,
-                              replaces, stored_as=str(name), read_from=copy)
+                              _chunks(get_batch_parser(fmt)(copy, options), CHUNK_RECORDS),
+                              progress, replaces, stored_as=stored_as, read_from=copy)
         except BadInputError as exc:
             if exc.path != str(copy):
                 raise
             raise exc.naming(name) from exc
+
+
+def _file_state(path: Path) -> tuple[int, int, int] | None:
+    """What tells that ``path`` changed: its inode (a file replaced), size and time of
+    last change; None once it is gone."""
+    try:
+        state = path.stat()
+    except OSError:
+        return None
+    return state.st_ino, state.st_size, state.st_mtime_ns
+
+
+def _unchanged(items: Iterable[BatchItem], path: Path, as_read: tuple[int, int, int] | None
+               ) -> Iterator[BatchItem]:
+    """``items``, parsed from ``path``, then :class:`ChangedWhileReadError` if the file
+    changed since it was ``as_read`` (before its checksum), which undoes its ingest."""
+    yield from items
+    if _file_state(path) != as_read:
+        raise ChangedWhileReadError(f"{path} changed while it was read")
 
 
 @fills_store

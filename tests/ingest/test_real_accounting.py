@@ -217,6 +217,64 @@ def test_a_results_file_appended_to_stores_only_the_lines_added(cli: Cli, tmp_pa
     assert "1 record, 1 stored" in cli("ingest", "csv", str(results)).stdout
 
 
+def _appended_after_its_checksum(monkeypatch: pytest.MonkeyPatch, path: Path, text: str) -> None:
+    """The next ingest of ``path`` takes its checksum, then ``text`` is written to it (a
+    benchmark script appending a result while the nightly ingest reads the file)."""
+    from perfpredict.ingest import pipeline
+
+    checksum = pipeline.file_sha256
+
+    def then_appended(of: Path) -> str:
+        sha256 = checksum(of)
+        if of == path:
+            monkeypatch.setattr(pipeline, "file_sha256", checksum)
+            with path.open("a") as fh:
+                fh.write(text)
+        return sha256
+
+    monkeypatch.setattr(pipeline, "file_sha256", then_appended)
+
+
+def test_a_results_file_appended_to_while_it_is_read_stores_each_run_once(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its checksum was of the file with a line half written, its runs of the file with
+    the line finished and another after it: the next ingest found no earlier version of
+    the file at a line break, took it for an edited one and stored every run again."""
+    header = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+    results = tmp_path / "results.csv"
+    results.write_text(header + "lulesh,frontier,s100,8,8,7,812.5\nlulesh,frontier,s100,16,8,7,45")
+    _appended_after_its_checksum(monkeypatch, results, "5.0\nlulesh,frontier,s100,32,8,7,260.0\n")
+    first = cli("ingest", "csv", str(results))
+    assert first.exit_code == 0, first.output
+    assert "3 records, 3 stored" in first.stdout
+    assert "changed while it was read" in first.stderr
+    again = cli("ingest", "csv", str(results))
+    assert "already ingested" in again.stdout and again.stderr == ""
+    assert sorted((int(run["nodes"]), float(run["runtime_s"])) for run in exported(cli)) == [
+        (8, 812.5), (16, 455.0), (32, 260.0)]
+
+
+@pytest.mark.parametrize("written", ["lulesh,frontier,s100,16,8,7,45", "lulesh,fron"],
+                         ids=["a number cut short", "too few fields"])
+def test_a_line_half_written_when_the_file_is_read_is_left_to_its_next_ingest(
+        cli: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, written: str) -> None:
+    """Read while it changed, the file is ingested from a copy up to its last line break:
+    a line still being written is no run of 45 s where 455.0 s was being written, nor a
+    bad line that refused the whole file."""
+    header = "app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+    results = tmp_path / "results.csv"
+    results.write_text(header + "lulesh,frontier,s100,8,8,7,812.5\n")
+    _appended_after_its_checksum(monkeypatch, results, written)
+    first = cli("ingest", "csv", str(results))
+    assert first.exit_code == 0, first.output
+    assert "1 record, 1 stored" in first.stdout and "changed while" in first.stderr
+    with results.open("a") as fh:
+        fh.write("lulesh,frontier,s100,16,8,7,455.0\n"[len(written):])
+    grown = cli("ingest", "csv", str(results))
+    assert "2 records, 1 stored, 1 already" in grown.stdout, grown.output
+    assert sorted(float(run["runtime_s"]) for run in exported(cli)) == [455.0, 812.5]
+
+
 def test_a_results_file_edited_since_its_ingest_says_its_rows_are_stored_again(
         cli: Cli, tmp_path: Path) -> None:
     """Castro's real wdmerger table, one runtime corrected and ingested again from the same

@@ -95,11 +95,11 @@ def check_input(path: Path) -> None:
 
 @contextmanager
 def spooled(path: Path) -> Iterator[Path]:
-    """A temporary copy (in ``TMPDIR``) of the stream ``path`` (:func:`is_stream`),
-    removed on leaving. Copied a piece at a time, so memory stays bounded whatever the
-    stream's size; its bytes as they came, so a gzip stream stays gzip and the copy's
-    checksum is the stream's. Like ``cat``, a named pipe no one writes to is waited on
-    until one does (or Ctrl-C)."""
+    """A temporary copy (in ``TMPDIR``) of the stream ``path`` (:func:`is_stream`), or
+    of a file that changed while it was read, removed on leaving. Copied a piece at a
+    time, so memory stays bounded whatever the stream's size; its bytes as they came, so
+    a gzip stream stays gzip and the copy's checksum is the stream's. Like ``cat``, a
+    named pipe no one writes to is waited on until one does (or Ctrl-C)."""
     with ExitStack() as stack:
         source = (sys.stdin.buffer if str(path) == STDIN_PATH
                   else stack.enter_context(path.open("rb")))
@@ -290,6 +290,27 @@ def file_sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def drop_unfinished_line(path: Path) -> None:
+    """Cut the text file ``path`` after its last line break: a copy of a file taken
+    while a line was being written to it ends with the part written, which read as a
+    record is a wrong one ("...,45" of a runtime of 455.0 being written), and whose
+    checksum no later version of the file has at a line break, so that the file, grown,
+    was taken for an edited one. A gzip file is left whole (its bytes are no lines)."""
+    with path.open("r+b") as fh:
+        if fh.read(2) == GZIP_MAGIC:
+            return
+        end = fh.seek(0, os.SEEK_END)
+        while end > 0:
+            start = max(end - READ_PIECE_BYTES, 0)
+            fh.seek(start)
+            at = fh.read(end - start).rfind(b"\n")
+            if at >= 0:
+                fh.truncate(start + at + 1)
+                return
+            end = start
+        fh.truncate(0)
 
 
 def line_prefix_sha256s(path: Path, wanted: Collection[str]) -> set[str]:
