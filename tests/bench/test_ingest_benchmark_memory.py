@@ -5,10 +5,18 @@ lines ``--grown`` holds, and an ingest's peak hid under the script's."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.ingest_benchmark import _run, measure, write_csv
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("time", path="/usr/bin:/bin") is None and shutil.which("time") is None,
+    reason="GNU time measures the benchmark's peaks and is not installed (apt-get install time)",
+)
 
 #: What the benchmark process holds while it starts a child in the test below.
 HELD_MIB = 300
