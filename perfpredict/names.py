@@ -74,6 +74,18 @@ def name_key(name: str) -> str:
     return re.sub(r"[\W_]+", "", name.casefold())
 
 
+def refuse_blank_system(name: str | None, option: str = "--system") -> None:
+    """Refuse a system named by an empty or blank text (``option``: how the caller's
+    user gave it). ``estimate --system ""`` answered from whichever system's series was
+    best measured, as if no system were given (the empty text is part of every label),
+    ``ingest --system "  "`` stored runs under a system of two spaces, and ``systems
+    show ""`` looked the empty name up in the catalog, each without a word that the
+    name was missing (a shell variable not set, most likely). None is no system given."""
+    if isinstance(name, str) and not name.strip():
+        raise BadInputError(f"{option} is {'empty' if not name else 'blank'}; give a "
+                            "system's name ('perfpredict systems list' shows the catalog's)")
+
+
 def given_names(value: str | Iterable[str] | None, parameter: str, one: str,
                 example: str) -> list[str]:
     """The names ``value`` gives, for a parameter that takes one name or several: one

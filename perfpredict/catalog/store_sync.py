@@ -28,7 +28,7 @@ from perfpredict.catalog.rows import (
     with_shipped,
 )
 from perfpredict.errors import BadInputError, NotFoundError, given
-from perfpredict.names import close_names
+from perfpredict.names import close_names, refuse_blank_system
 from perfpredict.store import Store
 from perfpredict.store.dialect import insert_ignoring_duplicates
 from perfpredict.store.handle import takes_store
@@ -170,6 +170,7 @@ def get_system(store: Store, name: str) -> SystemSpec | None:
     same machine (which holds only what a log told), an exact name before an alias."""
     if not isinstance(name, str):  # was "'int' object has no attribute 'casefold'"
         raise BadInputError(f"a system is named by text, not {name!r}")
+    refuse_blank_system(name, "the system name")
     return entry_named(list_systems(store), name)
 
 

@@ -22,7 +22,7 @@ from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
-from perfpredict.names import name_key, resolve_name
+from perfpredict.names import name_key, refuse_blank_system, resolve_name
 
 BUNDLED_ARTIFACT = "predictor.json"
 #: What a document or entry of another layout raises when read (a stale artifact).
@@ -113,6 +113,7 @@ class Query:
                                     f"{MISSING_FIX if missing(value) else ''}")
         if not self.app:
             raise BadInputError(f"{name('app')} is empty; give the application's name")
+        refuse_blank_system(self.system, name("system"))
         if self.nodes is None:
             raise BadInputError(f"{name('nodes')} must be a number, got None; give the "
                                 "node count to predict")

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from perfpredict.errors import BadInputError
+from perfpredict.names import refuse_blank_system
 
 #: ``runs export``'s column of a run's identity within its system (its natural key
 #: without the system), by which ``ingest csv`` keys the row again: a restored backup,
@@ -264,6 +265,7 @@ class IngestOptions:
         if self.system is not None and not isinstance(self.system, str):
             raise BadInputError(f"system must be a machine's name, as text, not "
                                 f"{self.system!r}")
+        refuse_blank_system(self.system)
         if not isinstance(self.timezone, str):  # a TypeError from inside zoneinfo
             raise BadInputError(f"timezone must be an IANA zone's name, as text ('UTC', "
                                 f"'Europe/Berlin'), not {self.timezone!r}")

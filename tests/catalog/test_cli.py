@@ -228,3 +228,28 @@ def test_add_reads_standard_input(cli, tmp_path: Path) -> None:  # type: ignore[
     assert bad.stderr.startswith("Error: <stdin>:2: key nodes: -1 is below 1")
     clash = cli("systems", "add", "-", input='name = "FRONTIER"\n')
     assert clash.exit_code == 2 and clash.stderr.startswith("Error: <stdin>: system 'FRONTIER'")
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+@pytest.mark.parametrize(("args", "option"), [
+    (("systems", "show", "{}"), "the system name"),
+    (("estimate", "--app", "bert", "--nodes", "8", "--system", "{}"), "--system"),
+    (("advise", "--app", "bert", "--system", "{}"), "--system"),
+    (("advise", "next-runs", "--app", "bert", "--system", "{}"), "--system"),
+    (("ingest", "csv", "{csv}", "--system", "{}"), "--system"),
+    (("advise", "walltime", "--input", "{csv}", "--input-format", "csv", "--system", "{}"),
+     "--system"),
+])
+def test_a_blank_system_name_is_refused(sqlite_cli, tmp_path: Path, args: tuple[str, ...],  # type: ignore[no-untyped-def]
+                                        option: str, name: str) -> None:
+    """An empty or blank system name (an unset shell variable) was no system: estimate
+    and advise answered from whichever system was best measured, ingest stored runs
+    under a system of spaces, and 'systems show ""' said no such system (exit 1)."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("job_id,app,nodes,runtime_s,requested_walltime_s\n1,c,1,100,600\n")
+    result = sqlite_cli(*(arg.format(name, csv=runs) for arg in args))
+    assert result.exit_code == 2, result.output
+    kind = "empty" if not name else "blank"
+    assert result.output == (f"Error: {option} is {kind}; give a system's name "
+                             "('perfpredict systems list' shows the catalog's)\n")
+    assert sqlite_cli("runs", "stats").stdout.startswith("runs: 0,")
