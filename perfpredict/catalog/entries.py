@@ -86,6 +86,22 @@ class SystemSpec:
     notes: str | None = None
     origin: str = field(default="catalog", compare=False)
 
+    def __post_init__(self) -> None:
+        # An alias that compares equal (name_key) to the name or an earlier alias finds
+        # nothing more: it is dropped, the first spelling kept. The shipped entries list
+        # their own names among their aliases ("frontier" for Frontier, JUWELS-Booster's
+        # three spellings of itself), and 'systems show' repeated them ("m1, M1, mach"
+        # for mach); refusing them instead would refuse those entries and every export
+        # holding them. What is no text is left to the reader's validation to refuse.
+        if isinstance(self.name, str) and isinstance(self.aliases, Sequence) and all(
+                isinstance(alias, str) for alias in self.aliases):
+            seen, distinct = {name_key(self.name)}, []
+            for alias in self.aliases:
+                if name_key(alias) not in seen:
+                    seen.add(name_key(alias))
+                    distinct.append(alias)
+            object.__setattr__(self, "aliases", tuple(distinct))
+
     def known_as(self, name: str) -> bool:
         """Whether ``name`` is this system's name or one of its aliases, compared by
         :func:`name_key` (so a log's "JUWELS Booster" finds `JUWELS-Booster`)."""

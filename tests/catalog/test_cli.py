@@ -31,8 +31,25 @@ def test_show_formats(cli) -> None:  # type: ignore[no-untyped-def]
     as_toml = cli("systems", "show", "Frontier", "--format", "toml").output
     assert tomllib.loads(as_toml)["name"] == "Frontier"
     assert "Frontier" in cli("systems", "show", "Frontier").output
-    table = cli("systems", "show", "LUMI-G").output
-    assert "lumi, lumi-g, lumig" in table and "['lumi'" not in table  # a Python list's repr
+    table = cli("systems", "show", "Lichtenberg").output
+    assert "lichtenberg (tu darmstadt)" in table and "['" not in table  # a Python list's repr
+
+
+def test_an_alias_repeating_a_name_is_dropped(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Aliases that compare equal to the name or an earlier alias (case, spaces and
+    punctuation aside) were kept and shown ("m1, M1, mach" for mach, LUMI-G's "lumi-g"
+    and "lumig"): each finds nothing the first spelling does not, so they are dropped
+    rather than refused, as the shipped entries list their own names among them."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text('name = "mach"\naliases = ["m1", "M1", "mach", "m-2", "M_1", "m2"]\n',
+                    encoding="utf-8")
+    assert cli("systems", "add", str(mine)).exit_code == 0
+    assert tomllib.loads(cli("systems", "show", "M 2", "--format", "toml").stdout)[
+        "aliases"] == ["m1", "m-2"]
+    assert "│ aliases" in (table := cli("systems", "show", "mach").stdout)
+    assert "m1, m-2 " in table
+    lumi = json.loads(cli("systems", "show", "lumig", "--format", "json").stdout)
+    assert lumi["name"] == "LUMI-G" and lumi["aliases"] == ["lumi"]
 
 
 def test_show_unknown_name_suggests_close_ones(cli) -> None:  # type: ignore[no-untyped-def]
