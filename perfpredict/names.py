@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -70,8 +71,12 @@ def name_key(name: str) -> str:
     """A system name as it is compared with catalog names and aliases: case, spaces and
     punctuation ignored ("JUWELS Booster", "juwels-booster" and "JUWELS_Booster" are one
     machine). Exact rather than fuzzy: "Perlmutter-CPU" and "Perlmutter-GPU" are close
-    strings but different machines, with different charge pools."""
-    return re.sub(r"[\W_]+", "", name.casefold())
+    strings but different machines, with different charge pools. Compatibility forms
+    are read as the characters they stand for (NFKC), so that "ＦＲＯＮＴＩＥＲ" typed
+    with an East Asian input method, or a log's "Ｆｒｏｎｔｉｅｒ", is Frontier and
+    not an unknown machine or a second one beside it; the stored name stays as the
+    catalog or the first log wrote it."""
+    return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", name).casefold())
 
 
 def refuse_blank_system(name: str | None, option: str = "--system") -> None:

@@ -29,6 +29,27 @@ def test_runs_are_linked_to_the_catalog_entry_of_their_machine(cli, runs_csv: Pa
     assert {run["system"] for run in exported} == {"JUWELS-Booster", "LUMI-C", "Perlmutter-CPU"}
 
 
+def test_full_width_names_find_their_machine(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A name typed with full-width letters (an East Asian input method) was an unknown
+    machine: 'systems show' said there was none, and ingest stored its runs under a new
+    system beside Frontier's. Compared as the letters they stand for (NFKC), they find
+    the entry, and the runs are stored under the catalog's name, not as typed; an entry
+    so named is refused as the shipped machine's."""
+    shown = json.loads(cli("systems", "show", "ＦＲＯＮＴＩＥＲ", "--format", "json").stdout)
+    assert shown["name"] == "Frontier"
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\nsolver,Ｆｒｏｎｔｉｅｒ,2,100\n"
+                    "solver,ＬＵＭＩ,2,90\n", encoding="utf-8")
+    ingested = cli("ingest", "csv", str(runs))
+    assert ingested.exit_code == 0 and "new systems" not in ingested.stdout, ingested.output
+    exported = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert {run["system"] for run in exported} == {"Frontier", "LUMI-G"}
+    entry = tmp_path / "mine.toml"
+    entry.write_text('name = "ＦＲＯＮＴＩＥＲ"\n', encoding="utf-8")
+    refused = cli("systems", "add", str(entry))
+    assert refused.exit_code == 2 and "with 'Frontier' in the catalog" in refused.stderr
+
+
 def test_a_placeholder_from_before_does_not_hide_the_catalog_entry(cli, store) -> None:  # type: ignore[no-untyped-def]
     """A store where an older ingest made "JUWELS Booster" a system of its own (a
     placeholder holding nothing): the lookups of advice and 'systems show' find the
