@@ -227,3 +227,25 @@ def test_the_catalog_page_names_every_field_a_shipped_entry_leaves_out(spec: Sys
         left_out = [field for field in left_out if field not in NUMERIC_FIELDS]
     assert [field for field in left_out
             if not any(word in said for word in _UNKNOWN_WORDS[field])] == []
+
+
+def test_the_eos_note_keeps_eos_dfw_apart() -> None:
+    """Eos's note gave MLPerf Training v3.1's 1,344 nodes as Eos's, but those runs are
+    of the eos-dfw systems, whose hosts are another CPU than Eos's DGX H100 nodes (whose
+    112 cores the entry gives): another machine. The note's numbers are the data set's."""
+    import csv
+    import gzip
+
+    from tests.conftest import REPO
+
+    with gzip.open(REPO / "datasets" / "mlperf_training" / "runs.csv.gz", "rt") as fh:
+        runs = [row for row in csv.DictReader(fh) if row["system"].startswith("eos")]
+    eos = [row for row in runs if row["system"].startswith("eos_")]
+    dfw = [row for row in runs if row["system"].startswith("eos-dfw_")]
+    assert {row["host_cpu"] for row in eos} == {"Intel(R) Xeon(R) Platinum 8480C"}
+    assert {row["host_cpu"] for row in dfw} == {"Intel(R) Xeon(R) Platinum 8462Y+"}
+    note = by_name("Eos").notes or ""
+    assert f"reach {max(float(row['nodes']) for row in eos):g} nodes" in note
+    dfw_nodes = sorted({float(row["nodes"]) for row in dfw})[-2:]
+    assert "eos-dfw runs ({:,.0f} and {:,.0f} nodes) are not of this machine".format(
+        *dfw_nodes) in note
