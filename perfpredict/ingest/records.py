@@ -216,6 +216,26 @@ def in_line_order(batch: RunBatch | None, items: list[ParsedItem]) -> Iterator[B
         yield batch.slice(done, len(batch)) if done else batch
 
 
+def _check_columns(columns: object) -> None:
+    """Refuse ``columns`` that are not a list of field names. A text, as ``--columns``
+    takes them ("JobID,State,..."), was read one letter a column, and the file refused
+    for lacking the JobID and State it named. No one column makes a sacct layout (it
+    needs JobID and State), so a text is refused, saying how to split it, as
+    scikit-learn refuses a text where a list of names goes, rather than taken as one
+    column. A number among the names was an AttributeError ("'int' object has no
+    attribute 'strip'")."""
+    example = "['JobID', 'JobName', 'State', 'Elapsed', 'NNodes']"
+    if isinstance(columns, str):
+        raise BadInputError(f"columns must be a list of the file's field names in its "
+                            f"order, as {example}, not the text {columns!r}"
+                            + (f"; {columns!r}.split(',') makes a list of it"
+                               if "," in columns else ""))
+    if columns is not None and not (isinstance(columns, Iterable)
+                                    and all(isinstance(name, str) for name in columns)):
+        raise BadInputError(f"columns must be a list of the file's field names in its "
+                            f"order, each a text, as {example}, not {columns!r}")
+
+
 def ingest_command(input_format: str) -> str:
     """How a fix tells the user to read a file as ``input_format``: ingest's command."""
     return f"'perfpredict ingest {input_format}'"
@@ -266,6 +286,7 @@ class IngestOptions:
             raise BadInputError(f"system must be a machine's name, as text, not "
                                 f"{self.system!r}")
         refuse_blank_system(self.system)
+        _check_columns(self.columns)
         if not isinstance(self.timezone, str):  # a TypeError from inside zoneinfo
             raise BadInputError(f"timezone must be an IANA zone's name, as text ('UTC', "
                                 f"'Europe/Berlin'), not {self.timezone!r}")

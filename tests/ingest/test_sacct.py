@@ -277,6 +277,30 @@ def test_columns_option_for_headerless_dumps(tmp_path: Path) -> None:
     assert (run.job_id, run.app, run.runtime_s, run.nodes) == ("42", "lulesh", 86400.0, 4)
 
 
+def test_columns_given_as_one_text_are_refused_saying_how_to_split_it(tmp_path: Path) -> None:
+    """``IngestOptions(columns="JobIDRaw,...")``, the text ``--columns`` takes, was read
+    one letter a column and the file refused for lacking the JobID and State it named;
+    a number among the names was an AttributeError. Nothing is stored from either."""
+    path = write(tmp_path, "42|lulesh|COMPLETED|1-00:00:00|4\n")
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    text = "JobIDRaw,JobName,State,Elapsed,NNodes"
+    with pytest.raises(BadInputError, match=r"^columns must be a list of the file's field "
+                       r"names in its order, as \['JobID', .*\], not the text "
+                       r"'JobIDRaw,JobName,State,Elapsed,NNodes'; "
+                       r"'JobIDRaw,JobName,State,Elapsed,NNodes'\.split\(','\) makes a "
+                       r"list of it$"):
+        ingest_file(url, "sacct", path, IngestOptions(columns=text))  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=r"^columns must be a list .*, not the text "
+                       r"'JobIDRaw'$"):
+        ingest_file(url, "sacct", path, IngestOptions(columns="JobIDRaw"))  # type: ignore[arg-type]
+    with pytest.raises(BadInputError, match=r"^columns must be a list of the file's field "
+                       r"names in its order, each a text, .*, not \['JobIDRaw', 3\]$"):
+        ingest_file(url, "sacct", path, IngestOptions(columns=["JobIDRaw", 3]))  # type: ignore[list-item]
+    assert run_stats(url)["n_runs"] == 0
+    assert ingest_file(url, "sacct", path, IngestOptions(columns=text.split(","),
+                                                          system="box")).n_stored == 1
+
+
 def test_cli_refuses_a_header_that_names_a_field_twice(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Which of two Submit columns holds the submit time is anyone's guess (the column
     and the record readers guessed differently): the file is refused at its header."""
