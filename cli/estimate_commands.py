@@ -60,8 +60,8 @@ def estimate(
     """Predict the runtime of APP at NODES with an interval, speedup and efficiency."""
     from perfpredict.durations import format_seconds
     from perfpredict.errors import BadInputError
-    from perfpredict.estimate import Query
     from perfpredict.estimate import estimate as estimate_one
+    from perfpredict.estimate.lookup import Query, option_name
     from perfpredict.percent import efficiency_percent
     from perfpredict.report.tables import confidence_percent
 
@@ -103,7 +103,7 @@ def estimate(
     result = estimate_one(ctx.obj.url_to_read(), Query(
         app=app, nodes=nodes, system=system, problem_size=problem_size, variant=variant,
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes,
-        net_bytes=net_bytes, flops=flops, mem_bytes=mem_bytes),
+        net_bytes=net_bytes, flops=flops, mem_bytes=mem_bytes, field_name=option_name),
         confidence, explain)
     values = result.as_dict()
     if fmt == TableFormat.json:

@@ -180,12 +180,14 @@ class PlanRequest:
         return EfficiencyFloor(self.min_efficiency, self.min_speedup_per_doubling)
 
     def query(self, nodes: float) -> Query:
-        from perfpredict.estimate import Query
+        """The query of this request at ``nodes``, naming its fields as the request's
+        own messages do, by their options (``--max-nodes``, ``--ranks-per-node``)."""
+        from perfpredict.estimate.lookup import Query, option_name
 
         return Query(app=self.app, nodes=nodes, system=self.system,
                      problem_size=self.problem_size, variant=self.variant,
                      ranks_per_node=self.ranks_per_node,
-                     threads_per_rank=self.threads_per_rank)
+                     threads_per_rank=self.threads_per_rank, field_name=option_name)
 
 
 @dataclass

@@ -33,8 +33,18 @@ LAYOUT_ERRORS = (KeyError, TypeError, ValueError, IndexError, AttributeError)
 FieldName = Callable[[str], str]
 
 
+def keyword_name(field: str) -> str:
+    """A query field as the keyword that sets it in Python, ``Query(ranks_per_node=8)``:
+    how a library caller's messages name it.
+
+    >>> keyword_name("ranks_per_node")
+    'ranks_per_node'
+    """
+    return field
+
+
 def option_name(field: str) -> str:
-    """A query field as the option that sets it.
+    """A query field as the option that sets it (``perfpredict estimate``, ``advise``).
 
     >>> option_name("ranks_per_node")
     '--ranks-per-node'
@@ -96,12 +106,14 @@ class Query:
     net_bytes: float | None = None
     flops: float | None = None
     mem_bytes: float | None = None
-    #: How messages about this query name its fields: as the options that set them
-    #: (``--nodes``, for a command line and the library), or as the columns of a query
-    #: file (:func:`column_name`, ``estimate --input``, whose messages also name the file
-    #: and line). One wording served both and read as neither: "nodes must be a positive
-    #: number", "pass --ranks-per-node" to a file's user.
-    field_name: FieldName = field(default=option_name, compare=False, repr=False)
+    #: How messages about this query name its fields: as the keywords that set them
+    #: (``ranks_per_node``, for a library caller), as the options that do
+    #: (:func:`option_name`, ``--ranks-per-node``, for a command line), or as the columns
+    #: of a query file (:func:`column_name`, ``estimate --input``, whose messages also
+    #: name the file and line). One wording served all and read as one: "pass
+    #: --ranks-per-node" to a file's user, "--nodes must be a positive number" to a
+    #: notebook's, who had written ``nodes=``.
+    field_name: FieldName = field(default=keyword_name, compare=False, repr=False)
 
     def validate(self) -> None:
         """Refuse a query no job could be, naming each field as :attr:`field_name` does."""

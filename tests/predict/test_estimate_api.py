@@ -72,13 +72,40 @@ def test_node_counts_are_checked_as_the_cli_checks_them(nodes: object, message: 
 
 
 @pytest.mark.parametrize(("layout", "message"), [
-    ({"threads_per_rank": 1.5}, "threads-per-rank must be a whole number, got 1.5"),
-    ({"nodes": 3, "ranks_per_node": 0.5}, "ranks-per-node 0.5 on 3 nodes is 1.5 ranks"),
+    ({"threads_per_rank": 1.5}, "^threads_per_rank must be a whole number, got 1.5"),
+    ({"nodes": 3, "ranks_per_node": 0.5}, "^ranks_per_node 0.5 on 3 nodes is 1.5 ranks"),
 ])
 def test_a_layout_of_part_threads_or_ranks_is_refused(layout: dict[str, float], message: str) -> None:
     """As ingest refuses it: an estimate answered for 1.5 threads per rank."""
     with pytest.raises(BadInputError, match=message):
         estimate(None, Query(**{**BERT, "nodes": 64, **layout}))  # type: ignore[arg-type]
+
+
+def test_a_library_query_names_its_fields_as_keywords_the_command_line_as_options(
+        sqlite_cli, sqlite_url: str) -> None:  # type: ignore[no-untyped-def]
+    """``estimate(store, Query(nodes=0))`` said "--nodes must be a positive number" to
+    a caller who wrote ``nodes=``, and its notes "give one of those in --system"; the
+    command line still names its options, and ``advise``, whose request names its own
+    fields by their options, too."""
+    from perfpredict.advise.plan import PlanRequest, advise_plan
+
+    with pytest.raises(BadInputError, match=r"^threads_per_rank must be a positive number, "
+                       r"got 0$"):
+        estimate(None, Query(**BERT, nodes=64, threads_per_rank=0))
+    with pytest.raises(NotFoundError, match=r"\(give one of those, or part of one, in "
+                       r"system\)$"):
+        estimate(None, Query(app="bert", system="Frontir", nodes=64))
+    with pytest.raises(BadInputError, match=r"^--threads-per-rank must be a positive "
+                       r"number, got 0$"):
+        advise_plan(sqlite_url, PlanRequest(app="bert", system=BERT["system"],
+                                            threads_per_rank=0))
+    result = sqlite_cli("estimate", "--app", "bert", "--system", "Frontir", "--nodes", "64")
+    assert result.exit_code == 1
+    assert result.stderr.rstrip().endswith("(give one of those, or part of one, in --system)")
+    result = sqlite_cli("estimate", "--app", "bert", "--nodes", "64", "--threads-per-rank",
+                        "0")
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: --threads-per-rank must be a positive number, got 0\n")
 
 
 def test_a_mean_of_ranks_per_node_that_makes_whole_ranks_is_a_layout() -> None:
@@ -345,11 +372,11 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
                "store's, so {} could not be turned into time (describe the machine with "
                "'perfpredict systems add FILE.toml')")
     assert catalog.format("column 'io_bytes'") in expected[6]
-    assert catalog.format("--io-bytes") in estimate(None, NOTED_QUERIES[6][1], 0.99).notes
+    assert catalog.format("io_bytes") in estimate(None, NOTED_QUERIES[6][1], 0.99).notes
     narrow = "(narrow with {} / {} / {})"
     assert narrow.format("column 'system'", "column 'problem_size'",
                          "column 'variant'") in expected[1][0]
-    assert narrow.format("--system", "--problem-size", "--variant") in estimate(
+    assert narrow.format("system", "problem_size", "variant") in estimate(
         None, NOTED_QUERIES[1][1], 0.99).notes[0]
     predicted = load_predictor(None).columns(as_rows + [q for _, q in NOTED_QUERIES], 0.99)
     n_queries = len(NOTED_QUERIES)
@@ -421,11 +448,11 @@ def test_a_text_field_of_a_frames_empty_cell_says_to_leave_it_out(empty: str) ->
     import pandas as pd
 
     value = float("nan") if empty == "nan" else pd.NA
-    with pytest.raises(BadInputError, match=r"^--system must be text, got (nan|<NA>), a "
+    with pytest.raises(BadInputError, match=r"^system must be text, got (nan|<NA>), a "
                        r"missing value \(a frame's empty cell\): give None to leave it "
                        r"out, as Query\(\*\*row\.dropna\(\)\) does$"):
         estimate(None, Query(app="bert", system=value, nodes=16))
-    with pytest.raises(BadInputError, match=r"^--system must be text, got 5$"):
+    with pytest.raises(BadInputError, match=r"^system must be text, got 5$"):
         estimate(None, Query(app="bert", system=5, nodes=16))  # type: ignore[arg-type]
 
 
