@@ -378,8 +378,17 @@ class LoadedPredictor:
         with the notes :meth:`estimate` gives its query (a node count the machine does
         not have too: a list of queries had it not, where one query and a batch's row
         did); ``explain``: each with its :attr:`Estimate.explanation`. ``queries``: any
-        iterable of :class:`Query` (:func:`query_list`)."""
-        return self._estimates(query_list(queries), confidence, explain)
+        iterable of :class:`Query` (:func:`query_list`). A query refused as bad input is
+        named by its index among them: "--ranks-per-node must be a positive number, got
+        nan" did not say which of a frame's thousand rows held it."""
+        queries = query_list(queries)
+        try:
+            return self._estimates(queries, confidence, explain)
+        except BadInputError as exc:
+            if exc.query_index is None or len(queries) == 1:
+                raise
+            raise type(exc)(f"the query at index {exc.query_index} of the {len(queries)}: "
+                            f"{exc.reason}") from None
 
     def _estimates(self, queries: list[Query], confidence: float,
                    explain: bool) -> list[Estimate]:

@@ -61,10 +61,14 @@ def column_name(field: str) -> str:
     return f"column {field!r}"
 
 
-#: What to do with a text field that holds a missing value: a frame's empty cell is NaN
-#: (pandas' NA in a text column), which ``Query(**row)`` of the frame's row hands in.
+#: What to do with a field that holds a missing value: a frame's empty cell is NaN
+#: (pandas' NA in a nullable column), which ``Query(**row)`` of the frame's row hands in.
 MISSING_FIX = (", a missing value (a frame's empty cell): give None to leave it out, as "
                "Query(**row.dropna()) does")
+#: The same for the node count, which no query leaves out.
+MISSING_NODES_FIX = (", a missing value (a frame's empty cell): give the node count to "
+                     "predict, or leave out the rows without one "
+                     "(frame.dropna(subset=['nodes']))")
 
 
 def missing(value: object) -> bool:
@@ -72,6 +76,18 @@ def missing(value: object) -> bool:
     NA, NaT), told without importing pandas."""
     return (type(value).__name__ in ("NAType", "NaTType")  # whose == is no bool
             or (is_number(value) and value != value))
+
+
+def missing_fix(query: Query, part: str, value: object) -> str:
+    """What a message about ``value``, the field ``part`` of ``query``, adds when it is a
+    missing value that a library caller gave: "must be a positive number, got nan" did
+    not say that NaN is how a frame's row hands in an empty cell, nor what to do with
+    one. A command line's ``--io-bytes nan`` is no frame's cell, and a query file's
+    empty cell no NaN, so neither is told of frames. Asked only of a value already
+    refused, so that a batch's valid queries pay nothing for it."""
+    if query.field_name is not keyword_name or not missing(value):
+        return ""
+    return MISSING_NODES_FIX if part == "nodes" else MISSING_FIX
 
 
 @dataclass
@@ -122,7 +138,7 @@ class Query:
             value = getattr(self, part)
             if value is not None and not isinstance(value, str):
                 raise BadInputError(f"{name(part)} must be text, got {value!r}"
-                                    f"{MISSING_FIX if missing(value) else ''}")
+                                    f"{missing_fix(self, part, value)}")
         if not self.app:
             raise BadInputError(f"{name('app')} is empty; give the application's name")
         refuse_blank_system(self.system, name("system"))
@@ -132,7 +148,8 @@ class Query:
         for part in ("nodes", "ranks_per_node", "threads_per_rank", *VOLUMES):
             value = getattr(self, part)
             if value is not None and not is_number(value):
-                raise BadInputError(f"{name(part)} must be a number, got {value!r}")
+                raise BadInputError(f"{name(part)} must be a number, got {value!r}"
+                                    f"{missing_fix(self, part, value)}")
         for part in ("nodes", "ranks_per_node", "threads_per_rank"):
             value = getattr(self, part)
             if value is not None and value > MAX_COUNT:  # a typo an estimate would answer
@@ -140,7 +157,7 @@ class Query:
                                     f"{shown(value)}")
             if value is not None and not (math.isfinite(value) and value > 0):
                 raise BadInputError(f"{name(part)} must be a positive number, got "
-                                    f"{value:g}")
+                                    f"{value:g}{missing_fix(self, part, value)}")
         # as ingest reads a layout: whole threads, and ranks per node a mean over the nodes
         # (MLPerf HPC's 0.5 on 128 nodes) only where it makes whole ranks
         if self.threads_per_rank is not None and self.threads_per_rank % 1:
@@ -154,7 +171,8 @@ class Query:
         for part in VOLUMES:
             value = getattr(self, part)
             if value is not None and not math.isfinite(value):  # was "must be zero or more"
-                raise BadInputError(f"{name(part)} must be finite, got {value:g}")
+                raise BadInputError(f"{name(part)} must be finite, got {value:g}"
+                                    f"{missing_fix(self, part, value)}")
             if value is not None and value < 0:
                 raise BadInputError(f"{name(part)} must be zero or more, got {value:g}")
 

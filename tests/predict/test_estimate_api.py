@@ -456,6 +456,42 @@ def test_a_text_field_of_a_frames_empty_cell_says_to_leave_it_out(empty: str) ->
         estimate(None, Query(app="bert", system=5, nodes=16))  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("empty", ["nan", "pd.NA"])
+def test_a_number_field_of_a_frames_empty_cell_says_so_and_which_query(
+        empty: str, sqlite_cli) -> None:  # type: ignore[no-untyped-def]
+    """``Query(**row)`` of a frame's row with an empty number cell is NaN (pandas' NA in
+    a nullable column): "--ranks-per-node must be a positive number, got nan" said
+    neither that it was a missing value, nor what to do, nor which of the queries
+    given to ``estimate_many`` held it. The command line's ``--io-bytes nan`` is no
+    frame's cell, and is not told of frames."""
+    import pandas as pd
+
+    value = float("nan") if empty == "nan" else pd.NA
+    fix = (r", a missing value \(a frame's empty cell\): give None to leave it out, as "
+           r"Query\(\*\*row\.dropna\(\)\) does$")
+    for part in ("ranks_per_node", "io_bytes"):
+        with pytest.raises(BadInputError, match=rf"^{part} must be .*, got (nan|<NA>){fix}"):
+            estimate(None, Query(**BERT, nodes=16, **{part: value}))
+    with pytest.raises(BadInputError, match=r"^nodes must be .*, got (nan|<NA>), a missing "
+                       r"value \(a frame's empty cell\): give the node count to predict, or "
+                       r"leave out the rows without one "
+                       r"\(frame\.dropna\(subset=\['nodes'\]\)\)$"):
+        estimate(None, Query(**BERT, nodes=value))
+    with pytest.raises(BadInputError, match=r"^ranks_per_node must be a positive number, "
+                       r"got 0$"):  # a value given, not missing: nothing added
+        estimate(None, Query(**BERT, nodes=16, ranks_per_node=0))
+    frame = pd.DataFrame({"nodes": [16, 32, 64], "ranks_per_node": pd.array(
+        [8, value, 8], dtype="float64" if empty == "nan" else "Float64")})
+    with pytest.raises(BadInputError, match=r"^the query at index 1 of the 3: "
+                       rf"ranks_per_node must be .*, got (nan|<NA>){fix}"):
+        load_predictor(None).estimate_many(Query(**BERT, nodes=row.nodes,
+                                                 ranks_per_node=row.ranks_per_node)
+                                           for row in frame.itertuples())
+    result = sqlite_cli("estimate", "--app", "bert", "--nodes", "16", "--io-bytes", "nan")
+    assert (result.exit_code, result.stderr) == (
+        2, "Error: --io-bytes must be finite, got nan\n")
+
+
 def test_a_frame_of_queries_is_refused_saying_how_to_make_its_rows_queries() -> None:
     """A DataFrame of queries iterates as its column names: refused as "not a str",
     which said nothing of the frame given. The recipe the message gives answers its
