@@ -108,6 +108,11 @@ _LSF_LINE = re.compile(r'^"[A-Z_]+" "[\d.]+" \d+ ')
 #: a Grid Engine ``accounting(5)`` record: ``:``-separated, submission, start and end
 #: times (epoch seconds, or milliseconds in Univa's) as its 9th to 11th of 40 or more fields
 _SGE_LINE = re.compile(r"^(?:[^:]*:){8}\d+:\d+:\d+(?::[^:]*){29,}$")
+#: a batch job script's directive to its scheduler (Slurm, PBS, LSF, Grid Engine)
+_DIRECTIVE_LINE = re.compile(r"^#(?:SBATCH|PBS|BSUB|\$)\s")
+#: How far into a file a job script's directives are looked for: the schedulers read
+#: them only before the first command, after the shebang and a few comments.
+_DIRECTIVE_LINES = 100
 
 #: A Darshan log's first 16 bytes: its format version NUL-padded to 8 bytes ("3.41"), then
 #: the magic number 6567223 as a 64-bit integer, byte-swapped in logs of big-endian
@@ -132,6 +137,37 @@ def first_record(path: Path) -> tuple[int, str]:
 
     return next(((line_no, text.strip()) for line_no, text in numbered_lines(path)
                  if text.strip() and not text.lstrip().startswith("#")), (0, ""))
+
+
+def refuse_job_script(path: Path, read_as: Callable[[str], str]) -> None:
+    """Refuse ``path`` where it is a batch job script (a ``#!`` first line, or an
+    ``#SBATCH``, ``#PBS``, ``#BSUB`` or ``#$`` directive among its first lines), naming
+    the line that says so: perfpredict reads jobs from scheduler accounting or a CSV, not
+    from scripts, whose directives sbatch, qsub and bsub each read by their own rules.
+    Read as jobs, a script's comment lines made it look like no format ("cannot tell the
+    format") or, with a comma in a command, like a CSV without the columns it needs.
+    ``read_as`` names how a CSV is read (``--input-format csv``), as in the parsers' own
+    fixes."""
+    from perfpredict.ingest._text.lines import numbered_lines
+
+    found = None
+    try:
+        for line_no, text in numbered_lines(path):
+            if line_no > _DIRECTIVE_LINES:
+                break
+            if _DIRECTIVE_LINE.match(text.strip()):
+                found = (line_no, text.strip())
+                break
+            if line_no == 1 and text.startswith("#!"):
+                found = (line_no, text.strip())
+    except (OSError, BadInputError):
+        return  # the parser says what is wrong with a file it cannot read
+    if found is not None:
+        raise BadInputError(
+            f"the file is a batch job script ({found[1]!r}), not a log of jobs: perfpredict "
+            "reads no job scripts; write each job as a row of a CSV with the columns app, "
+            "system, nodes and requested_walltime_s (as 'perfpredict ingest csv' takes "
+            f"them) and read that with {read_as('csv')}", path=path, line_no=found[0])
 
 
 def other_format_fix(path: Path, fmt: str, reason: str,

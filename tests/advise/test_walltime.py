@@ -323,6 +323,28 @@ def test_a_file_read_in_another_format_names_the_input_format_to_give(cli) -> No
         assert line.startswith(f"Error: {path}:1: ") and line.endswith(fix), line
 
 
+@pytest.mark.parametrize("script, line_no", [
+    ("#!/bin/bash\n#SBATCH -N 4 # nodes\n#SBATCH --time=02:00:00   # two hours\n"
+     "srun ./lmp -in in.lj,in.eam\n", 2),
+    ("#!/bin/bash\n#PBS -l select=4:ncpus=128\n#PBS -l walltime=02:00:00\nmpiexec ./a\n", 2),
+    ("#BSUB -W 2:00\n#BSUB -nnodes 4\njsrun ./a\n", 1),
+    ("#!/bin/bash\nsrun ./a\n", 1)])
+def test_a_job_script_is_refused_at_its_directive_saying_to_write_a_csv(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path, script: str, line_no: int) -> None:
+    """A job script as --input was "cannot tell the format" (pass --input-format ...),
+    whose every value then failed on its first line, or with a comma in a command, a CSV
+    whose header "names #!/bin/bash". perfpredict reads no directives: the refusal says
+    the file is a script, at the line that shows it, whatever --input-format is given."""
+    path = tmp_path / "job.sh"
+    path.write_text(script)
+    for given in ((), ("--input-format", "csv"), ("--input-format", "pbs")):
+        result = sqlite_cli("advise", "walltime", "--input", str(path), *given)
+        assert result.exit_code == 2, result.output
+        (line,) = result.output.strip().splitlines()
+        assert line.startswith(f"Error: {path}:{line_no}: the file is a batch job script ("), line
+        assert line.endswith("read that with --input-format csv"), line
+
+
 def test_cli_table_reads_at_80_columns_with_a_summary(  # type: ignore[no-untyped-def]
         cli, kth_parts, monkeypatch: pytest.MonkeyPatch) -> None:
     from perfpredict.cli.walltime_commands import TABLE_COLUMNS

@@ -140,8 +140,14 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     import pandas as pd
 
     from perfpredict.ingest.records import BadRecord, IngestOptions
-    from perfpredict.ingest.registry import get_parser, other_format_fix, sniff_format
+    from perfpredict.ingest.registry import (
+        get_parser,
+        other_format_fix,
+        refuse_job_script,
+        sniff_format,
+    )
 
+    refuse_job_script(path, input_format_option)
     input_format = input_format or sniff_format(path, INPUT_FORMATS)
     parse = get_parser(input_format)
     options = IngestOptions(system=system, require_runtime=False, timezone=timezone,
