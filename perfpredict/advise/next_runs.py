@@ -180,9 +180,11 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                           spread_now=_target_spread(predictor, series, ctx, target_scale),
                           budget_node_hours=budget_node_hours)
     if target_nodes < measured_nodes[0]:
+        # a whole node count: "ask for 1.33333 or more" (32 ranks at 24 per node) named
+        # a value --target-nodes refuses
         raise BadInputError(f"--target-nodes {target_nodes} is below the smallest measured "
                             f"configuration ({measured_nodes[0]:g} nodes); ask for "
-                            f"{measured_nodes[0]:g} or more")
+                            f"{math.ceil(measured_nodes[0])} or more")
     spec = catalog_entry(store, entry.key.system, request.system)
     if spec is not None and spec.nodes and target_nodes > spec.nodes >= max(measured_nodes):
         raise BadInputError(f"--target-nodes {target_nodes} is more than the {spec.nodes} "

@@ -169,6 +169,12 @@ def test_a_target_below_the_measured_range_says_what_to_ask_for(advise_cli) -> N
     assert result.exit_code == 2
     assert one_error_line(result) == ("Error: --target-nodes 1 is below the smallest "
                                       "measured configuration (2 nodes); ask for 2 or more")
+    # at 24 ranks per node the smallest is 1.33 nodes: the count to ask for is whole
+    result = advise_cli("advise", "next-runs", *RELEARN[:-1], "24", "--target-nodes", "1")
+    assert result.exit_code == 2
+    assert one_error_line(result) == ("Error: --target-nodes 1 is below the smallest "
+                                      "measured configuration (1.33333 nodes); ask for 2 "
+                                      "or more")
 
 
 def test_a_run_no_queue_holds_says_so(trained_url, tmp_path) -> None:  # type: ignore[no-untyped-def]
