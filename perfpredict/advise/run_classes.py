@@ -259,10 +259,22 @@ class ResourceTotals:
         return self.total.divided(self.periods)
 
     def split_sentence(self) -> str:
-        """How the totals were split per period, and why a proposal gives them so."""
-        return (f"Totals per {self.period_label} split evenly over {self.periods} "
-                f"periods, as centers grant hours per period and take back what a period "
-                f"leaves unused.")
+        """How the totals were split per period, and why a proposal gives them so; where
+        the runs do not divide into the periods (3 runs over 4 quarters), that a period's
+        share is an average: "Per quarter: 0.75 runs" read as a figure to request, and a
+        quarter in which a run is made needs that run's whole hours."""
+        split = (f"Totals per {self.period_label} split evenly over {self.periods} "
+                 f"periods, as centers grant hours per period and take back what a period "
+                 f"leaves unused.")
+        runs = self.total.runs
+        if runs % self.periods == 0:
+            return split
+        share = runs / self.periods
+        return (f"{split} The share is an average: {runs:g} run{'' if runs == 1 else 's'} "
+                f"over {self.periods} periods is {share:.3g} runs per {self.period_label}"
+                f"{', fewer than one' if share < 1 else ''}, and a period in which a run is "
+                f"made needs that run's whole node-hours; ask for each run in the period "
+                f"it is made.")
 
     def as_dict(self) -> dict[str, Any]:
         """The totals as JSON-ready data: the total's figures, the periods and one

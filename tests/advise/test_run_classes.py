@@ -232,6 +232,23 @@ def test_markdown_lists_the_classes_a_total_and_a_periods_share(advise_cli) -> N
         result.output)
 
 
+def test_runs_that_do_not_divide_into_the_periods_are_said_to_be_an_average(  # type: ignore[no-untyped-def]
+        advise_cli) -> None:
+    """3 runs over 4 quarters gave "Per quarter (1/4) | 0.75" runs and a quarter of the
+    node-hours with nothing to say that a quarter holds a whole run or none."""
+    result = advise_cli("advise", *BERT, "--runs", "3", *PERIODS)
+    assert result.exit_code == 0, result.output
+    assert ("The share is an average: 3 runs over 4 periods is 0.75 runs per quarter, "
+            "fewer than one, and a period in which a run is made needs that run's whole "
+            "node-hours; ask for each run in the period it is made.") in result.output
+    five = advise_cli("advise", *BERT, "--runs", "5", *PERIODS, "--format", "markdown")
+    assert "5 runs over 4 periods is 1.25 runs per quarter, and a period" in five.output
+    # runs that divide evenly need no word
+    even = advise_cli("advise", *BERT, "--runs", "8", *PERIODS)
+    assert "Totals per quarter split evenly" in even.output
+    assert "average" not in even.output
+
+
 def test_latex_sets_the_total_apart(advise_cli) -> None:
     result = advise_cli("advise", *BERT, *CLASS_ARGS, *PERIODS, "--format", "latex")
     assert result.exit_code == 0, result.output
