@@ -92,6 +92,8 @@ class NextRunsPlan:
     budget_node_hours: float | None
     steps: list[NextRun] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: whether the budget is below the cost of every unmeasured node count
+    budget_fits_no_run: bool = False
 
     @property
     def spread_after(self) -> float:
@@ -119,6 +121,9 @@ class NextRunsPlan:
             text += (f"With {budget}, {counted(len(self.steps), 'benchmark run')} costing "
                      f"{self.spent_node_hours_p90:,.4g} node-hours (P90) would bring it to "
                      f"{self.spread_after:.3f}.")
+        elif self.budget_fits_no_run:
+            # not "would tighten it": what the runs would do went unasked
+            text += f"With {budget}, no benchmark run fits in it."
         else:
             text += f"With {budget}, no benchmark run would tighten it."
         return "\n".join([text, *(f"note: {n}" for n in self.notes)])
@@ -236,6 +241,7 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     if budget_node_hours is not None and not result.steps:
         cheapest = min(cost_p90, key=lambda n: cost_p90[n])
         if cost_p90[cheapest] > budget_node_hours:
+            result.budget_fits_no_run = True
             result.notes.append(f"the cheapest unmeasured node count, {cheapest}, costs "
                                 f"{cost_p90[cheapest]:,.4g} node-hours (P90), more than the "
                                 "budget")

@@ -61,6 +61,10 @@ def test_a_budget_too_small_for_any_run_says_so(trained_store) -> None:
                           budget_node_hours=0.01)
     assert plan.steps == [] and plan.spread_after == plan.spread_now
     assert any("more than the budget" in n for n in plan.notes)
+    # the budget decided, not the runs: "no benchmark run would tighten it" said the runs
+    # were of no use, with the note below saying none had been weighed
+    assert "no benchmark run fits in it." in plan.summary()
+    assert "would tighten" not in plan.summary()
 
 
 def test_default_target_is_the_advised_node_count(trained_store) -> None:
