@@ -262,5 +262,10 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
         f"({hours_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
         f"takes {node_count(nodes)}, the longest {hours_text(queue.max_walltime_s)} in queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
-        f"({chain_hint(spec.scheduler)})", *free],
+        f"({chain_hint(spec.scheduler)}); the node-hours count the predicted runtime "
+        f"alone, while each job but the last is charged up to its limit and each restart "
+        f"reads the checkpoint back: budget up to {chained_jobs} x "
+        f"{hours_text(queue.max_walltime_s)} x {node_count(nodes)} = "
+        f"{chained_jobs * queue.max_walltime_s * nodes / 3600:,.3g} node-hours per run",
+        *free],
         choice.default, choice.reason)

@@ -204,7 +204,11 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
                       queues=(Queue("short", 1, 64, 600.0),))
     limit = walltime_limit(1500.0, 8, spec, 0.05, "m")
     assert limit.chained_jobs == 4  # jobs of 480 s of work, checkpointing 120 s early
-    assert limit.warnings[0].endswith(f"checkpoint and chain 4 jobs {chain}")
+    assert f"checkpoint and chain 4 jobs {chain};" in limit.warnings[0]
+    # the node-hours of the predicted runtime leave out what chaining costs: each job
+    # charged to its limit (and restarts reading the checkpoint) bound a run's hours
+    assert limit.warnings[0].endswith("budget up to 4 x 0.167 h x 8 nodes = 5.33 "
+                                      "node-hours per run")
 
 
 @pytest.mark.parametrize(("nodes", "said"), [(1, "1 node"), (8, "8 nodes")])

@@ -71,9 +71,9 @@ def test_the_queue_is_one_whose_limit_holds_the_walltime_else_the_longest(
         assert limit.walltime_s == limit.queue.max_walltime_s == longest
         (warning,) = limit.warnings
         assert f"exceeds the limit of every queue of {system} that takes {nodes} nodes" in warning
-        assert warning.endswith(f"chain {chained} jobs (sbatch --dependency=afterany:JOBID)"
-                                if machine(system).scheduler == "slurm"
-                                else f"chain {chained} jobs (qsub -W depend=afterany:JOBID)")
+        assert (f"chain {chained} jobs (sbatch --dependency=afterany:JOBID);"
+                if machine(system).scheduler == "slurm"
+                else f"chain {chained} jobs (qsub -W depend=afterany:JOBID);") in warning
 
 
 def test_the_reason_names_the_queue_and_why() -> None:
