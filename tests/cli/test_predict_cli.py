@@ -846,17 +846,25 @@ def test_io_bytes_give_an_io_term_from_the_catalog(cli, tmp_path: Path) -> None:
     assert any("calibrated on applications left out" in n for n in doc["notes"])
 
 
+def _train_on_one_series(sqlite_cli, tmp_path: Path, app_and_system: str,  # type: ignore[no-untyped-def]
+                         io_bytes: str | None = None) -> None:
+    """Store one application's strong scaling, 1 to 16 nodes with a log term, each run
+    with ``io_bytes`` where given, and train on it alone (no bundled data borrowed)."""
+    io_column, io_value = (",io_bytes", f",{io_bytes}") if io_bytes else ("", "")
+    runs = tmp_path / "runs.csv"
+    runs.write_text(f"app,system,nodes,runtime_s{io_column}\n" + "".join(
+        f"{app_and_system},{n},{40 + 1000 / n + 2 * n.bit_length():.2f}{io_value}\n"
+        for n in (1, 2, 4, 8, 16)))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+
+
 def test_io_bytes_0_is_a_run_without_io_not_the_io_the_runs_recorded(  # type: ignore[no-untyped-def]
         sqlite_cli, tmp_path: Path) -> None:
     """``--io-bytes 0`` (a run staged to node-local storage) was taken for no volume
     given: the breakdown had the runs' recorded 2 TB as its I/O term, and the note said
     '--io-bytes gives another' to a user who had given one."""
-    runs = tmp_path / "runs.csv"
-    runs.write_text("app,system,nodes,runtime_s,io_bytes\n" + "".join(
-        f"solver,Perlmutter-GPU,{n},{40 + 1000 / n + 2 * n.bit_length():.2f},2e12\n"
-        for n in (1, 2, 4, 8, 16)))
-    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
-    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+    _train_on_one_series(sqlite_cli, tmp_path, "solver,Perlmutter-GPU", io_bytes="2e12")
     query = ("estimate", "--app", "solver", "--nodes", "64", "--format", "json")
     recorded = json.loads(sqlite_cli(*query).stdout)
     assert "io_s" in recorded["breakdown_s"]
@@ -906,12 +914,7 @@ def test_a_machine_systems_add_described_gets_a_roofline(  # type: ignore[no-unt
     file-system bandwidth its user gave, with no retraining: the trained predictor
     carries no catalog. Before, the estimate said the roofline reads no entry 'systems
     add' added."""
-    runs = tmp_path / "runs.csv"
-    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
-        f"labcode,lab7,{n},{40 + 1000 / n + 2 * n.bit_length():.2f}\n"
-        for n in (1, 2, 4, 8, 16)))
-    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
-    assert sqlite_cli("train", "--no-borrow-bundled").exit_code == 0
+    _train_on_one_series(sqlite_cli, tmp_path, "labcode,lab7")
     query = ("estimate", "--app", "labcode", "--nodes", "32", "--io-bytes", "1e11",
              "--format", "json")
     unknown = json.loads(sqlite_cli(*query).stdout)
