@@ -1,4 +1,4 @@
-"""``perfpredict systems list|show|add|export``: the system catalog in the store."""
+"""``perfpredict systems list|show|add|remove|export``: the system catalog in the store."""
 
 from __future__ import annotations
 
@@ -83,12 +83,31 @@ def add(
     path: Annotated[Path, typer.Argument(
         metavar="FILE.toml", help="TOML file with one entry, or \\[\\[systems]] blocks as "
         "'systems export' writes them; - reads standard input.")],
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Store each entry whole: the facts the stored entry of its name "
+        "has and the file leaves out are dropped, not kept.")] = False,
 ) -> None:
-    """Add or replace systems from a TOML file (see docs/catalog.md for the fields)."""
+    """Add systems from a TOML file (see docs/catalog.md for the fields). An entry naming
+    a system the store holds (a shipped one included) changes the facts it gives and keeps
+    the others; one line per entry says which."""
     from perfpredict.catalog import add_systems_from_file
+    from perfpredict.catalog.merge import summaries
 
-    specs = add_systems_from_file(ctx.obj.open_store(write=True), path)
-    typer.echo(f"added {len(specs)} system(s): {', '.join(s.name for s in specs)}")
+    changes = add_systems_from_file(ctx.obj.open_store(write=True), path, replace=replace)
+    typer.echo("\n".join(summaries(changes)))
+
+
+@systems_app.command("remove")
+def remove(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(
+        metavar="NAME", help="The system's name (case-insensitive; not an alias).")],
+) -> None:
+    """Remove a system added with 'systems add' or by ingest. One added over a shipped
+    system gives way to the shipped entry; one with stored runs is refused."""
+    from perfpredict.catalog import remove_system
+
+    typer.echo(remove_system(ctx.obj.open_store(write=True), name).summary())
 
 
 @systems_app.command("export")

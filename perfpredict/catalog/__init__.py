@@ -26,12 +26,14 @@ if TYPE_CHECKING:
         parse_toml,
         to_toml,
     )
+    from perfpredict.catalog.merge import SystemChange
     from perfpredict.catalog.store_sync import (
         add_system,
         add_systems_from_file,
         export_systems,
         get_system,
         list_systems,
+        remove_system,
         require_system,
         seed_catalog,
     )
@@ -43,8 +45,10 @@ if TYPE_CHECKING:
 _LAZY = {**dict.fromkeys(("Queue", "SystemSpec", "load_toml", "load_toml_systems",
                           "parse_toml", "to_toml"), "entries"),
          **dict.fromkeys(("add_system", "add_systems_from_file", "export_systems",
-                          "get_system", "list_systems", "require_system", "seed_catalog"),
-                         "store_sync")}
+                          "get_system", "list_systems", "remove_system", "require_system",
+                          "seed_catalog"),
+                         "store_sync"),
+         "SystemChange": "merge"}
 
 
 def __getattr__(name: str) -> Any:
@@ -54,10 +58,10 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "Queue", "SystemSpec", "add_system", "add_systems_from_file", "bundled_system",
-    "bundled_systems", "charge", "export_systems", "get_system", "list_systems", "load_toml",
-    "load_toml_systems", "name_key", "outgrown_note",
-    "parse_toml", "queue_for", "require_system", "seed_catalog", "to_toml",
+    "Queue", "SystemChange", "SystemSpec", "add_system", "add_systems_from_file",
+    "bundled_system", "bundled_systems", "charge", "export_systems", "get_system",
+    "list_systems", "load_toml", "load_toml_systems", "name_key", "outgrown_note",
+    "parse_toml", "queue_for", "remove_system", "require_system", "seed_catalog", "to_toml",
 ]
 __dir__ = listing(globals(), __all__)
 

@@ -1,12 +1,11 @@
 """The catalog in the store's ``systems`` table: seeding the shipped entries, listing,
-looking up, adding and exporting (the rows' shape and the rules of a lookup:
+looking up, adding, removing and exporting (the rows' shape and the rules of a lookup:
 :mod:`perfpredict.catalog.rows`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import replace
+import dataclasses
 from pathlib import Path
 
 from sqlalchemy import delete, func, select, update
@@ -20,6 +19,7 @@ from perfpredict.catalog.entries import (
     parse_toml,
     to_toml,
 )
+from perfpredict.catalog.merge import SystemChange, change_to
 from perfpredict.catalog.rows import (
     entry_named,
     follows_the_catalog,
@@ -27,6 +27,7 @@ from perfpredict.catalog.rows import (
     spec_to_row,
     with_shipped,
 )
+from perfpredict.counts import counted
 from perfpredict.errors import BadInputError, NotFoundError, given
 from perfpredict.names import close_names, refuse_blank_system
 from perfpredict.store import Store
@@ -45,7 +46,7 @@ def _check_clashes(conn: Connection, specs: list[SystemSpec],
     compare ignoring case and punctuation, as lookups do) or another entry added with
     them: "FRONTIER" beside the shipped "Frontier" made a second machine that hid the
     first from every lookup, and an alias two machines share found whichever came
-    first. The same name replaces its entry; an ingest placeholder may be completed. Two
+    first. The same name is stored over its entry; an ingest placeholder may be completed. Two
     entries of one file never share a name, the same name included: the later replaced
     the earlier, and 'added 2 system(s): a1, a1' kept one. Nor does an entry take, under
     another name, the name of a system ingest made that holds runs
@@ -100,16 +101,32 @@ def _refuse_shared_names(spec: SystemSpec, other: SystemSpec, where: str,
             path=path)
 
 
-def _upsert(conn: Connection, specs: Iterable[SystemSpec],
-            path: str | Path | None = None) -> None:
-    """Replace-or-insert by name, in the caller's transaction (delete + insert is the one
-    spelling SQLite and PostgreSQL share, and the transaction makes it atomic), names
-    another machine has refused first (:func:`_check_clashes`)."""
-    specs = list(specs)
+def _store_entries(conn: Connection, specs: list[SystemSpec], path: str | Path | None,
+                   *, whole: bool) -> list[SystemChange]:
+    """Store ``specs`` in the caller's transaction, each over the entry the store holds
+    of its name as :func:`~perfpredict.catalog.merge.change_to` says (its facts kept,
+    unless ``whole``), names another machine has refused first (:func:`_check_clashes`).
+    Delete + insert is the one spelling of a replace SQLite and PostgreSQL share, and the
+    transaction makes it atomic. An entry the facts kept make invalid (a node count
+    below the kept queues') is refused naming them."""
     _check_clashes(conn, specs, path)
-    for spec in specs:
-        conn.execute(delete(systems).where(systems.c.name == spec.name))
-        conn.execute(systems.insert().values(**spec_to_row(spec)))
+    held = {spec.name: spec for spec in map(row_to_spec, conn.execute(select(systems).where(
+        systems.c.name.in_([spec.name for spec in specs]))).mappings())}
+    changes = [change_to(held.get(spec.name), spec, whole=whole) for spec in specs]
+    for change in changes:
+        if change.action == "unchanged":
+            continue
+        if change.kept:
+            try:
+                check_spec(change.spec, f"system {change.spec.name!r} with the facts kept "
+                           f"from {change.kept_from}")
+            except BadInputError as exc:
+                if path is None:
+                    raise
+                raise exc.naming(path) from None
+        conn.execute(delete(systems).where(systems.c.name == change.spec.name))
+        conn.execute(systems.insert().values(**spec_to_row(change.spec)))
+    return changes
 
 
 def seed_catalog(store: Store) -> list[str]:
@@ -188,45 +205,114 @@ def require_system(store: Store, name: str) -> SystemSpec:
                         "'perfpredict systems add FILE.toml' adds one")
 
 
-def check_spec(spec: SystemSpec) -> None:
+def check_spec(spec: SystemSpec, what: str | None = None) -> None:
     """Refuse ``spec`` where ``systems add`` would refuse its TOML (an empty name, a node
     count below 1, a number without a source): it is read back as that file would be
     (:func:`~perfpredict.catalog.entries.to_toml` writes one :func:`parse_toml` reads to
     an equal spec), so the catalog has one set of rules. A SystemSpec made in Python
-    was stored as it came: ``SystemSpec(name="", nodes=-1)`` became a system."""
+    was stored as it came: ``SystemSpec(name="", nodes=-1)`` became a system. ``what``
+    names the entry in the message (default: the SystemSpec)."""
     spec = given(spec, SystemSpec, "perfpredict.catalog.SystemSpec(name='Frontier', "
                  "nodes=9408, sources={'nodes': 'URL'})")
+    what = what or f"SystemSpec {spec.name!r}"
     try:
         parse_toml(to_toml(spec), "<spec>", origin=spec.origin)
     except BadInputError as exc:
-        raise BadInputError(f"SystemSpec {spec.name!r}: {exc.reason}") from None
+        raise BadInputError(f"{what}: {exc.reason}") from None
     except TypeError as exc:  # a value TOML has no form for (a dict for a number)
-        raise BadInputError(f"SystemSpec {spec.name!r}: {exc}") from None
+        raise BadInputError(f"{what}: {exc}") from None
 
 
 @takes_store
-def add_system(store: Store, spec: SystemSpec) -> None:
-    """Store ``spec``, replacing any entry of the same name (a shipped one or an ingest
-    placeholder included): the user's file is the newest word on their machine. A spec
-    ``systems add`` would refuse as TOML is refused the same way (:func:`check_spec`).
-    One of origin ``catalog`` (a SystemSpec's default) is stored as the user's: a stored
-    entry of the catalog's origin follows the shipped one (:func:`seed_catalog`), which
-    would undo the user's edit of Frontier."""
+def add_system(store: Store, spec: SystemSpec, *, replace: bool = False) -> SystemChange:
+    """Store ``spec``, over any entry of the same name (a shipped one, one added before),
+    and say what changed. The facts ``spec`` leaves out (None, no queues) are kept from
+    that entry, with their sources, unless ``replace``, which stores ``spec`` whole and
+    drops them: an entry correcting Frontier's node count dropped its peak, bandwidths,
+    queues and charge factor, so the roofline and the advice lost them unsaid. The aliases
+    of both are kept either way. An ingest placeholder is completed (it holds no facts).
+
+    A spec ``systems add`` would refuse as TOML is refused the same way
+    (:func:`check_spec`). One of origin ``catalog`` (a SystemSpec's default) is stored as
+    the user's: a stored entry of the catalog's origin follows the shipped one
+    (:func:`seed_catalog`), which would undo the user's edit of Frontier. The facts kept
+    from a shipped entry are a copy: a later release's corrections of them reach the
+    store once :func:`remove_system` takes the entry out."""
     check_spec(spec)
+    seed_catalog(store)  # the shipped entry is the one to keep facts from
     with store.engine.begin() as conn:
-        _upsert(conn, [replace(spec, origin="user") if spec.origin == "catalog" else spec])
+        return _store_entries(conn, [dataclasses.replace(spec, origin="user")
+                                     if spec.origin == "catalog" else spec],
+                              None, whole=replace)[0]
 
 
 @takes_store
-def add_systems_from_file(store: Store, path: str | Path) -> list[SystemSpec]:
+def add_systems_from_file(store: Store, path: str | Path, *,
+                          replace: bool = False) -> list[SystemChange]:
     """Validate every entry in the TOML file first (``-``: standard input), then store
-    them all in one transaction (a file with one bad entry changes nothing)."""
+    them all in one transaction (a file with one bad entry changes nothing), each as
+    :func:`add_system` stores one: over the entry the store holds of its name, keeping
+    the facts the file leaves out unless ``replace``."""
     from perfpredict.ingest._text.lines import stream_name
 
     specs = load_toml_systems(path, origin="user")
+    seed_catalog(store)
     with store.engine.begin() as conn:  # a clash names standard input as the reading did
-        _upsert(conn, specs, stream_name(Path(path)))
-    return specs
+        return _store_entries(conn, specs, stream_name(Path(path)), whole=replace)
+
+
+@takes_store
+def remove_system(store: Store, name: str) -> SystemChange:
+    """Take out of the store's catalog the entry called ``name`` (compared ignoring case
+    and punctuation, not by alias: a removal names what it removes) that ``systems add``
+    stored or ingest made; one added over a shipped entry gives way to the shipped one
+    (action ``restored``). A shipped entry with none over it is refused: it would be
+    seeded again on the next read, and the catalog's facts are corrected with
+    :func:`add_system`.
+
+    A system the store holds runs of is refused, with their count and the fix, rather
+    than stripped of its facts with its runs kept: those runs would name a system the
+    catalog lacks, so their estimates and advice would lose the roofline's numbers, the
+    machine's size, its queue limits and charges without a word, and the next ingest
+    of a log naming it would make a placeholder of it anyway. Runs go with ``runs
+    delete``, which asks first, records the deletion, says which predictors learned from
+    them, and takes out the placeholders only they named; dropping facts while keeping
+    runs is an ``add_system(..., replace=True)``, asked for explicitly."""
+    from perfpredict.catalog import bundled_systems
+
+    spec = next((s for s in list_systems(store) if s.name == name), None) or require_system(
+        store, name)
+    if name_key(spec.name) != name_key(name):
+        raise BadInputError(f"{name!r} is an alias of {spec.name!r}; give its name to "
+                            "remove that entry")
+    shipped = next((s for s in bundled_systems() if s.name == spec.name), None)
+    if shipped is not None and spec.origin != "user":
+        raise BadInputError(f"{spec.name!r} is shipped with perfpredict and the store holds "
+                            "no entry added over it, so nothing is removed; correct its "
+                            "facts with 'perfpredict systems add FILE.toml'")
+    with store.engine.begin() as conn:
+        if shipped is None:
+            _refuse_removing_runs(conn, spec.name)
+        conn.execute(delete(systems).where(systems.c.name == spec.name))
+        if shipped is not None:
+            conn.execute(systems.insert().values(**spec_to_row(shipped)))
+    if shipped is None:
+        return SystemChange(spec, "removed")
+    back = change_to(spec, shipped, whole=True)
+    return SystemChange(shipped, "restored", changed=back.changed, dropped=back.dropped,
+                        new_aliases=back.new_aliases)
+
+
+def _refuse_removing_runs(conn: Connection, name: str) -> None:
+    n_runs = conn.execute(select(func.count()).select_from(runs)
+                          .where(runs.c.system == name)).scalar_one()
+    if n_runs:
+        raise BadInputError(
+            f"system {name!r} holds {counted(n_runs, 'stored run')}, which would lose the "
+            "entry their estimates and advice read the machine from; delete them first "
+            "('perfpredict runs batches' lists the ingested files holding them, "
+            "'perfpredict runs delete --batch ID' deletes one), or correct the entry with "
+            "'perfpredict systems add FILE.toml'")
 
 
 @takes_store

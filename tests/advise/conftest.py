@@ -92,7 +92,7 @@ def with_bert_machine(trained_url: str, tmp_path: Path,
     try:
         spec = get_system(store, BERT_SYSTEM)
         assert spec is not None
-        add_system(store, change(spec))
+        add_system(store, change(spec), replace=True)  # a change may drop a fact (queues)
     finally:
         store.dispose()
     return url

@@ -13,7 +13,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-from perfpredict.catalog import bundled_systems
+from perfpredict.catalog import bundled_system, bundled_systems
 
 
 def test_list_shows_the_shipped_catalog(cli) -> None:  # type: ignore[no-untyped-def]
@@ -129,8 +129,13 @@ def test_export_is_re_addable(cli, tmp_path: Path) -> None:  # type: ignore[no-u
     path.write_text(exported.output, encoding="utf-8")
     added = cli("systems", "add", str(path))
     assert added.exit_code == 0, added.output
-    assert f"added {len(bundled_systems()) + 1} system(s)" in added.output
+    assert added.stdout == (f"unchanged ARCHER2, Aurora, El Capitan, Eos, Frontier and "
+                            f"{len(bundled_systems()) - 4} more ({len(bundled_systems()) + 1} "
+                            "in all): every fact given is the one stored\n")
     assert cli("systems", "export").output == exported.output
+    # nothing was written: the shipped entries still follow the shipped catalog
+    listed = json.loads(cli("systems", "list", "--format", "json").stdout)
+    assert {entry["name"] for entry in listed if entry["origin"] == "user"} == {"mycluster"}
 
 
 def test_export_of_a_store_with_the_bundled_data_is_re_addable(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -146,7 +151,7 @@ def test_export_of_a_store_with_the_bundled_data_is_re_addable(cli, tmp_path: Pa
     path.write_text(exported.stdout, encoding="utf-8")
     added = cli("systems", "add", str(path))
     assert added.exit_code == 0, added.output
-    assert f"added {len(bundled_systems())} system(s)" in added.output
+    assert added.stdout.startswith("unchanged ARCHER2, ")
     listed = json.loads(cli("systems", "list", "--format", "json").stdout)
     assert {"AS-2124GQ-NART+ (Supermicro)", "as-2124gq-nart+ (Supermicro)"} <= {
         entry["name"] for entry in listed if entry["origin"] == "ingest"}
@@ -187,7 +192,7 @@ def test_a_mistake_in_an_edited_export_names_its_own_line(  # type: ignore[no-un
 def test_names_another_machine_has_are_refused(cli, tmp_path: Path, text: str,  # type: ignore[no-untyped-def]
                                                clash: str) -> None:
     """A second entry for a machine hid the first from every lookup; an alias two
-    machines share found whichever came first. The same name still replaces."""
+    machines share found whichever came first. The same name is still stored over it."""
     path = tmp_path / "clash.toml"
     path.write_text(text, encoding="utf-8")
     result = cli("systems", "add", str(path))
@@ -223,12 +228,124 @@ def test_a_placeholder_with_runs_is_completed_under_its_own_name(cli, tmp_path: 
     assert "Lab-Cluster-7" not in cli("systems", "list", "--format", "csv").stdout
     entry.write_text('name = "lab7"\naliases = ["Lab-Cluster-7"]\nnodes = 64\n'
                      '[sources]\nnodes = "wiki"\n')
-    assert cli("systems", "add", str(entry)).exit_code == 0
+    completed = cli("systems", "add", str(entry))
+    assert completed.exit_code == 0
+    assert completed.stdout == "completed lab7 (the placeholder ingest made for a log's name)\n"
     later = tmp_path / "later.csv"
     later.write_text("app,system,nodes,runtime_s\nc,Lab-Cluster-7,4,40\n")
     assert cli("ingest", "csv", str(later)).exit_code == 0
     stored = json.loads(cli("runs", "export", "--format", "json").stdout)
     assert {run["system"] for run in stored} == {"lab7"}
+
+
+def test_an_entry_naming_a_shipped_system_keeps_what_it_leaves_out(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """An entry correcting Frontier's node count replaced the whole shipped entry: its
+    peak, bandwidths, queues and charge factor were gone (the roofline and the queue caps
+    with them), and 'systems add' said "added 1 system(s)". The facts it gives go over
+    the stored ones, the others are kept and named; --replace drops them, on request;
+    'systems remove' brings the shipped entry back."""
+    shipped = bundled_system("Frontier")
+    assert shipped is not None and shipped.nodes == 9856 and shipped.fs_bw_bytes_per_s is None
+
+    def frontier() -> dict:  # type: ignore[type-arg]
+        return json.loads(cli("systems", "show", "Frontier", "--format", "json").stdout)
+
+    mine = tmp_path / "frontier.toml"
+    mine.write_text('name = "Frontier"\nnodes = 9000\nfs_bw_bytes_per_s = 1.0e13\n'
+                    'aliases = ["olcf-frontier"]\n[sources]\nnodes = "our count"\n'
+                    'fs_bw_bytes_per_s = "Orion"\n', encoding="utf-8")
+    updated = cli("systems", "add", str(mine))
+    assert updated.exit_code == 0, updated.output
+    assert updated.stdout == (
+        "updated Frontier: changed nodes 9856 -> 9000, fs_bw_bytes_per_s unknown -> 1e+13; "
+        "added aliases olcf-frontier; kept cores_per_node, gpus_per_node, time_granularity_s, "
+        "peak_flops_per_node, mem_bw_bytes_per_s_per_node, node_memory_bytes, "
+        "net_injection_bw_bytes_per_s, charge_factor, allocation_unit, scheduler, queues, "
+        "notes from the shipped catalog\n")
+    stored = frontier()
+    assert stored["origin"] == "user" and stored["nodes"] == 9000
+    assert stored["peak_flops_per_node"] == shipped.peak_flops_per_node
+    assert len(stored["queues"]) == len(shipped.queues) == 7
+    assert stored["sources"] == {**shipped.sources, "nodes": "our count",
+                                 "fs_bw_bytes_per_s": "Orion"}
+    assert frontier() == json.loads(cli("systems", "show", "olcf frontier", "--format",
+                                        "json").stdout)
+
+    again = cli("systems", "add", str(mine))
+    assert again.stdout == "unchanged Frontier: every fact given is the one stored\n"
+
+    # a kept queue takes more nodes than the new count: refused naming both, nothing stored
+    too_few = tmp_path / "too-few.toml"
+    too_few.write_text('name = "Frontier"\nnodes = 50\n[sources]\nnodes = "typo"\n',
+                       encoding="utf-8")
+    refused = cli("systems", "add", str(too_few))
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f"Error: {too_few}: system 'Frontier' with the facts kept from the stored entry: key "
+        "queues[0].max_nodes: queue 'batch (bin 5)' takes up to 91 nodes, more than the "
+        "machine's 50 (key nodes); fix the one that is wrong\n")
+    assert frontier() == stored
+
+    replaced = cli("systems", "add", "--replace", str(too_few))
+    assert replaced.exit_code == 0, replaced.output
+    assert replaced.stdout.startswith("replaced Frontier: changed nodes 9000 -> 50; dropped "
+                                      "cores_per_node, gpus_per_node, ")
+    assert replaced.stdout.endswith(", queues, notes, alias olcf-frontier\n")
+    assert frontier()["peak_flops_per_node"] is None and frontier()["queues"] == []
+
+    restored = cli("systems", "remove", "frontier")
+    assert restored.exit_code == 0, restored.output
+    assert restored.stdout.startswith("restored Frontier as shipped: changed nodes 50 -> 9856, ")
+    assert {**frontier(), "origin": None} == {**shipped.to_dict(), "origin": None}
+    assert frontier()["origin"] == "catalog"  # follows later releases' corrections again
+
+    shipped_only = cli("systems", "remove", "Frontier")
+    assert shipped_only.exit_code == 2
+    assert shipped_only.stderr == (
+        "Error: 'Frontier' is shipped with perfpredict and the store holds no entry added "
+        "over it, so nothing is removed; correct its facts with 'perfpredict systems add "
+        "FILE.toml'\n")
+
+
+def test_remove_a_system_added_with_systems_add(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """'systems remove' takes out a machine 'systems add' stored, named by its name (not
+    an alias: a removal names what it removes); one the store holds runs of is refused
+    with their count and the fix, as its runs would lose the entry they are read with."""
+    mine = tmp_path / "mine.toml"
+    mine.write_text('name = "mycluster"\nnodes = 64\naliases = ["mc"]\n'
+                    '[sources]\nnodes = "our wiki"\n', encoding="utf-8")
+    assert cli("systems", "add", str(mine)).stdout == "added mycluster\n"
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\nc,mc,1,100\nc,mycluster,2,60\n")
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+
+    def names() -> set[str]:
+        return {entry["name"] for entry in json.loads(
+            cli("systems", "list", "--format", "json").stdout)}
+
+    with_runs = cli("systems", "remove", "MyCluster")
+    assert with_runs.exit_code == 2
+    assert with_runs.stderr == (
+        "Error: system 'mycluster' holds 2 stored runs, which would lose the entry their "
+        "estimates and advice read the machine from; delete them first ('perfpredict runs "
+        "batches' lists the ingested files holding them, 'perfpredict runs delete --batch "
+        "ID' deletes one), or correct the entry with 'perfpredict systems add FILE.toml'\n")
+    assert "mycluster" in names()
+
+    alias = cli("systems", "remove", "mc")
+    assert alias.exit_code == 2
+    assert alias.stderr == ("Error: 'mc' is an alias of 'mycluster'; give its name to remove "
+                            "that entry\n")
+    unknown = cli("systems", "remove", "mycluster2")
+    assert unknown.exit_code == 1 and "did you mean mycluster?" in unknown.stderr
+
+    assert cli("runs", "delete", "--batch", "1", "--yes").exit_code == 0
+    removed = cli("systems", "remove", "MyCluster")
+    assert removed.exit_code == 0, removed.output
+    assert removed.stdout == "removed mycluster\n"
+    assert names() == {spec.name for spec in bundled_systems()}
+    assert cli("systems", "show", "mc").exit_code == 1
 
 
 def test_add_reads_standard_input(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -238,7 +355,7 @@ def test_add_reads_standard_input(cli, tmp_path: Path) -> None:  # type: ignore[
     entry = 'name = "piped"\nnodes = 4\n[sources]\nnodes = "wiki"\n'
     result = cli("systems", "add", "-", input=entry)
     assert result.exit_code == 0, result.output
-    assert result.stdout == "added 1 system(s): piped\n"
+    assert result.stdout == "added piped\n"
     assert '"piped"' in cli("systems", "show", "piped", "--format", "toml").stdout
     bad = cli("systems", "add", "-", input='name = "piped"\nnodes = -1\n')
     assert bad.exit_code == 2

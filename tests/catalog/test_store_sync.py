@@ -16,6 +16,7 @@ from perfpredict.catalog import (
     get_system,
     list_systems,
     parse_toml,
+    remove_system,
     require_system,
     seed_catalog,
 )
@@ -98,9 +99,33 @@ def test_seeding_completes_a_placeholder_named_like_a_shipped_entry(store) -> No
 
 def test_seeding_never_overwrites_a_user_edit(store) -> None:  # type: ignore[no-untyped-def]
     edited = SystemSpec(name="Frontier", nodes=9408, sources={"nodes": "older guide"})
-    add_system(store, edited)
+    assert add_system(store, edited, replace=True).action == "replaced"
     seed_catalog(store)
     assert get_system(store, "Frontier") == edited
+
+
+def test_an_entry_in_python_keeps_the_facts_it_leaves_out_and_is_removed(store) -> None:  # type: ignore[no-untyped-def]
+    """``add_system`` of a spec naming a held entry keeps the facts the spec leaves out
+    (``replace=True`` drops them), and ``remove_system`` takes the user's entry out: the
+    shipped one of its name is stored again, a machine of the user's is gone."""
+    shipped = next(s for s in bundled_systems() if s.name == "Polaris")
+    change = add_system(store, SystemSpec(name="Polaris", nodes=520,
+                                          sources={"nodes": "ALCF, 2026"}))
+    assert (change.action, change.changed, change.kept_from) == (
+        "updated", ("nodes 560 -> 520",), "the shipped catalog")
+    assert "queues" in change.kept and "peak_flops_per_node" in change.kept
+    assert get_system(store, "Polaris") == change.spec == SystemSpec(
+        **{**shipped.__dict__, "nodes": 520,
+           "sources": {**shipped.sources, "nodes": "ALCF, 2026"}})
+    restored = remove_system(store, "Polaris")
+    assert (restored.action, restored.changed) == ("restored", ("nodes 520 -> 560",))
+    assert get_system(store, "Polaris").origin == "catalog"  # type: ignore[union-attr]
+    add_system(store, SystemSpec(name="x", nodes=4, sources={"nodes": "d"}))
+    assert add_system(store, SystemSpec(name="x"), replace=True).dropped == ("nodes",)
+    assert remove_system(store, "x").action == "removed"
+    assert get_system(store, "x") is None and n_rows(store) == len(bundled_systems())
+    with pytest.raises(BadInputError, match=r"^'Polaris' is shipped with perfpredict"):
+        remove_system(store, "Polaris")
 
 
 def test_a_shipped_entry_an_earlier_release_seeded_follows_the_catalog(store) -> None:  # type: ignore[no-untyped-def]
@@ -131,6 +156,7 @@ def test_export_then_add_gives_identical_specs(store, tmp_path: Path) -> None:  
     assert parse_toml(exported, path) == entered
     added = add_systems_from_file(store, path)
     assert list_systems(store) == before
-    assert entered == sorted(added, key=lambda s: s.name.casefold())
+    assert {change.action for change in added} == {"unchanged"}
+    assert entered == sorted((change.spec for change in added), key=lambda s: s.name.casefold())
     assert get_system(store, "mycluster").origin == "ingest"  # type: ignore[union-attr]
     assert export_systems(store) == exported
