@@ -21,6 +21,7 @@ from perfpredict.catalog import (
     to_toml,
 )
 from perfpredict.catalog.entries import NUMERIC_FIELDS, many_to_toml
+from perfpredict.catalog.merge import FACT_FIELDS, change_to, merged
 from perfpredict.errors import BadInputError
 from perfpredict.names import name_key
 
@@ -178,6 +179,33 @@ def specs(draw: st.DrawFn) -> SystemSpec:
 @given(specs())
 def test_toml_round_trip_property(spec: SystemSpec) -> None:
     assert parse_toml(to_toml(spec), "x.toml") == [spec]
+
+
+@settings(max_examples=200, deadline=None)
+@given(specs(), specs())
+def test_an_entry_given_over_a_held_one_loses_no_fact(held: SystemSpec,
+                                                      other: SystemSpec) -> None:
+    """'systems add' of an entry naming a held one (:func:`merged`): each fact, with its
+    source, is the given entry's where it states it, else the held one's, so no held fact
+    is lost; every name of both finds it; the change says which facts were kept."""
+    given_spec = SystemSpec(**{**other.__dict__, "name": held.name})
+    stored = merged(held, given_spec)
+
+    def facts(spec: SystemSpec) -> set[str]:
+        return {f for f in FACT_FIELDS if getattr(spec, f) not in (None, ())}
+
+    for field_name in FACT_FIELDS:
+        source = given_spec if field_name in facts(given_spec) else held
+        assert getattr(stored, field_name) == getattr(source, field_name)
+        assert stored.sources.get(field_name) == source.sources.get(field_name)
+    assert facts(held) | facts(given_spec) == facts(stored)
+    assert all(stored.known_as(n) for n in (*held.aliases, *given_spec.aliases))
+    change = change_to(held, given_spec, whole=False)
+    if change.action == "updated":
+        assert change.spec == stored and change.dropped == ()
+        assert set(change.kept) == facts(held) - facts(given_spec)
+    else:
+        assert change.action == "unchanged" and stored == held
 
 
 def test_a_queue_is_an_instance_of_its_class() -> None:
