@@ -79,6 +79,18 @@ def name_key(name: str) -> str:
     return re.sub(r"[\W_]+", "", unicodedata.normalize("NFKC", name).casefold())
 
 
+def refuse_blank(name: str | None, field: str, fix: str) -> None:
+    """Refuse a name given as an empty or blank text, saying which (``field``: how the
+    caller's user gave it, ``--variant`` or ``variant``) and what to give instead
+    (``fix``). An empty text is part of every label and a blank one stands aside from
+    none, so either one selected every series (``estimate --problem-size ""``), or no
+    application at all, said as one not trained (``estimate --app " "``, exit 1), each
+    without a word that the name was missing (a shell variable not set, most likely).
+    None is no name given."""
+    if isinstance(name, str) and not name.strip():
+        raise BadInputError(f"{field} is {'empty' if not name else 'blank'}; {fix}")
+
+
 def refuse_blank_system(name: str | None, option: str = "--system") -> None:
     """Refuse a system named by an empty or blank text (``option``: how the caller's
     user gave it). ``estimate --system ""`` answered from whichever system's series was
@@ -86,9 +98,8 @@ def refuse_blank_system(name: str | None, option: str = "--system") -> None:
     ``ingest --system "  "`` stored runs under a system of two spaces, and ``systems
     show ""`` looked the empty name up in the catalog, each without a word that the
     name was missing (a shell variable not set, most likely). None is no system given."""
-    if isinstance(name, str) and not name.strip():
-        raise BadInputError(f"{option} is {'empty' if not name else 'blank'}; give a "
-                            "system's name ('perfpredict systems list' shows the catalog's)")
+    refuse_blank(name, option,
+                 "give a system's name ('perfpredict systems list' shows the catalog's)")
 
 
 def given_names(value: str | Iterable[str] | None, parameter: str, one: str,

@@ -22,7 +22,7 @@ from perfpredict.errors import ArtifactError, BadInputError, NotFoundError
 from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
-from perfpredict.names import name_key, refuse_blank_system, resolve_name
+from perfpredict.names import name_key, refuse_blank, refuse_blank_system, resolve_name
 
 BUNDLED_ARTIFACT = "predictor.json"
 #: What a document or entry of another layout raises when read (a stale artifact).
@@ -101,7 +101,8 @@ class Query:
     together, turn into time through the system's catalog entry (the roofline law):
     ``io_bytes`` read and written, ``net_bytes`` sent over the network, ``flops``
     (FP64 operations) and ``mem_bytes`` moved to and from memory. None leaves a field
-    out; a frame's empty cell (NaN) is refused, saying so.
+    out; a frame's empty cell (NaN) is refused, saying so, and so is an empty or blank
+    name (:func:`~perfpredict.names.refuse_blank`), which names nothing.
 
     >>> Query(app="bert", nodes=64, system="dgxa100")  # doctest: +ELLIPSIS
     Query(app='bert', nodes=64, system='dgxa100', ...)
@@ -139,9 +140,11 @@ class Query:
             if value is not None and not isinstance(value, str):
                 raise BadInputError(f"{name(part)} must be text, got {value!r}"
                                     f"{missing_fix(self, part, value)}")
-        if not self.app:
-            raise BadInputError(f"{name('app')} is empty; give the application's name")
+        refuse_blank(self.app or "", name("app"), "give the application's name")  # None too
         refuse_blank_system(self.system, name("system"))
+        for part, label in (("problem_size", "problem size"), ("variant", "variant")):
+            refuse_blank(getattr(self, part), name(part),
+                         f"give a {label} (its label, or part of it), or leave {name(part)} out")
         if self.nodes is None:
             raise BadInputError(f"{name('nodes')} must be a number, got None; give the "
                                 "node count to predict")

@@ -16,7 +16,7 @@ from perfpredict.counts import check_count
 from perfpredict.errors import BadInputError, NotFoundError, named_path
 from perfpredict.ingest.records import RUN_KEY
 from perfpredict.ingest.registry import FORMATS
-from perfpredict.names import ResolvedName, given_names, resolve_name
+from perfpredict.names import ResolvedName, given_names, refuse_blank, resolve_name
 from perfpredict.store import Store
 from perfpredict.store.batches import require_batches
 from perfpredict.store.handle import takes_store
@@ -46,8 +46,14 @@ def named_apps(app: str | Iterable[str] | None) -> list[str]:
     (``runs_frame(store, app="bert")`` asked for the runs of 'b', 'e', 'r' and 't'), and
     any collection of names is names, a pandas Series or a numpy array of them too
     (``app=runs.app.unique()`` was "the truth value of an array is ambiguous"). Anything
-    else is refused: ``app=5`` was a TypeError, ``app=[5]`` silently no runs."""
-    return given_names(app, "app", "an application's name", "['LULESH']")
+    else is refused: ``app=5`` was a TypeError, ``app=[5]`` silently no runs, and an
+    empty or blank name (``runs export --app ""``) was said to be one the store holds no
+    runs of, exit 1, where it is a name missing (:func:`~perfpredict.names.refuse_blank`)."""
+    names = given_names(app, "app", "an application's name", "['LULESH']")
+    for name in names:
+        refuse_blank(name, "an application's name",
+                     "give one the store holds, or leave it out for every application")
+    return names
 
 
 def _of_apps(query: Select[Any], app: str | Iterable[str] | None) -> Select[Any]:

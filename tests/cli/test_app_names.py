@@ -111,6 +111,42 @@ def test_a_name_two_stored_spellings_match_is_refused_naming_both(
     assert (result.stdout, result.stderr) == ("", BOTH)
 
 
+#: What a blank name is refused with, by where it was given: an application of a query,
+#: a label of one (with its option), an application whose runs a command reads.
+GIVE_APP = "give the application's name"
+GIVE_LABEL = "give a {} (its label, or part of it), or leave {} out"
+GIVE_STORED = "give one the store holds, or leave it out for every application"
+
+
+@pytest.mark.parametrize("name", ["", "   "])
+@pytest.mark.parametrize(("args", "blank", "fix"), [
+    (("estimate", "--app", "{}", "--nodes", "8"), "--app", GIVE_APP),
+    (("estimate", "--app", "bert", "--nodes", "8", "--problem-size", "{}"), "--problem-size",
+     GIVE_LABEL.format("problem size", "--problem-size")),
+    (("estimate", "--app", "bert", "--nodes", "8", "--variant", "{}", "--explain"),
+     "--variant", GIVE_LABEL.format("variant", "--variant")),
+    (("advise", "--app", "{}"), "--app", GIVE_APP),
+    (("advise", "--app", "bert", "--problem-size", "{}", "--format", "json"),
+     "--problem-size", GIVE_LABEL.format("problem size", "--problem-size")),
+    (("advise", "next-runs", "--app", "bert", "--variant", "{}"), "--variant",
+     GIVE_LABEL.format("variant", "--variant")),
+    (("runs", "export", "--app", "{}"), "an application's name", GIVE_STORED),
+    (("runs", "list", "--app", "{}"), "an application's name", GIVE_STORED),
+    (("train", "--app", "{}"), "an application's name", GIVE_STORED),
+    (("evaluate", "--app", "{}"), "an application's name", GIVE_STORED),
+])
+def test_a_blank_name_is_refused_saying_which(  # type: ignore[no-untyped-def]
+        sqlite_cli, args: tuple[str, ...], blank: str, fix: str, name: str) -> None:
+    """An empty problem size or variant (a shell variable not set) is part of every
+    label, so it selected every series and the estimate answered as if none were given;
+    a blank application was "no trained series for application ' '" (exit 1), and an
+    empty one "the store holds no runs" of it. Each is a usage error naming the value."""
+    result = sqlite_cli(*(arg.format(name) for arg in args))
+    assert result.exit_code == 2, result.output
+    kind = "empty" if not name else "blank"
+    assert (result.stdout, result.stderr) == ("", f"Error: {blank} is {kind}; {fix}\n")
+
+
 @pytest.mark.parametrize("spelling", ["LULESH 2.0.3", "Lulesh 2.0.3"])
 def test_each_spelling_is_found_by_its_exact_name(twins: str, spelling: str) -> None:
     estimate = _invoke(twins, "estimate", "--app", spelling, "--nodes", "16", *LULESH_LAYOUT)

@@ -511,6 +511,7 @@ def test_a_query_row_without_an_app_or_a_node_count_names_the_empty_column(  # t
         cli, tmp_path: Path) -> None:
     queries = tmp_path / "q.csv"
     for row, empty in (("bert,", "column 'nodes' is"), (",4", "column 'app' is"),
+                       ('"  ",4', "column 'app' is"),
                        (",", "column 'app' and column 'nodes' are")):
         queries.write_text(f"app,nodes\n{row}\n")
         result = cli("estimate", "--input", str(queries))

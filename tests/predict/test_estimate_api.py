@@ -440,6 +440,23 @@ def test_estimate_many_takes_any_iterable_of_queries_and_refuses_one_query() -> 
         predictor.estimate_many("bert")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("part", ["problem_size", "variant"])
+def test_a_blank_label_is_refused_by_its_keyword_not_read_as_every_series(part: str) -> None:
+    """``Query(variant="")`` selected every series (the empty text is part of each
+    label), as no variant would; a notebook's caller is told by the keyword, and a
+    batch by the query's index. A label given is read as before."""
+    with pytest.raises(BadInputError, match=rf"^{part} is blank; give a .*, or leave "
+                       rf"{part} out$"):
+        estimate(None, Query(**BERT, nodes=64, **{part: " "}))
+    with pytest.raises(BadInputError, match=rf"^the query at index 1 of the 2: {part} is "
+                       r"empty; "):
+        load_predictor(None).estimate_many([Query(**BERT, nodes=64),
+                                            Query(**BERT, nodes=64, **{part: ""})])
+    with pytest.raises(BadInputError, match=r"^app is blank; give the application's name$"):
+        estimate(None, Query(app="\t", nodes=64))
+    assert estimate(None, Query(**BERT, nodes=64, problem_size="v2.0")).predicted_runtime_s > 0
+
+
 @pytest.mark.parametrize("empty", ["nan", "pd.NA"])
 def test_a_text_field_of_a_frames_empty_cell_says_to_leave_it_out(empty: str) -> None:
     """``Query(**row)`` of a frame's row with no system is ``system=nan`` (pandas' NA
