@@ -88,7 +88,7 @@ def check_count(option: str, value: object, *, least: int = 1, most: int = MAX_C
                             f"{got}")
 
 
-def counted(n: int, noun: str) -> str:
+def counted(n: float, noun: str) -> str:
     """``n`` and ``noun``, plural unless one: "1 run", "3 runs", "0 files"."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
 

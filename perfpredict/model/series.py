@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from perfpredict.counts import counted, plain
 from perfpredict.laws.base import FloatArray
 
 
@@ -43,12 +44,27 @@ class SeriesKey(NamedTuple):
 
     @property
     def name(self) -> str:
-        """The series as users read it: "app on system [problem size, variant, layout]"."""
+        """The series as users read it: "app on system [problem size, variant, layout]",
+        the layout's units singular for one, as a count of one is everywhere else.
+
+        >>> SeriesKey("lulesh", "opal", "s=30", "", "1", "1").name
+        'lulesh on opal [s=30, 1 rank/node, 1 thread/rank]'
+        >>> SeriesKey("bert", "dgx", "", "v2", "8", "16").name
+        'bert on dgx [default size, v2, 8 ranks/node, 16 threads/rank]'
+        """
         label = self.problem_size or "default size"
         label += f", {self.variant}" if self.variant else ""
-        label += f", {self.ranks_per_node} ranks/node" if self.ranks_per_node else ""
-        label += f", {self.threads_per_rank} threads/rank" if self.threads_per_rank else ""
+        label += f", {_count(self.ranks_per_node, 'rank')}/node" if self.ranks_per_node else ""
+        label += (f", {_count(self.threads_per_rank, 'thread')}/rank" if self.threads_per_rank
+                  else "")
         return f"{self.app} on {self.system} [{label}]"
+
+
+def _count(key_text: str, noun: str) -> str:
+    """A layout's count as its key part writes it ('1', '0.5') with ``noun``, plural
+    unless one (:func:`~perfpredict.counts.counted`): "1 threads/rank" read as a typo.
+    The number reads back as the text it was made from (:func:`key_part`)."""
+    return counted(plain(float(key_text)), noun)
 
 
 #: The run columns that make up a :class:`SeriesKey`, in its order.

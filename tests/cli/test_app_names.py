@@ -163,7 +163,7 @@ def test_a_system_and_a_problem_size_are_found_as_an_application_is(twins: str) 
                      "9000 NEURONS/RANK, THETA=0.3 ")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(
-        "RELeARN on Lichtenberg [9000 neurons/rank, theta=0.3, 1 threads/rank]")
+        "RELeARN on Lichtenberg [9000 neurons/rank, theta=0.3, 1 thread/rank]")
 
 
 def test_a_label_part_prefers_the_labels_holding_it_as_whole_words(tmp_path: Path) -> None:

@@ -87,7 +87,7 @@ def test_estimate_variant_chooses_the_series_of_that_build(trained_db: str) -> N
     libsci = _estimate(trained_db, "--variant", LIBSCI)
     aocl = _estimate(trained_db, "--variant", "aocl-4.0_ofi ncore=64 kpar=1")  # part, any case
     assert (libsci["variant"], aocl["variant"]) == (LIBSCI, AOCL)
-    assert f"[{SIZE}, {LIBSCI}, 64 ranks/node, 1 threads/rank]" in libsci["series"]
+    assert f"[{SIZE}, {LIBSCI}, 64 ranks/node, 1 thread/rank]" in libsci["series"]
     assert libsci["predicted_runtime_s"] != aocl["predicted_runtime_s"]
     unnarrowed = _estimate(trained_db)
     assert any("narrow with" in note and "--variant" in note for note in unnarrowed["notes"])

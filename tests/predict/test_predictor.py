@@ -218,6 +218,19 @@ def test_io_bytes_per_node_tell_apart_series_of_the_same_shape() -> None:
     assert heavy_s > 2 * light_s
 
 
+@pytest.mark.parametrize(("ranks_per_node", "threads_per_rank", "label"), [
+    ("1", "1", "default size, 1 rank/node, 1 thread/rank"),  # was "1 threads/rank"
+    ("8", "16", "default size, 8 ranks/node, 16 threads/rank"),
+    ("0.5", "2", "default size, 0.5 ranks/node, 2 threads/rank"),  # MLPerf HPC's mean
+    ("", "1", "default size, 1 thread/rank"),
+    ("", "", "default size"),
+])
+def test_a_series_name_counts_its_layout_in_the_singular_for_one(
+        ranks_per_node: str, threads_per_rank: str, label: str) -> None:
+    key = SeriesKey("lulesh", "opal", "", "", ranks_per_node, threads_per_rank)
+    assert key.name == f"lulesh on opal [{label}]"
+
+
 def test_artifact_verifies_as_written_and_reformatted() -> None:
     text = artifact.dumps({"kind": "test", "value": 1.5, "nested": {"b": [1, 2], "a": None}})
     assert text.endswith(f'"sha256":"{json.loads(text)["sha256"]}"}}')
