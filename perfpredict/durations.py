@@ -28,6 +28,23 @@ def format_seconds(value_s: float) -> str:
     return f"{value_s:,.1f}" if abs(value_s) >= 1 else f"{value_s:.3g}"
 
 
+def duration_text(value_s: float) -> str:
+    """``value_s`` in the largest unit under it, to three significant digits: a queue's
+    limit, a walltime or a runtime told in a sentence. Hours from an hour up; minutes
+    below, where a 10-minute debug queue read "0.167 h"; seconds below a minute.
+
+    >>> duration_text(7200), duration_text(35940), duration_text(86400 * 4)
+    ('2 h', '9.98 h', '96 h')
+    >>> duration_text(600), duration_text(1830), duration_text(45), duration_text(1)
+    ('10 min', '30.5 min', '45 s', '1 s')
+    """
+    if value_s >= 3600:
+        return f"{value_s / 3600:.3g} h"
+    if value_s >= 60:
+        return f"{value_s / 60:.3g} min"
+    return f"{value_s:.3g} s"
+
+
 def clock_text(value_s: float) -> str:
     """``value_s`` as ``D-HH:MM:SS`` to the nearest second: a runtime shown beside a
     ``--time``, which rounds up to whole minutes as a limit must; so rounded, a job

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from perfpredict.advise.checkpoint import CHECKPOINT_SIGNAL_MAX_SHARE, checkpoint_signal_lead_s
 from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import node_count
-from perfpredict.durations import format_seconds
+from perfpredict.durations import duration_text, format_seconds
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec
@@ -233,7 +233,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
             f"{where}: walltime rounded to {granularity_s} s, no queue limit checked (add "
             "the machine's queues with 'perfpredict systems add FILE.toml'; --system "
             "chooses the runs to advise from, not the machine to run on)"])
-    from perfpredict.advise.queues import choose_queue, hours_text
+    from perfpredict.advise.queues import choose_queue
 
     choice = choose_queue(spec, nodes, walltime_s)
     if choice is None:
@@ -259,13 +259,13 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     chained_jobs = math.ceil(quantile_s / work_s)
     return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
         f"the walltime of the {100 * (1 - kill_risk):g}th-percentile runtime "
-        f"({hours_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
-        f"takes {node_count(nodes)}, the longest {hours_text(queue.max_walltime_s)} in queue "
+        f"({duration_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
+        f"takes {node_count(nodes)}, the longest {duration_text(queue.max_walltime_s)} in queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
         f"({chain_hint(spec.scheduler)}); the node-hours count the predicted runtime "
         f"alone, while each job but the last is charged up to its limit and each restart "
         f"reads the checkpoint back: budget up to {chained_jobs} x "
-        f"{hours_text(queue.max_walltime_s)} x {node_count(nodes)} = "
+        f"{duration_text(queue.max_walltime_s)} x {node_count(nodes)} = "
         f"{chained_jobs * queue.max_walltime_s * nodes / 3600:,.3g} node-hours per run",
         *free],
         choice.default, choice.reason)

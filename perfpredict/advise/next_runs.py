@@ -33,6 +33,7 @@ from perfpredict.counts import (
     python_number,
     shown,
 )
+from perfpredict.durations import duration_text
 from perfpredict.errors import BadInputError, given
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
@@ -254,7 +255,7 @@ def _runs_no_queue_holds(steps: list[NextRun], p90_s: dict[int, float],
     its node count allows. A run is advised to chain jobs with checkpoint and restart
     there; a benchmark seldom has them, and one suggested without a word needed 27 chained
     15-minute jobs. A shorter one (fewer steps or iterations) measures the same scaling."""
-    from perfpredict.advise.queues import choose_queue, hours_text
+    from perfpredict.advise.queues import choose_queue
 
     if spec is None or not spec.queues:
         return []
@@ -265,9 +266,9 @@ def _runs_no_queue_holds(steps: list[NextRun], p90_s: dict[int, float],
         if choice is None or choice.fits or choice.queue.max_walltime_s is None:
             continue
         limit_s = choice.queue.max_walltime_s
-        notes.append(f"the run at {node_count(step.nodes)} may take {hours_text(runtime_s)} "
+        notes.append(f"the run at {node_count(step.nodes)} may take {duration_text(runtime_s)} "
                      f"(P90), longer than any queue of {spec.name} taking it allows (at most "
-                     f"{hours_text(limit_s)}, queue {choice.queue.name!r}): shorten the "
+                     f"{duration_text(limit_s)}, queue {choice.queue.name!r}): shorten the "
                      "benchmark (fewer steps or iterations) or chain "
                      f"{math.ceil(runtime_s / limit_s)} jobs with checkpoint and restart")
     return notes

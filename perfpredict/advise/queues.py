@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from perfpredict.advise.selection import node_count
+from perfpredict.durations import duration_text
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec
@@ -38,26 +39,19 @@ class QueueChoice:
     reason: str
 
 
-def hours_text(seconds: float) -> str:
-    """A time limit or walltime in hours, to three significant digits.
-
-    >>> hours_text(7200), hours_text(35940), hours_text(86400 * 4)
-    ('2 h', '9.98 h', '96 h')
-    """
-    return f"{seconds / 3600:.3g} h"
-
-
 def queue_text(queue: Queue) -> str:
     """A queue with its node range and limit, as the reason names it.
 
     >>> from perfpredict.catalog import Queue
     >>> queue_text(Queue("extended", 1, 64, 86400.0))
     "'extended' (1-64 nodes, 24 h limit)"
+    >>> queue_text(Queue("debug", 1, 8, 600.0))
+    "'debug' (1-8 nodes, 10 min limit)"
     """
     nodes = (f"{queue.min_nodes}+ nodes" if queue.max_nodes is None
              else f"{queue.min_nodes}-{queue.max_nodes} nodes")
     limit = ("no documented limit" if queue.max_walltime_s is None
-             else f"{hours_text(queue.max_walltime_s)} limit")
+             else f"{duration_text(queue.max_walltime_s)} limit")
     charged = ("" if queue.charge_multiplier == 1
                else f", charged at {queue.charge_multiplier:g}x")
     return f"{queue.name!r} ({nodes}, {limit}{charged})"
@@ -98,8 +92,8 @@ def choose_queue(spec: SystemSpec, nodes: int, walltime_s: float) -> QueueChoice
     if fits(default, walltime_s):
         return QueueChoice(default, default, True,
                            f"{queue_text(default)}, where {jobs} land by default")
-    too_short = (f"the walltime ({hours_text(walltime_s)}) is longer than the "
-                 f"{hours_text(default.max_walltime_s or 0)} limit of {default.name!r}, "
+    too_short = (f"the walltime ({duration_text(walltime_s)}) is longer than the "
+                 f"{duration_text(default.max_walltime_s or 0)} limit of {default.name!r}, "
                  f"where {jobs} land by default")
     fitting = [q for q in accepting if fits(q, walltime_s)]
     if fitting:
@@ -112,5 +106,5 @@ def choose_queue(spec: SystemSpec, nodes: int, walltime_s: float) -> QueueChoice
              f"; {longest.name!r} allows the longest jobs of that size, the fewest to chain")
     return QueueChoice(longest, default, False,
                        f"{queue_text(longest)}: no queue of {spec.name} takes "
-                       f"{node_count(nodes)} for the walltime ({hours_text(walltime_s)})"
+                       f"{node_count(nodes)} for the walltime ({duration_text(walltime_s)})"
                        f"{other}")

@@ -207,7 +207,7 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
     assert f"checkpoint and chain 4 jobs {chain};" in limit.warnings[0]
     # the node-hours of the predicted runtime leave out what chaining costs: each job
     # charged to its limit (and restarts reading the checkpoint) bound a run's hours
-    assert limit.warnings[0].endswith("budget up to 4 x 0.167 h x 8 nodes = 5.33 "
+    assert limit.warnings[0].endswith("budget up to 4 x 10 min x 8 nodes = 5.33 "
                                       "node-hours per run")
 
 

@@ -97,6 +97,27 @@ def test_the_reason_names_the_queue_and_why() -> None:
     assert choose_queue(machine("Polaris"), 497, HOUR_S) is None
 
 
+def test_limits_and_walltimes_below_an_hour_are_told_in_minutes() -> None:
+    """A 10-minute debug queue read "0.167 h limit", and ARCHER2's 20-minute 'short'
+    QoS "0.333 h": below an hour they are minutes (below a minute, seconds); from an
+    hour up, hours as before."""
+    from perfpredict.advise.queues import queue_text
+
+    (short,) = [q for q in machine("ARCHER2").queues if q.name == "short"]
+    assert queue_text(short) == "'short' (1-32 nodes, 20 min limit)"
+    spec = SystemSpec(name="m", nodes=64, queues=(Queue("debug", 1, 8, 600.0),
+                                                  Queue("batch", 1, 64, 2 * HOUR_S)))
+    moved = choose_queue(spec, 4, 1830.0)
+    assert moved is not None and moved.reason == (
+        "'batch' (1-64 nodes, 2 h limit): the walltime (30.5 min) is longer than the 10 min "
+        "limit of 'debug', where jobs of 4 nodes land by default; submit to 'batch' "
+        "instead, which takes them for that long")
+    quick = choose_queue(spec, 4, 45.0)
+    assert quick is not None and quick.reason == (
+        "'debug' (1-8 nodes, 10 min limit), where jobs of 4 nodes land by default")
+    assert queue_text(Queue("q", 1, 8, 45.0)) == "'q' (1-8 nodes, 45 s limit)"
+
+
 def test_a_queue_that_charges_nothing_is_said_to_leave_its_runs_out_of_the_units() -> None:
     """A 2048-node class of 16.9 h on ARCHER2 went to 'lowpriority' (charged at 0x, open
     to some projects only): the proposal's CU total left out its ~50k node-hours, with
