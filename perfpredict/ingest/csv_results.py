@@ -42,7 +42,6 @@ from perfpredict.ingest.fields import (
     number,
     plain_float,
     timestamp_s,
-    timezone,
     whole_number,
 )
 from perfpredict.ingest.records import (
@@ -214,7 +213,7 @@ def _header_fix(header: list[str], options: IngestOptions) -> str:
 
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
-    zone = timezone(options)  # an unknown name is refused before the file is read
+    zone = options.zone()  # an unknown name is refused before the file is read
     lines = numbered_lines(path)
     header: list[str] | None = None
     header_line = 0

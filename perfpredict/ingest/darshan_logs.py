@@ -240,7 +240,7 @@ def _unreadable(path: Path, reason: str) -> str:
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """One attach record for the log at ``path``, or one bad record saying why not."""
     require("darshan", "darshan")
-    fields.check_app_from(options)
+    options.check_app_from()
     summary = _read_isolated(path)
     if isinstance(summary, str):
         yield BadRecord(None, path.name, _unreadable(path, summary), whole_file=True)

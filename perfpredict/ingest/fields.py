@@ -16,11 +16,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from datetime import timezone as dt_timezone
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from perfpredict.counts import MAX_COUNT
 from perfpredict.durations import clock_seconds
-from perfpredict.errors import BadInputError
 from perfpredict.ingest.records import IngestOptions, ingest_command
 
 #: Durations beyond a century are corrupt values, not jobs.
@@ -423,17 +422,6 @@ def zoned_epoch_s(name: str, text: str, wall_clock: datetime, zone: ZoneInfo, *,
     return moment.timestamp()
 
 
-def timezone(options: IngestOptions) -> ZoneInfo:
-    """The zone local timestamps are read in; an unknown name is a usage error."""
-    try:
-        return ZoneInfo(options.timezone)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise BadInputError(
-            f"unknown time zone {options.timezone!r}; pass an IANA name such as UTC or "
-            "Europe/Berlin with --timezone"
-        ) from None
-
-
 def tres(text: str) -> dict[str, str]:
     """A TRES list ``billing=256,cpu=256,mem=3000M,node=32,gres/gpu=2`` as a dict;
     entries without ``=`` are ignored (they carry nothing we can use)."""
@@ -476,22 +464,6 @@ def app_name(job_name: str, comment: str | None, options: IngestOptions) -> str:
         if match is not None:
             name = (match.group(1) if match.re.groups else match.group(0)) or name
     return name or "unnamed"
-
-
-def check_app_from(options: IngestOptions) -> None:
-    """Validate ``--app-from`` once per file, so a typo is one usage error rather than a
-    bad record per line (``re`` caches the compiled pattern for :func:`app_name`)."""
-    source = options.app_from
-    if source in {"jobname", "comment"}:
-        return
-    if not isinstance(source, str) or not source.startswith("regex:"):
-        raise BadInputError(f"--app-from {source!r} is not one of jobname, comment, "
-                            "regex:PATTERN")
-    try:
-        re.compile(source[len("regex:"):])
-    except re.error as exc:
-        raise BadInputError(f"--app-from regex {source[6:]!r} does not compile ({exc}); "
-                            "fix the pattern") from None
 
 
 #: Slurm job states of a finished job (sacct(1) "JOB STATE CODES").

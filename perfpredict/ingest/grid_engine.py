@@ -179,7 +179,7 @@ def _record(values: dict[str, str], hosts: set[str], line_no: int,
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """A run per master record, its slave tasks' hosts folded in; a bad record per line
     that is not a Grid Engine accounting record or does not read."""
-    fields.check_app_from(options)
+    options.check_app_from()
     #: The hosts each job's records named so far.
     hosts: dict[tuple[str, str, str], set[str]] = {}
     #: Master records waiting :data:`LATE_TASK_LINES` lines for their tasks' records.

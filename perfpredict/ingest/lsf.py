@@ -217,7 +217,7 @@ def _record(tokens: list[str], line_no: int, options: IngestOptions) -> RunRecor
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """Runs of the ``JOB_FINISH`` records of ``path``."""
-    fields.check_app_from(options)
+    options.check_app_from()
     for line_no, text, ended in ended_lines(path):
         if not text.strip():
             continue

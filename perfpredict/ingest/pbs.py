@@ -243,7 +243,7 @@ def _check_stamp(stamp: str) -> None:
 
 def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     """Runs of the ``E`` records of ``path``; a line that is not a PBS record is bad."""
-    fields.check_app_from(options)
+    options.check_app_from()
     for line_no, text, ended in ended_lines(path):
         if not text.strip():
             continue

@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from perfpredict.errors import BadInputError
 from perfpredict.names import refuse_blank_system
@@ -292,7 +293,31 @@ class IngestOptions:
                                 f"'Europe/Berlin'), not {self.timezone!r}")
         # said before the file is read: its parser said it, and a file already ingested
         # is not read, so a mistyped --timezone or --app-from on it was taken in silence
-        from perfpredict.ingest import fields  # which imports this module
+        self.zone()
+        self.check_app_from()
 
-        fields.timezone(self)
-        fields.check_app_from(self)
+    def zone(self) -> ZoneInfo:
+        """The zone local timestamps are read in; an unknown name is a usage error."""
+        try:
+            return ZoneInfo(self.timezone)
+        except (ZoneInfoNotFoundError, ValueError):
+            raise BadInputError(
+                f"unknown time zone {self.timezone!r}; pass an IANA name such as UTC or "
+                "Europe/Berlin with --timezone"
+            ) from None
+
+    def check_app_from(self) -> None:
+        """Validate ``--app-from`` once per file, so a typo is one usage error rather than
+        a bad record per line (``re`` caches the compiled pattern for
+        :func:`~perfpredict.ingest.fields.app_name`)."""
+        source = self.app_from
+        if source in {"jobname", "comment"}:
+            return
+        if not isinstance(source, str) or not source.startswith("regex:"):
+            raise BadInputError(f"--app-from {source!r} is not one of jobname, comment, "
+                                "regex:PATTERN")
+        try:
+            re.compile(source[len("regex:"):])
+        except re.error as exc:
+            raise BadInputError(f"--app-from regex {source[6:]!r} does not compile ({exc}); "
+                                "fix the pattern") from None

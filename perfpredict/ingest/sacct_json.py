@@ -444,7 +444,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
 
 def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     """:func:`parse`'s items, and how many jobs were skipped as not finished."""
-    fields.check_app_from(options)
+    options.check_app_from()
     try:
         yield from _job_items(_jobs(path, options.read_as), options)
     except _Malformed as malformed:

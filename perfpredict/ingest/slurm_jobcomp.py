@@ -130,8 +130,8 @@ def _last_lines(path: Path) -> dict[tuple[str, str], int]:
 def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     """A run per job's last record; requeued incarnations and jobs not finished counted
     as skipped; a bad record per line that is not a jobcomp record or does not read."""
-    zone = fields.timezone(options)
-    fields.check_app_from(options)
+    zone = options.zone()
+    options.check_app_from()
     last_line = _last_lines(path)
     n_skipped = 0
     for line_no, text, ended in ended_lines(path):

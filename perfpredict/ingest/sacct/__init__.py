@@ -95,8 +95,8 @@ def _layout(block: LineBlock, options: IngestOptions) -> tuple[Layout, int] | Ba
 def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
     """Runs of ``path`` in batches, one per finished job, and a bad record per unreadable
     line (each block's bad records before its runs)."""
-    zone = fields.timezone(options)
-    fields.check_app_from(options)
+    zone = options.zone()
+    options.check_app_from()
     layout: Layout | None = None
     folder = StepFolder()
     memos: dict[tuple[str, ...], RuleMemo] = {}
