@@ -49,6 +49,7 @@ from perfpredict.ingest._text.lines import (
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
 from perfpredict.ingest.registry import (
     LINE_FORMATS,
+    BatchParser,
     first_record,
     get_batch_parser,
     names_system,
@@ -139,7 +140,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
         raise BadInputError(f"{fmt} logs do not name the machine their jobs ran on; pass "
                             "--system NAME (nothing from this file was stored)", path=name)
     if stream:
-        return _ingest_copy(store, path, name, fmt, options, progress, replaces,
+        return _ingest_copy(store, path, name, fmt, parse, options, progress, replaces,
                             stored_as=str(name))
     as_read = _file_state(path)
     try:
@@ -154,24 +155,26 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
         # refused, perhaps at a line still being written: its copy is read up to the last
         # whole line (a bad line before it is refused again, in the copy)
     check_input(path)  # moved away meanwhile: said as for a file never there
-    report = _ingest_copy(store, path, name, fmt, options, progress, replaces,
+    report = _ingest_copy(store, path, name, fmt, parse, options, progress, replaces,
                           whole_lines=fmt in LINE_FORMATS)
     report.warnings.append(CHANGED_WHILE_READ)
     return report
 
 
-def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, options: IngestOptions,
-                 progress: ProgressCallback | None, replaces: Sequence[str],
-                 stored_as: str | None = None, whole_lines: bool = False) -> BatchReport:
-    """Ingest a copy of ``path`` (:func:`~perfpredict.ingest._text.lines.spooled`), whose
-    checksum is of what is parsed, whatever is written to ``path`` meanwhile; up to its
-    last line break where ``whole_lines``. Bad input in the copy names ``name``."""
+def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchParser,
+                 options: IngestOptions, progress: ProgressCallback | None,
+                 replaces: Sequence[str], stored_as: str | None = None,
+                 whole_lines: bool = False) -> BatchReport:
+    """Ingest a copy of ``path`` (:func:`~perfpredict.ingest._text.lines.spooled`), read
+    with ``fmt``'s ``parse``, whose checksum is of what is parsed, whatever is written to
+    ``path`` meanwhile; up to its last line break where ``whole_lines``. Bad input in the
+    copy names ``name``."""
     with spooled(path) as copy:
         if whole_lines:
             drop_unfinished_line(copy)
         try:
             return write_file(store, name, fmt, file_sha256(copy), options,
-                              _chunks(get_batch_parser(fmt)(copy, options), CHUNK_RECORDS),
+                              _chunks(parse(copy, options), CHUNK_RECORDS),
                               progress, replaces, stored_as=stored_as, read_from=copy)
         except BadInputError as exc:
             if exc.path != str(copy):
