@@ -91,15 +91,16 @@ def refuse_blank(name: str | None, field: str, fix: str) -> None:
         raise BadInputError(f"{field} is {'empty' if not name else 'blank'}; {fix}")
 
 
-def refuse_blank_system(name: str | None, option: str = "--system") -> None:
+def refuse_blank_system(name: str | None, option: str = "--system",
+                        fix: str = "give a system's name") -> None:
     """Refuse a system named by an empty or blank text (``option``: how the caller's
-    user gave it). ``estimate --system ""`` answered from whichever system's series was
-    best measured, as if no system were given (the empty text is part of every label),
-    ``ingest --system "  "`` stored runs under a system of two spaces, and ``systems
-    show ""`` looked the empty name up in the catalog, each without a word that the
-    name was missing (a shell variable not set, most likely). None is no system given."""
-    refuse_blank(name, option,
-                 "give a system's name ('perfpredict systems list' shows the catalog's)")
+    user gave it; ``fix``: how they give it instead). ``estimate --system ""``
+    answered from whichever system's series was best measured, as if no system were
+    given (the empty text is part of every label), ``ingest --system "  "`` stored runs
+    under a system of two spaces, and ``systems show ""`` looked the empty name up in
+    the catalog, each without a word that the name was missing (a shell variable not
+    set, most likely). None is no system given."""
+    refuse_blank(name, option, f"{fix} ('perfpredict systems list' shows the catalog's)")
 
 
 def given_names(value: str | Iterable[str] | None, parameter: str, one: str,

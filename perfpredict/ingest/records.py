@@ -286,7 +286,10 @@ class IngestOptions:
         if self.system is not None and not isinstance(self.system, str):
             raise BadInputError(f"system must be a machine's name, as text, not "
                                 f"{self.system!r}")
-        refuse_blank_system(self.system)
+        # named as the pipeline names a system missing (--system NAME): the options
+        # reach the parsers from Python as well as from ingest's and advise's --system
+        refuse_blank_system(self.system, "the system name",
+                            fix="pass --system NAME, the machine the jobs ran on")
         _check_columns(self.columns)
         if not isinstance(self.timezone, str):  # a TypeError from inside zoneinfo
             raise BadInputError(f"timezone must be an IANA zone's name, as text ('UTC', "

@@ -364,18 +364,25 @@ def test_add_reads_standard_input(cli, tmp_path: Path) -> None:  # type: ignore[
     assert clash.exit_code == 2 and clash.stderr.startswith("Error: <stdin>: system 'FRONTIER'")
 
 
+#: What estimate and advise say of a blank --system: their queries name the option given.
+GIVE_A_NAME = "--system is {}; give a system's name"
+#: What reading a file says (ingest, advise walltime's input): its options, made from
+#: Python too, name the system as the pipeline does where a format names none.
+PASS_SYSTEM = "the system name is {}; pass --system NAME, the machine the jobs ran on"
+
+
 @pytest.mark.parametrize("name", ["", "   "])
-@pytest.mark.parametrize(("args", "option"), [
-    (("systems", "show", "{}"), "the system name"),
-    (("estimate", "--app", "bert", "--nodes", "8", "--system", "{}"), "--system"),
-    (("advise", "--app", "bert", "--system", "{}"), "--system"),
-    (("advise", "next-runs", "--app", "bert", "--system", "{}"), "--system"),
-    (("ingest", "csv", "{csv}", "--system", "{}"), "--system"),
+@pytest.mark.parametrize(("args", "says"), [
+    (("systems", "show", "{}"), "the system name is {}; give a system's name"),
+    (("estimate", "--app", "bert", "--nodes", "8", "--system", "{}"), GIVE_A_NAME),
+    (("advise", "--app", "bert", "--system", "{}"), GIVE_A_NAME),
+    (("advise", "next-runs", "--app", "bert", "--system", "{}"), GIVE_A_NAME),
+    (("ingest", "csv", "{csv}", "--system", "{}"), PASS_SYSTEM),
     (("advise", "walltime", "--input", "{csv}", "--input-format", "csv", "--system", "{}"),
-     "--system"),
+     PASS_SYSTEM),
 ])
 def test_a_blank_system_name_is_refused(sqlite_cli, tmp_path: Path, args: tuple[str, ...],  # type: ignore[no-untyped-def]
-                                        option: str, name: str) -> None:
+                                        says: str, name: str) -> None:
     """An empty or blank system name (an unset shell variable) was no system: estimate
     and advise answered from whichever system was best measured, ingest stored runs
     under a system of spaces, and 'systems show ""' said no such system (exit 1)."""
@@ -384,6 +391,6 @@ def test_a_blank_system_name_is_refused(sqlite_cli, tmp_path: Path, args: tuple[
     result = sqlite_cli(*(arg.format(name, csv=runs) for arg in args))
     assert result.exit_code == 2, result.output
     kind = "empty" if not name else "blank"
-    assert result.output == (f"Error: {option} is {kind}; give a system's name "
-                             "('perfpredict systems list' shows the catalog's)\n")
+    assert result.output == (f"Error: {says.format(kind)} ('perfpredict systems list' shows "
+                             "the catalog's)\n")
     assert sqlite_cli("runs", "stats").stdout.startswith("runs: 0,")

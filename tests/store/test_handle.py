@@ -224,6 +224,24 @@ def test_ingest_options_that_no_option_could_be_are_refused(tmp_path: Path,
                            IngestOptions(on_error="skip")).n_stored == 60
 
 
+@pytest.mark.parametrize(("system", "kind"), [("", "empty"), ("  ", "blank")])
+def test_ingest_options_with_a_blank_system_say_the_name_is_missing(
+        tmp_path: Path, timed_runs_csv: Path, system: str, kind: str) -> None:
+    """The options' own message named ingest's option as what was blank ("--system is
+    blank"), to a caller who had written ``system=``: it says the system name is, and
+    the fix as the pipeline asks for a system its format does not name."""
+    from perfpredict.ingest.records import IngestOptions
+
+    says = (rf"^the system name is {kind}; pass --system NAME, the machine the jobs ran "
+            r"on \('perfpredict systems list' shows the catalog's\)$")
+    with pytest.raises(BadInputError, match=says):
+        IngestOptions(system=system).validate()
+    with open_store(tmp_path / "store.db") as store:
+        with pytest.raises(BadInputError, match=says):
+            ingest_file(store, "csv", timed_runs_csv, IngestOptions(system=system))
+        assert run_stats(store)["n_runs"] == 0
+
+
 def test_a_system_or_a_dask_address_that_is_no_text_is_bad_input(tmp_path: Path) -> None:
     """``get_system(store, 5)`` and ``train(store, dask=5)`` were AttributeErrors from
     inside ("'int' object has no attribute 'casefold'", "... 'partition'")."""
