@@ -21,6 +21,9 @@ Guarantees a user relies on:
   records are stored and bad ones go to the rejects table with their reason.
 * A format that never names the machine (PBS, LSF, Darshan) without ``--system`` is one
   usage error before the file is read, not a reject per record.
+* A batch job script, given as any format, is one usage error naming the line that
+  shows it (:func:`~perfpredict.ingest.registry.refuse_job_script`), under
+  ``on_error="skip"`` too, rather than a bad first record with the format's own fix.
 * One transaction per file: a crash (even SIGKILL) leaves the store as it was before the
   file, and a rerun completes it.
 * A stream (``-`` for standard input, a pipe such as ``<(sacct ...)``) is copied to a
@@ -55,6 +58,7 @@ from perfpredict.ingest.registry import (
     names_system,
     other_format_fix,
     reads_stream,
+    refuse_job_script,
 )
 from perfpredict.store import Store
 from perfpredict.store.handle import fills_store
@@ -130,6 +134,10 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     _check_input(fmt, path)
     stream = is_stream(path)
     name = Path(stream_name(path)) if stream else path
+    if not stream:
+        # before --system is asked for, which would not make a script readable either; a
+        # stream is checked in its copy, once taken (_ingest_copy)
+        refuse_job_script(path, options)
     if not options.system and not names_system(fmt):
         # a log of another format says so first, at its first record (as it does once
         # --system is given): --system would not make it readable
@@ -173,6 +181,7 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
         if whole_lines:
             drop_unfinished_line(copy)
         try:
+            refuse_job_script(copy, options)
             return write_file(store, name, fmt, file_sha256(copy), options,
                               _chunks(parse(copy, options), CHUNK_RECORDS),
                               progress, replaces, stored_as=stored_as, read_from=copy)

@@ -139,17 +139,22 @@ def first_record(path: Path) -> tuple[int, str]:
                  if text.strip() and not text.lstrip().startswith("#")), (0, ""))
 
 
-def refuse_job_script(path: Path, read_as: Callable[[str], str]) -> None:
+def refuse_job_script(path: Path, options: IngestOptions) -> None:
     """Refuse ``path`` where it is a batch job script (a ``#!`` first line, or an
     ``#SBATCH``, ``#PBS``, ``#BSUB`` or ``#$`` directive among its first lines), naming
     the line that says so: perfpredict reads jobs from scheduler accounting or a CSV, not
     from scripts, whose directives sbatch, qsub and bsub each read by their own rules.
     Read as jobs, a script's comment lines made it look like no format ("cannot tell the
-    format") or, with a comma in a command, like a CSV without the columns it needs.
-    ``read_as`` names how a CSV is read (``--input-format csv``), as in the parsers' own
-    fixes."""
+    format") or, with a comma in a command, like a CSV without the columns it needs; read
+    as each format, it was a bad first record with that format's fix. The fix is for the
+    reading ``options`` are for: runs to ingest (a ``runtime_s`` column, or the
+    scheduler's accounting once the jobs ran) or, without ``require_runtime``, jobs to
+    advise (their ``requested_walltime_s``); ``options.read_as`` names how a CSV is read.
+    A Darshan log is binary and never a script: its bytes are not read as lines."""
     from perfpredict.ingest._text.lines import numbered_lines
 
+    if _is_darshan_log(path):
+        return
     found = None
     try:
         for line_no, text in numbered_lines(path):
@@ -162,12 +167,19 @@ def refuse_job_script(path: Path, read_as: Callable[[str], str]) -> None:
                 found = (line_no, text.strip())
     except (OSError, BadInputError):
         return  # the parser says what is wrong with a file it cannot read
-    if found is not None:
-        raise BadInputError(
-            f"the file is a batch job script ({found[1]!r}), not a log of jobs: perfpredict "
-            "reads no job scripts; write each job as a row of a CSV with the columns app, "
-            "system, nodes and requested_walltime_s (as 'perfpredict ingest csv' takes "
-            f"them) and read that with {read_as('csv')}", path=path, line_no=found[0])
+    if found is None:
+        return
+    if options.require_runtime:
+        fix = ("ingest the scheduler's accounting of the jobs once they ran (sacct's "
+               "output, or the PBS, LSF or Grid Engine log), or write each run as a row of "
+               "a CSV with the columns app, system, nodes and runtime_s (the seconds it "
+               "ran)")
+    else:
+        fix = ("write each job as a row of a CSV with the columns app, system, nodes and "
+               "requested_walltime_s (as 'perfpredict ingest csv' takes them)")
+    raise BadInputError(f"the file is a batch job script ({found[1]!r}), not a log of jobs: "
+                        f"perfpredict reads no job scripts; {fix} and read that with "
+                        f"{options.read_as('csv')}", path=path, line_no=found[0])
 
 
 def other_format_fix(path: Path, fmt: str, reason: str,

@@ -858,6 +858,52 @@ def test_a_darshan_log_given_to_a_scheduler_format_is_named(cli: Cli, fmt: str) 
     assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
 
 
+#: A Slurm job script with a comma in a command: its directive, at line 2, shows it.
+JOB_SCRIPT = ("#!/bin/bash\n#SBATCH -N 4 # nodes\n#SBATCH --time=02:00:00\n"
+              "srun ./lmp -in in.lj,in.eam\n")
+JOB_SCRIPT_FIX = (
+    "perfpredict reads no job scripts; ingest the scheduler's accounting of the jobs once "
+    "they ran (sacct's output, or the PBS, LSF or Grid Engine log), or write each run as a "
+    "row of a CSV with the columns app, system, nodes and runtime_s (the seconds it ran) "
+    "and read that with 'perfpredict ingest csv'\n")
+
+
+@pytest.mark.parametrize("fmt", ["csv", "sacct", "sacct-json", "jobcomp", "swf", "pbs", "lsf",
+                                 "sge", "darshan"])
+def test_a_job_script_is_refused_at_its_directive_in_every_format(
+        cli: Cli, tmp_path: Path, fmt: str) -> None:
+    """A job script given to ingest was a bad first record with each format's own fix:
+    a CSV header naming '#!/bin/bash', 26 fields of Open XDMoD's order, invalid JSON,
+    18 SWF fields, "not a readable Darshan log", and for PBS, LSF and Darshan first
+    "pass --system NAME", which would not have made it readable either. It is one
+    message now, at the line that shows the script, whatever the format, --system and
+    --on-error; nothing is stored."""
+    path = tmp_path / "job.sh"
+    path.write_text(JOB_SCRIPT)
+    for args in ((), ("--system", "site"), ("--system", "site", "--on-error", "skip")):
+        result = cli("ingest", fmt, str(path), *args)
+        assert result.exit_code == 2, result.output
+        assert result.output == (f"Error: {path}:2: the file is a batch job script ('#SBATCH "
+                                 f"-N 4 # nodes'), not a log of jobs: {JOB_SCRIPT_FIX}")
+    stats = cli("runs", "stats", "--format", "json").stdout
+    assert '"n_runs": 0' in stats and '"n_batches": 0' in stats
+
+
+@pytest.mark.parametrize("fmt", ["csv", "sacct", "pbs"])
+def test_a_job_script_piped_in_is_refused_naming_standard_input(tmp_path: Path,
+                                                                 fmt: str) -> None:
+    """A script piped in is refused as a file is, in the copy ingest reads, named as
+    the stream it came from; a '#!' line alone shows a script."""
+    from perfpredict.cli.app import app
+
+    result = CliRunner().invoke(app, ["--db", f"sqlite:///{tmp_path / 'store.db'}", "ingest",
+                                      fmt, "-", "--system", "site"],
+                                input="#!/bin/bash\nsrun ./a,b\n")
+    assert result.exit_code == 2, result.output
+    assert result.output == ("Error: <stdin>:1: the file is a batch job script ('#!/bin/bash'), "
+                             f"not a log of jobs: {JOB_SCRIPT_FIX}")
+
+
 @pytest.mark.parametrize("source", sorted(ROUND_TRIPS))
 def test_an_export_read_back_where_it_came_from_changes_nothing(
         cli: Cli, tmp_path: Path, source: str) -> None:

@@ -147,12 +147,12 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
         sniff_format,
     )
 
-    refuse_job_script(path, input_format_option)
-    input_format = input_format or sniff_format(path, INPUT_FORMATS)
-    parse = get_parser(input_format)
     options = IngestOptions(system=system, require_runtime=False, timezone=timezone,
                             swf_allow_extra_fields=swf_allow_extra_fields,
                             read_as=input_format_option)
+    refuse_job_script(path, options)
+    input_format = input_format or sniff_format(path, INPUT_FORMATS)
+    parse = get_parser(input_format)
     options.validate()  # as ingest does: system=5 was ignored, timezone=5 a TypeError
     rows: list[dict[str, Any]] = []
     for item in parse(path, options):
