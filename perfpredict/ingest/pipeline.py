@@ -30,6 +30,10 @@ Guarantees a user relies on:
   temporary file first and that copy ingested, so the rules above hold for it as for a
   file (the same output piped in again stores nothing), and messages name it as given
   (``<stdin>:12: ...``).
+* A scheduler's log still being written (a plain file of
+  :data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS` whose last line has no newline)
+  is read up to its last newline, the line after it left for the next ingest, which
+  stores it once; a CSV table is read whole, newline or not.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from perfpredict.ingest._text.lines import (
     STDIN_PATH,
     check_input,
     drop_unfinished_line,
+    ends_inside_line,
     file_sha256,
     is_stream,
     spooled,
@@ -52,6 +57,7 @@ from perfpredict.ingest._text.lines import (
 from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
 from perfpredict.ingest.registry import (
     LINE_FORMATS,
+    LIVE_LOG_FORMATS,
     BatchParser,
     first_record,
     get_batch_parser,
@@ -73,6 +79,10 @@ OPTIONS_EXAMPLE = "perfpredict.ingest.records.IngestOptions(on_error='skip')"
 CHANGED_WHILE_READ = ("it changed while it was read (lines appended?), so a copy of it taken "
                       "after was ingested, up to its last complete line; what is written "
                       "since is stored by its next ingest")
+#: What an ingest of a scheduler's log whose last line has no newline says of that line
+#: (:func:`ingest_file`).
+LAST_LINE_LEFT = ("the last line has no newline: left for the next ingest, as the "
+                  "scheduler may still be writing it")
 #: Files an ingest stopped by a bad one names as not read; more are counted.
 UNREAD_SHOWN = 3
 
@@ -150,6 +160,13 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     if stream:
         return _ingest_copy(store, path, name, fmt, parse, options, progress, replaces,
                             stored_as=str(name))
+    if fmt in LIVE_LOG_FORMATS and ends_inside_line(path):
+        # a record still being written (LIVE_LOG_FORMATS): a copy up to the line before
+        # is ingested, whose checksum the same file, unchanged, has again (said already
+        # ingested), and the file once whole is another, whose jobs before that line are
+        # found stored by their keys and the one after it stored once
+        return _ingest_copy(store, path, name, fmt, parse, options, progress, replaces,
+                            whole_lines=True)
     as_read = _file_state(path)
     try:
         return write_file(store, path, fmt, file_sha256(path), options,
@@ -175,20 +192,23 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
                  whole_lines: bool = False) -> BatchReport:
     """Ingest a copy of ``path`` (:func:`~perfpredict.ingest._text.lines.spooled`), read
     with ``fmt``'s ``parse``, whose checksum is of what is parsed, whatever is written to
-    ``path`` meanwhile; up to its last line break where ``whole_lines``. Bad input in the
-    copy names ``name``."""
+    ``path`` meanwhile; up to its last line break where ``whole_lines``, a line after it
+    said left for the next ingest in a scheduler's log (:data:`LAST_LINE_LEFT`). Bad
+    input in the copy names ``name``."""
     with spooled(path) as copy:
-        if whole_lines:
-            drop_unfinished_line(copy)
+        left = whole_lines and drop_unfinished_line(copy) and fmt in LIVE_LOG_FORMATS
         try:
             refuse_job_script(copy, options)
-            return write_file(store, name, fmt, file_sha256(copy), options,
-                              _chunks(parse(copy, options), CHUNK_RECORDS),
-                              progress, replaces, stored_as=stored_as, read_from=copy)
+            report = write_file(store, name, fmt, file_sha256(copy), options,
+                                _chunks(parse(copy, options), CHUNK_RECORDS),
+                                progress, replaces, stored_as=stored_as, read_from=copy)
         except BadInputError as exc:
             if exc.path != str(copy):
                 raise
             raise exc.naming(name) from exc
+    if left:
+        report.warnings.append(LAST_LINE_LEFT)
+    return report
 
 
 def _file_state(path: Path) -> tuple[int, int, int] | None:

@@ -802,45 +802,75 @@ def test_a_bad_file_names_the_files_after_it_that_were_not_read(
     assert {row["job_id"] for row in exported(cli)} == {"43974388", "43977780"}
 
 
-#: A real log of each format whose daemon ends every record with a newline, and a value
-#: in its last record that, cut short, still reads: the walltime of 10 h as 1 s, 64 CPUs
-#: as 6, the record before its run limit, a peak memory of 8.7 GiB as 93 bytes.
+#: A real log of each format written a record at a time, each ended by a newline, and a
+#: value in its last record that, cut short, still reads: the walltime of 10 h as 1 s, 64
+#: CPUs as 6, the record before its run limit, a peak memory of 8.7 GiB as 93 bytes, the
+#: job name "allocation" as "all"; or, in SWF, a run time of 4034 s cut to "40" (the
+#: first 61 lines of the trace: its header and 29 jobs).
 CUT_INSIDE_A_VALUE = {
     "pbs": (("pbs", "xdmod-accounting-logs.log"), "Resource_List.walltime=1"),
     "jobcomp": (("slurm", "jobcomp-filetxt-quoted-lines.log"), "ProcCnt=6"),
     "lsf": (("lsf", "xdmod-utf8-multibyte-chars.log"), '"span[ptile=16]" "" ""'),
     "sge": (("uge", "xdmod-accounting-logs.log"), ":93"),
+    "sacct": (("slurm", "xdmod-sacct-accounting-logs.psv"), "|all"),
+    "swf": (("swf", "NASA-iPSC-1993-3.1-cln.swf"), "   98    32513     -1   40"),
 }
+#: Lines of each log read by the test (the SWF trace has 18,271).
+LOG_LINES = 61
 
 
 @pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
-def test_a_last_line_cut_short_is_refused_not_stored_wrong(
+def test_a_last_line_still_being_written_is_left_for_the_next_ingest(
         cli: Cli, tmp_path: Path, fmt: str) -> None:
-    """Today's accounting file, still being written, or a copy that stopped, ends inside
-    a record: read as a job, its values were the cut ones, and the whole file read the
-    next day changed none of them (a stored job only gains fields it lacks). Such a
-    last line is refused with its line number; under --on-error skip the records before
-    it are stored, and the whole file later stores that job with its own values."""
+    """Today's accounting file, still being written, ends inside a record: read as a
+    job, its values were the cut ones, which the whole file read the next day changed
+    none of (a stored job only gains fields it lacks); PBS, LSF, Grid Engine and jobcomp
+    refused the file instead, storing nothing. The records before it are stored now, the
+    cut one is left with a one-line note, and the file, once the scheduler has written
+    the rest of it, stores that job once, as the whole file read at once does."""
     parts, cut_after = CUT_INSIDE_A_VALUE[fmt]
-    log = shared_path("logs", *parts)
-    text = log.read_text(encoding="utf-8")
-    last_line_no = len(text.splitlines())
-    cut = tmp_path / "accounting"
-    cut.write_text(text[:text.rindex(cut_after) + len(cut_after)], encoding="utf-8")
-    assert len(cut.read_text(encoding="utf-8").splitlines()) == last_line_no
+    lines = shared_path("logs", *parts).read_text(encoding="utf-8").splitlines(keepends=True)
+    text = "".join(lines[:LOG_LINES])
+    log = tmp_path / "accounting"
+    log.write_text(text[:text.rindex(cut_after) + len(cut_after)], encoding="utf-8")
+    before = tmp_path / "before"  # the lines the scheduler had finished
+    before.write_text(text[:text.rfind("\n", 0, text.rindex(cut_after)) + 1],
+                      encoding="utf-8")
 
-    refused = cli("ingest", fmt, str(cut), "--system", "site")
-    assert refused.exit_code == 2
-    assert refused.stderr.startswith(f"Error: {cut}:{last_line_no}: the last line has no "
-                                     "newline at its end")
-    assert len(refused.stderr.splitlines()) == 1
-    assert cli("ingest", fmt, str(cut), "--system", "site", "--on-error", "skip").exit_code == 0
-    rejects = json.loads(cli("runs", "rejects", "--format", "json").stdout)
-    assert [reject["line"] for reject in rejects] == [last_line_no]
+    for _ in range(2):  # the same file again is already ingested, and says so again
+        result = cli("ingest", fmt, str(log), "--system", "site")
+        assert result.exit_code == 0, result.output
+        # (LSF's log, of one record, also "holds no records")
+        assert result.stderr.splitlines()[-1] == (
+            f"Warning: {log}: the last line has no newline: left for the next ingest, as "
+            "the scheduler may still be writing it")
+    assert cli("ingest", fmt, str(before), "--system", "site", db="before.db").exit_code == 0
+    assert exported(cli) == exported(cli, db="before.db")
+    assert json.loads(cli("runs", "rejects", "--format", "json").stdout) == []
 
-    assert cli("ingest", fmt, str(log), "--system", "site").exit_code == 0
-    assert cli("ingest", fmt, str(log), "--system", "site", db="whole.db").exit_code == 0
+    with log.open("a", encoding="utf-8") as fh:  # the scheduler ends the record
+        fh.write(text[text.rindex(cut_after) + len(cut_after):])
+    result = cli("ingest", fmt, str(log), "--system", "site")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    whole = tmp_path / "whole"
+    whole.write_text(text, encoding="utf-8")
+    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
     assert exported(cli) == exported(cli, db="whole.db")
+    assert len(exported(cli)) > len(exported(cli, db="before.db"))
+
+
+def test_a_results_csv_without_a_final_newline_is_read_whole(cli: Cli, tmp_path: Path) -> None:
+    """A table of results is written once, by a script or an editor that may leave its
+    last line without a newline: it is whole, and its last row is stored without a
+    note (only a scheduler's log is read up to its last newline)."""
+    table = tmp_path / "results.csv"
+    table.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+                     "lulesh,site,30,1,8,1,120.5\nlulesh,site,30,2,8,1,64.25", encoding="utf-8")
+    result = cli("ingest", "csv", str(table))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert sorted(row["runtime_s"] for row in exported(cli)) == ["120.5", "64.25"]
 
 
 @pytest.mark.parametrize("fmt", ["jobcomp", "lsf", "pbs", "sacct-json", "sge", "swf"])

@@ -210,7 +210,10 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
 #: The daemon ends every record with one (PBS, LSF, Grid Engine, Slurm's jobcomp), so
 #: the file was cut short or is still being written; the cut record read as a job of
 #: its own (``Resource_List.walltime=9`` of 96:00:00, ``ProcCnt=1`` of 16,
-#: ``Cluster=al`` of alex), and the whole record, read later, changed none of it.
+#: ``Cluster=al`` of alex), and the whole record, read later, changed none of it. An
+#: ingest reads a plain file of such a log only up to its last newline
+#: (:data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS`): this refuses such a line
+#: inside a gzip file, which will not grow, and where these parsers are called alone.
 CUT_SHORT_REASON = ("the last line has no newline at its end, as every record of this "
                     "log has: the file was cut short or is still being written, and the "
                     "record may be cut inside a value; ingest the file again once it is "
@@ -292,25 +295,43 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def drop_unfinished_line(path: Path) -> None:
-    """Cut the text file ``path`` after its last line break: a copy of a file taken
-    while a line was being written to it ends with the part written, which read as a
-    record is a wrong one ("...,45" of a runtime of 455.0 being written), and whose
-    checksum no later version of the file has at a line break, so that the file, grown,
-    was taken for an edited one. A gzip file is left whole (its bytes are no lines)."""
+def ends_inside_line(path: Path) -> bool:
+    """Whether the plain text file ``path`` ends without a newline after its last line
+    (its first bytes and its last one read). A file that is not plain text, as its first
+    bytes say, does not: gzip (a scheduler appends to a plain file, and one compressed
+    while written is cut inside its stream, refused as damaged: :func:`damaged_stream`),
+    another compression or a binary file (a NUL byte: UTF-16 text, a Darshan log),
+    which its reader refuses or reads as it is."""
+    with path.open("rb") as fh:
+        head = fh.read(HEAD_BYTES)
+        if (not head or head.startswith(GZIP_MAGIC) or b"\x00" in head
+                or any(pattern.match(head) for pattern in OTHER_COMPRESSION)):
+            return False
+        fh.seek(-1, os.SEEK_END)
+        return fh.read(1) != b"\n"
+
+
+def drop_unfinished_line(path: Path) -> bool:
+    """Cut the text file ``path`` after its last line break; whether there was anything
+    after it to cut. A copy of a file taken while a line was being written to it ends
+    with the part written, which read as a record is a wrong one ("...,45" of a runtime
+    of 455.0 being written), and whose checksum no later version of the file has at a
+    line break, so that the file, grown, was taken for an edited one. A gzip file is
+    left whole (its bytes are no lines)."""
     with path.open("r+b") as fh:
         if fh.read(2) == GZIP_MAGIC:
-            return
-        end = fh.seek(0, os.SEEK_END)
+            return False
+        size = end = fh.seek(0, os.SEEK_END)
         while end > 0:
             start = max(end - READ_PIECE_BYTES, 0)
             fh.seek(start)
             at = fh.read(end - start).rfind(b"\n")
             if at >= 0:
                 fh.truncate(start + at + 1)
-                return
+                return start + at + 1 < size
             end = start
         fh.truncate(0)
+        return size > 0
 
 
 def line_prefix_sha256s(path: Path, wanted: Collection[str]) -> set[str]:
