@@ -143,38 +143,69 @@ def _csv_rows(path: Path
     with _read_errors_named(path):
         fh = path.open(newline="", encoding="utf-8-sig")
     with fh:
-        with _read_errors_named(path):
-            # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
-            # after hand-written commas are not part of the column names
-            reader = csv.DictReader(fh)
+        # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
+        # after hand-written commas are not part of the column names
+        lines = _LinesRead(fh)
+        reader = csv.DictReader(lines)
+        with _read_errors_named(path, lines):
             header = [name.strip() for name in reader.fieldnames or []]
             reader.fieldnames = header
-        yield header, _numbered_rows(reader, path)
+        yield header, _numbered_rows(reader, lines, path)
 
 
-def _numbered_rows(reader: csv.DictReader[str], path: Path
+class _LinesRead:
+    """The lines of a text file as the ``csv`` module reads them, counted: where it
+    refuses a row, its own count (``line_num``) may stop before the line it was reading
+    (a cell over its field limit on line 3 was said to be on line 2)."""
+
+    def __init__(self, fh: Iterator[str]) -> None:
+        self.fh = fh
+        self.n_read = 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in self.fh:
+            self.n_read += 1
+            yield line
+
+
+def _numbered_rows(reader: csv.DictReader[str], lines: _LinesRead, path: Path
                    ) -> Iterator[tuple[int, dict[Any, Any]]]:
     """``reader``'s rows with the line each ends on; a file that cannot be read on is
-    bad input naming it (only what reading raises: not what the caller does between
-    rows)."""
-    with _read_errors_named(path):
+    bad input naming it and the line (only what reading raises: not what the caller
+    does between rows)."""
+    with _read_errors_named(path, lines):
         for row in reader:
-            yield reader.line_num, row
+            yield lines.n_read, row
 
 
 @contextmanager
-def _read_errors_named(path: Path) -> Iterator[None]:
-    """A query file that cannot be read, or is not UTF-8 text, as bad input naming it."""
+def _read_errors_named(path: Path, lines: _LinesRead | None = None) -> Iterator[None]:
+    """A query file that cannot be read, is not UTF-8 text or holds a row the ``csv``
+    module refuses, as bad input naming it and, once its ``lines`` are read, the line:
+    a Latin-1 name on line 3 was said as a byte's position in a block the text layer
+    decoded ("position 51"), and a cell over the ``csv`` module's field limit was an
+    internal error naming neither file nor line."""
+    import csv
+
     try:
         yield
     except UnicodeDecodeError as exc:
-        from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, wide_text
+        from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, first_line_not_utf8, wide_text
 
         with path.open("rb") as fh:
-            fix = WIDE_TEXT_FIX if wide_text(fh.read(4)) else f"cannot read the query file: {exc}"
-        raise BadInputError(fix, path=path) from exc
+            if wide_text(fh.read(4)):
+                raise BadInputError(WIDE_TEXT_FIX, path=path) from exc
+        raise BadInputError("the line is not UTF-8 text (perhaps Latin-1 or Windows-1252); "
+                            "save the file as UTF-8 (a spreadsheet's 'CSV UTF-8')", path=path,
+                            line_no=first_line_not_utf8(path)) from exc
+    except csv.Error as exc:  # a cell past the field limit, a NUL byte: the line it is on
+        from perfpredict.ingest.fields import unreadable_row
+
+        raise BadInputError(unreadable_row(exc), path=path,
+                            line_no=lines.n_read if lines else None) from exc
     except OSError as exc:
-        raise BadInputError(f"cannot read the query file: {exc}", path=path) from exc
+        where = f" past line {lines.n_read}" if lines and lines.n_read else ""
+        raise BadInputError(f"cannot read the query file{where}: {exc}", path=path) from exc
 
 
 def _at_line(exc: PerfPredictError, path: str | os.PathLike[str],

@@ -42,6 +42,7 @@ from perfpredict.ingest.fields import (
     number,
     plain_float,
     timestamp_s,
+    unreadable_row,
     whole_number,
 )
 from perfpredict.ingest.records import (
@@ -268,7 +269,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         except csv.Error as exc:  # a stray carriage return or NUL byte: a damaged row
             line_no = line_numbers[0]
             line_numbers.clear()
-            yield BadRecord(line_no, "", f"not a readable CSV row ({exc}); the line is damaged")
+            yield BadRecord(line_no, "", unreadable_row(exc))
             continue
         line_no = line_numbers[0]
         line_numbers.clear()

@@ -160,6 +160,12 @@ BINARY_FILE = ("the file is binary, not text: for a Darshan log use 'perfpredict
                "darshan'; a file compressed otherwise than with gzip, decompress first")
 
 
+def unreadable_row(exc: Exception) -> str:
+    """What a row the ``csv`` module refuses (``csv.Error``: a stray carriage return or
+    NUL byte, a cell past its field limit) is, in every table read with it."""
+    return f"not a readable CSV row ({exc}); the line is damaged"
+
+
 def looks_binary(text: str) -> bool:
     """Whether a line read as text is binary: a NUL, or more than a tenth control
     characters (tabs aside) or bytes that are not UTF-8."""

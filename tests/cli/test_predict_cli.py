@@ -567,6 +567,46 @@ def test_estimate_input_bad_row_names_file_and_line(cli, tmp_path: Path) -> None
                                            "(a spreadsheet's 'CSV UTF-8')")
 
 
+#: A query file whose third line is bad in each way a batch refuses one: read as a row,
+#: checked as a query, answered; the exit code and what the error says after the line.
+BAD_THIRD_LINES = {
+    "cells past the header": (b"resnet,8,,x", 2, "expected 3 fields as in the header, found 4"),
+    "no number": (b"resnet,many,", 2, "column 'nodes' must be a number, got 'many'"),
+    "no app": (b",8,", 2, "column 'app' is empty"),
+    "part of a node": (b"resnet,4.5,", 2, "column 'nodes' must be a whole number, got 4.5"),
+    "a bad layout": (b"resnet,8,-4", 2, "column 'ranks_per_node' must be a positive number"),
+    "an unknown app": (b"no-such-app,8,", 1, "no trained series for application 'no-such-app'"),
+    "Latin-1": ("r\xe9snet,8,".encode("latin-1"), 2, "the line is not UTF-8 text (perhaps "
+                "Latin-1 or Windows-1252); save the file as UTF-8"),
+    "a cell over the csv module's limit": (b"resnet,8," + b"1" * 200_000, 2,
+                                           "not a readable CSV row (field larger than field "
+                                           "limit (131072)); the line is damaged"),
+}
+
+
+@pytest.mark.parametrize("bad", sorted(BAD_THIRD_LINES))
+def test_every_bad_query_names_the_file_and_its_line(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path, bad: str) -> None:
+    """However a query is refused, the one line names the file and the query's line, in
+    a file and piped in alike. A Latin-1 name was said as a byte's position in a block
+    ("cannot read the query file: ... in position 51"), with no line, and a cell over the
+    csv module's field limit was an internal error naming neither; and far down a file
+    the line is still the one the byte is on."""
+    line, exit_code, said = BAD_THIRD_LINES[bad]
+    text = b"app,nodes,ranks_per_node\nresnet,64,\n" + line + b"\nbert,16,\n"
+    queries = tmp_path / "q.csv"
+    queries.write_bytes(text)
+    for given, name, piped in ((str(queries), str(queries), None), ("-", "<stdin>", text)):
+        result = cli("estimate", "--input", given, "--format", "csv", input=piped)
+        assert result.exit_code == exit_code, result.output
+        assert result.stderr.startswith(f"Error: {name}:3: {said}")
+        assert len(result.stderr.splitlines()) == 1
+        assert result.stdout == ""
+    queries.write_bytes(text.replace(b"resnet,64,\n", b"resnet,64,\n" * 3000))
+    result = cli("estimate", "--input", str(queries), "--format", "csv")
+    assert result.stderr.startswith(f"Error: {queries}:3002: {said}")
+
+
 def test_estimate_input_names_the_line_of_a_bad_query_validated_once(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
     """The batch validated each query twice, reading the file (to name a bad row's

@@ -197,6 +197,19 @@ def wide_text(head: bytes) -> bool:
         or head[1:4:2] == b"\x00\x00" or head[0:4:2] == b"\x00\x00")
 
 
+def first_line_not_utf8(path: Path) -> int | None:
+    """The first line (1-based) of the plain file ``path`` that is not UTF-8 text, where
+    a reader decoding a block at a time can say only the byte's position in the block; a
+    character's bytes never span a line break, so each line is decoded alone."""
+    with path.open("rb") as fh:
+        for line_no, raw in enumerate(fh, start=1):
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                return line_no
+    return None
+
+
 def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
     """``(line_no, text)`` pairs, 1-based, without the line ending.
 
