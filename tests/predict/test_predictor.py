@@ -44,6 +44,15 @@ def relearn_predictor(relearn_series):  # type: ignore[no-untyped-def]
     return HybridPredictor().fit(relearn_series)
 
 
+@pytest.fixture(scope="module")
+def relearn_strong(relearn_series):  # type: ignore[no-untyped-def]
+    """RELeARN's series read as strong scaling, and the model fitted on them: the pool
+    of the tests of what strong scaling alone does (the drift, the edge, the ramps).
+    A fit takes seconds, and a fitted model is frozen, so the module shares one."""
+    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
+    return strong, HybridPredictor().fit(strong).model_
+
+
 def test_numpy_tree_evaluator_matches_xgboost() -> None:
     import xgboost
 
@@ -389,7 +398,7 @@ def test_the_series_table_holds_each_repeated_runs_deviation(runs_per_series) ->
                                    atol=1e-12)
 
 
-def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     """RELeARN measures each scale twice: the noise floor is learned from those repeats,
     and a series of single runs gets an interval no narrower than that noise, flagged."""
     from perfpredict.uncertainty.noise import NoiseFloor
@@ -399,7 +408,7 @@ def test_a_series_measured_once_per_scale_gets_the_noise_floor(relearn_series) -
                   np.array([100.0, 110.0, 60.0]), weak=False)
     np.testing.assert_allclose(_repeat_deviations(pair), [np.log(1.1)] * 2)
 
-    model = HybridPredictor().fit(relearn_series).model_
+    model = relearn_predictor.model_
     assert model.noise_floor.n_series == len(relearn_series)
     single = relearn_series[5]
     first_runs = np.unique(single.scale, return_index=True)[1]
@@ -474,7 +483,7 @@ def test_the_noise_floors_tail_is_read_off_its_deviations_not_its_largest() -> N
     assert NoiseFloor.from_dict(doc).half_width_log(0.998) == floor.half_width_log(0.998)
 
 
-def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     """At a scale a series measured, its estimate is the median of its runs there and a
     new run is one more draw of its run-to-run noise: with nine or more deviations of its
     own repeats, the interval is their conformal quantile, whatever the calibrated
@@ -484,7 +493,7 @@ def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) 
 
     from perfpredict.uncertainty.noise import MIN_OWN_DEVIATIONS, RepeatNoise
 
-    model = HybridPredictor().fit(relearn_series).model_
+    model = relearn_predictor.model_
     series = relearn_series[5]
     deviations = _repeat_deviations(series)
     assert deviations.size >= MIN_OWN_DEVIATIONS
@@ -520,7 +529,7 @@ def test_a_repeat_at_a_measured_scale_gets_the_series_own_noise(relearn_series) 
 
 
 def test_an_estimate_from_the_artifact_is_the_prediction_from_the_runs(  # type: ignore[no-untyped-def]
-        relearn_series) -> None:
+        relearn_series, relearn_predictor) -> None:
     """An estimate reads a series from its artifact entry, which keeps one median per
     scale: it must still know the runs were repeated, or every deployed interval of a
     series with repeats is widened to the noise floor that its backtest never had (and
@@ -528,7 +537,7 @@ def test_an_estimate_from_the_artifact_is_the_prediction_from_the_runs(  # type:
     from perfpredict.model.entry import SeriesEntry
     from perfpredict.overhead.features import fit_context
 
-    model = HybridPredictor().fit(relearn_series).model_
+    model = relearn_predictor.model_
     quiet = dataclasses.replace(model, spread_trees=_constant_spread(np.log(1e-4)))
     repeated = relearn_series[5]
     first_runs = np.unique(repeated.scale, return_index=True)[1]
@@ -589,12 +598,11 @@ def test_intervals_beyond_one_doubling_grow_at_least_with_the_distance(relearn_s
     np.testing.assert_allclose(model.exceedance(series, scales, pred.upper_s), 0.05, atol=2e-3)
 
 
-def test_the_slope_drift_joins_the_base_beyond_the_measured_range_of_strong_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_the_slope_drift_joins_the_base_beyond_the_measured_range_of_strong_scaling(relearn_series, relearn_strong) -> None:  # type: ignore[no-untyped-def]
     """The drift is the base's fourth member for strong-scaling series beyond their
     largest measured scale only: inside the range, and for weak scaling, the three laws
     answer as before."""
-    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
-    model = HybridPredictor().fit(strong).model_
+    strong, model = relearn_strong
     assert model.drift is not None
     without = dataclasses.replace(model, drift=None)
     series = strong[0]
@@ -613,7 +621,7 @@ def test_the_slope_drift_joins_the_base_beyond_the_measured_range_of_strong_scal
                                   without.predict_columns(weak, beyond).runtime_s)
 
 
-def test_beyond_the_measured_range_a_strong_scaling_base_goes_on_from_the_largest_scales_runs(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_beyond_the_measured_range_a_strong_scaling_base_goes_on_from_the_largest_scales_runs(relearn_strong) -> None:  # type: ignore[no-untyped-def]
     """Just beyond a strong-scaling series' largest measured scale the base (the estimate
     less its learned correction) is the median measured there, not where the laws put
     it, so an estimate does not step at the edge of the measured range; farther out the
@@ -621,8 +629,7 @@ def test_beyond_the_measured_range_a_strong_scaling_base_goes_on_from_the_larges
     from perfpredict.model.base_estimate import drift_log, edge_offset_log, ensemble_log
     from perfpredict.overhead.features import CANDIDATE_LAWS, SUMMARY_NAMES, law_log_predictions
 
-    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
-    model = HybridPredictor().fit(strong).model_
+    strong, model = relearn_strong
     series = strong[0]
     ctx = fit_context(series)
     p = ctx.scale_max * np.array([1.0 + 1e-9, 2.0, 8.0])
@@ -646,7 +653,7 @@ def test_beyond_the_measured_range_a_strong_scaling_base_goes_on_from_the_larges
     np.testing.assert_allclose(base_log, members_log + move, rtol=1e-9)
 
 
-def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series, relearn_strong, relearn_predictor) -> None:  # type: ignore[no-untyped-def]
     """At the largest measured scale an estimate is the median measured there and does
     not step just beyond it: the learned correction rises linearly in log scale from
     nothing there to all of it one step of the series' own last spacing out (at most a
@@ -659,8 +666,7 @@ def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series
         correction_ramp(np.array([-1.0, 0.0, 0.25, 0.5, 0.75, 3.0, 0.5, 0.5]),
                         np.array([0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 4.0, np.nan])),
         [0.0, 0.0, 0.5, 1.0, 1.0, 1.0, 0.5, 0.5])
-    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
-    model = HybridPredictor().fit(strong).model_
+    strong, model = relearn_strong
     series = strong[0]
     ctx = fit_context(series)
     spacing = np.log2(ctx.scales[-1] / ctx.scales[-2])
@@ -671,7 +677,7 @@ def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series
     # within the step, the correction a step out, ramped (read at the distance itself,
     # the trees' answer was blended with their answer at the edge, which no example
     # taught, and weak scaling's estimates dipped)
-    for fitted, asked in ((model, series), (HybridPredictor().fit(relearn_series).model_,
+    for fitted, asked in ((model, series), (relearn_predictor.model_,
                                             relearn_series[0])):
         asked_ctx = fit_context(asked)
         step = min(np.log2(asked_ctx.scales[-1] / asked_ctx.scales[-2]), 1.0)
@@ -688,16 +694,15 @@ def test_the_correction_is_ramped_in_over_the_series_last_spacing(relearn_series
         assert step == pytest.approx(np.log2(top / below[-1]), abs=1e-12)
 
 
-def test_the_interval_is_ramped_like_the_estimate(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_the_interval_is_ramped_like_the_estimate(relearn_series, relearn_predictor, relearn_strong) -> None:  # type: ignore[no-untyped-def]
     """Within a step of the series' last spacing beyond its largest measured scale the
     interval goes from the one there to the calibrated one a step out, its log bounds
     blended as the correction is ramped in: it neither jumps at the edge (RELeARN's did,
     from +-0.5% to +-13%, then narrowed as the node count grew) nor narrows as it grows,
     and a walltime on a bound there is outrun no more often than the bound's confidence
     says."""
-    model = HybridPredictor().fit(relearn_series).model_
-    strong_model = HybridPredictor().fit(
-        [dataclasses.replace(s, weak=False) for s in relearn_series]).model_
+    model = relearn_predictor.model_
+    strong_model = relearn_strong[1]
     for fitted, series in ((model, relearn_series[0]),
                            (strong_model, dataclasses.replace(relearn_series[0], weak=False))):
         ctx = fit_context(series)
@@ -720,7 +725,7 @@ def test_the_interval_is_ramped_like_the_estimate(relearn_series) -> None:  # ty
         assert np.all((kill > 0.04) & (kill <= 0.05 + 1e-9))
 
 
-def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_series, relearn_strong) -> None:  # type: ignore[no-untyped-def]
     """Beyond the largest measured scale a strong-scaling interval of fixed work stops
     at ideal scaling from the lower end of the interval there (or at the estimate, where
     that lies above ideal), so the lower bound never jumps up past the measurements; a
@@ -731,8 +736,7 @@ def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_serie
     assert trains_to_target("strong (fixed task: train to target quality)")
     assert trains_to_target("strong(v0.7: single-model time-to-train)")
     assert not trains_to_target("strong") and not trains_to_target("")
-    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
-    model = HybridPredictor().fit(strong).model_
+    strong, model = relearn_strong
     series = strong[0]
     ctx = fit_context(series)
     p = ctx.scale_max * np.array([0.5, 2.0, 8.0, 64.0])
@@ -757,13 +761,12 @@ def test_a_fixed_work_interval_reaches_no_lower_than_ideal_scaling(relearn_serie
     assert SeriesEntry.from_dict(entry.to_dict()).series().fixed_work is False
 
 
-def test_a_fixed_work_estimate_is_no_faster_than_ideal_scaling(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_a_fixed_work_estimate_is_no_faster_than_ideal_scaling(relearn_strong) -> None:  # type: ignore[no-untyped-def]
     """Runs that beat ideal scaling (a cache effect: 1,000 s, 400 s, 150 s at 1, 2 and 4
     units) had their laws carry the super-linear speed-up on without end; beyond the
     largest measured scale the estimate of fixed work is no faster than ideal scaling
     from the median there, while time-to-train, which may beat it, keeps the laws'."""
-    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
-    model = HybridPredictor().fit(strong).model_
+    strong, model = relearn_strong
     scales = np.array([1.0, 2.0, 4.0])
     fast = Series(SeriesKey("super", "s", "", "", "", ""), "nodes", scales,
                   np.array([1000.0, 400.0, 150.0]), weak=False)
@@ -867,12 +870,11 @@ def test_a_system_is_found_by_an_alias_its_catalog_entry_gives(  # type: ignore[
         find_series(found, model, dataclasses.replace(query, system="other"), url)
 
 
-def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series) -> None:  # type: ignore[no-untyped-def]
+def test_a_strong_scaling_series_sees_its_applications_exponent(relearn_series, relearn_strong) -> None:  # type: ignore[no-untyped-def]
     """The pooled exponent is a feature of strong-scaling series of an application with
     evidence only; an artifact from before it loads, with no evidence and a feature
     list one shorter (its trees never read the appended feature)."""
-    strong = [dataclasses.replace(s, weak=False) for s in relearn_series]
-    model = HybridPredictor().fit(strong).model_
+    strong, model = relearn_strong
     series = strong[0]
     ctx = fit_context(series.select(series.scale <= series.scales[2]))
     beyond = series.scales[-1] * np.array([2.0, 8.0])
