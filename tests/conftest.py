@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,27 @@ def pytest_configure(config: pytest.Config) -> None:
     loads an OpenMP runtime; the subprocesses tests start inherit it."""
     if hasattr(config, "workerinput"):
         os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+def built_once(tmp_path_factory: pytest.TempPathFactory, name: str,
+               build: Callable[[Path], None]) -> Path:
+    """The file ``name`` that ``build`` writes, built once for the whole run: a trained
+    store is tens of seconds of training, and pytest-xdist's workers each built their
+    own, one per worker of the session (each worker's temporary root sits beside the
+    others', under the run's). The first worker builds it under a lock while the others
+    wait, to a temporary name renamed when whole; the tests read it or copy it."""
+    from filelock import FileLock
+
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    path = root / name
+    with FileLock(f"{path}.lock"):
+        if not path.exists():
+            partial = path.with_name(f"{path.name}.partial")
+            build(partial)
+            partial.rename(path)
+    return path
 
 
 @pytest.fixture(autouse=True)

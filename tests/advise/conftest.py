@@ -1,7 +1,7 @@
-"""A store trained once per session on the bundled data sets, for the advice tests.
+"""A store trained once per test run on the bundled data sets, for the advice tests.
 
 Training takes tens of seconds, so the plan, proposal, plot and next-runs tests share one
-SQLite store (read-only for them). It holds the MLPerf Training, RELeARN and LULESH data
+SQLite store (read-only for them), across pytest-xdist's workers too. It holds the MLPerf Training, RELeARN and LULESH data
 sets, a predictor trained on bert, resnet, RELeARN and LULESH, and a catalog entry with queues for
 the bert series' machine, so that queue caps and allocation units are exercised on real
 predictions. Tests that need an empty store use the ``store`` / ``cli`` fixtures instead.
@@ -30,28 +30,36 @@ TRAINED_APPS = ["bert", "resnet", "RELeARN", "LULESH 2.0.3"]
 
 @pytest.fixture(scope="session")
 def trained_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from tests.conftest import built_once
+
+    return f"sqlite:///{built_once(tmp_path_factory, 'advice-store.db', _train_advice_store)}"
+
+
+def _train_advice_store(path: Path) -> None:
     from perfpredict import datasets
     from perfpredict.catalog import Queue, SystemSpec, add_system
     from perfpredict.store import open_store
     from perfpredict.train import train
 
-    url = f"sqlite:///{tmp_path_factory.mktemp('advice') / 'store.db'}"
-    store = open_store(url)
-    datasets.ingest(store, ["mlperf_training", "relearn", "lulesh_thicket"])
-    train(store, TRAINED_APPS)
-    # The bert machine as a center would describe it: Frontier-like node-count bins, the
-    # smallest with a limit (10 min) below bert's runtime on one or two nodes, none taking
-    # the whole machine, a charge factor and a unit.
-    add_system(store, SystemSpec(
-        name=BERT_SYSTEM, nodes=2048, charge_factor=2.0, allocation_unit="test units",
-        time_granularity_s=300,
-        queues=(Queue("small", 1, 2, 600.0), Queue("medium", 3, 256, 10800.0),
-                Queue("large", 257, 1024, 7200.0)),
-        sources={k: "test fixture" for k in ("nodes", "charge_factor", "allocation_unit",
-                                             "time_granularity_s", "queues")},
-        origin="user"))
-    store.dispose()
-    return url
+    store = open_store(f"sqlite:///{path}")
+    try:
+        datasets.ingest(store, ["mlperf_training", "relearn", "lulesh_thicket"])
+        train(store, TRAINED_APPS)
+        # The bert machine as a center would describe it: Frontier-like node-count bins,
+        # the smallest with a limit (10 min) below bert's runtime on one or two nodes,
+        # none taking the whole machine, a charge factor and a unit.
+        add_system(store, SystemSpec(
+            name=BERT_SYSTEM, nodes=2048, charge_factor=2.0, allocation_unit="test units",
+            time_granularity_s=300,
+            queues=(Queue("small", 1, 2, 600.0), Queue("medium", 3, 256, 10800.0),
+                    Queue("large", 257, 1024, 7200.0)),
+            sources={k: "test fixture" for k in ("nodes", "charge_factor", "allocation_unit",
+                                                 "time_granularity_s", "queues")},
+            origin="user"))
+        with store.engine.connect() as conn:  # fold the WAL in: one file is the store
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
+    finally:
+        store.dispose()
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
-"""Fixtures for the reliability tests: a trained store built once per session (training is
-the slow part), copied into each test's own directory."""
+"""Fixtures for the reliability tests: a trained store built once per test run (training
+is the slow part), copied into each test's own directory."""
 
 from __future__ import annotations
 
@@ -16,6 +16,12 @@ from tests.reliability._data import training_csv
 def trained_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A SQLite store holding the training CSV's runs and a predictor trained on them
     (small trees: these tests are about the store and the CLI, not accuracy)."""
+    from tests.conftest import built_once
+
+    return built_once(tmp_path_factory, "reliability-trained.db", _train_template)
+
+
+def _train_template(path: Path) -> None:
     from perfpredict.ingest import ingest_file
     from perfpredict.model.fit import HybridPredictor
     from perfpredict.model.series import build_series
@@ -24,11 +30,9 @@ def trained_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from perfpredict.store.queries import runs_frame
     from perfpredict.train import build_artifact
 
-    folder = tmp_path_factory.mktemp("trained")
-    path = folder / "trained.db"
     store = open_store(f"sqlite:///{path}")
     try:
-        ingest_file(store, "csv", training_csv(folder / "training.csv"))
+        ingest_file(store, "csv", training_csv(path.with_name("reliability-training.csv")))
         frame = runs_frame(store)
         predictor = HybridPredictor(n_folds=2, regressor_params={"n_estimators": 10})
         save_artifact(store, build_artifact(build_series(frame), len(frame), predictor))
@@ -36,7 +40,6 @@ def trained_store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
         store.dispose()
-    return path
 
 
 @pytest.fixture
