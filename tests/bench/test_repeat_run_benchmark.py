@@ -8,6 +8,7 @@ one; cut to one run per scale, every other run is tested, and the application's 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from bench.repeat_run_benchmark import (
     COLUMNS,
@@ -19,6 +20,7 @@ from bench.repeat_run_benchmark import (
 from perfpredict import datasets  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow  # two hybrids trained and every repeated run predicted: a minute
 def test_every_repeat_is_tested_once_and_the_own_noise_decides_or_nothing_changes() -> None:
     series_list = [s for s in datasets.series(["mlperf_training", "relearn"])
                    if s.key.app in ("bert", "RELeARN")]
