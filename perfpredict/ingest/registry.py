@@ -61,18 +61,19 @@ WALL_CLOCK_FORMATS = frozenset({"sacct", "jobcomp", "csv"})
 #: binary.
 LINE_FORMATS = frozenset({"csv", "sacct", "jobcomp", "swf", "pbs", "lsf", "sge"})
 
-#: Formats whose files a program writes a record at a time, each ended by a newline,
-#: while they may be read: the scheduler's own accounting log, appended to as jobs end
-#: (PBS's and Grid Engine's daily files, LSF's lsb.acct, Slurm's jobcomp file), sacct's
-#: output while ``sacct ... > jobs.psv`` (or a cron job's ``>>``) writes it, an SWF trace
-#: while a converter or a simulator writes it. A plain file of these whose last line has
-#: no newline was read while that line was written: the ingest leaves it for the next
-#: one (:func:`perfpredict.ingest.pipeline.ingest_file`), where read it was a job with
-#: the values cut short (a walltime of 10 h as 1 s, a job name "all" of "allocation"),
-#: which the whole line, read later, did not correct (a stored job only gains fields it
-#: lacks). CSV is not one: a table of results is written once, by a script, a
-#: spreadsheet or an editor, which may well end it without a newline, and it is whole.
-LIVE_LOG_FORMATS = frozenset({"sacct", "jobcomp", "swf", "pbs", "lsf", "sge"})
+#: Formats whose files the scheduler's daemon appends to a record at a time, each ended
+#: by a newline, while they may be read: PBS's and Grid Engine's daily accounting files,
+#: LSF's lsb.acct, Slurm's jobcomp file. A plain file of these whose last line has no
+#: newline was read while that line was written: the ingest leaves it for the next one
+#: (:func:`perfpredict.ingest.pipeline.ingest_file`), where read it was a job with the
+#: values cut short (a walltime of 10 h as 1 s), which the whole line, read later, did
+#: not correct (a stored job only gains fields it lacks). sacct's output and an SWF
+#: trace are not: a command or a converter writes each once, and a real sacct dump
+#: (slurm2sql's test data) ends its last job without a newline, which would be left
+#: unread for good; nor is a CSV table, written once by a script, a spreadsheet or an
+#: editor. A file of these that grows while it is read is caught as such
+#: (:class:`~perfpredict.errors.ChangedWhileReadError`).
+LIVE_LOG_FORMATS = frozenset({"jobcomp", "pbs", "lsf", "sge"})
 
 
 def _module(fmt: str) -> ModuleType:

@@ -802,30 +802,27 @@ def test_a_bad_file_names_the_files_after_it_that_were_not_read(
     assert {row["job_id"] for row in exported(cli)} == {"43974388", "43977780"}
 
 
-#: A real log of each format written a record at a time, each ended by a newline, and a
-#: value in its last record that, cut short, still reads: the walltime of 10 h as 1 s, 64
-#: CPUs as 6, the record before its run limit, a peak memory of 8.7 GiB as 93 bytes, the
-#: job name "allocation" as "all"; or, in SWF, a run time of 4034 s cut to "40" (the
-#: first 61 lines of the trace: its header and 29 jobs).
+#: A real log of each format its scheduler appends to a record at a time, each ended by
+#: a newline, and a value in its last record that, cut short, still reads: the walltime
+#: of 10 h as 1 s, 64 CPUs as 6, the record before its run limit, a peak memory of
+#: 8.7 GiB as 93 bytes.
 CUT_INSIDE_A_VALUE = {
     "pbs": (("pbs", "xdmod-accounting-logs.log"), "Resource_List.walltime=1"),
     "jobcomp": (("slurm", "jobcomp-filetxt-quoted-lines.log"), "ProcCnt=6"),
     "lsf": (("lsf", "xdmod-utf8-multibyte-chars.log"), '"span[ptile=16]" "" ""'),
     "sge": (("uge", "xdmod-accounting-logs.log"), ":93"),
-    "sacct": (("slurm", "xdmod-sacct-accounting-logs.psv"), "|all"),
-    "swf": (("swf", "NASA-iPSC-1993-3.1-cln.swf"), "   98    32513     -1   40"),
 }
-#: Lines of each log read by the test (the SWF trace has 18,271).
+#: Lines of each log read by the test.
 LOG_LINES = 61
 
 
 @pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
 def test_a_last_line_still_being_written_is_left_for_the_next_ingest(
         cli: Cli, tmp_path: Path, fmt: str) -> None:
-    """Today's accounting file, still being written, ends inside a record: read as a
-    job, its values were the cut ones, which the whole file read the next day changed
-    none of (a stored job only gains fields it lacks); PBS, LSF, Grid Engine and jobcomp
-    refused the file instead, storing nothing. The records before it are stored now, the
+    """Today's accounting file, still being written, ends inside a record: PBS, LSF,
+    Grid Engine and jobcomp refused the file, storing nothing, and a record cut inside a
+    value would read as a job with the cut value, which the whole file read the next day
+    changes none of (a stored job only gains fields it lacks). The records before it are stored now, the
     cut one is left with a one-line note, and the file, once the scheduler has written
     the rest of it, stores that job once, as the whole file read at once does."""
     parts, cut_after = CUT_INSIDE_A_VALUE[fmt]
@@ -871,6 +868,33 @@ def test_a_results_csv_without_a_final_newline_is_read_whole(cli: Cli, tmp_path:
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
     assert sorted(row["runtime_s"] for row in exported(cli)) == ["120.5", "64.25"]
+
+
+#: Files a command or a converter writes once: a real sacct dump that ends its last job
+#: without a newline, and the first jobs of a real SWF trace so ended.
+WRITTEN_ONCE = {
+    "sacct": ("slurm", "slurm2sql-test-data2.psv"),
+    "swf": ("swf", "NASA-iPSC-1993-3.1-cln.swf"),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITTEN_ONCE))
+def test_a_dump_without_a_final_newline_is_read_whole(cli: Cli, tmp_path: Path,
+                                                      fmt: str) -> None:
+    """sacct's output and an SWF trace are written once, by a command or a converter,
+    and may end without a newline (slurm2sql's test data does): the last job is stored,
+    as from the same file with the newline, and nothing is said of it (left for the
+    next ingest, it was left for good)."""
+    lines = shared_path("logs", *WRITTEN_ONCE[fmt]).read_text(
+        encoding="utf-8").splitlines()[:LOG_LINES]
+    cut, whole = tmp_path / "cut", tmp_path / "whole"
+    cut.write_text("\n".join(lines), encoding="utf-8")
+    whole.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = cli("ingest", fmt, str(cut), "--system", "site")
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
+    assert exported(cli) == exported(cli, db="whole.db") != []
 
 
 @pytest.mark.parametrize("fmt", ["jobcomp", "lsf", "pbs", "sacct-json", "sge", "swf"])
