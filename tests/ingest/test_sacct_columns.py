@@ -137,7 +137,7 @@ def test_damaged_logs_read_the_same_by_column_and_by_record(
 @pytest.mark.parametrize("block_bytes", [1, 97, 4096])
 def test_steps_fold_into_their_job_across_block_boundaries(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int) -> None:
-    lines = generated_dump(400, seed=3)
+    lines = generated_dump(40, seed=3)  # 38 kB: nine 4 kB blocks, 38,000 of a byte
     lines.insert(7, lines[6].replace("COMPLETED", "RUNNING"))  # a requeue of a job mid-way
     path = tmp_path / "dump.psv"
     path.write_text("\n".join(lines) + "\n")
