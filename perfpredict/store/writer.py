@@ -1048,6 +1048,8 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             # with the fix for a line of this format
             report.warnings.append(f"every record was rejected: {other}")
         state.store_overlaps()
+        if report.n_records:
+            _drop_misread_batches(conn, sha256, fmt)
         report.warnings += state.zone_warning()
         report.warnings += state.machine_warnings()
         if report.n_stored:
@@ -1141,6 +1143,24 @@ def _stored_batch(conn: Connection, sha256: str, fmt: str
         ingest_batches.c.id, ingest_batches.c.n_records, ingest_batches.c.n_stored,
         ingest_batches.c.n_rejected, ingest_batches.c.system).where(
         ingest_batches.c.sha256 == sha256, ingest_batches.c.format == fmt)).one_or_none()
+
+
+def _drop_misread_batches(conn: Connection, sha256: str, fmt: str) -> None:
+    """Drop the batches of the file of checksum ``sha256`` read as another format than
+    ``fmt`` that read no record of it, only rejects, now that ``fmt`` read records.
+
+    Under --on-error skip a PBS log given to 'ingest sge' is a reject per line, and the
+    warning names 'ingest pbs'; read so, the file was stored whole while 'runs stats'
+    still counted the wrong reading's rejects, and 'runs rejects' listed lines that
+    were stored, until the batch was deleted by hand."""
+    misread = conn.execute(select(ingest_batches.c.id).where(
+        ingest_batches.c.sha256 == sha256, ingest_batches.c.format != fmt,
+        ingest_batches.c.n_records == 0, ingest_batches.c.n_stored == 0,
+        ingest_batches.c.n_rejected > 0)).scalars().all()
+    if misread:
+        conn.execute(batch_overlaps.delete().where(batch_overlaps.c.batch_id.in_(misread)))
+        conn.execute(rejects.delete().where(rejects.c.batch_id.in_(misread)))
+        conn.execute(ingest_batches.delete().where(ingest_batches.c.id.in_(misread)))
 
 
 def _store_chunks(state: _FileIngest, chunks: Iterable[Chunk],

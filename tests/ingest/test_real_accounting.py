@@ -700,6 +700,23 @@ def test_a_scheduler_log_read_as_another_names_its_format(cli: Cli, fmt: str, lo
     assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout
 
 
+def test_a_log_read_as_its_format_drops_the_rejects_of_its_misreading(cli: Cli) -> None:
+    """Under --on-error skip a PBS log given to 'ingest sge' kept a reject per line and
+    the warning named 'ingest pbs'; read so, the log was stored whole while 'runs stats'
+    still counted 9 rejects and 'runs batches' listed the sge reading beside it."""
+    path = shared_path("logs", "pbs", "xdmod-accounting-logs.log")
+    assert cli("ingest", "sge", str(path), "--system", "x", "--on-error", "skip"
+               ).exit_code == 0
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_rejects"] == 9
+    result = cli("ingest", "pbs", str(path), "--system", "x")
+    assert result.exit_code == 0, result.output
+    stats = json.loads(cli("runs", "stats", "--format", "json").stdout)
+    assert (stats["n_runs"], stats["n_rejects"]) == (8, 0)
+    batches = json.loads(cli("runs", "batches", "--format", "json").stdout)
+    assert [(b["format"], b["runs"], b["rejects"]) for b in batches] == [("pbs", 8, 0)]
+    assert cli("runs", "rejects", "--format", "csv").stdout.splitlines()[1:] == []
+
+
 @pytest.mark.parametrize("fmt", ["swf", "pbs", "lsf"])
 def test_benchmark_results_named_csv_read_as_a_log_name_ingest_csv(cli: Cli, tmp_path: Path,
                                                                    fmt: str) -> None:
