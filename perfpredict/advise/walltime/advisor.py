@@ -69,17 +69,17 @@ def slurm_time(walltime_s: float) -> str:
     return f"{days}-{minutes // 60:02d}:{minutes % 60:02d}:00"
 
 
-def check_kill_risk(kill_risk: float, option: str = "--kill-risk") -> None:
+def check_kill_risk(kill_risk: float, option: str = "--kill-risk",
+                    example: str = "0.05 means one job in twenty may be killed") -> None:
     """A kill risk is a share of jobs killed, above 0 and below one half (``advise``'s
     and ``advise walltime``'s alike, and ``advise --time-min-kill-risk``, named by
-    ``option``: at one half the limit is the median runtime, and beyond it a job is more
-    likely killed than not); checked before any work, so that a mistyped ``--kill-risk``
-    is told at once, not after an advisor is fitted. A library caller's text or None
-    was a TypeError out of the comparison."""
+    ``option`` with an ``example`` of a value it takes: at one half the limit is the
+    median runtime, and beyond it a job is more likely killed than not); checked before
+    any work, so that a mistyped ``--kill-risk`` is told at once, not after an advisor
+    is fitted. A library caller's text or None was a TypeError out of the comparison."""
     if not (is_number(kill_risk) and 0.0 < kill_risk < 0.5):
         raise BadInputError(f"{option} must be between 0 and 0.5 (a share of jobs "
-                            f"killed), got {shown(kill_risk)}; 0.05 means one job in "
-                            "twenty may be killed")
+                            f"killed), got {shown(kill_risk)}; {example}")
 
 
 def check_time_min_kill_risk(time_min_kill_risk: float | None, kill_risk: float) -> None:
@@ -89,13 +89,14 @@ def check_time_min_kill_risk(time_min_kill_risk: float | None, kill_risk: float)
     outlive, so a risk no larger would ask for the walltime itself, or a longer limit."""
     if time_min_kill_risk is None:
         return
-    check_kill_risk(time_min_kill_risk, "--time-min-kill-risk")
+    # the example must itself be allowed: at --kill-risk 0.3, "0.25 accepts..." was a
+    # value refused in turn, and out of range "0.05 means one job in twenty" was the
+    # default --kill-risk, which a time-min risk must exceed
+    example = ("0.25 accepts that one run in four is killed if the job is given only "
+               "that long" if kill_risk < 0.25 else
+               f"give one between {kill_risk:g} and 0.5")
+    check_kill_risk(time_min_kill_risk, "--time-min-kill-risk", example)
     if time_min_kill_risk <= kill_risk:
-        # the example must itself be allowed: at --kill-risk 0.3, "0.25 accepts..." was
-        # a value refused in turn
-        example = ("0.25 accepts that one run in four is killed if the job is given only "
-                   "that long" if kill_risk < 0.25 else
-                   f"give one between {kill_risk:g} and 0.5")
         raise BadInputError(
             f"--time-min-kill-risk must be larger than --kill-risk ({kill_risk:g}), got "
             f"{time_min_kill_risk:g}: the time-min is a shorter limit than the walltime, "
