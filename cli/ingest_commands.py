@@ -53,8 +53,10 @@ def ingest(
         help="sacct without a header line: the --format field list it was made with, "
         "comma separated.")] = None,
     app_from: Annotated[str, typer.Option(
-        help="sacct: where the application name comes from: jobname, comment or "
-        "regex:PATTERN (first group, applied to the job name).")] = "jobname",
+        help="Scheduler and Darshan logs: where the application name comes from: "
+        "jobname, comment (sacct's Comment, sacct-json's comment.job; where a log has "
+        "none, the job name) or regex:PATTERN (first group, applied to the job name, a "
+        "Darshan log's executable).")] = "jobname",
     swf_allow_extra_fields: SwfExtraFieldsOption = False,
     reread: Annotated[bool, typer.Option(
         "--reread", help="Read files already ingested again, storing only what the store "

@@ -262,7 +262,7 @@ class IngestOptions:
     on_error: Literal["fail", "skip"] = "fail"
     timezone: str = "UTC"
     columns: list[str] | None = None  # sacct dumps without a header line
-    app_from: str = "jobname"  # sacct: jobname | comment | regex:PATTERN
+    app_from: str = "jobname"  # scheduler and Darshan logs: jobname | comment | regex:PATTERN
     swf_allow_extra_fields: bool = False
     #: Read a file already ingested again instead of skipping it: its records keep their
     #: keys, so only what the store lacks is stored (what an earlier release dropped or
