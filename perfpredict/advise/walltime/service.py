@@ -319,9 +319,19 @@ def advise_walltime(store: Store, path: str | Path, *, input_format: str | None 
     jobs["system"] = jobs["system"].map(lambda name: names.canonical(name, known_systems),
                                         na_action="ignore")
     hint = ", ".join(sorted(known_systems))
-    if jobs["system"].isna().any():
+    unnamed = jobs["system"].isna()
+    if unnamed.all():
         raise BadInputError(f"the file does not name the system its jobs run on; pass "
                             f"--system NAME (the store's systems: {hint})", path=path)
+    if unnamed.any():
+        # a jobcomp log whose older lines lack Cluster= was told "the file does not name
+        # the system" while its other lines named three: the line is the one to look at
+        line_no = jobs.loc[unnamed, "line_no"].iloc[0]
+        named = ", ".join(sorted(set(jobs["system"].dropna())))
+        raise BadInputError(
+            f"this job names no system, where the file's other jobs do ({named}); pass "
+            f"--system NAME for the jobs without one (the store's systems: {hint})",
+            path=path, line_no=None if pd.isna(line_no) else int(line_no))
     unknown = jobs[~jobs["system"].isin(known_systems)]
     if not unknown.empty:
         first = unknown.iloc[0]
