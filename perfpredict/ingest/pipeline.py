@@ -141,6 +141,7 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
     options.validate()
     path = _named_file(path)
     parse = get_batch_parser(fmt)
+    options.check_format(fmt)
     _check_input(fmt, path)
     stream = is_stream(path)
     name = Path(stream_name(path)) if stream else path

@@ -249,6 +249,10 @@ def reread_command(fmt: str, path: str, system: str | None) -> str:
                      *(["--system", shlex.quote(system)] if system else [])])
 
 
+#: Formats whose records name their application otherwise than by a job name, so that
+#: ``app_from`` has nothing to read: what names it there.
+_APP_WITHOUT_JOB_NAME = {"csv": "its app column", "swf": "its executable number"}
+
 #: What ``on_error`` may be (``--on-error``): refuse the file at its first bad record, or
 #: keep bad records as rejects and store the good ones.
 ON_ERROR_CHOICES = ("fail", "skip")
@@ -324,3 +328,18 @@ class IngestOptions:
         except re.error as exc:
             raise BadInputError(f"--app-from regex {source[6:]!r} does not compile ({exc}); "
                                 "fix the pattern") from None
+
+    def check_format(self, fmt: str) -> None:
+        """Refuse an option of another format's parser: 'ingest pbs --columns ...' and
+        'ingest lsf --swf-allow-extra-fields' read the file as if it had not been given,
+        without a word, so a user took a layout or a variant for understood."""
+        if self.columns and fmt != "sacct":
+            raise BadInputError(f"--columns names the fields of a sacct -P dump without a "
+                                f"header line; a {fmt} file is read without it: leave it out")
+        if self.swf_allow_extra_fields and fmt != "swf":
+            raise BadInputError(f"--swf-allow-extra-fields reads extended SWF variants; a "
+                                f"{fmt} file is read without it: leave it out")
+        if self.app_from != "jobname" and fmt in _APP_WITHOUT_JOB_NAME:
+            raise BadInputError(f"--app-from reads an application from a job's name; a {fmt} "
+                                f"file has none ({_APP_WITHOUT_JOB_NAME[fmt]} is the "
+                                "application): leave it out")

@@ -712,3 +712,12 @@ def test_a_job_without_a_system_beside_jobs_that_name_one_names_its_line(  # typ
                     "store's systems: demo-cluster)")
     assert cli("advise", "walltime", "--input", str(jobs), "--system", "demo-cluster"
                ).exit_code == 0
+
+
+def test_an_option_of_another_input_format_is_refused(cli) -> None:  # type: ignore[no-untyped-def]
+    """--swf-allow-extra-fields with a sacct dump was taken in silence, as by ingest."""
+    pending = Path(__file__).parents[2] / "examples" / "data" / "pending_jobs.csv"
+    result = cli("advise", "walltime", "--input", str(pending), "--swf-allow-extra-fields")
+    assert result.exit_code == 2
+    assert result.stderr == ("Error: --swf-allow-extra-fields reads extended SWF variants; a "
+                             "csv file is read without it: leave it out\n")

@@ -1034,3 +1034,25 @@ def test_a_file_read_again_with_another_system_says_where_its_runs_are(cli: Cli)
     assert cli("runs", "delete", "--file", str(log), "--yes").exit_code == 0
     assert cli("ingest", "lsf", str(log), "--system", "right").exit_code == 0
     assert {row["system"] for row in exported(cli)} == {"right"}
+
+
+@pytest.mark.parametrize(("fmt", "log", "option", "says"), [
+    ("pbs", ("pbs", "xdmod-accounting-logs.log"), ("--columns", "JobID,State"),
+     "--columns names the fields of a sacct -P dump without a header line; a pbs file is "
+     "read without it: leave it out"),
+    ("lsf", ("lsf", "xdmod-accounting-logs.log"), ("--swf-allow-extra-fields",),
+     "--swf-allow-extra-fields reads extended SWF variants; a lsf file is read without it: "
+     "leave it out"),
+    ("swf", ("swf", "NASA-iPSC-1993-3.1-cln.swf"), ("--app-from", "comment"),
+     "--app-from reads an application from a job's name; a swf file has none (its "
+     "executable number is the application): leave it out"),
+])
+def test_an_option_of_another_formats_parser_is_refused(
+        cli: Cli, fmt: str, log: tuple[str, str], option: tuple[str, ...], says: str) -> None:
+    """'ingest pbs --columns ...' and 'ingest lsf --swf-allow-extra-fields' read the file
+    as if the option had not been given, without a word."""
+    path = shared_path("logs", *log)
+    result = cli("ingest", fmt, str(path), "--system", "x", *option)
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {says}\n"
+    assert '"n_runs": 0' in cli("runs", "stats", "--format", "json").stdout

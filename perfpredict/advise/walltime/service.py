@@ -154,6 +154,7 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     input_format = input_format or sniff_format(path, INPUT_FORMATS)
     parse = get_parser(input_format)
     options.validate()  # as ingest does: system=5 was ignored, timezone=5 a TypeError
+    options.check_format(input_format)
     rows: list[dict[str, Any]] = []
     for item in parse(path, options):
         if isinstance(item, BadRecord):
