@@ -340,6 +340,7 @@ class IngestOptions:
             raise BadInputError(f"--swf-allow-extra-fields reads extended SWF variants; a "
                                 f"{fmt} file is read without it: leave it out")
         if self.app_from != "jobname" and fmt in _APP_WITHOUT_JOB_NAME:
-            raise BadInputError(f"--app-from reads an application from a job's name; a {fmt} "
-                                f"file has none ({_APP_WITHOUT_JOB_NAME[fmt]} is the "
-                                "application): leave it out")
+            raise BadInputError(f"--app-from reads an application from a job's name or "
+                                f"comment; a {fmt} file has none "
+                                f"({_APP_WITHOUT_JOB_NAME[fmt]} is the application): "
+                                "leave it out")

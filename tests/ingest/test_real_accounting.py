@@ -1044,7 +1044,7 @@ def test_a_file_read_again_with_another_system_says_where_its_runs_are(cli: Cli)
      "--swf-allow-extra-fields reads extended SWF variants; a lsf file is read without it: "
      "leave it out"),
     ("swf", ("swf", "NASA-iPSC-1993-3.1-cln.swf"), ("--app-from", "comment"),
-     "--app-from reads an application from a job's name; a swf file has none (its "
+     "--app-from reads an application from a job's name or comment; a swf file has none (its "
      "executable number is the application): leave it out"),
 ])
 def test_an_option_of_another_formats_parser_is_refused(
