@@ -134,7 +134,7 @@ _DIRECTIVE_LINES = 100
 _DARSHAN_HEAD = re.compile(rb"\d\.\d\d\x00{4}(?:75d\x00{5}|\x00{5}d57)", re.DOTALL)
 
 
-def _is_darshan_log(path: Path) -> bool:
+def is_darshan_log(path: Path) -> bool:
     """Whether ``path`` starts as a Darshan log does."""
     try:
         with path.open("rb") as fh:
@@ -153,6 +153,12 @@ def first_record(path: Path) -> tuple[int, str]:
                  if text.strip() and not text.lstrip().startswith("#")), (0, ""))
 
 
+#: How to give jobs to advise that a file does not hold as a scheduler's accounting: the
+#: columns a CSV of them needs.
+JOBS_CSV_FIX = ("write each job as a row of a CSV with the columns app, system, nodes and "
+                "requested_walltime_s (as 'perfpredict ingest csv' takes them)")
+
+
 def refuse_job_script(path: Path, options: IngestOptions) -> None:
     """Refuse ``path`` where it is a batch job script (a ``#!`` first line, or an
     ``#SBATCH``, ``#PBS``, ``#BSUB`` or ``#$`` directive among its first lines), naming
@@ -167,7 +173,7 @@ def refuse_job_script(path: Path, options: IngestOptions) -> None:
     A Darshan log is binary and never a script: its bytes are not read as lines."""
     from perfpredict.ingest._text.lines import numbered_lines
 
-    if _is_darshan_log(path):
+    if is_darshan_log(path):
         return
     found = None
     try:
@@ -189,8 +195,7 @@ def refuse_job_script(path: Path, options: IngestOptions) -> None:
                "a CSV with the columns app, system, nodes and runtime_s (the seconds it "
                "ran)")
     else:
-        fix = ("write each job as a row of a CSV with the columns app, system, nodes and "
-               "requested_walltime_s (as 'perfpredict ingest csv' takes them)")
+        fix = JOBS_CSV_FIX
     raise BadInputError(f"the file is a batch job script ({found[1]!r}), not a log of jobs: "
                         f"perfpredict reads no job scripts; {fix} and read that with "
                         f"{options.read_as('csv')}", path=path, line_no=found[0])
@@ -210,7 +215,7 @@ def other_format_fix(path: Path, fmt: str, reason: str,
     read as SWF)."""
     from perfpredict.ingest.fields import looks_binary
 
-    if fmt != "darshan" and _is_darshan_log(path):
+    if fmt != "darshan" and is_darshan_log(path):
         # read by 'ingest darshan' alone, whatever command refused it (advise walltime's
         # --input-format has no darshan); its bytes read as a jobs file said "damaged"
         return None if "ingest darshan" in reason else (

@@ -345,6 +345,35 @@ def test_a_job_script_is_refused_at_its_directive_saying_to_write_a_csv(  # type
         assert line.endswith("read that with --input-format csv"), line
 
 
+def test_a_darshan_log_is_refused_saying_it_holds_no_jobs_to_advise(  # type: ignore[no-untyped-def]
+        sqlite_cli, sqlite_url: str) -> None:
+    """A Darshan log as --input was "binary, not text: for a Darshan log use 'perfpredict
+    ingest darshan'", which stores its I/O and advises nothing: it holds I/O counters,
+    not jobs with a requested walltime, and the fix is the jobs' accounting or a CSV,
+    whatever --input-format is given, piped in too, and from Python as darshan."""
+    from perfpredict.store import open_store
+
+    log = shared_path("logs", "darshan", "imbalanced_io__imbalanced-io.darshan")
+    for given, stdin in (((), None), (("--input-format", "swf"), None),
+                         (("--input-format", "sacct"), None), ((), log.read_bytes())):
+        where = "-" if stdin else str(log)
+        result = sqlite_cli("advise", "walltime", "--input", where, *given, input=stdin)
+        assert result.exit_code == 2, result.output
+        (line,) = result.output.strip().splitlines()
+        name = "<stdin>" if stdin else str(log)
+        assert line.startswith(f"Error: {name}: the file is a Darshan log: it holds a job's "
+                               "I/O counters, not jobs with the walltime each requests"), line
+        assert "(sacct's output of pending jobs, read with --input-format sacct)" in line
+        assert line.endswith("read that with --input-format csv"), line
+        assert "ingest darshan" not in line
+    store = open_store(sqlite_url)
+    try:
+        with pytest.raises(BadInputError, match="the file is a Darshan log"):
+            advise_walltime(store, log, input_format="darshan")
+    finally:
+        store.dispose()
+
+
 def test_cli_table_reads_at_80_columns_with_a_summary(  # type: ignore[no-untyped-def]
         cli, kth_parts, monkeypatch: pytest.MonkeyPatch) -> None:
     from perfpredict.cli.walltime_commands import TABLE_COLUMNS

@@ -150,6 +150,7 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     options = IngestOptions(system=system, require_runtime=False, timezone=timezone,
                             swf_allow_extra_fields=swf_allow_extra_fields,
                             read_as=input_format_option)
+    _refuse_darshan_log(path, input_format)
     refuse_job_script(path, options)
     input_format = input_format or sniff_format(path, INPUT_FORMATS)
     parse = get_parser(input_format)
@@ -180,6 +181,23 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     # stores it (:func:`~perfpredict.ingest.records.job_key`).
     repeated = jobs["key"].notna() & jobs.duplicated(["system", "key"])
     return jobs[~repeated].reset_index(drop=True)
+
+
+def _refuse_darshan_log(path: Path, input_format: str | None) -> None:
+    """Refuse a Darshan log (or a file to read as one) as jobs to advise: it holds one
+    job's I/O counters, not jobs with the walltime each requests, so it has nothing to
+    advise. Its bytes read as a jobs file were "binary, not text", with the fix to
+    'perfpredict ingest darshan', which stores the I/O as history and advises nothing."""
+    from perfpredict.ingest.registry import JOBS_CSV_FIX, is_darshan_log
+
+    if input_format != "darshan" and not is_darshan_log(path):
+        return
+    raise BadInputError(
+        "the file is a Darshan log: it holds a job's I/O counters, not jobs with the "
+        "walltime each requests, so it has nothing to advise; give the jobs as the "
+        "scheduler's accounting (sacct's output of pending jobs, read with "
+        f"{input_format_option('sacct')}), or {JOBS_CSV_FIX} and read that with "
+        f"{input_format_option('csv')}", path=path)
 
 
 @dataclass(frozen=True)
