@@ -138,7 +138,13 @@ def summary_text(summary: dict[str, Any]) -> str:
         f"{_jobs(summary['n_jobs'])} at --kill-risk {summary['kill_risk']:g}: expected kill "
         f"share {summary['expected_kill_share']:.1%}.",
     ]
-    if summary["requested_hours"]:
+    if summary["n_without_request"] == summary["n_jobs"]:
+        # an SWF trace's -1 for every job (NASA-iPSC): the reservation and the counts
+        # against requests had said nothing, or "kept at their request: 0", unexplained
+        lines.append("No job gives a requested walltime, so the advice cannot be compared "
+                     "with a request (neither the reservation it frees nor the jobs kept "
+                     "at or advised above their request).")
+    elif summary["requested_hours"]:
         # advised above the requests (--allow-above-request), "-3465% freed" said nothing
         share = (f"{summary['freed_share']:.0%} freed" if summary["freed_share"] >= 0 else
                  f"{summary['advised_hours'] / summary['requested_hours']:.3g} times as "
@@ -146,16 +152,8 @@ def summary_text(summary: dict[str, Any]) -> str:
         lines.append(
             f"Reserved {summary['advised_hours']:,.0f} {summary['reserved_unit']} against "
             f"the requests' {summary['requested_hours']:,.0f} ({share}).")
-    at_queue_limit = (f"{summary['n_kept_at_queue_limit']} because their queue's limit is "
-                      "there, " if summary["n_kept_at_queue_limit"] else "")
-    lines.append(
-        f"Kept at their request: {summary['n_kept_at_request']} "
-        f"({summary['n_kept_request_likely_too_short']} because the request is likely too "
-        f"short, {at_queue_limit}the rest because nothing shorter meets the risk); "
-        "requests likely too "
-        f"short: {summary['n_request_likely_too_short']}; advised above the request: "
-        f"{summary['n_above_request']}; without a request: "
-        f"{summary['n_without_request']}.")
+    if summary["n_without_request"] < summary["n_jobs"]:
+        lines.append(_requests_text(summary))
     if summary["time_min_kill_risk"] is not None:
         lines.append(
             f"Time-min at --time-min-kill-risk {summary['time_min_kill_risk']:g} (Slurm "
@@ -185,6 +183,21 @@ def summary_text(summary: dict[str, Any]) -> str:
             f"takes (first: job {summary['first_nodes_no_queue_takes']}): they may "
             "pend forever.")
     return "\n".join(textwrap.fill(line, 79) for line in lines)
+
+
+def _requests_text(summary: dict[str, Any]) -> str:
+    """How the advice stands to the jobs' requests: kept at them and why, likely too
+    short, above them, and the jobs without one."""
+    at_queue_limit = (f"{summary['n_kept_at_queue_limit']} because their queue's limit is "
+                      "there, " if summary["n_kept_at_queue_limit"] else "")
+    return (
+        f"Kept at their request: {summary['n_kept_at_request']} "
+        f"({summary['n_kept_request_likely_too_short']} because the request is likely too "
+        f"short, {at_queue_limit}the rest because nothing shorter meets the risk); "
+        "requests likely too "
+        f"short: {summary['n_request_likely_too_short']}; advised above the request: "
+        f"{summary['n_above_request']}; without a request: "
+        f"{summary['n_without_request']}.")
 
 
 def register(advise_app: typer.Typer) -> None:

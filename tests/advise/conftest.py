@@ -125,15 +125,19 @@ def one_error_line(result: Result) -> str:
     return lines[0]
 
 
-def kth_files(folder: Path, n_history: int, n_advised: int) -> tuple[Path, Path]:
-    """KTH-SP2's first ``n_history`` jobs as a history log to ingest and the next
-    ``n_advised`` as jobs to advise, written in ``folder`` (the log's header on both)."""
+def kth_files(folder: Path, n_history: int, n_advised: int,
+              log: str = "KTH-SP2-1996-2.1-cln.swf.gz") -> tuple[Path, Path]:
+    """KTH-SP2's (or the shared SWF ``log``'s) first ``n_history`` jobs as a history log
+    to ingest and the next ``n_advised`` as jobs to advise, written in ``folder`` (the
+    log's header on both)."""
     import gzip
 
     from tests.conftest import shared_path
 
-    source = shared_path("logs", "swf", "KTH-SP2-1996-2.1-cln.swf.gz")
-    lines = gzip.open(source, "rt").read().splitlines()
+    source = shared_path("logs", "swf", log)
+    opened = gzip.open(source, "rt") if log.endswith(".gz") else source.open()
+    with opened:
+        lines = opened.read().splitlines()
     header = [line for line in lines if line.startswith(";")]
     jobs = [line for line in lines if not line.startswith(";")]
     history, advised = folder / "history.swf", folder / "next.swf"

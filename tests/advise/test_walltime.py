@@ -405,6 +405,25 @@ def test_cli_csv_keeps_stdout_for_rows_and_says_why_jobs_stay_at_request(  # typ
     assert "Kept at their request" in result.stderr
 
 
+def test_jobs_without_a_request_are_said_to_have_none_once(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """NASA-iPSC's SWF log requests -1 for every job: the summary gave no reserved line
+    and no reason, and "kept at their request: 0 (0 because the request is likely too
+    short, the rest because nothing shorter meets the risk)" for jobs without one."""
+    history, advised = kth_files(tmp_path, 2000, 10, log="NASA-iPSC-1993-3.1-cln.swf")
+    assert sqlite_cli("ingest", "swf", str(history)).exit_code == 0
+    for output in ("table", "csv"):
+        result = sqlite_cli("advise", "walltime", "--input", str(advised), "--format", output)
+        assert result.exit_code == 0, result.output
+        summary = " ".join(result.stderr.split()) if output == "csv" else " ".join(
+            result.stdout.split())
+        assert ("No job gives a requested walltime, so the advice cannot be compared with "
+                "a request (neither the reservation it frees nor the jobs kept at or "
+                "advised above their request).") in summary
+        assert summary.count("No job gives a requested walltime") == 1
+        assert "Reserved" not in summary and "Kept at their request" not in summary
+
+
 def test_jobs_piped_in_are_advised_as_the_file(cli, kth_parts) -> None:  # type: ignore[no-untyped-def]
     """``... | perfpredict advise walltime --input -`` was refused with "save the output
     to a file first": the stream is read from a copy, as ingest reads one, and a bad
