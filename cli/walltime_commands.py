@@ -42,9 +42,10 @@ def walltime(
         "--kill-risk, e.g. 0.25). Default: none.")] = None,
     allow_above_request: Annotated[bool, typer.Option(
         "--allow-above-request",
-        help="Let the advice exceed the job's own request wherever a longer walltime is "
-             "worth its kill risk at the price --kill-risk sets, not only where the "
-             "request is likely too short (otherwise the advice never exceeds it).")
+        help="Let the advice exceed a job's own request wherever a longer walltime is "
+             "worth its kill risk at the price --kill-risk sets. Without it the advice "
+             "never exceeds the request, not even where the request is likely too short "
+             "(such a request is flagged).")
     ] = False,
     system: Annotated[str | None, typer.Option(
         help="System of the jobs when the file does not say (the name used at ingest).")

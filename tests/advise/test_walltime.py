@@ -374,6 +374,17 @@ def test_a_darshan_log_is_refused_saying_it_holds_no_jobs_to_advise(  # type: ig
         store.dispose()
 
 
+def test_allow_above_request_help_says_what_the_flag_changes(sqlite_cli) -> None:  # type: ignore[no-untyped-def]
+    """Its help said "not only where the request is likely too short", which read as if
+    the advice exceeded a request likely too short without the flag: it never does."""
+    result = sqlite_cli("advise", "walltime", "--help")
+    assert result.exit_code == 0
+    shown = " ".join(result.stdout.replace("│", " ").split())
+    assert ("Without it the advice never exceeds the request, not even where the request "
+            "is likely too short (such a request is flagged).") in shown
+    assert "not only where" not in shown
+
+
 def test_cli_table_reads_at_80_columns_with_a_summary(  # type: ignore[no-untyped-def]
         cli, kth_parts, monkeypatch: pytest.MonkeyPatch) -> None:
     from perfpredict.cli.walltime_commands import TABLE_COLUMNS
