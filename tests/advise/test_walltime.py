@@ -281,6 +281,8 @@ def test_cli_ingest_then_advise(cli, kth_parts) -> None:  # type: ignore[no-unty
             "expected_runtime_over_walltime"} <= set(rows[0])
     for row in rows:  # the library's advice, as numbers a script can read back
         assert row["slurm_time"] == slurm_time(float(row["walltime_s"]))
+        # to a tenth of a second, never a float's noise (2484.774499999999)
+        assert row["predicted_runtime_s"] == str(round(float(row["predicted_runtime_s"]), 1))
         assert float(row["walltime_s"]) <= float(row["requested_walltime_s"])
         assert row["capped_at_request"] == str(
             float(row["walltime_s"]) == float(row["requested_walltime_s"]))
