@@ -93,7 +93,7 @@ def train(
     if fmt == SummaryFormat.json:
         print_json(report.as_dict())
         return
-    typer.echo(f"Trained on {report.n_runs} runs.")
+    typer.echo(report.headline())
     if report.bundled_datasets is not None:
         typer.echo(f"  of which {report.n_runs_bundled} from the bundled data sets, none "
                    f"counted twice beside the store's: "

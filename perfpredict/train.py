@@ -95,6 +95,17 @@ class TrainReport:
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
 
+    def headline(self) -> str:
+        """The summary's first line: what was trained, on how many runs. A store of
+        scheduler accounting alone trains the walltime advisor and no runtime predictor,
+        and "Trained on 28476 runs." read as if the runtime predictor had learned from
+        them, the line after it saying otherwise. (With neither trained, :func:`train`
+        raises instead of reporting.)"""
+        if self.artifact_sha256 is not None:
+            return f"Trained on {self.n_runs} runs."
+        return (f"Read {self.n_runs} runs: trained the walltime advisor only, no runtime "
+                "predictor.")
+
     def unstudied_note(self) -> str | None:
         """What a trained report says of the completed scheduler jobs no series takes:
         a center that ingested its accounting beside a few benchmark tables would

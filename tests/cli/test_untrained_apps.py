@@ -52,7 +52,10 @@ def test_train_on_scheduler_jobs_alone_says_why_no_runtime_predictor(
     assert _invoke(db, "ingest", "swf", str(nasa_jobs(tmp_path, 400)), "--system", "ipsc")[0] == 0
     code, out, err = _invoke(db, "train", "--no-borrow-bundled")
     assert code == 0, err
-    (line,) = [line for line in out.splitlines() if "runtime predictor" in line]
+    # the first line said "Trained on 400 runs.", as if a runtime predictor had been
+    assert out.splitlines()[0] == ("Read 400 runs: trained the walltime advisor only, no "
+                                   "runtime predictor.")
+    (line,) = [line for line in out.splitlines() if "runtime predictor:" in line]
     assert line.startswith("  runtime predictor: not trained: no series (application, system, "
                            "problem size, variant, layout) has 3+ scales; ")
     assert "completed runs are scheduler jobs (swf) with no problem size or variant, not " \
@@ -72,6 +75,7 @@ def test_train_on_scheduler_jobs_alone_says_why_no_runtime_predictor(
     assert _invoke(db, "ingest", "csv", str(runs))[0] == 0
     code, out, err = _invoke(db, "train", "--no-borrow-bundled")
     assert code == 0, err
+    assert out.startswith("Trained on 404 runs.\n")
     assert "runtime predictor: 1 series can be estimated" in out
     (note,) = [line for line in out.splitlines()
                if line.startswith("  note: ") and "scheduler jobs" in line]

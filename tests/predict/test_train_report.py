@@ -61,3 +61,14 @@ def test_a_data_set_the_store_holds_from_an_export_is_not_named_as_borrowed(tmp_
         store.dispose()
     assert "relearn" not in names and "castro_scaling" in names
     assert not {s.key for s in found} & {s.key for s in stored}
+
+
+def test_the_first_line_says_what_was_trained() -> None:
+    """A store of scheduler accounting alone trains the walltime advisor only: its first
+    line said "Trained on 28476 runs." as if a runtime predictor had learned from them."""
+    walltime_only = TrainReport(n_runs=28476, walltime_jobs=28476,
+                                untrained_because="no series has 3+ scales")
+    assert walltime_only.headline() == ("Read 28476 runs: trained the walltime advisor only, "
+                                        "no runtime predictor.")
+    trained = replace(walltime_only, artifact_sha256="0" * 64, untrained_because=None)
+    assert trained.headline() == "Trained on 28476 runs."
