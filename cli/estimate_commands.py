@@ -65,9 +65,10 @@ def estimate(
     from perfpredict.percent import efficiency_percent
     from perfpredict.report.tables import confidence_percent
 
-    if explain and (input_csv is not None or fmt == TableFormat.csv):
-        raise BadInputError("--explain explains one estimate, in the table or json format: "
-                            "pass --app and --nodes without --input or --format csv")
+    if explain and input_csv is not None:
+        raise BadInputError("--explain explains one query, and --input answers a file of "
+                            "them; drop --explain, or ask for one query with --app and "
+                            "--nodes")
     if input_csv is not None:
         # each row is a whole query: an option beside the file would be dropped unseen
         given = [option for option, value in (
@@ -105,14 +106,10 @@ def estimate(
         ranks_per_node=ranks_per_node, threads_per_rank=threads_per_rank, io_bytes=io_bytes,
         net_bytes=net_bytes, flops=flops, mem_bytes=mem_bytes, field_name=option_name),
         confidence, explain)
-    values = result.as_dict()
     if fmt == TableFormat.json:
-        print_json(values)
+        print_json(result.as_dict())
     elif fmt == TableFormat.csv:
-        # notes last, joined as a batch row's are: a CSV reader must not lose the warnings
-        # (beyond the machine, fitted now, not trained since) the table and json show
-        flat = {k: v for k, v in values.items() if not isinstance(v, (dict, list))}
-        print_rows([{**flat, "notes": "; ".join(result.notes)}], "csv")
+        print_rows([result.as_csv_row()], "csv")
     else:
         pct = confidence_percent(confidence)
         typer.echo(f"{result.series}")

@@ -180,6 +180,21 @@ class Estimate:
             del values["explanation"]
         return values
 
+    def as_csv_row(self) -> dict[str, Any]:
+        """The fields as one CSV row (``estimate --format csv``): those that are one value
+        each, then ``notes`` joined with "; " as a batch row's are, so that a CSV reader
+        does not lose the warnings (beyond the machine, fitted now, not trained since).
+
+        An estimate with its :attr:`explanation` is refused: the explanation is a chain
+        of steps and peers, nested, that one row has no cells for, and it would be left
+        out without a word."""
+        if self.explanation is not None:
+            raise BadInputError("an explanation (--explain) is a chain of steps that one CSV "
+                                "row cannot hold; ask for it in json (--format json, its "
+                                "field 'explanation') or as the table (--format table)")
+        flat = {k: v for k, v in self.as_dict().items() if not isinstance(v, (dict, list))}
+        return {**flat, "notes": "; ".join(self.notes)}
+
 
 class Group(NamedTuple):
     """The queries (their indices) that one series answers alike, with the choice's

@@ -321,9 +321,14 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
         (["--app", "bret", "--nodes", "8"], 1, "did you mean bert"),
         (["--nodes", "8"], 2, "pass --app and --nodes"),
         (["--app", "RELeARN", "--nodes", "8", "--problem-size", "nope"], 1, "measured:"),
+        # the query was whole: "pass --app and --nodes" named neither the cause nor the fix
         (["--app", "bert", "--nodes", "8", "--explain", "--format", "csv"], 2,
-         "--explain explains one estimate, in the table or json format"),
-        (["--input", "q.csv", "--explain"], 2, "--explain explains one estimate"),
+         "an explanation (--explain) is a chain of steps that one CSV row cannot hold; ask "
+         "for it in json (--format json, its field 'explanation') or as the table (--format "
+         "table)"),
+        (["--input", "q.csv", "--explain"], 2,
+         "--explain explains one query, and --input answers a file of them; drop --explain, "
+         "or ask for one query with --app and --nodes"),
         # each row is a whole query: an option beside the file was dropped without a word
         (["--input", "q.csv", "--app", "bert", "--nodes", "8"], 2,
          "--input takes every query from the file, so --app, --nodes would be ignored"),

@@ -74,6 +74,21 @@ def test_explaining_changes_no_number(predictor) -> None:  # type: ignore[no-unt
         assert explained == plain
 
 
+def test_an_explained_estimate_is_refused_as_one_csv_row(predictor, explained) -> None:  # type: ignore[no-untyped-def]
+    """One CSV row has no cells for the chain of steps, which was left out unsaid; the
+    refusal says so and where the chain is given. Without one, the row is the estimate's
+    single values and its notes joined."""
+    from perfpredict.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="a chain of steps that one CSV row cannot "
+                                            "hold; ask for it in json"):
+        explained["beyond"].as_csv_row()
+    plain = predictor.estimate(CASES["beyond"])
+    row = plain.as_csv_row()
+    assert row["notes"] == "; ".join(plain.notes) and plain.notes
+    assert "breakdown_s" not in row and row["predicted_runtime_s"] == plain.predicted_runtime_s
+
+
 def test_inside_the_range_the_base_is_moved_onto_the_runs_and_nothing_else(explained) -> None:  # type: ignore[no-untyped-def]
     for case in ("inside", "measured"):
         x = explained[case].explanation
