@@ -4,7 +4,6 @@ a mistyped one, and the key two spellings of one system share."""
 
 from __future__ import annotations
 
-import difflib
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -60,11 +59,96 @@ class ResolvedName(NamedTuple):
 
 
 def close_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
-    """Up to ``n`` of ``known`` closest to ``name``, case aside, as lookups match them
-    ("LULESH2" suggests "lulesh", "frontir" Frontier)."""
-    by_folded = {k.casefold(): k for k in known}
-    return [by_folded[k] for k in difflib.get_close_matches(name.casefold(), list(by_folded),
-                                                           n=n, cutoff=0.5)]
+    """Up to ``n`` of ``known`` that ``name`` may be a mistyping of, closest first, for an
+    unknown application's, system's or label's "did you mean" (and to list a series'
+    measured labels closest first). Names are compared as :func:`name_key` compares
+    them (case, spaces and punctuation aside), and one is close when
+
+    - it is a typo of the whole name: at most :func:`_typo_edits` letters inserted,
+      dropped, changed or swapped ("frontir" Frontier, "bret" bert, "Polaris2" Polaris);
+    - or words were dropped or added: each word of the name with fewer words is a word
+      of the other, one of them perhaps with a typo of one letter ("Castro"
+      Castro-wdmerger, "lulsh" LULESH 2.0.3, "Booster" JUWELS-Booster), one word of
+      three letters or more among them, so that "2" or "C" alone does not suggest every
+      name with such a word.
+
+    A similarity ratio (difflib's, cutoff 0.5) suggested bench for "nosuch", resnet and
+    rnnt for "bret", and LUMI-C for "Summit": a few letters in common, in order, are
+    half of two short names. A count of edits keeps a typo to a letter or two however
+    short the name, and a dropped word leaves the other words whole.
+
+    >>> close_names("Perlmuter-gpu", ["Perlmutter-CPU", "Perlmutter-GPU", "Polaris"])
+    ['Perlmutter-GPU', 'Perlmutter-CPU']
+    >>> close_names("nosuch", ["bench", "bert", "resnet"])
+    []
+    """
+    wanted_words = _words(name)
+    wanted = "".join(wanted_words)
+    ranked: list[tuple[int, int, int, int, str]] = []  # typos first, fewest edits first
+    for order, candidate in enumerate(dict.fromkeys(known)):
+        words = _words(candidate)
+        edits = _edits_within(wanted, "".join(words), _typo_edits(wanted))
+        if edits is not None:
+            ranked.append((0, edits, 0, order, candidate))
+        elif (dropped := _words_dropped(wanted_words, words)) is not None:
+            ranked.append((1, *dropped, order, candidate))
+    return [candidate for *_, candidate in sorted(ranked)[:n]]
+
+
+def _words(name: str) -> list[str]:
+    """``name``'s words as :func:`close_names` compares them: runs of letters and runs of
+    digits, case and compatibility forms aside ("LULESH 2.0.3": lulesh, 2, 0, 3)."""
+    return re.findall(r"[^\W\d_]+|\d+", unicodedata.normalize("NFKC", name).casefold())
+
+
+def _typo_edits(text: str) -> int:
+    """Edits a typo of ``text`` may hold: none in two characters or fewer (any such
+    word is one edit or two from every other), one up to five ("bret", "lulsh"), two
+    beyond ("frntier")."""
+    return 0 if len(text) <= 2 else 1 if len(text) <= 5 else 2
+
+
+def _words_dropped(wanted: list[str], words: list[str]) -> tuple[int, int] | None:
+    """Whether one of two names is the other with words dropped (:func:`close_names`):
+    each word of the one with fewer is a different word of the other, one of them
+    perhaps with one typo where it has four letters or more (in three, one letter makes
+    another word: CPU and GPU, DGX and GX); as (typos, words dropped) to rank it by,
+    None where not."""
+    fewer, more = sorted((wanted, words), key=len)
+    if not any(len(word) >= 3 and word.isalpha() for word in fewer):
+        return None
+    left, typos = list(more), 0
+    for word in fewer:
+        allowed = 1 if typos == 0 and len(word) >= 4 and word.isalpha() else 0
+        matches = [(edits, i) for i, other in enumerate(left)
+                   if (edits := _edits_within(word, other, allowed)) is not None]
+        if not matches:
+            return None
+        edits, i = min(matches)
+        typos += edits
+        del left[i]
+    return typos, len(left)
+
+
+def _edits_within(a: str, b: str, most: int) -> int | None:
+    """The fewest single-character insertions, deletions, changes and swaps of two
+    neighbours that turn ``a`` into ``b`` (optimal string alignment), where at most
+    ``most``; None where more. Names whose lengths differ by more are not compared."""
+    if abs(len(a) - len(b)) > most:
+        return None
+    # rows i-2, i-1 and i of the table of edits between a[:i] and b[:j]
+    two_before: list[int] = []
+    before: list[int] = []
+    row = list(range(len(b) + 1))
+    for i in range(1, len(a) + 1):
+        two_before, before, row = before, row, [i] + [0] * len(b)
+        for j in range(1, len(b) + 1):
+            row[j] = min(before[j] + 1, row[j - 1] + 1, before[j - 1] + (a[i - 1] != b[j - 1]))
+            if i > 1 and j > 1 and a[i - 1] == b[j - 2] and a[i - 2] == b[j - 1]:
+                row[j] = min(row[j], two_before[j - 2] + 1)
+        if min(min(row), min(before) + 1) > most:  # later rows grow from these two
+            return None
+    return row[-1] if row[-1] <= most else None
 
 
 def name_key(name: str) -> str:

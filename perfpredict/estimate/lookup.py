@@ -351,7 +351,7 @@ def _unmeasured(app: str, label: str, wanted: str, measured: set[str],
     ``wanted`` first, then the rest in order, and how many are left out. VASP's 211
     variants listed alphabetically put ten ARCHER builds first, none of them the one a
     typo in an ARCHER2 build meant."""
-    from perfpredict.names import close_names  # difflib, on a typo's path only
+    from perfpredict.names import close_names  # on a typo's path only
 
     # "series", not "runs": the store may hold a run or two of it, at one scale, which
     # no law can be fitted to (CP2K's NREP=13, one run at 2048 nodes)
@@ -427,7 +427,7 @@ def calibration_notes(model: RuntimeModel, app: str, weak: bool) -> list[str]:
 def unknown_app(app: str, known: list[str]) -> NotFoundError:
     """An application the predictor has no series of and the store no runs of (a typo,
     most likely): the names of ``known`` it may have meant."""
-    from perfpredict.names import close_names  # difflib, on a typo's path only
+    from perfpredict.names import close_names  # on a typo's path only
 
     apps = sorted(set(known))
     close = close_names(app, apps)  # without case, as the lookup matches
