@@ -117,12 +117,19 @@ def _queries(header: list[str], rows: Iterator[tuple[int, dict[Any, Any]]],
         values: dict[str, Any] = {name: text for name in _TEXT_COLUMNS
                                   if (text := (row.get(name) or "").strip())}
         for name in _NUMBER_COLUMNS:
+            text = row.get(name) or ""
             try:  # the one reader of numbers written in tables (ingest csv's too)
-                value = number(f"column {name!r}", row.get(name) or "")
+                value = number(f"column {name!r}", text)
             except FieldError as exc:
                 raise BadInputError(str(exc), path=shown, line_no=line_no) from None
             if value is not None:
                 values[name] = value
+            elif name == "nodes" and text.strip():
+                # "nan", "NA": a missing value's mark leaves out an optional column, but
+                # the node count is needed, and "column 'nodes' is empty" was not so
+                raise BadInputError(f"{column_name(name)} must be a number, got "
+                                    f"{text.strip()!r}; every row needs a node count",
+                                    path=shown, line_no=line_no)
         if missing := [name for name in ("app", "nodes") if name not in values]:
             raise BadInputError(f"{' and '.join(map(column_name, missing))} "
                                 f"{'is' if len(missing) == 1 else 'are'} empty; every row "
@@ -137,14 +144,21 @@ def _queries(header: list[str], rows: Iterator[tuple[int, dict[Any, Any]]],
 def _csv_rows(path: Path
               ) -> Iterator[tuple[list[str], Iterator[tuple[int, dict[Any, Any]]]]]:
     """The header of the query CSV ``path``, and its rows as they are read (keyed by
-    column, cells past the header by None), each with the line it ends on."""
+    column, cells past the header by None), each with the line it ends on. Read as
+    ``ingest csv`` reads a file: gzip as it is (by its content: a gzipped query file
+    was said to be "not UTF-8 text (perhaps Latin-1 ...)"), another compression or
+    UTF-16 text refused saying which (:func:`~perfpredict.ingest._text.lines.open_binary`)."""
     import csv
+    import io
+
+    from perfpredict.ingest._text.lines import open_binary
 
     with _read_errors_named(path):
-        fh = path.open(newline="", encoding="utf-8-sig")
+        fh = io.TextIOWrapper(open_binary(path), encoding="utf-8", newline="")
     with fh:
-        # as ingest csv reads a header: a spreadsheet's byte-order mark and the spaces
-        # after hand-written commas are not part of the column names
+        # as ingest csv reads a header: a spreadsheet's byte-order mark (open_binary
+        # skips it) and the spaces after hand-written commas are not part of the column
+        # names
         lines = _LinesRead(fh)
         reader = csv.DictReader(lines)
         with _read_errors_named(path, lines):
@@ -180,21 +194,20 @@ def _numbered_rows(reader: csv.DictReader[str], lines: _LinesRead, path: Path
 
 @contextmanager
 def _read_errors_named(path: Path, lines: _LinesRead | None = None) -> Iterator[None]:
-    """A query file that cannot be read, is not UTF-8 text or holds a row the ``csv``
-    module refuses, as bad input naming it and, once its ``lines`` are read, the line:
-    a Latin-1 name on line 3 was said as a byte's position in a block the text layer
-    decoded ("position 51"), and a cell over the ``csv`` module's field limit was an
-    internal error naming neither file nor line."""
+    """A query file that cannot be read, is not UTF-8 text, holds a row the ``csv``
+    module refuses or is a damaged gzip stream, as bad input naming it and, once its
+    ``lines`` are read, the line: a Latin-1 name on line 3 was said as a byte's position
+    in a block the text layer decoded ("position 51"), and a cell over the ``csv``
+    module's field limit was an internal error naming neither file nor line."""
     import csv
+    import gzip
+    import zlib
+
+    from perfpredict.ingest._text.lines import damaged_stream, first_line_not_utf8
 
     try:
         yield
     except UnicodeDecodeError as exc:
-        from perfpredict.ingest._text.lines import WIDE_TEXT_FIX, first_line_not_utf8, wide_text
-
-        with path.open("rb") as fh:
-            if wide_text(fh.read(4)):
-                raise BadInputError(WIDE_TEXT_FIX, path=path) from exc
         raise BadInputError("the line is not UTF-8 text (perhaps Latin-1 or Windows-1252); "
                             "save the file as UTF-8 (a spreadsheet's 'CSV UTF-8')", path=path,
                             line_no=first_line_not_utf8(path)) from exc
@@ -203,6 +216,8 @@ def _read_errors_named(path: Path, lines: _LinesRead | None = None) -> Iterator[
 
         raise BadInputError(unreadable_row(exc), path=path,
                             line_no=lines.n_read if lines else None) from exc
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:  # cut short, or bytes changed
+        raise damaged_stream(path, (lines.n_read if lines else 0) + 1, exc) from exc
     except OSError as exc:
         where = f" past line {lines.n_read}" if lines and lines.n_read else ""
         raise BadInputError(f"cannot read the query file{where}: {exc}", path=path) from exc

@@ -433,6 +433,42 @@ def test_estimate_input_saved_as_csv_utf8_by_a_spreadsheet_is_read(cli, tmp_path
     assert result.stdout == cli("estimate", "--input", str(plain), "--format", "csv").stdout
 
 
+def test_estimate_input_reads_gzip_as_ingest_csv_does(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A gzipped query file was refused as "the line is not UTF-8 text (perhaps
+    Latin-1 ...)" at line 1; it is read as ``ingest csv`` reads one, by its content, from
+    a file or piped in; a damaged one names where its stream broke, and a file of
+    another compression the command that decompresses it."""
+    import gzip
+
+    plain = tmp_path / "q.csv"
+    plain.write_text("app,nodes\nresnet,64\nbert,16\n")
+    packed = tmp_path / "q.csv.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    expected = cli("estimate", "--input", str(plain)).stdout
+    for given, piped in ((str(packed), None), ("-", packed.read_bytes())):
+        result = cli("estimate", "--input", given, input=piped)
+        assert result.exit_code == 0, result.output
+        assert result.stdout == expected
+    latin = tmp_path / "latin.csv.gz"
+    latin.write_bytes(gzip.compress("app,nodes\nresnet,64\nr\xe9snet,8\n".encode("latin-1")))
+    result = cli("estimate", "--input", str(latin))
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {latin}:3: the line is not UTF-8 text")
+    cut = tmp_path / "cut.csv.gz"
+    cut.write_bytes(packed.read_bytes()[:-12])
+    result = cli("estimate", "--input", str(cut))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert re.match(rf"Error: {re.escape(str(cut))}:\d+: the compressed stream is damaged "
+                    r"after line \d+ \(.*\); re-copy the file\n$", result.stderr)
+    zipped = tmp_path / "q.csv.bz2"
+    zipped.write_bytes(b"BZh91AY&SY" + bytes(20))
+    result = cli("estimate", "--input", str(zipped))
+    assert result.exit_code == 2
+    assert result.stderr == (f"Error: {zipped}: the file is bzip2-compressed; decompress it "
+                             "first (bunzip2 q.csv.bz2), or compress it with gzip, which is "
+                             "read as it is\n")
+
+
 @pytest.mark.parametrize(("nodes", "said"), [
     ("4.5", ":2: column 'nodes' must be a whole number, got 4.5"),
     ("1e23", ":2: column 'nodes' must be at most 2147483647, got 1e+23"),
@@ -578,6 +614,9 @@ BAD_THIRD_LINES = {
     "cells past the header": (b"resnet,8,,x", 2, "expected 3 fields as in the header, found 4"),
     "no number": (b"resnet,many,", 2, "column 'nodes' must be a number, got 'many'"),
     "no app": (b",8,", 2, "column 'app' is empty"),
+    # a missing value's mark, which leaves an optional column out: said to be empty
+    "nan nodes": (b"resnet,nan,", 2, "column 'nodes' must be a number, got 'nan'; every row "
+                  "needs a node count"),
     "part of a node": (b"resnet,4.5,", 2, "column 'nodes' must be a whole number, got 4.5"),
     "a bad layout": (b"resnet,8,-4", 2, "column 'ranks_per_node' must be a positive number"),
     "an unknown app": (b"no-such-app,8,", 1, "no trained series for application 'no-such-app'"),

@@ -198,10 +198,11 @@ def wide_text(head: bytes) -> bool:
 
 
 def first_line_not_utf8(path: Path) -> int | None:
-    """The first line (1-based) of the plain file ``path`` that is not UTF-8 text, where
-    a reader decoding a block at a time can say only the byte's position in the block; a
-    character's bytes never span a line break, so each line is decoded alone."""
-    with path.open("rb") as fh:
+    """The first line (1-based) of the file ``path`` (decompressed where it is gzip, as
+    :func:`open_binary` reads it) that is not UTF-8 text, where a reader decoding a block
+    at a time can say only the byte's position in the block; a character's bytes never
+    span a line break, so each line is decoded alone."""
+    with open_binary(path) as fh:
         for line_no, raw in enumerate(fh, start=1):
             try:
                 raw.decode("utf-8")
