@@ -199,7 +199,8 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
     with spooled(path) as copy:
         left = whole_lines and drop_unfinished_line(copy) and fmt in LIVE_LOG_FORMATS
         try:
-            refuse_job_script(copy, options)
+            if is_stream(path):  # read only now (ingest_file checked a file before)
+                refuse_job_script(copy, options)
             report = write_file(store, name, fmt, file_sha256(copy), options,
                                 _chunks(parse(copy, options), CHUNK_RECORDS),
                                 progress, replaces, stored_as=stored_as, read_from=copy)
