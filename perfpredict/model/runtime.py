@@ -647,12 +647,6 @@ class RuntimeModel:
                 low, high = (mid, high) if outside(mid) else (low, mid)
         return float((1.0 + low) / 2 if below else (1.0 - low) / 2)
 
-    def cdf(self, series: Series, scales: FloatArray, runtime_s: float | FloatArray,
-            ctx: SeriesContext | None = None,
-            peers: PeerCurves | None = None) -> FloatArray:
-        """P(runtime <= ``runtime_s``) at each of ``scales`` (:meth:`exceedance`)."""
-        return 1.0 - self.exceedance(series, scales, runtime_s, ctx, peers)
-
     def app_rate(self, app: str) -> float:
         """The log error of the base per doubling beyond the measured range that the
         training series of ``app`` showed, pooled and shrunk toward 0 (c = 1); 0 for an
