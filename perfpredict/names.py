@@ -70,7 +70,11 @@ def close_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
       of the other, one of them perhaps with a typo of one letter ("Castro"
       Castro-wdmerger, "lulsh" LULESH 2.0.3, "Booster" JUWELS-Booster), one word of
       three letters or more among them, so that "2" or "C" alone does not suggest every
-      name with such a word.
+      name with such a word;
+    - or it is spaced otherwise: the name with the shorter key, its words run together,
+      is a run of the other's neighbouring words ("DGX A100" dgxa100_ngc22.04_pytorch
+      (NVIDIA), whose word dgxa is no word of it), four characters or more and a letter
+      among them (:func:`_words_rejoined`).
 
     A similarity ratio (difflib's, cutoff 0.5) suggested bench for "nosuch", resnet and
     rnnt for "bret", and LUMI-C for "Summit": a few letters in common, in order, are
@@ -92,6 +96,8 @@ def close_names(name: str, known: Iterable[str], n: int = 3) -> list[str]:
             ranked.append((0, edits, 0, order, candidate))
         elif (dropped := _words_dropped(wanted_words, words)) is not None:
             ranked.append((1, *dropped, order, candidate))
+        elif (dropped_words := _words_rejoined(wanted_words, words)) is not None:
+            ranked.append((1, 0, dropped_words, order, candidate))
     return [candidate for *_, candidate in sorted(ranked)[:n]]
 
 
@@ -128,6 +134,28 @@ def _words_dropped(wanted: list[str], words: list[str]) -> tuple[int, int] | Non
         typos += edits
         del left[i]
     return typos, len(left)
+
+
+def _words_rejoined(wanted: list[str], words: list[str]) -> int | None:
+    """Whether the name of the two with the shorter key, its words run together, is a
+    run of the other's neighbouring words run together (:func:`close_names`): a space
+    placed elsewhere, as "DGX A100" (dgx, a, 100) is dgxa100 (dgxa, 100) and
+    "re learn" RELeARN; as the other's words left out, to rank it by, None where not.
+    Four characters or more with a letter among them, so that a part number ("A1",
+    "2048") does not suggest every name that holds it."""
+    fewer, more = sorted((wanted, words), key=lambda name: len("".join(name)))
+    key = "".join(fewer)
+    if len(key) < 4 or not any(word.isalpha() for word in fewer):
+        return None
+    for start in range(len(more)):
+        joined = ""
+        for end in range(start, len(more)):
+            joined += more[end]
+            if joined == key:
+                return len(more) - (end - start + 1)
+            if not key.startswith(joined):
+                break
+    return None
 
 
 def _edits_within(a: str, b: str, most: int) -> int | None:

@@ -98,6 +98,20 @@ def test_close_names_leave_out_names_that_share_letters_but_are_others() -> None
     assert close_names("Perlmutter CPU", ["Perlmutter-GPU", "Polaris"]) == ["Perlmutter-GPU"]
 
 
+def test_close_names_find_a_name_spaced_otherwise() -> None:
+    """MLPerf's systems run words together: "DGX A100" (dgx, a, 100) found none of the
+    dgxa100_* systems (dgxa, 100), as DGX is no word of theirs. Fewest words left out
+    first; a part of fewer than four characters, or of digits alone, finds none."""
+    mlperf = ["dgx1_ngc20.06_mxnet (NVIDIA)", "dgxa100_ngc22.04_pytorch (NVIDIA)",
+              "dgxa100_pytorch (NVIDIA)", "gx_A100-SXMx8 (Fujitsu)", "dgxh100_nemo (NVIDIA)"]
+    for given in ("DGX A100", "dgx-a100", "Dgx_A 100"):
+        assert close_names(given, mlperf) == ["dgxa100_pytorch (NVIDIA)",
+                                              "dgxa100_ngc22.04_pytorch (NVIDIA)"]
+    assert close_names("re learn", STORED) == ["RELeARN"]
+    assert close_names("a 1", ["a1x (X)"]) == []  # two characters
+    assert close_names("20 48", ["node2048 (X)", "2048x (Y)"]) == []  # digits alone
+
+
 def test_an_unknown_name_suggests_only_what_it_may_mean(cli, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """Each command's "did you mean": an application the store holds no runs of, one
     the predictor has no series of, a system the catalog lacks."""

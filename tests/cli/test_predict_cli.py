@@ -321,6 +321,10 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
         (["--app", "bret", "--nodes", "8"], 1, "did you mean bert"),
         (["--nodes", "8"], 2, "pass --app and --nodes"),
         (["--app", "RELeARN", "--nodes", "8", "--problem-size", "nope"], 1, "measured:"),
+        # MLPerf writes DGX A100 as dgxa100: the ten systems listed were others, none of these
+        (["--app", "bert", "--nodes", "8", "--system", "DGX A100"], 1,
+         "measured: dgxa100_ngc20.06_pytorch (NVIDIA); dgxa100_ngc21.05_pytorch (NVIDIA); "
+         "dgxa100_ngc21.09_pytorch (NVIDIA); HPE-"),
         # the query was whole: "pass --app and --nodes" named neither the cause nor the fix
         (["--app", "bert", "--nodes", "8", "--explain", "--format", "csv"], 2,
          "an explanation (--explain) is a chain of steps that one CSV row cannot hold; ask "
