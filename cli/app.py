@@ -188,6 +188,19 @@ class _ErrorTranslatingGroup(TyperGroup):
 #: The options of ``perfpredict`` itself, which a command after them never sees.
 _ROOT_OPTIONS = ("--db", "--debug")
 
+#: An option one command lacks that a user brings from another, by command and option:
+#: what to do instead. ``advise walltime --input`` reads many formats, so its
+#: ``--input-format`` was given to ``estimate --input`` too, which said "No such option"
+#: and nothing of what that file may be.
+_OPTIONS_OF_OTHERS = {
+    ("estimate", "--input-format"): (
+        "--input-format is an option of 'perfpredict advise walltime', not of 'estimate': "
+        "estimate --input reads one format, a CSV of queries (columns app, nodes and any "
+        "of system, problem_size, ...; plain or gzipped), so drop it; a scheduler log's "
+        "jobs are advised with 'perfpredict advise walltime --input FILE --input-format "
+        "FORMAT', a Darshan log is stored with 'perfpredict ingest darshan FILE'"),
+}
+
 
 def _usage_error(exc: typer.TyperException) -> BaseException:
     """Print a usage error (Click's: an unknown option or command, a value of the wrong
@@ -207,6 +220,9 @@ def _usage_error(exc: typer.TyperException) -> BaseException:
         value = " PATH" if option == "--db" else ""
         message = (f"{option} is an option of '{root}' itself, not of '{command}': give it "
                    f"before the command, as in '{root} {option}{value} {command} ...'")
+    elif ctx is not None and (instead := _OPTIONS_OF_OTHERS.get(
+            (ctx.command_path.partition(" ")[2], option))) is not None:
+        message = instead
     elif ctx is not None:
         stop = "" if message.endswith("?") else "."
         message = f"{message.rstrip('.')}{stop} See '{ctx.command_path} --help'."

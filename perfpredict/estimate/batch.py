@@ -80,9 +80,23 @@ def _query_file(path: str | os.PathLike[str]
                             f"{type(path).__name__}; for queries held in Python, call "
                             "load_predictor(store).estimate_many([Query(...), ...])")
     shown = stream_name(Path(path))  # standard input (-) is named <stdin>
-    with read_through(Path(path)) as readable, _csv_rows(readable) as (header, rows):
-        _check_header(header, shown)
-        yield header, _queries(header, rows, shown)
+    with read_through(Path(path)) as readable:
+        _refuse_darshan_log(readable, shown)
+        with _csv_rows(readable) as (header, rows):
+            _check_header(header, shown)
+            yield header, _queries(header, rows, shown)
+
+
+def _refuse_darshan_log(path: Path, shown: str) -> None:
+    """Refuse a Darshan log given as the query file: it holds a job's I/O counters, not
+    queries. Its bytes read as CSV were "not UTF-8 text (perhaps Latin-1 ...); save the
+    file as UTF-8", a fix for a spreadsheet's file."""
+    from perfpredict.ingest.registry import is_darshan_log
+
+    if is_darshan_log(path):
+        raise BadInputError("the file is a Darshan I/O log, not a query file (a CSV with at "
+                            "least the columns app and nodes, one row per query); store "
+                            "its I/O with 'perfpredict ingest darshan'", path=shown)
 
 
 def _check_header(header: list[str], shown: str) -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
+from tests.conftest import REPO, shared_path
 
 BERT = ["--app", "bert", "--system", "dgxa100_ngc22.04_pytorch (NVIDIA)"]
 
@@ -344,6 +344,13 @@ def test_estimate_says_when_an_application_has_nothing_to_borrow(cli) -> None:  
         # a table asked for by name came out as CSV, exit 0
         (["--input", "q.csv", "--format", "table"], 2,
          "--input writes one row per query as csv (the default) or json; pass --format csv"),
+        # advise walltime's option: "No such option", and nothing of what --input reads
+        (["--input", "q.csv", "--input-format", "darshan"], 2,
+         "--input-format is an option of 'perfpredict advise walltime', not of 'estimate': "
+         "estimate --input reads one format, a CSV of queries (columns app, nodes and any "
+         "of system, problem_size, ...; plain or gzipped), so drop it; a scheduler log's "
+         "jobs are advised with 'perfpredict advise walltime --input FILE --input-format "
+         "FORMAT', a Darshan log is stored with 'perfpredict ingest darshan FILE'"),
     ],
 )
 def test_estimate_bad_requests_get_one_line_and_exit_code(cli, args, code, message) -> None:  # type: ignore[no-untyped-def]
@@ -471,6 +478,20 @@ def test_estimate_input_reads_gzip_as_ingest_csv_does(cli, tmp_path: Path) -> No
     assert result.stderr == (f"Error: {zipped}: the file is bzip2-compressed; decompress it "
                              "first (bunzip2 q.csv.bz2), or compress it with gzip, which is "
                              "read as it is\n")
+
+
+def test_estimate_input_refuses_a_darshan_log_saying_what_it_is(cli) -> None:  # type: ignore[no-untyped-def]
+    """A Darshan log was "the line is not UTF-8 text (perhaps Latin-1 or Windows-1252);
+    save the file as UTF-8 (a spreadsheet's 'CSV UTF-8')", a fix for another file; it
+    is said to be an I/O log, from a file or piped in, with the command that reads one."""
+    log = shared_path("logs", "darshan", "imbalanced_io__imbalanced-io.darshan")
+    for given, piped in ((str(log), None), ("-", log.read_bytes())):
+        result = cli("estimate", "--input", given, input=piped)
+        assert result.exit_code == 2 and result.stdout == ""
+        assert result.stderr == (f"Error: {'<stdin>' if piped else log}: the file is a "
+                                 "Darshan I/O log, not a query file (a CSV with at least "
+                                 "the columns app and nodes, one row per query); store its "
+                                 "I/O with 'perfpredict ingest darshan'\n")
 
 
 @pytest.mark.parametrize(("nodes", "said"), [
