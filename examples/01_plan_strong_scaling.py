@@ -68,12 +68,13 @@ def main() -> None:
             print(perfpredict("estimate", *APP, "--nodes", nodes))
 
         print("$ perfpredict advise ... --threads-per-rank 16 --runs 20 --format json")
-        print("rule                          nodes  P50_s  walltime    node_h_P90 (20 runs)")
+        print(f"{'rule':<29} {'nodes':>5}  {'P50_s':<6}  {'walltime':<10}  "
+              "node_h_P90 (20 runs)")
         for rule, flags in RULES.items():
             plan = json.loads(perfpredict("advise", *APP, *flags, "--threads-per-rank", "16",
                                           "--runs", "20", "--format", "json"))
             print(f"{rule:<29} {plan['recommended_nodes']:>5}  "
-                  f"{plan['predicted_runtime_s']:5.1f}  {plan['walltime_slurm']}  "
+                  f"{plan['predicted_runtime_s']:6.1f}  {plan['walltime_slurm']:<10}  "
                   f"{plan['node_hours_p90']:.1f}")
             print(f"  why: {plan['reason']}")
 
