@@ -83,7 +83,7 @@ def _query_file(path: str | os.PathLike[str]
     with read_through(Path(path)) as readable:
         _refuse_darshan_log(readable, shown)
         with _csv_rows(readable) as (header, rows):
-            _check_header(header, shown)
+            _check_header(header, shown, readable)
             yield header, _queries(header, rows, shown)
 
 
@@ -99,9 +99,12 @@ def _refuse_darshan_log(path: Path, shown: str) -> None:
                             "its I/O with 'perfpredict ingest darshan'", path=shown)
 
 
-def _check_header(header: list[str], shown: str) -> None:
-    """Refuse a query file whose header lacks what every query needs."""
+def _check_header(header: list[str], shown: str, path: Path) -> None:
+    """Refuse a query file whose header lacks what every query needs; where its first
+    record is a scheduler's log (a sacct dump, an SWF log), say so: such a file holds
+    jobs that ran, not queries, and was said to lack an 'app' column."""
     from perfpredict.ingest.fields import header_fix, named_twice
+    from perfpredict.ingest.registry import first_record, other_format_fix
 
     if not header:  # said so, not "the header has no 'app' column" of a header not there
         raise BadInputError("the query file is empty; give a header line (at least app,nodes) "
@@ -110,6 +113,13 @@ def _check_header(header: list[str], shown: str) -> None:
         raise BadInputError(twice, path=shown, line_no=1)
     for needed in ("app", "nodes"):
         if needed not in header:
+            log = other_format_fix(path, "csv", "", lambda fmt: (
+                f"'perfpredict ingest {fmt}' to store its jobs, or 'perfpredict advise "
+                "walltime' to advise such jobs their walltimes"))
+            if log is not None:
+                raise BadInputError(f"{log}; a query file is a CSV with at least the "
+                                    "columns app and nodes, one row per query", path=shown,
+                                    line_no=first_record(path)[0])
             fix = header_fix(header, ("app", "nodes", "system", "problem_size"),
                              f"add the column '{needed}' to the header (see 'perfpredict "
                              "estimate --help')")

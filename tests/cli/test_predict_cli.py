@@ -494,6 +494,28 @@ def test_estimate_input_refuses_a_darshan_log_saying_what_it_is(cli) -> None:  #
                                  "I/O with 'perfpredict ingest darshan'\n")
 
 
+@pytest.mark.parametrize(("log", "said"), [
+    (("slurm", "xdmod-sacct-accounting-logs.psv"), "Slurm 'sacct -P' output (sacct)"),
+    (("swf", "KTH-SP2-1996-2.1-cln.swf.gz"), "Standard Workload Format (swf)"),
+    (("pbs", "xdmod-accounting-logs.log"), "PBS / Torque / PBS Pro accounting logs (pbs)"),
+    (("slurm", "clockwork-sacct_1.json"), "Slurm 'sacct --json' (sacct-json)"),
+])
+def test_estimate_input_refuses_a_scheduler_log_saying_what_it_is(  # type: ignore[no-untyped-def]
+        cli, log: tuple[str, str], said: str) -> None:
+    """A scheduler's log was "the header has no 'app' column; a query file needs at
+    least app and nodes; add the column 'app' to the header", as if a column were all
+    it lacked; it holds jobs that ran, and the fix names the commands that read them."""
+    path = shared_path("logs", *log)
+    fmt = said.rsplit("(", 1)[1].rstrip(")")
+    result = cli("estimate", "--input", str(path))
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr == (f"Error: {path}:1: the file looks like {said}, not csv; read it "
+                             f"with 'perfpredict ingest {fmt}' to store its jobs, or "
+                             "'perfpredict advise walltime' to advise such jobs their "
+                             "walltimes; a query file is a CSV with at least the columns "
+                             "app and nodes, one row per query\n")
+
+
 @pytest.mark.parametrize(("nodes", "said"), [
     ("4.5", ":2: column 'nodes' must be a whole number, got 4.5"),
     ("1e23", ":2: column 'nodes' must be at most 2147483647, got 1e+23"),
