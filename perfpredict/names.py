@@ -139,8 +139,8 @@ def _words_dropped(wanted: list[str], words: list[str]) -> tuple[int, int] | Non
 def _words_rejoined(wanted: list[str], words: list[str]) -> int | None:
     """Whether the name of the two with the shorter key, its words run together, is a
     run of the other's neighbouring words run together (:func:`close_names`): a space
-    placed elsewhere, as "DGX A100" (dgx, a, 100) is dgxa100 (dgxa, 100) and
-    "re learn" RELeARN; as the other's words left out, to rank it by, None where not.
+    placed elsewhere, as "DGX A100" (dgx, a, 100) is dgxa100 (dgxa, 100) and "lu lesh"
+    LULESH 2.0.3; as the other's words left out, to rank it by, None where not.
     Four characters or more with a letter among them, so that a part number ("A1",
     "2048") does not suggest every name that holds it."""
     fewer, more = sorted((wanted, words), key=lambda name: len("".join(name)))
