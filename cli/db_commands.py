@@ -33,6 +33,11 @@ def upgrade(ctx: typer.Context) -> None:
                "nothing to upgrade.")
 
 
+#: What ``revision:`` says, in the text, where no schema is stored, by ``state``.
+_NO_REVISION = {"not created": "none yet (the default store is created on first use)",
+                "empty": "empty (create it with 'perfpredict db init')"}
+
+
 @db_app.command("status")
 def status(
     ctx: typer.Context,
@@ -48,6 +53,8 @@ def status(
         print_json(described)
         return
     for key, value in described.items():
+        if value is None:  # no revision stored: the text says what that means
+            value = _NO_REVISION[str(described["state"])]
         typer.echo(f"{key}: {value}")
 
 

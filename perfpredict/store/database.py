@@ -487,24 +487,32 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
     return Store(engine=engine, url=url, read_only=read_only, upgraded_from=upgraded_from)
 
 
-def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str]:
-    """URL (password hidden), backend and schema revision, without changing anything.
-    A missing SQLite file is "no store at ..." when it ``must_exist`` (the user named
-    it), else a store not created yet (the default one, created on first use)."""
+def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str | None]:
+    """URL (password hidden), backend, schema revision and what that means for a
+    writer (``state``), without changing anything. A missing SQLite file is "no store
+    at ..." when it ``must_exist`` (the user named it), else a store not created yet
+    (the default one, created on first use).
+
+    ``revision`` is None where no schema is stored, so that a script comparing it with
+    ``required_revision`` reads a null, not a sentence; ``state`` tells a store not
+    created yet from an empty database: "not created", "empty", "current", "older"
+    (``db upgrade`` migrates it), "newer" (a later perfpredict's) or "not a store"
+    (tables but no revision)."""
     path = sqlite_file(url)
     if path is not None and not path.exists() and not must_exist:
-        return {"url": redact_url(url), "backend": "sqlite",
-                "revision": "none yet (the default store is created on first use)",
-                "required_revision": SCHEMA_REVISION}
+        return {"url": redact_url(url), "backend": "sqlite", "revision": None,
+                "required_revision": SCHEMA_REVISION, "state": "not created"}
     engine = make_engine(url, create=False)
     try:
-        revision = (_readable_revision(engine, url)
-                    or "empty (create it with 'perfpredict db init')")
+        revision = _readable_revision(engine, url)
     except PerfPredictError:
         raise
     except Exception as exc:
         raise _cannot_open(url, exc) from exc
     finally:
         engine.dispose()
-    return {"url": redact_url(url), "backend": engine.dialect.name,
-            "revision": revision, "required_revision": SCHEMA_REVISION}
+    state = ("empty" if revision is None else "not a store" if revision == "unversioned"
+             else "current" if revision == SCHEMA_REVISION
+             else "older" if revision in SCHEMA_REVISIONS else "newer")
+    return {"url": redact_url(url), "backend": engine.dialect.name, "revision": revision,
+            "required_revision": SCHEMA_REVISION, "state": state}

@@ -170,7 +170,25 @@ def test_db_status_of_the_default_store_before_first_use(isolated_home: Path) ->
     result = CliRunner().invoke(app, ["db", "status"])
     assert result.exit_code == 0, result.output
     assert "revision: none yet (the default store is created on first use)" in result.stdout
+    assert "state: not created" in result.stdout
     assert not (isolated_home / "perfpredict.db").exists()
+
+
+def test_db_status_as_json_reads_no_revision_as_null(isolated_home: Path,
+                                                     tmp_path: Path) -> None:
+    """A script compares revision with required_revision: where none is stored it reads
+    null and a state, not the sentence the text shows ('none yet (...)')."""
+    result = CliRunner().invoke(app, ["db", "status", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    status = json.loads(result.stdout)
+    assert (status["revision"], status["state"]) == (None, "not created")
+    other_tables = tmp_path / "other.db"
+    with sqlite3.connect(other_tables) as conn:
+        conn.execute("CREATE TABLE t (a)")
+    result = CliRunner().invoke(app, ["--db", str(other_tables), "db", "status",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["state"] == "not a store"
 
 
 def test_db_status_as_json_for_a_script(cli, db_url: str) -> None:  # type: ignore[no-untyped-def]
