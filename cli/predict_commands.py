@@ -243,7 +243,8 @@ def evaluate(
     from perfpredict.evaluate import evaluate as run_evaluation
     from perfpredict.evaluate import grouping
     from perfpredict.evaluate.metrics import verdict_rows
-    from perfpredict.report.tables import format_value, markdown_table
+    from perfpredict.figures import format_value
+    from perfpredict.report.tables import markdown_table
 
     group = grouping(group_by.value if group_by else None,
                      leave_out.value if leave_out else None)

@@ -27,6 +27,7 @@ from perfpredict.advise.checkpoint import CHECKPOINT_SIGNAL_MAX_SHARE, checkpoin
 from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import node_count
 from perfpredict.durations import duration_text, format_seconds
+from perfpredict.figures import format_value
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec
@@ -266,6 +267,6 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
         f"alone, while each job but the last is charged up to its limit and each restart "
         f"reads the checkpoint back: budget up to {chained_jobs} x "
         f"{duration_text(queue.max_walltime_s)} x {node_count(nodes)} = "
-        f"{chained_jobs * queue.max_walltime_s * nodes / 3600:,.3g} node-hours per run",
+        f"{format_value(chained_jobs * queue.max_walltime_s * nodes / 3600)} node-hours per run",
         *free],
         choice.default, choice.reason)

@@ -35,6 +35,7 @@ from perfpredict.counts import (
 )
 from perfpredict.durations import duration_text
 from perfpredict.errors import BadInputError, given
+from perfpredict.figures import format_value
 from perfpredict.model.series import Series
 from perfpredict.overhead.features import SUMMARY_NAMES, SeriesContext, fit_context
 from perfpredict.store.handle import takes_store
@@ -114,14 +115,14 @@ class NextRunsPlan:
     def summary(self) -> str:
         """Two sentences: where the spread stands and what the chosen runs would do."""
         budget = ("no budget limit" if self.budget_node_hours is None
-                  else f"a budget of {self.budget_node_hours:,.4g} node-hours")
+                  else f"a budget of {format_value(float(self.budget_node_hours))} node-hours")
         text = (f"{self.series}\nAt {node_count(self.target_nodes)} the P90/P50 runtime ratio is "
                 f"{self.spread_now:.3f} (measured at "
                 f"{', '.join(f'{n:g}' for n in self.measured_nodes)} nodes). ")
         if self.steps:
             text += (f"With {budget}, {counted(len(self.steps), 'benchmark run')} costing "
-                     f"{self.spent_node_hours_p90:,.4g} node-hours (P90) would bring it to "
-                     f"{self.spread_after:.3f}.")
+                     f"{format_value(self.spent_node_hours_p90)} node-hours (P90) would bring "
+                     f"it to {self.spread_after:.3f}.")
         elif self.budget_fits_no_run:
             # not "would tighten it": what the runs would do went unasked
             text += f"With {budget}, no benchmark run fits in it."
@@ -244,8 +245,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
         if cost_p90[cheapest] > budget_node_hours:
             result.budget_fits_no_run = True
             result.notes.append(f"the cheapest unmeasured node count, {cheapest}, costs "
-                                f"{cost_p90[cheapest]:,.4g} node-hours (P90), more than the "
-                                "budget")
+                                f"{format_value(cost_p90[cheapest])} node-hours (P90), more "
+                                "than the budget")
     return result
 
 

@@ -25,14 +25,13 @@ from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import Candidate, node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.durations import format_seconds
+from perfpredict.figures import format_value, significant
 from perfpredict.percent import efficiency_percent
 from perfpredict.report.tables import (
     confidence_percent,
     display_rows,
-    format_value,
     latex_table,
     markdown_table,
-    significant,
 )
 
 if TYPE_CHECKING:

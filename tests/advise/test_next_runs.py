@@ -116,6 +116,17 @@ def test_cli_table_json_and_csv(advise_cli) -> None:
     assert "run(s)" not in said
 
 
+def test_cli_writes_a_budget_in_thousands_not_an_exponent(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """A budget of 100,000 node-hours was "a budget of 1e+05 node-hours", the runs'
+    cost "2.522e+04", beside a table that writes 25,218."""
+    result = advise_cli("advise", "next-runs", *BERT, "--target-nodes", "2048",
+                        "--budget-node-hours", "100000")
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "With a budget of 100,000 node-hours, " in said
+    assert "e+0" not in said
+
+
 def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
     result = advise_cli("advise", "next-runs", *BERT, "--target-nodes", "2048",
                         "--budget-node-hours", "0.01")

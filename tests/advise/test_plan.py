@@ -211,6 +211,17 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
                                       "node-hours per run")
 
 
+def test_the_chaining_budget_writes_thousands_of_node_hours_as_the_tables_do() -> None:
+    """A chain of 2048-node jobs was "budget up to 4 x 10 min x 2048 nodes = 1.37e+03
+    node-hours per run", beside tables that write 1,365."""
+    from perfpredict.advise.job_limits import walltime_limit
+    from perfpredict.catalog import Queue, SystemSpec
+
+    spec = SystemSpec(name="m", nodes=4096, queues=(Queue("short", 1, 4096, 600.0),))
+    (chained,) = walltime_limit(1500.0, 2048, spec, 0.05, "m").warnings
+    assert chained.endswith("budget up to 4 x 10 min x 2048 nodes = 1,365 node-hours per run")
+
+
 @pytest.mark.parametrize(("nodes", "said"), [(1, "1 node"), (8, "8 nodes")])
 def test_the_queue_warnings_count_one_node_in_the_singular(nodes: int, said: str) -> None:
     """A chained run on one node was "every queue of m that takes 1 nodes"."""

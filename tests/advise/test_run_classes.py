@@ -151,8 +151,8 @@ def _predicted_evidence(rows: list[dict[str, str]]) -> dict[str, tuple[str, str]
 def test_the_evidence_predicts_each_class_never_measured(trained_store) -> None:
     """With --run-class the scaling evidence listed only the measured counts (and the
     recommendation's): the 1024 and 48 nodes a proposal asks for had no predicted row."""
+    from perfpredict.figures import format_value
     from perfpredict.report.proposal import evidence_rows
-    from perfpredict.report.tables import format_value
 
     plan = advise_plan(trained_store, PlanRequest(
         app="bert", system="dgxa100_ngc22.04", run_classes=EVIDENCE_CLASSES))

@@ -1349,7 +1349,7 @@ def test_evaluate_table_leads_with_the_hybrid_against_the_best_baseline(cli, tim
     beside the best single baseline and what keeps it from the acceptance, then every
     method's figures, to three significant digits (JSON keeps them whole)."""
     from perfpredict.evaluate.metrics import acceptance
-    from perfpredict.report.tables import format_value
+    from perfpredict.figures import format_value
 
     monkeypatch.setenv("COLUMNS", "500")  # every row on one line
     assert cli("ingest", "csv", str(timed_runs_csv)).exit_code == 0

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.estimate import Query, estimate, load_predictor
-from perfpredict.report.tables import format_value, significant
+from perfpredict.figures import format_value, significant
 from perfpredict.store import open_store
 
 BERT = {"app": "bert", "system": "dgxa100_ngc22.04_pytorch (NVIDIA)"}

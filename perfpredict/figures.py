@@ -1,0 +1,34 @@
+"""How a number reads in a sentence or a table cell: significant digits, thousands
+separated and never in exponent notation. A module of its own,
+below every layer that prints one, so that the advice's warnings (job limits, benchmark
+budgets) write node-hours as the reports' tables do: the advice may not import the
+reports, and "2.3e+03 node-hours" beside a table's "2,304" was the result."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, thousands separated and never in
+    exponent notation, which has no place in a proposal's table: 6440.2 is "6,440",
+    999.6 "1,000" (``:.3g`` wrote "1e+03"), 0.01234 "0.0123", 1.5 "1.5". Only values
+    below 1e-4 keep an exponent."""
+    if value == 0 or not math.isfinite(value) or abs(value) < 1e-4:
+        return f"{value:.{digits}g}"
+    rounded = float(f"{value:.{digits}g}")  # 999.6 -> 1000.0: the exponent it lands on
+    exponent = math.floor(math.log10(abs(rounded)))
+    text = f"{rounded:,.{max(digits - 1 - exponent, 0)}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text  # as :g, 1.5 not 1.50
+
+
+def format_value(value: Any) -> str:
+    """A cell as a reader wants it: three significant digits below 1,000, whole numbers
+    from there, thousands separated."""
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return significant(value) if abs(value) < 999.5 else f"{value:,.0f}"
+    return str(value)
+
