@@ -1,5 +1,5 @@
 """How a number reads in a sentence or a table cell: significant digits, thousands
-separated and never in exponent notation. A module of its own,
+separated and never in exponent notation, and a percentile's ordinal. A module of its own,
 below every layer that prints one, so that the advice's warnings (job limits, benchmark
 budgets) write node-hours as the reports' tables do: the advice may not import the
 reports, and "2.3e+03 node-hours" beside a table's "2,304" was the result."""
@@ -32,3 +32,20 @@ def format_value(value: Any) -> str:
         return significant(value) if abs(value) < 999.5 else f"{value:,.0f}"
     return str(value)
 
+
+def ordinal(percent: float) -> str:
+    """``percent`` as the ordinal of a percentile, written as ``:g`` writes the number:
+    95 is "95th", 51 "51st", 92 "92nd", 93 "93rd", 11 to 13 "th", and a fraction "97.5th".
+    Every percentile was "th": a --kill-risk of 0.49 read "the 51th percentile", 0.08
+    "the 92th".
+
+    >>> ordinal(95), ordinal(100 * (1 - 0.49)), ordinal(92), ordinal(13), ordinal(97.5)
+    ('95th', '51st', '92nd', '13th', '97.5th')
+    """
+    text = f"{percent:g}"  # 100 * (1 - 0.49) is 51.00000000000001, which reads "51"
+    if not text.isdigit():
+        return f"{text}th"
+    whole = int(text)
+    suffix = ("th" if whole % 100 in (11, 12, 13)
+              else {1: "st", 2: "nd", 3: "rd"}.get(whole % 10, "th"))
+    return f"{text}{suffix}"

@@ -27,7 +27,7 @@ from perfpredict.advise.checkpoint import CHECKPOINT_SIGNAL_MAX_SHARE, checkpoin
 from perfpredict.advise.scheduler import chain_hint, pbs_time
 from perfpredict.advise.selection import node_count
 from perfpredict.durations import duration_text, format_seconds
-from perfpredict.figures import format_value
+from perfpredict.figures import format_value, ordinal
 
 if TYPE_CHECKING:
     from perfpredict.catalog import Queue, SystemSpec
@@ -259,7 +259,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     work_s = queue.max_walltime_s - min(lead_s, CHECKPOINT_SIGNAL_MAX_SHARE * queue.max_walltime_s)
     chained_jobs = math.ceil(quantile_s / work_s)
     return WalltimeLimit(queue.max_walltime_s, granularity_s, queue, chained_jobs, [
-        f"the walltime of the {100 * (1 - kill_risk):g}th-percentile runtime "
+        f"the walltime of the {ordinal(100 * (1 - kill_risk))}-percentile runtime "
         f"({duration_text(walltime_s)}) exceeds the limit of every queue of {spec.name} that "
         f"takes {node_count(nodes)}, the longest {duration_text(queue.max_walltime_s)} in queue "
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "

@@ -25,7 +25,7 @@ from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import Candidate, node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.durations import format_seconds
-from perfpredict.figures import format_value, significant
+from perfpredict.figures import format_value, ordinal, significant
 from perfpredict.percent import efficiency_percent
 from perfpredict.report.tables import (
     confidence_percent,
@@ -85,7 +85,7 @@ def summary_lines(plan: Plan) -> list[str]:
             f"weak-scaling efficiency {efficiency_percent(rec.efficiency)}" if plan.weak else
             f"parallel efficiency {efficiency_percent(rec.efficiency)}, speedup "
             f"{rec.speedup:.1f}x"),
-        f"  walltime {walltime_text(plan)}: the {100 * (1 - request.kill_risk):g}th "
+        f"  walltime {walltime_text(plan)}: the {ordinal(100 * (1 - request.kill_risk))} "
         f"percentile {format_seconds(plan.walltime_quantile_s)} s rounded up to a multiple of "
         f"{plan.time_granularity_s} s{' and capped by the queue' if plan.chained_jobs > 1 else ''}"
         f"; {kill_text(plan)}, expected "
@@ -116,7 +116,7 @@ def checkpoint_lines(plan: Plan) -> list[str]:
         time_min_s, risk = time_min.time_min_s, time_min.kill_risk
         lines.append(
             f"  time-min {slurm_time(time_min_s)} (Slurm --time-min), {pbs_time(time_min_s)} "
-            f"(PBS min_walltime): the {100 * (1 - risk):g}th percentile "
+            f"(PBS min_walltime): the {ordinal(100 * (1 - risk))} percentile "
             f"{format_seconds(time_min.quantile_s)} s rounded up; the scheduler may cut "
             f"the walltime to it to start the job sooner, and a job given only that long "
             f"is killed with probability "
@@ -327,7 +327,7 @@ def _notes(plan: Plan, any_predicted: bool) -> list[str]:
              "the node ratio")
     reading = (f"Predicted rows are in italics with {pct} prediction intervals; {ideal}."
                if any_predicted else f"Predictions carry {pct} prediction intervals; {ideal}.")
-    percentile = (f"the {100 * (1 - plan.request.kill_risk):g}th percentile of the "
+    percentile = (f"the {ordinal(100 * (1 - plan.request.kill_risk))} percentile of the "
                   f"predicted runtime rounded up to a multiple of {plan.time_granularity_s} s")
     if plan.run_classes:
         queued = any(c.queue for c in plan.run_classes)

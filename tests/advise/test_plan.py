@@ -222,6 +222,23 @@ def test_the_chaining_budget_writes_thousands_of_node_hours_as_the_tables_do() -
     assert chained.endswith("budget up to 4 x 10 min x 2048 nodes = 1,365 node-hours per run")
 
 
+@pytest.mark.parametrize(("kill_risk", "said"), [("0.49", "51st"), ("0.08", "92nd"),
+                                                 ("0.07", "93rd"), ("0.05", "95th")])
+def test_the_walltime_names_its_percentile_in_english(advise_cli, kill_risk: str,  # type: ignore[no-untyped-def]
+                                                      said: str) -> None:
+    """Every percentile was "th": --kill-risk 0.49 read "the 51th percentile", 0.08 "the
+    92th", in the summary, the proposal's note and the chaining warning alike."""
+    table = advise_cli("advise", *BERT, "--kill-risk", kill_risk)
+    assert table.exit_code == 0, table.output
+    assert f"(PBS): the {said} percentile " in table.stdout
+    markdown = advise_cli("advise", *BERT, "--kill-risk", kill_risk, "--format", "markdown")
+    assert markdown.exit_code == 0, markdown.output
+    assert f"the {said} percentile of the predicted runtime" in markdown.stdout
+    chained = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2",
+                         "--kill-risk", kill_risk)
+    assert f"the walltime of the {said}-percentile runtime" in " ".join(chained.stdout.split())
+
+
 @pytest.mark.parametrize(("nodes", "said"), [(1, "1 node"), (8, "8 nodes")])
 def test_the_queue_warnings_count_one_node_in_the_singular(nodes: int, said: str) -> None:
     """A chained run on one node was "every queue of m that takes 1 nodes"."""

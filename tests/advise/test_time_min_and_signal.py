@@ -229,6 +229,14 @@ def test_json_carries_the_time_min_and_the_lead_with_units(cli) -> None:  # type
         "time_min_quantile_s", "time_min_kill_probability", "signal_lead_s"))
 
 
+def test_the_time_min_names_its_percentile_in_english(cli) -> None:  # type: ignore[no-untyped-def]
+    """A --time-min-kill-risk of 0.49 was "the 51th percentile"."""
+    result = cli(*XE_BERT, "--time-min-kill-risk", "0.49")
+    assert result.exit_code == 0, result.output
+    (line,) = [x for x in result.stdout.splitlines() if x.startswith("  time-min ")]
+    assert "min_walltime): the 51st percentile " in line
+
+
 def test_the_table_says_the_time_min_and_the_signal(cli) -> None:  # type: ignore[no-untyped-def]
     result = cli(*XE_BERT, "--time-min-kill-risk", "0.25", "--signal-lead", "300")
     assert result.exit_code == 0, result.output
