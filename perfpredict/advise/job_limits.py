@@ -211,6 +211,15 @@ class WalltimeLimit:
     queue_reason: str | None = None
 
 
+def chain_charge_text(chained_jobs: int, limit_s: float, nodes: int) -> str:
+    """What a run chained across ``chained_jobs`` jobs of ``limit_s`` on ``nodes`` may be
+    charged at most, as a product a reader can check: "3 x 24 h x 32 nodes = 2,304
+    node-hours". The plan's node-hours count the predicted runtime alone, so the chaining
+    warning and the proposal's note both say this bound beside them, worked out once."""
+    return (f"{chained_jobs} x {duration_text(limit_s)} x {node_count(nodes)} = "
+            f"{format_value(chained_jobs * limit_s * nodes / 3600)} node-hours")
+
+
 def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_risk: float,
                    measured_system: str, signal_lead_s: int | None = None) -> WalltimeLimit:
     """``quantile_s`` rounded up to the scheduler's granularity, in the queue
@@ -265,8 +274,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
         f"{queue.name!r}: walltime capped; checkpoint and chain {chained_jobs} jobs "
         f"({chain_hint(spec.scheduler)}); the node-hours count the predicted runtime "
         f"alone, while each job but the last is charged up to its limit and each restart "
-        f"reads the checkpoint back: budget up to {chained_jobs} x "
-        f"{duration_text(queue.max_walltime_s)} x {node_count(nodes)} = "
-        f"{format_value(chained_jobs * queue.max_walltime_s * nodes / 3600)} node-hours per run",
+        f"reads the checkpoint back: budget up to "
+        f"{chain_charge_text(chained_jobs, queue.max_walltime_s, nodes)} per run",
         *free],
         choice.default, choice.reason)

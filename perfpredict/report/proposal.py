@@ -21,6 +21,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from perfpredict.advise.job_limits import chain_charge_text
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import Candidate, node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
@@ -334,20 +335,31 @@ def _notes(plan: Plan, any_predicted: bool) -> list[str]:
         walltime = (f"Walltime requests: {percentile} at each class's node count"
                     + (", in the queue that takes it" if queued else "") + "".join(
                         f"; {c.label}: the limit of queue {c.queue}, each run "
-                        f"{c.chained_jobs} chained jobs, checkpointed before the limit"
+                        f"{c.chained_jobs} chained jobs, checkpointed before the limit "
+                        f"({_chain_charge_note(c.chained_jobs, c.walltime_s, c.nodes)})"
                         for c in plan.run_classes if c.chained_jobs > 1) + ".")
     elif plan.chained_jobs <= 1:
         walltime = f"Walltime: {walltime_text(plan)}, {percentile}."
     else:
+        charge = _chain_charge_note(plan.chained_jobs, plan.walltime_s, plan.recommended.nodes)
         walltime = (f"Walltime: {walltime_text(plan)}, the limit of queue {plan.queue}, "
                     f"below {percentile} ({format_seconds(plan.walltime_quantile_s)} s): "
                     f"each run is {plan.chained_jobs} chained jobs, checkpointed before "
-                    f"the limit.")
+                    f"the limit ({charge}).")
     if plan.queue_reason and not plan.run_classes:
         walltime += f" Queue {plan.queue_reason}."
     if plan.totals.periods > 1:
         walltime += f" {plan.totals.split_sentence()}"
     return [plan.basis, walltime, reading]
+
+
+def _chain_charge_note(chained_jobs: int, limit_s: float, nodes: int) -> str:
+    """The bound on a chained run's charge, in the proposal's note: the tables' node-hours
+    count the predicted runtime alone, and the warning that said what chaining may cost
+    went to stderr, out of the Markdown or LaTeX pasted into a proposal."""
+    return ("the node-hours count the predicted runtime alone; with each job but the "
+            "last charged up to its limit, a run takes up to "
+            f"{chain_charge_text(chained_jobs, limit_s, nodes)}")
 
 
 def _label_slug(text: str) -> str:

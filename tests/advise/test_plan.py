@@ -17,11 +17,13 @@ from perfpredict.advise.plan import PlanRequest, advise_plan, sweep_nodes
 from perfpredict.advise.selection import (
     Candidate,
     EfficiencyFloor,
+    node_count,
     objective_score,
     percent_apart,
 )
 from perfpredict.advise.walltime import slurm_time
 from perfpredict.errors import BadInputError, NotFoundError
+from perfpredict.figures import format_value
 from tests.advise.conftest import (
     BERT,
     BERT_SYSTEM,
@@ -519,6 +521,15 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
                           "--format", "markdown")
     assert "the limit of queue small, below the 95th percentile" in markdown.output
     assert "chained jobs, checkpointed before the limit" in markdown.output
+    # the tables count the predicted runtime alone: the note, not only a warning on
+    # stderr, bounds what the chain may be charged
+    doc = json.loads(advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes",
+                                "2", "--format", "json").stdout)
+    jobs, nodes = doc["chained_jobs"], doc["recommended_nodes"]
+    charge = format_value(jobs * 600 * nodes / 3600)
+    assert (f"(the node-hours count the predicted runtime alone; with each job but the last "
+            f"charged up to its limit, a run takes up to {jobs} x 10 min x "
+            f"{node_count(nodes)} = {charge} node-hours).") in markdown.stdout
 
 
 @pytest.mark.parametrize(("args", "code", "fragment"), [

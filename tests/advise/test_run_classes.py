@@ -91,6 +91,25 @@ def test_a_class_beyond_the_measured_counts_is_marked_so(advise_cli) -> None:
         result.output)
 
 
+@pytest.mark.parametrize("fmt", ["markdown", "latex"])
+def test_the_proposal_note_bounds_what_a_chained_class_is_charged(advise_cli, fmt: str) -> None:  # type: ignore[no-untyped-def]
+    """The tables count a chained run's predicted runtime alone; what chaining may add
+    was said only in a warning on stderr, out of the Markdown or LaTeX pasted into a
+    proposal, whose note said no more than "each run 3 chained jobs"."""
+    args = ("advise", *BERT, *CLASS_ARGS)
+    smallest = next(c for c in json.loads(advise_cli(*args, "--format", "json").stdout)[
+        "run_classes"] if c["label"] == "smallest")
+    jobs = smallest["chained_jobs"]
+    assert jobs > 1 and smallest["walltime_s"] == 600
+    result = advise_cli(*args, "--format", fmt)
+    assert result.exit_code == 0, result.output
+    assert (f"smallest: the limit of queue small, each run {jobs} chained jobs, checkpointed "
+            "before the limit (the node-hours count the predicted runtime alone; with each "
+            "job but the last charged up to its limit, a run takes up to "
+            f"{jobs} x 10 min x 1 node = {jobs / 6:.3g} node-hours)") in " ".join(
+                result.stdout.split())
+
+
 def test_the_class_at_the_recommended_count_is_priced_as_the_recommendation(
         trained_store) -> None:
     plain = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
