@@ -536,6 +536,9 @@ def test_emit_chaining_signal_when_capped(advise_cli) -> None:
     (("--min-efficiency", "2"), 2, "--min-efficiency"),
     (("--min-speedup-per-doubling", "3"), 2, "--min-speedup-per-doubling"),
     (("--kill-risk", "0.9"), 2, "--kill-risk"),
+    # "must be between 0 and 0.5 ..., got 0.5" read as if 0.5 were taken
+    (("--kill-risk", "0.5"), 2,
+     "--kill-risk must be above 0 and below 0.5 (a share of jobs killed), got 0.5"),
     (("--runs", "0"), 2, "--runs"),
     # node-hours times 10^400 runs overflowed: an internal error
     (("--runs", "1" + "0" * 400), 2,

@@ -259,11 +259,11 @@ def test_the_table_says_the_time_min_and_the_signal(cli) -> None:  # type: ignor
      "--time-min-kill-risk must be larger than --kill-risk (0.05), got 0.05"),
     (("--kill-risk", "0.3", "--time-min-kill-risk", "0.2"),
      "--time-min-kill-risk must be larger than --kill-risk (0.3), got 0.2: the time-min is "
-     "a shorter limit than the walltime, which more runs outlive; give one between 0.3 and "
-     "0.5"),
+     "a shorter limit than the walltime, which more runs outlive; give one above 0.3 and "
+     "below 0.5"),
     (("--kill-risk", "0.1", "--time-min-kill-risk", "0.1"),
      "which more runs outlive; 0.25 accepts that one run in four is killed"),
-    (("--time-min-kill-risk", "0.5"), "--time-min-kill-risk must be between 0 and 0.5"),
+    (("--time-min-kill-risk", "0.5"), "--time-min-kill-risk must be above 0 and below 0.5"),
     (("--time-min-kill-risk", "nan"), "--time-min-kill-risk must be a finite number"),
     (("--signal-lead", "abc"), "--signal-lead must be a duration above zero, in seconds "
      "(600) or as [DD-[HH:]]MM:SS (10:00, 1:30:00), got 'abc'"),

@@ -225,7 +225,7 @@ def test_unknown_system_and_bad_risk_are_bad_input(store, kth_parts, tmp_path: P
             advise_walltime(store, str(advised), kill_risk=risk)
     # told before any file is read or an advisor fitted
     with pytest.raises(BadInputError,
-                       match=r"--kill-risk must be between 0 and 0.5 \(a share of jobs killed\), got 0;"):
+                       match=r"--kill-risk must be above 0 and below 0.5 \(a share of jobs killed\), got 0;"):
         advise_walltime(store, str(tmp_path / "not-there.swf"), kill_risk=0.0)
 
 
@@ -235,7 +235,7 @@ def test_a_library_callers_kill_risk_of_another_type(store, kth_parts) -> None: 
     history, advised = kth_parts
     ingest_file(store, "swf", history)
     for risk, shown in (("0.05", "'0.05'"), (None, "None")):
-        with pytest.raises(BadInputError, match=rf"^--kill-risk must be between 0 and 0.5 "
+        with pytest.raises(BadInputError, match=rf"^--kill-risk must be above 0 and below 0.5 "
                            rf"\(a share of jobs killed\), got {shown};"):
             advise_walltime(store, str(advised), kill_risk=risk)
     advice = advise_walltime(store, advised, kill_risk=np.float32(0.25),

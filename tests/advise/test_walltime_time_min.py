@@ -187,15 +187,15 @@ def test_the_table_shows_the_time_min_only_when_asked(  # type: ignore[no-untype
     (("--kill-risk", "0.2", "--time-min-kill-risk", "0.1"),
      "Error: --time-min-kill-risk must be larger than --kill-risk (0.2), got 0.1"),
     (("--time-min-kill-risk", "0.5"),
-     "Error: --time-min-kill-risk must be between 0 and 0.5 (a share of jobs killed), "
+     "Error: --time-min-kill-risk must be above 0 and below 0.5 (a share of jobs killed), "
      "got 0.5"),
     # the example is a time-min risk the same command takes, not the default --kill-risk
     (("--time-min-kill-risk", "0.7"),
-     "Error: --time-min-kill-risk must be between 0 and 0.5 (a share of jobs killed), got "
+     "Error: --time-min-kill-risk must be above 0 and below 0.5 (a share of jobs killed), got "
      "0.7; 0.25 accepts that one run in four is killed if the job is given only that long"),
     (("--kill-risk", "0.3", "--time-min-kill-risk", "0.7"),
-     "Error: --time-min-kill-risk must be between 0 and 0.5 (a share of jobs killed), got "
-     "0.7; give one between 0.3 and 0.5"),
+     "Error: --time-min-kill-risk must be above 0 and below 0.5 (a share of jobs killed), got "
+     "0.7; give one above 0.3 and below 0.5"),
 ])
 def test_a_time_min_risk_not_above_the_kill_risk_or_from_one_half_is_refused(  # type: ignore[no-untyped-def]
         kth_cli, args: tuple[str, ...], message: str) -> None:

@@ -78,7 +78,7 @@ def check_kill_risk(kill_risk: float, option: str = "--kill-risk",
     any work, so that a mistyped ``--kill-risk`` is told at once, not after an advisor
     is fitted. A library caller's text or None was a TypeError out of the comparison."""
     if not (is_number(kill_risk) and 0.0 < kill_risk < 0.5):
-        raise BadInputError(f"{option} must be between 0 and 0.5 (a share of jobs "
+        raise BadInputError(f"{option} must be above 0 and below 0.5 (a share of jobs "
                             f"killed), got {shown(kill_risk)}; {example}")
 
 
@@ -94,7 +94,7 @@ def check_time_min_kill_risk(time_min_kill_risk: float | None, kill_risk: float)
     # default --kill-risk, which a time-min risk must exceed
     example = ("0.25 accepts that one run in four is killed if the job is given only "
                "that long" if kill_risk < 0.25 else
-               f"give one between {kill_risk:g} and 0.5")
+               f"give one above {kill_risk:g} and below 0.5")
     check_kill_risk(time_min_kill_risk, "--time-min-kill-risk", example)
     if time_min_kill_risk <= kill_risk:
         raise BadInputError(
