@@ -5,7 +5,8 @@ predicted curve as a line with its interval as a shaded band, ideal scaling dash
 ranges outside the measurements shaded (beyond the largest, and below the smallest where a
 run class lies there), the recommended node count starred and
 each ``--run-class`` node count marked with an open diamond and the class's label. Right:
-parallel efficiency against the smallest measured configuration (100% there), measured
+parallel efficiency (weak-scaling efficiency for a weak-scaling series) against the
+smallest measured configuration (100% there), measured
 and predicted, with the efficiency floor and the same marks. PNG, SVG or PDF by the file's
 extension; matplotlib is imported here only, and its pyplot not at all (no display
 needed, and a notebook's backend and figures are left as they were).
@@ -295,8 +296,11 @@ def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
                *(r["measured_efficiency"] for r in measured)])
     ax_eff.set_ylim(0, min(top * 1.05, 2.0))
     ax_eff.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:.0%}"))
-    ax_eff.set_ylabel("Parallel efficiency (vs smallest measured)")
-    ax_eff.set_title("Parallel efficiency", fontsize=11)
+    # as the summary names it: a weak-scaling series' panel said "Parallel efficiency"
+    # beside "weak-scaling efficiency 71%"
+    efficiency = "Weak-scaling efficiency" if plan.weak else "Parallel efficiency"
+    ax_eff.set_ylabel(f"{efficiency} (vs smallest measured)")
+    ax_eff.set_title(efficiency, fontsize=11)
     ax_eff.legend(fontsize=8, loc="best")
 
     if axes is None:

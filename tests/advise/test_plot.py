@@ -102,6 +102,24 @@ def test_a_recommendation_of_one_node_is_labelled_in_the_singular(trained_store,
     assert not [t for t in texts if "1 nodes" in t], texts
 
 
+def test_a_weak_scaling_panel_is_named_as_the_summary_names_it(trained_store,
+                                                              tmp_path: Path) -> None:
+    """RELeARN's panel said "Parallel efficiency" beside a summary's "weak-scaling
+    efficiency 71%"; a strong-scaling series' keeps its name."""
+    import matplotlib
+
+    weak = advise_plan(trained_store, PlanRequest(
+        app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=48))
+    strong = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+    for plan, name, other in ((weak, "Weak-scaling efficiency", "Parallel efficiency"),
+                              (strong, "Parallel efficiency", "Weak-scaling efficiency")):
+        with matplotlib.rc_context({"svg.fonttype": "none"}):  # text as text, not as paths
+            figure = save_scaling_plot(plan, tmp_path / "panel.svg").figure
+        texts = [el.text or "" for el in ET.parse(figure).iter() if el.tag.endswith("text")]
+        assert name in texts and f"{name} (vs smallest measured)" in texts, texts
+        assert not [t for t in texts if other in t], texts
+
+
 def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     """The figure marked only the recommendation, not the node counts the run classes
