@@ -705,6 +705,8 @@ def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
         return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "
                        f"for {where}, so no allocation units).")
     unit = spec.allocation_unit or "allocation units"
+    if spec.charge_factor == 1:  # "at 1 Frontier node-hours per node-hour" was the caption
+        unit = unit.removesuffix("s")
     multiplier = _multiplier_text(spec, queue)
     return text + (f"; charged on {spec.name} at {spec.charge_factor:g} {unit} per node-hour "
                    f"of elapsed time{f', {multiplier}' if multiplier else ''}.")

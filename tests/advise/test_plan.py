@@ -323,6 +323,23 @@ def test_a_queue_charge_multiplier_is_stated_with_its_queue(trained_url, tmp_pat
                                "queue 'medium'."), plan.basis
 
 
+def test_a_charge_of_one_unit_per_node_hour_is_said_in_the_singular(trained_url,  # type: ignore[no-untyped-def]
+                                                                  tmp_path) -> None:
+    """Frontier's proposal caption read "charged on Frontier at 1 Frontier node-hours per
+    node-hour of elapsed time"."""
+    import dataclasses
+
+    from perfpredict.cli.app import app
+
+    url = with_bert_machine(trained_url, tmp_path, lambda spec: dataclasses.replace(
+        spec, charge_factor=1.0, allocation_unit="test node-hours"))
+    result = CliRunner().invoke(app, ["--db", url, "advise", *BERT, "--max-nodes", "64",
+                                      "--format", "markdown"])
+    assert result.exit_code == 0, result.output
+    assert (f"charged on {BERT_SYSTEM} at 1 test node-hour per node-hour of elapsed time."
+            in result.stdout), result.stdout
+
+
 def test_sweep_defaults_to_the_catalog_size(trained_store) -> None:
     plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST))
     nodes = [c.nodes for c in plan.candidates]
