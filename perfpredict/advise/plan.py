@@ -5,7 +5,8 @@ for an allocation proposal.
 
 1. **Sweep.** Node counts from the smallest measured one up to ``max_nodes`` (else the
    catalog's node count for the system, else 16x the largest measured): the powers of two
-   and the measured counts. Each is predicted with its interval by the trained predictor.
+   and the measured counts, and ``max_nodes`` or the machine's size itself. Each is
+   predicted with its interval by the trained predictor.
 2. **Choose.** Among the counts that meet the efficiency floor (overall, against the
    smallest measured configuration, and/or a speedup per doubling as Notur asks), the
    objective picks one (:mod:`perfpredict.advise.selection`), and one sentence says which
@@ -414,8 +415,11 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
                             f"configuration ({measured_nodes[0]:g} nodes); raise it")
     swept = sweep_nodes(measured_nodes[0], measured_nodes, max_nodes)
     machine_nodes = int(spec.nodes) if spec and spec.nodes else None
-    if max_nodes == machine_nodes and swept[-1] < max_nodes:
-        swept.append(max_nodes)  # the whole machine, which no power of two may be
+    if max_nodes in (machine_nodes, request.max_nodes) and swept[-1] < max_nodes:
+        # the whole machine, or the most nodes the user will ask for (--max-nodes 20 swept
+        # 16 alone and said "raise --max-nodes to look further"), which no power of two
+        # may be
+        swept.append(max_nodes)
     nodes, queue_notes = queued_nodes(swept, spec)
     sweep_notes += queue_notes
     sweep_end = (f"no queue of {spec.name} takes more nodes" if spec and nodes[-1] < swept[-1]

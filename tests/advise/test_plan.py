@@ -365,6 +365,17 @@ def test_the_sweep_stops_at_the_machine_size(trained_store) -> None:
                                 f"queue of {BERT_SYSTEM} takes more nodes).")
 
 
+def test_the_sweep_considers_the_max_nodes_asked_for(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """--max-nodes 100 swept the powers of two up to 64 and not 100 itself, the count a
+    user capped at (an allocation's or a queue's largest job), while "raise --max-nodes
+    to look further" asked for more; the machine's size was swept, a user's cap not."""
+    doc = json.loads(advise_cli("advise", *BERT, "--max-nodes", "100", "--format",
+                                "json").stdout)
+    assert [c["nodes"] for c in doc["candidates"]] == [1, 2, 4, 8, 16, 32, 64, 100]
+    table = advise_cli("advise", *BERT, "--max-nodes", "100", "--format", "csv")
+    assert table.stdout.splitlines()[-1].startswith("100,False,")
+
+
 def test_weak_scaling_series_measured_in_ranks(trained_store) -> None:
     plan = advise_plan(trained_store, PlanRequest(
         app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=32))
