@@ -699,11 +699,16 @@ def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
     conversion used, as proposals must state: the queue's charge multiplier by number
     (a premium queue's 2x made 220 node-hours 660 units at 1.5 units per node-hour,
     which "times the queue's multiplier" left a reviewer to guess)."""
-    counts = ", ".join(f"{m.nodes:g}" for m in measured)
-    text = f"Runtimes rest on {entry.n_runs} runs of {series_name} at {counts} nodes"
+    text = f"Runtimes rest on {entry.n_runs} runs of {series_name} at "
     if entry.scale_unit == "ranks":
-        text += (f" (measured in MPI ranks, converted at "
+        # the ranks as measured: converted, LULESH's 64 and 125 read "2.37037, 4.62963 nodes"
+        # the nodes as the evidence table writes them, so the proposal names one set
+        span = " to ".join(dict.fromkeys(f"{m.nodes:g}" for m in (measured[0], measured[-1])))
+        text += (", ".join(f"{m.nodes * scale_per_node:.6g}" for m in measured)
+                 + f" MPI ranks ({span} node{'' if span == '1' else 's'}, converted at "
                  f"{ranks_per_node_text(scale_per_node)})")
+    else:
+        text += ", ".join(f"{m.nodes:g}" for m in measured) + " nodes"
     if spec is None or spec.charge_factor is None:
         where = spec.name if spec else entry.key.system
         return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "

@@ -383,7 +383,20 @@ def test_weak_scaling_series_measured_in_ranks(trained_store) -> None:
     assert [m.nodes for m in plan.measured] == [1, 2, 4, 8, 16]
     assert plan.candidates[-1].nodes == 256  # 16x the largest measured, no catalog size
     assert plan.recommended.efficiency >= 0.7
-    assert "converted at 32 MPI ranks per node" in plan.basis
+    assert ("at 32, 64, 128, 256, 512 MPI ranks (1 to 16 nodes, converted at 32 MPI ranks "
+            "per node)") in plan.basis
+
+
+def test_the_basis_names_the_ranks_measured_not_fractions_of_nodes(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """LULESH ran 27 to 343 ranks: at 27 ranks per node its basis read "at 1, 2.37037,
+    4.62963, 8, 12.7037 nodes", counts no one ran, in a proposal's caption; the ranks
+    are named, and the nodes they span as the evidence table writes them."""
+    result = advise_cli("advise", "--app", "LULESH 2.0.3", "--ranks-per-node", "27")
+    assert result.exit_code == 0, result.output
+    (basis,) = [line for line in result.stdout.splitlines() if line.startswith("  basis: ")]
+    assert (" at 27, 64, 125, 216, 343 MPI ranks (1 to 12.7037 nodes, converted at 27 MPI "
+            "ranks per node);") in basis
+    assert "2.37" not in basis
 
 
 def test_bad_requests_are_refused(trained_store) -> None:

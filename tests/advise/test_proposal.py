@@ -83,14 +83,14 @@ def test_evidence_is_in_olcf_shape(bert_plan) -> None:
 
 def test_the_evidence_names_node_counts_as_the_basis_does(trained_store) -> None:  # type: ignore[no-untyped-def]
     """RELeARN, measured in ranks (32-512), at 48 ranks per node is measured at 0.666667
-    to 10.6667 nodes, as the basis says; the evidence table rounded them to three digits
-    (0.667, 10.7), so the proposal named two sets of node counts."""
+    to 10.6667 nodes, as the basis says beside the ranks; the evidence table rounded
+    them to three digits (0.667, 10.7), so the proposal named two sets of node counts."""
     plan = advise_plan(trained_store, PlanRequest(
         app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=48))
     rows, _, predicted = evidence_rows(plan)
     measured = [r["Nodes"] for r, guessed in zip(rows, predicted, strict=True) if not guessed]
     assert measured == ["0.666667", "1.33333", "2.66667", "5.33333", "10.6667"]
-    assert f"at {', '.join(measured)} nodes" in plan.basis
+    assert f"({measured[0]} to {measured[-1]} nodes, converted at 48 MPI" in plan.basis
 
 
 def test_latex_is_balanced_and_escaped(bert_plan) -> None:
