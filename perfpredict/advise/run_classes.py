@@ -20,6 +20,7 @@ from typing import Any
 
 from perfpredict.counts import check_count
 from perfpredict.errors import BadInputError
+from perfpredict.figures import format_value
 
 #: Most production runs ``--runs`` (or a run class) budgets for. A proposal's run classes
 #: count tens to thousands of runs (an ensemble campaign tens of thousands); a million runs
@@ -270,8 +271,10 @@ class ResourceTotals:
         if runs % self.periods == 0:
             return split
         share = runs / self.periods
-        return (f"{split} The share is an average: {runs:g} run{'' if runs == 1 else 's'} "
-                f"over {self.periods} periods is {share:.3g} runs per {self.period_label}"
+        # written as the table's cells are: 1e+06 runs "is 8.33e+03 runs per month"
+        return (f"{split} The share is an average: {format_value(float(runs))} "
+                f"run{'' if runs == 1 else 's'} over {self.periods} periods is "
+                f"{format_value(float(share))} runs per {self.period_label}"
                 f"{', fewer than one' if share < 1 else ''}, and a period in which a run is "
                 f"made needs that run's whole node-hours; ask for each run in the period "
                 f"it is made.")

@@ -97,7 +97,7 @@ def summary_lines(plan: Plan) -> list[str]:
         f"  node-hours per run {format_value(rec.node_hours_p50)} (P50), "
         f"{format_value(rec.node_hours_p90)} "
         "(P90)" + ("" if request.runs == 1 else  # the totals are the run's
-                   f"; for {request.runs} runs {format_value(plan.node_hours_p50)} (P50), "
+                   f"; for {request.runs:,} runs {format_value(plan.node_hours_p50)} (P50), "
                    f"{format_value(plan.node_hours_p90)} (P90)") + _units_text(
             plan.allocation_unit, (plan.node_hours_p50, plan.node_hours_p90),
             (plan.allocation_units_p50, plan.allocation_units_p90)),

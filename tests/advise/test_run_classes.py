@@ -262,6 +262,14 @@ def test_runs_that_do_not_divide_into_the_periods_are_said_to_be_an_average(  # 
             "node-hours; ask for each run in the period it is made.") in result.output
     five = advise_cli("advise", *BERT, "--runs", "5", *PERIODS, "--format", "markdown")
     assert "5 runs over 4 periods is 1.25 runs per quarter, and a period" in five.output
+    # a million runs were "1e+06 runs over 120 periods is 8.33e+03 runs per month" and
+    # "for 1000000 runs", beside a table that writes 8,333
+    many = advise_cli("advise", *BERT, "--runs", "1000000", "--periods", "120",
+                      "--period-label", "month")
+    assert many.exit_code == 0, many.output
+    said = " ".join(many.stdout.split())
+    assert "1,000,000 runs over 120 periods is 8,333 runs per month, and a period" in said
+    assert "; for 1,000,000 runs " in said and "e+0" not in said
     # runs that divide evenly need no word
     even = advise_cli("advise", *BERT, "--runs", "8", *PERIODS)
     assert "Totals per quarter split evenly" in even.output
