@@ -3,8 +3,10 @@ the user guide's Python as it runs."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import re
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +37,37 @@ def test_dir_of_a_lazy_package_lists_its_public_names(name: str) -> None:
     assert listed == sorted(listed)
     for public in package.__all__:
         assert getattr(package, public) is not None
+
+
+def _names_a_type_checker_sees(path: Path) -> set[str]:
+    """The names a module binds at its top level, with those imported under ``if
+    TYPE_CHECKING:``, which is all a type checker knows of a name loaded on first use."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    body = list(tree.body)
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            body += node.body
+    names: set[str] = set()
+    for node in body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
+
+
+@pytest.mark.parametrize("name", LAZY_PACKAGES)
+def test_a_lazy_packages_names_are_typed(name: str) -> None:
+    """A name loaded on first use is typed only if the package also imports it for type
+    checking: ``perfpredict.ingest`` did not, so mypy took ``from perfpredict.ingest
+    import ingest_file`` as ``Any`` (its ``__getattr__``'s type) and passed ``s: str =
+    ingest_file(...).n_stored``."""
+    package = importlib.import_module(name)
+    untyped = set(package.__all__) - _names_a_type_checker_sees(Path(package.__file__ or ""))
+    assert not untyped, sorted(untyped)
 
 
 def test_the_user_guides_frame_of_estimates_runs_as_quoted() -> None:

@@ -9,9 +9,14 @@ The names below are loaded on first use, so that importing the format registry (
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from perfpredict._imports import listing
+
+if TYPE_CHECKING:
+    from perfpredict.ingest.pipeline import ingest_file, ingest_paths
+    from perfpredict.ingest.records import BadRecord, IngestOptions, RunRecord
+    from perfpredict.store.writer import BatchReport
 
 _LAZY = {
     "BatchReport": "perfpredict.store.writer",
@@ -21,13 +26,14 @@ _LAZY = {
     "IngestOptions": "perfpredict.ingest.records",
     "RunRecord": "perfpredict.ingest.records",
 }
-__all__ = sorted(_LAZY)
+__all__ = ["BadRecord", "BatchReport", "IngestOptions", "RunRecord", "ingest_file",
+           "ingest_paths"]
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __dir__ = listing(globals(), __all__)
