@@ -9,7 +9,7 @@ an actionable message instead of a traceback.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -34,3 +34,18 @@ def listing(namespace: dict[str, Any], lazy_names: Iterable[str]) -> Callable[[]
     of ``estimate``, ``Query`` or ``open_store``. ``namespace`` is the package's
     ``globals()``, read at each call: a submodule imported since is listed too."""
     return lambda: sorted({*namespace, *lazy_names})
+
+
+def lazy_attribute(package: str, name: str, names: Mapping[str, str],
+                   modules: Iterable[str] = ()) -> Any:
+    """A package's ``__getattr__`` (PEP 562): ``name`` from the module ``names`` maps it
+    to, or the submodule ``package.name`` when ``modules`` holds it, each imported then.
+    The submodules are reachable by their dotted names after ``import perfpredict``
+    alone, as the package docstring writes each call (``perfpredict.store.queries.
+    runs_frame``), which was "module 'perfpredict.store' has no attribute 'queries'"
+    unless a notebook had imported the submodule itself."""
+    if name in names:
+        return getattr(importlib.import_module(names[name]), name)
+    if name in modules:
+        return importlib.import_module(f"{package}.{name}")
+    raise AttributeError(f"module {package!r} has no attribute {name!r}")

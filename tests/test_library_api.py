@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -101,6 +103,38 @@ def test_help_of_the_package_names_the_calls_where_they_are() -> None:
     for command in ("ingest", "train", "estimate", "advise", "evaluate"):
         assert f"``perfpredict {command}``" in doc
 
+
+
+def test_the_package_reaches_each_call_by_its_dotted_name_when_named() -> None:
+    """``import perfpredict`` then ``perfpredict.store.open_store(...)``, as
+    ``help(perfpredict)`` writes each call, was "module 'perfpredict' has no attribute
+    'store'" (and ``perfpredict.advise.plan``, ``perfpredict.store.queries`` likewise
+    until imported by hand). Each module is imported when first named, so ``import
+    perfpredict`` still imports nothing else. Run in a fresh interpreter: this one has
+    imported them all."""
+    script = """
+import re, sys, perfpredict
+print(sorted(m for m in sys.modules if m.startswith(("perfpredict", "numpy"))))
+for dotted in re.findall(r"``perfpredict((?:[.]\\w+)+)[(]", perfpredict.__doc__):
+    value = perfpredict
+    for part in dotted.strip(".").split("."):
+        if part != "estimate_many":  # a method of what load_predictor returns
+            value = getattr(value, part)
+    print(dotted, callable(value))
+print({"store", "estimate", "advise"} <= set(dir(perfpredict)))
+try:
+    perfpredict.stor
+except AttributeError as exc:
+    print(exc)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120)
+    lines = done.stdout.splitlines()
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert lines[0] == "['perfpredict']"
+    assert len(lines) >= 13 and all(line.endswith(" True") for line in lines[1:-2]), lines
+    assert {".store.queries.runs_frame True", ".advise.plan.advise_plan True"} <= set(lines)
+    assert lines[-2:] == ["True", "module 'perfpredict' has no attribute 'stor'"]
 
 
 @pytest.mark.parametrize(("call", "names"), [

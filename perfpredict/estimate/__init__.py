@@ -20,10 +20,9 @@ held to twice ``import numpy``).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from perfpredict._imports import listing
+from perfpredict._imports import lazy_attribute, listing
 
 if TYPE_CHECKING:
     from perfpredict.estimate.batch import (
@@ -57,9 +56,7 @@ __all__ = ["BATCH_COLUMNS", "BatchEstimates", "Estimate", "LoadedPredictor", "Qu
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, name, _LAZY)
 
 
 __dir__ = listing(globals(), __all__)

@@ -8,10 +8,9 @@ The names below are loaded on first use, so that importing the format registry (
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from perfpredict._imports import listing
+from perfpredict._imports import lazy_attribute, listing
 
 if TYPE_CHECKING:
     from perfpredict.ingest.pipeline import ingest_file, ingest_paths
@@ -31,9 +30,7 @@ __all__ = ["BadRecord", "BatchReport", "IngestOptions", "RunRecord", "ingest_fil
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, name, _LAZY)
 
 
 __dir__ = listing(globals(), __all__)

@@ -8,12 +8,13 @@ must not pull in SQLAlchemy (it costs about as long to import as numpy).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
-from perfpredict._imports import listing
+from perfpredict._imports import lazy_attribute, listing
 
 if TYPE_CHECKING:
+    from perfpredict.store import batches as batches
+    from perfpredict.store import queries as queries
     from perfpredict.store.database import open_store
     from perfpredict.store.handle import StoreLike
     from perfpredict.store.opened import Store
@@ -23,10 +24,12 @@ _LAZY = {"Store": "perfpredict.store.opened", "StoreLike": "perfpredict.store.ha
 __all__ = ["Store", "StoreLike", "open_store"]
 
 
+#: The submodules the user guide's calls live in (``perfpredict.store.queries.runs_frame``).
+_MODULES = ("batches", "queries")
+
+
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lazy_attribute(__name__, name, _LAZY, _MODULES)
 
 
-__dir__ = listing(globals(), __all__)
+__dir__ = listing(globals(), [*__all__, *_MODULES])
