@@ -79,19 +79,32 @@ def test_help_builds_no_ingest_records(tmp_path: Path) -> None:
     assert report["dataclasses"] == [], report["dataclasses"]
 
 
-@pytest.mark.parametrize("store", ["empty", "absent"])
+@pytest.mark.parametrize("store", ["empty", "absent", "trained", "trained-explain"])
 def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
         tmp_path: Path, store: str) -> None:
     """The bundled predictor answers; an empty SQLite store (schema, no artifact) is read
-    through the standard library's sqlite3. Nor does it load the advice (its node
-    selection was imported to print an efficiency), the batch of ``--input`` or the
-    fitting of series the predictor was not trained with."""
-    if store == "empty":
+    through the standard library's sqlite3, and so is a trained one's predictor (its
+    document and the asked application's series entries), the store a user estimates
+    from every day, which no check held to this before; ``--explain`` adds its chain of
+    steps and nothing heavy. Nor does it load the advice (its node selection was
+    imported to print an efficiency), the batch of ``--input`` or the fitting of series
+    the predictor was not trained with."""
+    explain = ["--explain"] if store == "trained-explain" else []
+    if store != "absent":
         from perfpredict.store import open_store
 
-        open_store(f"sqlite:///{tmp_path / 'perfpredict.db'}").dispose()
+        opened = open_store(f"sqlite:///{tmp_path / 'perfpredict.db'}")
+        if store.startswith("trained"):
+            from perfpredict import artifact
+            from perfpredict.estimate import load_predictor
+            from perfpredict.store.artifacts import save_artifact
+            from tests.conftest import bundled_doc_as_trained
+
+            save_artifact(opened, artifact.seal(bundled_doc_as_trained()))
+            assert load_predictor(opened).origin == "the store"  # not the bundled file
+        opened.dispose()
     report = _report("estimate", "--app", "bert", "--nodes", "64", "--format", "json",
-                     home=tmp_path)
+                     *explain, home=tmp_path)
     loaded = set(report["loaded"])
     assert report["exit"] == 0
     assert "numpy" in loaded  # the check sees what ran: the trees are evaluated
@@ -99,6 +112,7 @@ def test_estimate_imports_neither_training_libraries_nor_sqlalchemy(
     assert not [name for name in report["submodules"] if name.startswith("perfpredict.advise")]
     assert not {"perfpredict.estimate.batch", "perfpredict.estimate.untrained",
                 "perfpredict.model.fit"} & set(report["submodules"])
+    assert ("perfpredict.estimate.explain" in report["submodules"]) == bool(explain)
 
 
 @pytest.mark.parametrize("extra", [["--io-bytes", "1e12"], ["--nodes", "65536"]],
