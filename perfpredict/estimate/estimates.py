@@ -172,6 +172,18 @@ class Estimate:
     #: (``explain=True``; ``estimate --explain``), else None.
     explanation: Explanation | None = None
 
+    def __repr__(self) -> str:
+        # what a notebook shows of estimate(...): the answer, its interval and how many
+        # notes qualify it, where the dataclass's repr spelled out the law's formula, the
+        # breakdown and every note (2,000 characters for one Castro estimate, the runtime
+        # in the middle of it); as_dict() holds them all
+        return (f"Estimate(series={self.series!r}, nodes={self.nodes:g}, "
+                f"predicted_runtime_s={self.predicted_runtime_s:.4g}, "
+                f"lower_runtime_s={self.lower_runtime_s:.4g}, "
+                f"upper_runtime_s={self.upper_runtime_s:.4g}, confidence={self.confidence:g}, "
+                f"extrapolation_doublings={self.extrapolation_doublings:.2g}, "
+                f"n_notes={len(self.notes)})")
+
     def as_dict(self) -> dict[str, Any]:
         """The fields as JSON-ready data; ``explanation`` only where one was asked for,
         so that the JSON of an estimate without it is as it was."""

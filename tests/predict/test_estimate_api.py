@@ -263,6 +263,22 @@ def test_a_dict_for_a_query_or_a_plan_request_says_how_to_make_one(tmp_path: Pat
         estimate(None, "bert")  # type: ignore[arg-type]
 
 
+def test_an_estimate_shows_its_answer_in_one_line() -> None:
+    """A notebook showed ``estimate(...)`` as the dataclass's repr: every field, the law's
+    formula, the breakdown and the notes in full (about 2,000 characters, the runtime
+    somewhere in the middle); now the answer and its interval, and how many notes
+    ``as_dict()`` and ``notes`` hold."""
+    est = estimate(None, Query(app="bert", nodes=64))
+    shown = repr(est)
+    assert shown == (
+        f"Estimate(series={est.series!r}, nodes=64, predicted_runtime_s="
+        f"{est.predicted_runtime_s:.4g}, lower_runtime_s={est.lower_runtime_s:.4g}, "
+        f"upper_runtime_s={est.upper_runtime_s:.4g}, confidence=0.9, "
+        f"extrapolation_doublings=1, n_notes={len(est.notes)})")
+    assert len(shown) < 300 and est.notes and est.notes[0] not in shown
+    assert est.as_dict()["notes"] == est.notes  # the fields are all still there
+
+
 def test_a_loaded_predictor_shows_where_it_came_from_its_size_and_age() -> None:
     """A notebook showed ``load_predictor(store)`` as ``<...LoadedPredictor object at
     0x7f...>``: now its origin, the store (its password hidden), how many series and
