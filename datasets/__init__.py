@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfpredict.errors import NotFoundError
+from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.names import given_names
 from perfpredict.store.handle import fills_store, takes_store
 
@@ -83,9 +83,18 @@ def named(names: str | Iterable[str]) -> list[str]:
 
 
 def load(name: str) -> pd.DataFrame:
-    """The data set as a DataFrame (one row per run)."""
+    """One data set's file as a DataFrame (one row per run, its CSV's columns), read
+    without a store. The command of the same name, ``perfpredict datasets load``, stores
+    data sets: that is :func:`ingest`, which a notebook following the command reached
+    for here and was told "no bundled data set Store(url=...)"."""
     import pandas as pd
 
+    if not isinstance(name, str):
+        raise BadInputError(
+            f"load reads one data set's file by its name (load('castro_scaling')), not a "
+            f"{type(name).__name__}; to store data sets, as the command 'datasets load' "
+            "does, call perfpredict.datasets.ingest(store, names); runs_frame(names) gives "
+            "several as a store holds them")
     return pd.read_csv(path(name))
 
 

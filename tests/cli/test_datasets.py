@@ -385,3 +385,21 @@ def test_one_data_set_by_name_is_that_data_set_not_its_letters(store) -> None:  
     with pytest.raises(BadInputError, match=r"^names must be a data set's name or a list of "
                        r"names, as \['castro_scaling'\], got 5$"):
         datasets.ingest(store, 5)  # type: ignore[arg-type]
+
+
+def test_load_given_a_store_says_that_ingest_stores_data_sets(store) -> None:  # type: ignore[no-untyped-def]
+    """``datasets.load`` reads one file as a DataFrame, while the command ``datasets
+    load`` stores data sets: a notebook following the command called
+    ``datasets.load(store)`` and was told "no bundled data set Store(url=...)"."""
+    from perfpredict import datasets
+    from perfpredict.errors import BadInputError
+    from perfpredict.store.queries import runs_frame
+
+    for given, kind in ((store, "Store"), (["relearn", "lulesh_thicket"], "list")):
+        with pytest.raises(BadInputError, match=(
+                rf"^load reads one data set's file by its name \(load\('castro_scaling'\)\), "
+                rf"not a {kind}; to store data sets, as the command 'datasets load' does, call "
+                r"perfpredict\.datasets\.ingest\(store, names\); runs_frame\(names\)")):
+            datasets.load(given)
+    assert len(runs_frame(store)) == 0
+    assert len(datasets.load("lulesh_thicket")) == 5
