@@ -142,13 +142,16 @@ except AttributeError as exc:
      ["app", "nodes", "system", "problem_size", "variant", "ranks_per_node",
       "threads_per_rank", "io_bytes", "net_bytes", "flops", "mem_bytes"]),
     ("perfpredict.estimate.estimate", ["db_url", "query", "confidence", "explain"]),
+    ("perfpredict.ingest.ingest_file",
+     ["fmt", "path", "options", "n_stored", "n_rejected", "already_ingested"]),
     ("perfpredict.advise.plan.advise_plan",
      ["store", "request", "recommended", "walltime_s", "node_hours_p90", "candidate_rows()"]),
 ])
 def test_help_of_a_main_call_names_what_it_takes_and_returns(call: str,
                                                              names: list[str]) -> None:
     """``help(Query)`` said "What a user asks" and nothing of its fields or units;
-    ``help(advise_plan)`` sent the reader to the module docstring for what it returns."""
+    ``help(advise_plan)`` sent the reader to the module docstring for what it returns,
+    ``help(ingest_file)`` there for the formats, the options and what it returns."""
     module, _, name = call.rpartition(".")
     doc = getattr(importlib.import_module(module), name).__doc__ or ""
     for named in names:

@@ -133,7 +133,19 @@ def _named_file(path: object) -> Path:
 def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions | None = None,
                 progress: ProgressCallback | None = None,
                 replaces: Sequence[str] = ()) -> BatchReport:
-    """Ingest one file of format ``fmt`` into ``store``; see the module doc for guarantees.
+    """Ingest one file of format ``fmt`` into ``store``: ``perfpredict ingest FMT PATH``.
+
+    ``fmt`` is one of :data:`~perfpredict.ingest.registry.FORMATS` ("csv", "sacct",
+    "sacct-json", "jobcomp", "swf", "pbs", "lsf", "sge", "darshan"); ``path`` a file, or
+    ``"-"`` for standard input; ``options`` an :class:`IngestOptions` (``system``,
+    ``on_error="skip"``, the command's other options). Returns the file's
+    :class:`~perfpredict.store.writer.BatchReport`: ``n_stored`` runs stored,
+    ``n_duplicates`` already held, ``n_rejected`` kept as rejects, ``already_ingested``
+    for a file stored before (which stores nothing again), and its ``warnings``.
+
+    A bad record raises :class:`~perfpredict.errors.BadInputError` naming the file and
+    line, and nothing of the file is stored (one transaction per file), so the call can
+    be repeated once the file is fixed; the module doc lists the guarantees.
     ``replaces``: checksums of earlier releases of the file, whose runs it replaces
     (:func:`~perfpredict.store.writer.write_file`)."""
     options = (IngestOptions() if options is None
