@@ -141,7 +141,7 @@ except AttributeError as exc:
     ("perfpredict.estimate.Query",
      ["app", "nodes", "system", "problem_size", "variant", "ranks_per_node",
       "threads_per_rank", "io_bytes", "net_bytes", "flops", "mem_bytes"]),
-    ("perfpredict.estimate.estimate", ["db_url", "query", "confidence", "explain"]),
+    ("perfpredict.estimate.estimate", ["store", "query", "confidence", "explain"]),
     ("perfpredict.ingest.ingest_file",
      ["fmt", "path", "options", "n_stored", "n_rejected", "already_ingested"]),
     ("perfpredict.advise.plan.advise_plan",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.counts import plain
+from perfpredict.deprecation import renamed_keyword
 from perfpredict.errors import BadInputError, PerfPredictError
 from perfpredict.estimate.estimates import BATCH_COLUMNS, load_predictor
 from perfpredict.estimate.lookup import Query, column_name
@@ -315,7 +316,8 @@ class StreamedEstimates:
             yield from chunk.records()
 
 
-def estimate_batch(db_url: StoreLike | None, path: str | os.PathLike[str],
+@renamed_keyword("db_url", "store")
+def estimate_batch(store: StoreLike | None, path: str | os.PathLike[str],
                    confidence: float = 0.9) -> BatchEstimates:
     """Answer every row of a query CSV: its own cells, then the estimate's columns, the
     last of them ``notes``: what ``perfpredict estimate`` of the row would note, joined
@@ -327,12 +329,13 @@ def estimate_batch(db_url: StoreLike | None, path: str | os.PathLike[str],
     in memory, so they are answered as one chunk (each series once);
     :func:`estimate_batches` gives the same rows a chunk at a time.
     """
-    streamed = estimate_batches(db_url, path, confidence, chunk_queries=sys.maxsize)
+    streamed = estimate_batches(store, path, confidence, chunk_queries=sys.maxsize)
     [whole] = streamed.chunks
     return whole
 
 
-def estimate_batches(db_url: StoreLike | None, path: str | os.PathLike[str],
+@renamed_keyword("db_url", "store")
+def estimate_batches(store: StoreLike | None, path: str | os.PathLike[str],
                      confidence: float = 0.9,
                      chunk_queries: int = CHUNK_QUERIES) -> StreamedEstimates:
     """:func:`estimate_batch`'s rows, answered ``chunk_queries`` at a time as the file is
@@ -349,7 +352,7 @@ def estimate_batches(db_url: StoreLike | None, path: str | os.PathLike[str],
     header, parsed = opened.enter_context(_query_file(path))
     kept = [c for c in header if c not in BATCH_COLUMNS]
     columns = [*kept, *BATCH_COLUMNS]
-    return StreamedEstimates(columns, _answered(opened, db_url, path, parsed, columns,
+    return StreamedEstimates(columns, _answered(opened, store, path, parsed, columns,
                                                 chunk_queries, confidence))
 
 

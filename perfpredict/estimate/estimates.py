@@ -20,6 +20,7 @@ import numpy as np
 
 from perfpredict.config import redact_url
 from perfpredict.counts import counted, is_number, plain, python_number
+from perfpredict.deprecation import renamed_keyword
 from perfpredict.errors import BadInputError, NotFoundError, PerfPredictError, given
 from perfpredict.estimate.breakdown import (
     MachineLookup,
@@ -773,24 +774,26 @@ def _speedup_efficiency(series: Series, ctx: SeriesContext, runtime_s: FloatArra
     return ratio, ratio * ctx.scale_min / scale
 
 
-def load_predictor(db_url: StoreLike | None) -> LoadedPredictor:
-    """The newest predictor of the store at ``db_url`` (``sqlite:///path.db``,
+@renamed_keyword("db_url", "store")
+def load_predictor(store: StoreLike | None) -> LoadedPredictor:
+    """The newest predictor of the store at ``store`` (``sqlite:///path.db``,
     ``postgresql+psycopg://...``, a SQLite file's path, or an open Store), else, when
     the store has none, the bundled one trained on the shipped data. A store that is not
     there is :class:`~perfpredict.errors.NotFoundError`. ``None`` asks for the bundled
     predictor alone; the store the CLI would use is ``perfpredict.config.resolve_db_url()``."""
-    url = None if db_url is None else store_url_of(db_url)
+    url = None if store is None else store_url_of(store)
     doc, origin, entries = load_artifact(url)
     return LoadedPredictor(doc, origin, entries, url)
 
 
-def estimate(db_url: StoreLike | None, query: Query, confidence: float = 0.9,
+@renamed_keyword("db_url", "store")
+def estimate(store: StoreLike | None, query: Query, confidence: float = 0.9,
              explain: bool = False) -> Estimate:
-    """One estimate from the predictor :func:`load_predictor` finds for ``db_url`` (a
+    """One estimate from the predictor :func:`load_predictor` finds for ``store`` (a
     store open, its URL or a SQLite file's path; None: the bundled predictor) for
     ``query`` (:class:`Query`), its interval holding the runtime with probability
     ``confidence`` (0.9: a 90% interval); see :class:`Estimate` for what it holds,
     runtimes in seconds (``explain``: with its :attr:`~Estimate.explanation`, the steps
     it was made in, which multiply out to it). For many, load the predictor once and
     call its ``estimate_many``."""
-    return load_predictor(db_url).estimate(query, confidence, explain)
+    return load_predictor(store).estimate(query, confidence, explain)

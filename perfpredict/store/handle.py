@@ -75,17 +75,19 @@ def _taking_store(function: Callable[Concatenate[Store, P], R], *, create: bool,
     generator keeps the store it opened open until it is exhausted or closed."""
     if inspect.isgeneratorfunction(function):
         @functools.wraps(function)
-        def generate(store: StoreLike, /, *args: P.args, **kwargs: P.kwargs) -> Any:
+        def generate(*args: Any, **kwargs: Any) -> Any:
+            store, rest = _store_given(function, args, kwargs)
             with opened(store, create=create) as open_one:
-                yield from function(open_one, *args, **kwargs)
+                yield from function(open_one, *rest, **kwargs)
 
         return generate
 
     @functools.wraps(function)
-    def call(store: StoreLike, /, *args: P.args, **kwargs: P.kwargs) -> R:
+    def call(*args: Any, **kwargs: Any) -> R:
+        store, rest = _store_given(function, args, kwargs)
         with opened(store, create=create) as open_one:
             try:
-                return function(open_one, *args, **kwargs)
+                return function(open_one, *rest, **kwargs)
             except Exception as exc:
                 lost = lost_connection(open_one, exc)
                 if lost is None:
@@ -93,6 +95,22 @@ def _taking_store(function: Callable[Concatenate[Store, P], R], *, create: bool,
                 raise lost from exc
 
     return call
+
+
+def _store_given(function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any],
+                 ) -> tuple[StoreLike, tuple[Any, ...]]:
+    """The store ``function`` was given, first or by its parameter's name, and the
+    other positional arguments. ``help()`` shows the parameter (``advise_plan(store,
+    request)``), and ``advise_plan(store=s, request=r)`` was "missing 1 required
+    positional argument: 'store'", the store given."""
+    if args:
+        return args[0], args[1:]
+    name = next(iter(inspect.signature(function).parameters))
+    if name not in kwargs:
+        raise TypeError(f"{function.__name__}() missing its first argument, {name!r}: a "
+                        "store open (perfpredict.store.open_store), its URL or a SQLite "
+                        "file's path")
+    return kwargs.pop(name), ()
 
 
 #: PostgreSQL's SQLSTATEs of a server going down under a session (admin_shutdown,

@@ -59,6 +59,54 @@ def test_a_store_is_taken_open_by_url_or_by_path_alike(stored: Path, call: str) 
     assert CALLS[call](stored) == given_open
 
 
+#: The calls of CALLS given their store by name, as ``help()`` shows each signature.
+BY_KEYWORD: dict[str, Callable[[Any], Any]] = {
+    "runs_frame": lambda store: len(runs_frame(store=store)),
+    "iter_runs": lambda store: [run["id"] for run in iter_runs(store=store, limit=5)],
+    "get_system": lambda store: get_system(store=store, name="frontier").name,
+    "estimate": lambda store: estimate(store=store,
+                                       query=Query(**BERT, nodes=64)).predicted_runtime_s,
+    "advise_plan": lambda store: advise_plan(store=store,
+                                             request=PlanRequest(**BERT)).recommended.nodes,
+    "evaluate": lambda store: len(evaluate(store=store, split="extrapolate", app=["solver0"],
+                                           borrow_bundled=False)),
+}
+
+
+@pytest.mark.parametrize("call", sorted(BY_KEYWORD))
+def test_a_store_given_by_its_parameters_name_is_taken(stored: Path, call: str) -> None:
+    """``advise_plan(store=s, request=r)``, as ``help(advise_plan)`` names them, was
+    "missing 1 required positional argument: 'store'", the store given; ``estimate``
+    and ``load_predictor`` called theirs ``db_url`` where every other call says
+    ``store`` (``db_url=`` still works, with a DeprecationWarning)."""
+    with open_store(stored) as store:
+        assert BY_KEYWORD[call](store) == CALLS[call](store)
+
+
+def test_the_old_name_of_an_estimates_store_still_works_with_a_warning(stored: Path) -> None:
+    from perfpredict.estimate import estimate_batch, load_predictor
+
+    queries = stored.parent / "queries.csv"
+    queries.write_text("app,system,nodes\nbert,dgxa100_ngc22.04_pytorch (NVIDIA),64\n")
+    expected = estimate(stored, Query(**BERT, nodes=64)).predicted_runtime_s
+    with pytest.warns(DeprecationWarning, match=r"estimate\(db_url=\.\.\.\) is deprecated "
+                      r"and goes in the next release; write store=\.\.\."):
+        assert estimate(db_url=stored, query=Query(**BERT, nodes=64)).predicted_runtime_s \
+            == expected
+    with pytest.warns(DeprecationWarning, match=r"^load_predictor\(db_url="):
+        assert load_predictor(db_url=stored).origin.startswith("the bundled predictor")
+    with pytest.warns(DeprecationWarning, match=r"^estimate_batch\(db_url="):
+        [row] = estimate_batch(db_url=stored, path=queries).records()
+    assert row["predicted_runtime_s"] == expected
+
+
+def test_a_call_without_its_store_says_what_a_store_is() -> None:
+    with pytest.raises(TypeError, match=r"^advise_plan\(\) missing its first argument, "
+                       r"'store': a store open \(perfpredict\.store\.open_store\), its URL "
+                       r"or a SQLite file's path$"):
+        advise_plan(request=PlanRequest(**BERT))  # type: ignore[call-arg]
+
+
 def test_train_takes_a_store_open_by_url_or_by_path(tmp_path: Path) -> None:
     """Trained on one run: nothing to train on, said of the store it was given."""
     path = tmp_path / "one.csv"
