@@ -95,6 +95,16 @@ class TrainReport:
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
 
+    def __repr__(self) -> str:
+        # what a notebook shows of train(...): how much it learned from and how well,
+        # where the dataclass's repr spelled out every field (900 characters, the
+        # checksum and the per-kind settings among them); as_dict() holds them all
+        metrics = {k: float(f"{v:.3g}") for k, v in (self.metrics or {}).items()}
+        return (f"TrainReport(n_runs={self.n_runs}, n_series={self.n_series}, "
+                f"n_series_learned_from={self.n_series_learned_from}, metrics={metrics}, "
+                f"walltime_jobs={self.walltime_jobs}, "
+                f"borrowed_datasets={self.borrowed_datasets})")
+
     def headline(self) -> str:
         """The summary's first line: what was trained, on how many runs. A store of
         scheduler accounting alone trains the walltime advisor and no runtime predictor,

@@ -156,3 +156,30 @@ def test_help_of_a_main_call_names_what_it_takes_and_returns(call: str,
     doc = getattr(importlib.import_module(module), name).__doc__ or ""
     for named in names:
         assert f"``{named}``" in doc, named
+
+
+def test_a_notebook_shows_an_ingest_and_a_training_report_in_one_line(
+        tmp_path: Path, timed_runs_csv: Path) -> None:
+    """``ingest_file`` and ``datasets.ingest`` answered with the dataclass's repr of
+    twenty fields, most of them zero, and ``train`` with every field of its report
+    (900 characters, a checksum among them): now what was stored and learned, and the
+    warnings, which a notebook must not scroll past; ``as_dict()`` and the fields keep
+    the rest."""
+    from perfpredict.ingest import IngestOptions, ingest_file
+    from perfpredict.train import TrainReport
+
+    bad = tmp_path / "runs.csv"
+    bad.write_text(timed_runs_csv.read_text() + "solver0,Frontier,64,abc\n")
+    report = ingest_file(tmp_path / "store.db", "csv", bad, IngestOptions(on_error="skip"))
+    assert repr(report) == (
+        f"BatchReport(path={str(bad)!r}, format='csv', n_records=60, n_stored=60, "
+        f"n_duplicates=0, n_rejected=1, already_ingested=False, warnings=[])")
+    assert report.first_rejects  # not shown, still there
+    trained = TrainReport(n_runs=441, n_series=59, n_series_learned_from=59,
+                          metrics={"nested_mean_abs_log_error_hybrid": 0.1008509493045387},
+                          artifact_sha256="cf7f985f" * 8, borrowed_datasets=["relearn"])
+    assert repr(trained) == (
+        "TrainReport(n_runs=441, n_series=59, n_series_learned_from=59, "
+        "metrics={'nested_mean_abs_log_error_hybrid': 0.101}, walltime_jobs=0, "
+        "borrowed_datasets=['relearn'])")
+    assert trained.as_dict()["artifact_sha256"] == "cf7f985f" * 8

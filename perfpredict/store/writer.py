@@ -151,6 +151,16 @@ class BatchReport:
     first_rejects: list[dict[str, Any]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        # what a notebook shows of ingest_file(...) and datasets.ingest(...): the counts
+        # and the warnings, where the dataclass's repr spelled out twenty fields, most of
+        # them zero, and the first rejects' raw lines (600 characters a file, the
+        # warnings last); the fields are all still there
+        return (f"BatchReport(path={self.path!r}, format={self.format!r}, "
+                f"n_records={self.n_records}, n_stored={self.n_stored}, "
+                f"n_duplicates={self.n_duplicates}, n_rejected={self.n_rejected}, "
+                f"already_ingested={self.already_ingested}, warnings={self.warnings!r})")
+
     def met_deleted_warning(self, system: str | None) -> str:
         """What a file skipped as already ingested lacks since a delete (a nightly
         re-ingest said "already ingested" and left the gap; ``--format json`` had only
