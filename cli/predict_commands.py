@@ -88,7 +88,7 @@ def train(
     from perfpredict.train import train as train_store
 
     store = ctx.obj.open_store(write=True)
-    report = train_store(store, stored_app_names(store, app), dask, with_bundled,
+    report = train_store(store, stored_app_names(store, app) if app else None, dask, with_bundled,
                          not no_borrow_bundled)
     if fmt == SummaryFormat.json:
         print_json(report.as_dict())

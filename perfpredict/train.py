@@ -339,11 +339,21 @@ def train(store: Store, app: str | list[str] | None = None,
     store's own.
     """
     from perfpredict.store.artifacts import trained_applications
-    from perfpredict.store.queries import count_submitted_jobs, resolved_app_names, runs_frame
+    from perfpredict.store.queries import (
+        count_submitted_jobs,
+        named_apps,
+        resolved_app_names,
+        runs_frame,
+    )
 
     if dask is not None and not isinstance(dask, str):  # was "no attribute 'partition'"
         raise BadInputError(f"dask must be a scheduler's address or 'local', as text "
                             f"('tcp://host:8786', 'local:4'), not {dask!r}")
+    if app is not None and not named_apps(app):
+        # app=runs.app[mask].unique() that came out empty trained every application and
+        # replaced the store's predictor with that
+        raise BadInputError("app names no application (an empty collection); leave it out "
+                            "(None) to train on every application")
     # as every command finds an application (BERT is the store's bert), before a dask
     # cluster starts for a name the store does not hold
     app = resolved_app_names(store, app)

@@ -178,6 +178,23 @@ def test_every_public_function_names_applications_app(three_pairs) -> None:  # t
         walltime.fit_walltime_advisor(three_pairs, app="a", apps="a")  # type: ignore[call-arg]
 
 
+def test_train_refuses_an_empty_collection_of_applications(three_pairs) -> None:  # type: ignore[no-untyped-def]
+    """``train(store, app=runs.app[mask].unique())`` with a mask that kept nothing trained
+    every application and replaced the store's predictor: an empty collection names no
+    application, and None (the default) is how every application is asked for."""
+    import numpy as np
+
+    from perfpredict.errors import BadInputError
+    from perfpredict.store.artifacts import trained_applications
+    from perfpredict.train import train
+
+    for empty in ([], (), np.array([], dtype=object)):
+        with pytest.raises(BadInputError, match=r"^app names no application \(an empty "
+                           r"collection\); leave it out \(None\) to train on every"):
+            train(three_pairs, app=empty)
+    assert trained_applications(three_pairs.url) == []  # nothing trained, nothing replaced
+
+
 def test_every_function_taking_an_application_finds_it_as_the_commands_do(  # type: ignore[no-untyped-def]
         store, tmp_path: Path) -> None:
     """``runs_frame(store, app="lulesh 2.0.3")`` was an empty frame and ``train``'s,
