@@ -30,6 +30,9 @@ Guarantees a user relies on:
   temporary file first and that copy ingested, so the rules above hold for it as for a
   file (the same output piped in again stores nothing), and messages name it as given
   (``<stdin>:12: ...``).
+* A stream of a command's output (``sacct ... | perfpredict ingest sacct -``) that ends
+  inside a line was cut: it is refused whole (exit 2; under ``on_error="skip"`` kept as
+  one reject), since the jobs after that line are missing too.
 * A scheduler's log still being written (a plain file of
   :data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS` whose last line has no newline)
   is read up to its last newline, the line after it left for the next ingest, which
@@ -53,11 +56,20 @@ from perfpredict.ingest._text.lines import (
     is_stream,
     spooled,
     stream_name,
+    unended_last_line,
 )
-from perfpredict.ingest.records import BatchItem, IngestOptions, ParsedItem, RunBatch, Skipped
+from perfpredict.ingest.records import (
+    BadRecord,
+    BatchItem,
+    IngestOptions,
+    ParsedItem,
+    RunBatch,
+    Skipped,
+)
 from perfpredict.ingest.registry import (
     LINE_FORMATS,
     LIVE_LOG_FORMATS,
+    PIPED_COMMAND_FORMATS,
     BatchParser,
     first_record,
     get_batch_parser,
@@ -83,6 +95,13 @@ CHANGED_WHILE_READ = ("it changed while it was read (lines appended?), so a copy
 #: (:func:`ingest_file`).
 LAST_LINE_LEFT = ("the last line has no newline: left for the next ingest, as the "
                   "scheduler may still be writing it")
+#: Why a stream of :data:`~perfpredict.ingest.registry.PIPED_COMMAND_FORMATS` that ends
+#: inside a line is refused (:func:`_whole_stream`).
+CUT_STREAM = ("the stream ends inside this line, and sacct ends every line with a newline: "
+              "the command writing it stopped early (killed, or its connection lost), so "
+              "this line is cut and the jobs after it are missing; run it again (under set "
+              "-o pipefail the pipeline fails with it), or give a saved file that only lacks "
+              "its last newline by its name")
 #: Files an ingest stopped by a bad one names as not read; more are counted.
 UNREAD_SHOWN = 3
 
@@ -213,8 +232,11 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
         try:
             if is_stream(path):  # read only now (ingest_file checked a file before)
                 refuse_job_script(copy, options)
+            items = parse(copy, options)
+            if is_stream(path) and fmt in PIPED_COMMAND_FORMATS:
+                items = _whole_stream(items, copy)
             report = write_file(store, name, fmt, file_sha256(copy), options,
-                                _chunks(parse(copy, options), CHUNK_RECORDS),
+                                _chunks(items, CHUNK_RECORDS),
                                 progress, replaces, stored_as=stored_as, read_from=copy)
         except BadInputError as exc:
             if exc.path != str(copy):
@@ -223,6 +245,19 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
     if left:
         report.warnings.append(LAST_LINE_LEFT)
     return report
+
+
+def _whole_stream(items: Iterable[BatchItem], copy: Path) -> Iterator[BatchItem]:
+    """``items``, parsed from ``copy``, that of a stream of
+    :data:`~perfpredict.ingest.registry.PIPED_COMMAND_FORMATS`; where the stream ends
+    inside a line, that line alone, as the whole stream's bad record (:data:`CUT_STREAM`):
+    the command that wrote it stopped early, so what it wrote is not all there was, and
+    storing the jobs before the cut would make a cron job's sacct failure pass unseen."""
+    cut = unended_last_line(copy)
+    if cut is None:
+        yield from items
+        return
+    yield BadRecord(*cut, CUT_STREAM, whole_file=True)
 
 
 def _file_state(path: Path) -> tuple[int, int, int] | None:

@@ -75,6 +75,15 @@ LINE_FORMATS = frozenset({"csv", "sacct", "jobcomp", "swf", "pbs", "lsf", "sge"}
 #: (:class:`~perfpredict.errors.ChangedWhileReadError`).
 LIVE_LOG_FORMATS = frozenset({"jobcomp", "pbs", "lsf", "sge"})
 
+#: Formats a command writes to a pipe a line at a time, ending each with a newline
+#: (``sacct -P``). Such a stream that ends inside a line was cut (the command killed,
+#: its ssh connection lost): read to its end, the cut line was a job with a value cut
+#: short (JobName ``allocation`` stored as ``alloca``, which the whole dump, read
+#: later, found stored and left so), and the jobs after it were missing without a
+#: word. Such a stream is refused whole (:func:`perfpredict.ingest.pipeline.ingest_file`);
+#: a file is read whole, newline or not (see :data:`LIVE_LOG_FORMATS`).
+PIPED_COMMAND_FORMATS = frozenset({"sacct"})
+
 
 def _module(fmt: str) -> ModuleType:
     try:

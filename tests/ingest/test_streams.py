@@ -215,3 +215,41 @@ def test_a_results_table_piped_in_again_with_rows_appended_stores_the_rows_added
     other = cli("ingest", "csv", "-", input=b"app,system,nodes,runtime_s\nlulesh,opal,2,41.5\n")
     assert "1 record, 1 stored" in other.stdout  # another table: a repeated measurement
     assert "ingested before from this path" not in other.stderr  # no edit of the first
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_sacct_stream_cut_inside_its_last_line_is_refused_whole(
+        cli: Cli, compress: bool) -> None:
+    """`sacct ... | perfpredict ingest sacct -` whose sacct was killed: the stream ended
+    inside the last job's JobName, stored as 'alloca' for 'allocation' (the whole dump,
+    read later, found the job stored and left it so), and the jobs never written were
+    missing without a word. sacct ends every line, so such a stream is refused; piped
+    again whole, every job is stored as written."""
+    whole = log().read_bytes()
+    assert whole.endswith(b"|allocation\n")
+    cut = whole[:-5]
+    result = cli("ingest", "sacct", "-", input=gzip.compress(cut) if compress else cut)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        "Error: <stdin>:4: the stream ends inside this line, and sacct ends every line with "
+        "a newline: the command writing it stopped early (killed, or its connection lost), "
+        "so this line is cut and the jobs after it are missing; run it again (under set -o "
+        "pipefail the pipeline fails with it), or give a saved file that only lacks its "
+        "last newline by its name; nothing from this file was stored; --on-error skip goes "
+        "on with the other files and keeps this one as a reject"]
+    assert stats(cli)["n_runs"] == 0
+    again = cli("ingest", "sacct", "-", input=whole)
+    assert again.stdout.startswith("<stdin>: 4 records, 4 stored")
+    exported = cli("runs", "export", "--format", "json")
+    assert "allocation" in [run["app"] for run in json.loads(exported.stdout)]
+
+
+def test_a_cut_sacct_stream_under_skip_is_one_reject_and_stores_no_job(cli: Cli) -> None:
+    result = cli("ingest", "sacct", "-", "--on-error", "skip", input=log().read_bytes()[:-5])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("<stdin>: 0 records, 0 stored, 0 already in the store, "
+                                    "0 attached to stored jobs, 1 rejected.")
+    assert stats(cli)["n_runs"] == 0
+    rejects = json.loads(cli("runs", "rejects", "--format", "json").stdout)
+    assert [(r["line"], r["raw"].endswith("|alloca")) for r in rejects] == [(4, True)]
+

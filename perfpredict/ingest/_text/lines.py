@@ -325,6 +325,21 @@ def ends_inside_line(path: Path) -> bool:
         return fh.read(1) != b"\n"
 
 
+def unended_last_line(path: Path) -> tuple[int, str] | None:
+    """The number and text of the last line of ``path`` (decompressed where it is gzip)
+    when no newline ends it, else None. A plain file is read through only when its last
+    byte is not a newline; a gzip one is, as its last bytes are compressed."""
+    with path.open("rb") as fh:
+        if fh.read(2) != GZIP_MAGIC and not ends_inside_line(path):
+            return None
+    last = None
+    for last in ended_lines(path):  # noqa: B007 - the last one is wanted
+        pass
+    if last is None or last[2]:
+        return None
+    return last[0], last[1]
+
+
 def drop_unfinished_line(path: Path) -> bool:
     """Cut the text file ``path`` after its last line break; whether there was anything
     after it to cut. A copy of a file taken while a line was being written to it ends
