@@ -874,6 +874,43 @@ def test_a_last_line_still_being_written_is_left_for_the_next_ingest(
     assert len(exported(cli)) > len(exported(cli, db="before.db"))
 
 
+
+@pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
+def test_a_gzip_copy_cut_inside_its_last_line_is_refused_naming_the_log_to_read(
+        cli: Cli, tmp_path: Path, fmt: str) -> None:
+    """A compressed copy of a log still being written (or of one cut short) will not
+    grow: it was refused with 'ingest the file again once it is whole'. The fix names
+    the log itself, or a copy made once whole; the good records are stored under skip,
+    and the whole log then adds the cut record's job alone."""
+    parts, cut_after = CUT_INSIDE_A_VALUE[fmt]
+    lines = shared_path("logs", *parts).read_text(encoding="utf-8").splitlines(keepends=True)
+    text = "".join(lines[:LOG_LINES])
+    copy = tmp_path / "accounting.gz"
+    copy.write_bytes(gzip.compress(
+        text[:text.rindex(cut_after) + len(cut_after)].encode("utf-8")))
+    cut_line = text[:text.rindex(cut_after)].count("\n") + 1
+
+    result = cli("ingest", fmt, str(copy), "--system", "site")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"Error: {copy}:{cut_line}: the last line has no newline at its end, as every "
+        "record of this log has: the log was cut short, or compressed or copied while that "
+        "line was written, and the record may be cut inside a value; ingest the log itself "
+        "(its last line is left for the next ingest until it is whole) or a copy made once "
+        "it is whole; nothing from this file was stored (fix the line, or pass --on-error "
+        "skip to store the good records and keep this one as a reject)"]
+    assert exported(cli) == []
+
+    skipped = cli("ingest", fmt, str(copy), "--system", "site", "--on-error", "skip")
+    assert skipped.exit_code == 0, skipped.output
+    assert [r["line"] for r in json.loads(cli("runs", "rejects", "--format", "json").stdout)
+            ] == [cut_line]
+    whole = tmp_path / "whole"
+    whole.write_text(text, encoding="utf-8")
+    assert cli("ingest", fmt, str(whole), "--system", "site").exit_code == 0
+    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
+    assert sorted(map(str, exported(cli))) == sorted(map(str, exported(cli, db="whole.db")))
+
 def test_a_results_csv_without_a_final_newline_is_read_whole(cli: Cli, tmp_path: Path) -> None:
     """A table of results is written once, by a script or an editor that may leave its
     last line without a newline: it is whole, and its last row is stored without a

@@ -228,10 +228,13 @@ def numbered_lines(path: Path) -> Iterator[tuple[int, str]]:
 #: ingest reads a plain file of such a log only up to its last newline
 #: (:data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS`): this refuses such a line
 #: inside a gzip file, which will not grow, and where these parsers are called alone.
+#: Its fix is for a compressed copy, which said to ingest "the file again once it is
+#: whole", as if the copy would grow: the log itself would.
 CUT_SHORT_REASON = ("the last line has no newline at its end, as every record of this "
-                    "log has: the file was cut short or is still being written, and the "
-                    "record may be cut inside a value; ingest the file again once it is "
-                    "whole")
+                    "log has: the log was cut short, or compressed or copied while that "
+                    "line was written, and the record may be cut inside a value; ingest "
+                    "the log itself (its last line is left for the next ingest until it is "
+                    "whole) or a copy made once it is whole")
 
 
 def ended_lines(path: Path) -> Iterator[tuple[int, str, bool]]:
