@@ -15,6 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
 from tests.conftest import shared_path
@@ -252,4 +254,34 @@ def test_a_cut_sacct_stream_under_skip_is_one_reject_and_stores_no_job(cli: Cli)
     assert stats(cli)["n_runs"] == 0
     rejects = json.loads(cli("runs", "rejects", "--format", "json").stdout)
     assert [(r["line"], r["raw"].endswith("|alloca")) for r in rejects] == [(4, True)]
+
+
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.data())
+def test_a_sacct_stream_cut_anywhere_stores_no_job_unlike_the_whole_dump(
+        tmp_path: Path, data: st.DataObject) -> None:
+    """Wherever a real dump piped in is cut, what is stored is nothing (cut inside a
+    line: refused) or jobs exactly as the whole dump stores them (cut at a line's end,
+    which no reader can tell from a whole dump): never a job with a value cut short."""
+    from perfpredict.cli.app import app
+
+    whole = log().read_bytes()
+    at = data.draw(st.integers(0, len(whole)), label="cut at")
+    runner = CliRunner()
+    stores = tmp_path / f"cut{at}"
+    stores.mkdir(exist_ok=True)
+
+    def export(db: str, stream: bytes) -> list[dict[str, object]]:
+        url = f"sqlite:///{stores / db}"
+        result = runner.invoke(app, ["--db", url, "ingest", "sacct", "-"], input=stream)
+        assert result.exit_code in (0, 2), result.output
+        if result.exit_code == 2:
+            assert result.stderr.startswith("Error: <stdin>:"), result.output
+        exported = runner.invoke(app, ["--db", url, "runs", "export", "--format", "json"])
+        return [{k: v for k, v in run.items() if k != "run_key"}
+                for run in json.loads(exported.stdout or "[]")]
+
+    by_job = {run["job_id"]: run for run in export("whole.db", whole)}
+    for run in export("cut.db", whole[:at]):
+        assert run == by_job[run["job_id"]]
 
