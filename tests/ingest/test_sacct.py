@@ -319,6 +319,51 @@ def test_cli_refuses_a_header_that_names_a_field_twice(cli, tmp_path: Path) -> N
     assert bad.reason.startswith("--columns names jobidraw more than once")
 
 
+
+def test_dumps_joined_with_their_headers_are_read_as_each_alone(tmp_path: Path) -> None:
+    """`sacct -P ... >> month.psv` every night (or `cat day*.psv`) repeats the header
+    line: it was refused as a job whose id 'JobIDRaw' is not a Slurm job id, and the
+    month stored nothing. A header repeated as the first is skipped."""
+    day1 = shared_path("logs", "slurm", "slurm2sql-test-data1.psv").read_text()
+    day2 = day1.replace("43974388", "53974388").replace("43977780", "53977780")
+    header = day1.splitlines()[0]  # as typed in --format: again in other letter case
+    joined = write(tmp_path, day1 + day2 + header.upper() + "\n")
+    alone = runs(write(tmp_path, day1, "day1.psv"), system="triton") + runs(
+        write(tmp_path, day2, "day2.psv"), system="triton")
+    assert len(alone) == 4
+    read = runs(joined, system="triton")
+    assert [(r.job_id, r.app, r.runtime_s, r.ranks_per_node, r.max_rss_bytes) for r in read] == [
+        (r.job_id, r.app, r.runtime_s, r.ranks_per_node, r.max_rss_bytes) for r in alone]
+
+
+def test_cli_refuses_dumps_of_other_fields_joined_in_one_file(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """slurm2sql's two real dumps were made with different --format lists (51 and 50
+    fields): joined, the second's lines read by the first's columns would be refused one
+    by one or, of as many fields, read into the wrong ones. The file is refused at the
+    second header, under skip too, storing nothing."""
+    first = shared_path("logs", "slurm", "slurm2sql-test-data1.psv").read_text()
+    second = shared_path("logs", "slurm", "slurm2sql-test-data2.psv").read_text()
+    path = write(tmp_path, first + second.replace("4397", "5397"))
+    line_no = len(first.splitlines()) + 1
+    result = cli("ingest", "sacct", str(path), "--system", "triton")
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"Error: {path}:{line_no}: a header line unlike the first one: the file joins "
+        "dumps of different sacct --format lists (or of -p and -P); ingest each dump as a "
+        "file of its own; nothing from this file was stored; --on-error skip goes on with "
+        "the other files and keeps this one as a reject"]
+    skipped = cli("ingest", "sacct", str(path), "--system", "triton", "--on-error", "skip")
+    assert skipped.exit_code == 0, skipped.output
+    assert "0 stored, 0 already in the store, 0 attached to stored jobs, 1 rejected" in (
+        skipped.stdout)
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 0
+    # sacct -p (a '|' ending every line) after -P: the header names the same fields
+    trailing = "".join(line + "|\n" for line in first.splitlines())
+    mixed = write(tmp_path, first + trailing.replace("4397", "5397"), "mixed.psv")
+    result = cli("ingest", "sacct", str(mixed), "--system", "triton")
+    assert result.exit_code == 2
+    assert f"{mixed}:{line_no}: a header line unlike the first one" in result.stderr
+
 def test_orphan_step_is_a_bad_record(tmp_path: Path) -> None:
     text = "JobID|JobIDRaw|State|Elapsed\n9.0|9.0|COMPLETED|00:01\n"
     (bad,) = list(parse(write(tmp_path, text), IngestOptions()))

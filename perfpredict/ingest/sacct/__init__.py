@@ -119,6 +119,9 @@ def parse_batches(path: Path, options: IngestOptions) -> Iterator[BatchItem]:
                       "shortly before it; sacct prints every job's steps right after it, so "
                       "the dump was cut or reordered")
             for i, reason in folded.bad_steps]
+        if (whole_file := next((b for b in bad if b.whole_file), None)) is not None:
+            yield whole_file  # a header naming other fields: no line after it reads right
+            return
         yield from sorted(bad, key=lambda b: b.line_no or 0)
         if rows.n_unfinished:
             yield Skipped(rows.n_unfinished)

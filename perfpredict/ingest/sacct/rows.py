@@ -409,12 +409,36 @@ def _unsplit_line(text: str, line_no: int, layout: Layout,
     return [StepLine(match["base"], raw_id, line_no, None, reason)]
 
 
+def _header_again(text: str, line_no: int, layout: Layout, options: IngestOptions,
+                  ) -> list[BadRecord] | None:
+    """Nothing to read for a header line after the first line, where dumps were joined
+    (``cat day*.psv``, or ``sacct -P ... >> month.psv`` every night): it was refused as a
+    job whose id 'JobIDRaw' "is not a Slurm job id", so the month stored nothing. A
+    header naming other fields refuses the file (its lines after it cannot be read by
+    the first header's columns, or split by another rule). None: the line is no
+    header."""
+    if "jobid" not in text.lower():
+        return None
+    again, is_header = detect_layout(text, options)
+    if not is_header:
+        return None
+    if ((again.columns, again.delimiter, again.trailing_delimiter)
+            == (layout.columns, layout.delimiter, layout.trailing_delimiter)):
+        return []
+    return [BadRecord(line_no, text, (
+        "a header line unlike the first one: the file joins dumps of different sacct "
+        "--format lists (or of -p and -P); ingest each dump as a file of its own"),
+        whole_file=True)]
+
+
 def read_line(text: str, line_no: int, layout: Layout, zone: ZoneInfo, options: IngestOptions,
               ) -> list[JobLine | StepLine | PendingTasksLine | BadRecord]:
     """Everything one line says: nothing (blank), a pending array remainder, a bad record,
     a job row (with a bad record when its fields cannot be read) or a step row."""
     if not text.strip():
         return []
+    if (header := _header_again(text, line_no, layout, options)) is not None:
+        return list(header)
     cells = layout.split(text)
     if cells is None:
         return _unsplit_line(text, line_no, layout)
