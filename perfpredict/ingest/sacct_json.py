@@ -384,55 +384,69 @@ def _jobs(path: Path, read_as: Callable[[str], str]) -> Iterator[tuple[int, Any]
     one at a time; the other members (``meta``, ``errors``, ``warnings``) are read past.
     Raises :class:`_Malformed` where :func:`json.loads` would have refused the document or
     found it without a ``jobs`` list: after the jobs before it, a document cut short is
-    refused whole (the store undoes a whole-file reject's runs)."""
+    refused whole (the store undoes a whole-file reject's runs).
+
+    Exports written one after another into one file (``sacct --json ... >> month.json``
+    every night) are read one after another: the second was refused as "not valid JSON
+    (Extra data ...); ... the file may be cut short", and the month stored nothing."""
     with open_binary(path) as fh:
         text = _JsonText(path, fh, read_as)
         if text.peek() != "{":  # read as json.loads does, to say why it is not sacct's
             text.value()
             text.end()
             raise _no_jobs()
-        text.pos += 1
-        jobs_line: int | None = None
-        has_jobs_list = False
-        if text.peek() != "}":
-            while True:
-                if text.peek() != '"':
-                    raise text.not_json("Expecting property name enclosed in double quotes",
-                                        text.pos)
-                key_line = text.line_of(text.pos)
-                key = text.value()
-                text.expect("Expecting ':' delimiter", ":")
-                if key == "jobs" and jobs_line is not None:
-                    raise _Malformed(BadRecord(key_line, "", "the top level has 'jobs' twice "
-                                               f"(lines {jobs_line} and {key_line}); this is "
-                                               "not the output of sacct --json",
-                                               whole_file=True))
-                if key == "jobs":
-                    jobs_line = key_line
-                if key == "jobs" and text.peek() == "[":
-                    has_jobs_list = True
-                    text.pos += 1
-                    if text.peek() != "]":
-                        while True:
-                            text.peek()
-                            yield text.line_of(text.pos), text.value()
-                            if text.expect("Expecting ',' delimiter", ",", "]") == "]":
-                                break
-                    else:
-                        text.pos += 1
-                else:
-                    text.value()
-                if text.expect("Expecting ',' delimiter", ",", "}") == "}":
-                    break
-        else:
-            text.pos += 1
+        while True:
+            yield from _document_jobs(text)
+            if text.peek() != "{":
+                break
         text.end()
-        if not has_jobs_list:
-            raise _no_jobs()
 
 
-def _no_jobs() -> _Malformed:
-    return _Malformed(BadRecord(1, "", "no 'jobs' list at the top level; this is not the "
+def _document_jobs(text: _JsonText) -> Iterator[tuple[int, Any]]:
+    """:func:`_jobs` of the one top-level object starting at ``text``'s position."""
+    start_line = text.line_of(text.pos)
+    text.pos += 1
+    jobs_line: int | None = None
+    has_jobs_list = False
+    if text.peek() != "}":
+        while True:
+            if text.peek() != '"':
+                raise text.not_json("Expecting property name enclosed in double quotes",
+                                    text.pos)
+            key_line = text.line_of(text.pos)
+            key = text.value()
+            text.expect("Expecting ':' delimiter", ":")
+            if key == "jobs" and jobs_line is not None:
+                raise _Malformed(BadRecord(key_line, "", "the top level has 'jobs' twice "
+                                           f"(lines {jobs_line} and {key_line}); this is "
+                                           "not the output of sacct --json",
+                                           whole_file=True))
+            if key == "jobs":
+                jobs_line = key_line
+            if key == "jobs" and text.peek() == "[":
+                has_jobs_list = True
+                text.pos += 1
+                if text.peek() != "]":
+                    while True:
+                        text.peek()
+                        yield text.line_of(text.pos), text.value()
+                        if text.expect("Expecting ',' delimiter", ",", "]") == "]":
+                            break
+                else:
+                    text.pos += 1
+            else:
+                text.value()
+            if text.expect("Expecting ',' delimiter", ",", "}") == "}":
+                break
+    else:
+        text.pos += 1
+    if not has_jobs_list:
+        raise _no_jobs(start_line)
+
+
+def _no_jobs(line_no: int = 1) -> _Malformed:
+    """The document starting on ``line_no`` has no ``jobs`` list."""
+    return _Malformed(BadRecord(line_no, "", "no 'jobs' list at the top level; this is not the "
                                 "output of sacct --json", whole_file=True))
 
 

@@ -337,6 +337,35 @@ def test_jobs_twice_is_not_sacct_output(tmp_path: Path) -> None:
     assert "'jobs' twice (lines 1 and 2)" in bad.reason
 
 
+
+def test_exports_appended_to_one_file_are_read_one_after_another(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sacct --json ... >> month.json` every night: the second export was refused as
+    "not valid JSON (Extra data ...); ... the file may be cut short", and the month
+    stored nothing. Each export's jobs are read as from its own file, gzip or not, and
+    in pieces of a few bytes."""
+    names = ["clockwork-sacct_1.json", "sarc-sacct-json-slurm_22_5_9.json",
+             "sarc-generated-sacct-json-v0.0.43-mila_1714003200.json"]
+    month = tmp_path / "month.json"
+    month.write_text("".join(slurm(name).read_text() for name in names))
+    alone = [run for name in names for run in runs(slurm(name))]
+    assert len(alone) == 7
+    assert runs(month) == alone
+    compressed = tmp_path / "month.json.gz"
+    compressed.write_bytes(gzip.compress(month.read_bytes()))
+    monkeypatch.setattr(sacct_json, "READ_PIECE_BYTES", 5)
+    assert runs(compressed) == alone
+
+
+def test_an_appended_document_without_jobs_is_refused_at_its_line(tmp_path: Path) -> None:
+    first = slurm("clockwork-sacct_1.json").read_text()
+    path = tmp_path / "month.json"
+    path.write_text(first + '\n{"meta": {}, "errors": ["slurmdbd down"]}\n')
+    *_, bad = parse(path, IngestOptions())
+    assert isinstance(bad, BadRecord) and bad.whole_file
+    assert bad.line_no == len(first.splitlines()) + 1
+    assert bad.reason.startswith("no 'jobs' list at the top level")
+
 def test_a_document_read_in_pieces_is_never_held_whole(tmp_path: Path) -> None:
     """The whole document loaded took 3.3 GB resident for a 756 MB export; read a job at a
     time, the peak is a few pieces of text whatever the export's size. The document is the
