@@ -33,7 +33,7 @@ Guarantees a user relies on:
 * A stream of a command's output (``sacct ... | perfpredict ingest sacct -``) that ends
   inside a line was cut: it is refused whole (exit 2; under ``on_error="skip"`` kept as
   one reject), since the jobs after that line are missing too.
-* A scheduler's log still being written (a plain file of
+* A scheduler's log still being written (a plain file or a stream of
   :data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS` whose last line has no newline)
   is read up to its last newline, the line after it left for the next ingest, which
   stores it once; a CSV table is read whole, newline or not.
@@ -190,8 +190,11 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
         raise BadInputError(f"{fmt} logs do not name the machine their jobs ran on; pass "
                             "--system NAME (nothing from this file was stored)", path=name)
     if stream:
+        # a scheduler's log piped in (ssh host cat accounting/today | ...) is read as its
+        # file is: a line still being written is left for the next ingest, which pipes
+        # the log in grown (it was refused, the whole log with it, once an hour or so)
         return _ingest_copy(store, path, name, fmt, parse, options, progress, replaces,
-                            stored_as=str(name))
+                            stored_as=str(name), whole_lines=fmt in LIVE_LOG_FORMATS)
     if fmt in LIVE_LOG_FORMATS and ends_inside_line(path):
         # a record still being written (LIVE_LOG_FORMATS): a copy up to the line before
         # is ingested, whose checksum the same file, unchanged, has again (said already

@@ -44,8 +44,8 @@ def cli(tmp_path: Path) -> Cli:
 
     runner = CliRunner()  # Click >= 8.2: stdout and stderr apart, output both
 
-    def invoke(*args: str, db: str = "store.db") -> Result:
-        return runner.invoke(app, ["--db", f"sqlite:///{tmp_path / db}", *args])
+    def invoke(*args: str, db: str = "store.db", input: bytes | None = None) -> Result:
+        return runner.invoke(app, ["--db", f"sqlite:///{tmp_path / db}", *args], input=input)
 
     return invoke
 
@@ -874,6 +874,38 @@ def test_a_last_line_still_being_written_is_left_for_the_next_ingest(
     assert len(exported(cli)) > len(exported(cli, db="before.db"))
 
 
+
+
+@pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
+def test_a_log_piped_in_while_written_is_read_as_its_file_is(
+        cli: Cli, tmp_path: Path, fmt: str) -> None:
+    """`ssh server cat accounting/today | perfpredict ingest pbs -` every hour: the log
+    piped in while the scheduler wrote a record was refused whole (exit 2), as if cut
+    short. It is read as the file is: up to the last newline, the record left for the
+    next ingest, which pipes the log in grown and stores it once."""
+    parts, cut_after = CUT_INSIDE_A_VALUE[fmt]
+    lines = shared_path("logs", *parts).read_text(encoding="utf-8").splitlines(keepends=True)
+    text = "".join(lines[:LOG_LINES])
+    being_written = text[:text.rindex(cut_after) + len(cut_after)].encode("utf-8")
+    before = tmp_path / "before"
+    before.write_text(text[:text.rfind("\n", 0, text.rindex(cut_after)) + 1],
+                      encoding="utf-8")
+
+    result = cli("ingest", fmt, "-", "--system", "site", input=being_written)
+    assert result.exit_code == 0, result.output
+    assert result.stderr.splitlines()[-1] == (
+        "Warning: <stdin>: the last line has no newline: left for the next ingest, as the "
+        "scheduler may still be writing it")
+    assert cli("ingest", fmt, str(before), "--system", "site", db="before.db").exit_code == 0
+    assert exported(cli) == exported(cli, db="before.db")
+
+    result = cli("ingest", fmt, "-", "--system", "site", input=text.encode("utf-8"))
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    whole = tmp_path / "whole"
+    whole.write_text(text, encoding="utf-8")
+    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
+    assert exported(cli) == exported(cli, db="whole.db")
 
 @pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
 def test_a_gzip_copy_cut_inside_its_last_line_is_refused_naming_the_log_to_read(
