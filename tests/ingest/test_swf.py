@@ -259,6 +259,33 @@ def test_a_file_no_line_of_which_can_be_read_is_one_reject(
     assert skipped.exit_code == 0 and "0 stored" in skipped.output and "1 rejected" in skipped.output
 
 
+
+def test_traces_joined_in_one_file_are_refused_at_the_second_header(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`cat` of two traces read the second's jobs by the first's header: KTH's SP2 jobs
+    were stored as NASA's iPSC/860's, and NASA's trace of a later period (another
+    UnixStartTime, numbered from 1 again) was "already in the store" whole. The file
+    is refused at the second header's first line that says otherwise; the same trace
+    twice is read as once."""
+    nasa = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text()
+    with gzip.open(shared_path("logs", "swf", "KTH-SP2-1996-2.1-cln.swf.gz"), "rt") as fh:
+        kth = "".join(line for _, line in zip(range(100), fh, strict=False))
+    n_nasa = len(nasa.splitlines())
+    later = nasa.replace("; UnixStartTime: 749458803", "; UnixStartTime: 760000000")
+    for second, line_no, says in (
+            (kth, n_nasa + 2, "Computer 'IBM SP2', the header at the top 'Intel iPSC/860'"),
+            (later, n_nasa + 13, "UnixStartTime 760000000, the header at the top 749458803")):
+        path = write(tmp_path, nasa + second, "joined.swf")
+        result = cli("ingest", "swf", str(path))
+        assert result.exit_code == 2
+        assert result.stderr.strip().splitlines() == [
+            f"Error: {path}:{line_no}: a header line after the data lines gives {says}: the "
+            "file joins SWF traces; ingest each trace as a file of its own; nothing from this "
+            "file was stored; --on-error skip goes on with the other files and keeps this one "
+            "as a reject"]
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 0
+    twice = cli("ingest", "swf", str(write(tmp_path, nasa + nasa, "twice.swf")))
+    assert "36478 records, 18239 stored, 18239 already in the store" in twice.stdout
+
 def nasa_traces(tmp_path: Path) -> tuple[Path, Path]:
     """Two traces of NASA's iPSC/860 without ``UnixStartTime``, as the Archive's tools
     cut a log in periods: its first 100 jobs, and the next 100 numbered from 1 again with

@@ -44,6 +44,12 @@ _NUMBERED_NAME = re.compile(r"^(?P<number>-?\d+)\s+(?P<name>\S.*?)\s*$")
 _UNKNOWN = {"", "unknown", "none", "n/a"}
 
 
+#: Header lines that say what the data lines mean, by the :class:`SwfHeader` field each
+#: sets: a comment after the data giving another value starts another trace.
+_MEANING_LINES = {"UnixStartTime": "unix_start_time_s", "TimeZoneString": "timezone",
+                  "Computer": "computer", "Installation": "installation"}
+
+
 @dataclass
 class SwfHeader:
     """What the header comments say that the parser uses."""
@@ -64,6 +70,15 @@ class SwfHeader:
         if self.computer and self.installation:
             return f"{self.computer} at {self.installation}"
         return None
+
+
+def _shown(value: str | float | None) -> str:
+    """A header value as its line gives it (epoch seconds without '.0')."""
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return repr(value)
+    return str(int(value)) if value.is_integer() else str(value)
 
 
 def _known(value: str) -> str | None:
@@ -298,6 +313,22 @@ class LineReader:
         """True when data lines cannot be stored: no ``--system`` and no header name."""
         return not self.options.system and self.system is None
 
+    def other_trace(self, text: str) -> str | None:
+        """Why the comment ``text``, after the data lines, starts another trace: it gives
+        another value of a header line that says what the data lines mean (their time 0,
+        their system). Traces joined in one file (``cat *.swf``) were read by the first
+        one's header, so a second trace of the machine numbered from 1 again was "already
+        in the store" whole, and another machine's jobs were stored as the first's."""
+        again = SwfHeader()
+        read_header_line(again, text)
+        for label, attr in _MEANING_LINES.items():
+            given, first = getattr(again, attr), getattr(self.header, attr)
+            if given is not None and given != first:
+                return (f"a header line after the data lines gives {label} "
+                        f"{_shown(given)}, the header at the top {_shown(first)}: the file "
+                        "joins SWF traces; ingest each trace as a file of its own")
+        return None
+
     def read(self, text: str, line_no: int) -> ParsedItem | None:
         """The run or bad record of one line; None for blank and comment lines."""
         stripped = text.strip()
@@ -308,6 +339,8 @@ class LineReader:
                 reason = read_header_line(self.header, stripped)
                 if reason is not None:
                     return BadRecord(line_no, text, reason)
+            elif (reason := self.other_trace(stripped)) is not None:
+                return BadRecord(line_no, text, reason, whole_file=True)
             return None
         first_data_line = self.in_header
         if self.in_header:
