@@ -423,8 +423,7 @@ def zoned_epoch_s(name: str, text: str, wall_clock: datetime, zone: ZoneInfo, *,
     if in_utc.astimezone(zone).replace(tzinfo=None) != wall_clock:
         raise FieldError(f"{name} {text!r} does not exist in {zone.key} (clocks went forward "
                          "over it), so the log was not written in that zone: pass the zone "
-                         "of the machine that wrote it with --timezone (or export sacct "
-                         "with TZ=UTC)")
+                         "of the machine that wrote it with --timezone")
     return moment.timestamp()
 
 

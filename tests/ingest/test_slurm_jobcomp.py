@@ -87,6 +87,7 @@ def test_a_job_across_the_autumn_clock_change_runs_forward(tmp_path: Path) -> No
     assert isinstance(bad, BadRecord) and bad.line_no == 2
     assert bad.reason.startswith("StartTime '2024-03-31T02:30:00' does not exist in "
                                  "Europe/Berlin")
+    assert bad.reason.endswith("with --timezone")  # no sacct export to redo
 
 
 def test_names_with_blanks_and_equals_signs_stay_whole(tmp_path: Path) -> None:
