@@ -85,6 +85,11 @@ def advise(
     max_nodes: Annotated[int | None, typer.Option(
         help="Largest node count to consider (default: the system's size from the catalog, "
         "else 16x the largest measured).")] = None,
+    nodes: Annotated[int | None, typer.Option(
+        help="Node count you have chosen: the walltime, node-hours, proposal tables, plot "
+        "and --emit script are for it, the node counts swept shown beside it with the one "
+        "advise would choose; a warning says where it fails the efficiency floor or no "
+        "queue takes it.")] = None,
     kill_risk: Annotated[float, typer.Option(
         help="Share of runs that may outlive the advised walltime.")] = 0.05,
     time_min_kill_risk: Annotated[float | None, typer.Option(
@@ -149,7 +154,7 @@ def advise(
         ranks_per_node=ranks_per_node,
         threads_per_rank=threads_per_rank, runs=runs, objective=objective.value,
         min_efficiency=min_efficiency, min_speedup_per_doubling=min_speedup_per_doubling,
-        max_nodes=max_nodes, kill_risk=kill_risk, confidence=confidence,
+        max_nodes=max_nodes, nodes=nodes, kill_risk=kill_risk, confidence=confidence,
         time_min_kill_risk=time_min_kill_risk, signal_lead=signal_lead,
         run_classes=tuple(run_class or ()), periods=periods, period_label=period_label))
     if plot is not None:

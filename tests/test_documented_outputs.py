@@ -40,6 +40,7 @@ BUNDLED_PREDICTOR_BLOCKS = [
     '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --min-speedup',
     '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --threads-per-rank 16 --time-min-kill-risk 0.25 --signal-lead 5:00 --emit sbatch',
     '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --threads-per-rank 16 --time-min-kill-risk 0.25 --signal-lead 5:00 --emit pbs',
+    '$ perfpredict advise --app bert --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --threads-per-rank 16 --nodes 8 --emit sbatch',
     "$ perfpredict estimate --app nosuch --nodes 4",
     "$ perfpredict estimate --app Castro-wdmerger --system Frontier --problem-size 1024^3",
     '$ perfpredict advise --app maskrcnn --system "XE8545x4A100-SXM-40GB (Dell)" --problem-size v2.0 --run-class',

@@ -10,7 +10,9 @@ for an allocation proposal.
 2. **Choose.** Among the counts that meet the efficiency floor (overall, against the
    smallest measured configuration, and/or a speedup per doubling as Notur asks), the
    objective picks one (:mod:`perfpredict.advise.selection`), and one sentence says which
-   rule decided.
+   rule decided. With ``nodes``, a count the user has chosen, the steps below are for it
+   instead, and the choice is said beside it for comparison, with a note where it fails
+   the floor (a count the machine does not have is refused).
 3. **Walltime.** The runtime quantile at ``1 - kill_risk`` for the chosen count, rounded up
    to the scheduler's granularity, in the queue whose limit holds it (the default queue
    for the node count, else another that takes the job for that long,
@@ -66,7 +68,14 @@ from perfpredict.advise.run_classes import (
     rests_on,
 )
 from perfpredict.advise.scheduler import pbs_time
-from perfpredict.advise.selection import OBJECTIVES, Candidate, EfficiencyFloor, choose, node_count
+from perfpredict.advise.selection import (
+    OBJECTIVES,
+    Candidate,
+    Choice,
+    EfficiencyFloor,
+    choose,
+    node_count,
+)
 from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_kill_risk
 from perfpredict.catalog import outgrown_note
 from perfpredict.counts import check_count, is_number, plain, python_number
@@ -110,6 +119,9 @@ class PlanRequest:
     min_efficiency: float | None = None
     min_speedup_per_doubling: float | None = None
     max_nodes: int | None = None
+    #: The node count the user has chosen (None: advise chooses): the walltime, node-hours,
+    #: proposal rows and job script are for it, the sweep shown beside it for comparison.
+    nodes: int | None = None
     kill_risk: float = 0.05
     confidence: float = 0.9
     #: The kill risk the user accepts at a time-min (None: no time-min).
@@ -142,8 +154,14 @@ class PlanRequest:
                                 f"--runs, or add the recommendation as a class")
         check_count("--periods", self.periods, most=MAX_PERIODS)
         check_label("--period-label", self.period_label)
-        if self.max_nodes is not None:  # a node count the sweep can ask an estimate for
-            check_count("--max-nodes", self.max_nodes)
+        for option, count in (("--max-nodes", self.max_nodes), ("--nodes", self.nodes)):
+            if count is not None:  # a node count an estimate can be asked for
+                check_count(option, count)
+        if self.nodes is not None and self.max_nodes is not None \
+                and self.nodes > self.max_nodes:
+            raise BadInputError(f"--nodes {self.nodes} is above --max-nodes "
+                                f"{self.max_nodes}, the largest node count to consider; "
+                                f"raise --max-nodes or drop it")
         for option, value in (("--kill-risk", self.kill_risk),
                               ("--time-min-kill-risk", self.time_min_kill_risk),
                               ("--confidence", self.confidence),
@@ -236,6 +254,9 @@ class Plan:
     recommended: Candidate
     rule: str
     reason: str
+    #: The node count advise chooses itself: the recommended one, unless ``--nodes`` made
+    #: the plan for the user's own, beside which it is shown for comparison.
+    advised_nodes: int
     walltime_s: float
     walltime_quantile_s: float
     time_granularity_s: int
@@ -332,7 +353,7 @@ class Plan:
             "scale_unit": self.scale_unit, "weak_scaling": self.weak,
             "ranks_per_node": self.ranks_per_node, "threads_per_rank": self.threads_per_rank,
             "objective": self.request.objective, "rule": self.rule, "reason": self.reason,
-            "recommended_nodes": rec.nodes,
+            "recommended_nodes": rec.nodes, "advised_nodes": self.advised_nodes,
             "predicted_runtime_s": rec.predicted_runtime_s,
             "lower_runtime_s": rec.lower_runtime_s, "upper_runtime_s": rec.upper_runtime_s,
             "p90_runtime_s": rec.p90_runtime_s, "confidence": self.request.confidence,
@@ -409,7 +430,10 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     weak = entry.weak
     measured_nodes = [s / scale_per_node for s in entry.scales]
     spec = catalog_entry(store, entry.key.system, request.system)
-    max_nodes, sweep_notes = _sweep_limit(request.max_nodes, spec, measured_nodes)
+    if request.nodes is not None:
+        _refuse_beyond_machine(f"--nodes {request.nodes}", request.nodes, spec, measured_nodes)
+    max_nodes, sweep_notes = _sweep_limit(request.max_nodes, spec, measured_nodes,
+                                          request.nodes)
     if max_nodes < measured_nodes[0]:
         raise BadInputError(f"--max-nodes {max_nodes} is below the smallest measured "
                             f"configuration ({measured_nodes[0]:g} nodes); raise it")
@@ -421,6 +445,10 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         # may be
         swept.append(max_nodes)
     nodes, queue_notes = queued_nodes(swept, spec)
+    if request.nodes in swept and request.nodes not in nodes:
+        # not "not considered (..., N)" of the count the plan is for: the walltime's "no
+        # queue accepts" warning says it, once
+        queue_notes = queued_nodes([n for n in swept if n != request.nodes], spec)[1]
     sweep_notes += queue_notes
     sweep_end = (f"no queue of {spec.name} takes more nodes" if spec and nodes[-1] < swept[-1]
                  else "the machine has no more nodes" if nodes[-1] == machine_nodes
@@ -430,13 +458,18 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     candidates = _candidates(predictor, request, nodes, medians, weak)
     choice = choose(candidates, request.floor(), request.objective, weak=weak,
                     smallest_measured_nodes=measured_nodes[0], sweep_end=sweep_end)
-    rec = choice.candidate
+    rec, rule, reason = choice.candidate, choice.rule, choice.reason
+    asked_notes: list[str] = []
+    if request.nodes is not None:
+        rec, rule, reason, asked_notes = _as_asked(predictor, request, candidates, choice,
+                                                   medians, weak)
 
     measured = _measured_points(predictor, request, measured_nodes, entry)
 
     rec_query = request.query(rec.nodes)
     estimate = predictor.estimate(rec_query, request.confidence)
-    warnings = sweep_notes + [note for note in estimate.notes if not breakdown_note(note)]
+    warnings = sweep_notes + asked_notes + [note for note in estimate.notes
+                                            if not breakdown_note(note)]
     pricing = _Pricing(predictor, request, spec, entry.key.system, measured_nodes)
     recommended_class, limit = pricing.run_class(
         RunClass(RECOMMENDED_LABEL, rec.nodes, request.runs), rec)
@@ -472,7 +505,8 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
         threads_per_rank=_whole(request.threads_per_rank or entry.threads_per_rank),
         weak=weak,
         n_runs_measured=entry.n_runs, measured=measured, candidates=candidates,
-        recommended=rec, rule=choice.rule, reason=choice.reason, walltime_s=limit.walltime_s,
+        recommended=rec, rule=rule, reason=reason, advised_nodes=choice.candidate.nodes,
+        walltime_s=limit.walltime_s,
         walltime_quantile_s=recommended_class.walltime_quantile_s,
         time_granularity_s=limit.granularity_s,
         kill_probability=recommended_class.kill_probability,
@@ -544,12 +578,9 @@ class _Pricing:
         asking for nodes the machine does not have is."""
         if not classes:
             return []
-        machine = _machine_nodes(self.spec, self.measured_nodes)
         for c in classes:
-            if machine is not None and self.spec is not None and c.nodes > machine:
-                raise BadInputError(
-                    f"--run-class {c.label}={c.nodes}x{c.runs}: {self.spec.name} has "
-                    f"{machine} nodes (the catalog); give a node count it has")
+            _refuse_beyond_machine(f"--run-class {c.label}={c.nodes}x{c.runs}", c.nodes,
+                                   self.spec, self.measured_nodes)
         nodes = sorted({c.nodes for c in classes})
         predicted = {c.nodes: c for c in _predicted(self.predictor, self.request, nodes,
                                                     medians)}
@@ -585,22 +616,70 @@ class _Pricing:
                 f"budgeting on it")
 
 
-def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None,
-                 measured_nodes: list[float]) -> tuple[int, list[str]]:
+def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None, measured_nodes: list[float],
+                 asked_nodes: int | None = None) -> tuple[int, list[str]]:
     """The largest node count to sweep, and a note when the user's ``--max-nodes`` was
     cut to the machine: a proposal asking for more nodes than the machine has is
     refused, however the runtime scales. A catalog count below a measured run is out of
-    date (the machine grew) and bounds nothing, as a note says (:func:`outgrown_note`)."""
+    date (the machine grew) and bounds nothing, as a note says (:func:`outgrown_note`).
+    Without either, the sweep reaches ``asked_nodes`` (``--nodes``) where 16x the
+    largest measured falls short of it, so that the user's count is compared with the
+    counts around it."""
     machine = _machine_nodes(spec, measured_nodes)
     outgrown = (outgrown_note(spec.name, int(spec.nodes), max(measured_nodes))
                 if spec is not None and spec.nodes else None)
     notes = [outgrown] if outgrown else []
     if max_nodes is None:
-        return machine or int(SWEEP_BEYOND_MEASURED * max(measured_nodes)), notes
+        return machine or max(int(SWEEP_BEYOND_MEASURED * max(measured_nodes)),
+                              asked_nodes or 0), notes
     if machine is not None and spec is not None and max_nodes > machine:
         return machine, [f"--max-nodes {max_nodes} is more than the {machine} nodes "
                          f"{spec.name} has (the catalog): the sweep stops at {machine}"]
     return max_nodes, notes
+
+
+def _refuse_beyond_machine(given: str, nodes: int, spec: SystemSpec | None,
+                           measured_nodes: list[float]) -> None:
+    """Refuse ``nodes`` (the option ``given`` as typed) beyond the machine's node count,
+    as the sweep stops there: a proposal or job script asking for nodes the machine does
+    not have is refused, however the runtime scales."""
+    machine = _machine_nodes(spec, measured_nodes)
+    if machine is not None and spec is not None and nodes > machine:
+        raise BadInputError(f"{given}: {spec.name} has {machine} nodes (the catalog); give "
+                            f"a node count it has")
+
+
+def _as_asked(predictor: LoadedPredictor, request: PlanRequest, candidates: list[Candidate],
+              choice: Choice, medians: dict[float, float],
+              weak: bool) -> tuple[Candidate, str, str, list[str]]:
+    """The candidate at ``request.nodes``, the count the user has chosen, with the rule
+    and reason the plan reports and a note where it fails the efficiency floor: the plan
+    is made for it, not refused, and advise's own ``choice`` is named beside it so that
+    the user sees how theirs compares. A count the sweep skipped (not a power of two,
+    below the smallest measured, or one no queue takes) joins ``candidates`` in order,
+    its speedup per doubling from half its size as the sweep's are."""
+    asked = request.nodes
+    assert asked is not None  # the caller's condition
+    floor = request.floor()
+    candidate = next((c for c in candidates if c.nodes == asked), None)
+    if candidate is None:
+        candidate = _candidates(predictor, request, [candidates[0].nodes, asked], medians,
+                                weak)[-1]
+        candidate.meets_floor = not floor.violations(candidate)
+        candidates.append(candidate)
+        candidates.sort(key=lambda c: c.nodes)
+    own = choice.candidate
+    reason = (f"as asked (--nodes {asked}); advise's own choice is "
+              f"{'the same' if own is candidate else node_count(own.nodes)} "
+              f"({choice.reason[0].lower()}{choice.reason[1:].rstrip('.')}).")
+    notes = []
+    if not candidate.meets_floor:
+        whys = ([why for _, why in floor.violations(candidate)]
+                or [f"does not meet {floor.describe()}"])
+        notes.append(f"--nodes {asked}: {node_count(asked)} {' and '.join(whys)}, so "
+                     f"advise recommends {node_count(own.nodes)}; the plan is for "
+                     f"{node_count(asked)} as asked")
+    return candidate, f"nodes {asked}", reason, notes
 
 
 def _machine_nodes(spec: SystemSpec | None, measured_nodes: list[float]) -> int | None:

@@ -58,13 +58,16 @@ _CANDIDATE_HEADERS = {
 
 def candidate_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]]:
     """The candidates for a terminal (rows and column labels), narrow enough for 80
-    columns: efficiency in percent and a verdict (advised, ok, or below the floor); the
+    columns: efficiency in percent and a verdict (advised, ok, or below the floor; "asked"
+    on the count ``--nodes`` made the plan for where advise would choose another); the
     intervals are in the JSON and CSV."""
     rows = []
     floor = plan.request.floor().min_efficiency
     for row in plan.candidate_rows():
-        verdict = ("advised" if row["recommended"] else
+        verdict = ("advised" if row["nodes"] == plan.advised_nodes else
                    "ok" if row["meets_floor"] else "<floor")
+        if row["recommended"] and verdict != "advised":  # --nodes: the user's own count,
+            verdict = "asked"  # its floor said in a warning: "asked, <floor" broke 80 columns
         rows.append({**row, "efficiency": percent_apart(row["efficiency"], floor),
                      "verdict": verdict})
     return display_rows(rows, _CANDIDATE_HEADERS)

@@ -761,3 +761,95 @@ def test_a_chain_counts_the_work_each_job_does_before_its_checkpoint_signal(
     limit = walltime_limit(21817.0, 2, spec, 0.05, "m", signal_lead_s)
     assert limit.walltime_s == 3600 and limit.chained_jobs == chained_jobs
     assert f"chain {chained_jobs} jobs" in limit.warnings[0]
+
+
+# --- --nodes: the plan for a node count the user has chosen ---------------------------
+
+def test_nodes_makes_the_plan_for_the_users_count_beside_advises_own(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """'advise --nodes 64' said "No such option", and '--run-class production=64x1' added a
+    row while the recommendation and --emit stayed at advise's choice: the walltime,
+    node-hours, proposal rows and job script are for 64, advise's choice beside it."""
+    own = json.loads(advise_cli("advise", *BERT, "--format", "json").stdout)
+    result = advise_cli("advise", *BERT, "--nodes", "64", "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert doc["recommended_nodes"] == 64 and doc["rule"] == "nodes 64"
+    assert doc["advised_nodes"] == own["recommended_nodes"] != 64
+    assert doc["reason"].startswith(f"as asked (--nodes 64); advise's own choice is "
+                                    f"{node_count(own['recommended_nodes'])} (")
+    # the sweep, and its verdicts, as without --nodes
+    assert [(c["nodes"], c["meets_floor"]) for c in doc["candidates"]] == [
+        (c["nodes"], c["meets_floor"]) for c in own["candidates"]]
+    (at_64,) = [c for c in doc["candidates"] if c["recommended"]]
+    assert at_64["nodes"] == 64 and doc["node_hours_p90"] == at_64["node_hours_p90"]
+    assert doc["walltime_s"] >= doc["walltime_quantile_s"] >= at_64["predicted_runtime_s"]
+    sbatch = advise_cli("advise", *BERT, "--nodes", "64", "--emit", "sbatch")
+    assert "#SBATCH --nodes=64" in sbatch.stdout.splitlines()
+    assert f"#SBATCH --time={doc['walltime_slurm']}" in sbatch.stdout.splitlines()
+    markdown = advise_cli("advise", *BERT, "--nodes", "64", "--format", "markdown").stdout
+    assert "| production (recommended) | 1 | 64 |" in markdown
+    table = advise_cli("advise", *BERT, "--nodes", "64").stdout
+    assert "Recommendation: 64 nodes. As asked (--nodes 64)" in table
+    verdicts = {row.split("│")[1].strip(): row.split("│")[-2].strip()
+                for row in table.splitlines() if row.startswith("│")}
+    assert verdicts["64"] == "asked"
+    assert verdicts[str(own["recommended_nodes"])] == "advised"
+
+
+def test_nodes_below_the_floor_is_planned_with_one_note(trained_store) -> None:
+    """A count the floor rules out is the user's to choose: planned, not refused, with
+    one warning saying so and what advise would recommend."""
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, nodes=48))
+    assert plan.recommended.nodes == 48 and not plan.recommended.meets_floor
+    assert 48 in [c.nodes for c in plan.candidates]  # off the sweep, shown in its order
+    assert [c.nodes for c in plan.candidates] == sorted(c.nodes for c in plan.candidates)
+    notes = [w for w in plan.warnings if w.startswith("--nodes 48: ")]
+    assert notes == [f"--nodes 48: 48 nodes is only "
+                     f"{percent_apart(plan.recommended.efficiency, 0.7)} efficient, below "
+                     f"the 70% floor, so advise recommends {node_count(plan.advised_nodes)}; "
+                     f"the plan is for 48 nodes as asked"]
+    same = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, nodes=plan.advised_nodes))
+    assert same.recommended.nodes == same.advised_nodes == plan.advised_nodes
+    assert "advise's own choice is the same (" in same.reason
+    assert not any(w.startswith("--nodes ") for w in same.warnings)
+
+
+def test_nodes_no_queue_takes_is_planned_with_the_queues_one_note(trained_store) -> None:
+    """The fixture's queues take up to 1024 of its 2048 nodes: --nodes 2048 is planned
+    with the one warning that no queue accepts it, not also listed among the counts the
+    sweep left out."""
+    plan = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, nodes=2048))
+    assert plan.recommended.nodes == 2048 and plan.queue is None
+    assert [w for w in plan.warnings if "2048" in w and "queue" in w] == [
+        f"no queue of {BERT_SYSTEM} accepts 2048 nodes: such a job may pend forever; pick "
+        "a node count a queue accepts (--max-nodes) or ask the center"]
+
+
+def test_nodes_beyond_the_machine_is_refused(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    result = advise_cli("advise", *BERT, "--nodes", "4096")
+    assert result.exit_code == 2
+    assert one_error_line(result) == (f"Error: --nodes 4096: {BERT_SYSTEM} has 2048 nodes "
+                                      "(the catalog); give a node count it has")
+
+
+def test_nodes_reaches_past_the_default_sweep_without_a_machine_size(trained_store) -> None:
+    """Without a catalog size the sweep stops at 16x the largest measured (RELeARN: 256
+    nodes): a larger --nodes is swept to, and compared with the counts below it."""
+    plan = advise_plan(trained_store, PlanRequest(
+        app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=32,
+        nodes=1024))
+    assert plan.recommended.nodes == plan.candidates[-1].nodes == 1024
+    assert 512 in [c.nodes for c in plan.candidates]
+
+
+@pytest.mark.parametrize(("request_args", "said"), [
+    ({"nodes": 0}, "--nodes must be a whole number from 1 to 2147483647, got 0"),
+    ({"nodes": 64.0}, "--nodes must be a whole number from 1 to 2147483647, got 64.0, a "
+                      "float; give it as an int, 64"),
+    ({"nodes": 64, "max_nodes": 32}, "--nodes 64 is above --max-nodes 32, the largest node "
+                                     "count to consider; raise --max-nodes or drop it"),
+])
+def test_bad_nodes_are_refused_as_max_nodes_is(trained_store, request_args, said) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BadInputError) as refused:
+        advise_plan(trained_store, PlanRequest(**BERT_REQUEST, **request_args))
+    assert str(refused.value) == said
