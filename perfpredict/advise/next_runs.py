@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from perfpredict.advise.job_limits import quantile_confidence
-from perfpredict.advise.plan import P90, PLAN_REQUEST_EXAMPLE, PlanRequest, sweep_nodes
+from perfpredict.advise.plan import (
+    P90,
+    PLAN_REQUEST_EXAMPLE,
+    PlanRequest,
+    measured_scales_text,
+    sweep_nodes,
+)
 from perfpredict.advise.selection import node_count
 from perfpredict.counts import (
     check_count,
@@ -96,6 +102,9 @@ class NextRunsPlan:
     notes: list[str] = field(default_factory=list)
     #: whether the budget is below the cost of every unmeasured node count
     budget_fits_no_run: bool = False
+    #: The MPI ranks per node a series measured in ranks was converted at (None: measured
+    #: in nodes), by which the summary names the ranks run rather than fractions of nodes.
+    ranks_per_node: float | None = None
 
     @property
     def spread_after(self) -> float:
@@ -107,7 +116,8 @@ class NextRunsPlan:
 
     def as_dict(self) -> dict[str, Any]:
         return {"series": self.series, "target_nodes": self.target_nodes,
-                "measured_nodes": self.measured_nodes, "spread_now": self.spread_now,
+                "measured_nodes": self.measured_nodes, "ranks_per_node": self.ranks_per_node,
+                "spread_now": self.spread_now,
                 "spread_after": self.spread_after, "budget_node_hours": self.budget_node_hours,
                 "spent_node_hours_p90": self.spent_node_hours_p90,
                 "runs": [s.as_dict() for s in self.steps], "notes": self.notes}
@@ -118,7 +128,7 @@ class NextRunsPlan:
                   else f"a budget of {format_value(float(self.budget_node_hours))} node-hours")
         text = (f"{self.series}\nAt {node_count(self.target_nodes)} the P90/P50 runtime ratio is "
                 f"{self.spread_now:.3f} (measured at "
-                f"{', '.join(f'{n:g}' for n in self.measured_nodes)} nodes). ")
+                f"{measured_scales_text(self.measured_nodes, self.ranks_per_node)}). ")
         if self.steps:
             text += (f"With {budget}, {counted(len(self.steps), 'benchmark run')} costing "
                      f"{format_value(self.spent_node_hours_p90)} node-hours (P90) would bring "
@@ -185,7 +195,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     result = NextRunsPlan(series=series.name, target_nodes=target_nodes,
                           measured_nodes=measured_nodes,
                           spread_now=_target_spread(predictor, series, ctx, target_scale),
-                          budget_node_hours=budget_node_hours)
+                          budget_node_hours=budget_node_hours,
+                          ranks_per_node=per_node if entry.scale_unit == "ranks" else None)
     if target_nodes < measured_nodes[0]:
         # a whole node count: "ask for 1.33333 or more" (32 ranks at 24 per node) named
         # a value --target-nodes refuses

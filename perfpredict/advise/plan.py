@@ -39,7 +39,7 @@ a walltime that at most ``kill_risk`` of runs outlive is the upper bound at conf
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -751,6 +751,26 @@ def ranks_per_node_text(ranks_per_node: float) -> str:
     return f"{ranks_per_node:g} MPI rank{'' if ranks_per_node == 1 else 's'} per node"
 
 
+def measured_scales_text(nodes: Sequence[float], ranks_per_node: float | None) -> str:
+    """The scales a series was measured at, as run: its node counts, or for a series
+    measured in MPI ranks (``ranks_per_node`` the conversion; None for one in nodes) the
+    ranks and the nodes they span, as the evidence table writes them, so that a
+    proposal names one set: converted, LULESH's 64 and 125 ranks read "2.37037, 4.62963
+    nodes", counts no one ran. The basis of the advice and next-runs' summary say it.
+
+    >>> measured_scales_text([1, 2, 4], None)
+    '1, 2, 4 nodes'
+    >>> measured_scales_text([1, 64 / 27, 125 / 27], 27)
+    '27, 64, 125 MPI ranks (1 to 4.62963 nodes, converted at 27 MPI ranks per node)'
+    """
+    if ranks_per_node is None:
+        return ", ".join(f"{n:g}" for n in nodes) + " nodes"
+    span = " to ".join(dict.fromkeys(f"{n:g}" for n in (nodes[0], nodes[-1])))
+    return (", ".join(f"{n * ranks_per_node:.6g}" for n in nodes)
+            + f" MPI ranks ({span} node{'' if span == '1' else 's'}, converted at "
+            f"{ranks_per_node_text(ranks_per_node)})")
+
+
 def _whole(value: float | None) -> int | None:
     """A layout count as the whole number a batch script needs (None when unknown)."""
     return None if value is None else round(value)
@@ -778,16 +798,9 @@ def _basis(entry: SeriesEntry, series_name: str, measured: list[MeasuredPoint],
     conversion used, as proposals must state: the queue's charge multiplier by number
     (a premium queue's 2x made 220 node-hours 660 units at 1.5 units per node-hour,
     which "times the queue's multiplier" left a reviewer to guess)."""
-    text = f"Runtimes rest on {entry.n_runs} runs of {series_name} at "
-    if entry.scale_unit == "ranks":
-        # the ranks as measured: converted, LULESH's 64 and 125 read "2.37037, 4.62963 nodes"
-        # the nodes as the evidence table writes them, so the proposal names one set
-        span = " to ".join(dict.fromkeys(f"{m.nodes:g}" for m in (measured[0], measured[-1])))
-        text += (", ".join(f"{m.nodes * scale_per_node:.6g}" for m in measured)
-                 + f" MPI ranks ({span} node{'' if span == '1' else 's'}, converted at "
-                 f"{ranks_per_node_text(scale_per_node)})")
-    else:
-        text += ", ".join(f"{m.nodes:g}" for m in measured) + " nodes"
+    text = (f"Runtimes rest on {entry.n_runs} runs of {series_name} at "
+            + measured_scales_text([m.nodes for m in measured],
+                                   scale_per_node if entry.scale_unit == "ranks" else None))
     if spec is None or spec.charge_factor is None:
         where = spec.name if spec else entry.key.system
         return text + (f"; node-hours are nodes x elapsed hours (no charge factor known "

@@ -212,3 +212,26 @@ def test_a_run_no_queue_holds_says_so(trained_url, tmp_path) -> None:  # type: i
         (note,) = [n for n in plan.notes if n.startswith(f"the run at {step.nodes} node")]
         assert "(P90), longer than any queue of" in note
         assert "at most 1 s" in note and "shorten the benchmark" in note
+
+
+def test_the_summary_names_the_ranks_measured_as_the_basis_does(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """LULESH ran 27 to 343 ranks: at 27 ranks per node next-runs said "measured at 1,
+    2.37037, 4.62963, 8, 12.7037 nodes", counts no one ran, where advise's basis names
+    the ranks; it says them as the basis does, and the JSON the conversion."""
+    lulesh = ("--app", "LULESH 2.0.3", "--ranks-per-node", "27")
+    result = advise_cli("advise", "next-runs", *lulesh, "--target-nodes", "16")
+    assert result.exit_code == 0, result.output
+    measured = ("27, 64, 125, 216, 343 MPI ranks (1 to 12.7037 nodes, converted at 27 MPI "
+                "ranks per node)")
+    assert f"(measured at {measured}). " in " ".join(result.stdout.split())
+    assert "2.37" not in result.stdout
+    (basis,) = [line for line in advise_cli("advise", *lulesh).stdout.splitlines()
+                if line.startswith("  basis: ")]
+    assert f" at {measured};" in basis
+    doc = json.loads(advise_cli("advise", "next-runs", *lulesh, "--target-nodes", "16",
+                                "--format", "json").stdout)
+    assert doc["ranks_per_node"] == 27
+    nodes_doc = json.loads(advise_cli("advise", "next-runs", *BERT, "--format", "json").stdout)
+    assert nodes_doc["ranks_per_node"] is None
+    assert "(measured at 1, 8, 128, 512 nodes)" in advise_cli(
+        "advise", "next-runs", *BERT).stdout
