@@ -106,6 +106,15 @@ class NextRunsPlan:
     #: in nodes), by which the summary names the ranks run rather than fractions of nodes.
     ranks_per_node: float | None = None
 
+    def __repr__(self) -> str:
+        # what a notebook shows of plan_next_runs(...): the answer, the runs' node counts
+        # in order, as Plan's repr does, where the dataclass's spelled out every step and
+        # note (755 characters for LULESH); as_dict() and steps hold them all
+        return (f"NextRunsPlan(series={self.series!r}, target_nodes={self.target_nodes}, "
+                f"spread_now={self.spread_now:.4g}, spread_after={self.spread_after:.4g}, "
+                f"spent_node_hours_p90={self.spent_node_hours_p90:.4g}, "
+                f"nodes={[step.nodes for step in self.steps]}, n_notes={len(self.notes)})")
+
     @property
     def spread_after(self) -> float:
         return self.steps[-1].spread_after if self.steps else self.spread_now

@@ -235,3 +235,16 @@ def test_the_summary_names_the_ranks_measured_as_the_basis_does(advise_cli) -> N
     assert nodes_doc["ranks_per_node"] is None
     assert "(measured at 1, 8, 128, 512 nodes)" in advise_cli(
         "advise", "next-runs", *BERT).stdout
+
+
+def test_a_next_runs_plan_shows_its_answer_in_a_notebook_not_every_step(trained_store) -> None:  # type: ignore[no-untyped-def]
+    """``plan_next_runs(...)`` as a notebook cell's value spelled out every step and note
+    (755 characters for LULESH), where a Plan's repr is its answer."""
+    plan = plan_next_runs(trained_store, PlanRequest(app="LULESH 2.0.3", ranks_per_node=27))
+    assert plan.steps
+    shown = repr(plan)
+    assert len(shown) < 250
+    assert shown == (f"NextRunsPlan(series={plan.series!r}, target_nodes={plan.target_nodes}, "
+                     f"spread_now={plan.spread_now:.4g}, spread_after={plan.spread_after:.4g}, "
+                     f"spent_node_hours_p90={plan.spent_node_hours_p90:.4g}, "
+                     f"nodes={[s.nodes for s in plan.steps]}, n_notes={len(plan.notes)})")
