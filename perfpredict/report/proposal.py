@@ -83,7 +83,10 @@ def summary_lines(plan: Plan) -> list[str]:
     pct = confidence_percent(request.confidence)
     lines = [
         plan.series,
-        f"Recommendation: {node_count(rec.nodes)}. {plan.reason[0].upper()}{plan.reason[1:]}",
+        # a node count the user chose is planned for, not recommended (advise's own
+        # choice, in the reason, may be another)
+        f"{'Recommendation' if request.nodes is None else 'Plan'}: {node_count(rec.nodes)}. "
+        f"{plan.reason[0].upper()}{plan.reason[1:]}",
         f"  predicted runtime {format_seconds(rec.predicted_runtime_s)} s ({pct} interval "
         f"{format_seconds(rec.lower_runtime_s)} - {format_seconds(rec.upper_runtime_s)} s), " + (
             f"weak-scaling efficiency {efficiency_percent(rec.efficiency)}" if plan.weak else

@@ -789,7 +789,7 @@ def test_nodes_makes_the_plan_for_the_users_count_beside_advises_own(advise_cli)
     markdown = advise_cli("advise", *BERT, "--nodes", "64", "--format", "markdown").stdout
     assert "| production (recommended) | 1 | 64 |" in markdown
     table = advise_cli("advise", *BERT, "--nodes", "64").stdout
-    assert "Recommendation: 64 nodes. As asked (--nodes 64)" in table
+    assert "Plan: 64 nodes. As asked (--nodes 64)" in table
     verdicts = {row.split("│")[1].strip(): row.split("│")[-2].strip()
                 for row in table.splitlines() if row.startswith("│")}
     assert verdicts["64"] == "asked"
