@@ -698,15 +698,18 @@ def test_a_walltime_rounded_well_above_the_quantile_says_the_lower_figure(
     assert re.search(r"; kill probability \d[\d.]*%, expected", table.stdout), table.stdout
 
 
-def test_a_chained_run_says_each_job_reaches_the_limit(advise_cli) -> None:
-    """"kill probability 100%" read as a failed run; each job of a chain is meant to
-    reach its limit, checkpointed."""
+def test_a_chained_run_says_how_often_it_outlasts_a_job_and_its_chain(advise_cli) -> None:
+    """"kill probability 100%" read as a failed run, and "each of the 2 chained jobs
+    reaches the limit with probability 1.6%" as if the second job were as likely to: the
+    first job's limit is outlasted that often, and the chain holds the risk's quantile."""
     doc = json.loads(advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes",
                                 "2", "--format", "json").stdout)
     table = advise_cli("advise", *BERT, "--objective", "cheapest", "--max-nodes", "2")
     assert doc["chained_jobs"] >= 2
-    assert (f"; each of the {doc['chained_jobs']} chained jobs reaches the limit with "
-            "probability ") in table.stdout
+    assert "; the run outlasts its first job, to be continued by the next, with probability " \
+        in table.stdout
+    assert (f"%, and the {doc['chained_jobs']} jobs hold its 95th percentile (at most 5% of "
+            "runs outlast them, --kill-risk)") in table.stdout
 
 
 def test_a_chained_runs_runtime_over_walltime_is_over_its_chain(advise_cli) -> None:  # type: ignore[no-untyped-def]
