@@ -223,6 +223,21 @@ _SERVER_ANSWERED = (
     (re.compile(r'database "[^"]*" does not exist'),
      "the database's name (its owner creates it with createdb, then runs 'perfpredict db "
      "init')"),
+    # a center's server that lets only some hosts and roles in: no line of its pg_hba.conf
+    # admits this one, or one rejects it, which only its administrator can change
+    (re.compile(r"no pg_hba\.conf entry|pg_hba\.conf rejects connection"),
+     "that the server lets this host and role in (its administrator adds a host line for "
+     "them to its pg_hba.conf)"),
+    # the database's owner revoked CONNECT from PUBLIC, as a center's hardening does
+    (re.compile(r'permission denied for database "[^"]*"'),
+     "that your role may connect to the database (its owner grants CONNECT on it to your "
+     "role)"),
+    # every connection the server (max_connections), the role or the database (CONNECTION
+    # LIMIT) allows is taken, by other commands or other users: a retry later may pass
+    (re.compile(r"too many (clients|connections)|remaining connection slots are reserved"),
+     "the server's connection limits (every connection it allows your role is taken: run "
+     "fewer commands at once, or ask its administrator to raise max_connections or the "
+     "role's or database's CONNECTION LIMIT)"),
 )
 
 

@@ -364,6 +364,63 @@ def test_a_refused_password_is_sent_to_the_password_not_the_server(answer: str) 
     assert "S3cr3t" not in str(error) and "server is running" not in str(error)
 
 
+@pytest.mark.parametrize(("answer", "advice"), [
+    ('connection to server at "10.0.0.5", port 5432 failed: FATAL:  no pg_hba.conf entry for '
+     'host "10.0.0.9", user "loader", database "center", no encryption',
+     "that the server lets this host and role in (its administrator adds a host line for "
+     "them to its pg_hba.conf)"),
+    ('connection to server at "10.0.0.5", port 5432 failed: FATAL:  pg_hba.conf rejects '
+     'connection for host "10.0.0.9", user "loader", database "center", SSL encryption',
+     "that the server lets this host and role in (its administrator adds a host line for "
+     "them to its pg_hba.conf)"),
+    ('connection to server at "10.0.0.5", port 5432 failed: FATAL:  sorry, too many clients '
+     "already", "the server's connection limits"),
+    ('connection to server at "10.0.0.5", port 5432 failed: FATAL:  remaining connection '
+     "slots are reserved for non-replication superuser connections",
+     "the server's connection limits"),
+])
+def test_a_server_that_turned_the_connection_away_is_not_said_to_be_down(
+        answer: str, advice: str) -> None:
+    """A center's server that admits only some hosts (pg_hba.conf) or has every connection
+    taken answered, and "check ... that the server is running" sent the user to look at
+    a server that runs (the test server admits every host and has connections to spare,
+    so libpq's wording is given here)."""
+    from perfpredict.store.database import _cannot_open
+
+    error = str(_cannot_open("postgresql+psycopg://loader:S3cr3t@dbhost/center",
+                             RuntimeError(answer)))
+    assert f"; check --db and PERFPREDICT_DB, and {advice}" in error
+    assert "S3cr3t" not in error and "server is running" not in error
+
+
+@pytest.mark.postgres
+def test_a_role_without_connect_on_the_database_is_sent_to_its_owner() -> None:
+    """A center's database whose owner revoked CONNECT from PUBLIC answered 'permission
+    denied for database', and the advice was to check that the server is running."""
+    for url in _postgres_url():
+        database = url.rsplit("/", 1)[1]
+        with _role(url, f'REVOKE CONNECT ON DATABASE "{database}" FROM PUBLIC') as role_url:
+            line = _one_line(_cli(role_url, "runs", "stats"))
+    assert f'permission denied for database "{database}"' in line
+    assert line.endswith("and that your role may connect to the database (its owner grants "
+                         "CONNECT on it to your role)")
+
+
+@pytest.mark.postgres
+def test_a_role_at_its_connection_limit_is_sent_to_the_limits() -> None:
+    """Every connection a role may hold taken (its CONNECTION LIMIT, as a center caps a
+    loader's parallel ingests) answered 'too many connections for role', and the advice
+    was to check that the server is running."""
+    for url in _postgres_url():
+        with _role(url, "ALTER USER ROLE CONNECTION LIMIT 0") as role_url:
+            line = _one_line(_cli(role_url, "runs", "stats"))
+    assert "too many connections for role" in line and "server is running" not in line
+    assert line.endswith("and the server's connection limits (every connection it allows "
+                         "your role is taken: run fewer commands at once, or ask its "
+                         "administrator to raise max_connections or the role's or "
+                         "database's CONNECTION LIMIT)")
+
+
 @pytest.mark.postgres
 @pytest.mark.parametrize("args", ESTIMATE_INGEST_STATS, ids=lambda a: a[0])
 def test_a_database_of_other_tables_is_said_not_to_be_a_store(args: tuple[str, ...],
