@@ -132,13 +132,15 @@ def _postgres_url() -> Iterator[str]:
     base = os.environ.get(PG_URL_ENV)
     if not base:
         pytest.skip(f"{PG_URL_ENV} is not set; .ci/run starts a PostgreSQL server and sets it")
-    from sqlalchemy import create_engine, text
+    from sqlalchemy import create_engine, make_url, text
 
     name = f"pp_{uuid.uuid4().hex[:12]}"
     admin = create_engine(base, isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
-    url = base.rsplit("/", 1)[0] + f"/{name}"
+    # the server's URL with the test's database in place of its own, its query kept: a
+    # cut at the last '/' dropped ?sslmode=, and cut a socket's ?host=/tmp in two
+    url = make_url(base).set(database=name).render_as_string(hide_password=False)
     try:
         yield url
     finally:
