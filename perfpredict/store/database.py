@@ -223,6 +223,10 @@ _SERVER_ANSWERED = (
     (re.compile(r'database "[^"]*" does not exist'),
      "the database's name (its owner creates it with createdb, then runs 'perfpredict db "
      "init')"),
+    # no server was asked: the host's name is unknown to this machine (psycopg resolves it
+    # itself, libpq says "could not translate host name"), a typo more often than a server
+    (re.compile(r"failed to resolve host|could not translate host name"),
+     "the host's name in the URL (after the @: this machine finds no address for it)"),
     # a center's server that lets only some hosts and roles in: no line of its pg_hba.conf
     # admits this one, or one rejects it, which only its administrator can change
     (re.compile(r"no pg_hba\.conf entry|pg_hba\.conf rejects connection"),

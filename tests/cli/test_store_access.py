@@ -384,16 +384,21 @@ def test_a_refused_password_is_sent_to_the_password_not_the_server(answer: str) 
      "them to its pg_hba.conf)"),
     ('connection to server at "10.0.0.5", port 5432 failed: FATAL:  sorry, too many clients '
      "already", "the server's connection limits"),
+    ("failed to resolve host 'dbhots': [Errno -2] Name or service not known",
+     "the host's name in the URL (after the @: this machine finds no address for it)"),
+    ('could not translate host name "dbhots" to address: Name or service not known',
+     "the host's name in the URL (after the @: this machine finds no address for it)"),
     ('connection to server at "10.0.0.5", port 5432 failed: FATAL:  remaining connection '
      "slots are reserved for non-replication superuser connections",
      "the server's connection limits"),
 ])
-def test_a_server_that_turned_the_connection_away_is_not_said_to_be_down(
+def test_a_connection_turned_away_or_never_made_is_not_said_to_be_a_server_down(
         answer: str, advice: str) -> None:
     """A center's server that admits only some hosts (pg_hba.conf) or has every connection
     taken answered, and "check ... that the server is running" sent the user to look at
-    a server that runs (the test server admits every host and has connections to spare,
-    so libpq's wording is given here)."""
+    a server that runs; a misspelt host was sent there too, where no server was asked
+    (the test server admits every host and has connections to spare, and a name's
+    lookup is the network's, so the drivers' wording is given here)."""
     from perfpredict.store.database import _cannot_open
 
     error = str(_cannot_open("postgresql+psycopg://loader:S3cr3t@dbhost/center",
