@@ -2,8 +2,8 @@
 it, the time-min the scheduler may cut it to, and the kill probability at each; and the
 node counts some queue of the machine accepts at all.
 
-``walltime_limit(quantile_s, nodes, spec, kill_risk, measured_system, signal_lead_s)``
-rounds a runtime
+``walltime_limit(quantile_s, nodes, spec, kill_risk, measured_system, nodes_option,
+signal_lead_s)`` rounds a runtime
 quantile up to the scheduler's granularity in the queue :mod:`perfpredict.advise.queues`
 picks; :func:`time_min_limit` finds a time-min the same way; both read the predictor
 through :func:`runtime_quantiles` and :func:`exceedance_probability`, which live here
@@ -221,13 +221,19 @@ def chain_charge_text(chained_jobs: int, limit_s: float, nodes: int) -> str:
 
 
 def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_risk: float,
-                   measured_system: str, signal_lead_s: int | None = None) -> WalltimeLimit:
+                   measured_system: str, nodes_option: str,
+                   signal_lead_s: int | None = None) -> WalltimeLimit:
     """``quantile_s`` rounded up to the scheduler's granularity, in the queue
     :func:`~perfpredict.advise.queues.choose_queue` picks for a job of ``nodes`` nodes
     (the default one, else another whose limit holds the walltime), capped by that
     queue's limit only when none holds it, with warnings when capped (chain jobs with
     checkpoint/restart), when no queue accepts the job (it may pend forever) and when no
     limit could be checked.
+
+    ``nodes_option`` is the option the count came from, as the fix to type: the sweep's
+    ``--max-nodes``, the user's ``--nodes`` or a ``--run-class``: the warning that no
+    queue accepts the count named ``--max-nodes`` to a user who had typed ``--nodes
+    2048``, whose plan is made for 2048 whatever the sweep's limit.
 
     A chained job works until its checkpoint signal, ``signal_lead_s`` (``--signal-lead``)
     or perfpredict's own lead before the limit, so the chain counts jobs of the limit
@@ -249,7 +255,7 @@ def walltime_limit(quantile_s: float, nodes: int, spec: SystemSpec | None, kill_
     if choice is None:
         return WalltimeLimit(walltime_s, granularity_s, None, 1, [
             f"no queue of {spec.name} accepts {node_count(nodes)}: such a job may pend "
-            "forever; pick a node count a queue accepts (--max-nodes) or ask the center"])
+            f"forever; pick a node count a queue accepts ({nodes_option}) or ask the center"])
     queue = choice.queue
     # A queue that charges nothing (ARCHER2's lowpriority) takes large, long jobs no
     # charged queue does: a proposal priced there leaves them out of its allocation units

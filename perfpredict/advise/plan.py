@@ -472,7 +472,8 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
                                             if not breakdown_note(note)]
     pricing = _Pricing(predictor, request, spec, entry.key.system, measured_nodes)
     recommended_class, limit = pricing.run_class(
-        RunClass(RECOMMENDED_LABEL, rec.nodes, request.runs), rec)
+        RunClass(RECOMMENDED_LABEL, rec.nodes, request.runs), rec,
+        "--max-nodes" if request.nodes is None else "--nodes")
     warnings += limit.warnings
     if (estimate.beyond_measured_range
             and recommended_class.kill_probability > request.kill_risk / 2):
@@ -535,17 +536,18 @@ class _Pricing:
     measured_system: str
     measured_nodes: list[float]
 
-    def run_class(self, run_class: RunClass,
-                  candidate: Candidate) -> tuple[RunClassPlan, WalltimeLimit]:
+    def run_class(self, run_class: RunClass, candidate: Candidate,
+                  nodes_option: str) -> tuple[RunClassPlan, WalltimeLimit]:
         """``run_class`` priced from ``candidate``, the prediction at its node count: the
         walltime at ``1 - kill_risk`` in the queue for that count and its kill
         probability, allocation units per run in that queue; and the walltime limit, whose
-        queue and warnings the recommendation reports."""
+        queue and warnings the recommendation reports. ``nodes_option`` is the option the
+        count came from, which a warning names as the fix."""
         request, nodes = self.request, run_class.nodes
         query = request.query(nodes)
         quantile_s = runtime_quantiles(self.predictor, [query], 1.0 - request.kill_risk)[0]
         limit = walltime_limit(quantile_s, nodes, self.spec, request.kill_risk,
-                               self.measured_system, request.signal_lead_s())
+                               self.measured_system, nodes_option, request.signal_lead_s())
         kill_probability = walltime_kill_probability(
             exceedance_probability(self.predictor, query, limit.walltime_s),
             request.kill_risk, capped=limit.chained_jobs > 1)
@@ -586,7 +588,9 @@ class _Pricing:
                                                     medians)}
         plans, extrapolated = [], []
         for run_class in classes:
-            plan, limit = self.run_class(run_class, predicted[run_class.nodes])
+            plan, limit = self.run_class(
+                run_class, predicted[run_class.nodes],
+                f"--run-class {run_class.label}=NODESx{run_class.runs}")
             for note in limit.warnings:
                 if note not in warnings:  # e.g. "no catalog entry": the same for all
                     warnings.append(f"run class {run_class.label!r}: {note}")

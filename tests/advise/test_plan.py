@@ -204,7 +204,7 @@ def test_the_chaining_warning_speaks_the_machines_scheduler(scheduler: str | Non
 
     spec = SystemSpec(name="m", nodes=64, scheduler=scheduler,
                       queues=(Queue("short", 1, 64, 600.0),))
-    limit = walltime_limit(1500.0, 8, spec, 0.05, "m")
+    limit = walltime_limit(1500.0, 8, spec, 0.05, "m", "--max-nodes")
     assert limit.chained_jobs == 4  # jobs of 480 s of work, checkpointing 120 s early
     assert f"checkpoint and chain 4 jobs {chain};" in limit.warnings[0]
     # the node-hours of the predicted runtime leave out what chaining costs: each job
@@ -220,7 +220,7 @@ def test_the_chaining_budget_writes_thousands_of_node_hours_as_the_tables_do() -
     from perfpredict.catalog import Queue, SystemSpec
 
     spec = SystemSpec(name="m", nodes=4096, queues=(Queue("short", 1, 4096, 600.0),))
-    (chained,) = walltime_limit(1500.0, 2048, spec, 0.05, "m").warnings
+    (chained,) = walltime_limit(1500.0, 2048, spec, 0.05, "m", "--max-nodes").warnings
     assert chained.endswith("budget up to 4 x 10 min x 2048 nodes = 1,365 node-hours per run")
 
 
@@ -248,10 +248,10 @@ def test_the_queue_warnings_count_one_node_in_the_singular(nodes: int, said: str
     from perfpredict.catalog import Queue, SystemSpec
 
     spec = SystemSpec(name="m", nodes=64, queues=(Queue("short", 1, 8, 600.0),))
-    (chained,) = walltime_limit(1500.0, nodes, spec, 0.05, "m").warnings
+    (chained,) = walltime_limit(1500.0, nodes, spec, 0.05, "m", "--max-nodes").warnings
     assert f"every queue of m that takes {said}, the longest" in chained
     narrow = SystemSpec(name="m", nodes=64, queues=(Queue("wide", 16, 64, 600.0),))
-    (refused,) = walltime_limit(1500.0, nodes, narrow, 0.05, "m").warnings
+    (refused,) = walltime_limit(1500.0, nodes, narrow, 0.05, "m", "--max-nodes").warnings
     assert refused.startswith(f"no queue of m accepts {said}: such a job may pend forever")
 
 
@@ -644,7 +644,7 @@ def test_a_walltime_is_one_granule_at_least() -> None:
     """A runtime below 6e-8 s rounded to a walltime of 0 s, and advise divided by it."""
     from perfpredict.advise.job_limits import walltime_limit
 
-    limit = walltime_limit(1e-9, 1, None, 0.05, "nowhere")
+    limit = walltime_limit(1e-9, 1, None, 0.05, "nowhere", "--max-nodes")
     assert limit.walltime_s == 60.0
 
 
@@ -761,7 +761,7 @@ def test_a_chain_counts_the_work_each_job_does_before_its_checkpoint_signal(
     from perfpredict.catalog import Queue, SystemSpec
 
     spec = SystemSpec(name="m", nodes=64, queues=(Queue("debug", 1, 64, 3600.0),))
-    limit = walltime_limit(21817.0, 2, spec, 0.05, "m", signal_lead_s)
+    limit = walltime_limit(21817.0, 2, spec, 0.05, "m", "--max-nodes", signal_lead_s)
     assert limit.walltime_s == 3600 and limit.chained_jobs == chained_jobs
     assert f"chain {chained_jobs} jobs" in limit.warnings[0]
 
@@ -825,7 +825,22 @@ def test_nodes_no_queue_takes_is_planned_with_the_queues_one_note(trained_store)
     assert plan.recommended.nodes == 2048 and plan.queue is None
     assert [w for w in plan.warnings if "2048" in w and "queue" in w] == [
         f"no queue of {BERT_SYSTEM} accepts 2048 nodes: such a job may pend forever; pick "
-        "a node count a queue accepts (--max-nodes) or ask the center"]
+        "a node count a queue accepts (--nodes) or ask the center"]
+
+
+@pytest.mark.parametrize(("args", "fix"), [
+    (("--nodes", "2048"), "(--nodes)"),
+    (("--run-class", "huge=2048x3"), "(--run-class huge=NODESx3)"),
+])
+def test_no_queue_accepts_names_the_option_the_count_came_from(  # type: ignore[no-untyped-def]
+        advise_cli, args: tuple[str, ...], fix: str) -> None:
+    """The count came from --nodes or a --run-class, but the fix said "(--max-nodes)",
+    which changes neither."""
+    result = advise_cli("advise", *BERT, *args)
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert f"a node count a queue accepts {fix} or ask the center" in text
+    assert "--max-nodes) or ask" not in text
 
 
 def test_nodes_beyond_the_machine_is_refused(advise_cli) -> None:  # type: ignore[no-untyped-def]

@@ -57,7 +57,8 @@ def test_the_queue_is_one_whose_limit_holds_the_walltime_else_the_longest(
         chained: int) -> None:
     """The first queue taking the node count was the only one looked at: a 10-hour job on
     32 Frontier nodes was told to chain five 2-hour jobs, where 'extended' runs it in one."""
-    limit = walltime_limit(runtime_h * HOUR_S, nodes, machine(system), 0.05, system)
+    limit = walltime_limit(runtime_h * HOUR_S, nodes, machine(system), 0.05, system,
+                           "--max-nodes")
     assert limit.queue is not None and limit.default_queue is not None
     assert (limit.queue.name, limit.default_queue.name, limit.chained_jobs) == (
         queue, default, chained)
@@ -123,15 +124,15 @@ def test_a_queue_that_charges_nothing_is_said_to_leave_its_runs_out_of_the_units
     to some projects only): the proposal's CU total left out its ~50k node-hours, with
     no more than "times 0 in queue 'lowpriority'" in the basis to say so."""
     archer2 = machine("ARCHER2")
-    free = walltime_limit(16.9 * HOUR_S, 2048, archer2, 0.05, "ARCHER2")
+    free = walltime_limit(16.9 * HOUR_S, 2048, archer2, 0.05, "ARCHER2", "--max-nodes")
     assert free.queue is not None and free.queue.name == "lowpriority"
     assert free.warnings == [
         "queue 'lowpriority', where jobs of 2048 nodes this long go, charges nothing (0x): "
         "the allocation-unit totals leave them out; check who may use it ('perfpredict "
         "systems show ARCHER2')"]
-    chained = walltime_limit(60 * HOUR_S, 2048, archer2, 0.05, "ARCHER2")
+    chained = walltime_limit(60 * HOUR_S, 2048, archer2, 0.05, "ARCHER2", "--max-nodes")
     assert chained.chained_jobs == 3 and chained.warnings[-1] == free.warnings[0]
-    charged = walltime_limit(10 * HOUR_S, 2048, archer2, 0.05, "ARCHER2")
+    charged = walltime_limit(10 * HOUR_S, 2048, archer2, 0.05, "ARCHER2", "--max-nodes")
     assert charged.queue is not None and charged.queue.name == "largescale"
     assert not charged.warnings
 
