@@ -758,7 +758,7 @@ def ranks_per_node_text(ranks_per_node: float) -> str:
 def measured_scales_text(nodes: Sequence[float], ranks_per_node: float | None) -> str:
     """The scales a series was measured at, as run: its node counts, or for a series
     measured in MPI ranks (``ranks_per_node`` the conversion; None for one in nodes) the
-    ranks and the nodes they span, as the evidence table writes them, so that a
+    ranks and the nodes they span, as the evidence table names the ranks run, so that a
     proposal names one set: converted, LULESH's 64 and 125 ranks read "2.37037, 4.62963
     nodes", counts no one ran. The basis of the advice and next-runs' summary say it.
 

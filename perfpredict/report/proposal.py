@@ -22,6 +22,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.job_limits import chain_charge_text
+from perfpredict.advise.plan import ranks_per_node_text
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import Candidate, node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
@@ -278,6 +279,10 @@ def resource_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]] | None:
     return display_rows(rows, {k: v for k, v in _RESOURCE_HEADERS.items() if k in columns})
 
 
+#: The evidence table's node count of a measured rank count that fills no whole node.
+_NO_WHOLE_NODES = "-"
+
+
 def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[bool]]:
     """The scaling-evidence table in OLCF's shape, its columns, and which rows are
     predicted. Measured rows come first (medians of the runs, with the prediction at the
@@ -295,9 +300,11 @@ def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[boo
 
     def row(nodes: float, actual_s: float | None, predicted: tuple[float, float, float],
             source: str) -> dict[str, Any]:
-        # as the basis names the measured counts (:g), not to three digits: a series
-        # measured in ranks at 204.8 nodes read "205" in the table above "204.8"
-        out: dict[str, Any] = {"Nodes": f"{float(nodes):,g}"}
+        # a series measured in ranks names the ranks run, as the basis does: their
+        # conversion to nodes, where it fills no whole node, is a count no one ran
+        # (LULESH's 64 ranks at 27 per node read "2.37037" nodes, "measured")
+        out: dict[str, Any] = {"Nodes": _NO_WHOLE_NODES if ranks and not float(nodes).is_integer()
+                               else f"{float(nodes):,g}"}
         if ranks:
             out["Ranks"] = format_value(float(nodes * plan.scale_per_node))
         mid, lo, hi = (format_value(float(v)) for v in predicted)
@@ -340,6 +347,11 @@ def _notes(plan: Plan, any_predicted: bool) -> list[str]:
              "the node ratio")
     reading = (f"Predicted rows are in italics with {pct} prediction intervals; {ideal}."
                if any_predicted else f"Predictions carry {pct} prediction intervals; {ideal}.")
+    if plan.scale_unit == "ranks" and any(not float(m.nodes).is_integer()
+                                              for m in plan.measured):
+        reading += (f" Nodes are the ranks at {ranks_per_node_text(plan.scale_per_node)}; "
+                    f"'{_NO_WHOLE_NODES}' where a measured rank count fills no whole number "
+                    "of nodes.")
     percentile = (f"the {ordinal(100 * (1 - plan.request.kill_risk))} percentile of the "
                   f"predicted runtime rounded up to a multiple of {plan.time_granularity_s} s")
     if plan.run_classes:

@@ -81,16 +81,25 @@ def test_evidence_is_in_olcf_shape(bert_plan) -> None:
     assert all(re.fullmatch(r"[\d.,]+ \[[\d.,]+, [\d.,]+\]", r[columns[3]]) for r in rows)
 
 
-def test_the_evidence_names_node_counts_as_the_basis_does(trained_store) -> None:  # type: ignore[no-untyped-def]
-    """RELeARN, measured in ranks (32-512), at 48 ranks per node is measured at 0.666667
-    to 10.6667 nodes, as the basis says beside the ranks; the evidence table rounded
-    them to three digits (0.667, 10.7), so the proposal named two sets of node counts."""
-    plan = advise_plan(trained_store, PlanRequest(
-        app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=48))
+def test_the_evidence_names_the_ranks_run_not_fractions_of_nodes(trained_store) -> None:  # type: ignore[no-untyped-def]
+    """LULESH ran 27 to 343 ranks: at 27 ranks per node the evidence table's Nodes column
+    read 2.37037, 4.62963 and 12.7037 beside "measured", node counts no one ran, which
+    the basis under it no longer names. The table names the ranks run, as the basis
+    does; a node count only where the ranks fill whole nodes, and its note says so."""
+    plan = advise_plan(trained_store, PlanRequest(app="LULESH 2.0.3", ranks_per_node=27))
     rows, _, predicted = evidence_rows(plan)
-    measured = [r["Nodes"] for r, guessed in zip(rows, predicted, strict=True) if not guessed]
-    assert measured == ["0.666667", "1.33333", "2.66667", "5.33333", "10.6667"]
-    assert f"({measured[0]} to {measured[-1]} nodes, converted at 48 MPI" in plan.basis
+    measured = [(r["Nodes"], r["Ranks"]) for r, guessed in zip(rows, predicted, strict=True)
+                if not guessed]
+    assert measured == [("1", "27"), ("-", "64"), ("-", "125"), ("8", "216"), ("-", "343")]
+    assert "at 27, 64, 125, 216, 343 MPI ranks (1 to 12.7037 nodes, converted at 27" in (
+        plan.basis)
+    assert ("Nodes are the ranks at 27 MPI ranks per node; '-' where a measured rank count "
+            "fills no whole number of nodes.") in proposal_markdown(plan)
+    # a series whose ranks fill whole nodes says nothing of it
+    whole = advise_plan(trained_store, PlanRequest(
+        app="RELeARN", problem_size="9000 neurons/rank, theta=0.3", ranks_per_node=32))
+    assert [r["Nodes"] for r in evidence_rows(whole)[0][:5]] == ["1", "2", "4", "8", "16"]
+    assert "no whole number of nodes" not in proposal_markdown(whole)
 
 
 def test_latex_is_balanced_and_escaped(bert_plan) -> None:
