@@ -139,7 +139,8 @@ def check_plot_path(path: str | Path) -> Path:
     plots) is refused rather than written over."""
     path = Path(named_path(path, "the figure file"))
     if path.suffix.lower() not in FORMATS:
-        raise BadInputError(f"--plot {path}: the file must end in {', '.join(FORMATS)}")
+        raise BadInputError(f"--plot {path}: the file must end in "
+                            f"{', '.join(FORMATS[:-1])} or {FORMATS[-1]}")
     data_csv = path.with_suffix(".csv")
     try:
         with data_csv.open(encoding="utf-8", errors="replace") as fh:

@@ -81,7 +81,7 @@ def test_a_figure_of_another_format_is_refused_before_the_sweep(tmp_path: Path) 
     result = CliRunner().invoke(app, ["advise", "--app", "nosuch", "--plot", str(figure)])
     assert result.exit_code == 2, result.output
     assert result.stderr.strip() == (f"Error: --plot {figure}: the file must end in .png, "
-                                     ".svg, .pdf")
+                                     ".svg or .pdf")
 
 
 def test_a_plot_does_not_write_its_numbers_over_another_table(tmp_path: Path) -> None:
