@@ -3,7 +3,8 @@
 Left: time to solution against nodes (log-log): measured medians as filled markers, the
 predicted curve as a line with its interval as a shaded band, ideal scaling dashed, the
 ranges outside the measurements shaded (beyond the largest, and below the smallest where a
-run class lies there), the recommended node count starred and
+run class lies there), the recommended node count starred (the user's, with ``--nodes``,
+and advise's own choice beside it as an open star where it differs) and
 each ``--run-class`` node count marked with an open diamond and the class's label. Right:
 parallel efficiency (weak-scaling efficiency for a weak-scaling series) against the
 smallest measured configuration (100% there), measured
@@ -55,6 +56,13 @@ _RUN_CLASS_MARK: dict[str, Any] = {
     "marker": "D", "markersize": 12, "markerfacecolor": "none",
     "markeredgecolor": "tab:purple", "markeredgewidth": 2, "linestyle": "none", "zorder": 7,
     "label": "run classes"}
+#: How advise's own choice is marked in both panels beside a ``--nodes`` count it is not:
+#: the recommendation's star, open and green, so that it reads as the star advise would
+#: have put there and the user's filled one stays the plan's.
+_ADVISED_MARK: dict[str, Any] = {
+    "marker": "*", "markersize": 18, "markerfacecolor": "none",
+    "markeredgecolor": "tab:green", "markeredgewidth": 1.8, "linestyle": "none",
+    "zorder": 6, "label": "advise's choice"}
 #: The white box behind a mark's label, which keeps it readable over the band and lines.
 _LABEL_BOX = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha": 0.85}
 
@@ -250,8 +258,17 @@ def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
                  linewidth=1.2, label=f"ideal {'weak' if plan.weak else 'strong'} scaling")
     ax_time.plot([r["nodes"] for r in measured], [r["measured_runtime_s"] for r in measured],
                  "o", color="black", markersize=6, zorder=5, label="measured (median)")
+    # with --nodes the star is the user's count, as the summary's "Plan: N nodes" is,
+    # and advise's own choice, where it differs, is marked apart: the legend said
+    # "recommended: 48 nodes" of a count advise had not chosen, and its own went unmarked
+    star = "recommended" if plan.request.nodes is None else "as asked (--nodes)"
+    advised = next((r for r in rows if r["nodes"] == plan.advised_nodes
+                    and plan.advised_nodes != rec.nodes), None)
     ax_time.plot([rec.nodes], [rec.predicted_runtime_s], "*", color="tab:red", markersize=16,
-                 markeredgecolor="black", zorder=6, label=f"recommended: {node_count(rec.nodes)}")
+                 markeredgecolor="black", zorder=6, label=f"{star}: {node_count(rec.nodes)}")
+    if advised is not None:
+        ax_time.plot([advised["nodes"]], [advised["predicted_runtime_s"]], **_ADVISED_MARK
+                     | {"label": f"{_ADVISED_MARK['label']}: {node_count(advised['nodes'])}"})
     # label the star on the side with room, so it never runs off the axes
     right_half = rec.nodes > (nodes[0] * nodes[-1]) ** 0.5
     ax_time.annotate(f"{node_count(rec.nodes)}\n{format_seconds(rec.predicted_runtime_s)} s",
@@ -289,7 +306,9 @@ def draw_scaling_plot(plan: Plan, axes: Iterable[Axes] | None = None) -> Figure:
                        label=f"efficiency floor {floor_percent(floor)}")
     ax_eff.plot([rec.nodes], [next(r["predicted_efficiency"] for r in rows if r["recommended"])],
                 "*", color="tab:red", markersize=16,
-                markeredgecolor="black", zorder=6, label="recommended")
+                markeredgecolor="black", zorder=6, label=star)
+    if advised is not None:
+        ax_eff.plot([advised["nodes"]], [advised["predicted_efficiency"]], **_ADVISED_MARK)
     if run_classes:
         ax_eff.plot([r["nodes"] for r in run_classes],
                     [r["predicted_efficiency"] for r in run_classes], **_RUN_CLASS_MARK)

@@ -150,6 +150,42 @@ def test_each_run_class_is_marked_and_labelled(trained_store, tmp_path: Path,
     assert {"smallest; also\n1 node", "typical\n48 nodes", "largest\n1024 nodes"} <= labels
 
 
+def test_advise_s_own_choice_is_marked_beside_the_count_asked(trained_store, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """With --nodes 48 the star's legend read "recommended: 48 nodes", a count advise had
+    not chosen, and advise's own (8 nodes) was not marked: the star is the count asked,
+    and advise's choice an open star of its own in both panels, only where it differs."""
+    figures = _figures_saved(monkeypatch)
+    plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04",
+                                                  nodes=48))
+    assert plan.advised_nodes == 8
+    rows = {float(r["nodes"]): r for r in read_csv(
+        save_scaling_plot(plan, tmp_path / "asked.png").data_csv)}
+    (figure,) = figures
+    ax_time, ax_eff = figure.axes
+    for ax, star, column in ((ax_time, "as asked (--nodes): 48 nodes", "predicted_runtime_s"),
+                             (ax_eff, "as asked (--nodes)", "predicted_efficiency")):
+        labels = {line.get_label(): line for line in ax.get_lines()}
+        assert list(labels[star].get_xdata()) == [48]
+        (advised,) = [line for label, line in labels.items()
+                      if label.startswith("advise's choice")]
+        assert advised.get_label() == ("advise's choice: 8 nodes" if ax is ax_time
+                                       else "advise's choice")
+        assert list(advised.get_xdata()) == [8]
+        assert list(advised.get_ydata()) == pytest.approx([float(rows[8][column])],
+                                                          rel=SIX_DIGITS)
+        assert advised.get_markerfacecolor() == "none"  # open, apart from the filled star
+    legend = [text.get_text() for text in ax_time.get_legend().get_texts()]
+    assert "advise's choice: 8 nodes" in legend and "recommended: 48 nodes" not in legend
+
+    same = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04",
+                                                  nodes=8))
+    save_scaling_plot(same, tmp_path / "same.png")
+    for ax in figures[-1].axes:
+        assert not [line for line in ax.get_lines()
+                    if line.get_label().startswith("advise's choice")]
+
+
 def test_a_dollar_in_a_run_class_label_is_drawn_as_typed(advise_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A label is what the user typed, not mathtext: --run-class 'x$^$=8x1' ended the
     plot in "internal error (ValueError: ... ParseSyntaxException ...)", exit 1."""
