@@ -79,7 +79,8 @@ def advise(
     ] = Objective.fastest,
     min_efficiency: Annotated[float | None, typer.Option(
         help="Parallel-efficiency floor against the smallest measured configuration "
-        "(default 0.7, unless a speedup floor per doubling is given).")] = None,
+        "(weak-scaling efficiency for a weak-scaling series; default 0.7, unless a speedup "
+        "floor per doubling is given).")] = None,
     min_speedup_per_doubling: Annotated[float | None, typer.Option(
         help="Speedup floor per doubling of nodes (Notur: 1.5, 1.4, 1.3).")] = None,
     max_nodes: Annotated[int | None, typer.Option(

@@ -77,24 +77,32 @@ class EfficiencyFloor:
                                 "doubling of nodes, above 1 and at most 2 (Notur: 1.5, 1.4, "
                                 f"1.3), got {self.min_speedup_per_doubling:g}")
 
-    def describe(self) -> str:
+    def describe(self, weak: bool) -> str:
+        """The floor in words, its efficiency named as for the series' scaling (``weak``):
+        RELeARN's reason said "the 70% parallel-efficiency floor" beside a summary's
+        "weak-scaling efficiency 71%"."""
         rules = []
         if self.min_efficiency is not None:
-            rules.append(f"the {floor_percent(self.min_efficiency)} parallel-efficiency floor")
+            rules.append(f"the {floor_percent(self.min_efficiency)} "
+                         f"{'weak-scaling efficiency' if weak else 'parallel-efficiency'} floor")
         if self.min_speedup_per_doubling is not None:
             rules.append(f"the {self.min_speedup_per_doubling:g}x-speedup-per-doubling floor")
         return " and ".join(rules)
 
-    def violations(self, candidate: Candidate,
+    def violations(self, candidate: Candidate, weak: bool,
                    broken_at: Candidate | None = None) -> list[tuple[str, str]]:
         """(rule, why) for each rule ``candidate`` breaks; empty when it meets the floor.
-        ``broken_at`` is the smallest node count whose doubling already fell below the
-        per-doubling floor: scaling past it does not count, whatever later steps gain."""
+        ``weak``: the series scales weakly, and its efficiency is said as weak-scaling
+        efficiency. ``broken_at`` is the smallest node count whose doubling already fell
+        below the per-doubling floor: scaling past it does not count, whatever later
+        steps gain."""
         out = []
         if self.min_efficiency is not None and candidate.efficiency < self.min_efficiency:
+            said = percent_apart(candidate.efficiency, self.min_efficiency)
             out.append((f"min_efficiency {self.min_efficiency:g}",
-                        f"is only {percent_apart(candidate.efficiency, self.min_efficiency)}"
-                        f" efficient, below the {floor_percent(self.min_efficiency)} floor"))
+                        (f"has a weak-scaling efficiency of only {said}" if weak
+                         else f"is only {said} efficient")
+                        + f", below the {floor_percent(self.min_efficiency)} floor"))
         floor = self.min_speedup_per_doubling
         per_doubling = candidate.speedup_per_doubling
         if floor is not None and per_doubling is not None and per_doubling < floor:
@@ -180,15 +188,16 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
     score = objective_score(objective, weak, smallest_measured_nodes)
     broken_at = _first_short_doubling(candidates, floor)
     for c in candidates:
-        c.meets_floor = not floor.violations(c, broken_at)
+        c.meets_floor = not floor.violations(c, weak, broken_at)
     feasible = [c for c in candidates if c.meets_floor]
     best_phrase, comparative = _PHRASES[objective]
-    if weak:
+    if weak:  # "4 nodes would be faster" of a run doing four times the work
         best_phrase += " per unit of work"
+        comparative += " per unit of work"
     if not feasible:
         smallest = candidates[0]
         return Choice(smallest, "no candidate meets the floor", (
-            f"No node count meets {floor.describe()}, so the smallest, "
+            f"No node count meets {floor.describe(weak)}, so the smallest, "
             f"{node_count(smallest.nodes)}, is shown; relax the floor or check the "
             "application's scaling."))
     rec = min(feasible, key=lambda c: (score(c), c.nodes))
@@ -199,16 +208,17 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
         considered = ("is the only node count considered" if len(candidates) == 1 else
                       f"gives {best_phrase} of all {len(candidates)} node counts considered "
                       f"({candidates[0].nodes}-{candidates[-1].nodes})")
-        reason = (f"{objective}: {node_count(rec.nodes)} {considered}; {floor.describe()} "
+        reason = (f"{objective}: {node_count(rec.nodes)} {considered}; {floor.describe(weak)} "
                   "did not bind")
         if objective == "fastest" and rec is candidates[-1]:
             reason += f" ({sweep_end or 'raise --max-nodes to look further'})"
         return Choice(rec, f"objective {objective}", reason + ".")
     # the nearest better node count tells the user what the floor cost them
     alternative = min(better, key=lambda c: abs(c.nodes - rec.nodes) / max(c.nodes, rec.nodes))
-    rules, whys = zip(*floor.violations(alternative, broken_at), strict=True)
+    rules, whys = zip(*floor.violations(alternative, weak, broken_at), strict=True)
     reason = (f"{objective}: {node_count(rec.nodes)} gives {best_phrase} among the node counts "
-              f"that meet {floor.describe()} (predicted efficiency "
+              f"that meet {floor.describe(weak)} (predicted "
+              f"{'weak-scaling ' if weak else ''}efficiency "
               f"{efficiency_percent(rec.efficiency)}); "
               f"{node_count(alternative.nodes)} would be {comparative} but "
               f"{' and '.join(whys)}.")

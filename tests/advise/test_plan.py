@@ -95,7 +95,7 @@ def test_an_efficiency_below_the_floor_reads_below_it(efficiency: float, said: s
                           speedup=11.2, speedup_per_doubling=None, node_hours_p50=0.4,
                           node_hours_p90=0.5, measured=False, measured_runtime_s=None,
                           beyond_measured_range=False)
-    (_, why), = EfficiencyFloor(min_efficiency=0.7).violations(candidate)
+    (_, why), = EfficiencyFloor(min_efficiency=0.7).violations(candidate, weak=False)
     assert why == f"is only {said} efficient, below the 70% floor"
 
 
@@ -385,6 +385,23 @@ def test_weak_scaling_series_measured_in_ranks(trained_store) -> None:
     assert plan.recommended.efficiency >= 0.7
     assert ("at 32, 64, 128, 256, 512 MPI ranks (1 to 16 nodes, converted at 32 MPI ranks "
             "per node)") in plan.basis
+
+
+def test_a_weak_scaling_reason_speaks_of_weak_scaling_efficiency(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """RELeARN's reason said "the 70% parallel-efficiency floor" and "4 nodes would be
+    faster", of a run doing four times the work, beside a summary's "weak-scaling
+    efficiency 71%"; the reason and the --nodes note now say weak-scaling efficiency and
+    compare per unit of work, as the summary does."""
+    result = advise_cli("advise", *RELEARN, "--nodes", "64")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "the node counts that meet the 70% weak-scaling efficiency floor (predicted " \
+           "weak-scaling efficiency " in text
+    assert re.search(r"\d+ nodes? would be faster per unit of work but has a weak-scaling "
+                     r"efficiency of only [\d.]+%, below the 70% floor", text), text
+    assert re.search(r"--nodes 64: 64 nodes has a weak-scaling efficiency of only [\d.]+%, "
+                     r"below the 70% floor, so advise recommends", text), text
+    assert "parallel" not in text and " efficient," not in text
 
 
 def test_the_basis_names_the_ranks_measured_not_fractions_of_nodes(advise_cli) -> None:  # type: ignore[no-untyped-def]
