@@ -167,7 +167,28 @@ def test_advise_table_is_whole_at_80_columns() -> None:
     shown = _at_80_columns("advise", *BERT)
     table = shown[shown.index("Node counts considered"):]
     _assert_fits_80_columns(table)
-    assert "efficiency" in table and "doubling" in table
+    assert "eff." in table and "doubling" in table
+
+
+def test_advise_table_of_day_long_runs_is_one_table_at_80_columns(  # type: ignore[no-untyped-def]
+        sqlite_cli, sqlite_url: str, tmp_path: Path) -> None:
+    """Runs of four days on 4 nodes (runtimes of 365,698 s, node-hours past 1,000) made
+    the table 82 columns wide, and its verdicts went to a second table of their own,
+    away from the rows they judge: every column fits in one."""
+    runs = tmp_path / "long.csv"
+    runs.write_text("app,system,problem_size,nodes,ranks_per_node,threads_per_rank,runtime_s\n"
+                    + "".join(f"climate,bigiron,L,{n},64,1,{runtime_s * (1 + r / 100):.0f}\n"
+                              for n, runtime_s in ((4, 360000), (8, 190000), (16, 100000),
+                                                   (32, 56000), (64, 33000))
+                              for r in (-2, 0, 2)))
+    assert sqlite_cli("ingest", "csv", str(runs)).exit_code == 0
+    assert sqlite_cli("train").exit_code == 0
+    shown = _at_80_columns("--db", sqlite_url, "advise", "--app", "climate")
+    table = shown[shown.index("Node counts considered"):]
+    _assert_fits_80_columns(table)
+    assert re.search(r"\b\d{3},\d{3}\b", table)  # the day-long runtimes, in seconds
+    assert table.count("┏") == 1  # one table, its verdicts beside the figures
+    assert re.search(r"│ 4 +│.*│ ok +│", table), table
 
 
 def test_runs_stats_counts_systems_that_have_runs(cli, runs_csv: Path) -> None:  # type: ignore[no-untyped-def]
