@@ -81,6 +81,8 @@ def walltime(
     else:
         print_rows(advice.rows, output.value, COLUMNS)
     typer.echo(summary_text(advice.summary), err=output is not TableFormat.table)
+    for warning in advice.warnings:  # as ingest's, on stderr, naming the file
+        typer.echo(f"Warning: {warning}", err=True)
 
 
 #: The table a person reads, narrow enough for 80 columns; csv and json carry every field.

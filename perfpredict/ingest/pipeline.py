@@ -44,6 +44,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from perfpredict.counts import counted, first_names
 from perfpredict.errors import BadInputError, ChangedWhileReadError, given
@@ -82,9 +83,12 @@ from perfpredict.store import Store
 from perfpredict.store.handle import fills_store
 from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 
-__all__ = ["BatchReport", "ingest_file", "ingest_paths"]
+__all__ = ["BatchReport", "ingest_file", "ingest_paths", "whole_stream"]
 
 CHUNK_RECORDS = 5_000
+#: What a parser yields, passed on as it came by :func:`whole_stream` and
+#: :func:`rotated_tail_left`.
+_Item = TypeVar("_Item")
 #: How ingest options are made, for a caller who handed in something else (a dict).
 OPTIONS_EXAMPLE = "perfpredict.ingest.records.IngestOptions(on_error='skip')"
 #: What an ingest of a file that changed while it was read says (:func:`ingest_file`).
@@ -96,7 +100,7 @@ CHANGED_WHILE_READ = ("it changed while it was read (lines appended?), so a copy
 LAST_LINE_LEFT = ("the last line has no newline: left for the next ingest, as the "
                   "scheduler may still be writing it")
 #: Why a stream of :data:`~perfpredict.ingest.registry.PIPED_COMMAND_FORMATS` that ends
-#: inside a line is refused (:func:`_whole_stream`).
+#: inside a line is refused (:func:`whole_stream`).
 CUT_STREAM = ("the stream ends inside this line, and sacct ends every line with a newline: "
               "the command writing it stopped early (killed, or its connection lost), so "
               "this line is cut and the jobs after it are missing; run it again (under set "
@@ -237,7 +241,7 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
                 refuse_job_script(copy, options)
             items = parse(copy, options)
             if is_stream(path) and fmt in PIPED_COMMAND_FORMATS:
-                items = _whole_stream(items, copy)
+                items = whole_stream(items, copy)
             report = write_file(store, name, fmt, file_sha256(copy), options,
                                 _chunks(items, CHUNK_RECORDS),
                                 progress, replaces, stored_as=stored_as, read_from=copy)
@@ -250,12 +254,14 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
     return report
 
 
-def _whole_stream(items: Iterable[BatchItem], copy: Path) -> Iterator[BatchItem]:
+def whole_stream(items: Iterable[_Item], copy: Path) -> Iterator[_Item | BadRecord]:
     """``items``, parsed from ``copy``, that of a stream of
     :data:`~perfpredict.ingest.registry.PIPED_COMMAND_FORMATS`; where the stream ends
     inside a line, that line alone, as the whole stream's bad record (:data:`CUT_STREAM`):
     the command that wrote it stopped early, so what it wrote is not all there was, and
-    storing the jobs before the cut would make a cron job's sacct failure pass unseen."""
+    storing the jobs before the cut would make a cron job's sacct failure pass unseen.
+    ``advise walltime --input -`` reads its stream through this too: advised, the cut
+    line was a job with a value cut short."""
     cut = unended_last_line(copy)
     if cut is None:
         yield from items

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 from pathlib import Path
@@ -165,3 +166,78 @@ def test_pbs_lsf_and_grid_engine_accounting_are_advised_once_per_job(  # type: i
     assert [row["job_id"] for row in rows] == jobs
     assert all(float(row["walltime_s"]) > 0 for row in rows)
     assert f"{len(jobs)} job" in result.stderr
+
+
+#: The one line ``ingest sacct -`` refuses a cut stream with, before its ingest-only
+#: "nothing from this file was stored" (tests/ingest/test_streams.py).
+CUT_SACCT_STREAM = (
+    "Error: <stdin>:4: the stream ends inside this line, and sacct ends every line with a "
+    "newline: the command writing it stopped early (killed, or its connection lost), so "
+    "this line is cut and the jobs after it are missing; run it again (under set -o "
+    "pipefail the pipeline fails with it), or give a saved file that only lacks its last "
+    "newline by its name")
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_a_sacct_stream_cut_inside_its_last_line_is_refused_as_ingest_refuses_it(  # type: ignore[no-untyped-def]
+        sqlite_cli, compress: bool) -> None:
+    """``sacct ... | perfpredict advise walltime --input - --input-format sacct`` whose
+    sacct was killed inside the last job's JobName ('allocation' as 'alloca') was
+    advised, the cut job with it, and the jobs never written missing without a word;
+    'ingest sacct -' refused the same stream. Told by its content too; a saved file is
+    read whole, newline or not, as ingest reads one."""
+    dump = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    assert sqlite_cli("ingest", "sacct", str(dump)).exit_code == 0
+    cut = dump.read_bytes()[:-5]
+    assert cut.endswith(b"|alloca")
+    for given in (("--input-format", "sacct"), ()):
+        result = sqlite_cli("advise", "walltime", "--input", "-", *given,
+                            input=gzip.compress(cut) if compress else cut)
+        assert result.exit_code == 2, result.output
+        assert result.output.strip().splitlines() == [CUT_SACCT_STREAM]
+    ingested = sqlite_cli("ingest", "sacct", "-", input=cut)
+    assert ingested.stderr.startswith(CUT_SACCT_STREAM + "; nothing from this file was stored")
+
+
+def test_a_job_script_piped_in_is_refused_at_its_directive(sqlite_cli) -> None:  # type: ignore[no-untyped-def]
+    """As the file is (tests/advise/test_walltime.py), and as 'ingest csv -' refuses it."""
+    script = "#!/bin/bash\n#SBATCH --nodes=4\nsrun ./a,b\n"
+    result = sqlite_cli("advise", "walltime", "--input", "-", input=script)
+    assert result.exit_code == 2, result.output
+    (line,) = result.output.strip().splitlines()
+    assert line.startswith("Error: <stdin>:2: the file is a batch job script ('#SBATCH "
+                           "--nodes=4'), not a log of jobs"), line
+    assert line.endswith("read that with --input-format csv"), line
+
+
+@pytest.mark.parametrize("piped", [False, True])
+def test_a_scheduler_log_whose_last_line_is_being_written_is_advised_up_to_it(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path, piped: bool) -> None:
+    """A PBS log read while its server wrote job 3073070's E record was refused, with
+    ingest's fix ("ingest the log itself (its last line is left for the next ingest...)"),
+    which advises nothing. As ingest reads it, the jobs up to its last newline are
+    advised, and a warning on stderr says the last line was not read; gzip copies of
+    such a log stay refused, as ingest refuses them."""
+    history = nasa_jobs(tmp_path, 400)
+    assert sqlite_cli("ingest", "swf", str(history), "--system", "hpc").exit_code == 0
+    whole = shared_path("logs", "pbs", "xdmod-accounting-logs.log").read_bytes()
+    being_written = whole[:-40]
+    log = tmp_path / "20201207"
+    log.write_bytes(being_written)
+    where, name = ("-", "<stdin>") if piped else (str(log), str(log))
+    result = sqlite_cli("advise", "walltime", "--input", where, "--input-format", "pbs",
+                        "--system", "hpc", "--format", "csv",
+                        input=being_written if piped else None)
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [row["job_id"] for row in rows] == ["6", "6464684", "2994", "2995", "7904",
+                                               "10711", "10712"]
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"Warning: {name}: the last line has no newline: not read, as the scheduler may "
+        "still be writing it")
+    compressed = tmp_path / "20201207.gz"
+    compressed.write_bytes(gzip.compress(being_written))
+    refused = sqlite_cli("advise", "walltime", "--input", str(compressed), "--input-format",
+                         "pbs", "--system", "hpc")
+    assert refused.exit_code == 2
+    assert refused.stderr.startswith(f"Error: {compressed}:9: the last line has no newline")

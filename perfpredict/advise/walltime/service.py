@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from perfpredict.catalog import Queue, SystemSpec
+    from perfpredict.ingest.records import ParsedItem
     from perfpredict.store import Store
 
 
@@ -121,7 +123,21 @@ def read_jobs(path: str | os.PathLike[str], input_format: str | None, system: st
     and errors name it as given. ``path`` is a text or a Path; a DataFrame of jobs, the
     likeliest in a notebook, was a TypeError ("expected str, bytes or os.PathLike
     object")."""
-    from perfpredict.ingest._text.lines import read_through
+    return _jobs_read(path, input_format, system, swf_allow_extra_fields, timezone)[0]
+
+
+#: What ``advise walltime`` says of a scheduler's log whose last line has no newline
+#: (:func:`_jobs_read`), as ingest says it
+#: (:data:`~perfpredict.ingest.pipeline.LAST_LINE_LEFT`), which reads it once whole.
+LAST_LINE_NOT_ADVISED = ("the last line has no newline: not read, as the scheduler may "
+                         "still be writing it")
+
+
+def _jobs_read(path: str | os.PathLike[str], input_format: str | None, system: str | None,
+               swf_allow_extra_fields: bool, timezone: str) -> tuple[pd.DataFrame, list[str]]:
+    """:func:`read_jobs`, and the warnings about the file read (a last line left), each
+    naming the file as given."""
+    from perfpredict.ingest._text.lines import is_stream, read_through, stream_name
 
     if not isinstance(path, str | os.PathLike):
         raise BadInputError(f"the jobs to advise are named by their file's path, not a "
@@ -129,20 +145,30 @@ def read_jobs(path: str | os.PathLike[str], input_format: str | None, system: st
                             "file first (frame.to_csv('jobs.csv', index=False)) and name "
                             "that file")
     with read_through(Path(path)) as readable:
-        return _parsed_jobs(readable, input_format, system, swf_allow_extra_fields, timezone)
+        jobs, warnings = _parsed_jobs(readable, input_format, system, swf_allow_extra_fields,
+                                      timezone, stream=is_stream(Path(path)))
+    return jobs, [f"{stream_name(Path(path))}: {warning}" for warning in warnings]
 
 
 def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
-                 swf_allow_extra_fields: bool, timezone: str) -> pd.DataFrame:
-    """The jobs of the file ``path`` (:func:`read_jobs`)."""
-    from dataclasses import asdict
-
+                 swf_allow_extra_fields: bool, timezone: str, stream: bool,
+                 ) -> tuple[pd.DataFrame, list[str]]:
+    """The jobs of the file ``path`` (:func:`read_jobs`), a stream's copy where
+    ``stream``, read as ingest reads it: a stream of sacct's output that ends inside a
+    line is refused (:func:`~perfpredict.ingest.pipeline.whole_stream`), where the cut
+    line was advised as a job with a value cut short; a scheduler's log whose last line
+    has no newline (:data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS`, a plain file
+    or a stream) is read up to it, with a warning, where it was refused with ingest's
+    fix ("ingest the log itself")."""
     import pandas as pd
 
-    from perfpredict.ingest.records import BadRecord, IngestOptions
+    from perfpredict.ingest._text.lines import drop_unfinished_line, ends_inside_line, spooled
+    from perfpredict.ingest.pipeline import whole_stream
+    from perfpredict.ingest.records import IngestOptions
     from perfpredict.ingest.registry import (
+        LIVE_LOG_FORMATS,
+        PIPED_COMMAND_FORMATS,
         get_parser,
-        other_format_fix,
         refuse_job_script,
         sniff_format,
     )
@@ -156,8 +182,44 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     parse = get_parser(input_format)
     options.validate()  # as ingest does: system=5 was ignored, timezone=5 a TypeError
     options.check_format(input_format)
+    warnings: list[str] = []
+    with ExitStack() as stack:
+        readable = path
+        if input_format in LIVE_LOG_FORMATS and ends_inside_line(path):
+            readable = stack.enter_context(spooled(path))
+            drop_unfinished_line(readable)
+            warnings.append(LAST_LINE_NOT_ADVISED)
+        items = parse(readable, options)
+        if stream and input_format in PIPED_COMMAND_FORMATS:
+            items = whole_stream(items, path)
+        try:
+            rows = _job_rows(path, items, input_format, system)
+        except BadInputError as exc:
+            if exc.path != str(readable) or readable == path:
+                raise
+            raise exc.naming(path) from exc
+    if not rows:
+        raise BadInputError(f"no jobs in the file (read as {input_format}); check the path "
+                            "and --input-format", path=path)
+    jobs = pd.DataFrame(rows)
+    # A job a log records twice (PBS's repeated E record, LSF's JOB_FINISH written again)
+    # is one job, advised and counted as history once, the first record kept as ingest
+    # stores it (:func:`~perfpredict.ingest.records.job_key`).
+    repeated = jobs["key"].notna() & jobs.duplicated(["system", "key"])
+    return jobs[~repeated].reset_index(drop=True), warnings
+
+
+def _job_rows(path: Path, items: Iterable[ParsedItem], input_format: str,
+              system: str | None) -> list[dict[str, Any]]:
+    """A row per job of ``items``, parsed from ``path``; the first bad record refuses
+    the file, as the other format's where its first record is one."""
+    from dataclasses import asdict
+
+    from perfpredict.ingest.records import BadRecord
+    from perfpredict.ingest.registry import other_format_fix
+
     rows: list[dict[str, Any]] = []
-    for item in parse(path, options):
+    for item in items:
         if isinstance(item, BadRecord):
             other = None if rows else other_format_fix(path, input_format, item.reason,
                                                         input_format_option)
@@ -172,15 +234,7 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
             # nodes predicted 4,297 s where the same jobs as CSV read 26,846 s)
             row["total_ranks"] = cpus
         rows.append(row)
-    if not rows:
-        raise BadInputError(f"no jobs in the file (read as {input_format}); check the path "
-                            "and --input-format", path=path)
-    jobs = pd.DataFrame(rows)
-    # A job a log records twice (PBS's repeated E record, LSF's JOB_FINISH written again)
-    # is one job, advised and counted as history once, the first record kept as ingest
-    # stores it (:func:`~perfpredict.ingest.records.job_key`).
-    repeated = jobs["key"].notna() & jobs.duplicated(["system", "key"])
-    return jobs[~repeated].reset_index(drop=True)
+    return rows
 
 
 def _refuse_darshan_log(path: Path, input_format: str | None) -> None:
@@ -206,12 +260,16 @@ class WalltimeAdvice:
 
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
+    #: What a person must know of how the input was read, each naming the file (a last
+    #: line not read: :data:`LAST_LINE_NOT_ADVISED`).
+    warnings: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
         # what a notebook shows of advise_walltime(...): the summary, where the
         # dataclass's repr wrote every job's row too (a center's file of 10,000 jobs,
         # megabytes); pandas.DataFrame(advice.rows) is the table of them
-        return f"WalltimeAdvice(n_rows={len(self.rows)}, summary={self.summary!r})"
+        warned = f", warnings={self.warnings!r}" if self.warnings else ""
+        return f"WalltimeAdvice(n_rows={len(self.rows)}, summary={self.summary!r}{warned})"
 
 
 def summarize(rows: list[dict[str, Any]], kill_risk: float,
@@ -321,7 +379,7 @@ def advise_walltime(store: Store, path: str | Path, *, input_format: str | None 
     kill_risk, time_min_kill_risk = python_number(kill_risk), python_number(time_min_kill_risk)
     from perfpredict.store.writer import SystemNames
 
-    jobs = read_jobs(path, input_format, system, swf_allow_extra_fields, timezone)
+    jobs, warnings = _jobs_read(path, input_format, system, swf_allow_extra_fields, timezone)
     stored = jobs_frame(store)
     known_systems = set(stored["system"].dropna())
     if not known_systems:
@@ -375,7 +433,7 @@ def advise_walltime(store: Store, path: str | Path, *, input_format: str | None 
     return WalltimeAdvice(rows, summarize(
         rows, kill_risk, n_without_submit_time=int(jobs["submit_epoch_s"].isna().sum()),
         no_queue_job_ids=[r["job_id"] for r in rows if r["no_queue_takes_nodes"]],
-        time_min_kill_risk=time_min_kill_risk))
+        time_min_kill_risk=time_min_kill_risk), warnings)
 
 
 def with_queue_limits(store: Store, jobs: pd.DataFrame) -> pd.DataFrame:
