@@ -37,6 +37,10 @@ Guarantees a user relies on:
   :data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS` whose last line has no newline)
   is read up to its last newline, the line after it left for the next ingest, which
   stores it once; a CSV table is read whole, newline or not.
+* Such a log whose line 1 is no record while the lines after it are records (logrotate's
+  ``copytruncate`` emptied it while a record was written: the rest of that record) has
+  that line left, with a warning naming it, rather than refused whole
+  (:func:`rotated_tail_left`); a file of another format is still refused.
 """
 
 from __future__ import annotations
@@ -78,12 +82,13 @@ from perfpredict.ingest.registry import (
     other_format_fix,
     reads_stream,
     refuse_job_script,
+    rotated_tail,
 )
 from perfpredict.store import Store
 from perfpredict.store.handle import fills_store
 from perfpredict.store.writer import BatchReport, ProgressCallback, write_file
 
-__all__ = ["BatchReport", "ingest_file", "ingest_paths", "whole_stream"]
+__all__ = ["BatchReport", "ingest_file", "ingest_paths", "rotated_tail_left", "whole_stream"]
 
 CHUNK_RECORDS = 5_000
 #: What a parser yields, passed on as it came by :func:`whole_stream` and
@@ -207,10 +212,14 @@ def ingest_file(store: Store, fmt: str, path: str | Path, options: IngestOptions
         return _ingest_copy(store, path, name, fmt, parse, options, progress, replaces,
                             whole_lines=True)
     as_read = _file_state(path)
+    left: list[str] = []
     try:
-        return write_file(store, path, fmt, file_sha256(path), options,
-                          _chunks(_unchanged(parse(path, options), path, as_read),
-                                  CHUNK_RECORDS), progress, replaces)
+        report = write_file(store, path, fmt, file_sha256(path), options,
+                            _chunks(_unchanged(rotated_tail_left(parse(path, options), path,
+                                                                 fmt, left), path, as_read),
+                                    CHUNK_RECORDS), progress, replaces)
+        report.warnings += left
+        return report
     except ChangedWhileReadError:
         pass  # nothing of it was stored: its copy, taken now, is ingested instead
     except BadInputError:
@@ -242,9 +251,12 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
             items = parse(copy, options)
             if is_stream(path) and fmt in PIPED_COMMAND_FORMATS:
                 items = whole_stream(items, copy)
+            first_left: list[str] = []
             report = write_file(store, name, fmt, file_sha256(copy), options,
-                                _chunks(items, CHUNK_RECORDS),
+                                _chunks(rotated_tail_left(items, copy, fmt, first_left),
+                                        CHUNK_RECORDS),
                                 progress, replaces, stored_as=stored_as, read_from=copy)
+            report.warnings += first_left
         except BadInputError as exc:
             if exc.path != str(copy):
                 raise
@@ -267,6 +279,21 @@ def whole_stream(items: Iterable[_Item], copy: Path) -> Iterator[_Item | BadReco
         yield from items
         return
     yield BadRecord(*cut, CUT_STREAM, whole_file=True)
+
+
+def rotated_tail_left(items: Iterable[_Item], path: Path, fmt: str,
+                      warnings: list[str]) -> Iterator[_Item]:
+    """``items``, parsed from ``path`` as ``fmt``, but for the bad record of its line 1
+    where that line is the rest of a record cut by the log's rotation
+    (:func:`~perfpredict.ingest.registry.rotated_tail`): left, and why added to
+    ``warnings``, rather than refusing the whole log."""
+    why = rotated_tail(path, fmt)
+    for item in items:
+        if why and isinstance(item, BadRecord) and item.line_no == 1 and not item.whole_file:
+            warnings.append(why)
+            why = None
+            continue
+        yield item
 
 
 def _file_state(path: Path) -> tuple[int, int, int] | None:

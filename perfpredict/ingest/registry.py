@@ -239,8 +239,48 @@ def other_format_fix(path: Path, fmt: str, reason: str,
         other = None
     if other in (None, fmt) or read_as(other) in reason:
         return None
-    kind = _module(other).DESCRIPTION.split(" (")[0].split(",")[0]
-    return f"the file looks like {kind} ({other}), not {fmt}; read it with {read_as(other)}"
+    return (f"the file looks like {_kind(other)} ({other}), not {fmt}; read it with "
+            f"{read_as(other)}")
+
+
+def _kind(fmt: str) -> str:
+    """What ``fmt``'s files are, in a few words ("PBS / Torque / PBS Pro accounting
+    logs")."""
+    return str(_module(fmt).DESCRIPTION.split(" (")[0].split(",")[0])
+
+
+def rotated_tail(path: Path, fmt: str) -> str | None:
+    """Why line 1 of ``path``, a scheduler's log of ``fmt`` (:data:`LIVE_LOG_FORMATS`),
+    is left unread, where it is the end of a record whose start the rotated file holds:
+    logrotate's ``copytruncate`` copies the log and empties it, and a record the
+    scheduler was writing meanwhile is cut in two, its start the copy's last line, its
+    rest the first line of the log, which the daemon goes on appending to. Refused, that
+    line failed the nightly ingest of the log every time, as only ``--on-error skip``
+    got past it.
+
+    None where line 1 is not such a fragment: it starts as a record of ``fmt`` does (a
+    damaged record, refused at its line) or of another scheduler's log (a line no
+    rotation cuts so, refused as that format's), or the next line that is not blank does
+    not start as a record of ``fmt`` (a file of another format, whose first record says
+    which, or one damaged from its start), or there is no next line to tell. A fragment
+    may well look like the start of an SWF, sacct or CSV line (a PBS record's rest
+    ";E;6;user=...", a '|' or ',' in a job name), so those say nothing here."""
+    from perfpredict.ingest._text.lines import numbered_lines
+
+    if fmt not in LIVE_LOG_FORMATS:
+        return None
+    try:
+        lines = ((line_no, text.strip()) for line_no, text in numbered_lines(path)
+                 if text.strip())
+        first, after = next(lines, (0, "")), next(lines, (0, ""))
+    except (OSError, BadInputError):
+        return None  # the parser says what is wrong with a file it cannot read
+    if (first[0] != 1 or _format_of_line(first[1]) in LIVE_LOG_FORMATS
+            or _format_of_line(after[1]) != fmt):
+        return None
+    return (f"line 1 is not a record of {_kind(fmt)}, where line {after[0]} and those after "
+            "it are: it is the rest of a record the rotated file holds (logrotate's "
+            "copytruncate emptied the log while that record was written), left unread")
 
 
 def _format_of_line(line: str) -> str | None:

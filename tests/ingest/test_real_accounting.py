@@ -907,6 +907,88 @@ def test_a_log_piped_in_while_written_is_read_as_its_file_is(
     assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
     assert exported(cli) == exported(cli, db="whole.db")
 
+#: A real log of each format logrotate's copytruncate rotates (PBS's daily files too,
+#: where a site rotates them so), with two records or more.
+ROTATED = {
+    "pbs": ("pbs", "xdmod-accounting-logs.log"),
+    "jobcomp": ("slurm", "jobcomp-filetxt-quoted-lines.log"),
+    "lsf": ("lsf", "xdmod-accounting-logs.log"),
+    "sge": ("uge", "xdmod-accounting-logs.log"),
+}
+
+
+def rotated_mid_record(fmt: str) -> tuple[str, str]:
+    """The real log of ``fmt`` rotated by copytruncate while its first record was
+    written: the rotated copy ends inside that record, and the log, emptied, starts with
+    the rest of it, which the daemon appended (O_APPEND) before the records after it."""
+    text = shared_path("logs", *ROTATED[fmt]).read_text(encoding="utf-8")
+    cut = text.index("\n") // 2
+    return text[:cut], text[cut:]
+
+
+@pytest.mark.parametrize("piped", [False, True])
+@pytest.mark.parametrize("fmt", sorted(ROTATED))
+def test_a_log_rotated_inside_a_record_has_its_first_line_left_with_a_warning(
+        cli: Cli, tmp_path: Path, fmt: str, piped: bool) -> None:
+    """logrotate's copytruncate cut a record in two: the log went on with the rest of
+    it as its line 1, which was refused as not a record, the whole log with it, so the
+    nightly ingest of the log failed every time and only --on-error skip got past it.
+    The line is left with a warning naming it and why; the records after it are stored
+    as the log read from its line 2 stores them, and nothing is rejected."""
+    _, log_text = rotated_mid_record(fmt)
+    log = tmp_path / "accounting"
+    log.write_text(log_text, encoding="utf-8")
+    after = tmp_path / "after"
+    after.write_text(log_text[log_text.index("\n") + 1:], encoding="utf-8")
+    assert cli("ingest", fmt, str(after), "--system", "site", db="after.db").exit_code == 0
+
+    for on_error in ("fail", "skip"):
+        where, name = ("-", "<stdin>") if piped else (str(log), str(log))
+        result = cli("ingest", fmt, where, "--system", "site", "--on-error", on_error,
+                     "--reread", input=log_text.encode("utf-8") if piped else None)
+        assert result.exit_code == 0, result.output
+        kind = {"pbs": "PBS / Torque / PBS Pro accounting logs",
+                "jobcomp": "Slurm jobcomp/filetxt job completion log",
+                "lsf": "IBM LSF lsb.acct accounting",
+                "sge": "Grid Engine"}[fmt]
+        assert f"Warning: {name}: line 1 is not a record of {kind}, where line 2 and those " \
+               "after it are: it is the rest of a record the rotated file holds " \
+               "(logrotate's copytruncate emptied the log while that record was written), " \
+               "left unread" in result.stderr.splitlines()
+        assert "rejected line" not in result.stdout
+    assert exported(cli) == exported(cli, db="after.db") != []
+    assert json.loads(cli("runs", "rejects", "--format", "json").stdout) == []
+
+
+@pytest.mark.parametrize(("fmt", "first_line", "says"), [
+    # a record of its format, damaged: the line to fix
+    ("pbs", "11/39/2014 23:59:51;E;6464684.anonhost;user=anonuser Exit_status=0",
+     ":1: the record's time '11/39/2014 23:59:51' is not a date and time"),
+    # a log of another format given: its first record says which
+    ("pbs", (shared_path("logs", "sge", "xdmod-accounting-logs.log")
+             .read_text().splitlines()[0]),
+     ":1: the file looks like Grid Engine (sge), not pbs; read it with 'perfpredict "
+     "ingest sge'"),
+    ("lsf", "garbage", ":1: not an lsb.acct record"),
+])
+def test_a_first_line_that_is_no_fragment_of_a_rotation_is_still_refused(
+        cli: Cli, tmp_path: Path, fmt: str, first_line: str, says: str) -> None:
+    """Only a line 1 that is no record of the log's format, before lines that are, is
+    left: a damaged record is refused at its line, a file of another format as such,
+    and a line before lines that are no records either (a file of no format) too."""
+    log = tmp_path / "accounting"
+    rest = "" if fmt == "lsf" else rotated_mid_record(fmt)[1].split("\n", 1)[1]
+    log.write_text(first_line + "\n" + (rest or "more garbage\n"), encoding="utf-8")
+    result = cli("ingest", fmt, str(log), "--system", "site")
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"Error: {log}{says}"), result.stderr
+    assert exported(cli) == []
+    sge = shared_path("logs", "sge", "xdmod-accounting-logs.log")
+    refused = cli("ingest", "pbs", str(sge), "--system", "site")
+    assert refused.exit_code == 2
+    assert "the file looks like Grid Engine (sge), not pbs" in refused.stderr
+
+
 @pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
 def test_a_gzip_copy_cut_inside_its_last_line_is_refused_naming_the_log_to_read(
         cli: Cli, tmp_path: Path, fmt: str) -> None:

@@ -241,3 +241,25 @@ def test_a_scheduler_log_whose_last_line_is_being_written_is_advised_up_to_it(  
                          "pbs", "--system", "hpc")
     assert refused.exit_code == 2
     assert refused.stderr.startswith(f"Error: {compressed}:9: the last line has no newline")
+
+
+def test_a_scheduler_log_rotated_inside_a_record_is_advised_from_its_line_2(  # type: ignore[no-untyped-def]
+        sqlite_cli, tmp_path: Path) -> None:
+    """A PBS log that logrotate's copytruncate emptied while job 6's E record was
+    written starts with the rest of it: refused as not a record, as ingest refused it;
+    its jobs after it are advised, that line left with ingest's warning."""
+    history = nasa_jobs(tmp_path, 400)
+    assert sqlite_cli("ingest", "swf", str(history), "--system", "hpc").exit_code == 0
+    text = shared_path("logs", "pbs", "xdmod-accounting-logs.log").read_text()
+    log = tmp_path / "accounting"
+    log.write_text(text[text.index("\n") // 2:])
+    result = sqlite_cli("advise", "walltime", "--input", str(log), "--input-format", "pbs",
+                        "--system", "hpc", "--format", "csv")
+    assert result.exit_code == 0, result.output
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert [row["job_id"] for row in rows] == ["6", "6464684", "2994", "2995", "7904",
+                                               "10711", "10712", "3073070"]
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        f"Warning: {log}: line 1 is not a record of PBS / Torque / PBS Pro accounting logs, "
+        "where line 2 and those after it are: it is the rest of a record the rotated file "
+        "holds")

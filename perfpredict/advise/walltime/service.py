@@ -159,11 +159,13 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
     line was advised as a job with a value cut short; a scheduler's log whose last line
     has no newline (:data:`~perfpredict.ingest.registry.LIVE_LOG_FORMATS`, a plain file
     or a stream) is read up to it, with a warning, where it was refused with ingest's
-    fix ("ingest the log itself")."""
+    fix ("ingest the log itself"), and its first line, the rest of a record cut by the
+    log's rotation, is left with a warning
+    (:func:`~perfpredict.ingest.pipeline.rotated_tail_left`)."""
     import pandas as pd
 
     from perfpredict.ingest._text.lines import drop_unfinished_line, ends_inside_line, spooled
-    from perfpredict.ingest.pipeline import whole_stream
+    from perfpredict.ingest.pipeline import rotated_tail_left, whole_stream
     from perfpredict.ingest.records import IngestOptions
     from perfpredict.ingest.registry import (
         LIVE_LOG_FORMATS,
@@ -189,7 +191,7 @@ def _parsed_jobs(path: Path, input_format: str | None, system: str | None,
             readable = stack.enter_context(spooled(path))
             drop_unfinished_line(readable)
             warnings.append(LAST_LINE_NOT_ADVISED)
-        items = parse(readable, options)
+        items = rotated_tail_left(parse(readable, options), readable, input_format, warnings)
         if stream and input_format in PIPED_COMMAND_FORMATS:
             items = whole_stream(items, path)
         try:
@@ -261,7 +263,8 @@ class WalltimeAdvice:
     rows: list[dict[str, Any]]
     summary: dict[str, Any]
     #: What a person must know of how the input was read, each naming the file (a last
-    #: line not read: :data:`LAST_LINE_NOT_ADVISED`).
+    #: line not read: :data:`LAST_LINE_NOT_ADVISED`; a first line left as the rest of a
+    #: record cut by the log's rotation).
     warnings: list[str] = field(default_factory=list)
 
     def __repr__(self) -> str:
