@@ -230,6 +230,10 @@ def other_format_fix(path: Path, fmt: str, reason: str,
         return None if "ingest darshan" in reason else (
             f"the file is a Darshan I/O log, not {fmt}; read it with 'perfpredict ingest "
             "darshan'")
+    if rotated_tail(path, fmt):
+        # its line 1 is the rest of a record cut by the log's rotation, whose lines
+        # after it are of fmt (a PBS record's rest ";E;6;user=..." was said to be SWF's)
+        return None
     try:
         _, first = first_record(path)
     except (OSError, BadInputError):

@@ -960,6 +960,30 @@ def test_a_log_rotated_inside_a_record_has_its_first_line_left_with_a_warning(
     assert json.loads(cli("runs", "rejects", "--format", "json").stdout) == []
 
 
+def test_a_log_rotated_inside_a_record_without_system_is_asked_for_it(
+        cli: Cli, tmp_path: Path) -> None:
+    """A PBS log whose line 1 is its first record's rest after the time stamp
+    (";E;6.edge...") was told to be SWF ('read it with perfpredict ingest swf') where
+    --system was missing, and where a later record was bad: --system is asked for, as
+    of any PBS log, and the bad record named."""
+    text = shared_path("logs", "pbs", "xdmod-accounting-logs.log").read_text()
+    log = tmp_path / "accounting"
+    log.write_text(text[len("12/21/2009 15:27:00"):])
+    result = cli("ingest", "pbs", str(log))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (f"Error: {log}: pbs logs do not name the machine their "
+                                     "jobs ran on; pass --system NAME (nothing from this "
+                                     "file was stored)")
+    # a bad record after it is named as such, not as the file being SWF
+    lines = log.read_text().splitlines(keepends=True)
+    lines[2] = lines[2].replace("11/09/2014", "11/39/2014", 1)
+    log.write_text("".join(lines))
+    result = cli("ingest", "pbs", str(log), "--system", "site")
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"Error: {log}:3: the record's time '11/39/2014 "
+                                    "23:59:51' is not a date and time"), result.stderr
+
+
 @pytest.mark.parametrize(("fmt", "first_line", "says"), [
     # a record of its format, damaged: the line to fix
     ("pbs", "11/39/2014 23:59:51;E;6464684.anonhost;user=anonuser Exit_status=0",
