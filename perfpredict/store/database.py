@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -26,6 +27,7 @@ from sqlalchemy.pool import QueuePool
 
 from perfpredict.config import redact_url, store_url, where_stores_are_named
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
+from perfpredict.store.handle import lost_connection
 from perfpredict.store.location import (
     missing_store,
     require_sqlite_file,
@@ -243,6 +245,27 @@ _SERVER_ANSWERED = (
      "fewer commands at once, or ask its administrator to raise max_connections or the "
      "role's or database's CONNECTION LIMIT)"),
 )
+
+
+def _accepted(engine: Engine) -> threading.Event:
+    """Set once the server has accepted a connection of ``engine``, before SQLAlchemy's
+    first queries on it: what fails opening the store after that is a connection the
+    server made and lost, not one it refused (:func:`_unopened`)."""
+    accepted = threading.Event()
+    event.listen(engine, "first_connect", lambda *_: accepted.set())
+    return accepted
+
+
+def _unopened(engine: Engine, url: str, exc: Exception, accepted: threading.Event,
+              ) -> PerfPredictError:
+    """What a user sees when opening the store failed outside perfpredict's own checks.
+    A connection the server had accepted and then lost on the way (a killed backend, a
+    restart) is the lost connection it is, exit 1 and "run it again", as the same event
+    a moment later says (:func:`lost_connection`): it was "cannot open the store ...
+    server closed the connection unexpectedly; check ... that the server is running",
+    exit 2. One refused or never made is :func:`_cannot_open`."""
+    lost = lost_connection(Store(engine, url), exc) if accepted.is_set() else None
+    return lost or _cannot_open(url, exc)
 
 
 def _cannot_open(url: str, exc: Exception) -> BadInputError:
@@ -468,6 +491,7 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
         engine, read_only = _sqlite_engine(path, create=create)
     else:
         engine, read_only = make_engine(url), False
+    accepted = _accepted(engine)
     try:
         revision = _readable_revision(engine, url)
         if revision is None and not create:
@@ -495,9 +519,9 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
     except PerfPredictError:
         engine.dispose()
         raise
-    except Exception as exc:  # connection refused, bad credentials, unreadable file
+    except Exception as exc:  # connection refused or lost, bad credentials, unreadable file
         engine.dispose()
-        raise _cannot_open(url, exc) from exc
+        raise _unopened(engine, url, exc, accepted) from exc
     try:
         check_revision(revision, redact_url(url), read_only=read_only, owner=owner)
     except PerfPredictError:
@@ -522,12 +546,13 @@ def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str | None
         return {"url": redact_url(url), "backend": "sqlite", "revision": None,
                 "required_revision": SCHEMA_REVISION, "state": "not created"}
     engine = make_engine(url, create=False)
+    accepted = _accepted(engine)
     try:
         revision = _readable_revision(engine, url)
     except PerfPredictError:
         raise
     except Exception as exc:
-        raise _cannot_open(url, exc) from exc
+        raise _unopened(engine, url, exc, accepted) from exc
     finally:
         engine.dispose()
     state = ("empty" if revision is None else "not a store" if revision == "unversioned"

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
 import sqlite3
+import threading
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pytest
@@ -405,6 +407,108 @@ def test_a_connection_turned_away_or_never_made_is_not_said_to_be_a_server_down(
                              RuntimeError(answer)))
     assert f"; check --db and PERFPREDICT_DB, and {advice}" in error
     assert "S3cr3t" not in error and "server is running" not in error
+
+
+def _relay(client: socket.socket, server: socket.socket) -> None:
+    """Pass the client's start-up and login messages to the server and close both ends
+    at its first query ('Q' simple, 'P' extended): the server accepted the connection
+    and it is lost, as a restart or a killed backend loses it."""
+    def read(n: int) -> bytes:
+        got = b""
+        while len(got) < n and (chunk := client.recv(n - len(got))):
+            got += chunk
+        return got
+
+    try:
+        while (length := read(4)) and len(length) == 4:  # SSLRequest, then StartupMessage
+            body = read(int.from_bytes(length, "big") - 4)
+            server.sendall(length + body)
+            if body[:4] not in (SSL_REQUEST, GSSENC_REQUEST):
+                break
+        while (kind := read(1)) not in (b"", b"Q", b"P"):
+            length = read(4)
+            server.sendall(kind + length + read(int.from_bytes(length, "big") - 4))
+    finally:  # shutdown, not close, wakes the other thread's recv on that socket
+        for end in (client, server):
+            with suppress(OSError):  # the client may have closed its end first
+                end.shutdown(socket.SHUT_RDWR)
+
+
+SSL_REQUEST, GSSENC_REQUEST = (80877103).to_bytes(4, "big"), (80877104).to_bytes(4, "big")
+
+
+@contextmanager
+def _dropping_at_first_query(url: str) -> Iterator[str]:
+    """``url``'s server behind a relay on loopback (:func:`_relay`): its URL through the
+    relay, without SSL so that the relay reads the messages."""
+    given = make_url(url)
+    host = str(given.host or given.query.get("host") or "localhost")
+    port = int(given.port or given.query.get("port") or 5432)
+    listener = socket.create_server(("127.0.0.1", 0))
+    threads: list[threading.Thread] = []
+    ends: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:  # closed: the test is over
+                return
+            server = (socket.socket(socket.AF_UNIX) if host.startswith("/")
+                      else socket.create_connection((host, port)))
+            if host.startswith("/"):
+                server.connect(f"{host}/.s.PGSQL.{port}")
+            ends.extend((client, server))
+            pump = threading.Thread(target=_pump, args=(server, client), daemon=True)
+            pump.start()
+            threads.append(pump)
+            _relay(client, server)
+
+    acceptor = threading.Thread(target=accept, daemon=True)
+    acceptor.start()
+    through = given.difference_update_query(["host", "port"]).update_query_dict(
+        {"sslmode": "disable"}).set(host="127.0.0.1", port=listener.getsockname()[1])
+    try:
+        yield through.render_as_string(hide_password=False)
+    finally:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes its accept, which close does not
+        acceptor.join()
+        for pump in threads:
+            pump.join()
+        for end in (listener, *ends):
+            end.close()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    """The server's answers to the client, until either end is closed."""
+    try:
+        while data := source.recv(65536):
+            sink.sendall(data)
+    except OSError:
+        pass
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("args", ESTIMATE_INGEST_STATS, ids=lambda a: a[0])
+def test_a_connection_lost_while_the_store_opens_is_said_to_be_lost(
+        args: tuple[str, ...], tmp_path: Path) -> None:
+    """A connection the server accepted and lost while the store was being opened (a
+    killed backend, a restart) was "cannot open the store ...: server closed the
+    connection unexpectedly; check ... that the server is running", exit 2, where the
+    same a moment later is a lost connection to run again (exit 1). A server that
+    answers no connection is still told to be checked."""
+    for url in _postgres_url():
+        with _dropping_at_first_query(url) as through:
+            line = _one_line(_run(through, args, tmp_path), exit_code=1)
+        assert line.startswith(f"Error: lost the connection to the store at {through} (")
+        assert line.endswith("run it again once the server answers (what is already "
+                             "stored is not stored twice)")
+        rerun = _run(url, ("ingest", "csv", "{csv}"), tmp_path)  # nothing half-made
+        assert rerun.exit_code == 0 and "1 stored" in rerun.output
+    with socket.create_server(("127.0.0.1", 0)) as closed:
+        port = closed.getsockname()[1]
+    refused = _one_line(_run(f"postgresql+psycopg://u@127.0.0.1:{port}/db", args, tmp_path))
+    assert "Connection refused" in refused and refused.endswith("that the server is running")
 
 
 @pytest.mark.postgres
