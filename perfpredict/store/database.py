@@ -16,6 +16,7 @@ import logging
 import os
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -205,11 +206,31 @@ def _check_database_named(url: str) -> None:
                         "/: postgresql+psycopg://user@host/DBNAME")
 
 
+def _sslmode_advice(url: str) -> str:
+    """Where the sslmode the server could not meet was asked for: the URL's, else the
+    PGSSLMODE of the process that failed. That is a dask worker's own where a worker
+    failed: a worker started with PGSSLMODE=require was sent to "the URL's sslmode",
+    which the URL did not have."""
+    no_ssl = "this server offers no SSL: ask its administrator to enable it, or "
+    if "sslmode" in make_url(url).query:
+        return (f"the URL's sslmode ({no_ssl}use sslmode=prefer or leave sslmode out on a "
+                "network you trust)")
+    if os.environ.get("PGSSLMODE"):
+        return (f"PGSSLMODE={os.environ['PGSSLMODE']} in the environment of the process "
+                "that failed (a dask worker's own where a worker failed; the URL sets no "
+                f"sslmode; {no_ssl}set PGSSLMODE=prefer or unset it there on a network you "
+                "trust)")
+    return ("the sslmode that the URL, PGSSLMODE or a service file (pg_service.conf) sets "
+            f"for the process that failed ({no_ssl}ask for sslmode=prefer on a network you "
+            "trust)")
+
+
 #: What the server's answer to a connection says was wrong, and what to check instead of
-#: whether it runs: it answered, and "password authentication failed ...; check ... that
-#: the server is running" sent a user to the wrong place. libpq's English wording; a
-#: server or client in another language gets the general advice.
-_SERVER_ANSWERED = (
+#: whether it runs (or a function of the store's URL that says it): it answered, and
+#: "password authentication failed ...; check ... that the server is running" sent a user
+#: to the wrong place. libpq's English wording; a server or client in another language
+#: gets the general advice.
+_SERVER_ANSWERED: tuple[tuple[re.Pattern[str], str | Callable[[str], str]], ...] = (
     (re.compile(r"password authentication failed|no password supplied"),
      "the role's name and password (percent-encoded in the URL, or left out of it and "
      "kept in ~/.pgpass, mode 600, or PGPASSWORD)"),
@@ -218,10 +239,8 @@ _SERVER_ANSWERED = (
     (re.compile(r'role "[^"]*" does not exist'),
      "the role's name in the URL (the user before the @; the server's administrator "
      "creates a role with createuser)"),
-    # the server answered without SSL where the URL's sslmode required it
-    (re.compile(r"server does not support SSL"),
-     "the URL's sslmode (this server offers no SSL: ask its administrator to enable it, "
-     "or use sslmode=prefer or leave sslmode out on a network you trust)"),
+    # the server answered without SSL where an sslmode required it
+    (re.compile(r"server does not support SSL"), _sslmode_advice),
     (re.compile(r'database "[^"]*" does not exist'),
      "the database's name (its owner creates it with createdb, then runs 'perfpredict db "
      "init')"),
@@ -282,8 +301,9 @@ def _cannot_open(url: str, exc: Exception) -> BadInputError:
         check = ("that the database is a perfpredict store (it lacks its tables; "
                  "'perfpredict db init' makes one in an empty database)")
     else:
-        check = next((advice for pattern, advice in _SERVER_ANSWERED
-                      if pattern.search(first_line)), "that the server is running")
+        advice = next((advice for pattern, advice in _SERVER_ANSWERED
+                       if pattern.search(first_line)), "that the server is running")
+        check = advice if isinstance(advice, str) else advice(url)
     return BadInputError(
         f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
         f"{redact_url(first_line)}; check {where_stores_are_named()}, and {check}")

@@ -356,6 +356,31 @@ def test_ssl_required_of_a_server_without_it_is_sent_to_the_sslmode() -> None:
                          "out on a network you trust)")
 
 
+@pytest.mark.postgres
+def test_ssl_required_by_pgsslmode_is_sent_to_the_environment_not_the_url(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A dask worker started with PGSSLMODE=require, its URL without sslmode, was sent to
+    "the URL's sslmode": the line says where the setting came from, PGSSLMODE in the
+    environment of the process that failed (a worker's message is made there)."""
+    for url in _postgres_url():
+        given = make_url(url)
+        host = str(given.host or given.query.get("host") or "")
+        over_tcp = bool(host) and not host.startswith("/") and "sslmode" not in given.query
+        if over_tcp:
+            with monkeypatch.context() as worker_environment:  # not the test database's
+                worker_environment.setenv("PGSSLMODE", "require")
+                line = _one_line(_cli(url, "runs", "stats"))
+    if not over_tcp:
+        pytest.skip("libpq asks no SSL of the Unix socket that PERFPREDICT_TEST_PG_URL names, "
+                    "nor PGSSLMODE's where it sets an sslmode")
+    assert "server does not support SSL" in line and "URL's sslmode" not in line
+    assert line.endswith("and PGSSLMODE=require in the environment of the process that "
+                         "failed (a dask worker's own where a worker failed; the URL sets no "
+                         "sslmode; this server offers no SSL: ask its administrator to enable "
+                         "it, or set PGSSLMODE=prefer or unset it there on a network you "
+                         "trust)")
+
+
 @pytest.mark.parametrize("answer", [
     'connection to server at "127.0.0.1", port 5432 failed: FATAL:  password '
     'authentication failed for user "loader"',
