@@ -54,11 +54,12 @@ def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
     """A run's I/O bytes and extra fields with the Darshan ``logs`` (one log's details
     or a list) and their bytes added: the logs of a job's executables add up, and
     replace the scheduler's own file-system counter; a log the run holds already (read
-    again) adds nothing."""
+    again) adds no bytes, only the details its stored ones lack (:func:`refreshed`)."""
     extra = dict(extra or {})
-    held = logs_of(extra.get(DARSHAN_DETAILS))
-    names = {log.get("log") for log in held}
-    new = [log for log in logs_of(logs) if log.get("log") not in names]
+    held = refreshed(extra.get(DARSHAN_DETAILS), logs)
+    if held:
+        extra[DARSHAN_DETAILS] = held[0] if len(held) == 1 else held
+    new = unheld(held, logs)
     if not new:
         return io_bytes, extra
     if held and io_bytes is not None and logs_io_bytes is not None:
@@ -68,6 +69,24 @@ def with_logs(io_bytes: float | None, extra: dict[str, Any] | None,
     merged = held + new
     extra[DARSHAN_DETAILS] = merged[0] if len(merged) == 1 else merged
     return io_bytes, extra
+
+
+def unheld(held: Any, logs: Any) -> list[dict[str, Any]]:
+    """Those of the Darshan ``logs`` that a run's ``held`` logs do not include (by the
+    log's file name)."""
+    names = {log.get("log") for log in logs_of(held)}
+    return [log for log in logs_of(logs) if log.get("log") not in names]
+
+
+def refreshed(held: Any, logs: Any) -> list[dict[str, Any]]:
+    """A run's ``held`` logs, each given what the same log read again (among ``logs``)
+    has and its stored details lack: a log stored by a release that kept no start and
+    end times (``start_epoch_s``, ``end_epoch_s``) did not get them from ``ingest
+    --reread``, which is what reads a file again for what the store lacks."""
+    read = {log.get("log"): log for log in logs_of(logs)}
+    return [{**log, **{key: value for key, value in read.get(log.get("log"), {}).items()
+                       if log.get(key) is None}}
+            for log in logs_of(held)]
 
 
 def peak_ranks(logs: Any) -> int | None:

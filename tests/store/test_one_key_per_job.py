@@ -402,6 +402,52 @@ def test_a_job_an_earlier_release_dropped_is_stored_by_reading_its_dump_again(
     assert "1 record, 0 stored, 1 already in the store" in again.stdout
 
 
+def test_a_log_an_earlier_release_stored_without_its_times_gets_them_by_reading_it_again(
+        tmp_path: Path) -> None:
+    """A release before one key per job kept no start and end times in a log's details
+    (``extra``'s ``darshan``), which tell a job's logs that ran one after another from
+    those that ran side by side: ``db upgrade`` cannot make them up (a job that took the
+    log over holds the job's times, not the log's), and ``ingest darshan --reread``, which
+    reads a file again for what the store lacks, left them out (the log was held)."""
+    import hashlib
+
+    from typer.testing import CliRunner
+
+    from perfpredict.cli.app import app
+    from perfpredict.store import migrations
+
+    log = darshan_log()
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    engine = create_engine(url)
+    migrations.upgrade(engine, "0004_run_variant")
+    with engine.begin() as conn:
+        conn.execute(text(
+            "INSERT INTO ingest_batches (id, path, sha256, format, started_epoch_s, n_records, "
+            "n_stored, n_duplicates, n_rejected) VALUES (1, :path, :sha, 'darshan', 1.0, 1, 1, "
+            "0, 0)"), {"path": str(log), "sha": hashlib.sha256(log.read_bytes()).hexdigest()})
+        conn.execute(text(
+            "INSERT INTO runs (natural_key, batch_id, app, system, total_ranks, runtime_s, "
+            "job_id, start_epoch_s, end_epoch_s, io_bytes, censored, extra) VALUES (:key, 1, "
+            "'mpi-io-test', 'theta', 32, 14.0, :job, 1622673798.0, 1622673811.0, "
+            "4294971481.0, FALSE, :extra)"),
+            {"key": f"theta|:{JOB_ID}", "job": JOB_ID,
+             "extra": f'{{"darshan": {{"log": "{MPI_IO_TEST}", "nprocs": 32}}}}'})
+    engine.dispose()
+    runner = CliRunner()
+    assert runner.invoke(app, ["--db", url, "db", "upgrade"]).exit_code == 0
+    reread = ["--db", url, "ingest", "darshan", str(log), "--system", "theta", "--reread"]
+    assert runner.invoke(app, reread).exit_code == 0
+    store = open_store(url)
+    (run,) = iter_runs(store)
+    store.dispose()
+    details = run["extra"]["darshan"]
+    assert (details["start_epoch_s"], details["end_epoch_s"]) == (1622673798.0, 1622673811.0)
+    assert (details["log"], details["nprocs"]) == (MPI_IO_TEST, 32)
+    assert (run["total_ranks"], run["io_bytes"]) == (32, 4_294_971_481.0)  # no I/O twice
+    again = runner.invoke(app, reread)
+    assert "1 record, 0 stored, 1 already in the store, 0 attached" in again.stdout
+
+
 def test_two_spellings_of_a_system_in_a_file_read_again_store_nothing(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A file naming systems the catalog does not know in two spellings of one key (as
     MLPerf's results do: "...-NVBRIDGE (Dell)", "...-NVBridge (Dell)") made two systems,
