@@ -60,11 +60,10 @@ from perfpredict.utc import iso_utc
 #: Columns of ``runs batches``: which file, when and how it was read, and what of it the
 #: store holds now (runs and rejects counted as stored, not as the ingest reported them:
 #: a later file may have taken a job over). ``system`` is the systems its stored runs
-#: are in (for a file that stores none, why: :func:`_no_runs_system`),
-#: ``system_option`` the ``--system`` it was read with: a log that names its cluster
-#: (sacct's Cluster field) stores its runs there whatever --system said, and a listing
-#: that showed the option alone sent a user looking for runs under a system that held
-#: none of them.
+#: are in, ``system_option`` the ``--system`` it was read with: a log that names its
+#: cluster (sacct's Cluster field) stores its runs there whatever --system said, and a
+#: listing that showed the option alone sent a user looking for runs under a system
+#: that held none of them.
 BATCH_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "system",
                  "system_option", "records"]
 #: Columns of ``runs batches --deleted``: which file, what it held when it was deleted,
@@ -285,7 +284,6 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
 
     n_runs, n_rejects = per_batch(runs), per_batch(rejects)
     run_systems = _run_systems(conn, batch_ids)
-    stored_by = _stored_by(conn, batch_ids, run_systems)
     query = (select(ingest_batches, n_runs.c.n.label("n_runs"),
                     n_rejects.c.n.label("n_rejects_now"))
              .outerjoin(n_runs, n_runs.c.batch_id == ingest_batches.c.id)
@@ -296,47 +294,10 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
     return [{"batch": row.id, "file": row.path, "format": row.format,
              "runs": row.n_runs or 0, "rejects": row.n_rejects_now or 0,
              "ingested": iso_utc(math.floor(row.started_epoch_s)),
-             "system": (first_names(run_systems[row.id]) if run_systems.get(row.id)
-                        else _no_runs_system(row, stored_by.get(row.id, []), run_systems)),
+             "system": first_names(run_systems[row.id]) if run_systems.get(row.id) else None,
              "system_option": row.system, "records": row.n_records,
              "ingested_epoch_s": row.started_epoch_s, "sha256": row.sha256}
             for row in conn.execute(query)]
-
-
-def _stored_by(conn: Connection, batch_ids: Sequence[int] | None,
-               run_systems: dict[int, list[str]]) -> dict[int, list[int]]:
-    """The batches, still held, whose runs the records of each batch (``batch_ids``, or
-    all) that stores none met (its ``batch_overlaps``), with their systems added to
-    ``run_systems``."""
-    query = select(batch_overlaps.c.batch_id, batch_overlaps.c.met_batch_id).where(
-        batch_overlaps.c.met_batch_id.is_not(None),
-        batch_overlaps.c.batch_id.not_in(list(run_systems)))
-    if batch_ids is not None:
-        query = query.where(batch_overlaps.c.batch_id.in_(batch_ids))
-    found: dict[int, list[int]] = {}
-    for batch_id, met_batch_id in conn.execute(query.order_by(batch_overlaps.c.met_batch_id)):
-        found.setdefault(batch_id, []).append(met_batch_id)
-    met = sorted({met_id for met_ids in found.values() for met_id in met_ids}
-                 - set(run_systems))
-    run_systems.update(_run_systems(conn, met) if met else {})
-    return {batch_id: [met_id for met_id in met_ids if met_id in run_systems]
-            for batch_id, met_ids in found.items()}
-
-
-def _no_runs_system(row: Any, stored_by: list[int], run_systems: dict[int, list[str]]) -> str:
-    """What ``runs batches`` says of the systems of a batch that stores no run: a file
-    whose jobs were all stored from an earlier one showed a blank, as if it named none.
-    Those of the batches that stored its jobs (a job is stored once, from the first
-    file), else why there are none."""
-    if stored_by:
-        systems = sorted({system for met_id in stored_by for system in run_systems[met_id]})
-        batches = ", ".join(map(str, stored_by))
-        return (f"{first_names(systems)} (its jobs were stored from batch"
-                f"{'es' if len(stored_by) > 1 else ''} {batches})")
-    if not row.n_records:  # what was rejected is not counted among its records
-        return ("none (every record was rejected)" if row.n_rejects_now
-                else "none (the file held no records)")
-    return "none (its records met jobs stored from other files)"
 
 
 def _run_systems(conn: Connection, batch_ids: Sequence[int] | None) -> dict[int, list[str]]:

@@ -86,33 +86,6 @@ def test_a_deleted_file_goes_whole_and_comes_back_the_same(store, tmp_path: Path
     assert {r["job_id"] for r in iter_runs(store)} == {"1", "2", "3", "4"}
 
 
-def nasa_slice(path: Path, first: int, last: int) -> Path:
-    """Jobs ``first`` to ``last`` (by line, from 1) of the NASA iPSC/860 log (SWF), with
-    its header, which names the machine."""
-    lines = shared_path("logs", "swf", "NASA-iPSC-1993-3.1-cln.swf").read_text().splitlines()
-    jobs = [line for line in lines if line.strip() and not line.startswith(";")]
-    path.write_text("\n".join([*[line for line in lines if line.startswith(";")],
-                               *jobs[first - 1:last]]) + "\n")
-    return path
-
-
-def test_a_file_that_stores_no_run_says_why_beside_its_system(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A file whose jobs were all stored from an earlier file showed a blank system in
-    ``runs batches``, as if it named none: it shows the systems of the batch that stored
-    them. A file whose records were all rejected says so."""
-    ingest_file(store, "swf", nasa_slice(tmp_path / "all.swf", 1, 400))
-    assert ingest_file(store, "swf", nasa_slice(tmp_path / "later.swf", 101, 400)
-                       ).n_duplicates == 300
-    bad = sacct_file(tmp_path / "bad.psv")
-    bad.write_text(bad.read_text() + "5|solver|COMPLETED|bad|5|2024-03-01T05:00:00\n")
-    assert ingest_file(store, "sacct", bad, IngestOptions(system="perlmutter",
-                                                          on_error="skip")).n_rejected == 1
-    nasa = "Intel iPSC/860 at NASA Ames Research Center"
-    assert [(row["runs"], row["system"]) for row in list_batches(store)] == [
-        (400, nasa), (0, f"{nasa} (its jobs were stored from batch 1)"),
-        (0, "none (every record was rejected)")]
-
-
 def _jobs(store: Store) -> list[tuple[object, ...]]:
     """The stored jobs as ``runs export`` gives them, in job order (ids aside)."""
     return sorted(tuple(run.values()) for run in exported(store))
@@ -409,16 +382,14 @@ def test_a_batch_shows_the_systems_its_runs_are_in_and_the_option_apart(cli) -> 
     """The real XDMoD sacct dump names its cluster (ub-hpc) on every line, so --system is
     not used for its runs: 'runs batches' showed the option's 'testc' as the batch's
     system, and a user looked for its runs under a system that held none. A file whose
-    jobs were all stored by an earlier one holds no runs, and shows that one's systems
-    (it showed none)."""
+    jobs were all stored by an earlier one holds no runs, so no system."""
     logs = shared_path("logs", "slurm")
     for name in ("xdmod-sacct-accounting-logs-with-job-arrays.psv",
                  "xdmod-sacct-accounting-logs.psv", "xdmod-sacct-utf8-multibyte-chars.psv"):
         assert cli("ingest", "sacct", str(logs / name), "--system", "testc").exit_code == 0
     rows = json.loads(cli("runs", "batches", "--format", "json").stdout)
     assert [(r["runs"], r["system"], r["system_option"]) for r in rows] == [
-        (1, "ub-hpc", "testc"), (3, "ub-hpc", "testc"),
-        (0, "ub-hpc (its jobs were stored from batch 1)", "testc")]
+        (1, "ub-hpc", "testc"), (3, "ub-hpc", "testc"), (0, None, "testc")]
     stored = json.loads(cli("runs", "list", "--format", "json").stdout)
     assert {r["system"] for r in stored} == {"ub-hpc"}
 
