@@ -28,7 +28,6 @@ from sqlalchemy.pool import QueuePool
 
 from perfpredict.config import redact_url, store_url, where_stores_are_named
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
-from perfpredict.store.handle import lost_connection
 from perfpredict.store.location import (
     missing_store,
     require_sqlite_file,
@@ -36,6 +35,7 @@ from perfpredict.store.location import (
     sqlite_read_only,
     sqlite_uri,
 )
+from perfpredict.store.lost import lost_connection
 from perfpredict.store.opened import Store
 from perfpredict.store.revision import (
     SCHEMA_REVISION,

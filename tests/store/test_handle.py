@@ -175,7 +175,8 @@ def test_only_a_connection_the_server_lost_is_said_to_be_lost(sqlstate: str | No
     from sqlalchemy import create_engine
     from sqlalchemy.exc import OperationalError
 
-    from perfpredict.store.handle import Store, lost_connection
+    from perfpredict.store.lost import lost_connection
+    from perfpredict.store.opened import Store
 
     class ServerError(Exception):
         """What psycopg raises: the message and the SQLSTATE it carries."""
