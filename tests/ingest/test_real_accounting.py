@@ -56,6 +56,15 @@ def exported(cli: Cli, db: str = "store.db") -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(result.stdout)))
 
 
+def exported_whole(cli: Cli, tmp_path: Path, fmt: str, text: str) -> list[dict[str, str]]:
+    """The export of a fresh store (whole.db) that ingested ``text`` as one whole log:
+    what a log read in parts, as it grew, must end up holding."""
+    whole = tmp_path / "whole"
+    whole.write_text(text, encoding="utf-8")
+    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
+    return exported(cli, db="whole.db")
+
+
 def by_job(rows: list[dict[str, str]]) -> dict[str, dict[str, str]]:
     return {row["job_id"]: row for row in rows}
 
@@ -867,13 +876,8 @@ def test_a_last_line_still_being_written_is_left_for_the_next_ingest(
     result = cli("ingest", fmt, str(log), "--system", "site")
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
-    whole = tmp_path / "whole"
-    whole.write_text(text, encoding="utf-8")
-    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
-    assert exported(cli) == exported(cli, db="whole.db")
+    assert exported(cli) == exported_whole(cli, tmp_path, fmt, text)
     assert len(exported(cli)) > len(exported(cli, db="before.db"))
-
-
 
 
 @pytest.mark.parametrize("fmt", sorted(CUT_INSIDE_A_VALUE))
@@ -902,10 +906,8 @@ def test_a_log_piped_in_while_written_is_read_as_its_file_is(
     result = cli("ingest", fmt, "-", "--system", "site", input=text.encode("utf-8"))
     assert result.exit_code == 0, result.output
     assert result.stderr == ""
-    whole = tmp_path / "whole"
-    whole.write_text(text, encoding="utf-8")
-    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
-    assert exported(cli) == exported(cli, db="whole.db")
+    assert exported(cli) == exported_whole(cli, tmp_path, fmt, text)
+
 
 #: A real log of each format logrotate's copytruncate rotates (PBS's daily files too,
 #: where a site rotates them so), with two records or more.
@@ -1043,11 +1045,9 @@ def test_a_gzip_copy_cut_inside_its_last_line_is_refused_naming_the_log_to_read(
     assert skipped.exit_code == 0, skipped.output
     assert [r["line"] for r in json.loads(cli("runs", "rejects", "--format", "json").stdout)
             ] == [cut_line]
-    whole = tmp_path / "whole"
-    whole.write_text(text, encoding="utf-8")
-    assert cli("ingest", fmt, str(whole), "--system", "site").exit_code == 0
-    assert cli("ingest", fmt, str(whole), "--system", "site", db="whole.db").exit_code == 0
-    assert sorted(map(str, exported(cli))) == sorted(map(str, exported(cli, db="whole.db")))
+    whole_rows = exported_whole(cli, tmp_path, fmt, text)
+    assert cli("ingest", fmt, str(tmp_path / "whole"), "--system", "site").exit_code == 0
+    assert sorted(map(str, exported(cli))) == sorted(map(str, whole_rows))
 
 def test_a_results_csv_without_a_final_newline_is_read_whole(cli: Cli, tmp_path: Path) -> None:
     """A table of results is written once, by a script or an editor that may leave its
