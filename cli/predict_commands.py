@@ -63,6 +63,7 @@ NoBorrowBundled = Annotated[bool, typer.Option(
          "stay the store's own). Without borrowing, such intervals held too few runs in "
          "the store-cut backtests.")]
 
+
 def train(
     ctx: typer.Context,
     app: Annotated[list[str] | None, typer.Option(

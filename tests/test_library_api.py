@@ -104,7 +104,6 @@ def test_help_of_the_package_names_the_calls_where_they_are() -> None:
         assert f"``perfpredict {command}``" in doc
 
 
-
 def test_the_package_reaches_each_call_by_its_dotted_name_when_named() -> None:
     """``import perfpredict`` then ``perfpredict.store.open_store(...)``, as
     ``help(perfpredict)`` writes each call, was "module 'perfpredict' has no attribute

@@ -606,7 +606,6 @@ class _Pricing:
             warnings.append(f"{named}: {beyond_range_walltime_note(self.request.kill_risk)}")
         return plans
 
-
     def _below_range_note(self, plan: RunClassPlan) -> str:
         """Why a class below every measured node count is a guess: the recommendation
         never is one (the sweep starts at the smallest measured count), so the estimate's

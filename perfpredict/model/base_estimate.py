@@ -149,6 +149,7 @@ def context_ramp_end_log2(ctx: SeriesContext) -> float:
     (:func:`ramp_step_log2` of its last spacing)."""
     return float(ramp_step_log2(np.asarray(context_spacing_log2(ctx))))
 
+
 def ideal_log(ctx: SeriesContext, p: FloatArray) -> FloatArray:
     """Beyond a strong-scaling series' largest measured scale, the log runtime of ideal
     scaling from the median measured there, the fastest fixed work runs at each of ``p``

@@ -113,7 +113,6 @@ def kind_of(series: Series) -> str:
     return "weak" if series.weak else "strong"
 
 
-
 def repeat_at_measured_scale(ctx: SeriesContext, p: FloatArray) -> np.ndarray:
     """Which of ``p`` are scales the series measured, where its own repeats
     (:class:`perfpredict.uncertainty.noise.RepeatNoise`) are enough to say how far a
@@ -150,7 +149,6 @@ def ideal_floor_log(ctx: SeriesContext, p: FloatArray, runtime_s: FloatArray,
     ideal_s = edge_lower_s * ctx.scale_max / p[beyond]
     floor[beyond] = np.minimum(np.log(ideal_s / runtime_s[beyond]), 0.0)
     return floor
-
 
 
 def features(summary: FloatArray, scale: FloatArray, scale_max: FloatArray,

@@ -138,6 +138,8 @@ class StoredSeries:
                                 "series entries were modified, added or deleted); retrain "
                                 "with 'perfpredict train'")
         return [json.loads(text) for _, text in rows]
+
+
 def _latest(db_url: str, kind: str) -> tuple[int, dict[str, Any]] | None:
     rows = query_rows(db_url, _LATEST, kind)
     if not rows:

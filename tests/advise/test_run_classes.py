@@ -146,7 +146,6 @@ def test_without_classes_the_totals_are_the_recommendations(trained_store) -> No
     assert plan.totals.periods == 1
 
 
-
 def test_one_class_given_as_text_is_that_class(trained_store) -> None:
     """As ``app=`` takes one name: ``run_classes="largest=512x10"`` was read as classes
     of its letters ("--run-class 'l' is not LABEL=NODESxRUNS")."""
@@ -154,6 +153,7 @@ def test_one_class_given_as_text_is_that_class(trained_store) -> None:
     assert one.run_classes == ("largest=8x10",)
     plan = advise_plan(trained_store, one)
     assert [(c.label, c.nodes, c.runs) for c in plan.run_classes] == [("largest", 8, 10)]
+
 
 #: Classes beyond the measured counts (1024, a swept count past the recommendation), off
 #: the sweep between measured ones (48, no power of two) and at a measured one (1).

@@ -93,7 +93,6 @@ def test_a_time_min_that_rounds_up_to_the_walltime_is_said_and_not_written(advis
     assert "  time-min " not in table and "nothing to shorten" in table
 
 
-
 def test_a_chained_runs_time_min_is_its_capped_walltime(advise_cli) -> None:  # type: ignore[no-untyped-def]
     """Each job of a chain reaches the queue's limit: a time-min below it would only
     cut the chain into more jobs, so it is the walltime, with the chain's kill
@@ -200,7 +199,6 @@ def test_a_signal_lead_for_a_chained_run_replaces_perfpredicts(advise_cli) -> No
     assert pbs[-1].endswith("with SECONDS 510")  # the 10-minute limit less 90 s
 
 
-
 def test_a_lead_too_long_for_a_chained_run_does_not_ask_for_a_smaller_risk(advise_cli) -> None:  # type: ignore[no-untyped-def]
     """A chained run's walltime is its queue's limit, which no --kill-risk lengthens: the
     refusal told the user to ask for a smaller one."""
@@ -211,6 +209,7 @@ def test_a_lead_too_long_for_a_chained_run_does_not_ask_for_a_smaller_risk(advis
         "would be told to checkpoint with 75% of its time gone; give at most 120 s")
 
 # --- JSON and the table ---------------------------------------------------------------------
+
 
 def test_json_carries_the_time_min_and_the_lead_with_units(cli) -> None:  # type: ignore[no-untyped-def]
     doc = _json(cli(*XE_BERT, "--time-min-kill-risk", "0.25", "--signal-lead", "5:00",

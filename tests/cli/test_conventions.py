@@ -140,7 +140,6 @@ def test_a_bare_group_still_prints_its_help() -> None:
     assert "Usage: perfpredict runs" in result.output and "Error" not in result.output
 
 
-
 @pytest.fixture(scope="module")
 def store_of_many_series(tmp_path_factory: pytest.TempPathFactory) -> str:
     """A store whose run and series tables are larger than a pipe holds (64 KiB), so that

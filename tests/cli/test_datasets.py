@@ -45,6 +45,7 @@ def test_every_measured_run_ships_as_measured(name: str) -> None:
     """prepare.py renames and regroups, never drops or alters a measurement."""
     raw = _rows(shared_path("datasets", name, "runs.csv"))
     bundled = _rows(REPO / "datasets" / name / "runs.csv.gz")
+
     def measured(rows: list[dict[str, str]]) -> list[tuple[str, str, str, int, float]]:
         return sorted((r["app"], r["system"], r["problem_size"], int(r["total_ranks"]),
                        float(r["runtime_s"])) for r in rows)

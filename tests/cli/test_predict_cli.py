@@ -1165,6 +1165,7 @@ def test_the_io_the_runs_recorded_gives_the_io_term(  # type: ignore[no-untyped-
     assert far["predicted_runtime_s"] < 50 and optimistic in far["notes"]
     near = json.loads(sqlite_cli("estimate", "--app", "iobound", "--nodes", "256",
                                  "--format", "json").stdout)
+
     def floor_notes(estimate: dict[str, Any]) -> list[str]:
         return [n for n in estimate["notes"] if n.startswith("the I/O the runs recorded")]
     assert near["predicted_runtime_s"] > 50 and floor_notes(near) == []

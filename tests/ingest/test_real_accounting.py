@@ -131,7 +131,6 @@ def test_reportseff_fixtures_ingest_with_reportseffs_values(cli: Cli) -> None:
     assert (jobs["23000381"]["state"], jobs["23000381"]["runtime_s"]) == ("FAILED", "12.0")
 
 
-
 def test_a_headerless_export_without_columns_asks_for_them(cli: Cli) -> None:
     """reportseff's export (no header line, 11 columns) read without --columns: the lines
     were taken for Open XDMoD's 26 columns, and the refusal says so and how to name them,
@@ -145,6 +144,7 @@ def test_a_headerless_export_without_columns_asks_for_them(cli: Cli) -> None:
                            "columns with --columns as in sacct's --format"), line
 
 # --- 2, 3. jobstats' layout: epoch seconds, runtime from End - Start ------------------------
+
 
 def test_jobstats_layout_gives_runtimes_from_epoch_start_and_end(cli: Cli, tmp_path: Path) -> None:
     path = tmp_path / "jobstats.psv"
@@ -1048,6 +1048,7 @@ def test_a_gzip_copy_cut_inside_its_last_line_is_refused_naming_the_log_to_read(
     whole_rows = exported_whole(cli, tmp_path, fmt, text)
     assert cli("ingest", fmt, str(tmp_path / "whole"), "--system", "site").exit_code == 0
     assert sorted(map(str, exported(cli))) == sorted(map(str, whole_rows))
+
 
 def test_a_results_csv_without_a_final_newline_is_read_whole(cli: Cli, tmp_path: Path) -> None:
     """A table of results is written once, by a script or an editor that may leave its

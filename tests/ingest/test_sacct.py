@@ -319,7 +319,6 @@ def test_cli_refuses_a_header_that_names_a_field_twice(cli, tmp_path: Path) -> N
     assert bad.reason.startswith("--columns names jobidraw more than once")
 
 
-
 def test_dumps_joined_with_their_headers_are_read_as_each_alone(tmp_path: Path) -> None:
     """`sacct -P ... >> month.psv` every night (or `cat day*.psv`) repeats the header
     line: it was refused as a job whose id 'JobIDRaw' is not a Slurm job id, and the
@@ -363,6 +362,7 @@ def test_cli_refuses_dumps_of_other_fields_joined_in_one_file(cli, tmp_path: Pat
     result = cli("ingest", "sacct", str(mixed), "--system", "triton")
     assert result.exit_code == 2
     assert f"{mixed}:{line_no}: a header line unlike the first one" in result.stderr
+
 
 def test_orphan_step_is_a_bad_record(tmp_path: Path) -> None:
     text = "JobID|JobIDRaw|State|Elapsed\n9.0|9.0|COMPLETED|00:01\n"

@@ -337,7 +337,6 @@ def test_jobs_twice_is_not_sacct_output(tmp_path: Path) -> None:
     assert "'jobs' twice (lines 1 and 2)" in bad.reason
 
 
-
 def test_exports_appended_to_one_file_are_read_one_after_another(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`sacct --json ... >> month.json` every night: the second export was refused as
@@ -365,6 +364,7 @@ def test_an_appended_document_without_jobs_is_refused_at_its_line(tmp_path: Path
     assert isinstance(bad, BadRecord) and bad.whole_file
     assert bad.line_no == len(first.splitlines()) + 1
     assert bad.reason.startswith("no 'jobs' list at the top level")
+
 
 def test_a_document_read_in_pieces_is_never_held_whole(tmp_path: Path) -> None:
     """The whole document loaded took 3.3 GB resident for a 756 MB export; read a job at a

@@ -259,7 +259,6 @@ def test_a_file_no_line_of_which_can_be_read_is_one_reject(
     assert skipped.exit_code == 0 and "0 stored" in skipped.output and "1 rejected" in skipped.output
 
 
-
 def test_traces_joined_in_one_file_are_refused_at_the_second_header(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """`cat` of two traces read the second's jobs by the first's header: KTH's SP2 jobs
     were stored as NASA's iPSC/860's, and NASA's trace of a later period (another
@@ -285,6 +284,7 @@ def test_traces_joined_in_one_file_are_refused_at_the_second_header(cli, tmp_pat
     assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 0
     twice = cli("ingest", "swf", str(write(tmp_path, nasa + nasa, "twice.swf")))
     assert "36478 records, 18239 stored, 18239 already in the store" in twice.stdout
+
 
 def nasa_traces(tmp_path: Path) -> tuple[Path, Path]:
     """Two traces of NASA's iPSC/860 without ``UnixStartTime``, as the Archive's tools

@@ -241,7 +241,6 @@ def test_the_local_clusters_xgboost_prints_its_warnings_and_not_its_ranks(
     assert 'Parameters: { "not_a_parameter" } are not used.' in done.stderr
 
 
-
 def _in_time(call, timeout_s: float):  # type: ignore[no-untyped-def]
     """``call()``'s result, or a failed test when it has not returned in ``timeout_s``
     (the thread is left behind: it hung, which is the failure)."""

@@ -112,7 +112,6 @@ def test_parallel_first_use_of_a_new_store(tmp_path: Path) -> None:
         conn.close()
 
 
-
 def _train_inside_an_ingest(url: str, first: Path, later: Path) -> tuple[int, int]:
     """Ingest ``first``, then ``later`` with a train run after its runs are stored and
     before they commit; the runs stored of ``later`` and the runs train read."""
