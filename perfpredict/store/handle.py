@@ -17,7 +17,7 @@ import inspect
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Concatenate, ParamSpec, TypeAlias, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeAlias, TypeVar
 
 from perfpredict.config import store_url
 from perfpredict.store.lost import lost_connection
@@ -28,12 +28,23 @@ StoreLike: TypeAlias = Store | str | os.PathLike[str]
 
 P = ParamSpec("P")
 R = TypeVar("R")
+R_co = TypeVar("R_co", covariant=True)
 
 
 def store_url_of(store: StoreLike) -> str:
     """The URL of ``store``: an open Store's own, else the URL its name gives
     (:func:`perfpredict.config.store_url`, which refuses anything else in one line)."""
     return store.url if isinstance(store, Store) else store_url(store)
+
+
+class TakingStore(Protocol[P, R_co]):
+    """What :func:`takes_store` makes of a function: its parameters, the first (``store``)
+    taking a store open or named, by position or by name. Typed as ``Callable[Concatenate[
+    StoreLike, P], R]`` it was positional-only to mypy, so a user's ``advise_plan(store=s,
+    request=r)``, as the user guide writes it and as it runs, failed ``mypy`` with
+    'Unexpected keyword argument "store"'."""
+
+    def __call__(self, store: StoreLike, *args: P.args, **kwargs: P.kwargs) -> R_co: ...
 
 
 @contextmanager
@@ -55,22 +66,20 @@ def opened(store: StoreLike, *, create: bool = False) -> Iterator[Store]:
         yield named
 
 
-def takes_store(function: Callable[Concatenate[Store, P], R],
-                ) -> Callable[Concatenate[StoreLike, P], R]:
+def takes_store(function: Callable[Concatenate[Store, P], R]) -> TakingStore[P, R]:
     """``function(store, ...)``, written for an open Store, taking a URL or a SQLite
     file's path as well (:func:`opened`): the store named must be there."""
     return _taking_store(function, create=False)
 
 
-def fills_store(function: Callable[Concatenate[Store, P], R],
-                ) -> Callable[Concatenate[StoreLike, P], R]:
+def fills_store(function: Callable[Concatenate[Store, P], R]) -> TakingStore[P, R]:
     """:func:`takes_store` for a call that fills a store (ingest): a store named that is
     not there is created, as ``perfpredict ingest`` creates it."""
     return _taking_store(function, create=True)
 
 
-def _taking_store(function: Callable[Concatenate[Store, P], R], *, create: bool,
-                  ) -> Callable[Concatenate[StoreLike, P], R]:
+def _taking_store(function: Callable[Concatenate[Store, P], R], *,
+                  create: bool) -> TakingStore[P, R]:
     """``function`` taking a store open or named (:func:`opened` with ``create``). A
     generator keeps the store it opened open until it is exhausted or closed."""
     if inspect.isgeneratorfunction(function):
