@@ -30,7 +30,7 @@ from typing import Any
 from perfpredict import __version__
 from perfpredict._imports import require
 from perfpredict.config import redact_url
-from perfpredict.errors import BadInputError, PerfPredictError
+from perfpredict.errors import BadInputError, NotFoundError, PerfPredictError
 from perfpredict.model.series import Series
 from perfpredict.store.location import sqlite_file
 
@@ -424,9 +424,25 @@ def _read_partition(db_url: str, pairs: list[tuple[str, str]]) -> tuple[list[Ser
         store = open_store(db_url, create=False)
     except PerfPredictError as exc:
         raise BadInputError(
-            f"a dask worker on {socket.gethostname()} cannot open the store: {exc}; the "
-            "workers must reach it as this train does: a PostgreSQL server, or a SQLite "
-            "file on a file system they share, at the same path") from None
+            f"a dask worker on {socket.gethostname()} cannot open the store at "
+            f"{redact_url(db_url)}: {_why_unopened(exc)}; the workers must reach it as this "
+            "train does: a PostgreSQL server, or a SQLite file on a file system they "
+            "share, at the same path") from None
     with store:
         frame = runs_frame(store, app_systems=pairs)
     return build_series(frame), len(frame)
+
+
+def _why_unopened(exc: PerfPredictError) -> str:
+    """Why a worker could not open the store, without the advice the store's own error
+    gives the one who named it: "check --db and PERFPREDICT_DB", and "create it with
+    ... db init" for a store not there, were said to a notebook that had named no --db,
+    and are not what to do from the command line either, the store this train read
+    being the one the workers were given."""
+    from perfpredict.store.database import failure_text
+
+    if isinstance(exc, NotFoundError):
+        return "that host finds no perfpredict store there"
+    if isinstance(exc.__cause__, Exception):  # what the database said
+        return failure_text(exc.__cause__)
+    return str(exc)

@@ -305,8 +305,15 @@ def _cannot_open(url: str, exc: Exception) -> BadInputError:
                        if pattern.search(first_line)), "that the server is running")
         check = advice if isinstance(advice, str) else advice(url)
     return BadInputError(
-        f"cannot open the store at {redact_url(url)}: {type(exc).__name__}: "
-        f"{redact_url(first_line)}; check {where_stores_are_named()}, and {check}")
+        f"cannot open the store at {redact_url(url)}: {failure_text(exc)}; check "
+        f"{where_stores_are_named()}, and {check}")
+
+
+def failure_text(exc: Exception) -> str:
+    """What the database said opening a store failed of: ``exc``'s type and first line,
+    passwords hidden."""
+    first_line = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {redact_url(first_line)}"
 
 
 #: What a role must be granted on every table of a store to write to it, besides the

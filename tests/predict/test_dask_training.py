@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import sqlite3
 import time
 from pathlib import Path
 
@@ -489,10 +490,37 @@ def test_a_worker_that_cannot_open_the_store_creates_none(tmp_path: Path) -> Non
     with pytest.raises(BadInputError) as refused:
         _read_partition(f"sqlite:///{missing}", [("app", "system")])
     assert str(refused.value).startswith(
-        f"a dask worker on {socket.gethostname()} cannot open the store: there is no file "
-        f"{missing} on that host; the workers must reach it as this train does")
+        f"a dask worker on {socket.gethostname()} cannot open the store at "
+        f"sqlite:///{missing}: there is no file {missing} on that host; the workers must "
+        "reach it as this train does")
     assert "db init" not in str(refused.value)
     assert not missing.exists()
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (None, "that host finds no perfpredict store there"),
+    (b"not a database", "DatabaseError: (sqlite3.DatabaseError) file is not a database"),
+])
+def test_a_worker_that_cannot_open_the_store_says_why_and_not_where_it_was_named(
+        tmp_path: Path, content: bytes | None, why: str) -> None:
+    """A worker that found an empty database, or no database, at the store's path said
+    "check --db and PERFPREDICT_DB" (and "create it with ... db init") to a notebook that
+    had named no --db, where the store this train read was the one the workers were
+    given: now what the worker found, at the URL it was given."""
+    from perfpredict.distributed import _read_partition
+    from perfpredict.errors import BadInputError
+
+    found = tmp_path / "center.db"
+    if content is None:
+        sqlite3.connect(found).close()
+    else:
+        found.write_bytes(content)
+    with pytest.raises(BadInputError) as refused:
+        _read_partition(f"sqlite:///{found}", [("app", "system")])
+    assert str(refused.value) == (
+        f"a dask worker on {socket.gethostname()} cannot open the store at "
+        f"sqlite:///{found}: {why}; the workers must reach it as this train does: a "
+        "PostgreSQL server, or a SQLite file on a file system they share, at the same path")
 
 
 def test_workers_that_see_another_store_at_its_path_are_refused(
