@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from perfpredict._imports import listing
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.names import given_names
 from perfpredict.store.handle import fills_store, takes_store
@@ -63,6 +64,9 @@ RELEASES = {
     "pencilffts_jeanzay": ("1d61a8dd07a3e46d956adc77aed12d4f1189675304fc5dc1e65a4b60bb94ddc5",),
 }
 _HERE = Path(__file__).resolve().parent
+__all__ = ["DESCRIPTIONS", "NAMES", "RELEASES", "describe", "ingest", "load", "named", "path",
+           "releases_in", "runs_frame", "series"]
+__dir__ = listing(globals(), __all__)
 
 
 def path(name: str) -> Path:

@@ -27,13 +27,17 @@ def require(module: str, extra: str) -> ModuleType:
         ) from exc
 
 
-def listing(namespace: dict[str, Any], lazy_names: Iterable[str]) -> Callable[[], list[str]]:
-    """A package's ``__dir__`` (PEP 562) when it loads names on first use: its own names
-    and ``lazy_names`` (its ``__all__``). Without it, ``dir()`` of the package, which a
-    notebook's tab completion lists, showed ``importlib`` and ``TYPE_CHECKING`` and none
-    of ``estimate``, ``Query`` or ``open_store``. ``namespace`` is the package's
-    ``globals()``, read at each call: a submodule imported since is listed too."""
-    return lambda: sorted({*namespace, *lazy_names})
+def listing(namespace: dict[str, Any], public_names: Iterable[str]) -> Callable[[], list[str]]:
+    """A public module's ``__dir__`` (PEP 562): ``public_names`` (its ``__all__``, with
+    the names it loads on first use, and the submodules it names) and the module's
+    dunders (``__doc__``, ``__version__``). ``dir()`` of the module is what a notebook's
+    tab completion lists: it showed none of ``estimate``, ``Query`` or ``open_store``
+    where they are loaded on first use, and everything a module imports for itself
+    (``Path``, ``annotations``, ``np``, ``takes_store``, the helper modules ``handle``
+    and ``lost``). ``namespace`` is the module's ``globals()``."""
+    return lambda: sorted({*public_names,
+                           *(name for name in namespace
+                             if name.startswith("__") and name.endswith("__"))})
 
 
 def lazy_attribute(package: str, name: str, names: Mapping[str, str],

@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+__all__ = ["ArtifactError", "BadInputError", "ChangedWhileReadError", "DamagedStreamError",
+           "MissingDependencyError", "NotFoundError", "NotTrainedError", "PerfPredictError",
+           "SchemaOutOfDateError"]
 
 
 class PerfPredictError(Exception):
@@ -116,3 +119,9 @@ def named_path(value: object, what: str) -> str | os.PathLike[str]:
     kind = type(value).__name__
     article = "an" if kind[:1].lower() in "aeiou" else "a"
     raise BadInputError(f"{what} is named by its path, a text or a Path, not {article} {kind}")
+
+
+def __dir__() -> list[str]:
+    from perfpredict._imports import listing  # not at import: it imports this module
+
+    return listing(globals(), __all__)()

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfpredict import __version__, artifact
+from perfpredict._imports import listing
 from perfpredict.deprecation import renamed_keyword
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.model.entry import SeriesEntry
@@ -33,6 +34,8 @@ MIN_WALLTIME_JOBS = 200
 #: Most strong-scaling series per application, on average, of a store shaped like a
 #: center's (:meth:`TrainReport.could_learn_with_bundled`)
 FEW_SERIES_PER_APPLICATION = 2
+__all__ = ["TrainReport", "train"]
+__dir__ = listing(globals(), __all__)
 
 
 @dataclass

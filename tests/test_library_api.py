@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -39,6 +40,25 @@ def test_dir_of_a_lazy_package_lists_its_public_names(name: str) -> None:
     assert listed == sorted(listed)
     for public in package.__all__:
         assert getattr(package, public) is not None
+
+
+@pytest.mark.parametrize("name", ["perfpredict", "perfpredict.advise.walltime",
+                                  *(f"perfpredict.{m}" for m in perfpredict._MODULES)])
+def test_dir_of_a_public_module_lists_its_public_api_only(name: str) -> None:
+    """``dir(perfpredict.datasets)``, which a notebook's tab completion lists, named
+    ``Path``, ``annotations``, ``fills_store`` and ``given_names`` beside ``ingest`` and
+    ``load``; ``dir(perfpredict.evaluate)`` ``np``, ``functools`` and ``takes_store``,
+    and ``dir(perfpredict.store)`` its helper modules ``handle`` and ``lost``. Now a
+    name it lists is one of its ``__all__``, or a submodule it names (the package's
+    dunders aside)."""
+    package = importlib.import_module(name)
+    public = set(getattr(package, "__all__", ()))
+    listed = [n for n in dir(package) if not (n.startswith("__") and n.endswith("__"))]
+    assert public <= set(listed)
+    for listed_name in set(listed) - public:
+        value = getattr(package, listed_name)
+        assert isinstance(value, ModuleType) and value.__name__ == f"{name}.{listed_name}", (
+            listed_name)
 
 
 def _names_a_type_checker_sees(path: Path) -> set[str]:

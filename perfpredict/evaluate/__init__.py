@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from perfpredict._imports import listing
 from perfpredict.counts import check_count
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.evaluate.baselines import BLACKBOX, blackbox, law_names, law_prediction
@@ -60,6 +61,7 @@ from perfpredict.uncertainty.conformal import check_confidence
 __all__ = ["GROUP_BY", "LEAVE_OUT", "PROTOCOLS", "SCALE_SPLITS", "SPLITS", "Outcomes", "backtest",
            "bundled_series", "evaluate", "evaluate_frame", "frame_outcomes", "plan_split",
            "series_sources", "summarise", "training_rounds"]
+__dir__ = listing(globals(), __all__)
 
 
 #: The group of each test run of a series, from the series and the runs' distances in

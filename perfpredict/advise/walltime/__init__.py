@@ -57,6 +57,7 @@ Example::
     rows = advisors.advise(history, jobs, kill_risk=0.05)   # DataFrames of runs
 """
 
+from perfpredict._imports import listing
 from perfpredict.advise.walltime.advisor import ARTIFACT_KIND, WalltimeAdvisor, slurm_time
 from perfpredict.advise.walltime.calibration import KILL_PRICES, MIN_CALIBRATION_JOBS
 from perfpredict.advise.walltime.distribution import CANDIDATE_WALLTIMES_S, QUANTILE_LEVELS
@@ -77,3 +78,4 @@ __all__ = ["ARTIFACT_KIND", "CANDIDATE_WALLTIMES_S", "KILL_PRICES", "MIN_CALIBRA
            "WalltimeAdvisor", "advise_walltime",
            "fit_walltime_advisor", "jobs_frame", "load_walltime_advisor", "read_jobs",
            "save_walltime_advisor", "slurm_time", "summarize"]
+__dir__ = listing(globals(), __all__)
