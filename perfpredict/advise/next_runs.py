@@ -27,6 +27,7 @@ from perfpredict.advise.plan import (
     P90,
     PLAN_REQUEST_EXAMPLE,
     PlanRequest,
+    measured_fields,
     measured_scales_text,
     sweep_nodes,
 )
@@ -105,6 +106,9 @@ class NextRunsPlan:
     #: The MPI ranks per node a series measured in ranks was converted at (None: measured
     #: in nodes), by which the summary names the ranks run rather than fractions of nodes.
     ranks_per_node: float | None = None
+    #: The MPI ranks run of a series measured in ranks (None: measured in nodes), which
+    #: the JSON gives beside ``measured_nodes`` (:func:`measured_fields`).
+    measured_ranks: list[int | float] | None = None
 
     def __repr__(self) -> str:
         # what a notebook shows of plan_next_runs(...): the answer, the runs' node counts
@@ -125,7 +129,8 @@ class NextRunsPlan:
 
     def as_dict(self) -> dict[str, Any]:
         return {"series": self.series, "target_nodes": self.target_nodes,
-                "measured_nodes": self.measured_nodes, "ranks_per_node": self.ranks_per_node,
+                **measured_fields(self.measured_nodes, self.measured_ranks),
+                "ranks_per_node": self.ranks_per_node,
                 "spread_now": self.spread_now,
                 "spread_after": self.spread_after, "budget_node_hours": self.budget_node_hours,
                 "spent_node_hours_p90": self.spent_node_hours_p90,
@@ -200,12 +205,14 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     per_node = scale_per_node(entry, target)
     target_scale = target.nodes * per_node
     measured_nodes = [plain(s / per_node) for s in entry.scales]
+    in_ranks = entry.scale_unit == "ranks"
     series, ctx = predictor.series_context(entry)
     result = NextRunsPlan(series=series.name, target_nodes=target_nodes,
                           measured_nodes=measured_nodes,
                           spread_now=_target_spread(predictor, series, ctx, target_scale),
                           budget_node_hours=budget_node_hours,
-                          ranks_per_node=per_node if entry.scale_unit == "ranks" else None)
+                          ranks_per_node=per_node if in_ranks else None,
+                          measured_ranks=[plain(s) for s in entry.scales] if in_ranks else None)
     if target_nodes < measured_nodes[0]:
         # a whole node count: "ask for 1.33333 or more" (32 ranks at 24 per node) named
         # a value --target-nodes refuses

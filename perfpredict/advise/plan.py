@@ -375,7 +375,9 @@ class Plan:
             "allocation_units_p50": self.allocation_units_p50,
             "allocation_units_p90": self.allocation_units_p90,
             # whole counts as integers, as the candidates' and next-runs' are
-            "measured_nodes": [plain(m.nodes) for m in self.measured],
+            **measured_fields([m.nodes for m in self.measured],
+                              [m.scale for m in self.measured]
+                              if self.scale_unit == "ranks" else None),
             "n_runs_measured": self.n_runs_measured, "basis": self.basis,
             "warnings": self.warnings,
             "candidates": self.candidate_rows(),
@@ -772,6 +774,24 @@ def measured_scales_text(nodes: Sequence[float], ranks_per_node: float | None) -
     return (", ".join(f"{n * ranks_per_node:.6g}" for n in nodes)
             + f" MPI ranks ({span} node{'' if span == '1' else 's'}, converted at "
             f"{ranks_per_node_text(ranks_per_node)})")
+
+
+def whole_nodes(nodes: float, in_ranks: bool) -> int | float | None:
+    """A measured node count as a table or JSON gives it (:func:`plain`): None for a
+    series measured in MPI ranks (``in_ranks``) where the ranks run fill no whole number
+    of nodes. Converted, LULESH's 64 ranks at 27 per node are 2.37037 nodes, a count no
+    one ran, which the JSON gave as data beside the basis naming the ranks; the
+    proposal's evidence table writes '-' there, and the JSON null, with the ranks run in
+    ``measured_ranks`` (:func:`measured_fields`)."""
+    return None if in_ranks and not float(nodes).is_integer() else plain(nodes)
+
+
+def measured_fields(nodes: Sequence[float], ranks: Sequence[float] | None) -> dict[str, Any]:
+    """The JSON fields of the scales a series was measured at: ``measured_nodes``
+    (:func:`whole_nodes`) and ``measured_ranks``, the MPI ranks run of a series measured
+    in ranks (``ranks``; None, and null, for one measured in nodes)."""
+    return {"measured_nodes": [whole_nodes(n, ranks is not None) for n in nodes],
+            "measured_ranks": None if ranks is None else [plain(r) for r in ranks]}
 
 
 def _whole(value: float | None) -> int | None:

@@ -22,7 +22,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from perfpredict.advise.job_limits import chain_charge_text
-from perfpredict.advise.plan import ranks_per_node_text
+from perfpredict.advise.plan import ranks_per_node_text, whole_nodes
 from perfpredict.advise.scheduler import pbs_time
 from perfpredict.advise.selection import Candidate, node_count, percent_apart
 from perfpredict.advise.walltime import slurm_time
@@ -305,8 +305,8 @@ def evidence_rows(plan: Plan) -> tuple[list[dict[str, Any]], list[str], list[boo
         # a series measured in ranks names the ranks run, as the basis does: their
         # conversion to nodes, where it fills no whole node, is a count no one ran
         # (LULESH's 64 ranks at 27 per node read "2.37037" nodes, "measured")
-        out: dict[str, Any] = {"Nodes": _NO_WHOLE_NODES if ranks and not float(nodes).is_integer()
-                               else f"{float(nodes):,g}"}
+        whole = whole_nodes(nodes, ranks)
+        out: dict[str, Any] = {"Nodes": _NO_WHOLE_NODES if whole is None else f"{whole:,g}"}
         if ranks:
             out["Ranks"] = format_value(float(nodes * plan.scale_per_node))
         mid, lo, hi = (format_value(float(v)) for v in predicted)

@@ -217,7 +217,9 @@ def test_a_run_no_queue_holds_says_so(trained_url, tmp_path) -> None:  # type: i
 def test_the_summary_names_the_ranks_measured_as_the_basis_does(advise_cli) -> None:  # type: ignore[no-untyped-def]
     """LULESH ran 27 to 343 ranks: at 27 ranks per node next-runs said "measured at 1,
     2.37037, 4.62963, 8, 12.7037 nodes", counts no one ran, where advise's basis names
-    the ranks; it says them as the basis does, and the JSON the conversion."""
+    the ranks; it says them as the basis does, and the JSON the ranks run, its node
+    counts null where the ranks fill no whole node (they were 2.37037..., 4.62962...),
+    as advise's JSON gives them."""
     lulesh = ("--app", "LULESH 2.0.3", "--ranks-per-node", "27")
     result = advise_cli("advise", "next-runs", *lulesh, "--target-nodes", "16")
     assert result.exit_code == 0, result.output
@@ -231,8 +233,10 @@ def test_the_summary_names_the_ranks_measured_as_the_basis_does(advise_cli) -> N
     doc = json.loads(advise_cli("advise", "next-runs", *lulesh, "--target-nodes", "16",
                                 "--format", "json").stdout)
     assert doc["ranks_per_node"] == 27
+    assert doc["measured_nodes"] == [1, None, None, 8, None]
+    assert doc["measured_ranks"] == [27, 64, 125, 216, 343]
     nodes_doc = json.loads(advise_cli("advise", "next-runs", *BERT, "--format", "json").stdout)
-    assert nodes_doc["ranks_per_node"] is None
+    assert nodes_doc["ranks_per_node"] is None and nodes_doc["measured_ranks"] is None
     assert "(measured at 1, 8, 128, 512 nodes)" in advise_cli(
         "advise", "next-runs", *BERT).stdout
 

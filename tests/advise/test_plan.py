@@ -416,6 +416,21 @@ def test_the_basis_names_the_ranks_measured_not_fractions_of_nodes(advise_cli) -
     assert "2.37" not in basis
 
 
+
+def test_the_json_gives_the_ranks_measured_and_no_fraction_of_a_node(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """The JSON's ``measured_nodes`` were [1, 2.37037..., 4.62962..., 8, 12.7037...] for
+    LULESH's 27 to 343 ranks at 27 per node, counts no one ran, where the evidence table
+    writes '-' beside the ranks: now null there, and the ranks run in
+    ``measured_ranks`` (null for a series measured in nodes, whose counts stay whole)."""
+    doc = json.loads(advise_cli("advise", "--app", "LULESH 2.0.3", "--ranks-per-node", "27",
+                                "--format", "json").stdout)
+    assert doc["measured_nodes"] == [1, None, None, 8, None]
+    assert doc["measured_ranks"] == [27, 64, 125, 216, 343]
+    nodes_doc = json.loads(advise_cli("advise", *BERT, "--format", "json").stdout)
+    assert nodes_doc["measured_ranks"] is None
+    assert all(type(n) is int for n in nodes_doc["measured_nodes"])
+
+
 def test_bad_requests_are_refused(trained_store) -> None:
     with pytest.raises(BadInputError, match="min-efficiency"):
         advise_plan(trained_store, PlanRequest(**BERT_REQUEST, min_efficiency=2))
