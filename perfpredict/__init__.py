@@ -14,6 +14,8 @@ of them, so that ``import perfpredict`` stays cheap; import each from its module
   ``perfpredict estimate``
 - ``perfpredict.advise.plan.advise_plan(store, PlanRequest(app="bert"))``:
   ``perfpredict advise``
+- ``perfpredict.report.plots.save_scaling_plot(plan, "scaling.png")``, ``plan`` what
+  ``advise_plan`` returns: ``perfpredict advise --plot``
 - ``perfpredict.advise.walltime.advise_walltime(store, "jobs.csv")``:
   ``perfpredict advise walltime``
 - ``perfpredict.evaluate.evaluate(store, "extrapolate")``: ``perfpredict evaluate``
