@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfpredict._imports import listing
+from perfpredict._listing import listing
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.names import given_names
 from perfpredict.store.handle import fills_store, takes_store

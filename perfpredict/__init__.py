@@ -65,6 +65,6 @@ if not TYPE_CHECKING:  # hidden from mypy, which knows the modules by their impo
 
 
 def __dir__() -> list[str]:
-    from perfpredict._imports import listing
+    from perfpredict._listing import listing
 
     return listing(globals(), _MODULES)()

@@ -9,7 +9,7 @@ an actionable message instead of a traceback.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
@@ -25,19 +25,6 @@ def require(module: str, extra: str) -> ModuleType:
             f"this feature needs the '{module}' package ({exc}); "
             f"install it with: pip install 'perfpredict[{extra}]'"
         ) from exc
-
-
-def listing(namespace: dict[str, Any], public_names: Iterable[str]) -> Callable[[], list[str]]:
-    """A public module's ``__dir__`` (PEP 562): ``public_names`` (its ``__all__``, with
-    the names it loads on first use, and the submodules it names) and the module's
-    dunders (``__doc__``, ``__version__``). ``dir()`` of the module is what a notebook's
-    tab completion lists: it showed none of ``estimate``, ``Query`` or ``open_store``
-    where they are loaded on first use, and everything a module imports for itself
-    (``Path``, ``annotations``, ``np``, ``takes_store``, the helper modules ``handle``
-    and ``lost``). ``namespace`` is the module's ``globals()``."""
-    return lambda: sorted({*public_names,
-                           *(name for name in namespace
-                             if name.startswith("__") and name.endswith("__"))})
 
 
 def lazy_attribute(package: str, name: str, names: Mapping[str, str],

@@ -12,6 +12,8 @@ import os
 from pathlib import Path
 from typing import TypeVar
 
+from perfpredict._listing import listing
+
 T = TypeVar("T")
 __all__ = ["ArtifactError", "BadInputError", "ChangedWhileReadError", "DamagedStreamError",
            "MissingDependencyError", "NotFoundError", "NotTrainedError", "PerfPredictError",
@@ -121,7 +123,4 @@ def named_path(value: object, what: str) -> str | os.PathLike[str]:
     raise BadInputError(f"{what} is named by its path, a text or a Path, not {article} {kind}")
 
 
-def __dir__() -> list[str]:
-    from perfpredict._imports import listing  # not at import: it imports this module
-
-    return listing(globals(), __all__)()
+__dir__ = listing(globals(), __all__)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from perfpredict import __version__, artifact
-from perfpredict._imports import listing
+from perfpredict._listing import listing
 from perfpredict.deprecation import renamed_keyword
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.model.entry import SeriesEntry

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from perfpredict._imports import lazy_attribute, listing
+from perfpredict._imports import lazy_attribute
+from perfpredict._listing import listing
 
 if TYPE_CHECKING:
     from perfpredict.advise import next_runs as next_runs

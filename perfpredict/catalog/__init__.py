@@ -14,7 +14,7 @@ from functools import cache, lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from perfpredict._imports import listing
+from perfpredict._listing import listing
 from perfpredict.names import name_key
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from perfpredict._imports import listing
+from perfpredict._listing import listing
 from perfpredict.counts import check_count
 from perfpredict.errors import BadInputError, NotTrainedError
 from perfpredict.evaluate.baselines import BLACKBOX, blackbox, law_names, law_prediction

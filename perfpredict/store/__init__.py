@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from perfpredict._imports import lazy_attribute, listing
+from perfpredict._imports import lazy_attribute
+from perfpredict._listing import listing
 
 if TYPE_CHECKING:
     from perfpredict.store import batches as batches

@@ -57,7 +57,7 @@ Example::
     rows = advisors.advise(history, jobs, kill_risk=0.05)   # DataFrames of runs
 """
 
-from perfpredict._imports import listing
+from perfpredict._listing import listing
 from perfpredict.advise.walltime.advisor import ARTIFACT_KIND, WalltimeAdvisor, slurm_time
 from perfpredict.advise.walltime.calibration import KILL_PRICES, MIN_CALIBRATION_JOBS
 from perfpredict.advise.walltime.distribution import CANDIDATE_WALLTIMES_S, QUANTILE_LEVELS
