@@ -82,7 +82,8 @@ def advise(
         "(weak-scaling efficiency for a weak-scaling series; default 0.7, unless a speedup "
         "floor per doubling is given).")] = None,
     min_speedup_per_doubling: Annotated[float | None, typer.Option(
-        help="Speedup floor per doubling of nodes (Notur: 1.5, 1.4, 1.3).")] = None,
+        help="Speedup floor per doubling of nodes (Notur: 1.5, 1.4, 1.3); for a "
+        "weak-scaling series, the throughput gained per doubling.")] = None,
     max_nodes: Annotated[int | None, typer.Option(
         help="Largest node count to consider (default: the system's size from the catalog, "
         "else 16x the largest measured).")] = None,

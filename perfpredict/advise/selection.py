@@ -78,24 +78,28 @@ class EfficiencyFloor:
                                 f"1.3), got {self.min_speedup_per_doubling:g}")
 
     def describe(self, weak: bool) -> str:
-        """The floor in words, its efficiency named as for the series' scaling (``weak``):
-        RELeARN's reason said "the 70% parallel-efficiency floor" beside a summary's
-        "weak-scaling efficiency 71%"."""
+        """The floor in words, its efficiency and gain per doubling named as for the
+        series' scaling (``weak``): RELeARN's reason said "the 70% parallel-efficiency
+        floor" beside a summary's "weak-scaling efficiency 71%", and "the
+        1.5x-speedup-per-doubling floor" of runs that each do twice the work of the last,
+        where a doubling gains throughput (work done per second, 2 T(n) / T(2n)), not
+        speed."""
         rules = []
         if self.min_efficiency is not None:
             rules.append(f"the {floor_percent(self.min_efficiency)} "
                          f"{'weak-scaling efficiency' if weak else 'parallel-efficiency'} floor")
         if self.min_speedup_per_doubling is not None:
-            rules.append(f"the {self.min_speedup_per_doubling:g}x-speedup-per-doubling floor")
+            rules.append(f"the {self.min_speedup_per_doubling:g}x-"
+                         f"{'throughput' if weak else 'speedup'}-per-doubling floor")
         return " and ".join(rules)
 
     def violations(self, candidate: Candidate, weak: bool,
                    broken_at: Candidate | None = None) -> list[tuple[str, str]]:
         """(rule, why) for each rule ``candidate`` breaks; empty when it meets the floor.
         ``weak``: the series scales weakly, and its efficiency is said as weak-scaling
-        efficiency. ``broken_at`` is the smallest node count whose doubling already fell
-        below the per-doubling floor: scaling past it does not count, whatever later
-        steps gain."""
+        efficiency, its gain per doubling as throughput. ``broken_at`` is the smallest
+        node count whose doubling already fell below the per-doubling floor: scaling past
+        it does not count, whatever later steps gain."""
         out = []
         if self.min_efficiency is not None and candidate.efficiency < self.min_efficiency:
             said = percent_apart(candidate.efficiency, self.min_efficiency)
@@ -107,12 +111,14 @@ class EfficiencyFloor:
         per_doubling = candidate.speedup_per_doubling
         if floor is not None and per_doubling is not None and per_doubling < floor:
             out.append((f"min_speedup_per_doubling {floor:g}",
-                        f"gains only {times_apart(per_doubling, floor)}x per doubling of "
-                        f"nodes, below the {floor:g}x floor"))
+                        f"gains only {times_apart(per_doubling, floor)}x "
+                        f"{'in throughput ' if weak else ''}per doubling of nodes, below "
+                        f"the {floor:g}x floor"))
         elif floor is not None and broken_at is not None and broken_at.nodes < candidate.nodes:
             out.append((f"min_speedup_per_doubling {floor:g}",
-                        f"lies past {broken_at.nodes} nodes, where the gain per doubling already "
-                        f"fell below the {floor:g}x floor"))
+                        f"lies past {broken_at.nodes} nodes, where the "
+                        f"{'throughput ' if weak else ''}gain per doubling already fell "
+                        f"below the {floor:g}x floor"))
         return out
 
 

@@ -404,6 +404,46 @@ def test_a_weak_scaling_reason_speaks_of_weak_scaling_efficiency(advise_cli) -> 
     assert "parallel" not in text and " efficient," not in text
 
 
+def test_a_weak_scaling_reason_speaks_of_throughput_per_doubling(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """RELeARN's reason said "the 1.5x-speedup-per-doubling floor" and "gains only 1.45x
+    per doubling of nodes" of runs that each do twice the work of the last, where what a
+    doubling gains is throughput (2 T(n) / T(2n)); the reason and the --nodes note now
+    say so, as the efficiency beside them says weak-scaling efficiency."""
+    result = advise_cli("advise", *RELEARN, "--min-speedup-per-doubling", "1.5",
+                        "--nodes", "8")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.stdout.split())
+    assert "among the node counts that meet the 1.5x-throughput-per-doubling floor " \
+           "(predicted weak-scaling efficiency " in text
+    assert re.search(r"\d+ nodes? would be faster per unit of work but gains only "
+                     r"[\d.]+x in throughput per doubling of nodes, below the 1.5x floor",
+                     text), text
+    assert "--nodes 8: 8 nodes does not meet the 1.5x-throughput-per-doubling floor, " \
+           "so advise recommends" in text
+    assert "speedup" not in text
+
+
+@pytest.mark.parametrize(("weak", "gain", "past"), [
+    (False, "gains only 1.45x per doubling of nodes",
+     "lies past 4 nodes, where the gain per doubling"),
+    (True, "gains only 1.45x in throughput per doubling of nodes",
+     "lies past 4 nodes, where the throughput gain per doubling")])
+def test_the_per_doubling_floor_names_the_gain_as_the_scaling_has_it(
+        weak: bool, gain: str, past: str) -> None:
+    floor = EfficiencyFloor(min_speedup_per_doubling=1.5)
+    short, beyond = (Candidate(
+        nodes=n, predicted_runtime_s=100.0, lower_runtime_s=90.0, upper_runtime_s=110.0,
+        p90_runtime_s=105.0, efficiency=0.8, speedup=3.0, speedup_per_doubling=x,
+        node_hours_p50=0.4, node_hours_p90=0.5, measured=False, measured_runtime_s=None,
+        beyond_measured_range=False) for n, x in ((4, 1.45), (8, 1.8)))
+    assert floor.violations(short, weak) == [
+        ("min_speedup_per_doubling 1.5", f"{gain}, below the 1.5x floor")]
+    assert floor.violations(beyond, weak, broken_at=short) == [
+        ("min_speedup_per_doubling 1.5", f"{past} already fell below the 1.5x floor")]
+    assert floor.describe(weak) == (f"the 1.5x-{'throughput' if weak else 'speedup'}"
+                                    "-per-doubling floor")
+
+
 def test_the_basis_names_the_ranks_measured_not_fractions_of_nodes(advise_cli) -> None:  # type: ignore[no-untyped-def]
     """LULESH ran 27 to 343 ranks: at 27 ranks per node its basis read "at 1, 2.37037,
     4.62963, 8, 12.7037 nodes", counts no one ran, in a proposal's caption; the ranks
