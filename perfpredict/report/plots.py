@@ -41,10 +41,11 @@ if TYPE_CHECKING:
 FORMATS = (".png", ".svg", ".pdf")
 CSV_COLUMNS = ("nodes", "measured_runtime_s", "predicted_runtime_s", "lower_runtime_s",
                "upper_runtime_s", "ideal_runtime_s", "measured_efficiency",
-               "predicted_efficiency", "recommended", "run_class")
-#: The header of an earlier version's plotted numbers, before the run classes' column: a
-#: file a new plot of that name writes over, as its own.
-_HEADER_BEFORE_RUN_CLASSES = ",".join(CSV_COLUMNS[:-1])
+               "predicted_efficiency", "recommended", "advised", "run_class")
+#: The headers of earlier versions' plotted numbers, before the run classes' column and
+#: before the advised one: a file a new plot of that name writes over, as its own.
+_EARLIER_HEADERS = (",".join(CSV_COLUMNS[:-2]),
+                    ",".join(CSV_COLUMNS[:-2] + CSV_COLUMNS[-1:]))
 #: Significant digits of the runtimes and efficiencies in the plot's CSV: a part in a
 #: million, finer than any figure shows or a job's timer measures, where the full floats
 #: carried the noise of medians and ratios (936.7470000000002). Significant digits, not
@@ -70,7 +71,10 @@ _LABEL_BOX = {"boxstyle": "round,pad=0.2", "fc": "white", "ec": "none", "alpha":
 def plot_rows(plan: Plan) -> list[dict[str, Any]]:
     """The plotted numbers, one row per node count (measured, swept or a run class's),
     ascending; ``run_class`` holds the labels of the ``--run-class`` classes at that
-    count ("; " between several), empty at the others.
+    count ("; " between several), empty at the others. ``recommended`` marks the count
+    the plan is for (the filled star: ``--nodes``' where given) and ``advised`` the one
+    advise would choose (the open star beside a ``--nodes`` count it is not), the same
+    row without ``--nodes``: the CSV named the count asked for alone.
 
     Efficiency is against the smallest measured configuration, 100% there by definition:
     measured runtimes against the measured runtime at that base, predicted ones against
@@ -107,6 +111,7 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
         row["predicted_efficiency"] = (ideal_s(nodes, base.predicted_runtime_s)
                                        / row["predicted_runtime_s"])
         row["recommended"] = nodes == plan.recommended.nodes
+        row["advised"] = nodes == plan.advised_nodes
         row["run_class"] = "; ".join(class_labels.get(nodes, [])) or None
         out.append(row)
     return out
@@ -155,7 +160,7 @@ def check_plot_path(path: str | Path) -> Path:
             header = fh.readline().rstrip("\r\n")
     except OSError:  # not there (or not readable, which writing it will say)
         return path
-    if header and header not in (",".join(CSV_COLUMNS), _HEADER_BEFORE_RUN_CLASSES):
+    if header and header not in (",".join(CSV_COLUMNS), *_EARLIER_HEADERS):
         raise BadInputError(f"--plot {path}: its numbers go to {data_csv}, which holds "
                             f"another table (its header begins {header[:80]!r}); name the "
                             "figure otherwise, or move that file")

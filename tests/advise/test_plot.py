@@ -71,7 +71,7 @@ def test_the_numbers_are_written_as_a_reader_wants_them(trained_store,
     rows = read_csv(save_scaling_plot(plan, tmp_path / "scaling.png").data_csv)
     assert [r["nodes"] for r in rows] == [str(c.nodes) for c in plan.candidates]
     numbers = [cell for r in rows for column, cell in r.items()
-               if cell and column not in ("nodes", "recommended")]
+               if cell and column not in ("nodes", "recommended", "advised")]
     assert numbers and all(_significant_digits(cell) <= 6 for cell in numbers), numbers
     for r in rows:
         assert float(r["lower_runtime_s"]) <= float(r["predicted_runtime_s"]) <= float(
@@ -186,6 +186,22 @@ def test_advise_s_own_choice_is_marked_beside_the_count_asked(trained_store, tmp
                     if line.get_label().startswith("advise's choice")]
 
 
+def test_the_numbers_mark_the_count_asked_and_advise_s_own(advise_cli,  # type: ignore[no-untyped-def]
+                                                           tmp_path: Path) -> None:
+    """The figure's open star, advise's choice beside --nodes 48, had no row of its own
+    in the CSV, which marked 48 ``recommended`` alone: ``advised`` marks advise's own
+    (8 nodes), the same row as ``recommended`` where --nodes is advise's choice too."""
+    for asked, advised in ((48, 8), (8, 8)):
+        figure = tmp_path / f"nodes{asked}.png"
+        result = advise_cli("advise", *BERT, "--nodes", str(asked), "--plot", str(figure))
+        assert result.exit_code == 0, result.output
+        rows = read_csv(figure.with_suffix(".csv"))
+        assert list(rows[0]) == list(CSV_COLUMNS)
+        assert [r["nodes"] for r in rows if r["recommended"] == "True"] == [str(asked)]
+        assert [r["nodes"] for r in rows if r["advised"] == "True"] == [str(advised)]
+        assert {r["advised"] for r in rows} == {"True", "False"}
+
+
 def test_a_dollar_in_a_run_class_label_is_drawn_as_typed(advise_cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A label is what the user typed, not mathtext: --run-class 'x$^$=8x1' ended the
     plot in "internal error (ValueError: ... ParseSyntaxException ...)", exit 1."""
@@ -220,11 +236,19 @@ def test_run_class_labels_close_together_do_not_overlap(trained_store, tmp_path:
             assert not box.overlaps(other)
 
 
-def test_an_earlier_plots_numbers_are_written_over(trained_store, tmp_path: Path) -> None:
-    """The numbers of a plot made before the run_class column are the plot's own: written
-    over, not refused as another table."""
+_BEFORE_ADVISED = ("nodes,measured_runtime_s,predicted_runtime_s,lower_runtime_s,"
+                   "upper_runtime_s,ideal_runtime_s,measured_efficiency,predicted_efficiency,"
+                   "recommended")
+
+
+@pytest.mark.parametrize("text", [f"{_BEFORE_ADVISED}\n1,2,2,1,3,2,1,1,True\n",
+                                  f"{_BEFORE_ADVISED},run_class\n1,2,2,1,3,2,1,1,True,\n"])
+def test_an_earlier_plots_numbers_are_written_over(trained_store, tmp_path: Path,
+                                                   text: str) -> None:
+    """The numbers of a plot made before the run_class column, or before the advised
+    one, are the plot's own: written over, not refused as another table."""
     earlier = tmp_path / "scaling.csv"
-    earlier.write_text(",".join(CSV_COLUMNS[:-1]) + "\n1,2,2,1,3,2,1,1,True\n")
+    earlier.write_text(text)
     plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
     save_scaling_plot(plan, tmp_path / "scaling.png")
     assert list(read_csv(earlier)[0]) == list(CSV_COLUMNS)
