@@ -420,6 +420,7 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     node count considered (``candidate_rows()``: one dict each)."""
     from perfpredict.estimate import load_predictor
     from perfpredict.estimate.breakdown import breakdown_note
+    from perfpredict.estimate.estimates import below_range_note
     from perfpredict.estimate.lookup import scale_per_node as scale_per_node_of
 
     given(request, PlanRequest, PLAN_REQUEST_EXAMPLE).validate()
@@ -465,13 +466,17 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     if request.nodes is not None:
         rec, rule, reason, asked_notes = _as_asked(predictor, request, candidates, choice,
                                                    medians, weak)
+        if rec.nodes < measured_nodes[0]:  # in place of the estimate's note on it
+            asked_notes.append(_below_range_note(
+                f"--nodes {rec.nodes}: {node_count(rec.nodes)} is", rec.nodes,
+                measured_nodes))
 
     measured = _measured_points(predictor, request, measured_nodes, entry)
 
     rec_query = request.query(rec.nodes)
     estimate = predictor.estimate(rec_query, request.confidence)
-    warnings = sweep_notes + asked_notes + [note for note in estimate.notes
-                                            if not breakdown_note(note)]
+    warnings = sweep_notes + asked_notes + [
+        note for note in estimate.notes if not (breakdown_note(note) or below_range_note(note))]
     pricing = _Pricing(predictor, request, spec, entry.key.system, measured_nodes)
     recommended_class, limit = pricing.run_class(
         RunClass(RECOMMENDED_LABEL, rec.nodes, request.runs), rec,
@@ -600,7 +605,9 @@ class _Pricing:
                     and plan.kill_probability > self.request.kill_risk / 2):
                 extrapolated.append(repr(run_class.label))
             if plan.below_measured_range:
-                warnings.append(self._below_range_note(plan))
+                warnings.append(_below_range_note(
+                    f"run class {plan.label!r} at {node_count(plan.nodes)} is", plan.nodes,
+                    self.measured_nodes))
             plans.append(plan)
         if extrapolated:
             named = (f"run class {extrapolated[0]}" if len(extrapolated) == 1
@@ -608,17 +615,20 @@ class _Pricing:
             warnings.append(f"{named}: {beyond_range_walltime_note(self.request.kill_risk)}")
         return plans
 
-    def _below_range_note(self, plan: RunClassPlan) -> str:
-        """Why a class below every measured node count is a guess: the recommendation
-        never is one (the sweep starts at the smallest measured count), so the estimate's
-        own note on it went unsaid, and the class's row read as an interpolation."""
-        smallest = min(self.measured_nodes)
-        return (f"run class {plan.label!r} at {node_count(plan.nodes)} is "
-                f"{math.log2(smallest / plan.nodes):.1f} doublings below the smallest "
-                f"measured node count ({smallest:g}): the laws extrapolated downward, which "
-                f"no backtest measures, and the interval is the one calibrated between "
-                f"measured scales; measure a run nearer {node_count(plan.nodes)} before "
-                f"budgeting on it")
+
+def _below_range_note(subject: str, nodes: int, measured_nodes: list[float]) -> str:
+    """Why a node count below every measured one is a guess, ``subject`` (what is at
+    ``nodes``, with its verb) first: the sweep starts at the smallest measured count, so
+    the recommendation never is one, but a run class or a ``--nodes`` count may be.
+    Unsaid, a class's row read as an interpolation; the estimate's own note, said of
+    ``--nodes``, counted the distance in the series' ranks and ended "a run nearer this
+    scale would tell", where a plan is about to budget on it."""
+    smallest = min(measured_nodes)
+    return (f"{subject} {math.log2(smallest / nodes):.1f} doublings below the smallest "
+            f"measured node count ({smallest:g}): the laws extrapolated downward, which "
+            f"no backtest measures, and the interval is the one calibrated between "
+            f"measured scales; measure a run nearer {node_count(nodes)} before budgeting "
+            f"on it")
 
 
 def _sweep_limit(max_nodes: int | None, spec: SystemSpec | None, measured_nodes: list[float],

@@ -663,6 +663,18 @@ class SeriesNotes(NamedTuple):
     machine: MachineLookup
 
 
+#: How the note on a scale below every measured one reads after its distance
+#: (:func:`below_range_note`).
+_BELOW_RANGE = "doublings below the smallest measured scale"
+
+
+def below_range_note(note: str) -> bool:
+    """Whether an estimate's note is the one on a scale below every measured one, which
+    advice, planning for a node count there, says in words of its own (the node counts
+    measured, and what to measure before budgeting on it)."""
+    return note.split(" ", 1)[-1].startswith(_BELOW_RANGE)
+
+
 def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                    machine_nodes: int | None = None) -> list[str]:
     """The notes of one estimate, in the order it prints them: the choice of its series,
@@ -697,8 +709,8 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                      "(a cache effect, most likely), a step the laws would carry on "
                      "without end")
     if row["below_measured_range"]:
-        notes.append(f"{math.log2(ctx.scale_min / scale):.1f} doublings below the smallest "
-                     f"measured scale ({ctx.scale_min:g} {series.scale_unit}): the laws "
+        notes.append(f"{math.log2(ctx.scale_min / scale):.1f} {_BELOW_RANGE} "
+                     f"({ctx.scale_min:g} {series.scale_unit}): the laws "
                      "extrapolated downward, which no backtest measures, and the interval "
                      "is the one calibrated between measured scales; a run nearer this "
                      "scale would tell")

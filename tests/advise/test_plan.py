@@ -889,6 +889,26 @@ def test_nodes_below_the_floor_is_planned_with_one_note(trained_store) -> None:
     assert not any(w.startswith("--nodes ") for w in same.warnings)
 
 
+def test_nodes_below_the_smallest_measured_is_planned_with_a_note_of_its_own(  # type: ignore[no-untyped-def]
+        advise_cli) -> None:
+    """RELeARN at 16 ranks per node was measured from 2 nodes: --nodes 1 got the
+    estimate's note, "1.0 doublings below the smallest measured scale (32 ranks) ...; a
+    run nearer this scale would tell", in ranks where the plan speaks of nodes and
+    vague where the plan budgets on that count. It now reads as a run class's below
+    the measured range does, once, in nodes, naming what to measure."""
+    relearn_16 = (*RELEARN[:-1], "16")
+    result = advise_cli("advise", *relearn_16, "--nodes", "1", "--format", "json")
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["warnings"]
+    assert [w for w in warnings if "below the smallest measured" in w] == [
+        "--nodes 1: 1 node is 1.0 doublings below the smallest measured node count (2): "
+        "the laws extrapolated downward, which no backtest measures, and the interval is "
+        "the one calibrated between measured scales; measure a run nearer 1 node before "
+        "budgeting on it"]
+    estimate = advise_cli("estimate", *relearn_16, "--nodes", "1")
+    assert "a run nearer this scale would tell" in " ".join(estimate.stdout.split())
+
+
 def test_nodes_no_queue_takes_is_planned_with_the_queues_one_note(trained_store) -> None:
     """The fixture's queues take up to 1024 of its 2048 nodes: --nodes 2048 is planned
     with the one warning that no queue accepts it, not also listed among the counts the
