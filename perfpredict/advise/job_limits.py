@@ -121,6 +121,28 @@ def beyond_range_walltime_note(kill_risk: float) -> str:
             "larger node count first (docs/accuracy.md, as walltime kill risks)")
 
 
+def unresolved_tail_note(kill_risk: float, quantile_s: float) -> str:
+    """What a walltime at a kill risk rarer than the calibration resolves is worth.
+
+    Why: the walltime is the upper bound of the interval at confidence 1 - 2 x risk, and
+    with n calibration errors at the job's distance from the measured node counts a
+    bound at a risk below 1 / (n + 1) has no finite conformal value: the model gives the
+    widest error it saw (:attr:`~perfpredict.uncertainty.conformal.ScoreBounds.
+    at_widest`), or, for a series run once per node count, the noise floor's rarest
+    deviations of other series' repeats, whichever is wider. Said where that is so (the
+    estimate at the walltime's confidence says ``at_widest_error``): RELeARN's walltime
+    stopped at the widest error, 810.8 s, from --kill-risk 0.005 down, each reported
+    killing 0.01% of runs, and Castro-wdmerger's at 64 nodes (a 571 s prediction) went
+    from 1,272 s at 0.001 to 16,484 s at 0.0001, a deviation of one MLPerf series' run
+    from its repeats (docs/walltime.md)."""
+    return (f"--kill-risk {kill_risk:g} is rarer than the calibration errors at this node "
+            f"count resolve: the {ordinal(100 * (1 - kill_risk))} percentile "
+            f"({format_seconds(quantile_s)} s) is the widest of them or the rarest "
+            "run-to-run noise of the training series, not a tail they measured, and so "
+            "is the kill probability said of it (docs/walltime.md); a larger --kill-risk "
+            "rests on them")
+
+
 def rounded_limit_s(runtime_s: float, granularity_s: int) -> float:
     """``runtime_s`` rounded up to the scheduler's granularity, as a time limit is
     requested (the walltime, the time-min); one granule at least: a runtime below 6e-8 s

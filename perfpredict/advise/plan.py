@@ -49,10 +49,12 @@ from perfpredict.advise.job_limits import (
     WalltimeLimit,
     beyond_range_walltime_note,
     exceedance_probability,
+    quantile_confidence,
     queued_nodes,
     runtime_quantiles,
     time_min_limit,
     time_min_note,
+    unresolved_tail_note,
     walltime_kill_probability,
     walltime_limit,
 )
@@ -485,6 +487,10 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     if (estimate.beyond_measured_range
             and recommended_class.kill_probability > request.kill_risk / 2):
         warnings.append(beyond_range_walltime_note(request.kill_risk))
+    tail = predictor.columns([rec_query], quantile_confidence(1.0 - request.kill_risk))
+    if tail["at_widest_error"][0]:
+        warnings.append(unresolved_tail_note(request.kill_risk,
+                                             recommended_class.walltime_quantile_s))
 
     time_min = None
     if request.time_min_kill_risk is not None:

@@ -22,6 +22,7 @@ from perfpredict.advise.selection import (
     percent_apart,
 )
 from perfpredict.advise.walltime import slurm_time
+from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError, NotFoundError
 from perfpredict.figures import format_value
 from tests.advise.conftest import (
@@ -809,6 +810,25 @@ def test_a_kill_risk_rarer_than_the_intervals_resolve_is_refused(advise_cli,
         f"Error: --kill-risk {float(kill_risk):g} is rarer than the predictor's intervals "
         "resolve (their widest, 99.98%, leaves 0.0001 above it); ask for 0.0001 or more")
     assert advise_cli("advise", *BERT, "--kill-risk", "0.0001").exit_code == 0
+
+
+def test_a_kill_risk_past_the_calibration_errors_is_said_to_be(trained_store) -> None:
+    """Asked for a risk rarer than the calibration errors at its distance resolve, the
+    walltime is their widest error or the noise floor's rarest deviation (bundled
+    Castro-wdmerger at 64 nodes, a 571 s prediction: 1,272 s at 0.001, 16,484 s at
+    0.0001), and its kill probability no more measured: one warning says so, naming
+    the risk and the percentile; at the default risk, none."""
+    rare = advise_plan(trained_store, PlanRequest(**BERT_REQUEST, kill_risk=0.0001))
+    notes = [w for w in rare.warnings if "rarer than the calibration errors" in w]
+    assert notes == [f"--kill-risk 0.0001 is rarer than the calibration errors at this "
+                     f"node count resolve: the 99.99th percentile "
+                     f"({format_seconds(rare.walltime_quantile_s)} s) is the widest of "
+                     "them or the rarest run-to-run noise of the training series, not a "
+                     "tail they measured, and so is the kill probability said of it "
+                     "(docs/walltime.md); a larger --kill-risk rests on them"]
+    usual = advise_plan(trained_store, PlanRequest(**BERT_REQUEST))
+    assert usual.recommended.nodes == rare.recommended.nodes
+    assert not any("rarer than the calibration errors" in w for w in usual.warnings)
 
 
 def test_a_plan_shows_its_advice_in_a_notebook_not_every_field(trained_store) -> None:
