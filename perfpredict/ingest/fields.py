@@ -80,7 +80,7 @@ def renames(header: Sequence[str], wanted: Sequence[str] = tuple(OTHER_NAMES)) -
     for name in wanted:
         if name in header:
             continue
-        column = next((c for c in header if c.lower() in (name, *OTHER_NAMES[name])), None)
+        column = next((c for c in header if _other_name_of(c, name)), None)
         if column is not None:
             found[name] = column
     converts = [] if "runtime_s" not in wanted or "runtime_s" in header else [
@@ -93,6 +93,25 @@ def renames(header: Sequence[str], wanted: Sequence[str] = tuple(OTHER_NAMES)) -
         f"rename {', '.join(f'{c} to {n}' for n, c in found.items())} in the header"
         + (f" ({'; '.join(units)})" if units else ""), *converts])
 
+
+def _other_name_of(column: str, name: str) -> bool:
+    """Whether ``column`` is another table's name for perfpredict's column ``name``, in
+    any case and spelled with spaces, brackets or hyphens as a spreadsheet heads it
+    (``Num Nodes``, ``Wall-time``), a runtime also with its unit when that is seconds
+    (``Runtime (s)``, ``Elapsed [sec]``).
+
+    >>> _other_name_of("Runtime (s)", "runtime_s"), _other_name_of("Num Nodes", "nodes")
+    (True, True)
+    """
+    words = re.findall(r"[a-z0-9]+", column.lower())
+    if "_".join(words) in (name, *OTHER_NAMES[name]):
+        return True
+    return (name == "runtime_s" and len(words) >= 2 and words[-1] in _SECONDS
+            and "_".join(words[:-1]) in OTHER_NAMES[name])
+
+
+#: Suffixes that say a runtime column is in seconds ("Runtime (s)", "elapsed_sec").
+_SECONDS = {"s", "sec", "secs", "second", "seconds"}
 
 #: Suffixes that give a runtime column another unit than seconds ("time_min").
 _TIME_UNITS = {"min": "minutes", "mins": "minutes", "minutes": "minutes", "m": "minutes",

@@ -129,6 +129,11 @@ def test_a_header_naming_a_column_twice_is_refused_at_its_line(tmp_path: Path) -
     ("App,System,Nodes,Runtime_s", "rename App to app, Runtime_s to runtime_s, Nodes to nodes, "
      "System to system in the header (runtime_s in seconds)"),
     ("app,system,nodes,time", "rename time to runtime_s in the header (runtime_s in seconds)"),
+    # a spreadsheet's headings: spaces, brackets, the unit when it is seconds
+    ("App, System, Nodes, Runtime (s)", "rename App to app, Runtime (s) to runtime_s, Nodes "
+     "to nodes, System to system in the header (runtime_s in seconds)"),
+    ("Application,Machine,Num Nodes,Wall time [s]", "rename Application to app, Wall time [s] "
+     "to runtime_s, Num Nodes to nodes, Machine to system in the header"),
     # a runtime in another unit: no rename alone fixes it
     ("app,system,nodes,time_min", "convert time_min (minutes) to seconds in a column runtime_s"),
     ("application,system,nodes,Runtime (h)", "rename application to app in the header; "
