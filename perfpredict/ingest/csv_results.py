@@ -23,7 +23,7 @@ import ast
 import csv
 import json
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -99,6 +99,18 @@ def _typed(text: str, name: str) -> Any:
     if not math.isfinite(value) or ("e" not in text.lower() and repr(value) != text.strip()):
         return text  # "3.10", a version, is not 3.1; nor "1.500" 1.5, as written
     return value
+
+
+def _field_count_fix(cells: Sequence[str], n_columns: int) -> str:
+    """Why a row with another number of fields than the header's is refused, with the
+    fix that fits it: a label's unquoted comma gives more, a value left out (or a note
+    written as ``# ...``, which a CSV table has no syntax for) fewer."""
+    said = f"expected {n_columns} fields as in the header, found {len(cells)}; "
+    if cells[0].lstrip().startswith("#"):
+        return said + "a CSV table holds no comments: delete the line"
+    if len(cells) > n_columns:
+        return said + "quote fields that contain commas"
+    return said + "write an empty field between two commas where a value is unknown"
 
 
 def _record(row: dict[str, str], line_no: int, require_runtime: bool, zone: ZoneInfo,
@@ -282,11 +294,7 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
                             "file as UTF-8, as a spreadsheet's 'CSV UTF-8'")
             continue
         if len(cells) != len(header):
-            yield BadRecord(
-                line_no, raw,
-                f"expected {len(header)} fields as in the header, found {len(cells)}; "
-                "quote fields that contain commas",
-            )
+            yield BadRecord(line_no, raw, _field_count_fix(cells, len(header)))
             continue
         try:
             yield _record(dict(zip(header, cells, strict=True)), line_no,

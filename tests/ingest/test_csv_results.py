@@ -74,7 +74,12 @@ def test_a_negative_request_or_amount_is_refused_at_its_line(tmp_path, column: s
         ("lulesh,opal,s,4,36,1,inf,x", "must be finite"),
         ("lulesh,opal,s,4,36,1,,x", "runtime_s is empty"),
         ("lulesh,opal,s,4,36,1,nan,x", "runtime_s is missing ('nan')"),
-        ("lulesh,opal,s,4,36,1", "expected 8 fields"),
+        ("lulesh,opal,s,4,36,1", "expected 8 fields as in the header, found 6; write an "
+         "empty field between two commas where a value is unknown"),
+        ("lulesh,opal,s,4,36,1,3,x,y", "found 9; quote fields that contain commas"),
+        # a note as a hand-written table has one, of any number of commas
+        ("# ARCHER2, rerun after the upgrade", "found 2; a CSV table holds no comments: "
+         "delete the line"),
         (",opal,s,4,36,1,3,x", "column 'app' is empty"),
         # how a spreadsheet writes what was meant, said as the number to write instead
         ("lulesh,opal,s,4,36,1,01:30:00,x",
