@@ -201,7 +201,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
     predictor = load_predictor(store.url)
     target = request.query(float(target_nodes))
     target.validate()
-    entry = predictor.find_series(target).entry
+    match = predictor.find_series(target)
+    entry = match.entry
     per_node = scale_per_node(entry, target)
     target_scale = target.nodes * per_node
     measured_nodes = [plain(s / per_node) for s in entry.scales]
@@ -212,7 +213,8 @@ def plan_next_runs(store: Store, request: PlanRequest, target_nodes: int | None 
                           spread_now=_target_spread(predictor, series, ctx, target_scale),
                           budget_node_hours=budget_node_hours,
                           ranks_per_node=per_node if in_ranks else None,
-                          measured_ranks=[plain(s) for s in entry.scales] if in_ranks else None)
+                          measured_ranks=[plain(s) for s in entry.scales] if in_ranks else None,
+                          notes=list(match.notes))  # which series, as advise says
     if target_nodes < measured_nodes[0]:
         # a whole node count: "ask for 1.33333 or more" (32 ranks at 24 per node) named
         # a value --target-nodes refuses

@@ -134,6 +134,19 @@ def test_cli_without_a_run_to_suggest_prints_no_empty_table(advise_cli) -> None:
     assert "P90/P50" in result.output and "Benchmarks to run next" not in result.output
 
 
+def test_the_plan_says_which_of_several_series_it_is_for(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """--app alone matches several bert series: the plan names the one it chose and the
+    others, as advise and estimate do, rather than leave a tie broken without a word."""
+    result = advise_cli("advise", "next-runs", "--app", "bert", "--target-nodes", "1024",
+                        "--format", "json")
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    (note,) = [n for n in doc["notes"] if "series match" in n]
+    assert note.split(" series match; using the best measured one (most scales, then most "
+                      "runs), not ")[1].startswith("bert on "), note
+    assert doc["series"] not in note
+
+
 def test_a_target_of_one_node_is_said_in_the_singular(advise_cli) -> None:
     result = advise_cli("advise", "next-runs", *BERT, "--target-nodes", "1")
     assert result.exit_code == 0, result.output
