@@ -325,7 +325,28 @@ def find_series(entries: SeriesEntries, model: RuntimeModel, query: Query,
         narrow = " / ".join(map(query.field_name, ("system", "problem_size", "variant")))
         notes.append(f"{len(found)} series match; using the best measured one (most "
                      f"scales, then most runs), not {others} (narrow with {narrow})")
-    return Match(entry, notes + calibration_notes(model, entry.key.app, entry.weak))
+    return Match(entry, notes + _unrecorded_layout(entry, query)
+                 + calibration_notes(model, entry.key.app, entry.weak))
+
+
+def _unrecorded_layout(entry: SeriesEntry, query: Query) -> list[str]:
+    """What to say of a layout the query gives and the chosen series' runs do not record
+    (a CSV without ranks_per_node): such a series answers for any layout, so ``--ranks-per-
+    node 7`` was answered as ``64`` would be, where a series that records its layout
+    refuses another. Not said of ranks per node in a series measured in ranks, which
+    turns the node count into its scale."""
+    unchecked = [(part, f"the {_num_text(wanted)} given in {query.field_name(part)}")
+                 for part, wanted in (("ranks_per_node", query.ranks_per_node),
+                                      ("threads_per_rank", query.threads_per_rank))
+                 if wanted is not None and getattr(entry.key, part) == ""
+                 and not (part == "ranks_per_node" and entry.scale_unit == "ranks")]
+    if not unchecked:
+        return []
+    unrecorded = " or ".join(part.replace("_", " ") for part, _ in unchecked)
+    given = " and ".join(text for _, text in unchecked)
+    return [f"the runs of {entry.key.name} do not record their {unrecorded}, so {given} "
+            "could not be checked against them: the estimate is their curve's, whatever "
+            "layout they ran with"]
 
 
 def _containing(wanted: str, found: list[SeriesEntry], part: str) -> list[SeriesEntry]:

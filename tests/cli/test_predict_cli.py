@@ -121,7 +121,27 @@ def test_a_layout_no_series_was_measured_with_is_said_not_ignored(cli) -> None: 
     assert result.stderr.strip() == (
         "Error: bert has no runs with 16 ranks per node; measured: 4 (give one of those "
         "in --ranks-per-node, or none for the measured layout)")
-    assert cli("estimate", *dell, "--ranks-per-node", "4").exit_code == 0
+    measured = cli("estimate", *dell, "--ranks-per-node", "4")
+    assert measured.exit_code == 0 and "could not be checked" not in measured.output
+
+
+def test_a_layout_the_runs_do_not_record_is_said_unchecked(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A hand-written CSV without ranks_per_node: its series fits any layout, so
+    --ranks-per-node 7 was answered as the runs' curve without a word, where a series that
+    records its layout refuses another."""
+    runs = tmp_path / "runs.csv"
+    runs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"mycode,mysys,{n},{1000 / n + 50}\n" for n in (1, 2, 4, 8)))
+    assert cli("ingest", "csv", str(runs)).exit_code == 0
+    query = ["estimate", "--app", "mycode", "--nodes", "16", "--format", "json"]
+    result = cli(*query, "--ranks-per-node", "7")
+    assert result.exit_code == 0, result.output
+    assert ("the runs of mycode on mysys [default size] do not record their ranks per "
+            "node, so the 7 given in --ranks-per-node could not be checked against them: the "
+            "estimate is their curve's, whatever layout they ran with"
+            ) in json.loads(result.stdout)["notes"]
+    plain = json.loads(cli(*query).stdout)
+    assert not any("could not be checked" in note for note in plain["notes"])
 
 
 def test_far_below_the_measured_range_is_flagged(cli) -> None:  # type: ignore[no-untyped-def]
