@@ -216,6 +216,15 @@ def _log_name(details: Any) -> str:
     return str(first.get("log", "")) if isinstance(first, dict) else ""
 
 
+#: Why a table whose lines end in a carriage return alone is refused: it reads as one line
+#: (its header, every row joined to it), which was refused as a header naming
+#: "runtime_smy,sys,1,1000..." with no word of the fix.
+CR_LINE_ENDS = ("its lines end in a carriage return alone, as classic Mac OS and Excel for "
+                "Mac's 'CSV (Macintosh)' write them, so the file reads as one line; save it "
+                "as 'CSV UTF-8', or convert its line ends: tr '\\r' '\\n' < old.csv > "
+                "new.csv")
+
+
 def _header_fix(header: list[str], options: IngestOptions) -> str:
     """How to fix a header without perfpredict's columns: a table separated by something
     else than commas, the renames where its columns go by other names, else what it
@@ -244,6 +253,9 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     needed = ("app", "runtime_s") if options.require_runtime else ("app",)
     if looks_binary(",".join(header)):
         yield BadRecord(header_line, "", BINARY_FILE, whole_file=True)
+        return
+    if "\r" in text:  # lines are split at "\n": such a file is its header's one line
+        yield BadRecord(header_line, "", CR_LINE_ENDS, whole_file=True)
         return
     if any(column not in header for column in needed):
         yield BadRecord(

@@ -305,6 +305,25 @@ def test_a_spreadsheets_csv_utf8_reads_as_the_plain_file(tmp_path: Path) -> None
                                                              IngestOptions()))
 
 
+def test_a_table_of_carriage_returns_alone_is_refused_with_the_fix(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """Excel for Mac's 'CSV (Macintosh)' ends lines in CR alone: the file read as one line,
+    refused as a header naming 'runtime_smy,sys,1,1000...' with no fix."""
+    path = write(tmp_path, "", "mac.csv")
+    path.write_bytes(b"app,system,nodes,runtime_s\rmy,sys,1,1000\rmy,sys,2,510\r")
+    result = cli("ingest", "csv", str(path))
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: {path}:1: its lines end in a carriage return alone, as classic Mac OS and "
+        "Excel for Mac's 'CSV (Macintosh)' write them, so the file reads as one line; save "
+        "it as 'CSV UTF-8', or convert its line ends: tr '\\r' '\\n' < old.csv > new.csv; "
+        "nothing from this file was stored; --on-error skip goes on with the other files "
+        "and keeps this one as a reject")
+    assert cli("runs", "stats", "--format", "json").stdout.count('"n_runs": 0') == 1
+    path.write_bytes(path.read_bytes().replace(b"\r", b"\n"))  # the fix it names
+    assert cli("ingest", "csv", str(path)).exit_code == 0
+
+
 @pytest.mark.parametrize("newline", ["\n", "\r\n"])
 def test_a_quoted_cell_over_several_lines_keeps_its_line_breaks(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path, newline: str) -> None:
