@@ -84,7 +84,7 @@ def _refuse_splitting_runs(conn: Connection, spec: SystemSpec, placeholder: str,
     if n_runs:
         raise BadInputError(
             f"system {spec.name!r} takes the name {placeholder!r}, which the store holds "
-            f"{n_runs} run(s) under (a system ingest made for a log's name): runs "
+            f"{counted(n_runs, 'run')} under (a system ingest made for a log's name): runs "
             f"ingested from now on would be stored under {spec.name!r} and those stay "
             f"under {placeholder!r}, one machine split in two; name the entry "
             f"{placeholder!r} (with {spec.name!r} among its aliases) to complete that "

@@ -252,7 +252,8 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
                 "study; run it on one input at several node counts and ingest those runs "
                 "as CSV with a problem_size column")
     series = build_series(studied)
-    found = "; ".join(f"{s.name}: {s.runtime_s.size} run(s) at {s.scales[0]:g} {s.scale_unit}"
+    found = "; ".join(f"{s.name}: {counted(s.runtime_s.size, 'run')} at "
+                      f"{counted(plain(s.scales[0]), s.scale_unit.removesuffix('s'))}"
                       for s in series[:6])
     more = f"; and {len(series) - 6} more" if len(series) > 6 else ""
     return ("its runs form no series of 2+ scales (one system, problem size, variant and "

@@ -221,7 +221,7 @@ def test_a_placeholder_with_runs_is_completed_under_its_own_name(cli, tmp_path: 
     assert refused.exit_code == 2
     assert refused.stderr.strip() == (
         f"Error: {entry}: system 'Lab-Cluster-7' takes the name 'lab7', which the store "
-        "holds 2 run(s) under (a system ingest made for a log's name): runs ingested from "
+        "holds 2 runs under (a system ingest made for a log's name): runs ingested from "
         "now on would be stored under 'Lab-Cluster-7' and those stay under 'lab7', one "
         "machine split in two; name the entry 'lab7' (with 'Lab-Cluster-7' among its "
         "aliases) to complete that system")

@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from perfpredict.cli.app import app
-from perfpredict.model.series import build_series, scaling_study_runs
+from perfpredict.model.series import build_series, scaling_study_runs, why_no_series
 from tests.conftest import nasa_jobs
 
 #: Jobs of the NASA iPSC/860 log (SWF): few enough that no walltime advisor is fitted.
@@ -120,8 +120,19 @@ def test_an_app_measured_at_one_scale_says_which_scales_and_layouts_were_found(
     code, _, err = _invoke(db, "estimate", "--app", "SOLO", "--nodes", "16")
     assert code == 1
     assert "its runs form no series of 2+ scales" in err
-    assert ("found solo on opal [default size, 32 ranks/node]: 3 run(s) at 8 nodes; "
-            "solo on opal [default size, 64 ranks/node]: 3 run(s) at 8 nodes") in err
+    assert ("found solo on opal [default size, 32 ranks/node]: 3 runs at 8 nodes; "
+            "solo on opal [default size, 64 ranks/node]: 3 runs at 8 nodes") in err
+
+
+def test_runs_at_one_scale_are_counted_in_their_own_number() -> None:
+    """"1 run(s) at 1 nodes" of a code run once on one node."""
+    runs = pd.DataFrame({
+        "app": "solo", "system": "opal", "problem_size": [None], "variant": [None],
+        "nodes": [1.0], "total_ranks": float("nan"), "ranks_per_node": float("nan"),
+        "threads_per_rank": float("nan"), "runtime_s": [10.0],
+        "problem_size_num": float("nan"), "state": None, "censored": False, "extra": None,
+        "source_format": "csv"})
+    assert "found solo on opal [default size]: 1 run at 1 node; run it" in why_no_series(runs)
 
 
 def test_a_series_ingested_after_training_is_fitted_at_the_estimate(
