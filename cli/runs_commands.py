@@ -147,6 +147,7 @@ def delete(
     """Remove the runs and rejects an ingested file stored, and its record, so that it
     (or the right file) can be ingested again: a file read with the wrong --system, a
     table in the wrong unit. Asks first unless --yes."""
+    from perfpredict.errors import BadInputError
     from perfpredict.store.batches import delete_batches
 
     store = ctx.obj.open_store(write=True)
@@ -154,7 +155,14 @@ def delete(
     if not yes:
         shown = delete_batches(store, batches, files=files, dry_run=True)
         _print_deleted(shown)
-        typer.confirm("Delete them?", abort=True)
+        try:
+            confirmed = typer.confirm("Delete them?")
+        except typer.Abort:  # no answer to read (a script's or cron's input at its end)
+            typer.echo()  # ends the prompt's line, as an answer would have
+            raise BadInputError("no answer to 'Delete them?' (the input ended); nothing "
+                                "was deleted; pass --yes to delete without asking") from None
+        if not confirmed:
+            raise typer.Abort()
         # what was shown, even if a file changed meanwhile
         batches, files = [row["batch"] for row in shown.batches], []
     _print_deleted(delete_batches(store, batches, files=files))

@@ -420,6 +420,13 @@ def test_the_cli_lists_shows_asks_and_deletes(cli, tmp_path: Path) -> None:  # t
     assert "would go from the catalog too, as only these runs named them: perlmuter" in kept.stdout
     assert len(json.loads(cli("runs", "export", "--format", "json").stdout)) == 5
 
+    unanswered = cli("runs", "delete", "--batch", "2", input="")  # a script's, or cron's
+    assert unanswered.exit_code == 2
+    assert unanswered.stderr.strip().splitlines()[-1] == (
+        "Error: no answer to 'Delete them?' (the input ended); nothing was deleted; pass "
+        "--yes to delete without asking")
+    assert len(json.loads(cli("runs", "export", "--format", "json").stdout)) == 5
+
     gone = cli("runs", "delete", "--batch", "2", input="y\n")
     assert gone.exit_code == 0, gone.output
     assert "deleted batch 2: " in gone.stdout and "the file can be ingested again" in gone.stdout
