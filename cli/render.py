@@ -32,8 +32,12 @@ class SummaryFormat(str, Enum):
 
 
 def _cell(value: Any) -> str:
+    """A table cell: a list (the batches ``runs batches`` says stored a file's jobs) as
+    its items, which "[1, 2]" and an empty "[]" in every other row only obscured."""
     if value is None:
         return ""
+    if isinstance(value, list):
+        return ", ".join(map(_cell, value))
     if isinstance(value, float):
         return f"{value:.6g}"
     return str(value)

@@ -116,8 +116,9 @@ def batches(
         "when it was ingested and deleted, and by whom.")] = False,
 ) -> None:
     """The ingested files, one ingest batch each: when and how each was read (its
-    --system as system_option), how many of its runs and rejects the store holds and the
-    systems its runs are in ('runs delete --batch ID' removes them)."""
+    --system as system_option), how many of its runs and rejects the store holds, the
+    systems its runs are in ('runs delete --batch ID' removes them) and the batches that
+    stored those of its jobs an earlier file held (stored_from)."""
     if deleted:
         from perfpredict.store.batches import DELETED_COLUMNS, list_deleted_batches
 

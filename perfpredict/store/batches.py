@@ -63,9 +63,13 @@ from perfpredict.utc import iso_utc
 #: are in, ``system_option`` the ``--system`` it was read with: a log that names its
 #: cluster (sacct's Cluster field) stores its runs there whatever --system said, and a
 #: listing that showed the option alone sent a user looking for runs under a system
-#: that held none of them.
+#: that held none of them. ``stored_from`` is the batches, still held, that stored the
+#: jobs its records met already stored (a job two files hold is stored once, from the
+#: first): a dump that repeats an earlier file's jobs stores no run and showed a blank
+#: system, as if it named none. None where the store did not record them (a file
+#: ingested before schema revision 0009 that met stored jobs).
 BATCH_COLUMNS = ["batch", "file", "format", "runs", "rejects", "ingested", "system",
-                 "system_option", "records"]
+                 "system_option", "records", "stored_from"]
 #: Columns of ``runs batches --deleted``: which file, what it held when it was deleted,
 #: when it was ingested and deleted, and by whom; ``system_option`` is the ``--system``
 #: it was read with, as in :data:`BATCH_COLUMNS`.
@@ -284,6 +288,7 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
 
     n_runs, n_rejects = per_batch(runs), per_batch(rejects)
     run_systems = _run_systems(conn, batch_ids)
+    stored_from = _stored_from(conn, batch_ids)
     query = (select(ingest_batches, n_runs.c.n.label("n_runs"),
                     n_rejects.c.n.label("n_rejects_now"))
              .outerjoin(n_runs, n_runs.c.batch_id == ingest_batches.c.id)
@@ -296,6 +301,7 @@ def _batch_rows(conn: Connection, batch_ids: Sequence[int] | None = None
              "ingested": iso_utc(math.floor(row.started_epoch_s)),
              "system": first_names(run_systems[row.id]) if run_systems.get(row.id) else None,
              "system_option": row.system, "records": row.n_records,
+             "stored_from": stored_from.get(row.id, []),
              "ingested_epoch_s": row.started_epoch_s, "sha256": row.sha256}
             for row in conn.execute(query)]
 
@@ -309,6 +315,27 @@ def _run_systems(conn: Connection, batch_ids: Sequence[int] | None) -> dict[int,
     found: dict[int, list[str]] = {}
     for batch_id, system in conn.execute(query.order_by(runs.c.batch_id, runs.c.system)):
         found.setdefault(batch_id, []).append(system)
+    return found
+
+
+def _stored_from(conn: Connection, batch_ids: Sequence[int] | None
+                 ) -> dict[int, list[int] | None]:
+    """The batches, still held, whose runs the records of each batch (``batch_ids``, or
+    all) met (its ``batch_overlaps``), in batch order; None for a batch whose overlaps
+    name no batch (ingested before the store recorded them)."""
+    query = (select(batch_overlaps.c.batch_id, batch_overlaps.c.met_batch_id)
+             .outerjoin(ingest_batches, ingest_batches.c.id == batch_overlaps.c.met_batch_id)
+             .where(batch_overlaps.c.met_batch_id.is_(None) | ingest_batches.c.id.is_not(None))
+             .order_by(batch_overlaps.c.batch_id, batch_overlaps.c.met_batch_id))
+    if batch_ids is not None:
+        query = query.where(batch_overlaps.c.batch_id.in_(batch_ids))
+    found: dict[int, list[int] | None] = {}
+    for batch_id, met_batch_id in conn.execute(query):
+        met = found.setdefault(batch_id, [])
+        if met_batch_id is None:
+            found[batch_id] = None
+        elif met is not None:
+            met.append(met_batch_id)
     return found
 
 

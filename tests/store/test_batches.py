@@ -382,20 +382,32 @@ def test_a_batch_shows_the_systems_its_runs_are_in_and_the_option_apart(cli) -> 
     """The real XDMoD sacct dump names its cluster (ub-hpc) on every line, so --system is
     not used for its runs: 'runs batches' showed the option's 'testc' as the batch's
     system, and a user looked for its runs under a system that held none. A file whose
-    jobs were all stored by an earlier one holds no runs, so no system."""
+    jobs were all stored by an earlier one holds no runs, so no system: the dumps overlap,
+    and it showed a blank system and nothing else. Its stored_from names the batch that
+    stored its jobs, as data (the batch ids), until that batch is deleted."""
     logs = shared_path("logs", "slurm")
     for name in ("xdmod-sacct-accounting-logs-with-job-arrays.psv",
                  "xdmod-sacct-accounting-logs.psv", "xdmod-sacct-utf8-multibyte-chars.psv"):
         assert cli("ingest", "sacct", str(logs / name), "--system", "testc").exit_code == 0
     rows = json.loads(cli("runs", "batches", "--format", "json").stdout)
-    assert [(r["runs"], r["system"], r["system_option"]) for r in rows] == [
-        (1, "ub-hpc", "testc"), (3, "ub-hpc", "testc"), (0, None, "testc")]
+    assert [(r["runs"], r["system"], r["system_option"], r["stored_from"]) for r in rows] == [
+        (1, "ub-hpc", "testc", []), (3, "ub-hpc", "testc", [1]), (0, None, "testc", [1])]
+    csv_rows = cli("runs", "batches", "--format", "csv").stdout.splitlines()
+    assert [line.rsplit(",", 2)[1:] for line in csv_rows] == [
+        ["records", "stored_from"], ["1", "[]"], ["4", "[1]"], ["1", "[1]"]]
+    table = cli("runs", "batches").stdout.splitlines()
+    last = max(i for i, line in enumerate(table) if "stored" in line)
+    assert [[cell.strip() for cell in line.strip("│").split("│")]
+            for line in table[last:] if line.startswith("│")] == [
+        ["1", "1", ""], ["2", "4", "1"], ["3", "1", "1"]]
     stored = json.loads(cli("runs", "list", "--format", "json").stdout)
     assert {r["system"] for r in stored} == {"ub-hpc"}
 
     assert cli("runs", "delete", "--batch", "1", "--yes").exit_code == 0
     (record,) = json.loads(cli("runs", "batches", "--deleted", "--format", "json").stdout)
     assert (record["batch"], record["system_option"]) == (1, "testc")
+    rows = json.loads(cli("runs", "batches", "--format", "json").stdout)
+    assert [(r["batch"], r["stored_from"]) for r in rows] == [(2, []), (3, [])]
 
 
 def test_the_cli_lists_shows_asks_and_deletes(cli, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -610,7 +622,8 @@ def test_a_file_read_before_the_store_recorded_what_it_met_is_named_by_its_rule(
     """A file ingested before revision 0009 (its batch_overlaps one row naming no batch,
     as the upgrade leaves it) is named when it came after the deleted file and met runs
     already stored, and the message says that is why; read again, what it met is
-    recorded and a later delete tells exactly."""
+    recorded and a later delete tells exactly. 'runs batches' does not know which batch
+    stored its jobs (stored_from null), where it knows of the first file that it met none."""
     from sqlalchemy import create_engine, text
 
     dump1 = shared_path("logs", "slurm", "slurm2sql-test-data1.psv")
@@ -623,6 +636,8 @@ def test_a_file_read_before_the_store_recorded_what_it_met_is_named_by_its_rule(
             conn.execute(text("UPDATE batch_overlaps SET met_batch_id = NULL"))
     finally:
         engine.dispose()
+    assert [row["stored_from"] for row in json.loads(
+        cli("runs", "batches", "--format", "json").stdout)] == [[], None]
     gone = cli("runs", "delete", "--batch", "1", "--yes")
     assert ("  1 file ingested after the deleted file met runs already stored, which may be "
             "the deleted ones: named as it was ingested before the store recorded whose runs "
