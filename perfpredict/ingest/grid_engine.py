@@ -58,6 +58,8 @@ _HEAD = ("qname", "hostname", "group", "owner", "job_name", "job_number", "accou
          "category")
 _TAIL = ("iow", "pe_taskid", "maxvmem")
 _DECIMAL = re.compile(r"^-?\d+\.\d+$")
+#: The usage Grid Engine writes with a decimal point, just before the category.
+_USAGE = ("cpu", "mem", "io")
 _FIELD_SEPARATOR = re.compile(r"(?<!\\):")  # a colon not escaped with a backslash
 _GPUS = re.compile(r"(?:^|[\s,])n?gpus?=(?P<count>\d+)(?=[\s,]|$)")
 _H_RT = re.compile(r"(?:^|[\s,])h_rt=(?P<value>[^\s,]+)")
@@ -71,22 +73,44 @@ LATE_TASK_LINES = 10_000
 _NO_LIMIT = {"INFINITY", "INF", "NONE", "UNLIMITED"}
 
 
-def split_record(text: str) -> dict[str, str] | None:
+def split_record(text: str) -> dict[str, str]:
     """The named fields of a record, the category rejoined where its colons split it
-    (Grid Engine writes them escaped, ``h_rt=01\\:00\\:00``, older logs bare); None when
-    the line has too few fields to be a record."""
+    (Grid Engine writes them escaped, ``h_rt=01\\:00\\:00``, older logs bare); a
+    :class:`FieldError` saying why when the line is no record.
+
+    Fields are told by their place from the line's start, so a line that lacks its first
+    fields (a record cut in two by logrotate's ``copytruncate``, whose rest starts the
+    log) read as one with its fields shifted: a record of job "sge", or a task record
+    dropped without a word. Such a line is told by its ``cpu``, ``mem`` and ``io``, which
+    Grid Engine writes with a decimal point (``%f``) and which land on the category or
+    after it. A line cut inside its first field, the queue's name, keeps every field in
+    its place and reads as a record of a queue named by the name's rest: nothing in it
+    tells."""
     parts = _FIELD_SEPARATOR.split(text)
     if len(parts) < len(_HEAD) + len(_TAIL):
-        return None
+        raise _too_few_fields(text)
     values = dict(zip(_HEAD, parts, strict=False))
+    if not all(_DECIMAL.match(values[name]) for name in _USAGE):
+        raise FieldError(
+            "not a Grid Engine accounting record: its fields 37 to 39 (cpu, mem, io) are "
+            "not the decimal numbers Grid Engine writes there (60.130000:7.335452:0.000044); "
+            "the line lacks its first fields (the rest of a record cut in two) or is of "
+            "another log")
     end = len(_HEAD)
     while end < len(parts) and not _DECIMAL.match(parts[end]):
         end += 1
     values["category"] = ":".join(parts[len(_HEAD) - 1:end]).replace("\\:", ":")
     if len(parts) - end < len(_TAIL):
-        return None
+        raise _too_few_fields(text)
     values.update(zip(_TAIL, parts[end:end + len(_TAIL)], strict=True))
     return values
+
+
+def _too_few_fields(text: str) -> FieldError:
+    return FieldError(
+        f"not a Grid Engine accounting record: {text.count(':') + 1} ':'-separated fields, "
+        f"at least {len(_HEAD) + len(_TAIL)} expected (qname:hostname:group:owner:job_name:"
+        "job_number:...); the line is cut short or of another log")
 
 
 def _epoch(values: dict[str, str], name: str) -> float | None:
@@ -202,12 +226,10 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         if not ended:
             yield BadRecord(line_no, text, CUT_SHORT_REASON)
             continue
-        values = split_record(text)
-        if values is None:
-            yield BadRecord(line_no, text, (
-                f"not a Grid Engine accounting record: {text.count(':') + 1} ':'-separated "
-                f"fields, at least {len(_HEAD) + len(_TAIL)} expected (qname:hostname:group:"
-                "owner:job_name:job_number:...); the line is cut short or of another log"))
+        try:
+            values = split_record(text)
+        except FieldError as exc:
+            yield BadRecord(line_no, text, str(exc))
             continue
         job = (values["job_number"], values["task_number"], values["submission_time"])
         master = values["pe_taskid"] in {"NONE", ""}

@@ -129,8 +129,10 @@ _PBS_LINE = re.compile(r"^\d\d/\d\d/\d{4} \d\d:\d\d:\d\d;[A-Z];[^;]+;")
 #: an LSF ``lsb.acct`` record: its quoted event name and version, then the event time
 _LSF_LINE = re.compile(r'^"[A-Z_]+" "[\d.]+" \d+ ')
 #: a Grid Engine ``accounting(5)`` record: ``:``-separated, submission, start and end
-#: times (epoch seconds, or milliseconds in Univa's) as its 9th to 11th of 40 or more fields
-_SGE_LINE = re.compile(r"^(?:[^:]*:){8}\d+:\d+:\d+(?::[^:]*){29,}$")
+#: times (epoch seconds, or milliseconds in Univa's) as its 9th to 11th of 40 or more
+#: fields, and cpu, mem and io as decimals as its 37th to 39th, which tell a record from
+#: its rest after its first fields (:func:`~perfpredict.ingest.grid_engine.split_record`)
+_SGE_LINE = re.compile(r"^(?:[^:]*:){8}\d+:\d+:\d+(?::[^:]*){25}(?::-?\d+\.\d+){3}(?::[^:]*)+$")
 #: a batch job script's directive to its scheduler (Slurm, PBS, LSF, Grid Engine)
 _DIRECTIVE_LINE = re.compile(r"^#(?:SBATCH|PBS|BSUB|\$)\s")
 #: How far into a file a job script's directives are looked for: the schedulers read

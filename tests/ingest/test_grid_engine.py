@@ -10,9 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from perfpredict.ingest import IngestOptions
+from perfpredict.ingest import IngestOptions, ingest_file
 from perfpredict.ingest.grid_engine import parse, split_record
+from perfpredict.ingest.pipeline import LAST_LINE_LEFT
 from perfpredict.ingest.records import BadRecord, RunRecord
+from perfpredict.store import open_store
+from perfpredict.store.queries import export_runs
 from tests.conftest import shared_path
 from tests.ingest._mutate import check_items, survives_mutations
 
@@ -120,6 +123,69 @@ def test_a_category_with_colons_is_one_field(tmp_path: Path) -> None:
     assert values["maxvmem"] == "1073741824.000000"
     (run,) = runs(write(tmp_path, text))
     assert run.requested_walltime_s == 5400.0
+
+
+def stored(folder: Path, text: str) -> tuple[list[str], list[dict[str, object]]]:
+    """The warnings of ``text`` ingested as a Grid Engine log (a file of the same name
+    in each ``folder``), and the runs a fresh store then holds."""
+    folder.mkdir()
+    log = folder / "accounting"
+    log.write_text(text, encoding="utf-8")
+    with open_store(folder / "store.db") as store:
+        report = ingest_file(store, "sge", log, IngestOptions(system="site"))
+        export = export_runs(store)
+        return report.warnings, [dict(zip(export.columns, row, strict=True))
+                                 for row in export.rows]
+
+
+def cut_inside(data: st.DataObject, line: str) -> int:
+    """A byte of ``line`` past its first, drawn as a field and a place in it, so that
+    each of a record's 45 to 74 fields is as likely as the others (the first ones, whose
+    loss shifts the rest, are few of its bytes)."""
+    starts = [0, *(at + 1 for at, char in enumerate(line) if char == ":")]
+    field = data.draw(st.integers(0, len(starts) - 1), label="field")
+    end = starts[field + 1] if field + 1 < len(starts) else len(line)
+    return max(1, data.draw(st.integers(starts[field], end - 1), label="cut at"))
+
+
+@settings(max_examples=60, deadline=None)
+@given(flavour=st.sampled_from(["sge", "uge"]), head=st.booleans(), data=st.data())
+def test_a_log_cut_inside_its_first_or_last_record_is_read_as_a_rotation_or_a_live_log(
+        tmp_path_factory: pytest.TempPathFactory, flavour: str, head: bool,
+        data: st.DataObject) -> None:
+    """The real logs cut at any byte of their first record, as logrotate's copytruncate
+    leaves the log (the record's rest its line 1), or of their last, as a log still being
+    written ends. A rest that lacked the record's first fields read as one with its
+    fields shifted (a task record of job "sge", dropped without a word), or was refused
+    with the whole log: it is left with the warning the other schedulers' logs give, and
+    the log stores what its line 2 on does. A cut inside the queue's name leaves every
+    field in its place, so that rest reads as its record with the name's rest."""
+    text = sample(flavour).read_text(encoding="utf-8")
+    folder = tmp_path_factory.mktemp("cut")
+    if not head:  # the last line has no newline yet: left for the next ingest
+        start = text.rindex("\n", 0, len(text) - 1) + 1
+        cut = start + cut_inside(data, text[start:-1])
+        assert stored(folder / "cut", text[:cut]) == (
+            [LAST_LINE_LEFT], stored(folder / "before", text[:start])[1])
+        return
+    line_end = text.index("\n")
+    cut = cut_inside(data, text[:line_end])
+    warnings, runs_stored = stored(folder / "cut", text[cut:])
+    qname = text[:text.index(":")]
+    if cut > len(qname):
+        assert warnings == [
+            "line 1 is not a record of Grid Engine, where line 2 and those after it are: it "
+            "is the rest of a record the rotated file holds (logrotate's copytruncate emptied "
+            "the log while that record was written), left unread"]
+        assert runs_stored == stored(folder / "after", text[line_end + 1:])[1]
+        return
+    assert warnings == []
+    whole = stored(folder / "whole", text)[1]
+    first_job = split_record(text[:line_end])["job_number"]
+    for run in whole:
+        if run["job_id"] == first_job:
+            run["partition"] = qname[cut:] or None
+    assert runs_stored == whole
 
 
 def test_a_line_that_is_no_record_is_bad(tmp_path: Path) -> None:

@@ -54,9 +54,11 @@ def test_pending_sacct_jobs_get_advice_and_are_skipped_by_ingest(cli, tmp_path: 
     ("jobs", "job_id,app,system\n", "csv"),
     ("jobs", "04/10/2024 09:00:00;E;17.pbs01;user=ann queue=batch start=1712739600\n", "pbs"),
     ("jobs", '"JOB_FINISH" "10.108" 1712739600 17 4242 33554434 64 1712736000 0 0\n', "lsf"),
+    # cpu, mem and io (fields 37 to 39) written as Grid Engine writes them, with "%f"
     ("jobs", "# Version: 8.1.9\n#\n" + ":".join(
         ["all.q", "node7", "staff", "ann", "relax", "17", "sge", "0", "1712736000",
-         "1712736060", "1712739600"] + ["0"] * 34) + "\n", "sge"),
+         "1712736060", "1712739600"] + ["0"] * 25 + ["0.000000"] * 3 + ["0"] * 6) + "\n",
+     "sge"),
 ])
 def test_the_format_is_told_by_name_then_content(tmp_path: Path, name: str, text: str,
                                                   expected: str) -> None:
