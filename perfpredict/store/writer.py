@@ -65,6 +65,7 @@ from perfpredict.store.io_first import (
     IoOnlyRuns,
     ran_inside,
     ranks_with_logs,
+    unheld,
     with_logs,
 )
 from perfpredict.store.job_identity import (
@@ -116,7 +117,7 @@ class BatchReport:
     n_duplicates: int = 0
     #: Of those already in the store: runs that took fields they lacked from a record of
     #: the same run (a ``sacct -X`` dump, then one with the steps that give ranks per
-    #: node, MaxRSS and I/O), none they had changed.
+    #: node, MaxRSS and I/O; a Darshan log they hold, read again), none they had changed.
     n_filled: int = 0
     n_rejected: int = 0
     #: Of a file skipped as already ingested: the records its earlier ingest rejected
@@ -774,12 +775,19 @@ class _FileIngest:
         total_ranks = ranks_with_logs(target.total_ranks,
                                       (target.extra or {}).get(DARSHAN_DETAILS),
                                       extra.get(DARSHAN_DETAILS))
-        if (io_bytes, extra, total_ranks) != (target.io_bytes, target.extra or {},
-                                              target.total_ranks):
+        changed = (io_bytes, extra, total_ranks) != (target.io_bytes, target.extra or {},
+                                                     target.total_ranks)
+        if changed:
             self.conn.execute(update(runs).where(runs.c.id == target.id)
                               .values(io_bytes=io_bytes, extra=extra, total_ranks=total_ranks))
+        if unheld((target.extra or {}).get(DARSHAN_DETAILS),
+                  (record.extra or {}).get(DARSHAN_DETAILS)):
             self.report.n_attached += 1
-        elif target.batch_id != self.batch_id:  # held already, from another file
+            return True
+        # held already (read again): among those already in the store, and said to be
+        # given what it lacked where it was, not attached to a job as a log new to it
+        self.report.n_filled += changed
+        if target.batch_id != self.batch_id:  # from another file
             self.met[target.batch_id] += 1
         return True
 

@@ -246,7 +246,7 @@ def test_a_job_of_two_logs_holds_both_in_either_order(  # type: ignore[no-untype
 def test_a_log_read_again_gives_its_job_the_ranks_it_lacks(store, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """A store upgraded by migration 0005 before it kept a merged log's ranks holds the
     job with the log's I/O and no ranks: reading the log again gives them, and nothing
-    else changes."""
+    else changes; it is counted as filled, among those already in the store."""
     from sqlalchemy import update
 
     ingest_file(store, "sacct", _job_777(tmp_path), THETA)
@@ -255,7 +255,8 @@ def test_a_log_read_again_gives_its_job_the_ranks_it_lacks(store, tmp_path: Path
         conn.execute(update(runs).values(total_ranks=None))
     again = _store_log(store, "a.darshan", 1609462900.0, 1e9,
                        IngestOptions(system="theta", reread=True))
-    assert (again.n_stored, again.n_attached) == (0, 1)
+    # the log the job held, given what it lacked: not a log attached anew
+    assert (again.n_stored, again.n_attached, again.n_duplicates, again.n_filled) == (0, 0, 1, 1)
     (run,) = iter_runs(store)
     assert (run["total_ranks"], run["io_bytes"]) == (64, 1e9)
     assert _store_log(store, "a.darshan", 1609462900.0, 1e9, IngestOptions(
@@ -408,7 +409,8 @@ def test_a_log_an_earlier_release_stored_without_its_times_gets_them_by_reading_
     (``extra``'s ``darshan``), which tell a job's logs that ran one after another from
     those that ran side by side: ``db upgrade`` cannot make them up (a job that took the
     log over holds the job's times, not the log's), and ``ingest darshan --reread``, which
-    reads a file again for what the store lacks, left them out (the log was held)."""
+    reads a file again for what the store lacks, left them out (the log was held). Read
+    again, its summary counted the log it gave them to as attached to a stored job."""
     import hashlib
 
     from typer.testing import CliRunner
@@ -436,7 +438,11 @@ def test_a_log_an_earlier_release_stored_without_its_times_gets_them_by_reading_
     runner = CliRunner()
     assert runner.invoke(app, ["--db", url, "db", "upgrade"]).exit_code == 0
     reread = ["--db", url, "ingest", "darshan", str(log), "--system", "theta", "--reread"]
-    assert runner.invoke(app, reread).exit_code == 0
+    first = runner.invoke(app, reread)
+    assert first.exit_code == 0
+    # the log the run held, given what it lacked: no job it was attached to anew
+    assert ("1 record, 0 stored, 1 already in the store (1 of them given fields they "
+            "lacked), 0 attached to stored jobs, 0 rejected.") in first.stdout
     store = open_store(url)
     (run,) = iter_runs(store)
     store.dispose()
