@@ -82,6 +82,7 @@ from perfpredict.ingest.registry import (
     other_format_fix,
     reads_stream,
     refuse_job_script,
+    rotated_copy_of,
     rotated_tail,
 )
 from perfpredict.store import Store
@@ -104,6 +105,12 @@ CHANGED_WHILE_READ = ("it changed while it was read (lines appended?), so a copy
 #: (:func:`ingest_file`).
 LAST_LINE_LEFT = ("the last line has no newline: left for the next ingest, as the "
                   "scheduler may still be writing it")
+#: What it says instead where the file is the rotated copy of the log named
+#: (:func:`~perfpredict.ingest.registry.rotated_copy_of`), which will not grow.
+ROTATED_LAST_LINE_LEFT = ("the last line has no newline: left unread, as the file is the "
+                          "copy of {log} rotated while that record was written (logrotate's "
+                          "copytruncate), which will not grow: the rest of that record is "
+                          "line 1 of {log}")
 #: Why a stream of :data:`~perfpredict.ingest.registry.PIPED_COMMAND_FORMATS` that ends
 #: inside a line is refused (:func:`whole_stream`).
 CUT_STREAM = ("the stream ends inside this line, and sacct ends every line with a newline: "
@@ -241,7 +248,8 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
     """Ingest a copy of ``path`` (:func:`~perfpredict.ingest._text.lines.spooled`), read
     with ``fmt``'s ``parse``, whose checksum is of what is parsed, whatever is written to
     ``path`` meanwhile; up to its last line break where ``whole_lines``, a line after it
-    said left for the next ingest in a scheduler's log (:data:`LAST_LINE_LEFT`). Bad
+    said left for the next ingest in a scheduler's log (:data:`LAST_LINE_LEFT`; in its
+    rotated copy, which will not grow, left for good: :data:`ROTATED_LAST_LINE_LEFT`). Bad
     input in the copy names ``name``."""
     with spooled(path) as copy:
         left = whole_lines and drop_unfinished_line(copy) and fmt in LIVE_LOG_FORMATS
@@ -262,7 +270,9 @@ def _ingest_copy(store: Store, path: Path, name: Path, fmt: str, parse: BatchPar
                 raise
             raise exc.naming(name) from exc
     if left:
-        report.warnings.append(LAST_LINE_LEFT)
+        log = None if is_stream(path) else rotated_copy_of(path)
+        report.warnings.append(ROTATED_LAST_LINE_LEFT.format(log=log) if log
+                               else LAST_LINE_LEFT)
     return report
 
 

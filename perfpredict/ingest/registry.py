@@ -289,6 +289,24 @@ def rotated_tail(path: Path, fmt: str) -> str | None:
             "copytruncate emptied the log while that record was written), left unread")
 
 
+#: The name logrotate gives a log's rotated copy: ``accounting.1`` or, with ``dateext``,
+#: ``accounting-20241201`` (its default ``-%Y%m%d``, or ``-%Y%m%d%H`` hourly).
+_ROTATED_NAME = re.compile(r"(?P<log>.+?)(?:\.\d+|-\d{8}(?:\d{2})?)")
+
+
+def rotated_copy_of(path: Path) -> Path | None:
+    """The log beside ``path`` of which ``path`` is the rotated copy, by logrotate's
+    naming (``accounting.1`` beside ``accounting``), else None. Such a copy ends inside
+    a line where ``copytruncate`` copied it while a record was written: it will not
+    grow, and the rest of that record starts the log (:func:`rotated_tail`), so that
+    line is not left "for the next ingest" of the copy, as a live log's is."""
+    match = _ROTATED_NAME.fullmatch(path.name)
+    if match is None:
+        return None
+    log = path.with_name(match["log"])
+    return log if log.is_file() else None
+
+
 def _format_of_line(line: str) -> str | None:
     """The format a jobs file's first record says it is in, if any."""
     if line.startswith(";") or _SWF_LINE.match(line):

@@ -962,6 +962,34 @@ def test_a_log_rotated_inside_a_record_has_its_first_line_left_with_a_warning(
     assert json.loads(cli("runs", "rejects", "--format", "json").stdout) == []
 
 
+@pytest.mark.parametrize("copy_name", ["accounting.1", "accounting-20241202"])
+@pytest.mark.parametrize("fmt", sorted(ROTATED))
+def test_the_rotated_copy_says_its_last_line_went_on_in_the_log(
+        cli: Cli, tmp_path: Path, fmt: str, copy_name: str) -> None:
+    """The copy logrotate's copytruncate rotated ends inside the record being written:
+    its last line was said to be "left for the next ingest", as a live log's, but the
+    copy will not grow and the rest of that record is the log's line 1. Named as
+    logrotate names it beside the log, it says so; a file of that name alone is still
+    taken for a log being written."""
+    copy_text, log_text = rotated_mid_record(fmt)
+    copy = tmp_path / copy_name
+    copy.write_text(copy_text, encoding="utf-8")
+    alone = cli("ingest", fmt, str(copy), "--system", "site", db="alone.db")
+    assert alone.exit_code == 0, alone.output
+    assert (f"Warning: {copy}: the last line has no newline: left for the next ingest, as "
+            "the scheduler may still be writing it") in alone.stderr.splitlines()
+
+    log = tmp_path / "accounting"
+    log.write_text(log_text, encoding="utf-8")
+    result = cli("ingest", fmt, str(copy), "--system", "site")
+    assert result.exit_code == 0, result.output
+    assert (f"Warning: {copy}: the last line has no newline: left unread, as the file is the "
+            f"copy of {log} rotated while that record was written (logrotate's "
+            "copytruncate), which will not grow: the rest of that record is line 1 of "
+            f"{log}") in result.stderr.splitlines()
+    assert "next ingest" not in result.stderr
+
+
 def test_a_log_rotated_inside_a_record_without_system_is_asked_for_it(
         cli: Cli, tmp_path: Path) -> None:
     """A PBS log whose line 1 is its first record's rest after the time stamp
