@@ -94,7 +94,8 @@ def ingest(
                          on_report=lambda report: stored.append(report.as_dict()))
         return
     with record_counter(enabled=sys.stderr.isatty()) as progress:
-        ingest_paths(store, fmt.value, paths, options, progress, on_report=_print_report)
+        ingest_paths(store, fmt.value, paths, options, progress,
+                     on_report=progress.printing(_print_report) if progress else _print_report)
 
 
 def _print_report(r: BatchReport) -> None:

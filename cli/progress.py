@@ -4,10 +4,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+T = TypeVar("T")
+
+
+class RecordCounter:
+    """Advances the spinner's count of records; called with each block's count."""
+
+    def __init__(self, bar: Progress, task: TaskID) -> None:
+        self.bar = bar
+        self._task = task
+
+    def __call__(self, n_records: int) -> None:
+        self.bar.advance(self._task, n_records)
+
+    def printing(self, show: Callable[[T], None]) -> Callable[[T], None]:
+        """``show`` with the spinner taken off the terminal while it prints: ``typer.echo``
+        writes past rich's redirection of stdout, so its line would start on the spinner's
+        and keep that frame ("⠼ 0 records 0:00:01FILE: 500 records, ...")."""
+        def paused(item: T) -> None:
+            self.bar.stop()
+            try:
+                show(item)
+            finally:
+                self.bar.start()
+        return paused
 
 
 @contextmanager
-def record_counter(enabled: bool) -> Iterator[Callable[[int], None] | None]:
+def record_counter(enabled: bool) -> Iterator[RecordCounter | None]:
     if not enabled:
         yield None
         return
@@ -15,5 +44,4 @@ def record_counter(enabled: bool) -> Iterator[Callable[[int], None] | None]:
 
     with Progress(SpinnerColumn(), TextColumn("{task.completed:,} records"),
                   TimeElapsedColumn(), transient=True) as bar:
-        task = bar.add_task("ingest", total=None)
-        yield lambda n: bar.advance(task, n)
+        yield RecordCounter(bar, bar.add_task("ingest", total=None))

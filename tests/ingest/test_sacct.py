@@ -624,3 +624,37 @@ def test_a_system_stored_under_a_catalog_entry_of_another_name_is_said(cli) -> N
     assert json.loads(again.stdout)[0]["catalog_names"] == {}
     assert {r["system"] for r in json.loads(
         cli("runs", "export", "--batch", "1", "--format", "json").stdout)} == {"Perlmutter-GPU"}
+
+
+def test_on_a_terminal_each_summary_starts_its_own_line_not_the_spinners(tmp_path: Path) -> None:
+    """The spinner shows on a terminal only; ``typer.echo`` writes past rich's redirection of
+    stdout, so a summary printed under it started on the spinner's line and kept its frame
+    on screen ("⠼ 0 records 0:00:01FILE: 4 records, ...")."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    dump = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
+    controller, terminal = pty.openpty()
+    env = {**os.environ, "PERFPREDICT_HOME": str(tmp_path / "home"), "TERM": "xterm"}
+    child = subprocess.Popen(
+        [sys.executable, "-c", "from perfpredict.cli.app import main; main()",
+         "--db", f"sqlite:///{tmp_path / 'store.db'}", "ingest", "sacct", str(dump), str(dump)],
+        stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal, env=env)
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert child.wait(timeout=60) == 0
+    erase_line = b"\x1b[2K"
+    for summary in (f"{dump}: 4 records, 4 stored".encode(), f"{dump}: already ingested".encode()):
+        before = shown[:shown.index(summary)]
+        assert before.endswith(erase_line), shown
