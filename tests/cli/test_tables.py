@@ -197,6 +197,28 @@ def test_runs_stats_counts_systems_that_have_runs(cli, runs_csv: Path) -> None: 
     assert "systems: 1," in cli("runs", "stats").stdout
 
 
+def test_runs_stats_table_shows_the_first_pairs_and_says_how_to_see_them_all(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """A table of every application and system (4,978 of the bundled data sets) scrolled
+    the totals line off the terminal; the table stops at --limit as runs list does, and CSV
+    still gives every pair to a script."""
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("app,system,nodes,runtime_s\n" + "".join(
+        f"app{i},Mahti,{n},{100 / n}\n" for i in range(3) for n in (1, 2)))
+    assert cli("ingest", "csv", str(pairs)).exit_code == 0
+    shown = cli("runs", "stats", "--limit", "2")
+    assert shown.exit_code == 0
+    assert shown.stdout.startswith("runs: 6, apps: 3,")
+    assert "app1" in shown.stdout and "app2" not in shown.stdout
+    assert shown.stderr == ("the first 2 application and system rows; --limit N shows more, "
+                            "--format csv lists them all\n")
+    whole = cli("runs", "stats", "--limit", "3")
+    assert "app2" in whole.stdout and whole.stderr == ""
+    listed = list(csv.DictReader(io.StringIO(cli("runs", "stats", "--limit", "1",
+                                                 "--format", "csv").stdout)))
+    assert [r["app"] for r in listed] == ["app0", "app1", "app2"]
+
+
 def test_runs_stats_counts_scales_in_ranks_where_runs_give_no_nodes(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
     """A benchmark table of core counts (a center's chemistry benchmarks) has no node
