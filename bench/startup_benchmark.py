@@ -86,6 +86,13 @@ def main() -> None:
     args = parser.parse_args()
     if args.store and not args.app:
         parser.error("--store needs --app")
+    if args.store:
+        from perfpredict.store.artifacts import trained_applications
+
+        # an untrained store's series are fitted at every estimate: seconds, not start-up
+        if args.app not in trained_applications(args.store):
+            parser.error(f"--store {args.store} has no trained predictor of {args.app!r}; "
+                         f"train it first: perfpredict --db {args.store} train")
     rows = benchmark(args.repeats, args.store, args.app)
     print("| command | median wall s | ratio to import numpy |\n|---|---:|---:|")
     for row in rows:
