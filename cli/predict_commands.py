@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -86,11 +87,14 @@ def train(
     no_borrow_bundled: NoBorrowBundled = False,
 ) -> None:
     """Fit scaling laws, the overhead regressor and calibrated intervals on the store."""
+    from perfpredict.cli.progress import elapsed_spinner
     from perfpredict.train import train as train_store
 
     store = ctx.obj.open_store(write=True)
-    report = train_store(store, stored_app_names(store, app) if app else None, dask, with_bundled,
-                         not no_borrow_bundled)
+    # not beside dask's workers, which write to this terminal past the spinner
+    with elapsed_spinner(sys.stderr.isatty() and dask is None, "training"):
+        report = train_store(store, stored_app_names(store, app) if app else None, dask,
+                             with_bundled, not no_borrow_bundled)
     if fmt == SummaryFormat.json:
         print_json(report.as_dict())
         return

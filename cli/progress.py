@@ -1,4 +1,5 @@
-"""A progress counter on a terminal, silence when piped."""
+"""A progress counter, or a spinner with the time elapsed, on a terminal; silence when
+piped."""
 
 from __future__ import annotations
 
@@ -45,3 +46,21 @@ def record_counter(enabled: bool) -> Iterator[RecordCounter | None]:
     with Progress(SpinnerColumn(), TextColumn("{task.completed:,} records"),
                   TimeElapsedColumn(), transient=True) as bar:
         yield RecordCounter(bar, bar.add_task("ingest", total=None))
+
+
+@contextmanager
+def elapsed_spinner(enabled: bool, label: str) -> Iterator[None]:
+    """A spinner and the time elapsed on stderr, for a command that cannot count its work
+    (``train``: a minute or more on a center's store, said nothing until it was done).
+    Drawn on stderr, where a warning written meanwhile is printed above it; stdout is
+    left alone, so nothing may print there until the block ends."""
+    if not enabled:
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    with Progress(SpinnerColumn(), TextColumn(label), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True, redirect_stdout=False) as bar:
+        bar.add_task(label, total=None)  # a row to draw: a Progress draws one per task
+        yield

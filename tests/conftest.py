@@ -96,6 +96,30 @@ def shared_path(*parts: str) -> Path:
     return path
 
 
+def on_a_terminal(argv: list[str], env: dict[str, str]) -> bytes:
+    """What ``argv`` writes to a terminal (a pseudo-terminal as its stdout and stderr),
+    byte for byte, escape codes included: a spinner draws only on a terminal."""
+    import pty
+    import subprocess
+
+    controller, terminal = pty.openpty()
+    child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal,
+                             env={**os.environ, "TERM": "xterm", **env})
+    os.close(terminal)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(controller)
+    assert child.wait(timeout=60) == 0, shown
+    return shown
+
+
 def nasa_jobs(folder: Path, n_jobs: int) -> Path:
     """The first ``n_jobs`` jobs of the NASA iPSC/860 log (SWF, 1993), with its header, as
     a file in ``folder``: real scheduler jobs, few enough to ingest and train on in

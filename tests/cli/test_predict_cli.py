@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, shared_path
+from tests.conftest import REPO, on_a_terminal, shared_path
 
 BERT = ["--app", "bert", "--system", "dgxa100_ngc22.04_pytorch (NVIDIA)"]
 
@@ -1492,3 +1492,27 @@ def test_estimate_input_prints_nothing_when_a_later_chunk_has_a_bad_row(  # type
     assert result.exit_code == 2
     assert result.stderr.startswith(f"Error: {queries}:{CHUNK_QUERIES + 2}: column 'nodes'")
     assert result.stdout == ""
+
+
+#: What train's spinner wraps, standing in for a training: a warning meanwhile, then the
+#: summary on stdout once it is done.
+_SPUN = """
+import sys, warnings, typer
+from perfpredict.cli.progress import elapsed_spinner
+with elapsed_spinner(sys.stderr.isatty(), "training"):
+    warnings.warn("a warning meanwhile")
+typer.echo("Trained on 32 runs.")
+"""
+
+
+def test_train_shows_a_spinner_on_a_terminal_and_takes_it_away_before_its_summary() -> None:
+    """``train`` said nothing for a minute or more on a center's store (47-66 s on 200k
+    sacct jobs); on a terminal it now shows a spinner with the time elapsed, which a
+    warning prints above and the summary replaces."""
+    import sys
+
+    shown = on_a_terminal([sys.executable, "-c", _SPUN], {})
+    assert b" training " in shown
+    assert shown.index(b"a warning meanwhile") < shown.rindex(b" training ")
+    assert shown[:shown.index(b"Trained on 32 runs.")].endswith(b"\x1b[2K")
+

@@ -17,7 +17,7 @@ from perfpredict.ingest.records import BadRecord, RunRecord
 from perfpredict.ingest.sacct import XDMOD_COLUMNS, parse
 from perfpredict.ingest.sacct import rows as sacct_rows
 from perfpredict.store.queries import iter_runs, run_stats
-from tests.conftest import shared_path
+from tests.conftest import on_a_terminal, shared_path
 from tests.ingest._mutate import check_items, survives_mutations
 
 
@@ -630,30 +630,13 @@ def test_on_a_terminal_each_summary_starts_its_own_line_not_the_spinners(tmp_pat
     """The spinner shows on a terminal only; ``typer.echo`` writes past rich's redirection of
     stdout, so a summary printed under it started on the spinner's line and kept its frame
     on screen ("⠼ 0 records 0:00:01FILE: 4 records, ...")."""
-    import os
-    import pty
-    import subprocess
     import sys
 
     dump = shared_path("logs", "slurm", "xdmod-sacct-accounting-logs.psv")
-    controller, terminal = pty.openpty()
-    env = {**os.environ, "PERFPREDICT_HOME": str(tmp_path / "home"), "TERM": "xterm"}
-    child = subprocess.Popen(
+    shown = on_a_terminal(
         [sys.executable, "-c", "from perfpredict.cli.app import main; main()",
          "--db", f"sqlite:///{tmp_path / 'store.db'}", "ingest", "sacct", str(dump), str(dump)],
-        stdin=subprocess.DEVNULL, stdout=terminal, stderr=terminal, env=env)
-    os.close(terminal)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(controller, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(controller)
-    assert child.wait(timeout=60) == 0
+        {"PERFPREDICT_HOME": str(tmp_path / "home")})
     erase_line = b"\x1b[2K"
     for summary in (f"{dump}: 4 records, 4 stored".encode(), f"{dump}: already ingested".encode()):
         before = shown[:shown.index(summary)]
