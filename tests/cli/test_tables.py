@@ -199,9 +199,9 @@ def test_runs_stats_counts_systems_that_have_runs(cli, runs_csv: Path) -> None: 
 
 def test_runs_stats_table_shows_the_first_pairs_and_says_how_to_see_them_all(  # type: ignore[no-untyped-def]
         cli, tmp_path: Path) -> None:
-    """A table of every application and system (4,978 of the bundled data sets) scrolled
-    the totals line off the terminal; the table stops at --limit as runs list does, and CSV
-    still gives every pair to a script."""
+    """A table of every application and system (1,032 rows over 4,979 lines for the
+    bundled data sets) scrolled the totals line off the terminal; the table stops at
+    --limit as runs list does, and CSV still gives every pair to a script."""
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("app,system,nodes,runtime_s\n" + "".join(
         f"app{i},Mahti,{n},{100 / n}\n" for i in range(3) for n in (1, 2)))
