@@ -24,9 +24,14 @@ class Context:
         self.debug = debug
 
     def db_url(self) -> str:
-        from perfpredict.config import resolve_db_url
+        return self.db()[0]
 
-        return resolve_db_url(self.db_flag)
+    def db(self) -> tuple[str, str]:
+        """The store URL and where it came from (--db, $PERFPREDICT_DB, the config
+        file, the default path), which the store's messages name."""
+        from perfpredict.config import resolve_db
+
+        return resolve_db(self.db_flag)
 
     def store_is_named(self) -> bool:
         """Whether the user named the store (flag, environment, config file)."""
@@ -38,7 +43,8 @@ class Context:
         """The store URL for ``estimate``, None for a default store not created yet."""
         from perfpredict.store.location import url_to_read
 
-        return url_to_read(self.db_url(), named=self.store_is_named())
+        url, named_by = self.db()
+        return url_to_read(url, named=self.store_is_named(), named_by=named_by)
 
     def open_store(self, *, upgrade: bool = False,  # type: ignore[no-untyped-def]
                    create: bool = False, write: bool = False):
@@ -50,8 +56,9 @@ class Context:
         it")."""
         from perfpredict.store import open_store
 
-        return open_store(self.db_url(), upgrade=upgrade,
-                          create=create or not self.store_is_named(), write=write)
+        url, named_by = self.db()
+        return open_store(url, upgrade=upgrade, create=create or not self.store_is_named(),
+                          write=write, named_by=named_by)
 
 
 #: Each top-level command, in the order ``--help`` lists them, and the module in

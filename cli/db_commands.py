@@ -48,7 +48,8 @@ def status(
     """Print the store's URL (password hidden) and schema revision."""
     from perfpredict.store.database import describe_store
 
-    described = describe_store(ctx.obj.db_url(), must_exist=ctx.obj.store_is_named())
+    url, named_by = ctx.obj.db()
+    described = describe_store(url, must_exist=ctx.obj.store_is_named(), named_by=named_by)
     if fmt == SummaryFormat.json:
         print_json(described)
         return

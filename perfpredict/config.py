@@ -72,8 +72,18 @@ def named_db_url(flag: str | None = None) -> str | None:
     """The store the user named (``--db`` flag, then ``PERFPREDICT_DB``, then config
     ``db``), or None when they named none and the default store is meant (an empty
     ``PERFPREDICT_DB`` names none)."""
-    return (flag or os.environ.get(DB_ENV, "").strip()
-            or _beside_config(read_config().get("db")))
+    named = _named_db(flag)
+    return named[0] if named else None
+
+
+def _named_db(flag: str | None) -> tuple[str, str] | None:
+    """:func:`named_db_url` and where it was named (:func:`resolve_db`)."""
+    if flag:
+        return flag, "--db"
+    if os.environ.get(DB_ENV, "").strip():
+        return os.environ[DB_ENV].strip(), f"${DB_ENV}"
+    configured = _beside_config(read_config().get("db"))
+    return (configured, f"the db line of {config_path()}") if configured else None
 
 
 def _beside_config(db: str | None) -> str | None:
@@ -92,20 +102,29 @@ def _beside_config(db: str | None) -> str | None:
     return f"{prefix}{config_path().parent / path}"
 
 
-def where_stores_are_named() -> str:
-    """Where a user names the store, for a message about the store named: a store read
-    from the config file was said to come from "--db and PERFPREDICT_DB", neither set;
-    the config file is named where there is one (a store named with --db was sent to
-    "the db line of" a config file that did not exist)."""
-    if config_path().exists():
-        return f"--db, PERFPREDICT_DB and the db line of {config_path()}"
-    return "--db and PERFPREDICT_DB"
-
-
 def resolve_db_url(flag: str | None = None) -> str:
     """The store URL: the one the user named (:func:`named_db_url`), else a SQLite file in
     the user directory. A bare file path is accepted as a SQLite store."""
-    return store_url(named_db_url(flag) or home_dir() / DEFAULT_DB_FILENAME)
+    return resolve_db(flag)[0]
+
+
+def resolve_db(flag: str | None = None) -> tuple[str, str]:
+    """:func:`resolve_db_url` and where that URL came from ("--db", "$PERFPREDICT_DB",
+    "the db line of CONFIG", "the default path"), for the messages about a store the
+    CLI chose (``open_store(..., named_by=...)``): they said "check --db and
+    PERFPREDICT_DB" to a notebook that had passed the URL itself, and to a user whose
+    URL came from one of the two."""
+    named = _named_db(flag)
+    if named is not None:
+        return store_url(named[0]), named[1]
+    return store_url(home_dir() / DEFAULT_DB_FILENAME), "the default path"
+
+
+def origin_note(named_by: str | None) -> str:
+    """`` (from WHERE)`` after a store's URL in a message, where perfpredict chose the URL
+    (:func:`resolve_db`); nothing where the caller passed it, who knows where it came
+    from."""
+    return f" (from {named_by})" if named_by else ""
 
 
 def store_url(store: str | os.PathLike[str]) -> str:

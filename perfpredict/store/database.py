@@ -26,7 +26,7 @@ from sqlalchemy.engine import URL, Connection, Engine, make_url
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.pool import QueuePool
 
-from perfpredict.config import redact_url, store_url, where_stores_are_named
+from perfpredict.config import origin_note, redact_url, store_url
 from perfpredict.errors import BadInputError, MissingDependencyError, PerfPredictError
 from perfpredict.store.location import (
     missing_store,
@@ -83,16 +83,18 @@ def _enable_wal(cursor) -> None:  # type: ignore[no-untyped-def]
             delay_s = min(delay_s * 2, 0.5)
 
 
-def _sqlite_engine(path: Path, *, create: bool) -> tuple[Engine, bool]:
+def _sqlite_engine(path: Path, *, create: bool,
+                   named_by: str | None = None) -> tuple[Engine, bool]:
     """An engine on the store file ``path`` and whether it is read-only. A missing file
-    is created (with its directory) only when ``create``; else "no store at PATH"."""
+    is created (with its directory) only when ``create``; else "no store at PATH"
+    (``named_by``: where the CLI found it)."""
     import sqlite3
 
     if create and not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         uri, read_only = f"file:{quote(str(path.resolve()))}", False
     else:
-        require_sqlite_file(path)
+        require_sqlite_file(path, named_by)
         uri, read_only = sqlite_uri(path), sqlite_read_only(path)
     engine = create_engine("sqlite://", poolclass=QueuePool, creator=lambda: sqlite3.connect(
         uri, uri=True, timeout=SQLITE_BUSY_TIMEOUT_MS / 1000, check_same_thread=False))
@@ -100,11 +102,12 @@ def _sqlite_engine(path: Path, *, create: bool) -> tuple[Engine, bool]:
     return engine, read_only
 
 
-def make_engine(url: str, *, create: bool = True) -> Engine:
-    """An engine for ``url`` with the settings perfpredict relies on."""
+def make_engine(url: str, *, create: bool = True, named_by: str | None = None) -> Engine:
+    """An engine for ``url`` with the settings perfpredict relies on; a URL refused is
+    said to come from ``named_by`` where the CLI found it (:func:`open_store`)."""
     path = sqlite_file(url)
     if path is not None:
-        return _sqlite_engine(path, create=create)[0]
+        return _sqlite_engine(path, create=create, named_by=named_by)[0]
     if url.startswith("sqlite"):  # in memory
         engine = create_engine(url)
         event.listen(engine, "connect", _sqlite_pragmas(read_only=False))
@@ -113,7 +116,7 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
         _check_backend(url)
     except BadInputError as exc:
         # a URL the config file gave was refused naming no file, to a user who gave none
-        raise exc.adding(f"check {where_stores_are_named()}") from None
+        raise (exc.adding(f"the URL came from {named_by}") if named_by else exc) from None
     # psycopg logs the error it ignores closing a lost connection's pipeline ("error
     # ignored terminating <psycopg.Pipeline [BAD]>"); with no logging set up, Python
     # printed it above the one line that says the connection was lost (lost_connection).
@@ -128,8 +131,8 @@ def make_engine(url: str, *, create: bool = True) -> Engine:
     except Exception as exc:  # sqlalchemy.exc.ArgumentError and friends
         raise BadInputError(
             f"cannot use database URL {redact_url(url)!r}: {type(exc).__name__}; "
-            "give a URL like sqlite:///path/to/store.db or postgresql+psycopg://user@host/db "
-            f"in {where_stores_are_named()}"
+            "give a URL like sqlite:///path/to/store.db or postgresql+psycopg://user@host/db"
+            + (f" in {named_by}" if named_by else "")
         ) from exc
 
 
@@ -276,7 +279,7 @@ def _accepted(engine: Engine) -> threading.Event:
 
 
 def _unopened(engine: Engine, url: str, exc: Exception, accepted: threading.Event,
-              ) -> PerfPredictError:
+              named_by: str | None = None) -> PerfPredictError:
     """What a user sees when opening the store failed outside perfpredict's own checks.
     A connection the server had accepted and then lost on the way (a killed backend, a
     restart) is the lost connection it is, exit 1 and "run it again", as the same event
@@ -284,12 +287,14 @@ def _unopened(engine: Engine, url: str, exc: Exception, accepted: threading.Even
     server closed the connection unexpectedly; check ... that the server is running",
     exit 2. One refused or never made is :func:`_cannot_open`."""
     lost = lost_connection(Store(engine, url), exc) if accepted.is_set() else None
-    return lost or _cannot_open(url, exc)
+    return lost or _cannot_open(url, exc, named_by)
 
 
-def _cannot_open(url: str, exc: Exception) -> BadInputError:
-    """What a user sees when the store cannot be reached, password hidden. Only a
-    server's store can be down: a SQLite file's message names the file's permissions."""
+def _cannot_open(url: str, exc: Exception, named_by: str | None = None) -> BadInputError:
+    """What a user sees when the store cannot be reached, password hidden, and where the
+    CLI found its URL (``named_by``). Only a server's store can be down: a SQLite file's
+    message names the file's permissions. It said "check --db and PERFPREDICT_DB" to a
+    notebook that had passed the URL itself."""
     first_line = str(exc).splitlines()[0] if str(exc) else ""
     cause = type(getattr(exc, "orig", None) or exc).__name__
     if sqlite_file(url):
@@ -304,9 +309,8 @@ def _cannot_open(url: str, exc: Exception) -> BadInputError:
         advice = next((advice for pattern, advice in _SERVER_ANSWERED
                        if pattern.search(first_line)), "that the server is running")
         check = advice if isinstance(advice, str) else advice(url)
-    return BadInputError(
-        f"cannot open the store at {redact_url(url)}: {failure_text(exc)}; check "
-        f"{where_stores_are_named()}, and {check}")
+    return BadInputError(f"cannot open the store at {redact_url(url)}{origin_note(named_by)}: "
+                         f"{failure_text(exc)}; check {check}")
 
 
 def failure_text(exc: Exception) -> str:
@@ -502,7 +506,7 @@ def _refuse_dangling_keys(conn: Connection, url: str) -> None:
 
 
 def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bool = True,
-               write: bool = False) -> Store:
+               write: bool = False, named_by: str | None = None) -> Store:
     """Open the store at ``url`` (or a SQLite file's path, as ``--db`` takes it), refusing
     one at another revision, and with ``write`` one the user may only read (one line now
     rather than a failed INSERT later).
@@ -511,18 +515,21 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
     ``ingest``) a missing or empty store is created at the newest revision; without it,
     it is "no store at ...". With ``upgrade=True`` an older store is migrated to the
     newest revision first; that is what ``perfpredict db upgrade`` calls.
+
+    ``named_by`` is where the CLI found ``url`` (:func:`perfpredict.config.resolve_db`),
+    which its messages then name; a caller who passed the URL leaves it out.
     """
     url = store_url(url)
     path = sqlite_file(url)
     if path is not None:
-        engine, read_only = _sqlite_engine(path, create=create)
+        engine, read_only = _sqlite_engine(path, create=create, named_by=named_by)
     else:
-        engine, read_only = make_engine(url), False
+        engine, read_only = make_engine(url, named_by=named_by), False
     accepted = _accepted(engine)
     try:
         revision = _readable_revision(engine, url)
         if revision is None and not create:
-            raise missing_store(str(path) if path else redact_url(url))
+            raise missing_store(str(path) if path else redact_url(url), named_by)
         server = path is None and engine.dialect.name != "sqlite"
         if server and revision in SCHEMA_REVISIONS:  # other tables: the gate says so
             read_only = _server_read_only(engine, url, write=write)
@@ -537,8 +544,8 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
         if read_only and (write or migrate):
             raise BadInputError(
                 f"the store at {redact_url(url)} is read-only to you and this command "
-                "writes to it; ask its owner for write access, or use a store of your own "
-                "with --db")
+                "writes to it; ask its owner for write access, or use a store of your own"
+                + (" (--db)" if named_by else ""))
         upgraded_from = None
         if migrate:
             upgraded_from = _migrate(engine, upgrade=upgrade)
@@ -548,7 +555,7 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
         raise
     except Exception as exc:  # connection refused or lost, bad credentials, unreadable file
         engine.dispose()
-        raise _unopened(engine, url, exc, accepted) from exc
+        raise _unopened(engine, url, exc, accepted, named_by) from exc
     try:
         check_revision(revision, redact_url(url), read_only=read_only, owner=owner)
     except PerfPredictError:
@@ -557,7 +564,8 @@ def open_store(url: str | os.PathLike[str], *, upgrade: bool = False, create: bo
     return Store(engine=engine, url=url, read_only=read_only, upgraded_from=upgraded_from)
 
 
-def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str | None]:
+def describe_store(url: str, *, must_exist: bool = True,
+                   named_by: str | None = None) -> dict[str, str | None]:
     """URL (password hidden), backend, schema revision and what that means for a
     writer (``state``), without changing anything. A missing SQLite file is "no store
     at ..." when it ``must_exist`` (the user named it), else a store not created yet
@@ -567,19 +575,19 @@ def describe_store(url: str, *, must_exist: bool = True) -> dict[str, str | None
     ``required_revision`` reads a null, not a sentence; ``state`` tells a store not
     created yet from an empty database: "not created", "empty", "current", "older"
     (``db upgrade`` migrates it), "newer" (a later perfpredict's) or "not a store"
-    (tables but no revision)."""
+    (tables but no revision). ``named_by`` as for :func:`open_store`."""
     path = sqlite_file(url)
     if path is not None and not path.exists() and not must_exist:
         return {"url": redact_url(url), "backend": "sqlite", "revision": None,
                 "required_revision": SCHEMA_REVISION, "state": "not created"}
-    engine = make_engine(url, create=False)
+    engine = make_engine(url, create=False, named_by=named_by)
     accepted = _accepted(engine)
     try:
         revision = _readable_revision(engine, url)
     except PerfPredictError:
         raise
     except Exception as exc:
-        raise _unopened(engine, url, exc, accepted) from exc
+        raise _unopened(engine, url, exc, accepted, named_by) from exc
     finally:
         engine.dispose()
     state = ("empty" if revision is None else "not a store" if revision == "unversioned"

@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 from urllib.parse import quote
 
-from perfpredict.config import command_url, where_stores_are_named
+from perfpredict.config import command_url, origin_note
 from perfpredict.errors import NotFoundError
 
 
@@ -31,35 +31,46 @@ def sqlite_file(url: str) -> Path | None:
     return Path(path).expanduser()
 
 
-def missing_store(where: str) -> NotFoundError:
+def missing_store(where: str, named_by: str | None = None) -> NotFoundError:
     """The error of every command but ``db init`` and ``ingest`` on a store that is not
     there: they never create one by accident (a mistyped ``--db`` would otherwise answer
-    from an empty store, or from the bundled predictor, without a word)."""
+    from an empty store, or from the bundled predictor, without a word).
+
+    ``named_by`` is where the CLI found the URL (:func:`perfpredict.config.resolve_db`);
+    None for a library caller, who passed it, and is told the calls that create a store
+    rather than the commands (it was told "perfpredict --db ... db init, or check --db
+    and PERFPREDICT_DB")."""
+    if named_by is None:
+        return NotFoundError(
+            f"no store at {where}; create it with perfpredict.store.open_store({where!r}) "
+            f"or by ingesting into it (perfpredict.ingest.ingest_file({where!r}, FORMAT, "
+            "FILE))")
     return NotFoundError(
-        f"no store at {where}; create it with \"perfpredict --db {command_url(where)} db "
-        "init\" or by ingesting into it (\"perfpredict --db ... ingest FORMAT FILE\"), or "
-        f"check {where_stores_are_named()}")
+        f"no store at {where} (from {named_by}); create it with \"perfpredict --db "
+        f"{command_url(where)} db init\" or by ingesting into it (\"perfpredict --db ... "
+        f"ingest FORMAT FILE\"), or correct {named_by}")
 
 
-def require_sqlite_file(path: Path) -> None:
+def require_sqlite_file(path: Path, named_by: str | None = None) -> None:
     """Raise :func:`missing_store` unless ``path`` is an existing file."""
     if path.is_dir():
-        raise NotFoundError(f"no store at {path}: it is a directory; give a file path "
-                            f"such as {path / 'perfpredict.db'}")
+        raise NotFoundError(f"no store at {path}{origin_note(named_by)}: it is a directory; "
+                            f"give a file path such as {path / 'perfpredict.db'}")
     if not path.exists():
-        raise missing_store(str(path))
+        raise missing_store(str(path), named_by)
 
 
-def url_to_read(url: str, *, named: bool) -> str | None:
+def url_to_read(url: str, *, named: bool, named_by: str | None = None) -> str | None:
     """``url`` for a command that only reads a store through its URL (``estimate``), or
     None when the user named no store and the default one does not exist yet: a first
-    estimate then answers from the bundled predictor. A store the user named must exist."""
+    estimate then answers from the bundled predictor. A store the user named must exist
+    (``named_by``: where, for its message)."""
     path = sqlite_file(url)
     if path is None:
         return url
     if not named and not path.exists():
         return None
-    require_sqlite_file(path)
+    require_sqlite_file(path, named_by)
     return url
 
 

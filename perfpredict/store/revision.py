@@ -35,8 +35,8 @@ def check_revision(revision: str | None, safe_url: str, *, read_only: bool = Fal
     if revision is None or revision == "unversioned":
         raise PerfPredictError(
             f"{safe_url} holds tables but no perfpredict schema revision, so it is not a "
-            "perfpredict store; pass the right --db, or for a new store a new file or an "
-            "empty database")
+            "perfpredict store; name the store meant (a library call its URL, a command "
+            "--db), or for a new store a new file or an empty database")
     raise SchemaOutOfDateError(
         f"the store at {safe_url} is at schema revision {revision!r}, newer than this "
         f"perfpredict knows (it needs {SCHEMA_REVISION!r}): it was written by a newer "

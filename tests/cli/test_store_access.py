@@ -136,7 +136,9 @@ def test_a_missing_store_is_not_created(tmp_path: Path, args: tuple[str, ...]) -
     missing = tmp_path / "no-such-dir" / "store.db"
     result = _cli(str(missing), *args)
     assert result.exit_code == 1, result.output
-    assert result.stderr.startswith(f"Error: no store at {missing}; create it with ")
+    assert result.stderr.startswith(f"Error: no store at {missing} (from --db); create it "
+                                    f"with \"perfpredict --db '{missing}' db init\"")
+    assert result.stderr.rstrip().endswith(", or correct --db")
     assert not missing.parent.exists()
 
 
@@ -394,7 +396,7 @@ def test_a_refused_password_is_sent_to_the_password_not_the_server(answer: str) 
 
     error = _cannot_open("postgresql+psycopg://loader:S3cr3t@dbhost/center",
                          RuntimeError(answer))
-    assert str(error).endswith("and the role's name and password (percent-encoded in the "
+    assert str(error).endswith("; check the role's name and password (percent-encoded in the "
                                "URL, or left out of it and kept in ~/.pgpass, mode 600, or "
                                "PGPASSWORD)")
     assert "S3cr3t" not in str(error) and "server is running" not in str(error)
@@ -430,7 +432,7 @@ def test_a_connection_turned_away_or_never_made_is_not_said_to_be_a_server_down(
 
     error = str(_cannot_open("postgresql+psycopg://loader:S3cr3t@dbhost/center",
                              RuntimeError(answer)))
-    assert f"; check --db and PERFPREDICT_DB, and {advice}" in error
+    assert f"; check {advice}" in error
     assert "S3cr3t" not in error and "server is running" not in error
 
 
@@ -581,8 +583,8 @@ def test_a_database_of_other_tables_is_said_not_to_be_a_store(args: tuple[str, .
         engine.dispose()
         line = _one_line(_run(url, args, tmp_path), exit_code=1)
         assert line == (f"Error: {url} holds tables but no perfpredict schema revision, so it "
-                        "is not a perfpredict store; pass the right --db, or for a new store a "
-                        "new file or an empty database")
+                        "is not a perfpredict store; name the store meant (a library call its URL, "
+                        "a command --db), or for a new store a new file or an empty database")
 
 
 @contextmanager
@@ -841,9 +843,36 @@ def test_a_store_named_with_db_sends_no_one_to_a_config_file_there_is_not(
         if db.startswith("postgresql"):
             pytest.importorskip("psycopg")
         result = _cli(db, *args)
-        assert result.exit_code in (1, 2) and "check --db and PERFPREDICT_DB" in result.stderr
+        assert result.exit_code in (1, 2) and f"{db} (from --db)" in result.stderr
         assert "config.toml" not in result.stderr
     assert not config_path().exists()
+
+
+@pytest.mark.parametrize("origin", ["--db", "$PERFPREDICT_DB", "config"])
+def test_a_store_that_cannot_be_opened_says_where_its_url_came_from(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, origin: str) -> None:
+    """"check --db and PERFPREDICT_DB" named both places to whoever had used one, and the
+    same words went to a notebook that had passed the URL itself; the command now names
+    the URL it tried and the one place that gave it, and the library neither."""
+    from perfpredict.config import config_path
+
+    pytest.importorskip("psycopg")
+    url = "postgresql+psycopg://alice@127.0.0.1:1/center"
+    monkeypatch.setenv("PERFPREDICT_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("PERFPREDICT_DB", raising=False)
+    args = ["runs", "stats"]
+    if origin == "--db":
+        args = ["--db", url, *args]
+    elif origin == "$PERFPREDICT_DB":
+        monkeypatch.setenv("PERFPREDICT_DB", url)
+    else:
+        config_path().parent.mkdir(parents=True)
+        config_path().write_text(f'db = "{url}"\n')
+        origin = f"the db line of {config_path()}"
+    line = _one_line(CliRunner().invoke(app, args))
+    assert line.startswith(f"Error: cannot open the store at {url} (from {origin}): "
+                           "OperationalError: ")
+    assert line.endswith("; check that the server is running")
 
 
 @contextmanager

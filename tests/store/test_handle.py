@@ -199,6 +199,29 @@ def test_ingest_paths_takes_one_path_as_one_file(tmp_path: Path, timed_runs_csv:
     assert [r.already_ingested for r in ingest_paths(store, "csv", timed_runs_csv)] == [True]
 
 
+def test_a_store_a_library_caller_names_is_refused_in_the_libraries_terms(
+        tmp_path: Path) -> None:
+    """A notebook that passed the URL was told "check --db and PERFPREDICT_DB" and, for
+    a store not there, to run "perfpredict --db ... db init": options it never gave and
+    a command it is not running. It is told the URL it passed and the calls to make."""
+    pytest.importorskip("psycopg")
+    url = "postgresql+psycopg://u@127.0.0.1:1/db"
+    with pytest.raises(BadInputError) as refused:
+        open_store(url)
+    assert str(refused.value).startswith(f"cannot open the store at {url}: OperationalError: ")
+    assert str(refused.value).endswith("; check that the server is running")
+    missing = tmp_path / "runs.dbb"
+    with pytest.raises(NotFoundError) as not_there:
+        runs_frame(missing)
+    assert str(not_there.value) == (
+        f"no store at {missing}; create it with perfpredict.store.open_store('{missing}') or "
+        f"by ingesting into it (perfpredict.ingest.ingest_file('{missing}', FORMAT, FILE))")
+    with pytest.raises(BadInputError) as foreign:
+        open_store("mysql://u@dbhost/db")
+    for error in (refused, not_there, foreign):
+        assert "--db" not in str(error.value) and "PERFPREDICT_DB" not in str(error.value)
+
+
 @pytest.mark.parametrize("call", sorted(CALLS))
 def test_a_store_named_that_is_not_there_is_not_created(tmp_path: Path, call: str) -> None:
     """A mistyped path: ``runs_frame("runs.dbb")`` created an empty store and returned no
