@@ -41,11 +41,11 @@ if TYPE_CHECKING:
 FORMATS = (".png", ".svg", ".pdf")
 CSV_COLUMNS = ("nodes", "measured_runtime_s", "predicted_runtime_s", "lower_runtime_s",
                "upper_runtime_s", "ideal_runtime_s", "measured_efficiency",
-               "predicted_efficiency", "recommended", "advised", "run_class")
-#: The headers of earlier versions' plotted numbers, before the run classes' column and
-#: before the advised one: a file a new plot of that name writes over, as its own.
-_EARLIER_HEADERS = (",".join(CSV_COLUMNS[:-2]),
-                    ",".join(CSV_COLUMNS[:-2] + CSV_COLUMNS[-1:]))
+               "predicted_efficiency", "recommended", "run_class", "advised", "ranks")
+#: The headers of earlier versions' plotted numbers, before the run classes' column, the
+#: advised one and the ranks': a file a new plot of that name writes over, as its own.
+#: New columns go last, so that a reader taking the columns by position reads on.
+_EARLIER_HEADERS = tuple(",".join(CSV_COLUMNS[:-n]) for n in (3, 2, 1))
 #: Significant digits of the runtimes and efficiencies in the plot's CSV: a part in a
 #: million, finer than any figure shows or a job's timer measures, where the full floats
 #: carried the noise of medians and ratios (936.7470000000002). Significant digits, not
@@ -76,6 +76,12 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
     advise would choose (the open star beside a ``--nodes`` count it is not), the same
     row without ``--nodes``: the CSV named the count asked for alone.
 
+    ``ranks``, for a series measured in MPI ranks, is the ranks run at a measured row and
+    the ranks the node count holds at the others (converted as its nodes were); empty for
+    a series measured in nodes. Its measured nodes are a conversion (LULESH's 64 ranks at
+    27 per node are 2.37037 nodes, a count no one ran), which the CSV gave alone, where
+    the JSON gives the ranks run (``measured_ranks``).
+
     Efficiency is against the smallest measured configuration, 100% there by definition:
     measured runtimes against the measured runtime at that base, predicted ones against
     the predicted runtime at it. Dividing the measured base by a prediction instead put
@@ -83,13 +89,15 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
     a series whose law underpredicts its smallest run, issue 14).
     """
     base = plan.measured[0]
+    in_ranks = plan.scale_unit == "ranks"
 
     def ideal_s(nodes: float, base_runtime_s: float) -> float:
         return base_runtime_s if plan.weak else base_runtime_s * base.nodes / nodes
 
     rows: dict[float, dict[str, Any]] = {}
     for m in plan.measured:
-        rows[m.nodes] = {"nodes": plain(m.nodes), "measured_runtime_s": m.runtime_s,
+        rows[m.nodes] = {"nodes": plain(m.nodes), "ranks": plain(m.scale) if in_ranks else None,
+                         "measured_runtime_s": m.runtime_s,
                          "measured_efficiency": ideal_s(m.nodes, base.runtime_s) / m.runtime_s,
                          "predicted_runtime_s": m.predicted_runtime_s,
                          "lower_runtime_s": m.lower_runtime_s,
@@ -113,6 +121,8 @@ def plot_rows(plan: Plan) -> list[dict[str, Any]]:
         row["recommended"] = nodes == plan.recommended.nodes
         row["advised"] = nodes == plan.advised_nodes
         row["run_class"] = "; ".join(class_labels.get(nodes, [])) or None
+        if in_ranks and row["ranks"] is None:
+            row["ranks"] = plain(nodes * plan.scale_per_node)
         out.append(row)
     return out
 

@@ -236,22 +236,39 @@ def test_run_class_labels_close_together_do_not_overlap(trained_store, tmp_path:
             assert not box.overlaps(other)
 
 
-_BEFORE_ADVISED = ("nodes,measured_runtime_s,predicted_runtime_s,lower_runtime_s,"
-                   "upper_runtime_s,ideal_runtime_s,measured_efficiency,predicted_efficiency,"
-                   "recommended")
-
-
-@pytest.mark.parametrize("text", [f"{_BEFORE_ADVISED}\n1,2,2,1,3,2,1,1,True\n",
-                                  f"{_BEFORE_ADVISED},run_class\n1,2,2,1,3,2,1,1,True,\n"])
+@pytest.mark.parametrize("n_columns", [len(CSV_COLUMNS) - n for n in (3, 2, 1)])
 def test_an_earlier_plots_numbers_are_written_over(trained_store, tmp_path: Path,
-                                                   text: str) -> None:
-    """The numbers of a plot made before the run_class column, or before the advised
-    one, are the plot's own: written over, not refused as another table."""
+                                                   n_columns: int) -> None:
+    """The numbers of a plot made before the run_class column, the advised one or the
+    ranks one are the plot's own: written over, not refused as another table."""
     earlier = tmp_path / "scaling.csv"
-    earlier.write_text(text)
+    values = ["1", "2", "2", "1", "3", "2", "1", "1", "True", "", "True"][:n_columns]
+    earlier.write_text(",".join(CSV_COLUMNS[:n_columns]) + "\n" + ",".join(values) + "\n")
     plan = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
     save_scaling_plot(plan, tmp_path / "scaling.png")
     assert list(read_csv(earlier)[0]) == list(CSV_COLUMNS)
+
+
+def test_a_series_measured_in_ranks_gives_its_ranks_beside_the_nodes(
+        trained_store, tmp_path: Path) -> None:
+    """LULESH ran 27 to 343 ranks: at 27 ranks per node the CSV gave 2.37037 nodes alone,
+    a count no one ran, where the JSON gives the ranks run. The ranks run stand beside
+    the measured rows' nodes (the figure's x, kept), the ranks each other count holds
+    beside it; a series measured in nodes leaves the column empty. It comes last, so the
+    columns before it are where a reader took them."""
+    lulesh = advise_plan(trained_store, PlanRequest(app="LULESH 2.0.3", ranks_per_node=27))
+    rows = read_csv(save_scaling_plot(lulesh, tmp_path / "lulesh.png").data_csv)
+    assert CSV_COLUMNS[-1] == "ranks" and list(rows[0]) == list(CSV_COLUMNS)
+    measured = [r for r in rows if r["measured_runtime_s"]]
+    assert [r["ranks"] for r in measured] == ["27", "64", "125", "216", "343"]
+    assert [r["ranks"] for r in measured] == [
+        str(n) for n in lulesh.as_dict()["measured_ranks"]]
+    assert [r["nodes"] for r in measured] == ["1", "2.37037", "4.62963", "8", "12.7037"]
+    swept = [r for r in rows if not r["measured_runtime_s"]]
+    assert swept and all(int(r["ranks"]) == 27 * int(r["nodes"]) for r in swept)
+    bert = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04"))
+    assert {r["ranks"] for r in read_csv(save_scaling_plot(
+        bert, tmp_path / "bert.png").data_csv)} == {""}
 
 
 def test_a_notebook_draws_the_plot_into_its_own_axes(trained_store, tmp_path: Path) -> None:
