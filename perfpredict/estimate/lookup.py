@@ -23,6 +23,7 @@ from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.model.entry import SeriesEntry
 from perfpredict.model.runtime import RuntimeModel
 from perfpredict.names import name_key, refuse_blank, refuse_blank_system, resolve_name
+from perfpredict.remedies import TRAIN
 
 BUNDLED_ARTIFACT = "predictor.json"
 #: What a document or entry of another layout raises when read (a stale artifact).
@@ -455,7 +456,7 @@ def unknown_app(app: str, known: list[str]) -> NotFoundError:
     hint = f"; did you mean {', '.join(close)}?" if close else (
         f"; known applications: {', '.join(apps[:12])}{' ...' if len(apps) > 12 else ''}")
     return NotFoundError(f"no trained series for application {app!r}{hint} "
-                         "(ingest its runs and run 'perfpredict train')")
+                         f"(ingest its runs and run {TRAIN})")
 
 
 def scale_per_node(entry: SeriesEntry, query: Query) -> float:
@@ -504,6 +505,5 @@ def load_artifact(db_url: str | None) -> tuple[dict[str, Any], str, SeriesEntrie
             return found[0], "the store", found[1]
     path = bundled_artifact_path()
     if not path.exists():
-        raise NotFoundError("no trained predictor in the store and none shipped; run "
-                            "'perfpredict train'")
+        raise NotFoundError(f"no trained predictor in the store and none shipped; run {TRAIN}")
     return artifact.read_file(path), f"the bundled predictor ({path.name})", None

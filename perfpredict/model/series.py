@@ -25,6 +25,7 @@ import numpy as np
 
 from perfpredict.counts import counted, plain
 from perfpredict.laws.base import FloatArray
+from perfpredict.remedies import INGEST, LOAD_DATASETS
 
 
 class SeriesKey(NamedTuple):
@@ -263,8 +264,8 @@ def why_no_series(frame) -> str:  # type: ignore[no-untyped-def]
 
 #: Why an empty store gives nothing to learn from, and what to do: ``train``'s and
 #: ``evaluate``'s (which said "none of the store's 0 runs measured completed work").
-NO_RUNS = ("the store holds no runs; ingest some ('perfpredict ingest') or the bundled data "
-           "sets ('perfpredict datasets load')")
+NO_RUNS = (f"the store holds no runs; ingest some ({INGEST}) or the bundled data sets "
+           f"({LOAD_DATASETS})")
 
 
 def why_no_training_series(frame) -> str:  # type: ignore[no-untyped-def]

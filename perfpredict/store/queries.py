@@ -17,6 +17,7 @@ from perfpredict.errors import BadInputError, NotFoundError, named_path
 from perfpredict.ingest.records import RUN_KEY
 from perfpredict.ingest.registry import FORMATS
 from perfpredict.names import ResolvedName, given_names, refuse_blank, resolve_name
+from perfpredict.remedies import LOAD_DATASETS
 from perfpredict.store import Store
 from perfpredict.store.batches import require_batches
 from perfpredict.store.handle import takes_store
@@ -292,7 +293,7 @@ def resolve_apps(store: Store, app: str | Iterable[str] | None) -> list[Resolved
             more = " ..." if len(stored) > 12 else ""
             hint = (f"did you mean {', '.join(close)}?" if close else
                     f"its applications: {', '.join(stored[:12])}{more}" if stored else
-                    "ingest runs first (e.g. 'perfpredict datasets load')")
+                    f"ingest runs first (e.g. {LOAD_DATASETS})")
             raise NotFoundError(f"the store holds no runs of application {name!r}; {hint}")
         resolved.append(ResolvedName(name, found, "application"))
     return resolved

@@ -555,8 +555,10 @@ def test_an_empty_store_says_to_ingest_as_train_does(sqlite_cli, split: str) -> 
     result = sqlite_cli("evaluate", "--split", split)
     assert result.exit_code == 1
     assert result.stderr == ("Error: nothing to backtest: the store holds no runs; ingest "
-                             "some ('perfpredict ingest') or the bundled data sets "
-                             "('perfpredict datasets load')\n")
+                             "some ('perfpredict ingest' or, from Python, perfpredict.ingest."
+                             "ingest_file(store, FORMAT, FILE)) or the bundled data sets "
+                             "('perfpredict datasets load' or, from Python, "
+                             "perfpredict.datasets.ingest(store))\n")
     assert sqlite_cli("train").stderr.endswith(result.stderr.removeprefix(
         "Error: nothing to backtest"))
 

@@ -222,6 +222,29 @@ def test_a_store_a_library_caller_names_is_refused_in_the_libraries_terms(
         assert "--db" not in str(error.value) and "PERFPREDICT_DB" not in str(error.value)
 
 
+def test_the_common_mistakes_name_the_call_to_make_beside_the_command(tmp_path: Path) -> None:
+    """An empty store, an application it does not know: the messages named only the
+    command to run ("run 'perfpredict train'", "'perfpredict datasets load'") to a
+    notebook, whose fix is a call; they name both."""
+    from perfpredict.remedies import LOAD_DATASETS, TRAIN
+
+    store = open_store(tmp_path / "empty.db")
+    with pytest.raises(NotTrainedError, match="^nothing to train on: the store holds no runs"
+                       ) as empty:
+        train(store)
+    assert str(empty.value).endswith(f"or the bundled data sets ({LOAD_DATASETS})")
+    assert "perfpredict.ingest.ingest_file(store, FORMAT, FILE)" in str(empty.value)
+    with pytest.raises(NotFoundError) as no_runs:
+        runs_frame(store, app="bert")
+    assert str(no_runs.value).endswith(f"ingest runs first (e.g. {LOAD_DATASETS})")
+    with pytest.raises(NotFoundError) as unknown:
+        estimate(store, Query(app="nosuch", nodes=4))
+    assert str(unknown.value).endswith(f"(ingest its runs and run {TRAIN})")
+    for error in (empty, no_runs, unknown):
+        assert "from Python, perfpredict." in str(error.value)
+    store.dispose()
+
+
 @pytest.mark.parametrize("call", sorted(CALLS))
 def test_a_store_named_that_is_not_there_is_not_created(tmp_path: Path, call: str) -> None:
     """A mistyped path: ``runs_frame("runs.dbb")`` created an empty store and returned no
