@@ -49,3 +49,15 @@ def ordinal(percent: float) -> str:
     suffix = ("th" if whole % 100 in (11, 12, 13)
               else {1: "st", 2: "nd", 3: "rd"}.get(whole % 10, "th"))
     return f"{text}{suffix}"
+
+
+def doublings(value: float) -> str:
+    """A distance in doublings of scale, to a tenth, as a note says it: a whole number
+    without its ".0" and one doubling singular. "1.0 doublings below the smallest
+    measured scale" was how a run at half the smallest one read.
+
+    >>> doublings(1.0), doublings(2.5), doublings(0.04), doublings(6)
+    ('1 doubling', '2.5 doublings', '0 doublings', '6 doublings')
+    """
+    text = f"{value:.1f}".removesuffix(".0")
+    return f"{text} doubling{'' if text == '1' else 's'}"

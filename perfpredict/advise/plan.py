@@ -82,6 +82,7 @@ from perfpredict.advise.walltime.advisor import check_kill_risk, check_time_min_
 from perfpredict.catalog import outgrown_note
 from perfpredict.counts import check_count, is_number, plain, python_number
 from perfpredict.errors import BadInputError, given
+from perfpredict.figures import doublings
 from perfpredict.store.handle import takes_store
 from perfpredict.uncertainty.conformal import TAIL_CONFIDENCES, check_confidence
 
@@ -630,7 +631,7 @@ def _below_range_note(subject: str, nodes: int, measured_nodes: list[float]) -> 
     ``--nodes``, counted the distance in the series' ranks and ended "a run nearer this
     scale would tell", where a plan is about to budget on it."""
     smallest = min(measured_nodes)
-    return (f"{subject} {math.log2(smallest / nodes):.1f} doublings below the smallest "
+    return (f"{subject} {doublings(math.log2(smallest / nodes))} below the smallest "
             f"measured node count ({smallest:g}): the laws extrapolated downward, which "
             f"no backtest measures, and the interval is the one calibrated between "
             f"measured scales; measure a run nearer {node_count(nodes)} before budgeting "

@@ -46,6 +46,7 @@ from perfpredict.estimate.lookup import (
     stale_layout,
     unknown_app,
 )
+from perfpredict.figures import doublings
 from perfpredict.laws.base import FloatArray
 from perfpredict.laws.roofline_terms import VOLUMES
 from perfpredict.model.base_estimate import formula, measured_neighbours
@@ -665,14 +666,14 @@ class SeriesNotes(NamedTuple):
 
 #: How the note on a scale below every measured one reads after its distance
 #: (:func:`below_range_note`).
-_BELOW_RANGE = "doublings below the smallest measured scale"
+_BELOW_RANGE = "below the smallest measured scale"
 
 
 def below_range_note(note: str) -> bool:
     """Whether an estimate's note is the one on a scale below every measured one, which
     advice, planning for a node count there, says in words of its own (the node counts
     measured, and what to measure before budgeting on it)."""
-    return note.split(" ", 1)[-1].startswith(_BELOW_RANGE)
+    return note.split(" ", 2)[-1].startswith(_BELOW_RANGE)  # after "1.5 doublings"
 
 
 def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
@@ -692,7 +693,7 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
     notes = list(about.match.notes)
     beyond = bool(row["beyond_measured_range"])
     if beyond:
-        notes.append(f"extrapolating {row['extrapolation_log2']:.1f} doublings beyond the "
+        notes.append(f"extrapolating {doublings(row['extrapolation_log2'])} beyond the "
                      f"largest measured scale ({ctx.scale_max:g} {series.scale_unit})")
         if not about.corrected:
             # stores of four series, store-cut: median error -27% (VASP) to -11%
@@ -709,7 +710,7 @@ def estimate_notes(about: SeriesNotes, row: dict[str, Any], confidence: float,
                      "(a cache effect, most likely), a step the laws would carry on "
                      "without end")
     if row["below_measured_range"]:
-        notes.append(f"{math.log2(ctx.scale_min / scale):.1f} {_BELOW_RANGE} "
+        notes.append(f"{doublings(math.log2(ctx.scale_min / scale))} {_BELOW_RANGE} "
                      f"({ctx.scale_min:g} {series.scale_unit}): the laws "
                      "extrapolated downward, which no backtest measures, and the interval "
                      "is the one calibrated between measured scales; a run nearer this "

@@ -921,7 +921,7 @@ def test_nodes_below_the_smallest_measured_is_planned_with_a_note_of_its_own(  #
     assert result.exit_code == 0, result.output
     warnings = json.loads(result.stdout)["warnings"]
     assert [w for w in warnings if "below the smallest measured" in w] == [
-        "--nodes 1: 1 node is 1.0 doublings below the smallest measured node count (2): "
+        "--nodes 1: 1 node is 1 doubling below the smallest measured node count (2): "
         "the laws extrapolated downward, which no backtest measures, and the interval is "
         "the one calibrated between measured scales; measure a run nearer 1 node before "
         "budgeting on it"]

@@ -148,17 +148,18 @@ def test_far_below_the_measured_range_is_flagged(cli) -> None:  # type: ignore[n
     """Below the smallest measured scale the laws extrapolate downward, which no backtest
     measures: flagged and said, as extrapolation beyond the largest scale is (CosmoFlow on
     Cori was measured at 512 and 1,024 nodes; at 1 node it said "efficiency 715%" and
-    nothing else)."""
+    nothing else). One doubling is said "1 doubling", not "1.0 doublings"."""
     cosmoflow = ["--app", "cosmoflow", "--system", "coriknl"]
-    for nodes, below in (("512", False), ("8", True)):
+    for nodes, below in (("512", None), ("8", "6 doublings"), ("256", "1 doubling")):
         result = cli("estimate", *cosmoflow, "--nodes", nodes, "--format", "json")
         assert result.exit_code == 0, result.output
         doc = json.loads(result.stdout)
         assert doc["measured_scales"][0] == 512.0
-        assert (doc["below_measured_range"], doc["beyond_measured_range"]) == (below, False)
+        assert (doc["below_measured_range"], doc["beyond_measured_range"]) == (
+            below is not None, False)
         said = [note for note in doc["notes"] if "below the smallest measured scale" in note]
-        assert said == ([] if not below else [
-            "6.0 doublings below the smallest measured scale (512 nodes): the laws "
+        assert said == ([] if below is None else [
+            f"{below} below the smallest measured scale (512 nodes): the laws "
             "extrapolated downward, which no backtest measures, and the interval is the one "
             "calibrated between measured scales; a run nearer this scale would tell"])
 

@@ -378,7 +378,7 @@ def test_a_batch_row_notes_what_the_estimate_of_its_query_notes(tmp_path: Path) 
     # each kind of note is in the test: the choice, beyond, below, peers, the widest
     # error, the noise floor, a new application, the roofline
     said = "\n".join(n for notes in expected for n in notes)
-    for kind in ("31 series match", "extrapolating 5.0 doublings beyond",
+    for kind in ("31 series match", "extrapolating 5 doublings beyond",
                  "doublings below the smallest", "other series of bert on this input",
                  "as wide as the widest error", "run-to-run noise",
                  "no other series of LULESH 2.0.3", "in neither the shipped catalog"):
