@@ -687,7 +687,7 @@ def _as_asked(predictor: LoadedPredictor, request: PlanRequest, candidates: list
     if candidate is None:
         candidate = _candidates(predictor, request, [candidates[0].nodes, asked], medians,
                                 weak)[-1]
-        candidate.meets_floor = not floor.violations(candidate, weak)
+        candidate.meets_floor = not floor.violations(candidate, weak, choice.broken_at)
         candidates.append(candidate)
         candidates.sort(key=lambda c: c.nodes)
     own = choice.candidate
@@ -696,8 +696,7 @@ def _as_asked(predictor: LoadedPredictor, request: PlanRequest, candidates: list
               f"({choice.reason[0].lower()}{choice.reason[1:].rstrip('.')}).")
     notes = []
     if not candidate.meets_floor:
-        whys = ([why for _, why in floor.violations(candidate, weak)]
-                or [f"does not meet {floor.describe(weak)}"])
+        whys = [why for _, why in floor.violations(candidate, weak, choice.broken_at)]
         notes.append(f"--nodes {asked}: {node_count(asked)} {' and '.join(whys)}, so "
                      f"advise recommends {node_count(own.nodes)}; the plan is for "
                      f"{node_count(asked)} as asked")

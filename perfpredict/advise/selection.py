@@ -157,9 +157,16 @@ def percent_apart(value: float, floor: float | None) -> str:
 
 @dataclass
 class Choice:
+    """The candidate chosen, the rule that decided and the reason in one sentence; and
+    ``broken_at``, the smallest node count whose doubling fell below the per-doubling
+    floor (None: none did, or no such floor), past which no count meets it: a count the
+    user asks for there (``--nodes``) is said to lie past it, as the reason says of the
+    sweep's, not vaguely to miss the floor."""
+
     candidate: Candidate
     rule: str
     reason: str
+    broken_at: Candidate | None = None
 
 
 def objective_score(objective: str, weak: bool,
@@ -205,7 +212,7 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
         return Choice(smallest, "no candidate meets the floor", (
             f"No node count meets {floor.describe(weak)}, so the smallest, "
             f"{node_count(smallest.nodes)}, is shown; relax the floor or check the "
-            "application's scaling."))
+            "application's scaling."), broken_at)
     rec = min(feasible, key=lambda c: (score(c), c.nodes))
     better = [c for c in candidates if score(c) < score(rec)]
     if not better:
@@ -218,7 +225,7 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
                   "did not bind")
         if objective == "fastest" and rec is candidates[-1]:
             reason += f" ({sweep_end or 'raise --max-nodes to look further'})"
-        return Choice(rec, f"objective {objective}", reason + ".")
+        return Choice(rec, f"objective {objective}", reason + ".", broken_at)
     # the nearest better node count tells the user what the floor cost them
     alternative = min(better, key=lambda c: abs(c.nodes - rec.nodes) / max(c.nodes, rec.nodes))
     rules, whys = zip(*floor.violations(alternative, weak, broken_at), strict=True)
@@ -228,4 +235,4 @@ def choose(candidates: list[Candidate], floor: EfficiencyFloor, objective: str, 
               f"{efficiency_percent(rec.efficiency)}); "
               f"{node_count(alternative.nodes)} would be {comparative} but "
               f"{' and '.join(whys)}.")
-    return Choice(rec, " and ".join(rules), reason)
+    return Choice(rec, " and ".join(rules), reason, broken_at)
