@@ -110,7 +110,8 @@ def advise(
     fmt: Annotated[AdviceFormat, typer.Option(
         "--format", metavar="FORMAT",
         help="table, json, markdown, latex or csv. csv is the table of node counts "
-        "considered, the advised one marked 'recommended', with the recommendation, its "
+        "considered, the count the plan is for marked 'recommended' and advise's own "
+        "choice 'advised' (the same row without --nodes), with the recommendation, its "
         "walltime and warnings on stderr (run classes and per-period totals are in the "
         "other formats); markdown and latex are the proposal's tables, with the warnings "
         "on stderr; json has every figure as fields.")

@@ -340,11 +340,13 @@ class Plan:
         return self.recommended_class.allocation_units_p90
 
     def candidate_rows(self) -> list[dict[str, Any]]:
-        """One dict per node count considered, the advised one ``recommended``: the rows
-        of ``advise --format csv`` and the JSON's ``candidates``, which lacked the flag
-        the CSV's rows have, so a script of the JSON matched ``nodes`` against
-        ``recommended_nodes`` instead."""
-        return [{**asdict(c), "recommended": c is self.recommended} for c in self.candidates]
+        """One dict per node count considered: the rows of ``advise --format csv`` and
+        the JSON's ``candidates``. ``recommended`` marks the count the plan is for
+        (``--nodes N`` where given), ``advised`` advise's own choice (the same row
+        without ``--nodes``), as the plot's CSV has them: with ``--nodes`` only the JSON's
+        top-level ``advised_nodes`` said which count advise would choose."""
+        return [{**asdict(c), "recommended": c is self.recommended,
+                 "advised": c.nodes == self.advised_nodes} for c in self.candidates]
 
     def as_dict(self) -> dict[str, Any]:
         """The advice as JSON-ready data; the top-level keys are a stable contract."""

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 CANDIDATE_COLUMNS = (
     "nodes", "measured", "measured_runtime_s", "predicted_runtime_s", "lower_runtime_s",
     "upper_runtime_s", "p90_runtime_s", "efficiency", "speedup", "speedup_per_doubling",
-    "node_hours_p50", "node_hours_p90", "meets_floor", "recommended",
+    "node_hours_p50", "node_hours_p90", "meets_floor", "recommended", "advised",
 )
 
 
@@ -67,7 +67,7 @@ def candidate_table(plan: Plan) -> tuple[list[dict[str, str]], list[str]]:
     rows = []
     floor = plan.request.floor().min_efficiency
     for row in plan.candidate_rows():
-        verdict = ("advised" if row["nodes"] == plan.advised_nodes else
+        verdict = ("advised" if row["advised"] else
                    "ok" if row["meets_floor"] else "<floor")
         if row["recommended"] and verdict != "advised":  # --nodes: the user's own count,
             verdict = "asked"  # its floor said in a warning: "asked, <floor" broke 80 columns

@@ -531,6 +531,23 @@ def test_json_candidates_mark_the_recommended_one_as_the_csv_rows_do(advise_cli)
     assert advised["nodes"] == doc["recommended_nodes"]
 
 
+def test_candidates_mark_the_count_asked_and_advise_s_own(advise_cli) -> None:  # type: ignore[no-untyped-def]
+    """With --nodes 48 the CSV's and the JSON's candidates marked 48 ``recommended``
+    and nothing marked advise's own choice (8 nodes), which the plot's CSV marks
+    ``advised``; both now carry ``advised`` as the plot's CSV does, the same row as
+    ``recommended`` where --nodes is advise's choice too."""
+    for asked, advised in ((48, 8), (8, 8)):
+        nodes = ("--nodes", str(asked))
+        doc = json.loads(advise_cli("advise", *BERT, *nodes, "--format", "json").stdout)
+        rows = list(csv.DictReader(io.StringIO(
+            advise_cli("advise", *BERT, *nodes, "--format", "csv").stdout)))
+        assert doc["advised_nodes"] == advised
+        assert [c["nodes"] for c in doc["candidates"] if c["recommended"]] == [asked]
+        assert [c["nodes"] for c in doc["candidates"] if c["advised"] is True] == [advised]
+        assert [int(r["nodes"]) for r in rows if r["advised"] == "True"] == [advised]
+        assert [int(r["nodes"]) for r in rows if r["recommended"] == "True"] == [asked]
+
+
 def test_table_output_says_what_and_why(advise_cli) -> None:
     result = advise_cli("advise", *RELEARN, "--runs", "3")
     assert result.exit_code == 0, result.output
