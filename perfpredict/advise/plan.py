@@ -490,10 +490,6 @@ def advise_plan(store: Store, request: PlanRequest) -> Plan:
     if (estimate.beyond_measured_range
             and recommended_class.kill_probability > request.kill_risk / 2):
         warnings.append(beyond_range_walltime_note(request.kill_risk))
-    tail = predictor.columns([rec_query], quantile_confidence(1.0 - request.kill_risk))
-    if tail["at_widest_error"][0]:
-        warnings.append(unresolved_tail_note(request.kill_risk,
-                                             recommended_class.walltime_quantile_s))
 
     time_min = None
     if request.time_min_kill_risk is not None:
@@ -557,13 +553,20 @@ class _Pricing:
         """``run_class`` priced from ``candidate``, the prediction at its node count: the
         walltime at ``1 - kill_risk`` in the queue for that count and its kill
         probability, allocation units per run in that queue; and the walltime limit, whose
-        queue and warnings the recommendation reports. ``nodes_option`` is the option the
-        count came from, which a warning names as the fix."""
+        queue and warnings the recommendation reports (and each run class, by its label).
+        ``nodes_option`` is the option the count came from, which a warning names as the
+        fix. Among the warnings, where the risk is rarer than the calibration errors at
+        that count resolve, :func:`unresolved_tail_note`: said of the recommendation
+        alone, a run class at a count farther out (Castro-wdmerger's at 64 nodes,
+        --kill-risk 0.0001) had a walltime of the widest error with nothing said."""
         request, nodes = self.request, run_class.nodes
         query = request.query(nodes)
         quantile_s = runtime_quantiles(self.predictor, [query], 1.0 - request.kill_risk)[0]
         limit = walltime_limit(quantile_s, nodes, self.spec, request.kill_risk,
                                self.measured_system, nodes_option, request.signal_lead_s())
+        tail = self.predictor.columns([query], quantile_confidence(1.0 - request.kill_risk))
+        if tail["at_widest_error"][0]:
+            limit.warnings.append(unresolved_tail_note(request.kill_risk, quantile_s))
         kill_probability = walltime_kill_probability(
             exceedance_probability(self.predictor, query, limit.walltime_s),
             request.kill_risk, capped=limit.chained_jobs > 1)

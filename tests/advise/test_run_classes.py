@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from perfpredict.advise.plan import PlanRequest, advise_plan
 from perfpredict.advise.run_classes import RunClass, parse_run_class
+from perfpredict.durations import format_seconds
 from perfpredict.errors import BadInputError
 from tests.advise.conftest import BERT, one_error_line, with_queue_charges
 
@@ -448,3 +449,23 @@ def test_a_class_below_the_measured_counts_is_marked_and_warned(advise_cli) -> N
     tiny, mid = doc["run_classes"]
     assert tiny["below_measured_range"] and not mid["below_measured_range"]
     assert sum("below the smallest measured node count" in w for w in doc["warnings"]) == 1
+
+
+def test_a_kill_risk_past_the_calibration_errors_is_said_of_each_class(trained_store) -> None:
+    """The warning that --kill-risk is rarer than the calibration errors resolve was said
+    of the recommendation's node count alone: a run class elsewhere had a walltime of
+    the widest error with nothing said. Each class's is said now, by its label, with its
+    own percentile; a class at the recommended count shares the recommendation's, once."""
+    rec = advise_plan(trained_store, PlanRequest(app="bert", system="dgxa100_ngc22.04",
+                                                 kill_risk=0.0001)).recommended.nodes
+    other = 1 if rec != 1 else 2
+    plan = advise_plan(trained_store, PlanRequest(
+        app="bert", system="dgxa100_ngc22.04", kill_risk=0.0001,
+        run_classes=(f"same={rec}x1", f"other={other}x1")))
+    notes = [w for w in plan.warnings if "rarer than the calibration errors" in w]
+    other_class = next(c for c in plan.run_classes if c.label == "other")
+    rare = "--kill-risk 0.0001 is rarer than the calibration errors at this node count"
+    assert [n.startswith(start) for n, start in zip(
+        notes, (rare, f"run class 'other': {rare}"), strict=True)] == [True, True], notes
+    assert f"({format_seconds(other_class.walltime_quantile_s)} s)" in notes[1]
+    assert f"({format_seconds(plan.walltime_quantile_s)} s)" in notes[0]
