@@ -62,7 +62,8 @@ def exceedance_probability(predictor: LoadedPredictor, query: Query,
     return predictor.exceedance(query, runtime_s)
 
 
-def walltime_kill_probability(reading: float, kill_risk: float, capped: bool) -> float:
+def walltime_kill_probability(reading: float, kill_risk: float, capped: bool,
+                              smallest_tail: float) -> tuple[float, bool]:
     """The kill probability to report for the walltime requested (or a time-min), given
     the interval model's ``reading`` of it (:func:`exceedance_probability`).
 
@@ -80,8 +81,31 @@ def walltime_kill_probability(reading: float, kill_risk: float, capped: bool) ->
     bound ("at most").
     A walltime capped by the queue (a chained run) is below the quantile, and its
     reading, well above the risk, is what each job of the chain faces; so is a time-min
-    capped by the walltime."""
-    return reading if capped else min(reading, kill_risk)
+    capped by the walltime.
+
+    A reading below ``smallest_tail``, the finest the calibration errors resolve
+    (:meth:`~perfpredict.estimate.estimates.LoadedPredictor.smallest_tail`, 1 / (n + 1)
+    of n), lies past the widest of them, where the tail is no measured figure: it is
+    reported as that bound. RELeARN's 840 s walltime at 2 nodes, past its widest error
+    (810.8 s), read "kill probability 0.01%", the end of the levels the tail is
+    interpolated on, at every --kill-risk from 0.005 down.
+
+    Returns the probability and whether it is an upper bound ("at most"): the risk
+    itself or ``smallest_tail``."""
+    if reading < smallest_tail:
+        return smallest_tail, True
+    if capped or reading < kill_risk:
+        return reading, False
+    return kill_risk, True
+
+
+def kill_probability_of(predictor: LoadedPredictor, query: Query, limit_s: float,
+                        kill_risk: float, capped: bool) -> tuple[float, bool]:
+    """The kill probability of a time limit ``limit_s`` for ``query``, and whether it
+    is an upper bound (:func:`walltime_kill_probability`): the walltime's and the
+    time-min's, each run class's as the recommendation's."""
+    return walltime_kill_probability(exceedance_probability(predictor, query, limit_s),
+                                     kill_risk, capped, predictor.smallest_tail(query))
 
 
 def queued_nodes(nodes: list[int], spec: SystemSpec | None) -> tuple[list[int], list[str]]:
@@ -165,6 +189,8 @@ class TimeMin:
     time_min_s: float
     quantile_s: float
     kill_probability: float
+    #: ``kill_probability`` is an upper bound (:func:`walltime_kill_probability`).
+    kill_probability_is_upper_bound: bool
 
     @staticmethod
     def fields(time_min: TimeMin | None) -> dict[str, Any]:
@@ -175,12 +201,15 @@ class TimeMin:
         if time_min is None:
             return dict.fromkeys(("time_min_kill_risk", "time_min_s", "time_min_slurm",
                                   "time_min_pbs", "time_min_quantile_s",
-                                  "time_min_kill_probability"))
+                                  "time_min_kill_probability",
+                                  "time_min_kill_probability_is_upper_bound"))
         return {"time_min_kill_risk": time_min.kill_risk, "time_min_s": time_min.time_min_s,
                 "time_min_slurm": slurm_time(time_min.time_min_s),
                 "time_min_pbs": pbs_time(time_min.time_min_s),
                 "time_min_quantile_s": time_min.quantile_s,
-                "time_min_kill_probability": time_min.kill_probability}
+                "time_min_kill_probability": time_min.kill_probability,
+                "time_min_kill_probability_is_upper_bound":
+                    time_min.kill_probability_is_upper_bound}
 
 
 def time_min_limit(predictor: LoadedPredictor, query: Query, time_min_kill_risk: float,
@@ -199,9 +228,9 @@ def time_min_limit(predictor: LoadedPredictor, query: Query, time_min_kill_risk:
     rounded_s = rounded_limit_s(quantile_s, limit.granularity_s)
     chained = limit.chained_jobs > 1
     time_min_s = limit.walltime_s if chained else min(rounded_s, limit.walltime_s)
-    reading = exceedance_probability(predictor, query, time_min_s)
-    return TimeMin(time_min_kill_risk, time_min_s, quantile_s, walltime_kill_probability(
-        reading, time_min_kill_risk, capped=chained or time_min_s < rounded_s))
+    return TimeMin(time_min_kill_risk, time_min_s, quantile_s, *kill_probability_of(
+        predictor, query, time_min_s, time_min_kill_risk,
+        capped=chained or time_min_s < rounded_s))
 
 
 def time_min_note(time_min_kill_risk: float, quantile_s: float, limit: WalltimeLimit) -> str:

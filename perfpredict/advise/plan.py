@@ -48,14 +48,13 @@ from perfpredict.advise.job_limits import (
     TimeMin,
     WalltimeLimit,
     beyond_range_walltime_note,
-    exceedance_probability,
+    kill_probability_of,
     quantile_confidence,
     queued_nodes,
     runtime_quantiles,
     time_min_limit,
     time_min_note,
     unresolved_tail_note,
-    walltime_kill_probability,
     walltime_limit,
 )
 from perfpredict.advise.run_classes import (
@@ -339,6 +338,13 @@ class Plan:
         """:attr:`node_hours_p90` in the machine's allocation units."""
         return self.recommended_class.allocation_units_p90
 
+    @property
+    def kill_probability_is_upper_bound(self) -> bool:
+        """:attr:`kill_probability` is an upper bound: the risk asked for, or the finest
+        the calibration errors resolve (:func:`~perfpredict.advise.job_limits.
+        walltime_kill_probability`)."""
+        return self.recommended_class.kill_probability_is_upper_bound
+
     def candidate_rows(self) -> list[dict[str, Any]]:
         """One dict per node count considered: the rows of ``advise --format csv`` and
         the JSON's ``candidates``. ``recommended`` marks the count the plan is for
@@ -367,6 +373,7 @@ class Plan:
             "walltime_pbs": pbs_time(self.walltime_s),
             "walltime_quantile_s": self.walltime_quantile_s,
             "kill_risk": self.request.kill_risk, "kill_probability": self.kill_probability,
+            "kill_probability_is_upper_bound": self.kill_probability_is_upper_bound,
             "expected_runtime_over_walltime": self.expected_runtime_over_walltime,
             "queue": self.queue, "queue_max_walltime_s": self.queue_max_walltime_s,
             "default_queue": self.default_queue, "queue_reason": self.queue_reason,
@@ -567,9 +574,9 @@ class _Pricing:
         tail = self.predictor.columns([query], quantile_confidence(1.0 - request.kill_risk))
         if tail["at_widest_error"][0]:
             limit.warnings.append(unresolved_tail_note(request.kill_risk, quantile_s))
-        kill_probability = walltime_kill_probability(
-            exceedance_probability(self.predictor, query, limit.walltime_s),
-            request.kill_risk, capped=limit.chained_jobs > 1)
+        kill_probability, upper_bound = kill_probability_of(
+            self.predictor, query, limit.walltime_s, request.kill_risk,
+            capped=limit.chained_jobs > 1)
         units = _allocation_units(self.spec, nodes, candidate, limit.queue)
         return RunClassPlan(
             label=run_class.label, nodes=nodes, runs=run_class.runs,
@@ -581,6 +588,7 @@ class _Pricing:
             upper_runtime_s=candidate.upper_runtime_s,
             p90_runtime_s=candidate.p90_runtime_s, walltime_s=limit.walltime_s,
             walltime_quantile_s=quantile_s, kill_probability=kill_probability,
+            kill_probability_is_upper_bound=upper_bound,
             queue=limit.queue.name if limit.queue else None,
             chained_jobs=limit.chained_jobs, allocation_units_per_run_p50=units[0],
             allocation_units_per_run_p90=units[1],

@@ -130,6 +130,10 @@ class RunClassPlan:
     walltime_s: float
     walltime_quantile_s: float
     kill_probability: float
+    #: ``kill_probability`` is an upper bound ("at most"): the risk asked for, or the
+    #: finest the calibration errors resolve where the walltime lies past the widest
+    #: of them (:func:`~perfpredict.advise.job_limits.walltime_kill_probability`).
+    kill_probability_is_upper_bound: bool
     queue: str | None
     chained_jobs: int
     allocation_units_per_run_p50: float | None
@@ -190,7 +194,9 @@ class RunClassPlan:
             "walltime_s": self.walltime_s, "walltime_slurm": slurm_time(self.walltime_s),
             "walltime_pbs": pbs_time(self.walltime_s),
             "walltime_quantile_s": self.walltime_quantile_s,
-            "kill_probability": self.kill_probability, "queue": self.queue,
+            "kill_probability": self.kill_probability,
+            "kill_probability_is_upper_bound": self.kill_probability_is_upper_bound,
+            "queue": self.queue,
             "chained_jobs": self.chained_jobs,
             "node_hours_per_run_p50": self.node_hours_per_run_p50,
             "node_hours_per_run_p90": self.node_hours_per_run_p90,

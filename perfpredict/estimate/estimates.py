@@ -454,6 +454,15 @@ class LoadedPredictor:
         return float(self.predictor.exceedance(series, scales, runtime_s, ctx,
                                                self.peers(series))[0])
 
+    def smallest_tail(self, query: Query) -> float:
+        """The smallest P(runtime > a walltime) the calibration errors resolve for
+        ``query`` (:meth:`RuntimeModel.smallest_tail`): an :meth:`exceedance` below it
+        is an upper bound of this, not a figure."""
+        scales, [group] = self._group([query], 0.5)
+        series, ctx = self.series_context(group.match.entry)
+        return float(self.predictor.smallest_tail(series, scales, ctx,
+                                                  self.peers(series))[0])
+
     def columns(self, queries: Iterable[Query], confidence: float = 0.9
                 ) -> dict[str, np.ndarray]:
         """The :data:`COLUMNS` of the estimates for ``queries``, one array each in query

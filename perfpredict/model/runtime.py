@@ -616,6 +616,19 @@ class RuntimeModel:
                                            log_ratio[bisected] < 0, strict=True)]
         return tail
 
+    def smallest_tail(self, series: Series, scales: FloatArray,
+                      ctx: SeriesContext | None = None,
+                      peers: PeerCurves | None = None) -> FloatArray:
+        """The smallest P(runtime > walltime) the calibration errors resolve at each of
+        ``scales`` (:meth:`~perfpredict.uncertainty.conformal.DistanceConformal.
+        smallest_tail`, at the distance whose errors the interval reads: one doubling
+        beyond it, as :meth:`predict_columns`): an :meth:`exceedance` below it is read
+        past the widest of them, and says no more than that it is at most this."""
+        ctx = ctx or fit_context(series)
+        point = self._point(series, np.asarray(scales, dtype=float), ctx, peers)
+        return np.array([point.conformal.smallest_tail(min(max(float(d), 0.0), 1.0))
+                         for d in point.distance])
+
     def _exceedance_bisected(self, series: Series, scale: float, walltime_s: float,
                              below: bool, ctx: SeriesContext,
                              peers: PeerCurves | None) -> float:

@@ -124,13 +124,15 @@ def checkpoint_lines(plan: Plan) -> list[str]:
     time_min = plan.time_min
     if time_min is not None and plan.time_min_shortens:
         time_min_s, risk = time_min.time_min_s, time_min.kill_risk
+        said = _risk_text(time_min.kill_probability, time_min.kill_probability_is_upper_bound,
+                          risk, "--time-min-kill-risk")
         lines.append(
             f"  time-min {slurm_time(time_min_s)} (Slurm --time-min), {pbs_time(time_min_s)} "
             f"(PBS min_walltime): the {ordinal(100 * (1 - risk))} percentile "
             f"{format_seconds(time_min.quantile_s)} s rounded up; the scheduler may cut "
             f"the walltime to it to start the job sooner, and a job given only that long "
             f"is killed with probability "
-            f"{_risk_text(time_min.kill_probability, risk, '--time-min-kill-risk')}: "
+            f"{said}: "
             f"checkpoint, or accept that risk")
     if plan.signal_lead_s is not None:
         lines.append(f"  checkpoint signal {plan.signal_lead_s} s before the limit (Slurm "
@@ -148,21 +150,28 @@ def kill_text(plan: Plan) -> str:
     1.6%" was said of a run whose second job is needed that seldom, and "99.8%" of a
     chain of three whose third seldom is."""
     risk = plan.request.kill_risk
+    said = _risk_text(plan.kill_probability, plan.kill_probability_is_upper_bound, risk,
+                      "--kill-risk")
     if plan.chained_jobs > 1:
         return (f"the run outlasts its first job, to be continued by the next, with "
-                f"probability {significant(100 * plan.kill_probability, 2)}%, and the "
+                f"probability {said}, and the "
                 f"{plan.chained_jobs} jobs hold its {ordinal(100 * (1 - risk))} percentile "
                 f"(at most {100 * risk:g}% of runs outlast them, --kill-risk)")
-    return f"kill probability {_risk_text(plan.kill_probability, risk, '--kill-risk')}"
+    return f"kill probability {said}"
 
 
-def _risk_text(probability: float, risk: float, option: str) -> str:
+def _risk_text(probability: float, upper_bound: bool, risk: float, option: str) -> str:
     """The kill probability of a limit taken at the quantile of ``risk`` (given as
     ``option``): "at most" the risk where the reading reaches it (the interval model
-    says no more), else the lower figure rounding up gave."""
-    if probability >= risk:
+    says no more), "at most" the finest the calibration errors resolve where the limit
+    lies past the widest of them (a figure below it is none they measured), else the
+    lower figure rounding up gave."""
+    if not upper_bound:
+        return f"{significant(100 * probability, 2)}%"
+    if probability == risk:
         return f"at most {100 * risk:g}% ({option})"
-    return f"{significant(100 * probability, 2)}%"
+    return (f"at most {significant(100 * probability, 2)}% (the limit lies past the widest "
+            "calibration error: the finest they resolve)")
 
 
 def _ratio_text(ratio: float) -> str:

@@ -150,6 +150,14 @@ class DistanceConformal:
                            distance_log2 > self.max_distance_log2_,
                            (n + 1) * (1 + confidence) / 2 > n)
 
+    def smallest_tail(self, distance_log2: float) -> float:
+        """The smallest exceedance the residuals at a distance resolve, 1 / (n + 1) of
+        their n: a bound beyond the widest of them is outrun at most that often, which
+        is all split conformal prediction says of it (:attr:`ScoreBounds.at_widest`
+        below it). :meth:`upper_tail` reads on to (1 - TAIL_CONFIDENCES[-1]) / 2 past
+        the widest, a figure no residual measured."""
+        return 1.0 / (self.bins_[self._bin_and_stretch(distance_log2)[0]]["n"] + 1)
+
     def upper_tail(self, distance_log2: float, score: float) -> float:
         """P(normalised log residual > ``score``) at a distance: (1 - c) / 2 for the
         confidence c whose upper bound (:meth:`bounds`) is ``score``, so that a
