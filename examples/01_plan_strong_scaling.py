@@ -17,7 +17,7 @@ What it prints, and the output to expect:
    term, the power law) "moved onto the runs measured at 16 nodes"; at 64 nodes "102.9 s
    (90% interval 53.0 - 180.1 s)", "parallel efficiency 38% against 1 node", the pooled
    slope drift joining the base beyond the measured range with overhead coefficient
-   0.992, the note "extrapolating 1.0 doublings beyond the largest measured scale (32
+   0.992, the note "extrapolating 1 doubling beyond the largest measured scale (32
    nodes)", and the note that another series of BERT on this input weighs in with the
    speed-up it measured from 32 to 64 nodes (NVIDIA's DGX A100 runs, at 1, 8, 128 and
    512 nodes, read between its measured scales).

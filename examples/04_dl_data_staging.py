@@ -30,7 +30,7 @@ What it shows, and the output to expect:
          note at 1024 nodes: no other series of cosmoflow was trained on: nothing of the
          application to borrow, and the interval is calibrated on applications left out
          of training
-         note at 1024 nodes: extrapolating 2.0 doublings beyond the largest measured
+         note at 1024 nodes: extrapolating 2 doublings beyond the largest measured
          scale (256 nodes)
        (law: T(p) = geometric mean of [824 s + 4.387e+04 s / p], [824 s + 4.387e+04 s / p]
        again, in place of Amdahl + log (2 measured scales cannot determine it),

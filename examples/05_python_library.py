@@ -17,7 +17,7 @@ What it prints, and the output to expect:
    nodes, three doublings beyond its largest measured scale (512 nodes): about 106 s,
    with a 90% interval of about 17-960 s (a planning figure, not a walltime), and the
    notes an estimate carries ("4 series match; using the best measured one",
-   "extrapolating 3.0 doublings beyond the largest measured scale (512 nodes)"); then
+   "extrapolating 3 doublings beyond the largest measured scale (512 nodes)"); then
    the sweep from 512 to 4,096 nodes in one call (``load_predictor(url).estimate_many``)
    as a pandas DataFrame, one row per node count.
 4. ``advise_plan``: the node count to ask for under a 70% efficiency floor (64 nodes,
