@@ -114,9 +114,18 @@ def _print_report(r: BatchReport) -> None:
     joined = (f" ({r.n_joined_io} with the I/O of Darshan logs stored before them)"
               if r.n_joined_io else "")
     filled = (f" ({r.n_filled} of them given fields they lacked)" if r.n_filled else "")
+    fixed = unchanged = ""
+    if r.fixed_from_batch is not None:
+        # what the rejection asked for (fix the line, ingest the file again) stores the
+        # line fixed alone, and the user sees that it did
+        lines = first_names([str(line_no) for line_no in r.fixed_lines])
+        fixed = (f" ({'line' if len(r.fixed_lines) == 1 else 'lines'} {lines}, rejected by "
+                 f"batch {r.fixed_from_batch})" if r.fixed_lines else "")
+        unchanged = f" (unchanged since batch {r.fixed_from_batch})"
     typer.echo(
-        f"{r.path}: {counted(r.n_records, 'record')}, {r.n_stored} stored{joined}, "
-        f"{r.n_duplicates} already in the store{filled}, {r.n_attached} attached to stored "
+        f"{r.path}: {counted(r.n_records, 'record')}, {r.n_stored} stored{fixed}{joined}, "
+        f"{r.n_duplicates} already in the store{unchanged}{filled}, {r.n_attached} attached "
+        "to stored "
         "jobs, "
         f"{r.n_rejected} rejected{skipped}."
     )
@@ -128,6 +137,9 @@ def _print_report(r: BatchReport) -> None:
     if r.n_rejected > len(r.first_rejects):
         typer.echo(f"  and {r.n_rejected - len(r.first_rejects)} more rejected; all of them: "
                    f"perfpredict runs rejects --file {shlex.quote(r.path)}")
+    if r.n_rejected and r.n_records:  # a reject of the whole file names its own fix
+        typer.echo(f"  fix the {'line' if r.n_rejected == 1 else 'lines'} and ingest the file "
+                   "again: only what was rejected is stored then")
     if r.catalog_names:
         renamed = first_names([f"{given} as {stored}" for given, stored
                                in r.catalog_names.items()])

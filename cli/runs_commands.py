@@ -149,7 +149,8 @@ def delete(
     file: Annotated[list[Path] | None, typer.Option(
         "--file", metavar="PATH", help="Delete the batches that ingested this file, found "
         "by its content as ingest knows it (not by its name), with those of its earlier "
-        "versions at its path that it grew from by lines appended; repeat for several.")] = None,
+        "versions at its path that it grew from by lines appended or by lines they "
+        "rejected fixed; repeat for several.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Delete without asking.")] = False,
 ) -> None:
     """Remove the runs and rejects an ingested file stored, and its record, so that it

@@ -278,10 +278,15 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
     # Each line is given back its end, which is the line break inside such a field
     # (without it, a cell's two lines were joined into one word).
     line_numbers: list[int] = []
+    #: the lines of the record being read, which a reject keeps as they are: read back
+    #: in their place, they tell a file whose rejected lines alone were fixed since
+    #: (:func:`perfpredict.store.file_versions.rejected_lines_read`)
+    line_texts: list[str] = []
 
     def feed() -> Iterator[str]:
         for line_no, text in lines:
             line_numbers.append(line_no)
+            line_texts.append(text)
             yield text + "\n"
 
     reader = csv.reader(feed())
@@ -293,13 +298,15 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
         except csv.Error as exc:  # a stray carriage return or NUL byte: a damaged row
             line_no = line_numbers[0]
             line_numbers.clear()
+            line_texts.clear()
             yield BadRecord(line_no, "", unreadable_row(exc))
             continue
         line_no = line_numbers[0]
         line_numbers.clear()
+        raw = "\n".join(line_texts)
+        line_texts.clear()
         if not cells or all(not c.strip() for c in cells):
             continue
-        raw = ",".join(cells)
         if "\ufffd" in raw:  # how numbered_lines shows a byte that is not UTF-8
             yield BadRecord(line_no, raw, "the line is not UTF-8 text (perhaps Latin-1 or "
                             "Windows-1252: an unreadable byte shows as \ufffd); save the "

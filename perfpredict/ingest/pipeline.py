@@ -13,7 +13,8 @@ Guarantees a user relies on:
   checksum, as a bundled data set's new release is: then the earlier runs go). A file
   grown by lines appended since it was ingested from the same path (or standard input)
   is the same file: only the lines added are stored
-  (:mod:`perfpredict.store.file_versions`).
+  (:mod:`perfpredict.store.file_versions`); so is one whose only change is lines an
+  earlier ingest rejected, fixed since: only those lines are stored.
 * Jobs the parser skipped as not run yet (pending, running) are counted, and a file
   that yields nothing, or no runtime at all, gets a warning.
 * ``on_error="fail"`` (default): the first bad record refuses the whole file with its

@@ -59,7 +59,7 @@ from perfpredict.store.dialect import (
     insert_rows_ignoring_duplicates,
     wait_for_ingests_of,
 )
-from perfpredict.store.file_versions import batches_from, line_prefixes
+from perfpredict.store.file_versions import batches_from, line_prefixes, rejected_lines_read
 from perfpredict.store.io_first import (
     DARSHAN_FORMAT,
     IoOnlyRuns,
@@ -141,6 +141,13 @@ class BatchReport:
     #: The earlier batch whose file this one is, grown by lines appended
     #: (:func:`_row_keys`): its rows are known by the ones that batch stored.
     grown_from_batch: int | None = None
+    #: The earlier batch whose file this one is with lines it rejected fixed since (and
+    #: perhaps lines appended; :func:`_row_keys`): the rows it stored are known as its,
+    #: and only the lines fixed are stored. The user did as the rejection said (fixed the
+    #: line, ingested the file again), and every row but that line was stored twice.
+    fixed_from_batch: int | None = None
+    #: The lines ``fixed_from_batch`` rejected that this reading read (rejected no more).
+    fixed_lines: list[int] = field(default_factory=list)
     #: Runs of earlier releases of the file removed before it was stored (see
     #: :func:`write_file`'s ``replaces``).
     n_replaced: int = 0
@@ -1037,6 +1044,7 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             row_keys = _row_keys(conn, stored_as or str(path.resolve()), read_from or path,
                                  fmt, sha256)
             report.grown_from_batch = row_keys.grown_from
+            report.fixed_from_batch = row_keys.fixed_from
         state = _FileIngest(conn, path, fmt, options, report, batch_id, system_names,
                             row_keys.sha256, read_from)
         try:
@@ -1066,6 +1074,11 @@ def write_file(store: Store, path: Path, fmt: str, sha256: str, options: IngestO
             # with the fix for a line of this format
             report.warnings.append(f"every record was rejected: {other}")
         state.store_overlaps()
+        if row_keys.fixed_from is not None:
+            rejected_now = set(conn.execute(select(rejects.c.line_no).where(
+                rejects.c.batch_id == batch_id)).scalars())
+            report.fixed_lines = [line_no for line_no in row_keys.fixed_lines
+                                  if line_no not in rejected_now]
         if report.n_records:
             _drop_misread_batches(conn, sha256, fmt)
         report.warnings += state.zone_warning()
@@ -1103,6 +1116,10 @@ class _RowKeys(NamedTuple):
     sha256: str
     #: the earlier batch from the same path that this file extends, if any
     grown_from: int | None = None
+    #: else the earlier batch from the same path whose file this one is with lines it
+    #: rejected fixed since, and those lines
+    fixed_from: int | None = None
+    fixed_lines: tuple[int, ...] = ()
     #: else the earlier batches from the same path whose rows are still stored: this
     #: file is an edit of theirs, and its rows are stored again beside them
     edited_from: tuple[int, ...] = ()
@@ -1122,22 +1139,34 @@ def _row_keys(conn: Connection, stored_path: str, file: Path, fmt: str, sha256: 
     the keys of the first version's, so the nightly ingest of a results CSV a benchmark
     script appends to stores the lines added, where it stored every earlier row again.
     Only an earlier batch that stored such rows counts (one of a header alone would tie
-    every later file to it)."""
+    every later file to it).
+
+    So is a file whose lines an earlier batch rejected were fixed since, its other lines
+    unchanged (:func:`~perfpredict.store.file_versions.rejected_lines_read`): the
+    rejection said to fix the line and ingest the file again, which stored every other
+    row twice. The newest such batch is the one: a second fix reads the file the first
+    fix stored, whose rejects are the lines still to fix."""
     earlier = batches_from(conn, stored_path, sha256, fmt)
     versions = set(line_prefixes(earlier, file))
+    fixed = rejected_lines_read(conn, [b for b in earlier if b[0] not in versions], file)
     edited_from: list[int] = []
+    fixed_keys: _RowKeys | None = None
     for batch_id, _ in earlier:
         key = conn.execute(select(runs.c.natural_key).where(
             runs.c.batch_id == batch_id, runs.c.natural_key.contains("|sha1:")).limit(1)
         ).scalar()
         if key is None:
             continue
-        if batch_id not in versions:
-            edited_from.append(batch_id)
-            continue
         # system|sha1:<row digest>@<file checksum>#<occurrence>
-        return _RowKeys(key.rpartition("@")[2].partition("#")[0], batch_id)
-    return _RowKeys(sha256, edited_from=tuple(edited_from))
+        keys_sha256 = key.rpartition("@")[2].partition("#")[0]
+        if batch_id in versions:
+            return _RowKeys(keys_sha256, batch_id)
+        if batch_id in fixed:
+            fixed_keys = _RowKeys(keys_sha256, fixed_from=batch_id,
+                                  fixed_lines=tuple(fixed[batch_id]))
+        else:
+            edited_from.append(batch_id)
+    return fixed_keys or _RowKeys(sha256, edited_from=tuple(edited_from))
 
 
 def _edited_warning(earlier_batches: tuple[int, ...]) -> str:

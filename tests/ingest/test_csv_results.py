@@ -229,6 +229,74 @@ def test_skip_mode_keeps_rejects_and_reingest_is_idempotent(store, tmp_path: Pat
     assert (stats["n_runs"], stats["n_rejects"], stats["n_batches"]) == (2, 1, 1)
 
 
+#: A results table whose line 3 is rejected (a node count in words), then fixed; its
+#: application's name is quoted, as a spreadsheet writes one with a comma.
+MIXED = 'app,system,nodes,runtime_s\nx,s,1,10\n"x, y",s,two,5\nx,s,4,3\n'
+
+
+def test_a_rejected_line_fixed_and_ingested_again_stores_that_line_alone(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """The rejection said to fix the line and ingest the file again; doing so stored every
+    row again (lines 2 and 4 twice), with a warning naming 'runs delete --batch 1'. The
+    fixed file stores its fixed line, says which, and ingested again stores nothing."""
+    path = write(tmp_path, MIXED)
+    first = cli("ingest", "csv", str(path), "--on-error", "skip")
+    assert first.exit_code == 0, first.output
+    assert ("  rejected line 3: column 'nodes' must be a number, got 'two'\n"
+            "  fix the line and ingest the file again: only what was rejected is stored "
+            "then\n") in first.stdout
+    path.write_text(MIXED.replace("two", "2"))
+    fixed = cli("ingest", "csv", str(path))
+    assert (fixed.exit_code, fixed.stderr) == (0, ""), fixed.output
+    assert fixed.stdout == (
+        f"{path}: 3 records, 1 stored (line 3, rejected by batch 1), 2 already in the store "
+        "(unchanged since batch 1), 0 attached to stored jobs, 0 rejected.\n")
+    again = cli("ingest", "csv", str(path), "--format", "json")
+    assert json.loads(again.stdout)[0]["already_ingested"] is True
+    stats = json.loads(cli("runs", "stats", "--format", "json").stdout)
+    assert stats["n_runs"] == 3
+    runs = json.loads(cli("runs", "export", "--format", "json").stdout)
+    assert sorted((run["app"], run["nodes"]) for run in runs) == [
+        ("x", 1), ("x", 4), ("x, y", 2)]
+    # the fixed file is the first one's too: deleting it takes both batches' runs
+    assert cli("runs", "delete", "--file", str(path), "--yes").exit_code == 0
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 0
+
+
+def test_a_fixed_line_is_said_in_the_json_summary_and_a_second_fix_reads_the_first(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """--format json gives the batch and the lines as data; two lines rejected, fixed one
+    at a time, each ingest stores the line it fixed."""
+    path = write(tmp_path, MIXED + "x,s,eight,2\n")
+    cli("ingest", "csv", str(path), "--on-error", "skip")
+    path.write_text(MIXED.replace("two", "2") + "x,s,eight,2\n")
+    once = json.loads(cli("ingest", "csv", str(path), "--on-error", "skip", "--format",
+                          "json").stdout)[0]
+    assert {name: once[name] for name in ("n_stored", "n_duplicates", "n_rejected",
+                                          "fixed_from_batch", "fixed_lines", "warnings")} == {
+        "n_stored": 1, "n_duplicates": 2, "n_rejected": 1, "fixed_from_batch": 1,
+        "fixed_lines": [3], "warnings": []}
+    path.write_text(MIXED.replace("two", "2") + "x,s,8,2\n")
+    twice = json.loads(cli("ingest", "csv", str(path), "--format", "json").stdout)[0]
+    assert (twice["n_stored"], twice["fixed_from_batch"], twice["fixed_lines"]) == (1, 2, [5])
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 4
+
+
+def test_a_stored_line_changed_with_the_rejected_one_stores_the_file_again_as_before(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """A line that was stored changed too: the file is an edit, stored again beside the
+    first with the warning naming the batch to delete, as any edited file is."""
+    path = write(tmp_path, MIXED)
+    cli("ingest", "csv", str(path), "--on-error", "skip")
+    path.write_text(MIXED.replace("two", "2").replace("x,s,1,10", "x,s,1,11"))
+    edited = cli("ingest", "csv", str(path), "--format", "json")
+    (report,) = json.loads(edited.stdout)
+    assert (report["n_stored"], report["fixed_from_batch"], report["fixed_lines"]) == (3, None, [])
+    (warning,) = report["warnings"]
+    assert warning.endswith("'perfpredict runs delete --batch 1' takes the earlier runs out")
+    assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 5
+
+
 def test_rows_without_system_are_rejected_alone_and_new_systems_keep_file_order(  # type: ignore[no-untyped-def]
         store, tmp_path: Path) -> None:
     path = write(tmp_path, HEADER + "a,zeta,p,1,1,1,6,\na,,p,2,1,1,5,\na,alpha,p,4,1,1,4,\n"

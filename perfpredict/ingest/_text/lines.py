@@ -12,7 +12,7 @@ import stat
 import sys
 import tempfile
 import zlib
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO
@@ -366,12 +366,17 @@ def drop_unfinished_line(path: Path) -> bool:
         return size > 0
 
 
-def line_prefix_sha256s(path: Path, wanted: Collection[str]) -> set[str]:
+def line_prefix_sha256s(path: Path, wanted: Collection[str],
+                        replaced: Mapping[int, bytes] | None = None) -> set[str]:
     """Which of the checksums ``wanted`` are those of the file's first lines, with or
     without the last one's line break: earlier versions of a file that grew by lines
-    appended (a results CSV a benchmark script appends to, ingested every night)."""
+    appended (a results CSV a benchmark script appends to, ingested every night). With
+    ``replaced``, the lines it numbers (1-based) are read as the text it gives them, the
+    rest as they are: an earlier version whose rejected lines were fixed since
+    (:func:`perfpredict.store.file_versions.rejected_lines_read`)."""
     found: set[str] = set()
     digest = hashlib.sha256()
+    replaced = replaced or {}
 
     def check() -> None:
         so_far = digest.copy().hexdigest()
@@ -379,9 +384,9 @@ def line_prefix_sha256s(path: Path, wanted: Collection[str]) -> set[str]:
             found.add(so_far)
 
     with path.open("rb") as fh:
-        for line in fh:
+        for line_no, line in enumerate(fh, start=1):
             body = line.removesuffix(b"\n").removesuffix(b"\r")
-            digest.update(body)
+            digest.update(replaced.get(line_no, body))
             if len(body) < len(line):
                 check()
                 digest.update(line[len(body):])
