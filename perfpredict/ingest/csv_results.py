@@ -274,6 +274,17 @@ def parse(path: Path, options: IngestOptions) -> Iterator[ParsedItem]:
             f"the header has neither nodes nor total_ranks, one of which gives each run's "
             f"scale; {_header_fix(header, options)}", whole_file=True)
         return
+    if options.require_runtime and not options.system and "system" not in header:
+        # every record would be refused for want of a system, each suggesting --on-error
+        # skip, which rejects them all: said once, at the header (jobs to advise a
+        # walltime for, read without require_runtime, need none)
+        renamed = ({h.casefold() for h in header} & set(OTHER_NAMES["system"])
+                   and f" ({_header_fix(header, options)})")
+        yield BadRecord(
+            header_line, ",".join(header),
+            "the header has no system column, so no run names the machine it ran on; add "
+            f"a 'system' column or pass --system NAME{renamed or ''}", whole_file=True)
+        return
     # csv.reader handles quoted fields spanning lines; track line numbers alongside it.
     # Each line is given back its end, which is the line break inside such a field
     # (without it, a cell's two lines were joined into one word).

@@ -194,7 +194,7 @@ def test_a_header_without_a_scale_is_refused_at_its_line(  # type: ignore[no-unt
 
 def test_scheduler_jobs_need_no_scale_column(tmp_path: Path) -> None:
     """A job that never ran (``runs export`` writes them) has no node count."""
-    path = write(tmp_path, "job_id,app,state,runtime_s\n42,vasp,CANCELLED,0\n")
+    path = write(tmp_path, "job_id,app,system,state,runtime_s\n42,vasp,x,CANCELLED,0\n")
     (run,) = list(parse(path, IngestOptions()))
     assert isinstance(run, RunRecord) and run.nodes is None and run.job_id == "42"
 
@@ -295,6 +295,26 @@ def test_a_stored_line_changed_with_the_rejected_one_stores_the_file_again_as_be
     (warning,) = report["warnings"]
     assert warning.endswith("'perfpredict runs delete --batch 1' takes the earlier runs out")
     assert json.loads(cli("runs", "stats", "--format", "json").stdout)["n_runs"] == 5
+
+
+def test_a_table_without_a_system_column_is_refused_once_at_its_header(  # type: ignore[no-untyped-def]
+        cli, tmp_path: Path) -> None:
+    """Each row was refused alone at line 2 with a fix suggesting --on-error skip, which
+    rejected every row; the header says it once, with the two fixes that work."""
+    path = write(tmp_path, "app,nodes,runtime_s\nmy,1,1000\nmy,2,510\n", "n.csv")
+    refused = cli("ingest", "csv", str(path))
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert refused.stderr == (
+        f"Error: {path}:1: the header has no system column, so no run names the machine it "
+        "ran on; add a 'system' column or pass --system NAME; nothing from this file was "
+        "stored; --on-error skip goes on with the other files and keeps this one as a "
+        "reject\n")
+    renamed = cli("ingest", "csv", str(write(tmp_path, "app,machine,nodes,runtime_s\nmy,a,1,9\n",
+                                            "m.csv")))
+    assert renamed.exit_code == 2
+    assert "pass --system NAME (rename machine to system in the header)" in renamed.stderr
+    stored = cli("ingest", "csv", str(path), "--system", "opal")
+    assert stored.exit_code == 0 and "2 records, 2 stored" in stored.stdout
 
 
 def test_rows_without_system_are_rejected_alone_and_new_systems_keep_file_order(  # type: ignore[no-untyped-def]
