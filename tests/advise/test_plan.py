@@ -469,7 +469,6 @@ def test_the_basis_names_the_ranks_measured_not_fractions_of_nodes(advise_cli) -
     assert "2.37" not in basis
 
 
-
 def test_the_json_gives_the_ranks_measured_and_no_fraction_of_a_node(advise_cli) -> None:  # type: ignore[no-untyped-def]
     """The JSON's ``measured_nodes`` were [1, 2.37037..., 4.62962..., 8, 12.7037...] for
     LULESH's 27 to 343 ranks at 27 per node, counts no one ran, where the evidence table
