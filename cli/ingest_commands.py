@@ -125,9 +125,7 @@ def _print_report(r: BatchReport) -> None:
     typer.echo(
         f"{r.path}: {counted(r.n_records, 'record')}, {r.n_stored} stored{fixed}{joined}, "
         f"{r.n_duplicates} already in the store{unchanged}{filled}, {r.n_attached} attached "
-        "to stored "
-        "jobs, "
-        f"{r.n_rejected} rejected{skipped}."
+        f"to stored jobs, {r.n_rejected} rejected{skipped}."
     )
     for warning in r.warnings:
         typer.echo(f"Warning: {r.path}: {warning}", err=True)
