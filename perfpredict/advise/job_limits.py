@@ -162,9 +162,9 @@ def unresolved_tail_note(kill_risk: float, quantile_s: float) -> str:
     return (f"--kill-risk {kill_risk:g} is rarer than the calibration errors at this node "
             f"count resolve: the {ordinal(100 * (1 - kill_risk))} percentile "
             f"({format_seconds(quantile_s)} s) is the widest of them or the rarest "
-            "run-to-run noise of the training series, not a tail they measured, and so "
-            "is the kill probability said of it (docs/walltime.md); a larger --kill-risk "
-            "rests on them")
+            "run-to-run noise of the training series, not a tail they measured, and the "
+            "kill probability said of it is a bound, not a figure (docs/walltime.md); a "
+            "larger --kill-risk rests on them")
 
 
 def rounded_limit_s(runtime_s: float, granularity_s: int) -> float:

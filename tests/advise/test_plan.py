@@ -889,8 +889,8 @@ def test_a_kill_risk_past_the_calibration_errors_is_said_to_be(trained_store) ->
                      f"node count resolve: the 99.99th percentile "
                      f"({format_seconds(rare.walltime_quantile_s)} s) is the widest of "
                      "them or the rarest run-to-run noise of the training series, not a "
-                     "tail they measured, and so is the kill probability said of it "
-                     "(docs/walltime.md); a larger --kill-risk rests on them"]
+                     "tail they measured, and the kill probability said of it is a bound, "
+                     "not a figure (docs/walltime.md); a larger --kill-risk rests on them"]
     usual = advise_plan(trained_store, PlanRequest(**BERT_REQUEST))
     assert usual.recommended.nodes == rare.recommended.nodes
     assert not any("rarer than the calibration errors" in w for w in usual.warnings)
