@@ -321,7 +321,7 @@ def test_a_database_that_is_not_there_is_not_sent_to_the_server() -> None:
             hide_password=False)
         line = _one_line(_cli(missing, "runs", "stats"))
     assert 'database "no_such_center" does not exist' in line
-    assert line.endswith("and the database's name (its owner creates it with createdb, "
+    assert line.endswith("; check the database's name (its owner creates it with createdb, "
                          "then runs 'perfpredict db init')")
 
 
@@ -335,7 +335,7 @@ def test_a_role_that_is_not_there_is_not_sent_to_the_server() -> None:
         line = _one_line(_cli(unknown, "runs", "stats"))
     assert 'role "no_such_loader" does not exist' in line
     assert "server is running" not in line
-    assert line.endswith("and the role's name in the URL (the user before the @; the "
+    assert line.endswith("; check the role's name in the URL (the user before the @; the "
                          "server's administrator creates a role with createuser)")
 
 
@@ -353,7 +353,7 @@ def test_ssl_required_of_a_server_without_it_is_sent_to_the_sslmode() -> None:
     if not over_tcp:
         pytest.skip("libpq asks no SSL of the Unix socket that PERFPREDICT_TEST_PG_URL names")
     assert "server does not support SSL" in line and "server is running" not in line
-    assert line.endswith("and the URL's sslmode (this server offers no SSL: ask its "
+    assert line.endswith("; check the URL's sslmode (this server offers no SSL: ask its "
                          "administrator to enable it, or use sslmode=prefer or leave sslmode "
                          "out on a network you trust)")
 
@@ -376,7 +376,7 @@ def test_ssl_required_by_pgsslmode_is_sent_to_the_environment_not_the_url(
         pytest.skip("libpq asks no SSL of the Unix socket that PERFPREDICT_TEST_PG_URL names, "
                     "nor PGSSLMODE's where it sets an sslmode")
     assert "server does not support SSL" in line and "URL's sslmode" not in line
-    assert line.endswith("and PGSSLMODE=require in the environment of the process that "
+    assert line.endswith("; check PGSSLMODE=require in the environment of the process that "
                          "failed (a dask worker's own where a worker failed; the URL sets no "
                          "sslmode; this server offers no SSL: ask its administrator to enable "
                          "it, or set PGSSLMODE=prefer or unset it there on a network you "
@@ -547,7 +547,7 @@ def test_a_role_without_connect_on_the_database_is_sent_to_its_owner() -> None:
         with _role(url, f'REVOKE CONNECT ON DATABASE "{database}" FROM PUBLIC') as role_url:
             line = _one_line(_cli(role_url, "runs", "stats"))
     assert f'permission denied for database "{database}"' in line
-    assert line.endswith("and that your role may connect to the database (its owner grants "
+    assert line.endswith("; check that your role may connect to the database (its owner grants "
                          "CONNECT on it to your role)")
 
 
@@ -560,7 +560,7 @@ def test_a_role_at_its_connection_limit_is_sent_to_the_limits() -> None:
         with _role(url, "ALTER USER ROLE CONNECTION LIMIT 0") as role_url:
             line = _one_line(_cli(role_url, "runs", "stats"))
     assert "too many connections for role" in line and "server is running" not in line
-    assert line.endswith("and the server's connection limits (every connection it allows "
+    assert line.endswith("; check the server's connection limits (every connection it allows "
                          "your role is taken: run fewer commands at once, or ask its "
                          "administrator to raise max_connections or the role's or "
                          "database's CONNECTION LIMIT)")
